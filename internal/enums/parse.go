@@ -1,0 +1,201 @@
+package enums
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// maxSourceSize caps what LoadFile reads: the real file is about 14 KB.
+const maxSourceSize = 1 << 20
+
+var (
+	reClass      = regexp.MustCompile(`^class\s+(\w+)\s*\(\s*IntEnum\s*\)\s*:`)
+	reMember     = regexp.MustCompile(`^\s+([A-Z][A-Z0-9_]*)\s*=\s*(\d+)\s*(?:#(.*))?$`)
+	reScopeStart = regexp.MustCompile(`^\s+([A-Z][A-Z0-9_]*)\s*=\s*scope_categories\s*\(`)
+	reScopeInt   = regexp.MustCompile(`^\s*scope_categories\s*\(\s*(\d+)\s*,`)
+	reCatRef     = regexp.MustCompile(`OutboxCategory\.([A-Z][A-Z0-9_]*)`)
+	reRetired    = regexp.MustCompile(`(?i)no longer in use|not in use|retired`)
+)
+
+// LoadFile parses a Sentry category.py (src/sentry/hybridcloud/outbox/category.py).
+func LoadFile(path string) (Source, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Source{}, fmt.Errorf("reading enums: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSourceSize+1))
+	if err != nil {
+		return Source{}, fmt.Errorf("reading enums %s: %w", path, err)
+	}
+	if len(data) > maxSourceSize {
+		return Source{}, fmt.Errorf("reading enums %s: file is larger than %d bytes; is it category.py?", path, maxSourceSize)
+	}
+	return Parse(path, data)
+}
+
+// Parse reads the IntEnum members of OutboxCategory and the scope_categories(...)
+// registrations of OutboxScope from the text of a category.py. It reads the file as text
+// and runs none of it.
+func Parse(origin string, data []byte) (Source, error) {
+	src := Source{Origin: origin}
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), maxSourceSize)
+	for sc.Scan() {
+		lines = append(lines, strings.TrimRight(sc.Text(), "\r"))
+	}
+	if err := sc.Err(); err != nil {
+		return Source{}, fmt.Errorf("reading enums %s: %w", origin, err)
+	}
+
+	sawCategory, sawScope := false, false
+	for i := 0; i < len(lines); i++ {
+		m := reClass.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		end := classEnd(lines, i)
+		switch m[1] {
+		case "OutboxCategory":
+			sawCategory = true
+			src.Categories = append(src.Categories, parseCategories(lines, i+1, end)...)
+		case "OutboxScope":
+			sawScope = true
+			scopes, err := parseScopes(origin, lines, i+1, end)
+			if err != nil {
+				return Source{}, err
+			}
+			src.Scopes = append(src.Scopes, scopes...)
+		}
+		i = end - 1
+	}
+	if !sawCategory || !sawScope {
+		return Source{}, fmt.Errorf("%s: no `class OutboxCategory(IntEnum)` and `class OutboxScope(IntEnum)` found; "+
+			"pass Sentry's src/sentry/hybridcloud/outbox/category.py", origin)
+	}
+	if len(src.Categories) == 0 {
+		return Source{}, fmt.Errorf("%s: OutboxCategory has no `NAME = INTEGER` members", origin)
+	}
+	if len(src.Scopes) == 0 {
+		return Source{}, fmt.Errorf("%s: OutboxScope has no members", origin)
+	}
+	return src, nil
+}
+
+// classEnd returns the index of the first line after the class body that starts at
+// lines[start]: the next line with no indentation that is not blank or a comment.
+func classEnd(lines []string, start int) int {
+	for j := start + 1; j < len(lines); j++ {
+		l := lines[j]
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") {
+			continue
+		}
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
+		return j
+	}
+	return len(lines)
+}
+
+func parseCategories(lines []string, from, to int) []CategoryDef {
+	var out []CategoryDef
+	for j := from; j < to; j++ {
+		m := reMember.FindStringSubmatch(lines[j])
+		if m == nil {
+			continue
+		}
+		v, err := strconv.Atoi(m[2])
+		if err != nil {
+			continue
+		}
+		out = append(out, CategoryDef{Name: m[1], Value: v, Retired: reRetired.MatchString(m[3]), Line: j + 1})
+	}
+	return out
+}
+
+func parseScopes(origin string, lines []string, from, to int) ([]ScopeDef, error) {
+	var out []ScopeDef
+	for j := from; j < to; j++ {
+		line := lines[j]
+		if m := reMember.FindStringSubmatch(line); m != nil {
+			// A scope written as a plain integer has no categories of its own.
+			v, _ := strconv.Atoi(m[2])
+			out = append(out, ScopeDef{Name: m[1], Value: v, Line: j + 1,
+				Retired: reRetired.MatchString(m[3]) || retiredByComment(lines, j)})
+			continue
+		}
+		m := reScopeStart.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		// Gather the call up to its closing parenthesis; comments are dropped first so a
+		// parenthesis in a comment does not end it early.
+		var call strings.Builder
+		depth, k := 0, j
+		for ; k < to; k++ {
+			text := stripComment(lines[k])
+			if k == j {
+				text = text[strings.Index(text, "scope_categories"):]
+			}
+			call.WriteString(text)
+			call.WriteString("\n")
+			depth += strings.Count(text, "(") - strings.Count(text, ")")
+			if depth <= 0 {
+				break
+			}
+		}
+		if depth > 0 {
+			return nil, fmt.Errorf("%s:%d: scope_categories( for %s is never closed", origin, j+1, m[1])
+		}
+		body := call.String()
+		vm := reScopeInt.FindStringSubmatch(body)
+		if vm == nil {
+			return nil, fmt.Errorf("%s:%d: %s = scope_categories(...) does not start with an integer", origin, j+1, m[1])
+		}
+		v, _ := strconv.Atoi(vm[1])
+		def := ScopeDef{Name: m[1], Value: v, Line: j + 1, Retired: retiredByComment(lines, j) || reRetired.MatchString(commentOf(line))}
+		for _, ref := range reCatRef.FindAllStringSubmatch(body, -1) {
+			def.Categories = append(def.Categories, ref[1])
+		}
+		out = append(out, def)
+		j = k
+	}
+	return out, nil
+}
+
+// retiredByComment reports whether the comment lines right above lines[j] retire it
+// ("# Webhook scope is no longer in use").
+func retiredByComment(lines []string, j int) bool {
+	for k := j - 1; k >= 0; k-- {
+		t := strings.TrimSpace(lines[k])
+		if !strings.HasPrefix(t, "#") {
+			return false
+		}
+		if reRetired.MatchString(t) {
+			return true
+		}
+	}
+	return false
+}
+
+func stripComment(line string) string {
+	if i := strings.Index(line, "#"); i >= 0 {
+		return line[:i]
+	}
+	return line
+}
+
+func commentOf(line string) string {
+	if i := strings.Index(line, "#"); i >= 0 {
+		return line[i+1:]
+	}
+	return ""
+}

@@ -1,0 +1,67 @@
+package query
+
+// The statements every test below runs: each question the operators' guide asks, with each
+// filter combination, in both silos. Golden files hold their printed form; the database tests
+// run each of them printed and bound.
+
+func enum(v int, name string) *Enum { return &Enum{Value: v, Name: name} }
+
+func i64(v int64) *int64 { return &v }
+
+type testCase struct {
+	name   string
+	script func(t Target) Script
+}
+
+// evilCell is a cell name that would break out of a naively pasted literal.
+const evilCell = `x'; DROP TABLE y; --`
+
+var cases = []testCase{ //nolint:gochecknoglobals // test table
+	{"top-shards", func(t Target) Script { return Script{TopShards(t, ShardFilter{})} }},
+	{"top-shards-filtered", func(t Target) Script {
+		return Script{TopShards(t, ShardFilter{
+			Scope: enum(0, "ORGANIZATION_SCOPE"), Category: enum(2, "ORGANIZATION_UPDATE"), Limit: 5, MinDepth: 2,
+		})}
+	}},
+	{"stuck-shards", func(t Target) Script { return Script{StuckShards(t, ShardFilter{})} }},
+	{"stuck-shards-filtered", func(t Target) Script {
+		return Script{StuckShards(t, ShardFilter{
+			Scope: enum(0, "ORGANIZATION_SCOPE"), Category: enum(3, "ORGANIZATION_MEMBER_UPDATE"), Limit: 10,
+		})}
+	}},
+	{"stuck-shards-one-shard", func(t Target) Script {
+		return Script{StuckShards(t, ShardFilter{Scope: enum(1, "USER_SCOPE"), Shard: i64(5)})}
+	}},
+	{"inspect-shard", func(t Target) Script {
+		k := ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}
+		return Script{ShardState(t, k), ShardCategories(t, k), ShardMessages(t, k, 50)}
+	}},
+	{"inspect-shard-all", func(t Target) Script {
+		return Script{ShardMessages(t, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 2}, -1)}
+	}},
+	{"inspect-category", func(t Target) Script { return Script{CategoryDepth(t, Enum{2, "ORGANIZATION_UPDATE"})} }},
+	{"inspect-object-shard", func(t Target) Script {
+		return Script{ObjectOutboxes(t, ObjectLookup{
+			Category: Enum{2, "ORGANIZATION_UPDATE"}, Scope: enum(0, "ORGANIZATION_SCOPE"), ObjectID: 1, ShardFromObject: true,
+		})}
+	}},
+	{"inspect-object-scope", func(t Target) Script {
+		return Script{ObjectOutboxes(t, ObjectLookup{
+			Category: Enum{3, "ORGANIZATION_MEMBER_UPDATE"}, Scope: enum(0, "ORGANIZATION_SCOPE"), ObjectID: 10,
+		})}
+	}},
+	{"inspect-object-any-scope", func(t Target) Script {
+		return Script{ObjectOutboxes(t, ObjectLookup{Category: Enum{32, "API_TOKEN_UPDATE"}, ObjectID: 77, Limit: 5})}
+	}},
+	{"inspect-message", func(t Target) Script { return Script{Message(t, 2)} }},
+	{"depth", func(t Target) Script { return Script{Depth(t)} }},
+}
+
+// targets are the tables every case is rendered for.
+func targets(schema string) map[string]Target {
+	return map[string]Target{
+		"cell":         {Silo: SiloCell, Schema: schema},
+		"control":      {Silo: SiloControl, Schema: schema},
+		"control-cell": {Silo: SiloControl, Schema: schema, Cell: evilCell},
+	}
+}

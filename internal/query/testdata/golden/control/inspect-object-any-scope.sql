@@ -1,0 +1,12 @@
+-- outboxctl: object-outboxes
+-- Outboxes of API_TOKEN_UPDATE object 77 in sentry_controloutbox (control silo), newest first.
+-- The newest row is the one Sentry delivers; older rows of the same shard are superseded.
+-- Speed: it scans the table (no index leads with category); the statement timeout bounds it.
+SELECT o.id, o.region_name, o.shard_scope, o.shard_identifier, o.category, o.object_identifier,
+       o.payload::text AS payload,
+       o.scheduled_from, o.scheduled_for, o.date_added
+  FROM sentry_controloutbox o
+ WHERE o.category = 32  -- API_TOKEN_UPDATE
+   AND o.object_identifier = 77
+ ORDER BY o.id DESC
+ LIMIT 5;

@@ -1,0 +1,27 @@
+-- outboxctl: top-shards
+-- Deepest shards of sentry_controloutbox (control silo), rows per shard.
+-- depth = rows waiting; coalesce_groups = distinct (category, object_identifier), the deliveries
+-- actually left (Sentry delivers only the newest row of each group); next_attempt = earliest
+-- scheduled_for, the shard is due when it is in the past.
+WITH top AS (
+    SELECT o.region_name, o.shard_scope, o.shard_identifier, count(*) AS depth
+      FROM sentry_controloutbox o
+     GROUP BY o.region_name, o.shard_scope, o.shard_identifier
+     ORDER BY depth DESC, o.region_name, o.shard_scope, o.shard_identifier
+     LIMIT 20
+)
+SELECT top.region_name, top.shard_scope, top.shard_identifier, top.depth,
+       s.coalesce_groups, s.categories, s.next_attempt, s.next_attempt <= now() AS due,
+       s.oldest_message
+  FROM top
+ CROSS JOIN LATERAL (
+    SELECT count(DISTINCT (o.category, o.object_identifier)) AS coalesce_groups,
+           array_agg(DISTINCT o.category ORDER BY o.category) AS categories,
+           min(o.scheduled_for) AS next_attempt,
+           min(o.date_added) AS oldest_message
+      FROM sentry_controloutbox o
+     WHERE o.region_name = top.region_name
+       AND o.shard_scope = top.shard_scope
+       AND o.shard_identifier = top.shard_identifier
+ ) s
+ ORDER BY top.depth DESC, top.region_name, top.shard_scope, top.shard_identifier;
