@@ -63,7 +63,11 @@ func BuiltinSource() Source {
 // the first problem; Lint lists them all.
 func Build(src Source) (*Registry, error) {
 	if problems := Lint(src); len(problems) > 0 {
-		return nil, fmt.Errorf("%s: %s (run `outboxctl enums lint` for every problem)", src.Origin, problems[0].Message)
+		more := ""
+		if len(problems) > 1 {
+			more = fmt.Sprintf(" (and %d more)", len(problems)-1)
+		}
+		return nil, fmt.Errorf("%s: %s%s", src.Origin, problems[0].Message, more)
 	}
 	r := &Registry{
 		origin:     src.Origin,

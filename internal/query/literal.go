@@ -12,8 +12,8 @@ import (
 
 // Literal renders v as a PostgreSQL literal that means the same value whatever the session's
 // standard_conforming_strings setting: integers as digits, strings single-quoted with quotes
-// doubled, and strings holding a backslash as E'' literals with backslashes doubled too (an E''
-// literal reads the same under either setting). A value PostgreSQL text cannot hold (a NUL
+// doubled, and strings holding a backslash as escape-string literals (E'...') with
+// backslashes doubled too, which read the same under either setting. A value PostgreSQL text cannot hold (a NUL
 // byte, invalid UTF-8) is refused, never altered.
 func Literal(v any) (string, error) {
 	switch x := v.(type) {

@@ -1,0 +1,109 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/render"
+)
+
+// Exit codes. This file is the only place errors become exit codes; docs/exit-codes.md
+// documents them and the end-to-end tests check them.
+const (
+	ExitOK          = 0   // success, including an empty result
+	ExitError       = 1   // runtime failure: database, Redis, I/O
+	ExitUsage       = 2   // bad flags, arguments or names; a mutation without --yes off a TTY
+	ExitThreshold   = 3   // a --fail-if-… threshold was crossed
+	ExitPending     = 8   // ran fine, the answer is "not yet" (--exit-status)
+	ExitInterrupted = 130 // SIGINT or SIGTERM
+)
+
+// usageError is the operator's input, not a failure: exit 2, with a hint.
+type usageError struct {
+	msg  string
+	hint string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+// UsageError lets errors.As-style checks in other packages recognise usage errors.
+func (e *usageError) UsageError() bool { return true }
+
+func usageErrorf(hint, format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...), hint: hint}
+}
+
+// exitError carries a specific exit code; msg may be empty when output already said it all.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// usage is implemented by every error that means "fix your command line".
+type usage interface{ UsageError() bool }
+
+// exitCode maps an error to the process exit code.
+func exitCode(ctx context.Context, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	// The context is cancelled only by SIGINT/SIGTERM: whatever error followed, the cause
+	// was the interrupt.
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return ExitInterrupted
+	}
+	var u usage
+	if errors.As(err, &u) && u.UsageError() {
+		return ExitUsage
+	}
+	if isCobraUsage(err) {
+		return ExitUsage
+	}
+	return ExitError
+}
+
+// isCobraUsage recognises the argument errors cobra returns as plain errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument",
+		"invalid argument", "accepts ", "requires at least", "requires at most", "bad flag syntax",
+		"if any flags in the group", "none of the others can be"} {
+		if strings.HasPrefix(msg, p) || strings.Contains(msg, " "+p) {
+			return true
+		}
+	}
+	return false
+}
+
+// printError prints an error once, on stderr, as one line (plus a hint line for usage errors).
+func printError(ctx context.Context, io *render.Streams, err error, commandPath string) {
+	if err == nil {
+		return
+	}
+	var ee *exitError
+	if errors.As(err, &ee) && ee.msg == "" {
+		return
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		fmt.Fprintln(io.Err, "Error: interrupted")
+		return
+	}
+	msg := strings.Join(strings.Fields(db.RedactDSN(err.Error())), " ")
+	fmt.Fprintf(io.Err, "Error: %s\n", msg)
+	var ue *usageError
+	switch {
+	case errors.As(err, &ue) && ue.hint != "":
+		fmt.Fprintf(io.Err, "Try: %s\n", ue.hint)
+	case exitCode(ctx, err) == ExitUsage && commandPath != "":
+		fmt.Fprintf(io.Err, "Run '%s --help' for usage.\n", commandPath)
+	}
+}

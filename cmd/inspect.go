@@ -1,0 +1,283 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/report"
+)
+
+func newInspectCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "inspect",
+		Short: "Look inside one shard, object, category or message",
+		Long: strings.TrimSpace(`
+Look inside the outbox: one shard (its backoff state, categories and messages), the
+outboxes of one object, the pending rows of one category, or one message.`),
+		Args: exactArgs(0, "(a subcommand: shard, object, category or message)"),
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+	}
+	c.AddCommand(newInspectShardCmd(a), newInspectObjectCmd(a), newInspectCategoryCmd(a), newInspectMessageCmd(a))
+	return c
+}
+
+func newInspectShardCmd(a *app) *cobra.Command {
+	var limit int
+	var all bool
+	c := &cobra.Command{
+		Use:   "shard SCOPE ID",
+		Short: "Show a shard's backoff state, categories and messages",
+		Long: strings.TrimSpace(`
+Show one shard: its backoff state (depth, next attempt, the lowest-id row Sentry locks and
+derives the delay from), its depth per category, and its messages newest first. Each
+message is marked with its coalesce group: DELIVERS is true for the row Sentry will deliver
+(the newest of its (category, object) group); the others are superseded.
+
+In the control silo a shard is also keyed by cell: add --cell to look at one.`),
+		Example: examples(`
+  outboxctl inspect shard organization 42
+  outboxctl inspect shard USER_SCOPE 1001 --limit 200
+  outboxctl inspect shard 0 42 --silo control --cell us --print-sql`),
+		Args:              exactArgs(2, "SCOPE ID"),
+		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
+		RunE: func(c *cobra.Command, args []string) error {
+			scope, err := a.scopeArg(args[0])
+			if err != nil {
+				return err
+			}
+			id, err := idArg("shard id", args[1])
+			if err != nil {
+				return err
+			}
+			if limit <= 0 {
+				return usageErrorf("outboxctl inspect shard "+args[0]+" "+args[1]+" --limit 50", "`--limit` must be positive")
+			}
+			t, err := a.target()
+			if err != nil {
+				return err
+			}
+			k := query.ShardKey{Scope: *scope, ID: id}
+			n := limit
+			if all {
+				n = -1
+			}
+			script := query.Script{query.ShardState(t, k), query.ShardCategories(t, k), query.ShardMessages(t, k, n)}
+			results, err := a.runRead(c.Context(), "inspect", script)
+			if err != nil || results == nil {
+				return err
+			}
+			reg, err := a.registry()
+			if err != nil {
+				return err
+			}
+			p := a.printer()
+			if len(results[0].Rows) == 0 {
+				if !p.Structured() {
+					p.Notef("shard %s/%d is empty in %s", scope.Name, id, t.Describe())
+				}
+			}
+			state := render.Section{Name: "shard", Title: fmt.Sprintf("Shard %s/%d", scope.Name, id), Table: report.Table(reg, results[0])}
+			if len(results[0].Rows) == 1 {
+				state = render.Section{Name: "shard", Title: state.Title, Card: report.Card(reg, results[0])}
+			}
+			return p.Print(render.Doc{
+				state,
+				{Name: "categories", Title: "Categories", Table: report.Table(reg, results[1])},
+				{Name: "messages", Title: "Messages (newest first)", Table: report.Table(reg, results[2])},
+			})
+		},
+	}
+	c.Flags().IntVar(&limit, "limit", 50, "at most this many messages")
+	c.Flags().BoolVar(&all, "all", false, "every message of the shard (no limit)")
+	return c
+}
+
+func newInspectObjectCmd(a *app) *cobra.Command {
+	var limit int
+	var anyScope bool
+	c := &cobra.Command{
+		Use:   "object CATEGORY ID",
+		Short: "Show the outboxes of one object",
+		Long: strings.TrimSpace(`
+Show the outbox rows of one object (category + object identifier), newest first. The
+newest row is the one Sentry delivers.
+
+The lookup is narrowed to the category's registered scope. For categories whose object is
+its own shard (ORGANIZATION_UPDATE, USER_UPDATE, INTEGRATION_UPDATE, API_APPLICATION_UPDATE,
+API_TOKEN_UPDATE, PROVISION_ORGANIZATION) the object id is also the shard id, so the query
+is one probe of the shard index. For other categories it reads the scope's rows, bounded by
+--statement-timeout. Rows written under an older scope mapping (API_TOKEN_UPDATE lived in
+USER_SCOPE before 2025) are found with --any-scope, which scans the table.`),
+		Example: examples(`
+  outboxctl inspect object ORGANIZATION_UPDATE 42
+  outboxctl inspect object organization_member_update 1234 --print-sql
+  outboxctl inspect object API_TOKEN_UPDATE 77 --any-scope`),
+		Args:              exactArgs(2, "CATEGORY ID"),
+		ValidArgsFunction: a.completeFirstArg(enums.KindCategory),
+		RunE: func(c *cobra.Command, args []string) error {
+			cat, err := a.categoryArg(args[0])
+			if err != nil {
+				return err
+			}
+			id, err := idArg("object id", args[1])
+			if err != nil {
+				return err
+			}
+			if limit <= 0 {
+				return usageErrorf("", "`--limit` must be positive")
+			}
+			t, err := a.target()
+			if err != nil {
+				return err
+			}
+			reg, err := a.registry()
+			if err != nil {
+				return err
+			}
+			l := query.ObjectLookup{Category: query.Enum{Value: cat.Value, Name: cat.Name}, ObjectID: id, Limit: limit}
+			if !anyScope && cat.Scope >= 0 {
+				l.Scope = &query.Enum{Value: cat.Scope, Name: reg.ScopeName(cat.Scope)}
+				l.ShardFromObject = cat.ObjectIsShard
+			}
+			results, err := a.runRead(c.Context(), "inspect", query.Script{query.ObjectOutboxes(t, l)})
+			if err != nil || results == nil {
+				return err
+			}
+			p := a.printer()
+			if len(results[0].Rows) == 0 && !p.Structured() {
+				p.Notef("no outboxes for %s object %d in %s", cat.Name, id, t.Describe())
+			}
+			return p.Print(render.Doc{{Name: "outboxes", Table: report.Table(reg, results[0])}})
+		},
+	}
+	c.Flags().IntVar(&limit, "limit", query.DefaultLimit, "at most this many rows")
+	c.Flags().BoolVar(&anyScope, "any-scope", false, "search every scope, not only the category's (a full scan)")
+	return c
+}
+
+func newInspectCategoryCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "category CATEGORY",
+		Short: "Show how many rows of one category are pending",
+		Long: strings.TrimSpace(`
+Show the pending rows of one category, per scope (rows written under an older scope mapping
+show as their own line): rows, shards holding them, distinct objects, next attempt and the
+oldest message. No index leads with category, so this reads the table.`),
+		Example: examples(`
+  outboxctl inspect category ORGANIZATION_MEMBER_UPDATE
+  outboxctl inspect category 5 --print-sql`),
+		Args:              exactArgs(1, "CATEGORY"),
+		ValidArgsFunction: a.completeFirstArg(enums.KindCategory),
+		RunE: func(c *cobra.Command, args []string) error {
+			cat, err := a.categoryArg(args[0])
+			if err != nil {
+				return err
+			}
+			t, err := a.target()
+			if err != nil {
+				return err
+			}
+			results, err := a.runRead(c.Context(), "inspect", query.Script{query.CategoryDepth(t, query.Enum{Value: cat.Value, Name: cat.Name})})
+			if err != nil || results == nil {
+				return err
+			}
+			reg, err := a.registry()
+			if err != nil {
+				return err
+			}
+			p := a.printer()
+			if len(results[0].Rows) == 0 && !p.Structured() {
+				p.Notef("no pending %s rows in %s", cat.Name, t.Describe())
+			}
+			return p.Print(render.Doc{{Name: "category", Table: report.Table(reg, results[0])}})
+		},
+	}
+	return c
+}
+
+func newInspectMessageCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "message ID",
+		Short: "Show one outbox row with its coalesce group and shard",
+		Example: examples(`
+  outboxctl inspect message 123456
+  outboxctl inspect message 123456 --silo control -o json`),
+		Args: exactArgs(1, "ID"),
+		RunE: func(c *cobra.Command, args []string) error {
+			id, err := idArg("message id", args[0])
+			if err != nil {
+				return err
+			}
+			t, err := a.target()
+			if err != nil {
+				return err
+			}
+			results, err := a.runRead(c.Context(), "inspect", query.Script{query.Message(t, id)})
+			if err != nil || results == nil {
+				return err
+			}
+			if len(results[0].Rows) == 0 {
+				return &exitError{code: ExitError, msg: fmt.Sprintf("no outbox row with id %d in %s (already delivered, or another silo: try --silo control)", id, t.Describe())}
+			}
+			reg, err := a.registry()
+			if err != nil {
+				return err
+			}
+			return a.printer().Print(render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", id), Card: report.Card(reg, results[0])}})
+		},
+	}
+	return c
+}
+
+func newDepthCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "depth",
+		Short: "Show the total depth and the depth per category",
+		Long: strings.TrimSpace(`
+Show how many rows wait in the outbox table, in total (the first row) and per category,
+in one pass (Sentry's get_total_outbox_count and get_category_depths).`),
+		Example: examples(`
+  outboxctl depth
+  outboxctl depth --silo control --cell us -o json`),
+		Args: exactArgs(0, "(no arguments)"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			t, err := a.target()
+			if err != nil {
+				return err
+			}
+			results, err := a.runRead(c.Context(), "depth", query.Script{query.Depth(t)})
+			if err != nil || results == nil {
+				return err
+			}
+			reg, err := a.registry()
+			if err != nil {
+				return err
+			}
+			tbl := report.Table(reg, results[0])
+			if col := results[0].Col("category"); col >= 0 {
+				for _, r := range tbl.Rows {
+					if r[col] == nil {
+						r[col+1] = "(total)"
+					}
+				}
+			}
+			return a.printer().Print(render.Doc{{Name: "depth", Table: tbl}})
+		},
+	}
+}
+
+// completeFirstArg completes enum names for a command's first argument only.
+func (a *app) completeFirstArg(kind enums.Kind) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	names := a.completeNames(kind)
+	return func(c *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return names(c, args, prefix)
+	}
+}

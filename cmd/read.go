@@ -1,0 +1,107 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
+
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/query"
+)
+
+// connectHint is what a command without a database says on stderr after printing its SQL.
+const connectHint = "note: no database given, so this is the SQL rather than its result; to run it, pass " +
+	"--dsn postgres://USER@HOST:5432/DB (or set OUTBOXCTL_DSN, or PGHOST and PGDATABASE)"
+
+// runRead prints script (on --print-sql, or when no database is given) or runs it in one
+// read-only snapshot. It returns nil results when it printed.
+func (a *app) runRead(ctx context.Context, command string, script query.Script) ([]*query.Result, error) {
+	printOnly, noDB := a.wantsSQL()
+	if printOnly {
+		return nil, a.printScript(script, noDB)
+	}
+	conn, err := a.connect(ctx, command)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var results []*query.Result
+	err = db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
+		for _, st := range script {
+			res, err := query.Run(ctx, tx, st)
+			if err != nil {
+				return db.Classify(err, st.Name)
+			}
+			results = append(results, res)
+		}
+		return nil
+	})
+	return results, err
+}
+
+func (a *app) printScript(script query.Script, noDB bool) error {
+	text, err := script.Render()
+	if err != nil {
+		return err
+	}
+	if err := a.printer().SQL(text); err != nil {
+		return fmt.Errorf("writing SQL: %w", err)
+	}
+	if noDB && !a.g.PrintSQL {
+		fmt.Fprintln(a.io.Err, connectHint)
+	}
+	return nil
+}
+
+// scopeArg resolves a scope given on the command line.
+func (a *app) scopeArg(s string) (*query.Enum, error) {
+	reg, err := a.registry()
+	if err != nil {
+		return nil, err
+	}
+	sc, err := reg.ResolveScope(s)
+	if err != nil {
+		return nil, err
+	}
+	return &query.Enum{Value: sc.Value, Name: sc.Name}, nil
+}
+
+// categoryArg resolves a category given on the command line.
+func (a *app) categoryArg(s string) (enums.Category, error) {
+	reg, err := a.registry()
+	if err != nil {
+		return enums.Category{}, err
+	}
+	return reg.ResolveCategory(s)
+}
+
+// idArg parses a shard, object or message id.
+func idArg(what, s string) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return 0, usageErrorf("", "invalid %s %q: want an integer id", what, s)
+	}
+	return n, nil
+}
+
+// completeNames completes enum names for positional arguments and flags, honouring --enums.
+func (a *app) completeNames(kind enums.Kind) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+		reg, err := a.registry()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		var out []string
+		for _, n := range reg.Names(kind) {
+			if strings.HasPrefix(n, strings.ToUpper(prefix)) || strings.HasPrefix(strings.ToLower(n), prefix) {
+				out = append(out, n)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}

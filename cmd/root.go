@@ -1,0 +1,241 @@
+// Package cmd is outboxctl's command line: one constructor per command, no package-level
+// command values. Commands are thin: they parse, resolve names, ask internal/query for
+// statements, run them through internal/db, and hand the rows to internal/render. Main is
+// the process boundary and the only place errors become exit codes.
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
+)
+
+// Main runs outboxctl with args and returns the exit code.
+func Main(ctx context.Context, args []string, io *render.Streams) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a := &app{io: io, getenv: io.Getenv}
+	if a.getenv == nil {
+		a.getenv = os.Getenv
+	}
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	root.SetIn(io.In)
+	root.SetOut(io.Out)
+	root.SetErr(io.Err)
+	cmd, err := root.ExecuteContextC(ctx)
+	path := root.Name()
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	printError(ctx, io, err, path)
+	return exitCode(ctx, err)
+}
+
+// app is the state of one invocation: the streams, the global flags, and what is built from
+// them on first use (a command that needs no database never dials one).
+type app struct {
+	io     *render.Streams
+	getenv func(string) string
+	g      globalOptions
+	reg    *enums.Registry
+}
+
+type globalOptions struct {
+	DSN              string
+	Silo             string
+	Cell             string
+	Table            string
+	Schema           string
+	Output           string
+	EnumsPath        string
+	PrintSQL         bool
+	NoColor          bool
+	StatementTimeout time.Duration
+	LockTimeout      time.Duration
+	ConnectTimeout   time.Duration
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "outboxctl",
+		Short: "Inspect and repair Sentry's transactional outboxes in PostgreSQL",
+		Long: strings.TrimSpace(`
+outboxctl answers "why is this outbox not draining?" for Sentry's hybrid-cloud outboxes
+(sentry_regionoutbox, sentry_controloutbox): which shards are stuck in backoff, what waits
+in a shard, which row Sentry will deliver, which categories pile up.
+
+Every question is one annotated SQL statement. Without a database, or with --print-sql,
+outboxctl prints it for a DBA to paste into psql; with one, it runs the same statement with
+bind parameters in a read-only transaction and renders the rows.
+
+Connecting: --dsn wins over OUTBOXCTL_DSN, which wins over the libpq environment (PGHOST,
+PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass, PGSSLMODE). Names: categories and scopes
+are accepted by name in any case (scopes with or without _SCOPE) or by integer.`),
+		Example: examples(`
+  # Stuck shards as SQL, no database needed
+  outboxctl shards --stuck --print-sql
+
+  # The same, run against a database
+  outboxctl shards --stuck --dsn postgres://sentry@db.internal:5432/sentry
+
+  # What waits in organization 42's shard
+  outboxctl inspect shard organization 42`),
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		Version:           versionString(),
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error { return a.validate(c) },
+	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErrorf(c.CommandPath()+" --help", "%s", err.Error())
+	})
+
+	f := root.PersistentFlags()
+	f.StringVar(&a.g.DSN, "dsn", "", "PostgreSQL connection string (default: $OUTBOXCTL_DSN, then the libpq PG* environment)")
+	f.StringVar(&a.g.Silo, "silo", "cell", "outbox table of which silo: cell (sentry_regionoutbox) or control (sentry_controloutbox)")
+	f.StringVar(&a.g.Cell, "cell", "", "control silo: only this cell (the region_name column)")
+	f.StringVar(&a.g.Table, "table", "", "outbox table name, overriding the silo's default (e.g. sentry_groupactionlogoutbox)")
+	f.StringVar(&a.g.Schema, "schema", "", "schema holding the tables (default: the search_path)")
+	f.StringVarP(&a.g.Output, "output", "o", "", "output format: table, json, jsonl, csv, markdown (default: table on a terminal, tab-separated otherwise)")
+	f.BoolVar(&a.g.PrintSQL, "print-sql", false, "print the SQL instead of running it")
+	f.StringVar(&a.g.EnumsPath, "enums", "", "load categories and scopes from a Sentry checkout's category.py instead of the built-in registry")
+	f.BoolVar(&a.g.NoColor, "no-color", false, "disable colour (also: NO_COLOR=1)")
+	f.DurationVar(&a.g.StatementTimeout, "statement-timeout", db.DefaultStatementTimeout, "abort any statement that runs longer")
+	f.DurationVar(&a.g.LockTimeout, "lock-timeout", db.DefaultLockTimeout, "abort any statement that waits longer for a lock")
+	f.DurationVar(&a.g.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "give up connecting after this long")
+
+	_ = root.RegisterFlagCompletionFunc("silo", fixedCompletion("cell", "control"))
+	_ = root.RegisterFlagCompletionFunc("output", fixedCompletion(render.Formats...))
+	_ = root.RegisterFlagCompletionFunc("enums", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"py"}, cobra.ShellCompDirectiveFilterFileExt
+	})
+
+	root.AddCommand(
+		newShardsCmd(a),
+		newInspectCmd(a),
+		newDepthCmd(a),
+		newDemoCmd(a),
+		newEnumsCmd(a),
+		newVersionCmd(),
+	)
+	return root
+}
+
+// validate checks the global flags once, before any command runs.
+func (a *app) validate(c *cobra.Command) error {
+	if _, err := render.ParseFormat(a.g.Output); err != nil {
+		return usageErrorf(c.CommandPath()+" -o json", "%s", err.Error())
+	}
+	if _, err := query.ParseSilo(a.g.Silo); err != nil {
+		return usageErrorf(c.CommandPath()+" --silo control", "%s", err.Error())
+	}
+	for name, d := range map[string]time.Duration{
+		"--statement-timeout": a.g.StatementTimeout, "--lock-timeout": a.g.LockTimeout, "--connect-timeout": a.g.ConnectTimeout,
+	} {
+		if d < time.Millisecond {
+			return usageErrorf("", "`%s` must be at least 1ms, got %s", name, d)
+		}
+	}
+	if _, err := a.target(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// registry loads the enum registry: --enums if given, the built-in one otherwise.
+func (a *app) registry() (*enums.Registry, error) {
+	if a.reg != nil {
+		return a.reg, nil
+	}
+	if a.g.EnumsPath == "" {
+		a.reg = enums.Builtin()
+		return a.reg, nil
+	}
+	src, err := enums.LoadFile(a.g.EnumsPath)
+	if err != nil {
+		return nil, usageErrorf("outboxctl enums lint "+a.g.EnumsPath, "`--enums`: %s", err.Error())
+	}
+	reg, err := enums.Build(src)
+	if err != nil {
+		return nil, usageErrorf("outboxctl enums lint "+a.g.EnumsPath, "`--enums`: %s", err.Error())
+	}
+	a.reg = reg
+	return reg, nil
+}
+
+// target is the outbox table the global flags select.
+func (a *app) target() (query.Target, error) {
+	silo, err := query.ParseSilo(a.g.Silo)
+	if err != nil {
+		return query.Target{}, usageErrorf("outboxctl shards --silo control", "%s", err.Error())
+	}
+	t := query.Target{Silo: silo, Schema: a.g.Schema, Table: a.g.Table, Cell: a.g.Cell}
+	if err := t.Validate(); err != nil {
+		return query.Target{}, usageErrorf("", "%s", err.Error())
+	}
+	return t, nil
+}
+
+// printer builds the output printer for the chosen format.
+func (a *app) printer() *render.Printer {
+	f, _ := render.ParseFormat(a.g.Output) // validated in PersistentPreRunE
+	return render.NewPrinter(a.io, f, a.g.NoColor)
+}
+
+// connect opens the database connection for command, or reports that none was given.
+func (a *app) connect(ctx context.Context, command string) (*db.Conn, error) {
+	dsn, _ := db.Resolve(a.g.DSN, a.getenv)
+	return db.Connect(ctx, db.Config{
+		DSN: dsn, Command: command,
+		StatementTimeout: a.g.StatementTimeout, LockTimeout: a.g.LockTimeout, ConnectTimeout: a.g.ConnectTimeout,
+	})
+}
+
+// wantsSQL reports whether the command should print its SQL instead of running it: on
+// --print-sql, or when nothing says which database to use.
+func (a *app) wantsSQL() (printOnly, noDatabase bool) {
+	_, given := db.Resolve(a.g.DSN, a.getenv)
+	return a.g.PrintSQL || !given, !given
+}
+
+func fixedCompletion(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// exactArgs is cobra.ExactArgs with a usage error that names the arguments.
+func exactArgs(n int, names string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErrorf(fmt.Sprintf("%s %s", c.CommandPath(), names),
+				"%s takes %d argument(s), %s; got %d", c.CommandPath(), n, names, len(args))
+		}
+		return nil
+	}
+}
+
+// examples indents every line of a help example by two spaces, the cobra convention.
+func examples(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i, l := range lines {
+		if l = strings.TrimSpace(l); l != "" {
+			lines[i] = "  " + l
+		} else {
+			lines[i] = ""
+		}
+	}
+	return strings.Join(lines, "\n")
+}

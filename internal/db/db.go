@@ -1,0 +1,364 @@
+// Package db is the one place outboxctl opens PostgreSQL connections. Every session it opens
+// names itself (application_name), carries a statement, lock and idle-in-transaction timeout,
+// and uses only unnamed prepared statements so it works through PgBouncer in transaction
+// pooling mode. Read commands run in READ ONLY transactions. Passwords never reach output.
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Config says how to connect.
+type Config struct {
+	// DSN is a postgres:// URL or a libpq key=value string; empty means the libpq
+	// environment (PGHOST, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass, PGSSLMODE, …).
+	DSN string
+	// Command names the subcommand in application_name ("outboxctl/shards").
+	Command string
+	// StatementTimeout bounds every statement; LockTimeout bounds every lock wait. A read
+	// must never queue behind a migration's lock and then block writers queued behind it.
+	StatementTimeout time.Duration
+	LockTimeout      time.Duration
+	ConnectTimeout   time.Duration
+}
+
+// Defaults for the session settings.
+const (
+	DefaultStatementTimeout = 30 * time.Second
+	DefaultLockTimeout      = 2 * time.Second
+	DefaultConnectTimeout   = 5 * time.Second
+)
+
+// EnvKeys are the libpq variables whose presence means "connect": with none of them, no
+// --dsn and no OUTBOXCTL_DSN, commands print their SQL instead.
+var EnvKeys = []string{"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGSERVICE"} //nolint:gochecknoglobals // constant list
+
+// Resolve picks the connection string: --dsn wins over OUTBOXCTL_DSN, which wins over the
+// libpq environment. given is false when nothing says where to connect.
+func Resolve(flagDSN string, getenv func(string) string) (dsn string, given bool) {
+	if flagDSN != "" {
+		return flagDSN, true
+	}
+	if v := getenv("OUTBOXCTL_DSN"); v != "" {
+		return v, true
+	}
+	for _, k := range EnvKeys {
+		if getenv(k) != "" {
+			return "", true
+		}
+	}
+	return "", false
+}
+
+// Conn is a connection with outboxctl's session settings.
+type Conn struct {
+	*pgx.Conn
+	// local is the SET LOCAL script that ReadTx and WriteTx run first in every transaction.
+	local string
+}
+
+// Connect opens one connection configured for safe use on a production primary or replica.
+func Connect(ctx context.Context, cfg Config) (*Conn, error) {
+	pc, err := pgx.ParseConfig(cfg.DSN)
+	if err != nil {
+		return nil, &Error{Kind: KindConfig, Msg: "invalid connection string: " + Redact(err.Error(), cfg.DSN),
+			Hint: "pass --dsn postgres://USER@HOST:5432/DB or set PGHOST/PGDATABASE"}
+	}
+	password := pc.Password
+	ct := cfg.ConnectTimeout
+	if ct <= 0 {
+		ct = DefaultConnectTimeout
+	}
+	if pc.ConnectTimeout == 0 || pc.ConnectTimeout > ct {
+		pc.ConnectTimeout = ct
+	}
+	// PgBouncer in transaction pooling mode cannot keep named prepared statements: use the
+	// extended protocol with unnamed statements only.
+	pc.DefaultQueryExecMode = pgx.QueryExecModeExec
+	pc.StatementCacheCapacity = 0
+	pc.DescriptionCacheCapacity = 0
+	local := applySessionSettings(pc, cfg)
+
+	conn, err := pgx.ConnectConfig(ctx, pc)
+	if err != nil {
+		return nil, classifyConnect(err, pc, password)
+	}
+	return &Conn{Conn: conn, local: local}, nil
+}
+
+// applySessionSettings sets the timeouts the DSN left unset. PgBouncer rejects unknown startup
+// parameters, so they are not sent at startup: they are SET once the session is up, and again
+// with SET LOCAL at the start of every transaction, because in transaction pooling mode the
+// next transaction may run on another server connection that never saw the session SET.
+// It returns the SET LOCAL script.
+func applySessionSettings(pc *pgx.ConnConfig, cfg Config) string {
+	st := cfg.StatementTimeout
+	if st <= 0 {
+		st = DefaultStatementTimeout
+	}
+	lt := cfg.LockTimeout
+	if lt <= 0 {
+		lt = DefaultLockTimeout
+	}
+	app := "outboxctl"
+	if cfg.Command != "" {
+		app += "/" + cfg.Command
+	}
+	settings := map[string]string{
+		"statement_timeout": strconv.FormatInt(st.Milliseconds(), 10),
+		"lock_timeout":      strconv.FormatInt(lt.Milliseconds(), 10),
+		// Statements count towards idle-in-transaction time, so keep it above the
+		// statement timeout: an abandoned transaction still ends soon after.
+		"idle_in_transaction_session_timeout": strconv.FormatInt((st + 10*time.Second).Milliseconds(), 10),
+	}
+	if _, ok := pc.RuntimeParams["application_name"]; !ok {
+		pc.RuntimeParams["application_name"] = app
+	}
+	var session, local strings.Builder
+	for _, k := range []string{"statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"} {
+		if v, set := pc.RuntimeParams[k]; set {
+			// The DSN chose it; keep its value, but still apply it per transaction.
+			settings[k] = v
+			delete(pc.RuntimeParams, k)
+		}
+		fmt.Fprintf(&session, "SET %s = '%s';", k, strings.ReplaceAll(settings[k], "'", "''"))
+		fmt.Fprintf(&local, "SET LOCAL %s = '%s';", k, strings.ReplaceAll(settings[k], "'", "''"))
+	}
+	pc.AfterConnect = func(ctx context.Context, c *pgconn.PgConn) error {
+		return c.Exec(ctx, session.String()).Close()
+	}
+	return local.String()
+}
+
+// ReadTx runs fn in a READ ONLY, REPEATABLE READ transaction (one snapshot for every
+// statement of a command) and always rolls back: a read command cannot write, even by
+// accident, and leaves nothing behind.
+func ReadTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return Classify(err, "")
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only; nothing to keep
+	if _, err := tx.Exec(ctx, conn.local); err != nil {
+		return Classify(err, "session settings")
+	}
+	return fn(tx)
+}
+
+// Kind classifies a database error for the one-line message and the exit code.
+type Kind int
+
+// Error kinds.
+const (
+	KindConfig Kind = iota + 1
+	KindUnreachable
+	KindAuth
+	KindTimeout
+	KindMissingTable
+	KindReadOnly
+	KindOther
+)
+
+// Error is a database failure explained for an on-call engineer.
+type Error struct {
+	Kind     Kind
+	Msg      string
+	Hint     string
+	SQLState string
+	Err      error
+}
+
+func (e *Error) Error() string {
+	s := e.Msg
+	if e.SQLState != "" {
+		s += " (SQLSTATE " + e.SQLState + ")"
+	}
+	if e.Hint != "" {
+		s += "; " + e.Hint
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func classifyConnect(err error, pc *pgx.ConnConfig, password string) error {
+	target := fmt.Sprintf("%s:%d", pc.Host, pc.Port)
+	if strings.HasPrefix(pc.Host, "/") {
+		target = pc.Host
+	}
+	who := fmt.Sprintf("user %q, database %q", pc.User, pc.Database)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "28P01", "28000":
+			return &Error{Kind: KindAuth, SQLState: pgErr.Code, Err: err,
+				Msg:  fmt.Sprintf("PostgreSQL at %s refused %s: %s", target, who, Redact(pgErr.Message, password)),
+				Hint: "check the user and password (PGPASSWORD, ~/.pgpass or the DSN) and pg_hba.conf"}
+		case "3D000":
+			return &Error{Kind: KindConfig, SQLState: pgErr.Code, Err: err,
+				Msg:  fmt.Sprintf("database %q does not exist on %s", pc.Database, target),
+				Hint: "check the database name in --dsn or PGDATABASE"}
+		}
+		return &Error{Kind: KindOther, SQLState: pgErr.Code, Err: err,
+			Msg: fmt.Sprintf("connecting to %s as %s: %s", target, who, Redact(pgErr.Message, password))}
+	}
+	var netErr net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
+		return &Error{Kind: KindUnreachable, Err: err,
+			Msg:  fmt.Sprintf("timed out connecting to PostgreSQL at %s", target),
+			Hint: "check the host and port, firewalls, and --connect-timeout"}
+	}
+	return &Error{Kind: KindUnreachable, Err: err,
+		Msg:  fmt.Sprintf("cannot reach PostgreSQL at %s: %s", target, Redact(rootCause(err), password)),
+		Hint: "check that the server is running and --dsn / PGHOST / PGPORT point at it"}
+}
+
+// rootCause is the innermost error text: "connection refused", not pgx's whole chain.
+func rootCause(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			break
+		}
+		err = next
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.Contains(msg, "dial") {
+		return msg[i+2:]
+	}
+	return msg
+}
+
+// Classify explains an error from a statement. name is the statement's name, so the user can
+// re-run with --print-sql to see it.
+func Classify(err error, name string) error {
+	if err == nil {
+		return nil
+	}
+	var dbErr *Error
+	if errors.As(err, &dbErr) {
+		return err
+	}
+	where := ""
+	if name != "" {
+		where = " in " + name
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "57014":
+			return &Error{Kind: KindTimeout, SQLState: pgErr.Code, Err: err,
+				Msg:  "statement timed out" + where,
+				Hint: "raise --statement-timeout, or narrow the query (--scope, --cell, --limit)"}
+		case "55P03":
+			return &Error{Kind: KindTimeout, SQLState: pgErr.Code, Err: err,
+				Msg:  "gave up waiting for a lock" + where + " (lock_timeout)",
+				Hint: "another session holds a conflicting lock; retry, or find it in pg_locks"}
+		case "42P01":
+			return &Error{Kind: KindMissingTable, SQLState: pgErr.Code, Err: err,
+				Msg:  pgErr.Message + where,
+				Hint: "is this Sentry's database? use --schema, --table or --silo to point at the outbox table"}
+		case "42703":
+			return &Error{Kind: KindMissingTable, SQLState: pgErr.Code, Err: err,
+				Msg:  pgErr.Message + where,
+				Hint: "the table does not have Sentry's outbox columns; check --table and --silo"}
+		case "25006":
+			return &Error{Kind: KindReadOnly, SQLState: pgErr.Code, Err: err,
+				Msg: "refused to write in a read-only transaction" + where}
+		}
+		return &Error{Kind: KindOther, SQLState: pgErr.Code, Err: err, Msg: pgErr.Message + where}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Kind: KindTimeout, Err: err, Msg: "timed out" + where}
+	}
+	return fmt.Errorf("query%s: %w", where, err)
+}
+
+// Redact removes secret from s, and any password in a URL-shaped DSN inside s.
+func Redact(s, secret string) string {
+	if secret != "" {
+		s = strings.ReplaceAll(s, secret, "xxxxx")
+		if esc := url.QueryEscape(secret); esc != secret {
+			s = strings.ReplaceAll(s, esc, "xxxxx")
+		}
+		if esc := url.PathEscape(secret); esc != secret {
+			s = strings.ReplaceAll(s, esc, "xxxxx")
+		}
+	}
+	return RedactDSN(s)
+}
+
+// RedactDSN hides the password of every postgres:// or redis:// URL and every password=
+// pair in s.
+func RedactDSN(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "://")
+		if i < 0 {
+			break
+		}
+		b.WriteString(s[:i+3])
+		rest := s[i+3:]
+		end := strings.IndexAny(rest, " \t\n\"'`")
+		if end < 0 {
+			end = len(rest)
+		}
+		authority := rest[:end]
+		if at := strings.LastIndex(authority, "@"); at >= 0 {
+			userinfo := authority[:at]
+			if c := strings.Index(userinfo, ":"); c >= 0 {
+				authority = userinfo[:c] + ":xxxxx" + authority[at:]
+			}
+		}
+		b.WriteString(authority)
+		s = rest[end:]
+	}
+	b.WriteString(s)
+	out := b.String()
+	for _, key := range []string{"password=", "password ="} {
+		for start := 0; ; {
+			j := strings.Index(out[start:], key)
+			if j < 0 {
+				break
+			}
+			j += start + len(key)
+			k := j
+			if k < len(out) && (out[k] == '\'' || out[k] == '"') {
+				q := out[k]
+				k++
+				for k < len(out) && out[k] != q {
+					k++
+				}
+				if k < len(out) {
+					k++
+				}
+			} else {
+				for k < len(out) && out[k] != ' ' && out[k] != '&' && out[k] != '\n' {
+					k++
+				}
+			}
+			out = out[:j] + "xxxxx" + out[k:]
+			start = j + 5
+		}
+	}
+	return out
+}
+
+// Describe names where a DSN points, without its password: for notes and audit lines.
+func Describe(dsn string) string {
+	pc, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return RedactDSN(dsn)
+	}
+	return fmt.Sprintf("%s@%s:%d/%s", pc.User, pc.Host, pc.Port, pc.Database)
+}

@@ -1,0 +1,99 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Querier is what runs statements: a pgx connection or transaction.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// Result is the rows of one statement under their column names.
+type Result struct {
+	Statement string
+	Columns   []string
+	Rows      [][]any
+}
+
+// Col returns the index of a column, or -1.
+func (r *Result) Col(name string) int {
+	for i, c := range r.Columns {
+		if c == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Run executes a statement in its bound form and collects its rows.
+func Run(ctx context.Context, q Querier, st Statement) (*Result, error) {
+	res := &Result{Statement: st.Name}
+	err := Stream(ctx, q, st, func(cols []string) { res.Columns = cols }, func(row []any) error {
+		res.Rows = append(res.Rows, row)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Stream executes a statement and hands each row to fn as it arrives, so a result larger than
+// memory (inspect shard --all) flows straight to the output.
+func Stream(ctx context.Context, q Querier, st Statement, header func([]string), fn func([]any) error) error {
+	sql, args, err := st.Bind()
+	if err != nil {
+		return err
+	}
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	header(columnNames(rows.FieldDescriptions()))
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", st.Name, err)
+		}
+		for i, v := range vals {
+			vals[i] = normalize(v)
+		}
+		if err := fn(vals); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func columnNames(fds []pgconn.FieldDescription) []string {
+	cols := make([]string, len(fds))
+	for i, fd := range fds {
+		cols[i] = fd.Name
+	}
+	return cols
+}
+
+// normalize gives every value one Go type per SQL type, whichever protocol carried it.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case time.Time:
+		return x.UTC()
+	case int32:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case []any:
+		for i, e := range x {
+			x[i] = normalize(e)
+		}
+		return x
+	}
+	return v
+}

@@ -1,0 +1,690 @@
+package render
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Format is an output format (-o).
+type Format string
+
+// The output formats.
+const (
+	FormatAuto     Format = ""
+	FormatTable    Format = "table"
+	FormatJSON     Format = "json"
+	FormatJSONL    Format = "jsonl"
+	FormatCSV      Format = "csv"
+	FormatMarkdown Format = "markdown"
+)
+
+// Formats lists the values -o accepts, for help and completion.
+var Formats = []string{"table", "json", "jsonl", "csv", "markdown"} //nolint:gochecknoglobals // constant list
+
+// ParseFormat validates -o.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(strings.ToLower(strings.TrimSpace(s))); f {
+	case FormatAuto, FormatTable, FormatJSON, FormatJSONL, FormatCSV, FormatMarkdown:
+		return f, nil
+	case "md":
+		return FormatMarkdown, nil
+	}
+	return "", fmt.Errorf("invalid output format %q: valid values are %s", s, strings.Join(Formats, ", "))
+}
+
+// Tone says how a value should stand out on a colour terminal.
+type Tone int
+
+// The tones. Plain output ignores them.
+const (
+	ToneNone Tone = iota
+	ToneGood
+	ToneWarn
+	ToneBad
+	ToneMuted
+)
+
+// Styled is a value with a tone: "backing off" in yellow, "ready" in green.
+type Styled struct {
+	Text string
+	Tone Tone
+}
+
+// MarshalJSON writes only the text.
+func (s Styled) MarshalJSON() ([]byte, error) { return json.Marshal(s.Text) }
+
+// Table is a list of rows under named columns. Column names are snake_case and stable: they
+// are the JSON keys scripts rely on.
+type Table struct {
+	Columns []string
+	Rows    [][]any
+	// Labels are shorter headers for a terminal or Markdown (the JSON keys stay Columns).
+	Labels map[string]string
+	// MachineOnly columns (raw enum integers next to their names) are left out of terminal
+	// and Markdown tables; JSON, JSONL, CSV and tab-separated output keep every column.
+	MachineOnly map[string]bool
+}
+
+// human returns the table as a person sees it: machine-only columns dropped, labels applied.
+func (t *Table) human() (headers []string, rows [][]any) {
+	var keep []int
+	for i, c := range t.Columns {
+		if t.MachineOnly[c] {
+			continue
+		}
+		keep = append(keep, i)
+		h := c
+		if l, ok := t.Labels[c]; ok {
+			h = l
+		}
+		headers = append(headers, h)
+	}
+	for _, r := range t.Rows {
+		row := make([]any, len(keep))
+		for j, i := range keep {
+			row[j] = r[i]
+		}
+		rows = append(rows, row)
+	}
+	return headers, rows
+}
+
+// Field is one line of a card.
+type Field struct {
+	Key   string
+	Value any
+	// MachineOnly fields are left out of the terminal card (see Table.MachineOnly).
+	MachineOnly bool
+}
+
+// Section is one part of a command's output: a card (one object) or a table (a list).
+type Section struct {
+	Name  string // JSON key when a document has several sections
+	Title string // heading on a terminal
+	Card  []Field
+	Table *Table
+}
+
+// Doc is everything one command prints. A single-section document prints as that section
+// (a JSON array for a table, an object for a card); several sections print as one JSON object.
+type Doc []Section
+
+// Printer writes documents in the chosen format.
+type Printer struct {
+	s      *Streams
+	format Format
+	color  bool
+	// Now anchors relative times ("3m ago") so output is reproducible in tests.
+	Now func() time.Time
+	// MaxCell truncates long cells in table output (0: no limit).
+	MaxCell int
+	r       *lipgloss.Renderer
+}
+
+// NewPrinter resolves the format: the default is a styled table on a terminal and plain
+// tab-separated rows elsewhere. JSON output never carries colour.
+func NewPrinter(s *Streams, format Format, noColor bool) *Printer {
+	p := &Printer{s: s, format: format, Now: time.Now, MaxCell: 80}
+	p.color = s.ColorEnabled(noColor) && (format == FormatAuto || format == FormatTable)
+	p.r = lipgloss.NewRenderer(s.Out)
+	if p.color {
+		p.r.SetColorProfile(termenv.ANSI256)
+	} else {
+		p.r.SetColorProfile(termenv.Ascii)
+	}
+	return p
+}
+
+// Format reports the effective format.
+func (p *Printer) Format() Format {
+	if p.format == FormatAuto {
+		return FormatTable
+	}
+	return p.format
+}
+
+// Structured reports whether the output is for machines (json, jsonl, csv).
+func (p *Printer) Structured() bool {
+	switch p.format {
+	case FormatJSON, FormatJSONL, FormatCSV:
+		return true
+	case FormatAuto, FormatTable, FormatMarkdown:
+	}
+	return false
+}
+
+// Out is stdout.
+func (p *Printer) Out() io.Writer { return p.s.Out }
+
+// Notef writes a note to stderr: never data, never on stdout.
+func (p *Printer) Notef(format string, args ...any) {
+	fmt.Fprintf(p.s.Err, format+"\n", args...)
+}
+
+// Warnf writes a warning to stderr.
+func (p *Printer) Warnf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if p.s.ColorEnabled(false) && p.s.ErrTTY {
+		msg = lipgloss.NewStyle().Foreground(lipgloss.Color("3")).Render("warning:") + " " + msg
+	} else {
+		msg = "warning: " + msg
+	}
+	fmt.Fprintln(p.s.Err, msg)
+}
+
+// SQL prints SQL text on stdout, exactly as given.
+func (p *Printer) SQL(text string) error {
+	_, err := io.WriteString(p.s.Out, text)
+	return err
+}
+
+// Print writes a document.
+func (p *Printer) Print(doc Doc) error {
+	switch p.format {
+	case FormatJSON:
+		return p.printJSON(doc)
+	case FormatJSONL:
+		return p.printJSONL(doc)
+	case FormatCSV:
+		return p.printCSV(doc)
+	case FormatMarkdown:
+		return p.printMarkdown(doc)
+	case FormatTable:
+		return p.printTerminal(doc, true)
+	case FormatAuto:
+	}
+	return p.printTerminal(doc, p.s.OutTTY)
+}
+
+// ---- JSON ----
+
+// jsonValue turns a cell into what JSON carries: times as RFC 3339 in UTC, everything else
+// as it is.
+func jsonValue(v any) any {
+	switch x := v.(type) {
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
+	case Styled:
+		return x.Text
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonValue(e)
+		}
+		return out
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return nil
+		}
+	}
+	return v
+}
+
+// orderedObject marshals keys in the order given, so JSON output is stable and reads like
+// the table.
+type orderedObject struct {
+	keys []string
+	vals []any
+}
+
+func (o orderedObject) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		vb, err := json.Marshal(jsonValue(o.vals[i]))
+		if err != nil {
+			return nil, fmt.Errorf("encoding %s: %w", k, err)
+		}
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func tableObjects(t *Table) []orderedObject {
+	out := make([]orderedObject, 0, len(t.Rows))
+	for _, r := range t.Rows {
+		out = append(out, orderedObject{keys: t.Columns, vals: r})
+	}
+	return out
+}
+
+func cardObject(fields []Field) orderedObject {
+	o := orderedObject{}
+	for _, f := range fields {
+		o.keys = append(o.keys, f.Key)
+		o.vals = append(o.vals, f.Value)
+	}
+	return o
+}
+
+func sectionValue(s Section) any {
+	if s.Table != nil {
+		return tableObjects(s.Table)
+	}
+	return cardObject(s.Card)
+}
+
+func (p *Printer) printJSON(doc Doc) error {
+	var v any
+	if len(doc) == 1 {
+		v = sectionValue(doc[0])
+	} else {
+		o := orderedObject{}
+		for _, s := range doc {
+			o.keys = append(o.keys, s.Name)
+			o.vals = append(o.vals, sectionValue(s))
+		}
+		v = o
+	}
+	enc := json.NewEncoder(p.s.Out)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("writing JSON: %w", err)
+	}
+	return nil
+}
+
+// printJSONL writes one object per line; with several sections each object carries its
+// section name, so a stream can be split again with jq.
+func (p *Printer) printJSONL(doc Doc) error {
+	enc := json.NewEncoder(p.s.Out)
+	enc.SetEscapeHTML(false)
+	for _, s := range doc {
+		var objs []orderedObject
+		if s.Table != nil {
+			objs = tableObjects(s.Table)
+		} else {
+			objs = []orderedObject{cardObject(s.Card)}
+		}
+		for _, o := range objs {
+			if len(doc) > 1 {
+				o = orderedObject{keys: append([]string{"section"}, o.keys...), vals: append([]any{s.Name}, o.vals...)}
+			}
+			if err := enc.Encode(o); err != nil {
+				return fmt.Errorf("writing JSON: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// RowWriter streams the rows of one table as they are read, for outputs too large to hold
+// (inspect shard --all): JSONL and CSV write each row at once; other formats buffer.
+type RowWriter struct {
+	p       *Printer
+	columns []string
+	enc     *json.Encoder
+	csv     *csv.Writer
+	buf     *Table
+}
+
+// Stream starts streaming a table with the given columns.
+func (p *Printer) Stream(columns []string) (*RowWriter, error) {
+	w := &RowWriter{p: p, columns: columns}
+	switch p.format {
+	case FormatJSONL:
+		w.enc = json.NewEncoder(p.s.Out)
+		w.enc.SetEscapeHTML(false)
+	case FormatCSV:
+		w.csv = csv.NewWriter(p.s.Out)
+		if err := w.csv.Write(columns); err != nil {
+			return nil, fmt.Errorf("writing CSV: %w", err)
+		}
+	case FormatAuto, FormatTable, FormatJSON, FormatMarkdown:
+		w.buf = &Table{Columns: columns}
+	}
+	return w, nil
+}
+
+// Row writes (or buffers) one row.
+func (w *RowWriter) Row(vals []any) error {
+	switch {
+	case w.enc != nil:
+		if err := w.enc.Encode(orderedObject{keys: w.columns, vals: vals}); err != nil {
+			return fmt.Errorf("writing JSON: %w", err)
+		}
+	case w.csv != nil:
+		if err := w.csv.Write(csvRow(vals)); err != nil {
+			return fmt.Errorf("writing CSV: %w", err)
+		}
+	default:
+		w.buf.Rows = append(w.buf.Rows, append([]any(nil), vals...))
+	}
+	return nil
+}
+
+// Close flushes what was streamed, or prints the buffered table.
+func (w *RowWriter) Close() error {
+	switch {
+	case w.csv != nil:
+		w.csv.Flush()
+		return w.csv.Error()
+	case w.buf != nil:
+		return w.p.Print(Doc{{Table: w.buf}})
+	}
+	return nil
+}
+
+// ---- CSV ----
+
+func csvRow(vals []any) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = plain(jsonValue(v))
+	}
+	return out
+}
+
+func (p *Printer) printCSV(doc Doc) error {
+	w := csv.NewWriter(p.s.Out)
+	for i, s := range doc {
+		if i > 0 {
+			w.Flush()
+			fmt.Fprintln(p.s.Out)
+		}
+		if s.Table != nil {
+			if err := w.Write(s.Table.Columns); err != nil {
+				return fmt.Errorf("writing CSV: %w", err)
+			}
+			for _, r := range s.Table.Rows {
+				if err := w.Write(csvRow(r)); err != nil {
+					return fmt.Errorf("writing CSV: %w", err)
+				}
+			}
+			continue
+		}
+		o := cardObject(s.Card)
+		if err := w.Write(o.keys); err != nil {
+			return fmt.Errorf("writing CSV: %w", err)
+		}
+		if err := w.Write(csvRow(o.vals)); err != nil {
+			return fmt.Errorf("writing CSV: %w", err)
+		}
+	}
+	w.Flush()
+	return w.Error()
+}
+
+// plain is a cell's text without relative times or colour: for CSV, TSV and Markdown.
+func plain(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case Styled:
+		return x.Text
+	case time.Time:
+		return x.UTC().Format(time.RFC3339)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = plain(e)
+		}
+		return strings.Join(parts, ",")
+	case []string:
+		return strings.Join(x, ",")
+	}
+	return fmt.Sprint(v)
+}
+
+// ---- Markdown ----
+
+func (p *Printer) printMarkdown(doc Doc) error {
+	for i, s := range doc {
+		if i > 0 {
+			fmt.Fprintln(p.s.Out)
+		}
+		if s.Title != "" {
+			fmt.Fprintf(p.s.Out, "### %s\n\n", s.Title)
+		}
+		t := s.Table
+		if t == nil {
+			t = &Table{Columns: []string{"field", "value"}}
+			for _, f := range s.Card {
+				if !f.MachineOnly {
+					t.Rows = append(t.Rows, []any{f.Key, f.Value})
+				}
+			}
+		}
+		headers, rows := t.human()
+		tbl := tablewriter.NewTable(p.s.Out,
+			tablewriter.WithRenderer(renderer.NewMarkdown()),
+			tablewriter.WithHeaderAutoFormat(tw.Off),
+			tablewriter.WithHeaderAlignment(tw.AlignLeft),
+			tablewriter.WithRowAlignment(tw.AlignLeft),
+		)
+		tbl.Header(toAny(headers)...)
+		for _, r := range rows {
+			cells := make([]string, len(r))
+			for j, v := range r {
+				cells[j] = strings.ReplaceAll(plain(v), "\n", " ")
+			}
+			if err := tbl.Append(cells); err != nil {
+				return fmt.Errorf("writing Markdown: %w", err)
+			}
+		}
+		if err := tbl.Render(); err != nil {
+			return fmt.Errorf("writing Markdown: %w", err)
+		}
+	}
+	return nil
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// ---- terminal and plain tables ----
+
+// printTerminal writes aligned tables and cards for a person (tty) or tab-separated rows
+// with no header and no colour for a pipe, so cut and awk work.
+func (p *Printer) printTerminal(doc Doc, tty bool) error {
+	for i, s := range doc {
+		if !tty {
+			if err := p.printTSV(s); err != nil {
+				return err
+			}
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(p.s.Out)
+		}
+		if s.Title != "" {
+			fmt.Fprintln(p.s.Out, p.r.NewStyle().Bold(true).Render(s.Title))
+		}
+		if s.Table != nil {
+			if err := p.printTable(s.Table); err != nil {
+				return err
+			}
+			continue
+		}
+		p.printCard(s.Card)
+	}
+	return nil
+}
+
+func (p *Printer) printTSV(s Section) error {
+	if s.Table != nil {
+		for _, r := range s.Table.Rows {
+			cells := make([]string, len(r))
+			for j, v := range r {
+				cells[j] = tsvEscape(plain(v))
+			}
+			if _, err := fmt.Fprintln(p.s.Out, strings.Join(cells, "\t")); err != nil {
+				return fmt.Errorf("writing output: %w", err)
+			}
+		}
+		return nil
+	}
+	for _, f := range s.Card {
+		if _, err := fmt.Fprintf(p.s.Out, "%s\t%s\n", f.Key, tsvEscape(plain(f.Value))); err != nil {
+			return fmt.Errorf("writing output: %w", err)
+		}
+	}
+	return nil
+}
+
+// tsvEscape keeps one row on one line: tabs and newlines inside a value are escaped.
+func tsvEscape(s string) string {
+	return strings.NewReplacer("\\", `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`).Replace(s)
+}
+
+func (p *Printer) printTable(t *Table) error {
+	headers, rows := t.human()
+	header := make([]any, len(headers))
+	for i, c := range headers {
+		header[i] = strings.ToUpper(strings.ReplaceAll(c, "_", " "))
+	}
+	tbl := tablewriter.NewTable(p.s.Out,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenRows: tw.Off, BetweenColumns: tw.Off, ShowHeader: tw.Off},
+				Lines:      tw.Lines{ShowTop: tw.Off, ShowBottom: tw.Off, ShowHeaderLine: tw.Off},
+			},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+	)
+	bold := p.r.NewStyle().Bold(true)
+	for i := range header {
+		header[i] = bold.Render(header[i].(string))
+	}
+	tbl.Header(header...)
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for j, v := range r {
+			cells[j] = p.cell(v)
+		}
+		if err := tbl.Append(cells); err != nil {
+			return fmt.Errorf("writing table: %w", err)
+		}
+	}
+	if err := tbl.Render(); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	return nil
+}
+
+func (p *Printer) printCard(fields []Field) {
+	width := 0
+	for _, f := range fields {
+		width = max(width, len(f.Key))
+	}
+	key := p.r.NewStyle().Bold(true)
+	for _, f := range fields {
+		if f.MachineOnly {
+			continue
+		}
+		pad := strings.Repeat(" ", width-len(f.Key))
+		fmt.Fprintf(p.s.Out, "%s%s  %s\n", key.Render(f.Key), pad, p.cellFull(f.Value))
+	}
+}
+
+// cell formats a value for a terminal table: relative times, tones, long text truncated.
+func (p *Printer) cell(v any) string {
+	s := p.cellFull(v)
+	if p.MaxCell > 0 {
+		if _, styled := v.(Styled); !styled {
+			s = Truncate(s, p.MaxCell)
+		}
+	}
+	return s
+}
+
+func (p *Printer) cellFull(v any) string {
+	switch x := v.(type) {
+	case Styled:
+		return p.tone(x)
+	case time.Time:
+		return Relative(x, p.Now())
+	case string:
+		return strings.NewReplacer("\n", `\n`, "\t", " ", "\r", `\r`).Replace(x)
+	}
+	return plain(v)
+}
+
+func (p *Printer) tone(s Styled) string {
+	st := p.r.NewStyle()
+	switch s.Tone {
+	case ToneGood:
+		st = st.Foreground(lipgloss.Color("2"))
+	case ToneWarn:
+		st = st.Foreground(lipgloss.Color("3"))
+	case ToneBad:
+		st = st.Foreground(lipgloss.Color("1")).Bold(true)
+	case ToneMuted:
+		st = st.Faint(true)
+	case ToneNone:
+		return s.Text
+	}
+	return st.Render(s.Text)
+}
+
+// Truncate shortens s to at most n runes, marking the cut with "…".
+func Truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n || n < 2 {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// thePast is Sentry's THE_PAST, the scheduled_for of a row never attempted.
+var thePast = time.Date(2016, 8, 1, 0, 0, 0, 0, time.UTC) //nolint:gochecknoglobals // constant
+
+// Relative renders a time for a person: "3m12s ago", "in 59m48s", or the date for times far
+// away; Sentry's THE_PAST shows as "never attempted".
+func Relative(t, now time.Time) string {
+	if t.Equal(thePast) {
+		return "2016-08-01 (never attempted)"
+	}
+	d := now.Sub(t)
+	switch {
+	case d >= 0 && d < 48*time.Hour:
+		return Duration(d) + " ago"
+	case d < 0 && -d < 48*time.Hour:
+		return "in " + Duration(-d)
+	}
+	return t.UTC().Format("2006-01-02 15:04Z")
+}
+
+// Duration renders a duration to the second, or to the millisecond below one second.
+func Duration(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}

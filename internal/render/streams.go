@@ -1,0 +1,84 @@
+// Package render owns everything outboxctl writes: the stream and colour policy, tables,
+// cards, JSON and SQL. It is the only package that imports lipgloss and tablewriter, so a
+// change of either library touches one place. stdout carries data (or SQL) only; notes,
+// warnings and prompts go to stderr.
+package render
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/mattn/go-isatty"
+)
+
+// Streams are the process's standard streams and what is known about them.
+type Streams struct {
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	InTTY  bool
+	OutTTY bool
+	ErrTTY bool
+	// Width is the terminal width in columns, 0 when unknown.
+	Width int
+	// Getenv reads the environment (injected so tests control NO_COLOR and friends).
+	Getenv func(string) string
+}
+
+// System returns the real standard streams. OUTBOXCTL_FORCE_TTY=1 makes outboxctl treat them
+// as terminals, for scripted tests of the TTY rendering.
+func System() *Streams {
+	s := &Streams{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		InTTY:  isTerminal(os.Stdin),
+		OutTTY: isTerminal(os.Stdout),
+		ErrTTY: isTerminal(os.Stderr),
+		Getenv: os.Getenv,
+	}
+	if s.OutTTY {
+		if w, _, err := term.GetSize(os.Stdout.Fd()); err == nil {
+			s.Width = w
+		}
+	}
+	if forced, _ := strconv.ParseBool(os.Getenv("OUTBOXCTL_FORCE_TTY")); forced {
+		s.InTTY, s.OutTTY, s.ErrTTY = true, true, true
+	}
+	return s
+}
+
+func isTerminal(f *os.File) bool {
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+// Test returns streams backed by buffers, not terminals, with an empty environment.
+func Test() (*Streams, *bytes.Buffer, *bytes.Buffer) {
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	return &Streams{
+		In: bytes.NewReader(nil), Out: out, Err: errOut,
+		Getenv: func(string) string { return "" },
+	}, out, errOut
+}
+
+// ColorEnabled is the one colour policy: NO_COLOR (any value) or CLICOLOR=0 turns colour
+// off; CLICOLOR_FORCE (non-zero) turns it on; otherwise colour follows stdout being a
+// terminal. noColorFlag is --no-color.
+func (s *Streams) ColorEnabled(noColorFlag bool) bool {
+	getenv := s.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	switch {
+	case noColorFlag:
+		return false
+	case getenv("NO_COLOR") != "":
+		return false
+	case getenv("CLICOLOR") == "0":
+		return false
+	case getenv("CLICOLOR_FORCE") != "" && getenv("CLICOLOR_FORCE") != "0":
+		return true
+	}
+	return s.OutTTY
+}
