@@ -66,8 +66,9 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 			if all {
 				n = -1
 			}
-			script := query.Script{query.ShardState(t, k), query.ShardCategories(t, k), query.ShardMessages(t, k, n)}
-			results, err := a.runRead(c.Context(), "inspect", script)
+			results, err := a.runRead(c.Context(), "inspect", func(t query.Target) query.Script {
+				return query.Script{query.ShardState(t, k), query.ShardCategories(t, k), query.ShardMessages(t, k, n)}
+			})
 			if err != nil || results == nil {
 				return err
 			}
@@ -144,7 +145,7 @@ USER_SCOPE before 2025) are found with --any-scope, which scans the table.`),
 				l.Scope = &query.Enum{Value: cat.Scope, Name: reg.ScopeName(cat.Scope)}
 				l.ShardFromObject = cat.ObjectIsShard
 			}
-			results, err := a.runRead(c.Context(), "inspect", query.Script{query.ObjectOutboxes(t, l)})
+			results, err := a.runRead(c.Context(), "inspect", func(t query.Target) query.Script { return query.Script{query.ObjectOutboxes(t, l)} })
 			if err != nil || results == nil {
 				return err
 			}
@@ -182,7 +183,9 @@ oldest message. No index leads with category, so this reads the table.`),
 			if err != nil {
 				return err
 			}
-			results, err := a.runRead(c.Context(), "inspect", query.Script{query.CategoryDepth(t, query.Enum{Value: cat.Value, Name: cat.Name})})
+			results, err := a.runRead(c.Context(), "inspect", func(t query.Target) query.Script {
+				return query.Script{query.CategoryDepth(t, query.Enum{Value: cat.Value, Name: cat.Name})}
+			})
 			if err != nil || results == nil {
 				return err
 			}
@@ -217,7 +220,7 @@ func newInspectMessageCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			results, err := a.runRead(c.Context(), "inspect", query.Script{query.Message(t, id)})
+			results, err := a.runRead(c.Context(), "inspect", func(t query.Target) query.Script { return query.Script{query.Message(t, id)} })
 			if err != nil || results == nil {
 				return err
 			}
@@ -246,11 +249,7 @@ in one pass (Sentry's get_total_outbox_count and get_category_depths).`),
   outboxctl depth --silo control --cell us -o json`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			t, err := a.target()
-			if err != nil {
-				return err
-			}
-			results, err := a.runRead(c.Context(), "depth", query.Script{query.Depth(t)})
+			results, err := a.runRead(c.Context(), "depth", func(t query.Target) query.Script { return query.Script{query.Depth(t)} })
 			if err != nil || results == nil {
 				return err
 			}

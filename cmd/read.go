@@ -18,24 +18,79 @@ import (
 const connectHint = "note: no database given, so this is the SQL rather than its result; to run it, pass " +
 	"--dsn postgres://USER@HOST:5432/DB (or set OUTBOXCTL_DSN, or PGHOST and PGDATABASE)"
 
-// runRead prints script (on --print-sql, or when no database is given) or runs it in one
-// read-only snapshot. It returns nil results when it printed.
-func (a *app) runRead(ctx context.Context, command string, script query.Script) ([]*query.Result, error) {
-	printOnly, noDB := a.wantsSQL()
-	if printOnly {
-		return nil, a.printScript(script, noDB)
+// session is one read-only snapshot of the database, with what introspection learned.
+type session struct {
+	ctx    context.Context
+	tx     pgx.Tx
+	target query.Target
+	schema query.Schema
+}
+
+// run executes one statement in the snapshot.
+func (s *session) run(st query.Statement) (*query.Result, error) {
+	res, err := query.Run(s.ctx, s.tx, st)
+	if err != nil {
+		return nil, db.Classify(err, st.Name)
+	}
+	return res, nil
+}
+
+// introspected lists the tables every read session looks up.
+func introspected(t query.Target) []string {
+	names := []string{t.TableName()}
+	for _, n := range []string{query.CellTable, query.ControlTable, query.OptionTable, query.ControlOptionTable} {
+		if n != t.TableName() {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// readSession connects, opens a read-only snapshot, checks that the target is an outbox
+// table (adapting to its cell column), and calls fn.
+func (a *app) readSession(ctx context.Context, command string, fn func(*session) error) error {
+	t, err := a.target()
+	if err != nil {
+		return err
 	}
 	conn, err := a.connect(ctx, command)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	return db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
+		s := &session{ctx: ctx, tx: tx, target: t}
+		s.schema, err = query.LoadSchema(ctx, tx, t.Schema, introspected(t))
+		if err != nil {
+			return db.Classify(err, "introspect")
+		}
+		if err := s.schema.CheckOutbox(t); err != nil {
+			return err
+		}
+		if t.Control() {
+			s.target.CellColumn = s.schema.Table(t.TableName()).CellColumn
+		}
+		return fn(s)
+	})
+}
+
+// runRead prints the script build makes (on --print-sql, or when no database is given) or
+// runs it in one read-only snapshot. It returns nil results when it printed.
+func (a *app) runRead(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error) {
+	printOnly, noDB := a.wantsSQL()
+	if printOnly {
+		t, err := a.target()
+		if err != nil {
+			return nil, err
+		}
+		return nil, a.printScript(build(t), noDB)
+	}
 	var results []*query.Result
-	err = db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
-		for _, st := range script {
-			res, err := query.Run(ctx, tx, st)
+	err := a.readSession(ctx, command, func(s *session) error {
+		for _, st := range build(s.target) {
+			res, err := s.run(st)
 			if err != nil {
-				return db.Classify(err, st.Name)
+				return err
 			}
 			results = append(results, res)
 		}

@@ -43,7 +43,11 @@ func TestScripts(t *testing.T) {
 			if strings.Contains(env.WorkDir, "text_payload") {
 				payload = fixture.PayloadText
 			}
-			if err := fixture.Create(ctx, pool, schema, fixture.Options{Payload: payload}); err != nil {
+			optionValue := fixture.PayloadJSONB
+			if strings.Contains(env.WorkDir, "text_options") {
+				optionValue = fixture.PayloadText
+			}
+			if err := fixture.Create(ctx, pool, schema, fixture.Options{Payload: payload, OptionValue: optionValue}); err != nil {
 				return err
 			}
 			env.Defer(func() {

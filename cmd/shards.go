@@ -1,11 +1,15 @@
 package cmd
 
 import (
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/report"
@@ -16,8 +20,31 @@ type shardsOptions struct {
 	Scope    string
 	Category string
 	Shard    string
-	Limit    int
-	MinDepth int
+	Limit       int
+	MinDepth    int
+	FailIfDepth int64
+}
+
+// checkDepth implements --fail-if-depth: exit 3 naming the deepest offending shard.
+func (o *shardsOptions) checkDepth(res *query.Result) error {
+	if o.FailIfDepth <= 0 {
+		return nil
+	}
+	depthC, scopeC, shardC := res.Col("depth"), res.Col("shard_scope"), res.Col("shard_identifier")
+	for _, r := range res.Rows {
+		if d, _ := r[depthC].(int64); d > o.FailIfDepth {
+			return &exitError{code: ExitThreshold, msg: fmt.Sprintf("shard %v/%v holds %d rows, more than --fail-if-depth %d", r[scopeC], r[shardC], d, o.FailIfDepth)}
+		}
+	}
+	return nil
+}
+
+// killswitchTable is the options table printed SQL reads the kill switches from.
+func killswitchTable(t query.Target) string {
+	if t.Silo == query.SiloControl {
+		return query.ControlOptionTable
+	}
+	return query.OptionTable
 }
 
 func newShardsCmd(a *app) *cobra.Command {
@@ -66,29 +93,67 @@ each failed attempt) and when Sentry last claimed the shard.`),
 				}
 				f.Shard = &id
 			}
-			t, err := a.target()
-			if err != nil {
-				return err
+			if o.FailIfDepth < 0 {
+				return usageErrorf("outboxctl shards --fail-if-depth 10000", "`--fail-if-depth` must not be negative")
 			}
-			st := query.TopShards(t, f)
-			title := "Deepest shards"
-			if o.Stuck {
-				st = query.StuckShards(t, f)
-				title = "Shards in backoff"
+			build := func(t query.Target) query.Statement {
+				if o.Stuck {
+					return query.StuckShards(t, f)
+				}
+				return query.TopShards(t, f)
 			}
-			results, err := a.runRead(c.Context(), "shards", query.Script{st})
-			if err != nil || results == nil {
-				return err
+			if printOnly, noDB := a.wantsSQL(); printOnly {
+				t, err := a.target()
+				if err != nil {
+					return err
+				}
+				return a.printScript(query.Script{build(t), options.KillswitchStatement(t.Schema, killswitchTable(t))}, noDB)
 			}
 			reg, err := a.registry()
 			if err != nil {
 				return err
 			}
-			p := a.printer()
-			if len(results[0].Rows) == 0 && !p.Structured() {
-				p.Notef("no shards matched")
+			var res *query.Result
+			var ks *options.Killswitches
+			var ksErr error
+			err = a.readSession(c.Context(), "shards", func(s *session) error {
+				if res, err = s.run(build(s.target)); err != nil {
+					return err
+				}
+				ks, ksErr = options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
+				if ksErr != nil && ks == nil {
+					return db.Classify(ksErr, "killswitch-options")
+				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			return p.Print(render.Doc{{Name: "shards", Title: title, Table: report.Table(reg, results[0])}})
+			p := a.printer()
+			tbl := report.Table(reg, res)
+			report.ShardStates(tbl, res, ks, time.Now())
+			if !p.Structured() {
+				if len(res.Rows) == 0 {
+					p.Notef("no shards matched")
+				}
+				if !ks.Known() {
+					p.Warnf("no sentry_option or sentry_controloption table here: kill-switch state unknown")
+				}
+				for key, strays := range ks.Strays {
+					p.Warnf("option %s lists %v, which disable nothing: Sentry compares integers", key, strays)
+				}
+			}
+			title := "Deepest shards"
+			if o.Stuck {
+				title = "Shards in backoff"
+			}
+			if err := p.Print(render.Doc{{Name: "shards", Title: title, Table: tbl}}); err != nil {
+				return err
+			}
+			if ksErr != nil {
+				return ksErr
+			}
+			return o.checkDepth(res)
 		},
 	}
 	fl := c.Flags()
@@ -97,7 +162,8 @@ each failed attempt) and when Sentry last claimed the shard.`),
 	fl.StringVar(&o.Category, "category", "", "only shards holding this category (name or integer); depth counts its rows")
 	fl.StringVar(&o.Shard, "shard", "", "only this shard id")
 	fl.IntVar(&o.Limit, "limit", query.DefaultLimit, "at most this many shards")
-	fl.IntVar(&o.MinDepth, "min-depth", 0, "only shards with at least this many rows (without --stuck)")
+	fl.IntVar(&o.MinDepth, "min-depth", 0, "only shards with at least this many rows")
+	fl.Int64Var(&o.FailIfDepth, "fail-if-depth", 0, "exit 3 when a listed shard holds more rows than this (for alerts and runbooks)")
 	_ = c.RegisterFlagCompletionFunc("scope", a.completeNames(enums.KindScope))
 	_ = c.RegisterFlagCompletionFunc("category", a.completeNames(enums.KindCategory))
 	return c

@@ -110,7 +110,7 @@ func TopShards(t Target, f ShardFilter) Statement {
 )
 SELECT %[6]stop.shard_scope, top.shard_identifier, top.depth,
        s.coalesce_groups, s.categories, s.next_attempt, s.next_attempt <= now() AS due,
-       s.oldest_message
+       head.last_delay_seconds, head.last_attempt, s.oldest_message
   FROM top
  CROSS JOIN LATERAL (
     SELECT count(DISTINCT (o.category, o.object_identifier)) AS coalesce_groups,
@@ -120,6 +120,14 @@ SELECT %[6]stop.shard_scope, top.shard_identifier, top.depth,
       FROM %[2]s o
      WHERE %[7]s%[8]s
  ) s
+ CROSS JOIN LATERAL (
+    SELECT extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
+           o.scheduled_from AS last_attempt
+      FROM %[2]s o
+     WHERE %[7]s
+     ORDER BY o.id
+     LIMIT 1
+ ) head
  ORDER BY top.depth DESC, %[9]s`,
 		keys, t.From(), b.whereClause("     "), having, b.arg("limit", limitOrDefault(f.Limit), ""),
 		selectCell(t, "top"), t.sameShard("o", "top", "     "), catPred, strings.Join(t.shardCols("top"), ", "))
@@ -129,7 +137,8 @@ SELECT %[6]stop.shard_scope, top.shard_identifier, top.depth,
 			"Deepest shards of " + t.Describe() + ", " + depthOf + " per shard.",
 			"depth = rows waiting; coalesce_groups = distinct (category, object_identifier), the deliveries",
 			"actually left (Sentry delivers only the newest row of each group); next_attempt = earliest",
-			"scheduled_for, the shard is due when it is in the past.",
+			"scheduled_for, the shard is due when it is in the past; last_delay_seconds and last_attempt come",
+			"from the lowest-id row, which Sentry locks and derives the next backoff step from.",
 		},
 		Text: tidy(text),
 		Args: b.args,

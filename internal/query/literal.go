@@ -14,7 +14,8 @@ import (
 // standard_conforming_strings setting: integers as digits, strings single-quoted with quotes
 // doubled, and strings holding a backslash as escape-string literals (E'...') with
 // backslashes doubled too, which read the same under either setting. A value PostgreSQL text cannot hold (a NUL
-// byte, invalid UTF-8) is refused, never altered.
+// byte, invalid UTF-8) is refused, never altered. Arrays carry no cast: the SQL around the
+// placeholder casts (@ids::bigint[]), which types the bound parameter the same way.
 func Literal(v any) (string, error) {
 	switch x := v.(type) {
 	case nil:
@@ -39,7 +40,7 @@ func Literal(v any) (string, error) {
 		for i, n := range x {
 			parts[i] = strconv.FormatInt(n, 10)
 		}
-		return "ARRAY[" + strings.Join(parts, ", ") + "]::bigint[]", nil
+		return "ARRAY[" + strings.Join(parts, ", ") + "]", nil
 	case []string:
 		parts := make([]string, len(x))
 		for i, s := range x {
@@ -49,7 +50,7 @@ func Literal(v any) (string, error) {
 			}
 			parts[i] = q
 		}
-		return "ARRAY[" + strings.Join(parts, ", ") + "]::text[]", nil
+		return "ARRAY[" + strings.Join(parts, ", ") + "]", nil
 	}
 	return "", fmt.Errorf("query: no literal form for %T", v)
 }

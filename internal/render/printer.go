@@ -76,6 +76,32 @@ type Table struct {
 	// MachineOnly columns (raw enum integers next to their names) are left out of terminal
 	// and Markdown tables; JSON, JSONL, CSV and tab-separated output keep every column.
 	MachineOnly map[string]bool
+	// HumanOnly columns (a sentence summing up other columns) are shown only on a terminal
+	// and in Markdown.
+	HumanOnly map[string]bool
+}
+
+// machine returns the table as scripts see it: every column but the human-only ones.
+func (t *Table) machine() *Table {
+	if len(t.HumanOnly) == 0 {
+		return t
+	}
+	out := &Table{}
+	var keep []int
+	for i, c := range t.Columns {
+		if !t.HumanOnly[c] {
+			keep = append(keep, i)
+			out.Columns = append(out.Columns, c)
+		}
+	}
+	for _, r := range t.Rows {
+		row := make([]any, len(keep))
+		for j, i := range keep {
+			row[j] = r[i]
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	return out
 }
 
 // human returns the table as a person sees it: machine-only columns dropped, labels applied.
@@ -261,6 +287,7 @@ func (o orderedObject) MarshalJSON() ([]byte, error) {
 }
 
 func tableObjects(t *Table) []orderedObject {
+	t = t.machine()
 	out := make([]orderedObject, 0, len(t.Rows))
 	for _, r := range t.Rows {
 		out = append(out, orderedObject{keys: t.Columns, vals: r})
@@ -404,10 +431,11 @@ func (p *Printer) printCSV(doc Doc) error {
 			fmt.Fprintln(p.s.Out)
 		}
 		if s.Table != nil {
-			if err := w.Write(s.Table.Columns); err != nil {
+			t := s.Table.machine()
+			if err := w.Write(t.Columns); err != nil {
 				return fmt.Errorf("writing CSV: %w", err)
 			}
-			for _, r := range s.Table.Rows {
+			for _, r := range t.Rows {
 				if err := w.Write(csvRow(r)); err != nil {
 					return fmt.Errorf("writing CSV: %w", err)
 				}
@@ -533,7 +561,7 @@ func (p *Printer) printTerminal(doc Doc, tty bool) error {
 
 func (p *Printer) printTSV(s Section) error {
 	if s.Table != nil {
-		for _, r := range s.Table.Rows {
+		for _, r := range s.Table.machine().Rows {
 			cells := make([]string, len(r))
 			for j, v := range r {
 				cells[j] = tsvEscape(plain(v))

@@ -2,7 +2,8 @@
 -- Deepest shards of sentry_controloutbox (control silo), cell 'x''; DROP TABLE y; --', rows per shard.
 -- depth = rows waiting; coalesce_groups = distinct (category, object_identifier), the deliveries
 -- actually left (Sentry delivers only the newest row of each group); next_attempt = earliest
--- scheduled_for, the shard is due when it is in the past.
+-- scheduled_for, the shard is due when it is in the past; last_delay_seconds and last_attempt come
+-- from the lowest-id row, which Sentry locks and derives the next backoff step from.
 WITH top AS (
     SELECT o.region_name, o.shard_scope, o.shard_identifier, count(*) AS depth
       FROM sentry_controloutbox o
@@ -13,7 +14,7 @@ WITH top AS (
 )
 SELECT top.region_name, top.shard_scope, top.shard_identifier, top.depth,
        s.coalesce_groups, s.categories, s.next_attempt, s.next_attempt <= now() AS due,
-       s.oldest_message
+       head.last_delay_seconds, head.last_attempt, s.oldest_message
   FROM top
  CROSS JOIN LATERAL (
     SELECT count(DISTINCT (o.category, o.object_identifier)) AS coalesce_groups,
@@ -25,4 +26,14 @@ SELECT top.region_name, top.shard_scope, top.shard_identifier, top.depth,
        AND o.shard_scope = top.shard_scope
        AND o.shard_identifier = top.shard_identifier
  ) s
+ CROSS JOIN LATERAL (
+    SELECT extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
+           o.scheduled_from AS last_attempt
+      FROM sentry_controloutbox o
+     WHERE o.region_name = top.region_name
+       AND o.shard_scope = top.shard_scope
+       AND o.shard_identifier = top.shard_identifier
+     ORDER BY o.id
+     LIMIT 1
+ ) head
  ORDER BY top.depth DESC, top.region_name, top.shard_scope, top.shard_identifier;

@@ -1,0 +1,247 @@
+// Package options reads and writes the values of Sentry's options tables (sentry_option,
+// sentry_controloption). A value is stored in one of three encodings, depending on when it was
+// last written (reference §5.2):
+//
+//   - a base64 pickle (django-picklefield, protocol 2 by default; protocols 0–5 and zlib
+//     compression are possible), in a text column, until March 2023;
+//   - JSON in a text column, until mid-2025;
+//   - jsonb, after.
+//
+// Reading follows Sentry's own order (PICKLE_READ_JSON): JSON first, then base64 pickle.
+// Pickles are decoded by a decoder that builds plain values and runs no code, with the input
+// size capped. Writing is always JSON.
+package options
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+
+	ogorek "github.com/kisielk/og-rek"
+)
+
+// MaxValueSize caps the stored value outboxctl decodes (a kill-switch list of 10,000 ids is
+// under 100 KB as JSON).
+const MaxValueSize = 1 << 20
+
+// Encoding names how a value was stored.
+type Encoding string
+
+// The encodings Sentry has used.
+const (
+	EncodingJSON       Encoding = "json"
+	EncodingPickle     Encoding = "pickle"
+	EncodingPickleZlib Encoding = "pickle+zlib"
+)
+
+// Value is a decoded option value.
+type Value struct {
+	Key      string
+	Encoding Encoding
+	// Data is the value as JSON would hold it: nil, bool, json.Number, string, []any, map[string]any.
+	Data any
+}
+
+// MalformedError says which option could not be read and how its raw value starts.
+type MalformedError struct {
+	Key    string
+	Start  string
+	Reason string
+}
+
+func (e *MalformedError) Error() string {
+	return fmt.Sprintf("option %s has a malformed value (starts %q): %s; fix it with `sentry config set %s …` or outboxctl killswitch",
+		e.Key, e.Start, e.Reason, e.Key)
+}
+
+func malformed(key, raw, reason string) error {
+	start := raw
+	if len(start) > 40 {
+		start = start[:40] + "…"
+	}
+	return &MalformedError{Key: key, Start: start, Reason: reason}
+}
+
+// Decode reads a raw stored value (the column's text form; jsonb arrives as JSON text).
+func Decode(key, raw string) (Value, error) {
+	if len(raw) > MaxValueSize {
+		return Value{}, malformed(key, raw, fmt.Sprintf("larger than %d bytes", MaxValueSize))
+	}
+	trimmed := strings.TrimSpace(raw)
+	dec := json.NewDecoder(strings.NewReader(trimmed))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err == nil && !dec.More() {
+		return Value{Key: key, Encoding: EncodingJSON, Data: v}, nil
+	}
+	// Base64 pickles are never valid JSON (Sentry relies on that too, PR #36350).
+	data, err := base64.StdEncoding.DecodeString(trimmed)
+	if err != nil {
+		return Value{}, malformed(key, raw, "neither JSON nor a base64 pickle")
+	}
+	enc := EncodingPickle
+	if len(data) >= 2 && data[0] == 0x78 && (uint16(data[0])<<8|uint16(data[1]))%31 == 0 {
+		zr, err := zlib.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return Value{}, malformed(key, raw, "bad zlib stream: "+err.Error())
+		}
+		inflated, err := io.ReadAll(io.LimitReader(zr, MaxValueSize+1))
+		if err != nil {
+			return Value{}, malformed(key, raw, "bad zlib stream: "+err.Error())
+		}
+		if len(inflated) > MaxValueSize {
+			return Value{}, malformed(key, raw, fmt.Sprintf("inflates to more than %d bytes", MaxValueSize))
+		}
+		data, enc = inflated, EncodingPickleZlib
+	}
+	obj, err := ogorek.NewDecoder(bytes.NewReader(data)).Decode()
+	if err != nil {
+		return Value{}, malformed(key, raw, "bad pickle: "+err.Error())
+	}
+	plain, err := fromPickle(obj, 0)
+	if err != nil {
+		return Value{}, malformed(key, raw, err.Error())
+	}
+	return Value{Key: key, Encoding: enc, Data: plain}, nil
+}
+
+// fromPickle turns decoded pickle objects into the values JSON would hold. Anything that is
+// not plain data (a class, a call, a persistent reference) is refused, never instantiated.
+func fromPickle(v any, depth int) (any, error) {
+	if depth > 32 {
+		return nil, errors.New("value nested too deeply")
+	}
+	switch x := v.(type) {
+	case nil, ogorek.None:
+		return nil, nil
+	case bool:
+		return x, nil
+	case int64:
+		return json.Number(strconv.FormatInt(x, 10)), nil
+	case *big.Int:
+		return json.Number(x.String()), nil
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return nil, fmt.Errorf("float %v has no JSON form", x)
+		}
+		return json.Number(strconv.FormatFloat(x, 'g', -1, 64)), nil
+	case string:
+		return x, nil
+	case ogorek.Bytes:
+		return string(x), nil
+	case ogorek.ByteString:
+		return string(x), nil
+	case []any:
+		return listFromPickle(x, depth)
+	case ogorek.Tuple:
+		return listFromPickle([]any(x), depth)
+	case map[any]any:
+		out := map[string]any{}
+		for k, e := range x {
+			ks, ok := k.(string)
+			if !ok {
+				return nil, fmt.Errorf("dict key %v is not a string", k)
+			}
+			pv, err := fromPickle(e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[ks] = pv
+		}
+		return out, nil
+	case ogorek.Dict:
+		out := map[string]any{}
+		var ferr error
+		x.Iter()(func(k, e any) bool {
+			ks, ok := k.(string)
+			if !ok {
+				ferr = fmt.Errorf("dict key %v is not a string", k)
+				return false
+			}
+			pv, err := fromPickle(e, depth+1)
+			if err != nil {
+				ferr = err
+				return false
+			}
+			out[ks] = pv
+			return true
+		})
+		return out, ferr
+	}
+	return nil, fmt.Errorf("pickle holds %T, not plain data; outboxctl decodes only lists, tuples, dicts, numbers and strings", v)
+}
+
+func listFromPickle(items []any, depth int) ([]any, error) {
+	out := make([]any, len(items))
+	for i, e := range items {
+		pv, err := fromPickle(e, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = pv
+	}
+	return out, nil
+}
+
+// IDs reads a Sequence option of shard ids, as should_skip_shard uses it. Sentry compares
+// `shard_identifier in <list>`, so only integers match: a string "42" in the list disables
+// nothing, and is reported in strays rather than silently counted.
+func (v Value) IDs() (ids []int64, strays []string, err error) {
+	if v.Data == nil {
+		return nil, nil, nil
+	}
+	items, ok := v.Data.([]any)
+	if !ok {
+		return nil, nil, &MalformedError{Key: v.Key, Start: fmt.Sprint(v.Data), Reason: "not a list"}
+	}
+	for _, it := range items {
+		switch x := it.(type) {
+		case json.Number:
+			n, err := x.Int64()
+			if err != nil {
+				strays = append(strays, x.String())
+				continue
+			}
+			ids = append(ids, n)
+		default:
+			strays = append(strays, fmt.Sprintf("%v", it))
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, strays, nil
+}
+
+// Int reads an Int option (outbox_replication.<table>.replication_version).
+func (v Value) Int() (int64, error) {
+	switch x := v.Data.(type) {
+	case json.Number:
+		n, err := x.Int64()
+		if err == nil {
+			return n, nil
+		}
+	case string:
+		// Sentry's Int type coerces strings.
+		if n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64); err == nil {
+			return n, nil
+		}
+	}
+	return 0, &MalformedError{Key: v.Key, Start: fmt.Sprint(v.Data), Reason: "not an integer"}
+}
+
+// EncodeIDs writes a list of shard ids as Sentry's JSON encoder would: compact, integers.
+func EncodeIDs(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}

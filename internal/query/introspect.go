@@ -1,0 +1,152 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Table names outboxctl looks for besides the target.
+const (
+	OptionTable        = "sentry_option"
+	ControlOptionTable = "sentry_controloption"
+	CellWatermark      = "hybridcloud_celloutboxbackfillwatermark"
+	ControlWatermark   = "hybridcloud_controloutboxbackfillwatermark"
+)
+
+// TableInfo is what introspection learns about one table.
+type TableInfo struct {
+	Name    string // as looked up (schema-qualified when a schema is set)
+	Present bool
+	// PayloadType is the outbox payload column's type: "jsonb" (Sentry since Aug 2025) or
+	// "text" (before).
+	PayloadType string
+	// CellColumn is the control outbox's cell column: region_name in every Sentry version.
+	CellColumn string
+	// ValueType is an options table's value column type: "text" (pickle or JSON) or "jsonb".
+	ValueType string
+	// OutboxColumns counts Sentry's outbox columns present (7 for a real outbox table).
+	OutboxColumns int64
+}
+
+// Schema is what introspection learns about the database.
+type Schema struct {
+	Tables map[string]TableInfo // by unqualified name
+}
+
+// Table returns what is known about name (unqualified).
+func (s Schema) Table(name string) TableInfo { return s.Tables[name] }
+
+// outboxColumns are the columns every Sentry outbox table has.
+var outboxColumns = []string{"id", "shard_scope", "shard_identifier", "category", "object_identifier", "scheduled_from", "scheduled_for"} //nolint:gochecknoglobals // constant list
+
+// Introspect looks up tables (unqualified names, qualified with schema when set) in the
+// catalog: whether they exist, their payload or value column type, and the control table's
+// cell column. It reads only the catalog, so it is cheap and needs no privilege on the tables.
+func Introspect(schema string, tables []string) Statement {
+	b := newBuilder()
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		names[i] = Ident(t)
+		if schema != "" {
+			names[i] = Ident(schema) + "." + Ident(t)
+		}
+	}
+	text := fmt.Sprintf(`SELECT t.name,
+       c.oid IS NOT NULL AS present,
+       (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+         WHERE a.attrelid = c.oid AND a.attname = 'payload' AND NOT a.attisdropped) AS payload_type,
+       (SELECT a.attname::text FROM pg_attribute a
+         WHERE a.attrelid = c.oid AND a.attname IN ('region_name', 'cell_name') AND NOT a.attisdropped
+         ORDER BY a.attname DESC LIMIT 1) AS cell_column,
+       (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+         WHERE a.attrelid = c.oid AND a.attname = 'value' AND NOT a.attisdropped) AS value_type,
+       (SELECT count(*) FROM pg_attribute a
+         WHERE a.attrelid = c.oid AND a.attname = ANY (%s::text[]) AND NOT a.attisdropped) AS outbox_columns
+  FROM unnest(%s::text[]) WITH ORDINALITY AS t(name, n)
+  LEFT JOIN pg_class c ON c.oid = to_regclass(t.name)
+ ORDER BY t.n`, b.arg("outbox_columns", outboxColumns, ""), b.arg("tables", names, ""))
+	return Statement{
+		Name: "introspect",
+		Doc: []string{
+			"Which of outboxctl's tables exist, and the column types it adapts to",
+			"(payload: jsonb since Aug 2025, text before; option value: jsonb or text).",
+		},
+		Text: tidy(text),
+		Args: b.args,
+	}
+}
+
+// LoadSchema runs Introspect and reads its rows.
+func LoadSchema(ctx context.Context, q Querier, schema string, tables []string) (Schema, error) {
+	res, err := Run(ctx, q, Introspect(schema, tables))
+	if err != nil {
+		return Schema{}, err
+	}
+	s := Schema{Tables: map[string]TableInfo{}}
+	for i, r := range res.Rows {
+		ti := TableInfo{Name: str(r[0]), Present: r[1] == true, PayloadType: str(r[2]), CellColumn: str(r[3]), ValueType: str(r[4])}
+		if n, ok := r[5].(int64); ok {
+			ti.OutboxColumns = n
+		}
+		s.Tables[tables[i]] = ti
+	}
+	return s, nil
+}
+
+func str(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return ""
+}
+
+// CheckOutbox explains, in one line, why a table cannot be read as an outbox.
+func (s Schema) CheckOutbox(t Target) error {
+	ti, ok := s.Tables[t.TableName()]
+	where := "the search_path"
+	if t.Schema != "" {
+		where = "schema " + t.Schema
+	}
+	switch {
+	case !ok || !ti.Present:
+		others := []string{}
+		for _, name := range []string{CellTable, ControlTable} {
+			if o := s.Tables[name]; o.Present && name != t.TableName() {
+				others = append(others, name)
+			}
+		}
+		hint := "this does not look like Sentry's database: check --dsn, or point at the tables with --schema or --table"
+		if len(others) > 0 {
+			hint = "this database has " + strings.Join(others, " and ") + ": pick it with --silo"
+		}
+		return fmt.Errorf("no outbox table %s in %s; %s", t.TableName(), where, hint)
+	case ti.OutboxColumns < int64(len(outboxColumns)):
+		return fmt.Errorf("table %s in %s lacks Sentry's outbox columns (%s); check --table", t.TableName(), where, strings.Join(outboxColumns, ", "))
+	case t.Control() && ti.CellColumn == "":
+		return fmt.Errorf("control outbox %s has no region_name (or cell_name) column; check --table and --silo", t.TableName())
+	}
+	return nil
+}
+
+// OptionValues reads options by key from an options table.
+func OptionValues(schema, table string, keys []string) Statement {
+	b := newBuilder()
+	from := Ident(table)
+	if schema != "" {
+		from = Ident(schema) + "." + from
+	}
+	text := fmt.Sprintf(`SELECT o.key, o.value::text AS value, o.last_updated, o.last_updated_by
+  FROM %s o
+ WHERE o.key = ANY (%s::text[])
+ ORDER BY o.key`, from, b.arg("keys", keys, ""))
+	return Statement{
+		Name: "option-values",
+		Doc: []string{
+			"Options from " + from + ". Values are JSON (jsonb, or text since 2023) or, when last",
+			"written before March 2023, a base64 pickle: outboxctl decodes all three.",
+		},
+		Text: tidy(text),
+		Args: b.args,
+	}
+}

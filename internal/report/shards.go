@@ -1,0 +1,118 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/outboxctl/outboxctl/internal/drain"
+	"github.com/outboxctl/outboxctl/internal/options"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
+)
+
+// StateColumns are the columns ShardStates adds, in order. The machine ones are stable JSON
+// keys; "detail" is a sentence for a person.
+var StateColumns = []string{"state", "detail", "backoff_seconds", "next_attempt_in_seconds", "attempts_estimate", "at_cap", "killswitched"} //nolint:gochecknoglobals // constant list
+
+// ShardStates classifies every shard row of res (which must carry shard_scope,
+// shard_identifier, depth, next_attempt, last_delay_seconds and last_attempt) and appends the
+// state columns to t, whose rows are res's rows in the same order.
+func ShardStates(t *render.Table, res *query.Result, ks *options.Killswitches, now time.Time) {
+	col := func(name string) int { return res.Col(name) }
+	scopeC, shardC, depthC := col("shard_scope"), col("shard_identifier"), col("depth")
+	nextC, delayC, claimC := col("next_attempt"), col("last_delay_seconds"), col("last_attempt")
+	if t.HumanOnly == nil {
+		t.HumanOnly = map[string]bool{}
+	}
+	for _, c := range []string{"backoff_seconds", "next_attempt_in_seconds", "attempts_estimate", "at_cap", "killswitched"} {
+		t.MachineOnly[c] = true
+	}
+	t.HumanOnly["detail"] = true
+	// On a terminal the detail sentence replaces the raw schedule columns.
+	for _, c := range []string{"next_attempt", "last_delay_seconds", "last_attempt", "due"} {
+		t.MachineOnly[c] = true
+	}
+	t.Columns = append(t.Columns, StateColumns...)
+	for i, r := range res.Rows {
+		sh := drain.Shard{Depth: asInt(r[depthC])}
+		sh.NextAttempt, _ = r[nextC].(time.Time)
+		sh.HeadScheduledFrom, _ = r[claimC].(time.Time)
+		if d, ok := r[delayC].(float64); ok && !sh.HeadScheduledFrom.IsZero() {
+			sh.HeadScheduledFor = sh.HeadScheduledFrom.Add(time.Duration(d * float64(time.Second)))
+		}
+		scope := int(asInt(r[scopeC]))
+		sh.Killswitched = ks.IsDisabled(scope, asInt(r[shardC]))
+		if scope != 0 && scope != 1 && ks.Known() {
+			f := false
+			sh.Killswitched = &f // only organization and user shards can be disabled
+		}
+		st := drain.Classify(now, sh)
+		var killed any
+		if sh.Killswitched != nil {
+			killed = *sh.Killswitched
+		}
+		t.Rows[i] = append(t.Rows[i],
+			stateText(st), detail(st),
+			round(st.Delay.Seconds()), round(st.NextIn.Seconds()), st.Attempts, st.AtCap, killed)
+	}
+}
+
+func stateText(st drain.Status) render.Styled {
+	tone := render.ToneNone
+	switch st.State {
+	case drain.StateReady:
+		tone = render.ToneGood
+	case drain.StateBackingOff:
+		tone = render.ToneWarn
+		if st.AtCap {
+			tone = render.ToneBad
+		}
+	case drain.StateKilled:
+		tone = render.ToneBad
+	case drain.StateInFlight, drain.StateEmpty, drain.StateUnknown:
+		tone = render.ToneMuted
+	}
+	return render.Styled{Text: string(st.State), Tone: tone}
+}
+
+// detail sums a state up for a person: "delay 8m32s, next in 3m1s, ~9 attempts".
+func detail(st drain.Status) string {
+	attempts := fmt.Sprintf("~%d attempts", st.Attempts)
+	if st.AttemptsAtLeast {
+		attempts = fmt.Sprintf("≥%d attempts", st.Attempts)
+	}
+	switch st.State {
+	case drain.StateBackingOff:
+		s := fmt.Sprintf("delay %s, next in %s, %s", render.Duration(st.Delay), render.Duration(st.NextIn), attempts)
+		if st.AtCap {
+			s += ", at 1 h cap: poison message?"
+		}
+		return s
+	case drain.StateInFlight:
+		return fmt.Sprintf("claimed %s ago (delay %s): probably draining now", render.Duration(st.SinceClaim), render.Duration(st.Delay))
+	case drain.StateKilled:
+		return "disabled by option: Sentry trims its head group hourly and delivers nothing"
+	case drain.StateReady:
+		if st.Attempts > 0 {
+			return fmt.Sprintf("due; head row's last delay %s (%s)", render.Duration(st.Delay), attempts)
+		}
+		return "due"
+	case drain.StateEmpty, drain.StateUnknown:
+	}
+	return ""
+}
+
+func asInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case int32:
+		return int64(x)
+	case int:
+		return int64(x)
+	}
+	return 0
+}
+
+func round(f float64) float64 { return math.Round(f*1000) / 1000 }
