@@ -16,10 +16,10 @@ import (
 )
 
 type shardsOptions struct {
-	Stuck    bool
-	Scope    string
-	Category string
-	Shard    string
+	Stuck       bool
+	Scope       string
+	Category    string
+	Shard       string
 	Limit       int
 	MinDepth    int
 	FailIfDepth int64
