@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -74,6 +75,11 @@ func newDemoSeedCmd(a *app) *cobra.Command {
 			o.Schema = a.demoSchema()
 			if err := a.confirm("outboxctl demo seed", fixture.DemoPlan(o), yes); err != nil {
 				return err
+			}
+			// Seeding millions of rows is one long statement per step: unless the operator chose a
+			// timeout, give it half an hour instead of the 30 s meant for diagnostics.
+			if f := c.Flag("statement-timeout"); f == nil || !f.Changed {
+				a.g.StatementTimeout = 30 * time.Minute
 			}
 			conn, err := a.connect(c.Context(), "demo")
 			if err != nil {

@@ -3,10 +3,13 @@ package cmd
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/report"
@@ -28,20 +31,26 @@ outboxes of one object, the pending rows of one category, or one message.`),
 
 func newInspectShardCmd(a *app) *cobra.Command {
 	var limit int
-	var all bool
+	var all, showPayload, exact bool
 	c := &cobra.Command{
 		Use:   "shard SCOPE ID",
 		Short: "Show a shard's backoff state, categories and messages",
 		Long: strings.TrimSpace(`
-Show one shard: its backoff state (depth, next attempt, the lowest-id row Sentry locks and
-derives the delay from), its depth per category, and its messages newest first. Each
-message is marked with its coalesce group: DELIVERS is true for the row Sentry will deliver
-(the newest of its (category, object) group); the others are superseded.
+Show one shard: its state (ready, backing off with the current delay and the estimated
+failed attempts, in flight, or kill-switched), the lowest-id row Sentry locks and derives
+the delay from, its depth per category, and its messages newest first. Each message is
+marked with its coalesce group: DELIVERS is true for the row Sentry will deliver (the newest
+of its (category, object) group); the others are superseded and will be deleted unsent.
+
+--all lists every message; with -o jsonl, csv or json (or piped) the rows stream as they are
+read, so memory stays flat however deep the shard. Payloads are cut to 80 characters in
+terminal tables unless --show-payload; JSON and CSV always carry them whole.
 
 In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 		Example: examples(`
   outboxctl inspect shard organization 42
-  outboxctl inspect shard USER_SCOPE 1001 --limit 200
+  outboxctl inspect shard USER_SCOPE 1001 --limit 200 --show-payload
+  outboxctl inspect shard organization 1 --all -o jsonl > shard-1.jsonl
   outboxctl inspect shard 0 42 --silo control --cell us --print-sql`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
@@ -57,45 +66,84 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 			if limit <= 0 {
 				return usageErrorf("outboxctl inspect shard "+args[0]+" "+args[1]+" --limit 50", "`--limit` must be positive")
 			}
-			t, err := a.target()
-			if err != nil {
-				return err
-			}
 			k := query.ShardKey{Scope: *scope, ID: id}
-			n := limit
-			if all {
-				n = -1
+			messages := func(t query.Target) query.Statement {
+				if all {
+					return query.ShardMessagesAll(t, k)
+				}
+				return query.ShardMessages(t, k, limit, exact)
 			}
-			results, err := a.runRead(c.Context(), "inspect", func(t query.Target) query.Script {
-				return query.Script{query.ShardState(t, k), query.ShardCategories(t, k), query.ShardMessages(t, k, n)}
-			})
-			if err != nil || results == nil {
-				return err
+			if printOnly, noDB := a.wantsSQL(); printOnly {
+				t, err := a.target()
+				if err != nil {
+					return err
+				}
+				return a.printScript(query.Script{query.ShardState(t, k), query.ShardCategories(t, k), messages(t),
+					options.KillswitchStatement(t.Schema, killswitchTable(t))}, noDB)
 			}
 			reg, err := a.registry()
 			if err != nil {
 				return err
 			}
 			p := a.printer()
-			if len(results[0].Rows) == 0 {
-				if !p.Structured() {
-					p.Notef("shard %s/%d is empty in %s", scope.Name, id, t.Describe())
+			if showPayload {
+				p.MaxCell = 0
+			}
+			var ksErr error
+			err = a.readSession(c.Context(), "inspect", func(s *session) error {
+				stateRes, err := s.run(query.ShardState(s.target, k))
+				if err != nil {
+					return err
 				}
-			}
-			state := render.Section{Name: "shard", Title: fmt.Sprintf("Shard %s/%d", scope.Name, id), Table: report.Table(reg, results[0])}
-			if len(results[0].Rows) == 1 {
-				state = render.Section{Name: "shard", Title: state.Title, Card: report.Card(reg, results[0])}
-			}
-			return p.Print(render.Doc{
-				state,
-				{Name: "categories", Title: "Categories", Table: report.Table(reg, results[1])},
-				{Name: "messages", Title: "Messages (newest first)", Table: report.Table(reg, results[2])},
+				catRes, err := s.run(query.ShardCategories(s.target, k))
+				if err != nil {
+					return err
+				}
+				ks, err := options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
+				if err != nil && ks == nil {
+					return db.Classify(err, "killswitch-options")
+				}
+				ksErr = err
+				if len(stateRes.Rows) == 0 && !p.Structured() {
+					p.Notef("shard %s/%d is empty in %s", scope.Name, id, s.target.Describe())
+				}
+				state := report.Table(reg, stateRes)
+				report.ShardStates(state, stateRes, ks, time.Now())
+				head := render.Section{Name: "shard", Title: fmt.Sprintf("Shard %s/%d", scope.Name, id), Table: state}
+				if len(state.Rows) == 1 {
+					head = render.Section{Name: head.Name, Title: head.Title, Card: render.CardOf(state)}
+				}
+				doc := render.Doc{head, {Name: "categories", Title: "Categories", Table: report.Table(reg, catRes)}}
+				return a.streamMessages(s, p, doc, messages(s.target), reg)
 			})
+			if err != nil {
+				return err
+			}
+			return ksErr
 		},
 	}
 	c.Flags().IntVar(&limit, "limit", 50, "at most this many messages")
-	c.Flags().BoolVar(&all, "all", false, "every message of the shard (no limit)")
+	c.Flags().BoolVar(&all, "all", false, "every message of the shard (streams with -o jsonl, csv, json or when piped)")
+	c.Flags().BoolVar(&showPayload, "show-payload", false, "show whole payloads in terminal tables")
+	c.Flags().BoolVar(&exact, "exact", false, fmt.Sprintf("count every coalesce group exactly (by default a group is counted up to %d: %d means at least)", query.GroupCap, query.GroupCap))
 	return c
+}
+
+// streamMessages prints doc, then the rows of st as they arrive.
+func (a *app) streamMessages(s *session, p *render.Printer, doc render.Doc, st query.Statement, reg *enums.Registry) error {
+	var dec *report.Decorator
+	var ds *render.DocStream
+	err := query.Stream(s.ctx, s.tx, st, func(cols []string) error {
+		dec = report.NewDecorator(reg, cols)
+		ds = p.StartDoc(doc, render.Section{Name: "messages", Title: "Messages (newest first)", Table: dec.Table()})
+		return ds.Columns(dec.Columns)
+	}, func(row []any) error {
+		return ds.Row(dec.Row(row))
+	})
+	if err != nil {
+		return db.Classify(err, st.Name)
+	}
+	return ds.Close()
 }
 
 func newInspectObjectCmd(a *app) *cobra.Command {

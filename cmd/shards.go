@@ -23,6 +23,7 @@ type shardsOptions struct {
 	Limit       int
 	MinDepth    int
 	FailIfDepth int64
+	Exact       bool
 }
 
 // checkDepth implements --fail-if-depth: exit 3 naming the deepest offending shard.
@@ -68,7 +69,7 @@ each failed attempt) and when Sentry last claimed the shard.`),
   outboxctl shards --stuck --silo control --cell us -o json`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			f := query.ShardFilter{Limit: o.Limit, MinDepth: o.MinDepth}
+			f := query.ShardFilter{Limit: o.Limit, MinDepth: o.MinDepth, Exact: o.Exact}
 			if o.Limit < 0 || o.MinDepth < 0 {
 				return usageErrorf("outboxctl shards --limit 20", "`--limit` and `--min-depth` must not be negative")
 			}
@@ -163,6 +164,7 @@ each failed attempt) and when Sentry last claimed the shard.`),
 	fl.StringVar(&o.Shard, "shard", "", "only this shard id")
 	fl.IntVar(&o.Limit, "limit", query.DefaultLimit, "at most this many shards")
 	fl.IntVar(&o.MinDepth, "min-depth", 0, "only shards with at least this many rows")
+	fl.BoolVar(&o.Exact, "exact", false, fmt.Sprintf("count every coalesce group (by default a shard's groups are counted up to %d: %d means at least)", query.GroupCap, query.GroupCap))
 	fl.Int64Var(&o.FailIfDepth, "fail-if-depth", 0, "exit 3 when a listed shard holds more rows than this (for alerts and runbooks)")
 	_ = c.RegisterFlagCompletionFunc("scope", a.completeNames(enums.KindScope))
 	_ = c.RegisterFlagCompletionFunc("category", a.completeNames(enums.KindCategory))

@@ -23,6 +23,7 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 			Scope: enum(0, "ORGANIZATION_SCOPE"), Category: enum(2, "ORGANIZATION_UPDATE"), Limit: 5, MinDepth: 2,
 		})}
 	}},
+	{"top-shards-exact", func(t Target) Script { return Script{TopShards(t, ShardFilter{Exact: true, Category: enum(3, "ORGANIZATION_MEMBER_UPDATE")})} }},
 	{"stuck-shards", func(t Target) Script { return Script{StuckShards(t, ShardFilter{})} }},
 	{"stuck-shards-filtered", func(t Target) Script {
 		return Script{StuckShards(t, ShardFilter{
@@ -34,10 +35,13 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 	}},
 	{"inspect-shard", func(t Target) Script {
 		k := ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}
-		return Script{ShardState(t, k), ShardCategories(t, k), ShardMessages(t, k, 50)}
+		return Script{ShardState(t, k), ShardCategories(t, k), ShardMessages(t, k, 50, false)}
 	}},
 	{"inspect-shard-all", func(t Target) Script {
-		return Script{ShardMessages(t, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 2}, -1)}
+		return Script{ShardMessagesAll(t, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 2})}
+	}},
+	{"inspect-shard-exact", func(t Target) Script {
+		return Script{ShardMessages(t, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}, 10, true)}
 	}},
 	{"inspect-category", func(t Target) Script { return Script{CategoryDepth(t, Enum{2, "ORGANIZATION_UPDATE"})} }},
 	{"inspect-object-shard", func(t Target) Script {

@@ -166,7 +166,7 @@ func TestExpectedRows(t *testing.T) {
 		t.Fatalf("top shard = %v, want ORG/1 with depth 4 and 2 coalesce groups", top)
 	}
 
-	msgs := run(ShardMessages(cell, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}, 50))
+	msgs := run(ShardMessages(cell, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}, 50, false))
 	var delivers []bool
 	for _, m := range msgs {
 		delivers = append(delivers, m[4].(bool))

@@ -69,6 +69,8 @@ type ShardFilter struct {
 	Shard    *int64
 	Limit    int
 	MinDepth int
+	// Exact counts every coalesce group instead of stopping at GroupCap.
+	Exact bool
 }
 
 // TopShards answers "which shards are deepest?" (Sentry's get_shard_depths_descending) and
@@ -94,7 +96,7 @@ func TopShards(t Target, f ShardFilter) Statement {
 	}
 	catPred := ""
 	if f.Category != nil {
-		catPred = "\n       AND o.category = " + b.arg("category", f.Category.Value, f.Category.note())
+		catPred = "\n                                 AND o.category = " + b.arg("category", f.Category.Value, f.Category.note())
 	}
 	depthOf := "rows"
 	if f.Category != nil {
@@ -109,28 +111,32 @@ func TopShards(t Target, f ShardFilter) Statement {
      LIMIT %[5]s
 )
 SELECT %[6]stop.shard_scope, top.shard_identifier, top.depth,
-       s.coalesce_groups, s.categories, s.next_attempt, s.next_attempt <= now() AS due,
-       head.last_delay_seconds, head.last_attempt, s.oldest_message
+%[11]s AS coalesce_groups,
+%[12]s AS categories,
+       n.next_attempt, n.next_attempt <= now() AS due,
+       head.last_delay_seconds, head.last_attempt, head.oldest_message
   FROM top
  CROSS JOIN LATERAL (
-    SELECT count(DISTINCT (o.category, o.object_identifier)) AS coalesce_groups,
-           array_agg(DISTINCT o.category ORDER BY o.category) AS categories,
-           min(o.scheduled_for) AS next_attempt,
-           min(o.date_added) AS oldest_message
+    SELECT o.scheduled_for AS next_attempt
       FROM %[2]s o
-     WHERE %[7]s%[8]s
- ) s
+     WHERE %[10]s
+     ORDER BY o.scheduled_for
+     LIMIT 1
+ ) n
  CROSS JOIN LATERAL (
     SELECT extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
-           o.scheduled_from AS last_attempt
+           o.scheduled_from AS last_attempt,
+           o.date_added AS oldest_message
       FROM %[2]s o
-     WHERE %[7]s
+     WHERE %[10]s
      ORDER BY o.id
      LIMIT 1
  ) head
  ORDER BY top.depth DESC, %[9]s`,
 		keys, t.From(), b.whereClause("     "), having, b.arg("limit", limitOrDefault(f.Limit), ""),
-		selectCell(t, "top"), t.sameShard("o", "top", "     "), catPred, strings.Join(t.shardCols("top"), ", "))
+		selectCell(t, "top"), t.sameShard("o", "top", "                               "), catPred, strings.Join(t.shardCols("top"), ", "),
+		t.sameShard("o", "top", "     "),
+		groupCount(t, b, f, "top", catPred), categoryList(t, "top", catPred))
 	return Statement{
 		Name: "top-shards",
 		Doc: []string{
@@ -138,38 +144,101 @@ SELECT %[6]stop.shard_scope, top.shard_identifier, top.depth,
 			"depth = rows waiting; coalesce_groups = distinct (category, object_identifier), the deliveries",
 			"actually left (Sentry delivers only the newest row of each group); next_attempt = earliest",
 			"scheduled_for, the shard is due when it is in the past; last_delay_seconds and last_attempt come",
-			"from the lowest-id row, which Sentry locks and derives the next backoff step from.",
+			"from the lowest-id row, which Sentry locks and derives the next backoff step from; its",
+			"date_added is the shard's oldest message. Only the top rows pay for these columns;",
+			"coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).",
 		},
 		Text: tidy(text),
 		Args: b.args,
 	}
 }
 
+// groupCount is the coalesce_groups column of TopShards. Exact, it counts the distinct
+// (category, object_identifier) of the shard. Otherwise it walks them on the
+// (…, category, object_identifier) index, one probe per group, and stops at GroupCap: the
+// hot shard's few groups come out exact in a few probes, a shard of many distinct objects
+// says "at least GroupCap" without reading all of its rows.
+func groupCount(t Target, b *builder, f ShardFilter, alias, catPred string) string {
+	if f.Exact {
+		return fmt.Sprintf(`       (SELECT count(*) FROM (SELECT DISTINCT o.category, o.object_identifier
+                                FROM %s o
+                               WHERE %s%s) g)`, t.From(), t.sameShard("o", alias, "                               "), catPred)
+	}
+	return fmt.Sprintf(`       (WITH RECURSIVE g AS (
+          (SELECT o.category, o.object_identifier, 1 AS n
+             FROM %[1]s o
+            WHERE %[2]s%[3]s
+            ORDER BY o.category, o.object_identifier
+            LIMIT 1)
+          UNION ALL
+          SELECT nx.category, nx.object_identifier, g.n + 1
+            FROM g
+           CROSS JOIN LATERAL (
+              SELECT o.category, o.object_identifier
+                FROM %[1]s o
+               WHERE %[4]s
+                 AND (o.category, o.object_identifier) > (g.category, g.object_identifier)%[5]s
+               ORDER BY o.category, o.object_identifier
+               LIMIT 1
+           ) nx
+           WHERE g.n < %[6]s)
+        SELECT count(*) FROM g)`,
+		t.From(), t.sameShard("o", alias, "            "), catIndent(catPred, "              "),
+		t.sameShard("o", alias, "               "), catIndent(catPred, "                 "),
+		b.arg("group_cap", GroupCap, "count at most this many groups"))
+}
+
+// categoryList is the categories column: the shard's distinct categories, walked on the
+// (…, category, object_identifier) index, one probe per category (there are fewer than 50).
+func categoryList(t Target, alias, catPred string) string {
+	return fmt.Sprintf(`       ARRAY(WITH RECURSIVE c AS (
+               (SELECT o.category
+                  FROM %[1]s o
+                 WHERE %[2]s%[3]s
+                 ORDER BY o.category
+                 LIMIT 1)
+               UNION ALL
+               SELECT nx.category
+                 FROM c
+                CROSS JOIN LATERAL (
+                   SELECT o.category
+                     FROM %[1]s o
+                    WHERE %[4]s
+                      AND o.category > c.category%[5]s
+                    ORDER BY o.category
+                    LIMIT 1
+                ) nx)
+             SELECT c.category FROM c)`,
+		t.From(), t.sameShard("o", alias, "                 "), catIndent(catPred, "                   "),
+		t.sameShard("o", alias, "                    "), catIndent(catPred, "                      "))
+}
+
+// catIndent re-indents the optional category predicate for a WHERE at another depth.
+func catIndent(pred, indent string) string {
+	if pred == "" {
+		return ""
+	}
+	return "\n" + indent + "AND " + strings.TrimPrefix(strings.TrimSpace(pred), "AND ")
+}
+
 // StuckShards answers "which shards are in backoff?": shards whose every row is scheduled in
-// the future, so Sentry's scheduler (scheduled_for <= now) does not pick them. Instead of
-// scanning the table like the guide's template, it walks the distinct shard keys with a
-// recursive skip scan over the (shard_scope, shard_identifier, …) indexes and reads each
-// shard's earliest scheduled_for from the (…, scheduled_for) index: one index probe per shard.
+// the future, so Sentry's scheduler (scheduled_for <= now) does not pick them. Rows in the
+// future exist only in shards Sentry has claimed (new rows are scheduled in 2016), so the
+// candidates come from one index-only pass over the narrow (…, scheduled_for) index with
+// scheduled_for > now(), and each candidate is confirmed by one probe for its earliest
+// scheduled_for: a shard that also holds a fresh row is due, not stuck (the guide's template
+// counts it as stuck).
 func StuckShards(t Target, f ShardFilter) Statement {
 	b := newBuilder()
-	keys := t.shardCols("o")
-	keyList := strings.Join(keys, ", ")
-	var filters []string
+	b.and("o.scheduled_for > now()")
 	if f.Scope != nil {
-		filters = append(filters, "o.shard_scope = "+b.arg("scope", f.Scope.Value, f.Scope.note()))
+		b.and("o.shard_scope = " + b.arg("scope", f.Scope.Value, f.Scope.note()))
 	}
 	if f.Shard != nil {
-		filters = append(filters, "o.shard_identifier = "+b.arg("shard", *f.Shard, ""))
+		b.and("o.shard_identifier = " + b.arg("shard", *f.Shard, ""))
 	}
-	if t.Control() && t.Cell != "" {
-		filters = append(filters, "o."+t.cellCol()+" = "+b.arg("cell", t.Cell, ""))
-	}
-	anchorWhere := ""
-	stepWhere := ""
-	if len(filters) > 0 {
-		anchorWhere = "\n      WHERE " + strings.Join(filters, "\n        AND ")
-		stepWhere = "\n           AND " + strings.Join(filters, "\n           AND ")
-	}
+	b.cellFilter(t, "o")
+	keyList := strings.Join(t.shardCols("o"), ", ")
 	catFilter := ""
 	if f.Category != nil {
 		catFilter = fmt.Sprintf(`
@@ -178,61 +247,58 @@ func StuckShards(t Target, f ShardFilter) Statement {
                       AND o.category = %s)`,
 			t.From(), t.sameShard("o", "k", "                    "), b.arg("category", f.Category.Value, f.Category.note()))
 	}
-	kCols := strings.Join(t.shardCols("k"), ", ")
-	nCols := strings.Join(t.shardCols("nxt"), ", ")
-	text := fmt.Sprintf(`WITH RECURSIVE shard_keys AS (
-    (SELECT %[1]s
-       FROM %[2]s o%[3]s
-      ORDER BY %[1]s
-      LIMIT 1)
-    UNION ALL
-    SELECT %[4]s
-      FROM shard_keys k
-     CROSS JOIN LATERAL (
-        SELECT %[1]s
-          FROM %[2]s o
-         WHERE (%[1]s) > (%[5]s)%[6]s
-         ORDER BY %[1]s
-         LIMIT 1
-     ) nxt
+	minDepth := ""
+	if f.MinDepth > 0 {
+		minDepth = "\n     WHERE d.depth >= " + b.arg("min_depth", f.MinDepth, "")
+	}
+	text := fmt.Sprintf(`WITH candidates AS (
+    SELECT %[1]s
+      FROM %[2]s o
+%[3]s
+     GROUP BY %[1]s
 ),
 backing_off AS (
-    SELECT %[5]s, h.next_attempt
-      FROM shard_keys k
+    SELECT %[4]s, h.next_attempt
+      FROM candidates k
      CROSS JOIN LATERAL (
         SELECT o.scheduled_for AS next_attempt
           FROM %[2]s o
-         WHERE %[11]s
+         WHERE %[5]s
          ORDER BY o.scheduled_for
          LIMIT 1
      ) h
-     WHERE h.next_attempt > now()%[8]s
+     WHERE h.next_attempt > now()%[6]s
+),
+ranked AS (
+    SELECT k.*, d.depth
+      FROM backing_off k
+     CROSS JOIN LATERAL (
+        SELECT count(*) AS depth
+          FROM %[2]s o
+         WHERE %[5]s
+     ) d%[9]s
+     ORDER BY d.depth DESC, %[4]s
+     LIMIT %[10]s
 )
-SELECT %[9]sk.shard_scope, k.shard_identifier, s.depth, s.coalesce_groups, s.categories,
+SELECT %[7]sk.shard_scope, k.shard_identifier, k.depth,
+%[11]s AS coalesce_groups,
+%[12]s AS categories,
        k.next_attempt, head.last_delay_seconds, head.last_attempt,
-       s.oldest_message, s.newest_message
-  FROM backing_off k
- CROSS JOIN LATERAL (
-    SELECT count(*) AS depth,
-           count(DISTINCT (o.category, o.object_identifier)) AS coalesce_groups,
-           array_agg(DISTINCT o.category ORDER BY o.category) AS categories,
-           min(o.date_added) AS oldest_message,
-           max(o.date_added) AS newest_message
-      FROM %[2]s o
-     WHERE %[7]s
- ) s
+       head.oldest_message
+  FROM ranked k
  CROSS JOIN LATERAL (
     SELECT extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
-           o.scheduled_from AS last_attempt
+           o.scheduled_from AS last_attempt,
+           o.date_added AS oldest_message
       FROM %[2]s o
-     WHERE %[7]s
+     WHERE %[8]s
      ORDER BY o.id
      LIMIT 1
  ) head
- ORDER BY s.depth DESC, %[5]s
- LIMIT %[10]s`,
-		keyList, t.From(), anchorWhere, nCols, kCols, stepWhere, t.sameShard("o", "k", "     "), catFilter,
-		selectCell(t, "k"), b.arg("limit", limitOrDefault(f.Limit), ""), t.sameShard("o", "k", "         "))
+ ORDER BY k.depth DESC, %[4]s`,
+		keyList, t.From(), b.whereClause("     "), strings.Join(t.shardCols("k"), ", "),
+		t.sameShard("o", "k", "         "), catFilter, selectCell(t, "k"), t.sameShard("o", "k", "     "),
+		minDepth, b.arg("limit", limitOrDefault(f.Limit), ""), groupCount(t, b, f, "k", ""), categoryList(t, "k", ""))
 	return Statement{
 		Name: "stuck-shards",
 		Doc: []string{
@@ -242,6 +308,8 @@ SELECT %[9]sk.shard_scope, k.shard_identifier, s.depth, s.coalesce_groups, s.cat
 			"it from 2 s up to the 3600 s cap on every failed attempt; at 3600 suspect a poison message).",
 			"last_attempt = when Sentry last claimed the shard. A shard claimed seconds ago may simply be",
 			"draining right now: Sentry pushes the schedule forward before it processes.",
+			"oldest_message = date_added of the lowest-id row (ids and date_added both grow with time).",
+			"coalesce_groups is counted up to 100 (100 means at least; --exact counts all).",
 		},
 		Text: tidy(text),
 		Args: b.args,
@@ -332,33 +400,98 @@ func ShardCategories(t Target, k ShardKey) Statement {
 	}
 }
 
+// GroupCap bounds the per-message coalesce group count of ShardMessages unless exact: a
+// count of GroupCap means "at least GroupCap".
+const GroupCap = 100
+
 // ShardMessages answers "which messages wait in this shard?", newest first, each marked with
 // its coalesce group: delivers = true for the row Sentry would deliver (the newest of its
 // group, whose payload wins); false rows are superseded and will be deleted undelivered.
-func ShardMessages(t Target, k ShardKey, limit int) Statement {
+// The page is read first from the (…, id) index; "is there a newer row in my group" then
+// looks only at rows newer than the message (fewer than the page size), and the group size
+// is counted up to GroupCap on the (…, category, object_identifier) index unless exact.
+func ShardMessages(t Target, k ShardKey, limit int, exact bool) Statement {
 	b := newBuilder()
 	b.shardPredicates(t, k, "o")
-	groupJoin := t.sameShard("x", "o", "     ") + "\n       AND x.category = o.category\n       AND x.object_identifier = o.object_identifier"
-	limitClause := ""
-	if limit >= 0 {
-		limitClause = "\n LIMIT " + b.arg("limit", limitOrDefault(limit), "")
+	capClause := ""
+	if !exact {
+		capClause = "\n          LIMIT " + b.arg("group_cap", GroupCap, "count at most this many")
 	}
-	text := fmt.Sprintf(`SELECT o.id, %[1]so.category, o.object_identifier,
-       g.group_rows, o.id = g.newest_id AS delivers,
-       o.payload::text AS payload,
-       o.scheduled_from, o.scheduled_for, o.date_added
-  FROM %[2]s o
- CROSS JOIN LATERAL (
-    SELECT count(*) AS group_rows, max(x.id) AS newest_id
-      FROM %[2]s x
-     WHERE %[3]s
- ) g
-%[4]s
- ORDER BY o.id DESC%[5]s`, selectCell(t, "o"), t.From(), groupJoin, b.whereClause(" "), limitClause)
+	text := fmt.Sprintf(`SELECT p.id, %[1]sp.category, p.object_identifier,
+       (SELECT count(*) FROM (
+          SELECT 1 FROM %[2]s x
+           WHERE %[3]s
+             AND x.category = p.category
+             AND x.object_identifier = p.object_identifier%[4]s) g) AS group_rows,
+       NOT EXISTS (
+          SELECT 1 FROM (
+             SELECT x.category, x.object_identifier FROM %[2]s x
+              WHERE %[7]s
+                AND x.id > p.id
+             OFFSET 0) newer
+           WHERE newer.category = p.category
+             AND newer.object_identifier = p.object_identifier) AS delivers,
+       p.payload::text AS payload,
+       p.scheduled_from, p.scheduled_for, p.date_added
+  FROM (
+    SELECT o.*
+      FROM %[2]s o
+%[5]s
+     ORDER BY o.id DESC
+     LIMIT %[6]s
+  ) p
+ ORDER BY p.id DESC`, selectCell(t, "p"), t.From(), t.sameShard("x", "p", "           "), capClause,
+		b.whereClause("     "), b.arg("limit", limitOrDefault(limit), ""), t.sameShard("x", "p", "              "))
+	countDoc := fmt.Sprintf("group_rows = rows sharing (category, object_identifier), counted up to %d (%d means at least).", GroupCap, GroupCap)
+	if exact {
+		countDoc = "group_rows = rows sharing (category, object_identifier)."
+	}
 	return Statement{
 		Name: "shard-messages",
 		Doc: []string{
 			fmt.Sprintf("Messages of shard %s/%d in %s, newest first.", k.Scope.Name, k.ID, t.Describe()),
+			countDoc,
+			"delivers = true marks the newest row of its group, the one Sentry delivers (its payload wins);",
+			"the others are superseded.",
+		},
+		Text: tidy(text),
+		Args: b.args,
+	}
+}
+
+// ShardMessagesAll lists every message of a shard, newest first, marked like ShardMessages.
+// The coalesce groups are aggregated once and joined, so the cost is two passes over the
+// shard however large it is, and rows stream out in id order (inspect shard --all).
+func ShardMessagesAll(t Target, k ShardKey) Statement {
+	b := newBuilder()
+	b.shardPredicates(t, k, "x")
+	groupWhere := b.whereClause("     ")
+	b.where = nil
+	b.shardPredicates(t, k, "o")
+	cellKey, cellJoin := "", ""
+	if t.Control() {
+		cellKey = "x." + t.cellCol() + ", "
+		cellJoin = "\n   AND g." + t.cellCol() + " = o." + t.cellCol()
+	}
+	text := fmt.Sprintf(`WITH groups AS MATERIALIZED (
+    SELECT %[1]sx.category, x.object_identifier, count(*) AS group_rows, max(x.id) AS newest_id
+      FROM %[2]s x
+%[3]s
+     GROUP BY %[1]sx.category, x.object_identifier
+)
+SELECT o.id, %[4]so.category, o.object_identifier,
+       g.group_rows, o.id = g.newest_id AS delivers,
+       o.payload::text AS payload,
+       o.scheduled_from, o.scheduled_for, o.date_added
+  FROM %[2]s o
+  JOIN groups g ON g.category = o.category
+   AND g.object_identifier = o.object_identifier%[5]s
+%[6]s
+ ORDER BY o.id DESC`, cellKey, t.From(), groupWhere, selectCell(t, "o"), cellJoin, b.whereClause(" "))
+	return Statement{
+		Name: "shard-messages-all",
+		Doc: []string{
+			fmt.Sprintf("Every message of shard %s/%d in %s, newest first.", k.Scope.Name, k.ID, t.Describe()),
 			"group_rows = rows sharing (category, object_identifier); delivers = true marks the newest row",
 			"of the group, the one Sentry delivers (its payload wins); the others are superseded.",
 		},

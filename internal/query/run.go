@@ -34,7 +34,7 @@ func (r *Result) Col(name string) int {
 // Run executes a statement in its bound form and collects its rows.
 func Run(ctx context.Context, q Querier, st Statement) (*Result, error) {
 	res := &Result{Statement: st.Name}
-	err := Stream(ctx, q, st, func(cols []string) { res.Columns = cols }, func(row []any) error {
+	err := Stream(ctx, q, st, func(cols []string) error { res.Columns = cols; return nil }, func(row []any) error {
 		res.Rows = append(res.Rows, row)
 		return nil
 	})
@@ -46,7 +46,7 @@ func Run(ctx context.Context, q Querier, st Statement) (*Result, error) {
 
 // Stream executes a statement and hands each row to fn as it arrives, so a result larger than
 // memory (inspect shard --all) flows straight to the output.
-func Stream(ctx context.Context, q Querier, st Statement, header func([]string), fn func([]any) error) error {
+func Stream(ctx context.Context, q Querier, st Statement, header func([]string) error, fn func([]any) error) error {
 	sql, args, err := st.Bind()
 	if err != nil {
 		return err
@@ -56,7 +56,9 @@ func Stream(ctx context.Context, q Querier, st Statement, header func([]string),
 		return err
 	}
 	defer rows.Close()
-	header(columnNames(rows.FieldDescriptions()))
+	if err := header(columnNames(rows.FieldDescriptions())); err != nil {
+		return err
+	}
 	for rows.Next() {
 		vals, err := rows.Values()
 		if err != nil {

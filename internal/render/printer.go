@@ -134,6 +134,20 @@ type Field struct {
 	Value any
 	// MachineOnly fields are left out of the terminal card (see Table.MachineOnly).
 	MachineOnly bool
+	// HumanOnly fields are left out of JSON and CSV (see Table.HumanOnly).
+	HumanOnly bool
+}
+
+// CardOf turns the first row of a table into a card, keeping the column flags.
+func CardOf(t *Table) []Field {
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	fields := make([]Field, 0, len(t.Columns))
+	for i, c := range t.Columns {
+		fields = append(fields, Field{Key: c, Value: t.Rows[0][i], MachineOnly: t.MachineOnly[c], HumanOnly: t.HumanOnly[c]})
+	}
+	return fields
 }
 
 // Section is one part of a command's output: a card (one object) or a table (a list).
@@ -298,6 +312,9 @@ func tableObjects(t *Table) []orderedObject {
 func cardObject(fields []Field) orderedObject {
 	o := orderedObject{}
 	for _, f := range fields {
+		if f.HumanOnly {
+			continue
+		}
 		o.keys = append(o.keys, f.Key)
 		o.vals = append(o.vals, f.Value)
 	}
@@ -715,4 +732,145 @@ func Duration(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(time.Second).String()
+}
+
+// DocStream prints a document whose last section is a table too large to hold: the head
+// sections first, then each row as it arrives. JSON, JSONL, CSV and tab-separated output
+// stream with flat memory; a terminal or Markdown table needs every row to align its
+// columns, so those buffer.
+type DocStream struct {
+	p       *Printer
+	head    Doc
+	last    Section
+	cols    []string
+	machine []int // indexes of the columns scripts see
+	n       int
+	enc     *json.Encoder
+	csv     *csv.Writer
+	buf     *Table
+}
+
+// StartDoc begins a streamed document; last.Table holds the labels and column flags and no
+// rows.
+func (p *Printer) StartDoc(head Doc, last Section) *DocStream {
+	return &DocStream{p: p, head: head, last: last}
+}
+
+// Columns sets the streamed table's columns and prints everything before its first row.
+func (d *DocStream) Columns(cols []string) error {
+	d.cols = cols
+	t := d.last.Table
+	t.Columns = cols
+	for i, c := range cols {
+		if !t.HumanOnly[c] {
+			d.machine = append(d.machine, i)
+		}
+	}
+	out := d.p.s.Out
+	switch {
+	case d.p.format == FormatJSON:
+		fmt.Fprint(out, "{")
+		for i, s := range d.head {
+			if i > 0 {
+				fmt.Fprint(out, ",")
+			}
+			v, err := json.MarshalIndent(sectionValue(s), "  ", "  ")
+			if err != nil {
+				return fmt.Errorf("writing JSON: %w", err)
+			}
+			fmt.Fprintf(out, "\n  %q: %s", s.Name, v)
+		}
+		if len(d.head) > 0 {
+			fmt.Fprint(out, ",")
+		}
+		fmt.Fprintf(out, "\n  %q: [", d.last.Name)
+		return nil
+	case d.p.format == FormatJSONL:
+		d.enc = json.NewEncoder(out)
+		d.enc.SetEscapeHTML(false)
+		return d.p.printJSONL(d.head)
+	case d.p.format == FormatCSV:
+		if err := d.p.printCSV(d.head); err != nil {
+			return err
+		}
+		if len(d.head) > 0 {
+			fmt.Fprintln(out)
+		}
+		d.csv = csv.NewWriter(out)
+		return d.csv.Write(d.pick(cols))
+	case d.p.format == FormatAuto && !d.p.s.OutTTY:
+		return d.p.printTerminal(d.head, false)
+	}
+	d.buf = t
+	return nil
+}
+
+func (d *DocStream) pick(vals []string) []string {
+	out := make([]string, len(d.machine))
+	for j, i := range d.machine {
+		out[j] = vals[i]
+	}
+	return out
+}
+
+func (d *DocStream) pickAny(vals []any) []any {
+	out := make([]any, len(d.machine))
+	for j, i := range d.machine {
+		out[j] = vals[i]
+	}
+	return out
+}
+
+// Row prints (or, for a terminal table, keeps) one row.
+func (d *DocStream) Row(vals []any) error {
+	out := d.p.s.Out
+	d.n++
+	switch {
+	case d.buf != nil:
+		d.buf.Rows = append(d.buf.Rows, vals)
+		return nil
+	case d.p.format == FormatJSON:
+		b, err := json.MarshalIndent(orderedObject{keys: d.pick(d.cols), vals: d.pickAny(vals)}, "    ", "  ")
+		if err != nil {
+			return fmt.Errorf("writing JSON: %w", err)
+		}
+		sep := ","
+		if d.n == 1 {
+			sep = ""
+		}
+		_, err = fmt.Fprintf(out, "%s\n    %s", sep, b)
+		return err
+	case d.enc != nil:
+		keys, row := d.pick(d.cols), d.pickAny(vals)
+		if len(d.head) > 0 {
+			keys, row = append([]string{"section"}, keys...), append([]any{d.last.Name}, row...)
+		}
+		return d.enc.Encode(orderedObject{keys: keys, vals: row})
+	case d.csv != nil:
+		return d.csv.Write(csvRow(d.pickAny(vals)))
+	}
+	cells := make([]string, 0, len(d.machine))
+	for _, v := range d.pickAny(vals) {
+		cells = append(cells, tsvEscape(plain(v)))
+	}
+	_, err := fmt.Fprintln(out, strings.Join(cells, "\t"))
+	return err
+}
+
+// Close finishes the document.
+func (d *DocStream) Close() error {
+	switch {
+	case d.buf != nil:
+		return d.p.Print(append(d.head, d.last))
+	case d.p.format == FormatJSON:
+		if d.n > 0 {
+			fmt.Fprint(d.p.s.Out, "\n  ")
+		}
+		_, err := fmt.Fprint(d.p.s.Out, "]\n}\n")
+		return err
+	case d.csv != nil:
+		d.csv.Flush()
+		return d.csv.Error()
+	}
+	return nil
 }

@@ -30,46 +30,63 @@ var labels = map[string]string{ //nolint:gochecknoglobals // constant table
 	"last_delay_seconds": "last delay",
 }
 
-// Table converts a result, adding enum names after their integers. On a terminal the
-// integer columns are hidden behind their names; machine formats keep both.
-func Table(reg *enums.Registry, res *query.Result) *render.Table {
-	t := &render.Table{Labels: map[string]string{}, MachineOnly: map[string]bool{}}
-	type plan struct {
-		src  int
-		name func(any) any
-	}
-	var cols []plan
-	for i, c := range res.Columns {
-		cols = append(cols, plan{src: i})
-		t.Columns = append(t.Columns, c)
+// Decorator adds enum names to rows of one result shape, row by row, so a streamed result
+// is decorated exactly like a collected one.
+type Decorator struct {
+	Columns     []string
+	Labels      map[string]string
+	MachineOnly map[string]bool
+	plan        []func(row []any) any
+}
+
+// NewDecorator plans the name columns for a result with the given columns.
+func NewDecorator(reg *enums.Registry, columns []string) *Decorator {
+	d := &Decorator{Labels: map[string]string{}, MachineOnly: map[string]bool{}}
+	for i, c := range columns {
+		d.Columns = append(d.Columns, c)
+		d.plan = append(d.plan, func(r []any) any { return r[i] })
 		if l, ok := labels[c]; ok {
-			t.Labels[c] = l
+			d.Labels[c] = l
 		}
 		nameCol, ok := nameColumns[c]
 		if !ok {
 			continue
 		}
-		t.MachineOnly[c] = true
-		t.Columns = append(t.Columns, nameCol)
+		d.MachineOnly[c] = true
+		d.Columns = append(d.Columns, nameCol)
 		if l, ok := labels[nameCol]; ok {
-			t.Labels[nameCol] = l
+			d.Labels[nameCol] = l
 		}
 		namer := reg.CategoryName
 		if c == "shard_scope" {
 			namer = reg.ScopeName
 		}
-		cols = append(cols, plan{src: i, name: func(v any) any { return Names(v, namer) }})
+		d.plan = append(d.plan, func(r []any) any { return Names(r[i], namer) })
 	}
+	return d
+}
+
+// Row decorates one row.
+func (d *Decorator) Row(r []any) []any {
+	out := make([]any, len(d.plan))
+	for j, f := range d.plan {
+		out[j] = f(r)
+	}
+	return out
+}
+
+// Table returns an empty table with the decorated columns and their flags.
+func (d *Decorator) Table() *render.Table {
+	return &render.Table{Columns: d.Columns, Labels: d.Labels, MachineOnly: d.MachineOnly}
+}
+
+// Table converts a result, adding enum names after their integers. On a terminal the
+// integer columns are hidden behind their names; machine formats keep both.
+func Table(reg *enums.Registry, res *query.Result) *render.Table {
+	d := NewDecorator(reg, res.Columns)
+	t := d.Table()
 	for _, r := range res.Rows {
-		row := make([]any, len(cols))
-		for j, p := range cols {
-			v := r[p.src]
-			if p.name != nil {
-				v = p.name(v)
-			}
-			row[j] = v
-		}
-		t.Rows = append(t.Rows, row)
+		t.Rows = append(t.Rows, d.Row(r))
 	}
 	return t
 }
@@ -97,13 +114,5 @@ func Names(v any, namer func(int) string) any {
 
 // Card converts the first row of a result into a card.
 func Card(reg *enums.Registry, res *query.Result) []render.Field {
-	t := Table(reg, res)
-	if len(t.Rows) == 0 {
-		return nil
-	}
-	fields := make([]render.Field, 0, len(t.Columns))
-	for i, c := range t.Columns {
-		fields = append(fields, render.Field{Key: c, Value: t.Rows[0][i], MachineOnly: t.MachineOnly[c]})
-	}
-	return fields
+	return render.CardOf(Table(reg, res))
 }

@@ -32,22 +32,34 @@ SELECT o.category, count(*) AS depth,
 
 -- outboxctl: shard-messages
 -- Messages of shard ORGANIZATION_SCOPE/1 in sentry_regionoutbox (cell silo), newest first.
--- group_rows = rows sharing (category, object_identifier); delivers = true marks the newest row
--- of the group, the one Sentry delivers (its payload wins); the others are superseded.
-SELECT o.id, o.category, o.object_identifier,
-       g.group_rows, o.id = g.newest_id AS delivers,
-       o.payload::text AS payload,
-       o.scheduled_from, o.scheduled_for, o.date_added
-  FROM sentry_regionoutbox o
- CROSS JOIN LATERAL (
-    SELECT count(*) AS group_rows, max(x.id) AS newest_id
-      FROM sentry_regionoutbox x
-     WHERE x.shard_scope = o.shard_scope
-       AND x.shard_identifier = o.shard_identifier
-       AND x.category = o.category
-       AND x.object_identifier = o.object_identifier
- ) g
- WHERE o.shard_scope = 0  -- ORGANIZATION_SCOPE
-   AND o.shard_identifier = 1
- ORDER BY o.id DESC
- LIMIT 50;
+-- group_rows = rows sharing (category, object_identifier), counted up to 100 (100 means at least).
+-- delivers = true marks the newest row of its group, the one Sentry delivers (its payload wins);
+-- the others are superseded.
+SELECT p.id, p.category, p.object_identifier,
+       (SELECT count(*) FROM (
+          SELECT 1 FROM sentry_regionoutbox x
+           WHERE x.shard_scope = p.shard_scope
+             AND x.shard_identifier = p.shard_identifier
+             AND x.category = p.category
+             AND x.object_identifier = p.object_identifier
+          LIMIT 100) g) AS group_rows,  -- count at most this many
+       NOT EXISTS (
+          SELECT 1 FROM (
+             SELECT x.category, x.object_identifier FROM sentry_regionoutbox x
+              WHERE x.shard_scope = p.shard_scope
+                AND x.shard_identifier = p.shard_identifier
+                AND x.id > p.id
+             OFFSET 0) newer
+           WHERE newer.category = p.category
+             AND newer.object_identifier = p.object_identifier) AS delivers,
+       p.payload::text AS payload,
+       p.scheduled_from, p.scheduled_for, p.date_added
+  FROM (
+    SELECT o.*
+      FROM sentry_regionoutbox o
+     WHERE o.shard_scope = 0  -- ORGANIZATION_SCOPE
+       AND o.shard_identifier = 1
+     ORDER BY o.id DESC
+     LIMIT 50
+  ) p
+ ORDER BY p.id DESC;

@@ -3,7 +3,9 @@
 -- depth = rows waiting; coalesce_groups = distinct (category, object_identifier), the deliveries
 -- actually left (Sentry delivers only the newest row of each group); next_attempt = earliest
 -- scheduled_for, the shard is due when it is in the past; last_delay_seconds and last_attempt come
--- from the lowest-id row, which Sentry locks and derives the next backoff step from.
+-- from the lowest-id row, which Sentry locks and derives the next backoff step from; its
+-- date_added is the shard's oldest message. Only the top rows pay for these columns;
+-- coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).
 WITH top AS (
     SELECT o.shard_scope, o.shard_identifier, count(*) AS depth
       FROM sentry_regionoutbox o
@@ -12,21 +14,62 @@ WITH top AS (
      LIMIT 20
 )
 SELECT top.shard_scope, top.shard_identifier, top.depth,
-       s.coalesce_groups, s.categories, s.next_attempt, s.next_attempt <= now() AS due,
-       head.last_delay_seconds, head.last_attempt, s.oldest_message
+       (WITH RECURSIVE g AS (
+          (SELECT o.category, o.object_identifier, 1 AS n
+             FROM sentry_regionoutbox o
+            WHERE o.shard_scope = top.shard_scope
+              AND o.shard_identifier = top.shard_identifier
+            ORDER BY o.category, o.object_identifier
+            LIMIT 1)
+          UNION ALL
+          SELECT nx.category, nx.object_identifier, g.n + 1
+            FROM g
+           CROSS JOIN LATERAL (
+              SELECT o.category, o.object_identifier
+                FROM sentry_regionoutbox o
+               WHERE o.shard_scope = top.shard_scope
+                 AND o.shard_identifier = top.shard_identifier
+                 AND (o.category, o.object_identifier) > (g.category, g.object_identifier)
+               ORDER BY o.category, o.object_identifier
+               LIMIT 1
+           ) nx
+           WHERE g.n < 100)  -- count at most this many groups
+        SELECT count(*) FROM g) AS coalesce_groups,
+       ARRAY(WITH RECURSIVE c AS (
+               (SELECT o.category
+                  FROM sentry_regionoutbox o
+                 WHERE o.shard_scope = top.shard_scope
+                   AND o.shard_identifier = top.shard_identifier
+                 ORDER BY o.category
+                 LIMIT 1)
+               UNION ALL
+               SELECT nx.category
+                 FROM c
+                CROSS JOIN LATERAL (
+                   SELECT o.category
+                     FROM sentry_regionoutbox o
+                    WHERE o.shard_scope = top.shard_scope
+                      AND o.shard_identifier = top.shard_identifier
+                      AND o.category > c.category
+                    ORDER BY o.category
+                    LIMIT 1
+                ) nx)
+             SELECT c.category FROM c) AS categories,
+       n.next_attempt, n.next_attempt <= now() AS due,
+       head.last_delay_seconds, head.last_attempt, head.oldest_message
   FROM top
  CROSS JOIN LATERAL (
-    SELECT count(DISTINCT (o.category, o.object_identifier)) AS coalesce_groups,
-           array_agg(DISTINCT o.category ORDER BY o.category) AS categories,
-           min(o.scheduled_for) AS next_attempt,
-           min(o.date_added) AS oldest_message
+    SELECT o.scheduled_for AS next_attempt
       FROM sentry_regionoutbox o
      WHERE o.shard_scope = top.shard_scope
        AND o.shard_identifier = top.shard_identifier
- ) s
+     ORDER BY o.scheduled_for
+     LIMIT 1
+ ) n
  CROSS JOIN LATERAL (
     SELECT extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
-           o.scheduled_from AS last_attempt
+           o.scheduled_from AS last_attempt,
+           o.date_added AS oldest_message
       FROM sentry_regionoutbox o
      WHERE o.shard_scope = top.shard_scope
        AND o.shard_identifier = top.shard_identifier

@@ -5,29 +5,19 @@
 -- it from 2 s up to the 3600 s cap on every failed attempt; at 3600 suspect a poison message).
 -- last_attempt = when Sentry last claimed the shard. A shard claimed seconds ago may simply be
 -- draining right now: Sentry pushes the schedule forward before it processes.
-WITH RECURSIVE shard_keys AS (
-    (SELECT o.region_name, o.shard_scope, o.shard_identifier
-       FROM sentry_controloutbox o
-      WHERE o.shard_scope = 0  -- ORGANIZATION_SCOPE
-        AND o.region_name = 'x''; DROP TABLE y; --'
-      ORDER BY o.region_name, o.shard_scope, o.shard_identifier
-      LIMIT 1)
-    UNION ALL
-    SELECT nxt.region_name, nxt.shard_scope, nxt.shard_identifier
-      FROM shard_keys k
-     CROSS JOIN LATERAL (
-        SELECT o.region_name, o.shard_scope, o.shard_identifier
-          FROM sentry_controloutbox o
-         WHERE (o.region_name, o.shard_scope, o.shard_identifier) > (k.region_name, k.shard_scope, k.shard_identifier)
-           AND o.shard_scope = 0  -- ORGANIZATION_SCOPE
-           AND o.region_name = 'x''; DROP TABLE y; --'
-         ORDER BY o.region_name, o.shard_scope, o.shard_identifier
-         LIMIT 1
-     ) nxt
+-- oldest_message = date_added of the lowest-id row (ids and date_added both grow with time).
+-- coalesce_groups is counted up to 100 (100 means at least; --exact counts all).
+WITH candidates AS (
+    SELECT o.region_name, o.shard_scope, o.shard_identifier
+      FROM sentry_controloutbox o
+     WHERE o.scheduled_for > now()
+       AND o.shard_scope = 0  -- ORGANIZATION_SCOPE
+       AND o.region_name = 'x''; DROP TABLE y; --'
+     GROUP BY o.region_name, o.shard_scope, o.shard_identifier
 ),
 backing_off AS (
     SELECT k.region_name, k.shard_scope, k.shard_identifier, h.next_attempt
-      FROM shard_keys k
+      FROM candidates k
      CROSS JOIN LATERAL (
         SELECT o.scheduled_for AS next_attempt
           FROM sentry_controloutbox o
@@ -43,25 +33,73 @@ backing_off AS (
                       AND o.shard_scope = k.shard_scope
                       AND o.shard_identifier = k.shard_identifier
                       AND o.category = 3)  -- ORGANIZATION_MEMBER_UPDATE
+),
+ranked AS (
+    SELECT k.*, d.depth
+      FROM backing_off k
+     CROSS JOIN LATERAL (
+        SELECT count(*) AS depth
+          FROM sentry_controloutbox o
+         WHERE o.region_name = k.region_name
+           AND o.shard_scope = k.shard_scope
+           AND o.shard_identifier = k.shard_identifier
+     ) d
+     ORDER BY d.depth DESC, k.region_name, k.shard_scope, k.shard_identifier
+     LIMIT 10
 )
-SELECT k.region_name, k.shard_scope, k.shard_identifier, s.depth, s.coalesce_groups, s.categories,
+SELECT k.region_name, k.shard_scope, k.shard_identifier, k.depth,
+       (WITH RECURSIVE g AS (
+          (SELECT o.category, o.object_identifier, 1 AS n
+             FROM sentry_controloutbox o
+            WHERE o.region_name = k.region_name
+              AND o.shard_scope = k.shard_scope
+              AND o.shard_identifier = k.shard_identifier
+            ORDER BY o.category, o.object_identifier
+            LIMIT 1)
+          UNION ALL
+          SELECT nx.category, nx.object_identifier, g.n + 1
+            FROM g
+           CROSS JOIN LATERAL (
+              SELECT o.category, o.object_identifier
+                FROM sentry_controloutbox o
+               WHERE o.region_name = k.region_name
+                 AND o.shard_scope = k.shard_scope
+                 AND o.shard_identifier = k.shard_identifier
+                 AND (o.category, o.object_identifier) > (g.category, g.object_identifier)
+               ORDER BY o.category, o.object_identifier
+               LIMIT 1
+           ) nx
+           WHERE g.n < 100)  -- count at most this many groups
+        SELECT count(*) FROM g) AS coalesce_groups,
+       ARRAY(WITH RECURSIVE c AS (
+               (SELECT o.category
+                  FROM sentry_controloutbox o
+                 WHERE o.region_name = k.region_name
+                   AND o.shard_scope = k.shard_scope
+                   AND o.shard_identifier = k.shard_identifier
+                 ORDER BY o.category
+                 LIMIT 1)
+               UNION ALL
+               SELECT nx.category
+                 FROM c
+                CROSS JOIN LATERAL (
+                   SELECT o.category
+                     FROM sentry_controloutbox o
+                    WHERE o.region_name = k.region_name
+                      AND o.shard_scope = k.shard_scope
+                      AND o.shard_identifier = k.shard_identifier
+                      AND o.category > c.category
+                    ORDER BY o.category
+                    LIMIT 1
+                ) nx)
+             SELECT c.category FROM c) AS categories,
        k.next_attempt, head.last_delay_seconds, head.last_attempt,
-       s.oldest_message, s.newest_message
-  FROM backing_off k
- CROSS JOIN LATERAL (
-    SELECT count(*) AS depth,
-           count(DISTINCT (o.category, o.object_identifier)) AS coalesce_groups,
-           array_agg(DISTINCT o.category ORDER BY o.category) AS categories,
-           min(o.date_added) AS oldest_message,
-           max(o.date_added) AS newest_message
-      FROM sentry_controloutbox o
-     WHERE o.region_name = k.region_name
-       AND o.shard_scope = k.shard_scope
-       AND o.shard_identifier = k.shard_identifier
- ) s
+       head.oldest_message
+  FROM ranked k
  CROSS JOIN LATERAL (
     SELECT extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
-           o.scheduled_from AS last_attempt
+           o.scheduled_from AS last_attempt,
+           o.date_added AS oldest_message
       FROM sentry_controloutbox o
      WHERE o.region_name = k.region_name
        AND o.shard_scope = k.shard_scope
@@ -69,5 +107,4 @@ SELECT k.region_name, k.shard_scope, k.shard_identifier, s.depth, s.coalesce_gro
      ORDER BY o.id
      LIMIT 1
  ) head
- ORDER BY s.depth DESC, k.region_name, k.shard_scope, k.shard_identifier
- LIMIT 10;
+ ORDER BY k.depth DESC, k.region_name, k.shard_scope, k.shard_identifier;

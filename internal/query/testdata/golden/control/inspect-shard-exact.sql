@@ -1,0 +1,34 @@
+-- outboxctl: shard-messages
+-- Messages of shard ORGANIZATION_SCOPE/1 in sentry_controloutbox (control silo), newest first.
+-- group_rows = rows sharing (category, object_identifier).
+-- delivers = true marks the newest row of its group, the one Sentry delivers (its payload wins);
+-- the others are superseded.
+SELECT p.id, p.region_name, p.category, p.object_identifier,
+       (SELECT count(*) FROM (
+          SELECT 1 FROM sentry_controloutbox x
+           WHERE x.region_name = p.region_name
+             AND x.shard_scope = p.shard_scope
+             AND x.shard_identifier = p.shard_identifier
+             AND x.category = p.category
+             AND x.object_identifier = p.object_identifier) g) AS group_rows,
+       NOT EXISTS (
+          SELECT 1 FROM (
+             SELECT x.category, x.object_identifier FROM sentry_controloutbox x
+              WHERE x.region_name = p.region_name
+                AND x.shard_scope = p.shard_scope
+                AND x.shard_identifier = p.shard_identifier
+                AND x.id > p.id
+             OFFSET 0) newer
+           WHERE newer.category = p.category
+             AND newer.object_identifier = p.object_identifier) AS delivers,
+       p.payload::text AS payload,
+       p.scheduled_from, p.scheduled_for, p.date_added
+  FROM (
+    SELECT o.*
+      FROM sentry_controloutbox o
+     WHERE o.shard_scope = 0  -- ORGANIZATION_SCOPE
+       AND o.shard_identifier = 1
+     ORDER BY o.id DESC
+     LIMIT 10
+  ) p
+ ORDER BY p.id DESC;
