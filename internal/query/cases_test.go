@@ -23,7 +23,9 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 			Scope: enum(0, "ORGANIZATION_SCOPE"), Category: enum(2, "ORGANIZATION_UPDATE"), Limit: 5, MinDepth: 2,
 		})}
 	}},
-	{"top-shards-exact", func(t Target) Script { return Script{TopShards(t, ShardFilter{Exact: true, Category: enum(3, "ORGANIZATION_MEMBER_UPDATE")})} }},
+	{"top-shards-exact", func(t Target) Script {
+		return Script{TopShards(t, ShardFilter{Exact: true, Category: enum(3, "ORGANIZATION_MEMBER_UPDATE")})}
+	}},
 	{"stuck-shards", func(t Target) Script { return Script{StuckShards(t, ShardFilter{})} }},
 	{"stuck-shards-filtered", func(t Target) Script {
 		return Script{StuckShards(t, ShardFilter{
