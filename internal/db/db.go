@@ -199,12 +199,14 @@ func classifyConnect(err error, pc *pgx.ConnConfig, password string) error {
 	who := fmt.Sprintf("user %q, database %q", pc.User, pc.Database)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "28P01", "28000":
+		// PgBouncer reports a failed client login as 08P01 "password authentication failed".
+		authFailed := pgErr.Code == "08P01" && strings.Contains(pgErr.Message, "authentication failed")
+		switch {
+		case pgErr.Code == "28P01" || pgErr.Code == "28000" || authFailed:
 			return &Error{Kind: KindAuth, SQLState: pgErr.Code, Err: err,
 				Msg:  fmt.Sprintf("PostgreSQL at %s refused %s: %s", target, who, Redact(pgErr.Message, password)),
 				Hint: "check the user and password (PGPASSWORD, ~/.pgpass or the DSN) and pg_hba.conf"}
-		case "3D000":
+		case pgErr.Code == "3D000":
 			return &Error{Kind: KindConfig, SQLState: pgErr.Code, Err: err,
 				Msg:  fmt.Sprintf("database %q does not exist on %s", pc.Database, target),
 				Hint: "check the database name in --dsn or PGDATABASE"}

@@ -3,10 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,53 +20,9 @@ import (
 // data set is built once (about a minute) in schema outboxctl_bench and reused while it
 // matches OUTBOXCTL_BENCH_ROWS.
 
-const benchSchema = "outboxctl_bench"
+const benchSchema = testdb.BenchSchema
 
-var benchOnce sync.Once //nolint:gochecknoglobals // one data set per run
-
-func benchRows() int {
-	if n, err := strconv.Atoi(os.Getenv("OUTBOXCTL_BENCH_ROWS")); err == nil && n >= 1000 {
-		return n
-	}
-	return 2_000_000
-}
-
-func ensureBenchData(b *testing.B) {
-	b.Helper()
-	pool := testdb.Pool(b)
-	benchOnce.Do(func() {
-		ctx := context.Background()
-		want := benchRows()
-		var n int64
-		err := pool.QueryRow(ctx, "SELECT count(*) FROM "+benchSchema+".sentry_regionoutbox").Scan(&n)
-		if err == nil && n >= int64(want)-300 && n <= int64(want)+300 {
-			// Same data set: put its backoff schedule back relative to now, then let
-			// autovacuum-like maintenance settle so both queries see the same state.
-			if err := fixture.RefreshDemoClock(ctx, pool, benchSchema); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := pool.Exec(ctx, "VACUUM ANALYZE "+benchSchema+".sentry_regionoutbox"); err != nil {
-				b.Fatal(err)
-			}
-			return
-		}
-		b.Logf("seeding %d rows into %s (once)", want, benchSchema)
-		if _, err := pool.Exec(ctx, "SET statement_timeout = 0"); err != nil {
-			b.Fatal(err)
-		}
-		conn, err := pool.Acquire(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer conn.Release()
-		if err := fixture.Seed(ctx, conn.Conn(), fixture.DemoOptions{Schema: benchSchema, Rows: want}); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := conn.Exec(ctx, "VACUUM ANALYZE "+benchSchema+".sentry_regionoutbox"); err != nil {
-			b.Fatal(err)
-		}
-	})
-}
+func ensureBenchData(b *testing.B) { testdb.EnsureBenchData(b) }
 
 // timed runs sql (with args) to completion, reading every row, and returns the wall time.
 func timed(b *testing.B, sql string, args ...any) time.Duration {

@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -170,3 +171,49 @@ func nullTime(tm time.Time) any {
 
 // Str returns a pointer to s, for Row.Payload.
 func Str(s string) *string { return &s }
+
+// BenchSchema is the schema the benchmarks share: the demo incident at
+// OUTBOXCTL_BENCH_ROWS rows (default 2,000,000), built once (about a minute) and reused while
+// its size matches; each call re-stamps its backoff schedule relative to now and vacuums it.
+const BenchSchema = "outboxctl_bench"
+
+var benchOnce sync.Once
+
+// BenchRows is the size of the benchmark data set.
+func BenchRows() int {
+	if n, err := strconv.Atoi(os.Getenv("OUTBOXCTL_BENCH_ROWS")); err == nil && n >= 1000 {
+		return n
+	}
+	return 2_000_000
+}
+
+// EnsureBenchData builds or refreshes BenchSchema.
+func EnsureBenchData(b testing.TB) {
+	b.Helper()
+	p := Pool(b)
+	benchOnce.Do(func() {
+		ctx := context.Background()
+		conn, err := p.Acquire(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Release()
+		if _, err := conn.Exec(ctx, "SET statement_timeout = 0"); err != nil {
+			b.Fatal(err)
+		}
+		want := BenchRows()
+		var n int64
+		err = conn.QueryRow(ctx, "SELECT count(*) FROM "+BenchSchema+".sentry_regionoutbox").Scan(&n)
+		if err != nil || n < int64(want)-300 || n > int64(want)+300 {
+			b.Logf("seeding %d rows into %s (once)", want, BenchSchema)
+			if err := fixture.Seed(ctx, conn.Conn(), fixture.DemoOptions{Schema: BenchSchema, Rows: want}); err != nil {
+				b.Fatal(err)
+			}
+		} else if err := fixture.RefreshDemoClock(ctx, conn, BenchSchema); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, "VACUUM ANALYZE "+BenchSchema+".sentry_regionoutbox"); err != nil {
+			b.Fatal(err)
+		}
+	})
+}

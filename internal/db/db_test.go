@@ -1,0 +1,294 @@
+package db_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/fixture"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/testdb"
+)
+
+func connect(t *testing.T, cfg db.Config) *db.Conn {
+	t.Helper()
+	if cfg.DSN == "" {
+		cfg.DSN = testdb.DSN()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := db.Connect(ctx, cfg)
+	if err != nil {
+		testdb.Unreachable(t, err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
+
+func TestReadTxCannotWrite(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{})
+	conn := connect(t, db.Config{Command: "test"})
+	err := db.ReadTx(context.Background(), conn, func(tx pgx.Tx) error {
+		_, err := tx.Exec(context.Background(), fmt.Sprintf(`INSERT INTO %s.sentry_regionoutbox
+			(shard_scope, shard_identifier, category, object_identifier, scheduled_from, scheduled_for)
+			VALUES (0, 1, 2, 1, now(), now())`, pgx.Identifier{schema}.Sanitize()))
+		return db.Classify(err, "attempted write")
+	})
+	var dbErr *db.Error
+	if !errors.As(err, &dbErr) || dbErr.Kind != db.KindReadOnly || dbErr.SQLState != "25006" {
+		t.Fatalf("a write inside a read transaction gave %v, want a read-only refusal (25006)", err)
+	}
+	var n int64
+	if err := testdb.Pool(t).QueryRow(context.Background(), "SELECT count(*) FROM "+pgx.Identifier{schema}.Sanitize()+".sentry_regionoutbox").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("rows after the refused write: %d, %v", n, err)
+	}
+}
+
+func TestSessionSettings(t *testing.T) {
+	t.Parallel()
+	conn := connect(t, db.Config{Command: "shards", StatementTimeout: 7 * time.Second, LockTimeout: 1500 * time.Millisecond})
+	err := db.ReadTx(context.Background(), conn, func(tx pgx.Tx) error {
+		var app, st, lt, idle, ro string
+		err := tx.QueryRow(context.Background(), `SELECT current_setting('application_name'), current_setting('statement_timeout'),
+			current_setting('lock_timeout'), current_setting('idle_in_transaction_session_timeout'), current_setting('transaction_read_only')`).
+			Scan(&app, &st, &lt, &idle, &ro)
+		if err != nil {
+			return err
+		}
+		if app != "outboxctl/shards" || st != "7s" || lt != "1500ms" || idle != "17s" || ro != "on" {
+			return fmt.Errorf("settings: application_name=%s statement_timeout=%s lock_timeout=%s idle=%s read_only=%s", app, st, lt, idle, ro)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStatementTimeout(t *testing.T) {
+	t.Parallel()
+	conn := connect(t, db.Config{StatementTimeout: 100 * time.Millisecond})
+	err := db.ReadTx(context.Background(), conn, func(tx pgx.Tx) error {
+		_, err := tx.Exec(context.Background(), "SELECT pg_sleep(2)")
+		return db.Classify(err, "stuck-shards")
+	})
+	var dbErr *db.Error
+	if !errors.As(err, &dbErr) || dbErr.Kind != db.KindTimeout {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+	if !strings.HasPrefix(err.Error(), "statement timed out in stuck-shards (SQLSTATE 57014); raise --statement-timeout") {
+		t.Fatalf("message %q", err)
+	}
+}
+
+func TestUnreachableAndPasswordNeverShown(t *testing.T) {
+	t.Parallel()
+	const secret = "s3cr3t-Pa55"
+	for _, dsn := range []string{
+		"postgres://sentry:" + secret + "@127.0.0.1:1/sentry?connect_timeout=2",
+		"host=127.0.0.1 port=1 user=sentry password=" + secret + " dbname=sentry connect_timeout=2",
+		"postgres://sentry:" + secret + "@127.0.0.1:1/sentry?sslmode=bogus",
+	} {
+		_, err := db.Connect(context.Background(), db.Config{DSN: dsn})
+		if err == nil {
+			t.Fatalf("connected to port 1?")
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Fatalf("the password leaked: %v", err)
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Fatalf("multi-line error: %q", err)
+		}
+	}
+	_, err := db.Connect(context.Background(), db.Config{DSN: "postgres://sentry:" + secret + "@127.0.0.1:1/sentry"})
+	var dbErr *db.Error
+	if !errors.As(err, &dbErr) || dbErr.Kind != db.KindUnreachable || !strings.HasPrefix(err.Error(), "cannot reach PostgreSQL at 127.0.0.1:1") {
+		t.Fatalf("err = %v", err)
+	}
+	if got := db.RedactDSN("dsn postgres://u:" + secret + "@h/db and redis://:" + secret + "@r:6379/0 password=" + secret + " x"); strings.Contains(got, secret) {
+		t.Fatalf("RedactDSN left the secret: %s", got)
+	}
+}
+
+// TestReadsDoNotBlockWriters runs every diagnostic statement in a read session, keeps the
+// transaction open, and checks that a concurrent writer inserts and updates the outbox
+// without waiting, and that the reader holds nothing stronger than AccessShareLock.
+func TestReadsDoNotBlockWriters(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{})
+	tbl := pgx.Identifier{schema}.Sanitize() + ".sentry_regionoutbox"
+	testdb.Insert(t, schema, "sentry_regionoutbox", testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1})
+	conn := connect(t, db.Config{Command: "test"})
+	target := query.Target{Silo: query.SiloCell, Schema: schema}
+	k := query.ShardKey{Scope: query.Enum{Value: 0, Name: "ORGANIZATION_SCOPE"}, ID: 1}
+	err := db.ReadTx(context.Background(), conn, func(tx pgx.Tx) error {
+		for _, st := range []query.Statement{
+			query.StuckShards(target, query.ShardFilter{}), query.TopShards(target, query.ShardFilter{}),
+			query.ShardState(target, k), query.ShardCategories(target, k), query.ShardMessages(target, k, 50, false),
+			query.ShardMessagesAll(target, k), query.Depth(target), query.Message(target, 1),
+		} {
+			if _, err := query.Run(context.Background(), tx, st); err != nil {
+				return err
+			}
+		}
+		writer, err := testdb.Pool(t).Acquire(context.Background())
+		if err != nil {
+			return err
+		}
+		defer writer.Release()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := writer.Exec(ctx, "SET lock_timeout = '500ms'"); err != nil {
+			return err
+		}
+		if _, err := writer.Exec(ctx, "INSERT INTO "+tbl+" (shard_scope, shard_identifier, category, object_identifier, scheduled_from, scheduled_for) VALUES (0, 1, 2, 1, now(), now())"); err != nil {
+			return fmt.Errorf("a concurrent INSERT was blocked: %w", err)
+		}
+		if _, err := writer.Exec(ctx, "UPDATE "+tbl+" SET scheduled_for = now() + interval '2 seconds' WHERE shard_scope = 0 AND shard_identifier = 1"); err != nil {
+			return fmt.Errorf("a concurrent UPDATE (Sentry's claim) was blocked: %w", err)
+		}
+		_, _ = writer.Exec(ctx, "RESET lock_timeout")
+		var strong int
+		if err := tx.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'relation' AND mode <> 'AccessShareLock'`).Scan(&strong); err != nil {
+			return err
+		}
+		if strong != 0 {
+			return fmt.Errorf("the reader holds %d relation locks stronger than AccessShareLock", strong)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestThroughPgBouncer runs the read path through a real PgBouncer in transaction pooling
+// mode (no named prepared statements survive there), and checks that a wrong password is
+// one line that does not show the password. PgBouncer authenticates clients itself here, so
+// the wrong-password path is tested even though the test server trusts local connections.
+func TestThroughPgBouncer(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath("pgbouncer")
+	if err != nil {
+		bin = "/usr/sbin/pgbouncer"
+		if _, serr := os.Stat(bin); serr != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatal("pgbouncer is not installed; .ci/run installs it")
+			}
+			t.Skip("pgbouncer not installed")
+		}
+	}
+	schema := testdb.Schema(t, fixture.Options{})
+	testdb.Insert(t, schema, "sentry_regionoutbox",
+		testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1},
+		testdb.Row{Scope: 0, Shard: 2, Category: 3, Object: 5, ScheduledFrom: time.Now().Add(-time.Minute), ScheduledFor: time.Now().Add(time.Hour)})
+	port := startPgBouncer(t, bin)
+	const password = "bouncer-Pa55"
+	good := fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/test?sslmode=disable", password, port)
+	target := query.Target{Silo: query.SiloCell, Schema: schema}
+	for i := range 3 { // several sessions and transactions over the same pooled server connection
+		conn := connect(t, db.Config{DSN: good, Command: "pgbouncer-test"})
+		for j := range 3 {
+			err := db.ReadTx(context.Background(), conn, func(tx pgx.Tx) error {
+				res, err := query.Run(context.Background(), tx, query.StuckShards(target, query.ShardFilter{}))
+				if err != nil {
+					return err
+				}
+				if len(res.Rows) != 1 {
+					return fmt.Errorf("stuck shards through pgbouncer: %d rows", len(res.Rows))
+				}
+				var st string
+				if err := tx.QueryRow(context.Background(), "SELECT current_setting('statement_timeout')").Scan(&st); err != nil {
+					return err
+				}
+				if st != "30s" {
+					return fmt.Errorf("statement_timeout through pgbouncer = %s", st)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("session %d, transaction %d: %v", i, j, err)
+			}
+		}
+	}
+	bad := fmt.Sprintf("postgres://postgres:wrong-Secret-9@127.0.0.1:%d/test?sslmode=disable", port)
+	_, err = db.Connect(context.Background(), db.Config{DSN: bad})
+	var dbErr *db.Error
+	if !errors.As(err, &dbErr) || dbErr.Kind != db.KindAuth {
+		t.Fatalf("wrong password gave %v, want an authentication error", err)
+	}
+	if strings.Contains(err.Error(), "wrong-Secret-9") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("bad error: %q", err)
+	}
+	if !strings.Contains(err.Error(), "check the user and password") {
+		t.Fatalf("no next step in %q", err)
+	}
+}
+
+func startPgBouncer(t *testing.T, bin string) int {
+	t.Helper()
+	// PgBouncer drops to the postgres user when started as root, so its files live in a
+	// directory that user can read (t.TempDir's parent is private to root).
+	dir, err := os.MkdirTemp("", "outboxctl-pgbouncer-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	port := 16432 + os.Getpid()%1000
+	ini := fmt.Sprintf(`[databases]
+test = host=127.0.0.1 port=5432 dbname=test user=postgres
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = %d
+unix_socket_dir =
+auth_type = plain
+auth_file = %[2]s/userlist.txt
+pool_mode = transaction
+max_client_conn = 20
+default_pool_size = 1
+logfile = %[2]s/pgbouncer.log
+pidfile = %[2]s/pgbouncer.pid
+ignore_startup_parameters = extra_float_digits
+`, port, dir)
+	for name, text := range map[string]string{"pgbouncer.ini": ini, "userlist.txt": `"postgres" "bouncer-Pa55"` + "\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{filepath.Join(dir, "pgbouncer.ini")}
+	if os.Geteuid() == 0 {
+		args = append([]string{"-u", "postgres"}, args...) // pgbouncer refuses to run as root
+	}
+	cmd := exec.Command(bin, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for range 50 {
+		c, err := pgx.Connect(context.Background(), fmt.Sprintf("postgres://postgres:bouncer-Pa55@127.0.0.1:%d/test?sslmode=disable", port))
+		if err == nil {
+			_ = c.Close(context.Background())
+			return port
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "pgbouncer.log"))
+	t.Fatalf("pgbouncer did not start:\n%s\n%s", stderr.String(), log)
+	return 0
+}
