@@ -227,7 +227,8 @@ func catIndent(pred, indent string) string {
 // candidates come from one index-only pass over the narrow (…, scheduled_for) index with
 // scheduled_for > now(), and each candidate is confirmed by one probe for its earliest
 // scheduled_for: a shard that also holds a fresh row is due, not stuck (the guide's template
-// counts it as stuck).
+// counts it as stuck). In a confirmed shard every row is in the future, so the candidate
+// pass's count is already its depth.
 func StuckShards(t Target, f ShardFilter) Statement {
 	b := newBuilder()
 	b.and("o.scheduled_for > now()")
@@ -249,16 +250,16 @@ func StuckShards(t Target, f ShardFilter) Statement {
 	}
 	minDepth := ""
 	if f.MinDepth > 0 {
-		minDepth = "\n     WHERE d.depth >= " + b.arg("min_depth", f.MinDepth, "")
+		minDepth = "\n     WHERE k.depth >= " + b.arg("min_depth", f.MinDepth, "")
 	}
 	text := fmt.Sprintf(`WITH candidates AS (
-    SELECT %[1]s
+    SELECT %[1]s, count(*) AS depth
       FROM %[2]s o
 %[3]s
      GROUP BY %[1]s
 ),
 backing_off AS (
-    SELECT %[4]s, h.next_attempt
+    SELECT %[4]s, k.depth, h.next_attempt
       FROM candidates k
      CROSS JOIN LATERAL (
         SELECT o.scheduled_for AS next_attempt
@@ -270,14 +271,9 @@ backing_off AS (
      WHERE h.next_attempt > now()%[6]s
 ),
 ranked AS (
-    SELECT k.*, d.depth
-      FROM backing_off k
-     CROSS JOIN LATERAL (
-        SELECT count(*) AS depth
-          FROM %[2]s o
-         WHERE %[5]s
-     ) d%[9]s
-     ORDER BY d.depth DESC, %[4]s
+    SELECT k.*
+      FROM backing_off k%[9]s
+     ORDER BY k.depth DESC, %[4]s
      LIMIT %[10]s
 )
 SELECT %[7]sk.shard_scope, k.shard_identifier, k.depth,

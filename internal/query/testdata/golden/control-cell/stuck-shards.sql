@@ -8,14 +8,14 @@
 -- oldest_message = date_added of the lowest-id row (ids and date_added both grow with time).
 -- coalesce_groups is counted up to 100 (100 means at least; --exact counts all).
 WITH candidates AS (
-    SELECT o.region_name, o.shard_scope, o.shard_identifier
+    SELECT o.region_name, o.shard_scope, o.shard_identifier, count(*) AS depth
       FROM sentry_controloutbox o
      WHERE o.scheduled_for > now()
        AND o.region_name = 'x''; DROP TABLE y; --'
      GROUP BY o.region_name, o.shard_scope, o.shard_identifier
 ),
 backing_off AS (
-    SELECT k.region_name, k.shard_scope, k.shard_identifier, h.next_attempt
+    SELECT k.region_name, k.shard_scope, k.shard_identifier, k.depth, h.next_attempt
       FROM candidates k
      CROSS JOIN LATERAL (
         SELECT o.scheduled_for AS next_attempt
@@ -29,16 +29,9 @@ backing_off AS (
      WHERE h.next_attempt > now()
 ),
 ranked AS (
-    SELECT k.*, d.depth
+    SELECT k.*
       FROM backing_off k
-     CROSS JOIN LATERAL (
-        SELECT count(*) AS depth
-          FROM sentry_controloutbox o
-         WHERE o.region_name = k.region_name
-           AND o.shard_scope = k.shard_scope
-           AND o.shard_identifier = k.shard_identifier
-     ) d
-     ORDER BY d.depth DESC, k.region_name, k.shard_scope, k.shard_identifier
+     ORDER BY k.depth DESC, k.region_name, k.shard_scope, k.shard_identifier
      LIMIT 20
 )
 SELECT k.region_name, k.shard_scope, k.shard_identifier, k.depth,
