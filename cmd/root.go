@@ -127,6 +127,7 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 		newInspectCmd(a),
 		newDepthCmd(a),
 		newDemoCmd(a),
+		newBackfillCmd(a),
 		newEnumsCmd(a),
 		newVersionCmd(),
 	)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/outboxctl/outboxctl/cmd"
@@ -25,12 +26,41 @@ func TestMain(m *testing.M) {
 	})
 }
 
+func testRedisAddr() string {
+	if v := os.Getenv("OUTBOXCTL_TEST_REDIS_ADDR"); v != "" {
+		return v
+	}
+	return "127.0.0.1:6379"
+}
+
+func testRedisURL() string { return "redis://" + testRedisAddr() + "/0" }
+
+// deleteRedisPrefix removes a script's keys with SCAN and DEL: never FLUSHDB, so scripts can
+// run in parallel on one Redis.
+func deleteRedisPrefix(prefix string) {
+	rc := redis.NewClient(&redis.Options{Addr: testRedisAddr()})
+	defer rc.Close()
+	ctx := context.Background()
+	iter := rc.Scan(ctx, 0, prefix+"*", 100).Iterator()
+	for iter.Next(ctx) {
+		_ = rc.Del(ctx, iter.Val()).Err()
+	}
+}
+
 // TestScripts runs testdata/script/*.txtar. Each script gets its own schema with Sentry's
 // tables ($SCHEMA, dropped afterwards), the test server's DSN ($DSN), and no libpq
 // environment, so "no database given" is the default inside a script.
 func TestScripts(t *testing.T) {
 	t.Parallel()
 	pool := testdb.Pool(t)
+	rc := redis.NewClient(&redis.Options{Addr: testRedisAddr()})
+	if err := rc.Ping(context.Background()).Err(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Redis at %s is unreachable: %v", testRedisAddr(), err)
+		}
+		t.Skipf("Redis at %s is unreachable: %v", testRedisAddr(), err)
+	}
+	_ = rc.Close()
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: true,
@@ -54,11 +84,29 @@ func TestScripts(t *testing.T) {
 				_, _ = pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 			})
 			env.Setenv("SCHEMA", schema)
+			// Redis isolation: a key prefix of the script's own, deleted afterwards.
+			prefix := schema + ":"
+			env.Setenv("REDIS_PREFIX", prefix)
+			env.Setenv("REDIS_URL", testRedisURL())
+			env.Defer(func() { deleteRedisPrefix(prefix) })
 			env.Setenv("DSN", testdb.DSN())
 			env.Setenv("NO_COLOR", "1")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// redis ARGS... runs one Redis command (to seed cursors).
+			"redis": func(ts *testscript.TestScript, neg bool, args []string) {
+				rc := redis.NewClient(&redis.Options{Addr: testRedisAddr()})
+				defer rc.Close()
+				xs := make([]any, len(args))
+				for i, a := range args {
+					xs[i] = a
+				}
+				err := rc.Do(context.Background(), xs...).Err()
+				if neg != (err != nil) {
+					ts.Fatalf("redis: %v", err)
+				}
+			},
 			// execsql SQL runs one statement against the test server (to seed rows).
 			"execsql": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 1 {

@@ -1,0 +1,221 @@
+// Package backfill models Sentry's outbox backfill (reference §6): which tables replicate,
+// the version each table's code is at, how the options gate it, and where its cursor stands.
+// It computes states from what commands read; it reads and prints nothing itself.
+package backfill
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Silo is the side of Sentry a replicated table lives on; its cursor lives in that side's
+// watermark table and its gate in that side's options table.
+type Silo string
+
+// The two silos.
+const (
+	Cell    Silo = "cell"
+	Control Silo = "control"
+)
+
+// Table is one replicated table.
+type Table struct {
+	Name  string
+	Silo  Silo
+	Coded int64 // the model's replication_version in code
+}
+
+// registered lists the tables with an outbox_replication.<table>.replication_version option
+// (src/sentry/hybridcloud/options.py, reference §5.3) and their coded versions (§6.3: the
+// models with a version above 1). The silo of each follows its model's silo decorator: it
+// picks which watermark and options table is read first; the other is read as a fallback.
+var registered = []Table{ //nolint:gochecknoglobals // constant table
+	{"auth_authenticator", Control, 1},
+	{"auth_user", Control, 2},
+	{"sentry_apikey", Control, 3},
+	{"sentry_apitoken", Control, 1},
+	{"sentry_authidentity", Control, 2},
+	{"sentry_authprovider", Control, 1},
+	{"sentry_externalactor", Cell, 1},
+	{"sentry_organization", Cell, 4},
+	{"sentry_organizationavatar", Cell, 1},
+	{"sentry_organizationintegration", Control, 1},
+	{"sentry_organizationmember", Cell, 1},
+	{"sentry_organizationmember_teams", Cell, 1},
+	{"sentry_organizationslugreservation", Control, 1},
+	{"sentry_orgauthtoken", Control, 1},
+	{"sentry_projectkey", Cell, 1},
+	{"sentry_sentryappinstallation", Control, 1},
+	{"sentry_sentryappinstallationtoken", Control, 1},
+	{"sentry_team", Cell, 1},
+	{"sentry_useremail", Control, 1},
+	{"sentry_userpermission", Control, 1},
+	{"sentry_userrole", Control, 1},
+	{"sentry_userrole_users", Control, 1},
+}
+
+// Registered returns the replicated tables, by name, with overrides (--coded TABLE=N)
+// applied; an override for a table not in the list adds it.
+func Registered(overrides map[string]int64) []Table {
+	out := append([]Table(nil), registered...)
+	for name, v := range overrides {
+		found := false
+		for i := range out {
+			if out[i].Name == name {
+				out[i].Coded, found = v, true
+			}
+		}
+		if !found {
+			out = append(out, Table{Name: name, Silo: Cell, Coded: v})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Lookup finds a registered table.
+func Lookup(tables []Table, name string) (Table, bool) {
+	for _, t := range tables {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Table{}, false
+}
+
+// ParseCoded reads --coded TABLE=N.
+func ParseCoded(specs []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, s := range specs {
+		name, v, ok := strings.Cut(s, "=")
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if !ok || strings.TrimSpace(name) == "" || err != nil || n < 1 {
+			return nil, fmt.Errorf("invalid `--coded` %q: want TABLE=VERSION with a version of at least 1", s)
+		}
+		out[strings.TrimSpace(name)] = n
+	}
+	return out, nil
+}
+
+// OptionKey is the option gating a table's backfill.
+func OptionKey(table string) string { return "outbox_replication." + table + ".replication_version" }
+
+// Cursor is a stored (low_bound, version).
+type Cursor struct {
+	Low     int64
+	Version int64
+}
+
+// ParseRedisCursor reads the Redis value: the JSON array [low, version].
+func ParseRedisCursor(raw string) (Cursor, error) {
+	var v []json.Number
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil || len(v) != 2 {
+		return Cursor{}, fmt.Errorf("not a JSON [low, version] pair")
+	}
+	low, err1 := v[0].Int64()
+	ver, err2 := v[1].Int64()
+	if err1 != nil || err2 != nil {
+		return Cursor{}, fmt.Errorf("not a pair of integers")
+	}
+	return Cursor{Low: low, Version: ver}, nil
+}
+
+// State is what a table's backfill is doing.
+type State string
+
+// The states.
+const (
+	StateNotStarted State = "not started"         // no cursor yet: Sentry stores (0, 1) on its first read
+	StateInProgress State = "in progress"         // walking at the target version
+	StateComplete   State = "complete"            // stored version above the coded one: done
+	StateGated      State = "gated by option"     // the option holds the target below the coded version
+	StatePending    State = "new version pending" // stored version below the target: restarts from 0
+	StateBeyondMax  State = "cursor beyond max(id)"
+	StateMalformed  State = "malformed cursor"
+	StateUnknown    State = "unknown"
+)
+
+// Input is what Classify needs to know about one table.
+type Input struct {
+	Table Table
+	// Option is the gating option's value; nil when unset (Sentry's default is 0).
+	Option *int64
+	// SelfHosted bypasses the option (force_synchronous): the target is the coded version.
+	SelfHosted bool
+	Cursor     *Cursor
+	// CursorErr is set when the stored cursor could not be read.
+	CursorErr error
+	// MaxID is the table's highest id; nil when the table is empty or not in this database.
+	MaxID *int64
+}
+
+// Status is a table's classified backfill.
+type Status struct {
+	State  State
+	Target int64 // the effective target version
+	// Complete is true when nothing is left to do at the current target.
+	Complete bool
+	Note     string
+}
+
+// Target is find_replication_version: min(option, coded), or coded when self-hosted.
+func Target(in Input) int64 {
+	if in.SelfHosted {
+		return in.Table.Coded
+	}
+	opt := int64(0)
+	if in.Option != nil {
+		opt = *in.Option
+	}
+	return min(opt, in.Table.Coded)
+}
+
+// Classify follows _chunk_processing_batch: a stored version above the target skips the
+// table; below it restarts the walk from 0 at the target; equal continues from the cursor.
+func Classify(in Input) Status {
+	target := Target(in)
+	st := Status{Target: target}
+	switch {
+	case in.CursorErr != nil:
+		st.State, st.Note = StateMalformed, in.CursorErr.Error()
+		return st
+	case in.Cursor == nil:
+		// get_processing_state stores (0, 1) on its first read.
+		c := Cursor{Low: 0, Version: 1}
+		if c.Version > target {
+			st.State, st.Complete = StateGated, false
+			st.Note = fmt.Sprintf("option %s is %d, below the coded version %d: nothing runs until it is raised", OptionKey(in.Table.Name), target, in.Table.Coded)
+			return st
+		}
+		st.State, st.Note = StateNotStarted, "no cursor yet; Sentry stores (0, 1) on its first read"
+		return st
+	}
+	c := *in.Cursor
+	switch {
+	case c.Version > target && c.Version > in.Table.Coded:
+		// Completion stores coded + 1 (not target + 1).
+		st.State, st.Complete = StateComplete, true
+		if target < in.Table.Coded {
+			st.Note = fmt.Sprintf("complete; the option (%d) is below the coded version, so a future bump will also wait for it", target)
+		}
+	case c.Version > target:
+		st.State = StateGated
+		st.Note = fmt.Sprintf("stored version %d is above the target %d (option below the coded version %d): skipped until the option is raised", c.Version, target, in.Table.Coded)
+	case c.Version < target:
+		st.State = StatePending
+		st.Note = fmt.Sprintf("stored version %d is below the target %d: the next batch restarts from 0 at version %d", c.Version, target, target)
+	case in.MaxID != nil && c.Low > *in.MaxID+1:
+		st.State = StateBeyondMax
+		st.Note = fmt.Sprintf("low bound %d is past the table's max(id) %d: the next batch finds no rows and marks the table complete without replicating anything", c.Low, *in.MaxID)
+	case c.Low == 0:
+		st.State, st.Note = StateInProgress, "at version "+strconv.FormatInt(c.Version, 10)+", starting from the first id"
+	default:
+		st.State = StateInProgress
+	}
+	return st
+}
