@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"strings"
 	"time"
 
@@ -541,6 +542,9 @@ func osUser() string {
 		if v := os.Getenv(k); v != "" {
 			return v
 		}
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
 	}
 	return "unknown"
 }

@@ -128,6 +128,7 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 		newDepthCmd(a),
 		newDemoCmd(a),
 		newBackfillCmd(a),
+		newKillswitchCmd(a),
 		newEnumsCmd(a),
 		newVersionCmd(),
 	)

@@ -364,3 +364,33 @@ func Describe(dsn string) string {
 	}
 	return fmt.Sprintf("%s@%s:%d/%s", pc.User, pc.Host, pc.Port, pc.Database)
 }
+
+// ErrReplica is returned by WriteTx on a server in recovery: mutations go to the primary.
+var ErrReplica = errors.New("this server is a read replica (pg_is_in recovery); connect to the primary to change anything")
+
+// WriteTx runs fn in a read-write transaction with the session's timeouts, after checking
+// that the server is not a replica. fn's error rolls everything back.
+func WriteTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
+	var inRecovery bool
+	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil {
+		return Classify(err, "replica check")
+	}
+	if inRecovery {
+		return &Error{Kind: KindConfig, Msg: strings.Replace(ErrReplica.Error(), "pg_is_in recovery", "pg_is_in_recovery()", 1), Err: ErrReplica}
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite})
+	if err != nil {
+		return Classify(err, "")
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // committed below on success
+	if _, err := tx.Exec(ctx, conn.local); err != nil {
+		return Classify(err, "session settings")
+	}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return Classify(err, "commit")
+	}
+	return nil
+}

@@ -1,0 +1,679 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
+
+	"github.com/outboxctl/outboxctl/internal/backfill"
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/options"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/report"
+)
+
+func newKillswitchCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "killswitch",
+		Short: "List, check and change the disabled shards and backfill gates",
+		Long: strings.TrimSpace(`
+Sentry skips the organization and user shards listed in the options
+hybrid_cloud.authentication.disabled_organization_shards and disabled_user_shards: a
+disabled shard is still visited (at most hourly, after its backoff), its head coalesce group
+is trimmed without delivery, and nothing is delivered until it is removed again. The lists
+live in the options table of each side: sentry_option for the cell silo, sentry_controloption
+for control (--silo). Backfills are gated by outbox_replication.<table>.replication_version.
+
+Changes need --reason (written into the SQL as a comment, visible in pg_stat_activity, and
+into a JSON audit line on stderr), show a plan, and ask for confirmation (--yes without a
+terminal). They write JSON with integer ids, last_updated = now() and last_updated_by =
+'cli', as 'sentry config set' does, so Sentry's workers see them within about 20 s.`),
+		Args: exactArgs(0, "(a subcommand: list, check, add, remove or gate)"),
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+	}
+	c.AddCommand(newKillswitchListCmd(a), newKillswitchCheckCmd(a),
+		newKillswitchChangeCmd(a, true), newKillswitchChangeCmd(a, false), newKillswitchGateCmd(a))
+	return c
+}
+
+// killswitchKey is the option of a scope that can be disabled, or a usage error.
+func (a *app) killswitchKey(scopeArg string) (*query.Enum, string, error) {
+	scope, err := a.scopeArg(scopeArg)
+	if err != nil {
+		return nil, "", err
+	}
+	for key, v := range options.KillswitchScopes {
+		if v == scope.Value {
+			return scope, key, nil
+		}
+	}
+	return nil, "", usageErrorf("outboxctl killswitch add organization ID --reason …",
+		"%s shards cannot be disabled: Sentry's should_skip_shard reads a kill switch only for ORGANIZATION_SCOPE and USER_SCOPE", scope.Name)
+}
+
+func parseIDs(args []string) ([]int64, error) {
+	ids := make([]int64, 0, len(args))
+	for _, s := range args {
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil || n < 0 {
+			return nil, usageErrorf("", "invalid shard id %q: want a non-negative integer", s)
+		}
+		if !slices.Contains(ids, n) {
+			ids = append(ids, n)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+func optionsTableOf(silo query.Silo) string {
+	if silo == query.SiloControl {
+		return query.ControlOptionTable
+	}
+	return query.OptionTable
+}
+
+// killswitchList is one options table's kill switches, as read.
+type killswitchList struct {
+	table string
+	key   string
+	scope int
+	ids   []int64
+	err   error
+}
+
+func readLists(ctx context.Context, tx pgx.Tx, schema string, sch query.Schema) ([]killswitchList, error) {
+	var out []killswitchList
+	for _, ot := range []string{query.OptionTable, query.ControlOptionTable} {
+		if !sch.Table(ot).Present {
+			continue
+		}
+		ks, err := options.ReadKillswitches(ctx, tx, schema, query.Schema{Tables: map[string]query.TableInfo{ot: {Present: true}}}, siloOfOptions(ot))
+		if ks == nil {
+			return nil, db.Classify(err, "killswitch-options")
+		}
+		for _, key := range []string{options.DisabledOrgShards, options.DisabledUserShards} {
+			l := killswitchList{table: ot, key: key, scope: options.KillswitchScopes[key], err: err}
+			for id := range ks.Disabled[l.scope] {
+				l.ids = append(l.ids, id)
+			}
+			slices.Sort(l.ids)
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+func siloOfOptions(table string) query.Silo {
+	if table == query.ControlOptionTable {
+		return query.SiloControl
+	}
+	return query.SiloCell
+}
+
+func newKillswitchListCmd(a *app) *cobra.Command {
+	var coded []string
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the disabled shards, what waits behind them, and the backfill gates",
+		Example: examples(`
+			outboxctl killswitch list
+			outboxctl killswitch list -o json`),
+		Args: exactArgs(0, "(no arguments)"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if printOnly, noDB := a.wantsSQL(); printOnly {
+				return a.printScript(query.Script{
+					options.KillswitchStatement(a.g.Schema, query.OptionTable),
+					options.KillswitchStatement(a.g.Schema, query.ControlOptionTable),
+				}, noDB)
+			}
+			reg, err := a.registry()
+			if err != nil {
+				return err
+			}
+			overrides, err := backfill.ParseCoded(coded)
+			if err != nil {
+				return usageErrorf("", "%s", err.Error())
+			}
+			tables := backfill.Registered(overrides)
+			disabled := &render.Table{Columns: []string{"options_table", "scope", "shard", "silo", "region_name", "depth", "coalesce_groups", "oldest_message", "next_attempt"},
+				Labels: map[string]string{"options_table": "option in", "coalesce_groups": "groups", "region_name": "cell"}}
+			gates := &render.Table{Columns: []string{"options_table", "key", "value", "coded"}, Labels: map[string]string{"options_table": "option in"}}
+			var listErr error
+			err = a.plainSession(c.Context(), "killswitch", func(s *session) error {
+				lists, err := readLists(s.ctx, s.tx, s.target.Schema, s.schema)
+				if err != nil {
+					return err
+				}
+				for _, l := range lists {
+					if l.err != nil && listErr == nil {
+						listErr = l.err
+					}
+					for _, id := range l.ids {
+						found := false
+						for _, silo := range []query.Silo{query.SiloCell, query.SiloControl} {
+							t := query.Target{Silo: silo, Schema: s.target.Schema, CellColumn: s.schema.Table(query.Target{Silo: silo}.TableName()).CellColumn}
+							if !s.schema.Table(t.TableName()).Present {
+								continue
+							}
+							res, err := s.run(query.ShardDepths(t, query.Enum{Value: l.scope, Name: reg.ScopeName(l.scope)}, []int64{id}))
+							if err != nil {
+								return err
+							}
+							for _, r := range res.Rows {
+								found = true
+								cell, off := any(nil), 0
+								if silo == query.SiloControl {
+									cell, off = r[0], 1
+								}
+								disabled.Rows = append(disabled.Rows, []any{l.table, reg.ScopeName(l.scope), id, string(silo), cell, r[off+1], r[off+2], r[off+3], r[off+4]})
+							}
+						}
+						if !found {
+							disabled.Rows = append(disabled.Rows, []any{l.table, reg.ScopeName(l.scope), id, nil, nil, int64(0), int64(0), nil, nil})
+						}
+					}
+				}
+				for _, ot := range []string{query.OptionTable, query.ControlOptionTable} {
+					if !s.schema.Table(ot).Present {
+						continue
+					}
+					keys := make([]string, len(tables))
+					for i, t := range tables {
+						keys[i] = backfill.OptionKey(t.Name)
+					}
+					res, err := s.run(query.OptionValues(s.target.Schema, ot, keys))
+					if err != nil {
+						return err
+					}
+					for _, r := range res.Rows {
+						key, _ := r[0].(string)
+						raw, _ := r[1].(string)
+						v, err := options.Decode(key, raw)
+						if err != nil {
+							return err
+						}
+						n, err := v.Int()
+						if err != nil {
+							return err
+						}
+						name := strings.TrimSuffix(strings.TrimPrefix(key, "outbox_replication."), ".replication_version")
+						if t, ok := backfill.Lookup(tables, name); ok && n < t.Coded {
+							gates.Rows = append(gates.Rows, []any{ot, key, n, t.Coded})
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			p := a.printer()
+			if !p.Structured() && len(disabled.Rows) == 0 {
+				p.Notef("no shard is disabled")
+			}
+			if err := p.Print(render.Doc{
+				{Name: "disabled", Title: "Disabled shards", Table: disabled},
+				{Name: "backfill_gates", Title: "Backfill gates (option below the coded version)", Table: gates},
+			}); err != nil {
+				return err
+			}
+			return listErr
+		},
+	}
+}
+
+// plainSession is a read session that does not require an outbox table (the kill switches
+// and options can be read from any Sentry database).
+func (a *app) plainSession(ctx context.Context, command string, fn func(*session) error) error {
+	t, err := a.target()
+	if err != nil {
+		return err
+	}
+	conn, err := a.connect(ctx, command)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
+		s := &session{ctx: ctx, tx: tx, target: t}
+		if s.schema, err = query.LoadSchema(ctx, tx, t.Schema, introspected(t)); err != nil {
+			return db.Classify(err, "introspect")
+		}
+		if !s.schema.Table(query.OptionTable).Present && !s.schema.Table(query.ControlOptionTable).Present {
+			where := "the search_path"
+			if t.Schema != "" {
+				where = "schema " + t.Schema
+			}
+			return fmt.Errorf("no sentry_option or sentry_controloption table in %s: this does not look like Sentry's database; check --dsn or --schema", where)
+		}
+		return fn(s)
+	})
+}
+
+func newKillswitchCheckCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check SCOPE ID",
+		Short: "Is this shard disabled, and what is waiting behind it?",
+		Example: examples(`
+			outboxctl killswitch check organization 42`),
+		Args:              exactArgs(2, "SCOPE ID"),
+		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
+		RunE: func(c *cobra.Command, args []string) error {
+			scope, _, err := a.killswitchKey(args[0])
+			if err != nil {
+				return err
+			}
+			ids, err := parseIDs(args[1:])
+			if err != nil {
+				return err
+			}
+			id := ids[0]
+			if printOnly, noDB := a.wantsSQL(); printOnly {
+				t, _ := a.target()
+				return a.printScript(query.Script{options.KillswitchStatement(t.Schema, optionsTableOf(t.Silo)), query.ShardDepths(t, *scope, ids)}, noDB)
+			}
+			reg, err := a.registry()
+			if err != nil {
+				return err
+			}
+			card := []render.Field{{Key: "scope", Value: scope.Name}, {Key: "shard", Value: id}}
+			var depth *render.Table
+			var listErr error
+			err = a.plainSession(c.Context(), "killswitch", func(s *session) error {
+				lists, err := readLists(s.ctx, s.tx, s.target.Schema, s.schema)
+				if err != nil {
+					return err
+				}
+				for _, l := range lists {
+					if l.scope != scope.Value {
+						continue
+					}
+					if l.err != nil {
+						listErr = l.err
+					}
+					card = append(card, render.Field{Key: "disabled_in_" + l.table, Value: slices.Contains(l.ids, id)})
+				}
+				t := s.target
+				if s.schema.Table(t.TableName()).Present {
+					if t.Control() {
+						t.CellColumn = s.schema.Table(t.TableName()).CellColumn
+					}
+					res, err := s.run(query.ShardDepths(t, *scope, ids))
+					if err != nil {
+						return err
+					}
+					depth = report.Table(reg, res)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			doc := render.Doc{{Name: "killswitch", Title: fmt.Sprintf("Shard %s/%d", scope.Name, id), Card: card}}
+			if depth != nil {
+				doc = append(doc, render.Section{Name: "waiting", Title: "Waiting in " + a.g.Silo + " outbox", Table: depth})
+			}
+			if err := a.printer().Print(doc); err != nil {
+				return err
+			}
+			return listErr
+		},
+	}
+}
+
+// audit writes the JSON audit line of a change on stderr: who, when, where (without any
+// password), what, and why. Payloads never go into it.
+func (a *app) audit(command string, fields map[string]any) {
+	dsn, _ := db.Resolve(a.g.DSN, a.getenv)
+	rec := map[string]any{
+		"audit": "outboxctl", "command": command, "who": osUser(), "when": time.Now().UTC().Format(time.RFC3339),
+		"target": db.Describe(dsn),
+	}
+	for k, v := range fields {
+		rec[k] = v
+	}
+	b, _ := json.Marshal(rec)
+	fmt.Fprintln(a.io.Err, string(b))
+}
+
+type changeOptions struct {
+	Reason string
+	Yes    bool
+}
+
+func requireReason(command, reason string) error {
+	if strings.TrimSpace(reason) == "" {
+		return usageErrorf(command+" --reason 'INC-1234: poison message in org 42'",
+			"`--reason` is required: it goes into the SQL as a comment and into the audit line")
+	}
+	return nil
+}
+
+func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
+	var o changeOptions
+	verb, prep := "remove", "from"
+	short := "Re-enable shards: remove their ids from the kill-switch list"
+	if add {
+		verb, prep = "add", "to"
+		short = "Disable shards: add their ids to the kill-switch list"
+	}
+	c := &cobra.Command{
+		Use:   verb + " SCOPE ID...",
+		Short: short,
+		Example: examples(fmt.Sprintf(`
+			outboxctl killswitch %[1]s organization 42 --reason 'INC-1234: poison message' --yes
+			outboxctl killswitch %[1]s user 7 8 --silo control --reason 'INC-1234'
+			outboxctl killswitch %[1]s organization 42 --reason 'INC-1234' --print-sql`, verb)),
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usageErrorf(c.CommandPath()+" organization 42 --reason …", "%s takes a scope and at least one shard id", c.CommandPath())
+			}
+			return nil
+		},
+		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
+		RunE: func(c *cobra.Command, args []string) error {
+			command := "outboxctl killswitch " + verb
+			scope, key, err := a.killswitchKey(args[0])
+			if err != nil {
+				return err
+			}
+			ids, err := parseIDs(args[1:])
+			if err != nil {
+				return err
+			}
+			if err := requireReason(command, o.Reason); err != nil {
+				return err
+			}
+			t, err := a.target()
+			if err != nil {
+				return err
+			}
+			table := optionsTableOf(t.Silo)
+			if printOnly, noDB := a.wantsSQL(); printOnly {
+				// Printed for the current Sentry (jsonb values); a text column takes the same
+				// statements with the ::jsonb casts, as outboxctl sends them when it connects.
+				return a.printScript(query.Script{
+					query.OptionEnsure(t.Schema, table, "jsonb", key, "[]", o.Reason),
+					query.ShardListUpdate(t.Schema, table, "jsonb", key, ids, add, o.Reason),
+				}, noDB)
+			}
+			conn, err := a.connect(c.Context(), "killswitch")
+			if err != nil {
+				return err
+			}
+			defer conn.Close(context.WithoutCancel(c.Context()))
+
+			// Plan from a read-only look; the write recomputes under the row lock.
+			var before []int64
+			var valueType string
+			var depth *query.Result
+			err = db.ReadTx(c.Context(), conn, func(tx pgx.Tx) error {
+				sch, err := query.LoadSchema(c.Context(), tx, t.Schema, []string{table, t.TableName()})
+				if err != nil {
+					return db.Classify(err, "introspect")
+				}
+				if !sch.Table(table).Present {
+					return fmt.Errorf("no %s table here: the %s silo's kill switches live there; check --dsn, --schema or --silo", table, t.Silo)
+				}
+				valueType = sch.Table(table).ValueType
+				res, err := query.Run(c.Context(), tx, query.OptionValues(t.Schema, table, []string{key}))
+				if err != nil {
+					return db.Classify(err, "option-values")
+				}
+				if len(res.Rows) > 0 {
+					raw, _ := res.Rows[0][1].(string)
+					v, err := options.Decode(key, raw)
+					if err != nil {
+						return err
+					}
+					var strays []string
+					if before, strays, err = v.IDs(); err != nil {
+						return err
+					}
+					if len(strays) > 0 {
+						return fmt.Errorf("option %s in %s lists %v, which are not integer ids; fix the value by hand (sentry config set) before changing it", key, table, strays)
+					}
+				}
+				if sch.Table(t.TableName()).Present {
+					tt := t
+					if tt.Control() {
+						tt.CellColumn = sch.Table(t.TableName()).CellColumn
+					}
+					if depth, err = query.Run(c.Context(), tx, query.ShardDepths(tt, *scope, ids)); err != nil {
+						return db.Classify(err, "shard-depths")
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			after, changed, unchanged := applyChange(before, ids, add)
+			for _, id := range unchanged {
+				if add {
+					a.printer().Notef("note: %s shard %d is already disabled in %s", scope.Name, id, table)
+				} else {
+					a.printer().Notef("note: %s shard %d is not disabled in %s", scope.Name, id, table)
+				}
+			}
+			if len(changed) == 0 {
+				a.printer().Notef("nothing to change")
+				return a.printer().Print(render.Doc{{Name: "killswitch", Card: []render.Field{
+					{Key: "options_table", Value: table}, {Key: "key", Value: key}, {Key: "value", Value: options.EncodeIDs(before)}, {Key: "changed", Value: false}}}})
+			}
+			plan := []string{
+				fmt.Sprintf("%s %s shard(s) %v %s %s in %s (reason: %s)", verb, scope.Name, changed, prep, key, table, o.Reason),
+				fmt.Sprintf("before: %s", options.EncodeIDs(before)),
+				fmt.Sprintf("after:  %s", options.EncodeIDs(after)),
+			}
+			if depth != nil {
+				var rows, groups int64
+				for _, r := range depth.Rows {
+					rows += r[depth.Col("depth")].(int64)
+					groups += r[depth.Col("coalesce_groups")].(int64)
+				}
+				plan = append(plan, fmt.Sprintf("waiting in those shards of the %s outbox: %d rows, %d coalesce groups", t.Silo, rows, groups))
+			}
+			plan = append(plan, fmt.Sprintf("equivalent: sentry config set %s '%s'", key, options.EncodeIDs(after)))
+			if err := a.confirm(command, plan, o.Yes); err != nil {
+				return err
+			}
+
+			var stored string
+			err = db.WriteTx(c.Context(), conn, func(tx pgx.Tx) error {
+				if _, err := query.Run(c.Context(), tx, query.OptionEnsure(t.Schema, table, valueType, key, "[]", o.Reason)); err != nil {
+					return db.Classify(err, "option-ensure")
+				}
+				locked, err := query.Run(c.Context(), tx, query.OptionLock(t.Schema, table, key))
+				if err != nil {
+					return db.Classify(err, "option-lock")
+				}
+				raw, _ := locked.Rows[0][0].(string)
+				v, err := options.Decode(key, raw)
+				if err != nil {
+					return err
+				}
+				st := query.ShardListUpdate(t.Schema, table, valueType, key, ids, add, o.Reason)
+				if v.Encoding != options.EncodingJSON {
+					// A value still stored as a pickle: decode it under the row lock and
+					// write the list back as JSON.
+					cur, strays, err := v.IDs()
+					if err != nil {
+						return err
+					}
+					if len(strays) > 0 {
+						return fmt.Errorf("option %s lists %v, which are not integer ids; fix the value by hand", key, strays)
+					}
+					next, _, _ := applyChange(cur, ids, add)
+					st = query.OptionWrite(t.Schema, table, valueType, key, options.EncodeIDs(next), o.Reason, "killswitch "+verb)
+				}
+				res, err := query.Run(c.Context(), tx, st)
+				if err != nil {
+					return db.Classify(err, st.Name)
+				}
+				stored, _ = res.Rows[0][0].(string)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			a.audit("killswitch "+verb, map[string]any{
+				"options_table": table, "key": key, "scope": scope.Name, "shards": changed,
+				"before": options.EncodeIDs(before), "after": stored, "reason": o.Reason,
+			})
+			return a.printer().Print(render.Doc{{Name: "killswitch", Card: []render.Field{
+				{Key: "options_table", Value: table}, {Key: "key", Value: key}, {Key: "value", Value: stored}, {Key: "changed", Value: true}}}})
+		},
+	}
+	c.Flags().StringVar(&o.Reason, "reason", "", "why (required): written into the SQL as a comment and into the audit line")
+	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
+	return c
+}
+
+// applyChange adds or removes ids from a sorted list, returning the new list, the ids that
+// changed it and the ids that were already in (or not in) it.
+func applyChange(list, ids []int64, add bool) (after, changed, unchanged []int64) {
+	after = append([]int64(nil), list...)
+	for _, id := range ids {
+		has := slices.Contains(after, id)
+		switch {
+		case add && !has:
+			after = append(after, id)
+			changed = append(changed, id)
+		case !add && has:
+			after = slices.DeleteFunc(after, func(x int64) bool { return x == id })
+			changed = append(changed, id)
+		default:
+			unchanged = append(unchanged, id)
+		}
+	}
+	slices.Sort(after)
+	return after, changed, unchanged
+}
+
+func newKillswitchGateCmd(a *app) *cobra.Command {
+	var o changeOptions
+	var version int64
+	var coded []string
+	c := &cobra.Command{
+		Use:   "gate TABLE --version N",
+		Short: "Set a table's backfill gate (outbox_replication.<table>.replication_version)",
+		Long: strings.TrimSpace(`
+Set outbox_replication.<table>.replication_version, the option that gates a table's outbox
+backfill: Sentry backfills up to min(option, coded version). Lower it below the coded
+version to stop a backfill; raise it to the coded version to start one. The option is
+written to the options table of the table's silo.`),
+		Example: examples(`
+			outboxctl killswitch gate sentry_organization --version 3 --reason 'INC-1234: stop the v4 backfill' --yes`),
+		Args: exactArgs(1, "TABLE"),
+		RunE: func(c *cobra.Command, args []string) error {
+			command := "outboxctl killswitch gate"
+			overrides, err := backfill.ParseCoded(coded)
+			if err != nil {
+				return usageErrorf("", "%s", err.Error())
+			}
+			tb, ok := backfill.Lookup(backfill.Registered(overrides), args[0])
+			if !ok {
+				return usageErrorf(command+" "+args[0]+" --coded "+args[0]+"=1 --version 1", "%s is not a registered replicated table; pass --coded %s=N to gate it anyway", args[0], args[0])
+			}
+			if !c.Flags().Changed("version") || version < 0 {
+				return usageErrorf(command+" "+args[0]+" --version 0", "`--version` is required and must not be negative")
+			}
+			if err := requireReason(command, o.Reason); err != nil {
+				return err
+			}
+			table := query.OptionTable
+			if tb.Silo == backfill.Control {
+				table = query.ControlOptionTable
+			}
+			key := backfill.OptionKey(tb.Name)
+			value := strconv.FormatInt(version, 10)
+			if printOnly, noDB := a.wantsSQL(); printOnly {
+				return a.printScript(query.Script{query.OptionWrite(a.g.Schema, table, "jsonb", key, value, o.Reason, "killswitch gate")}, noDB)
+			}
+			conn, err := a.connect(c.Context(), "killswitch")
+			if err != nil {
+				return err
+			}
+			defer conn.Close(context.WithoutCancel(c.Context()))
+			var valueType, before string
+			err = db.ReadTx(c.Context(), conn, func(tx pgx.Tx) error {
+				sch, err := query.LoadSchema(c.Context(), tx, a.g.Schema, []string{table})
+				if err != nil {
+					return db.Classify(err, "introspect")
+				}
+				if !sch.Table(table).Present {
+					return fmt.Errorf("no %s table here: %s's gate lives there; check --dsn or --schema", table, tb.Name)
+				}
+				valueType = sch.Table(table).ValueType
+				res, err := query.Run(c.Context(), tx, query.OptionValues(a.g.Schema, table, []string{key}))
+				if err != nil {
+					return db.Classify(err, "option-values")
+				}
+				before = "(unset: 0)"
+				if len(res.Rows) > 0 {
+					raw, _ := res.Rows[0][1].(string)
+					v, err := options.Decode(key, raw)
+					if err != nil {
+						return err
+					}
+					n, err := v.Int()
+					if err != nil {
+						return err
+					}
+					before = strconv.FormatInt(n, 10)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if before == value {
+				a.printer().Notef("note: %s is already %s; nothing to change", key, value)
+				return nil
+			}
+			effect := "backfills up to the coded version"
+			if version < tb.Coded {
+				effect = fmt.Sprintf("holds the backfill below the coded version %d", tb.Coded)
+			}
+			plan := []string{
+				fmt.Sprintf("set %s in %s: %s -> %s (reason: %s)", key, table, before, value, o.Reason),
+				fmt.Sprintf("target becomes min(%s, coded %d): Sentry %s", value, tb.Coded, effect),
+				fmt.Sprintf("equivalent: sentry config set %s %s", key, value),
+			}
+			if err := a.confirm(command, plan, o.Yes); err != nil {
+				return err
+			}
+			var stored string
+			err = db.WriteTx(c.Context(), conn, func(tx pgx.Tx) error {
+				res, err := query.Run(c.Context(), tx, query.OptionWrite(a.g.Schema, table, valueType, key, value, o.Reason, "killswitch gate"))
+				if err != nil {
+					return db.Classify(err, "option-write")
+				}
+				stored, _ = res.Rows[0][0].(string)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			a.audit("killswitch gate", map[string]any{"options_table": table, "key": key, "before": before, "after": stored, "reason": o.Reason})
+			return a.printer().Print(render.Doc{{Name: "gate", Card: []render.Field{
+				{Key: "options_table", Value: table}, {Key: "key", Value: key}, {Key: "value", Value: stored}}}})
+		},
+	}
+	c.Flags().Int64Var(&version, "version", 0, "the replication version to allow (required)")
+	c.Flags().StringVar(&o.Reason, "reason", "", "why (required): written into the SQL as a comment and into the audit line")
+	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
+	c.Flags().StringArrayVar(&coded, "coded", nil, "override a table's coded replication_version, TABLE=N")
+	return c
+}
