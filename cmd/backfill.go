@@ -40,6 +40,7 @@ type backfillOptions struct {
 	SelfHosted bool
 	Store      string
 	Sample     time.Duration
+	Watch      time.Duration
 	ExitStatus bool
 	Exact      bool
 	Redis      redisFlags
@@ -91,20 +92,41 @@ coded version with --self-hosted), the cursor (low_bound, version), and a state:
 Cursors are read from the watermark tables (Sentry since September 2026) when they exist,
 else from Redis (key outbox_backfill.<table>, JSON [low, version]); --store chooses. With
 --sample, the cursors are read twice and the rate and ETA shown against Sentry's budget of
-10,000 rows per minute. An unreachable Redis gives a row saying so while the rest answers,
+10,000 rows per minute; --watch 10s repeats that until every table is complete. An unreachable Redis gives a row saying so while the rest answers,
 then exit 1. --exit-status exits 8 while any selected table is not complete.`),
 		Example: examples(`
   outboxctl backfill status
   outboxctl backfill status sentry_organization auth_user --sample 30s
   outboxctl backfill status --store redis --redis-url redis://cache:6379/0
   outboxctl backfill status sentry_organization --exit-status && echo done`),
-		RunE: func(c *cobra.Command, args []string) error { return a.backfillStatus(c.Context(), o, args) },
+		RunE: func(c *cobra.Command, args []string) error {
+			if o.Watch <= 0 {
+				return a.backfillStatus(c.Context(), o, args)
+			}
+			if o.Sample > 0 {
+				return usageErrorf("outboxctl backfill status --watch 10s", "`--watch` samples by itself; drop `--sample`")
+			}
+			// Each round reads the cursors twice, o.Watch apart, and prints rate and ETA;
+			// it ends when every selected table is complete, or on Ctrl-C (exit 130).
+			round := o
+			round.Sample, round.ExitStatus = o.Watch, true
+			for {
+				err := a.backfillStatus(c.Context(), round, args)
+				var ee *exitError
+				if errors.As(err, &ee) && ee.code == ExitPending {
+					fmt.Fprintln(a.io.Err)
+					continue
+				}
+				return err
+			}
+		},
 	}
 	f := c.Flags()
 	f.StringArrayVar(&o.Coded, "coded", nil, "override a table's coded replication_version, TABLE=N (repeatable)")
 	f.BoolVar(&o.SelfHosted, "self-hosted", false, "ignore the options, as self-hosted Sentry does (target = coded version)")
 	f.StringVar(&o.Store, "store", "auto", "where the cursors are: auto (watermark tables if present, else Redis), postgres or redis")
 	f.DurationVar(&o.Sample, "sample", 0, "read the cursors again after this long and show the rate and ETA")
+	f.DurationVar(&o.Watch, "watch", 0, "repeat every interval with rate and ETA until every selected table is complete (Ctrl-C stops)")
 	f.BoolVar(&o.ExitStatus, "exit-status", false, "exit 8 while any selected table is not complete (for runbooks that wait)")
 	f.BoolVar(&o.Exact, "exact", false, "count the rows below each cursor exactly (an index scan) instead of estimating by id span")
 	addRedisFlags(c, &o.Redis)

@@ -33,9 +33,9 @@ is trimmed without delivery, and nothing is delivered until it is removed again.
 live in the options table of each side: sentry_option for the cell silo, sentry_controloption
 for control (--silo). Backfills are gated by outbox_replication.<table>.replication_version.
 
-Changes need --reason (written into the SQL as a comment, visible in pg_stat_activity, and
-into a JSON audit line on stderr), show a plan, and ask for confirmation (--yes without a
-terminal). They write JSON with integer ids, last_updated = now() and last_updated_by =
+Changes take --reason (written into the SQL as a comment, visible in pg_stat_activity, and
+into a JSON audit line on stderr; a warning when missing), show a plan, and ask for
+confirmation (--yes without a terminal). They write JSON with integer ids, last_updated = now() and last_updated_by =
 'cli', as 'sentry config set' does, so Sentry's workers see them within about 20 s.`),
 		Args: exactArgs(0, "(a subcommand: list, check, add, remove or gate)"),
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
@@ -351,10 +351,11 @@ type changeOptions struct {
 	Yes    bool
 }
 
-func requireReason(command, reason string) error {
+// checkReason warns when a change comes without --reason: the change is still audited,
+// but the audit line and pg_stat_activity will not say why.
+func (a *app) checkReason(command, reason string) error {
 	if strings.TrimSpace(reason) == "" {
-		return usageErrorf(command+" --reason 'INC-1234: poison message in org 42'",
-			"`--reason` is required: it goes into the SQL as a comment and into the audit line")
+		a.printer().Warnf("no --reason given: the audit line and the SQL comment will not say why (%s --reason 'INC-1234: …')", command)
 	}
 	return nil
 }
@@ -391,7 +392,7 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := requireReason(command, o.Reason); err != nil {
+			if err := a.checkReason(command, o.Reason); err != nil {
 				return err
 			}
 			t, err := a.target()
@@ -535,7 +536,7 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 				{Key: "options_table", Value: table}, {Key: "key", Value: key}, {Key: "value", Value: stored}, {Key: "changed", Value: true}}}})
 		},
 	}
-	c.Flags().StringVar(&o.Reason, "reason", "", "why (required): written into the SQL as a comment and into the audit line")
+	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line (strongly recommended)")
 	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
 	return c
 }
@@ -589,7 +590,7 @@ written to the options table of the table's silo.`),
 			if !c.Flags().Changed("version") || version < 0 {
 				return usageErrorf(command+" "+args[0]+" --version 0", "`--version` is required and must not be negative")
 			}
-			if err := requireReason(command, o.Reason); err != nil {
+			if err := a.checkReason(command, o.Reason); err != nil {
 				return err
 			}
 			table := query.OptionTable
@@ -672,7 +673,7 @@ written to the options table of the table's silo.`),
 		},
 	}
 	c.Flags().Int64Var(&version, "version", 0, "the replication version to allow (required)")
-	c.Flags().StringVar(&o.Reason, "reason", "", "why (required): written into the SQL as a comment and into the audit line")
+	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line (strongly recommended)")
 	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
 	c.Flags().StringArrayVar(&coded, "coded", nil, "override a table's coded replication_version, TABLE=N")
 	return c
