@@ -160,6 +160,19 @@ func (a *app) backfillStatus(ctx context.Context, o backfillOptions, args []stri
 		return usageErrorf("outboxctl backfill status --store auto", "invalid `--store` %q: valid values are auto, postgres and redis", o.Store)
 	}
 	all := backfill.Registered(overrides)
+	if len(args) == 0 && !a.g.PrintSQL {
+		// Besides the registered tables, any table with a cursor is shown (with Sentry's
+		// default replication_version 1 unless --coded says otherwise).
+		extra, err := a.cursorTables(ctx, o)
+		if err != nil {
+			return err
+		}
+		for _, name := range extra {
+			if _, ok := backfill.Lookup(all, name); !ok {
+				all = append(all, backfill.Table{Name: name, Silo: backfill.Cell, Coded: 1, Unregistered: true})
+			}
+		}
+	}
 	selected := all
 	if len(args) > 0 {
 		selected = nil
@@ -345,6 +358,11 @@ func (a *app) backfillStatus(ctx context.Context, o backfillOptions, args []stri
 				}
 			}
 		}
+		if tb.Unregistered && note == "" {
+			note = "not a registered table: coded version assumed 1 (Sentry's default); --coded " + tb.Name + "=N to set it"
+		} else if tb.Unregistered {
+			note += "; not a registered table: coded version assumed 1"
+		}
 		optVal := any(nil)
 		if p := opts[tb.Name]; p != nil {
 			optVal = *p
@@ -368,6 +386,69 @@ func (a *app) backfillStatus(ctx context.Context, o backfillOptions, args []stri
 		return &exitError{code: ExitPending, msg: fmt.Sprintf("%d of %d table(s) not complete", incomplete, rows)}
 	}
 	return nil
+}
+
+// cursorTables lists the tables that have a cursor in the watermark tables or, without
+// them, in Redis (SCAN, never KEYS). Failures here are left to the main read to report.
+func (a *app) cursorTables(ctx context.Context, o backfillOptions) ([]string, error) {
+	if _, given := db.Resolve(a.g.DSN, a.getenv); !given {
+		return nil, nil
+	}
+	conn, err := a.connect(ctx, "backfill")
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var names []string
+	usedPG := false
+	err = db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
+		sch, err := query.LoadSchema(ctx, tx, a.g.Schema, []string{query.CellWatermark, query.ControlWatermark})
+		if err != nil {
+			return db.Classify(err, "introspect")
+		}
+		for _, wt := range []string{query.CellWatermark, query.ControlWatermark} {
+			if !sch.Table(wt).Present || o.Store == "redis" {
+				continue
+			}
+			usedPG = true
+			res, err := query.Run(ctx, tx, query.WatermarkTables(a.g.Schema, wt))
+			if err != nil {
+				return db.Classify(err, "backfill-cursor-tables")
+			}
+			for _, r := range res.Rows {
+				if n, ok := r[0].(string); ok {
+					names = append(names, n)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil || usedPG || o.Store == "postgres" {
+		return names, err
+	}
+	cfg := a.redisConfig(o.Redis)
+	if !cfg.Given() {
+		return names, nil
+	}
+	rc, err := db.ConnectRedis(ctx, cfg)
+	if err != nil {
+		return names, nil //nolint:nilerr // the main read reports an unreachable Redis per row
+	}
+	defer rc.Close()
+	prefix := query.BackfillRedisKey(o.Redis.KeyPrefix, "")
+	scan := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, prefix+"*", 500).Iterator()
+		for iter.Next(ctx) {
+			names = append(names, strings.TrimPrefix(iter.Val(), prefix))
+		}
+		return iter.Err()
+	}
+	if cc, ok := rc.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, scan)
+	} else if c, ok := rc.(*redis.Client); ok {
+		err = scan(ctx, c)
+	}
+	return names, err
 }
 
 func optionKeys(tables []backfill.Table) []string {

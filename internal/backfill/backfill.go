@@ -26,6 +26,8 @@ type Table struct {
 	Name  string
 	Silo  Silo
 	Coded int64 // the model's replication_version in code
+	// Unregistered is true for a table found only through its cursor.
+	Unregistered bool
 }
 
 // registered lists the tables with an outbox_replication.<table>.replication_version option
@@ -33,28 +35,28 @@ type Table struct {
 // models with a version above 1). The silo of each follows its model's silo decorator: it
 // picks which watermark and options table is read first; the other is read as a fallback.
 var registered = []Table{ //nolint:gochecknoglobals // constant table
-	{"auth_authenticator", Control, 1},
-	{"auth_user", Control, 2},
-	{"sentry_apikey", Control, 3},
-	{"sentry_apitoken", Control, 1},
-	{"sentry_authidentity", Control, 2},
-	{"sentry_authprovider", Control, 1},
-	{"sentry_externalactor", Cell, 1},
-	{"sentry_organization", Cell, 4},
-	{"sentry_organizationavatar", Cell, 1},
-	{"sentry_organizationintegration", Control, 1},
-	{"sentry_organizationmember", Cell, 1},
-	{"sentry_organizationmember_teams", Cell, 1},
-	{"sentry_organizationslugreservation", Control, 1},
-	{"sentry_orgauthtoken", Control, 1},
-	{"sentry_projectkey", Cell, 1},
-	{"sentry_sentryappinstallation", Control, 1},
-	{"sentry_sentryappinstallationtoken", Control, 1},
-	{"sentry_team", Cell, 1},
-	{"sentry_useremail", Control, 1},
-	{"sentry_userpermission", Control, 1},
-	{"sentry_userrole", Control, 1},
-	{"sentry_userrole_users", Control, 1},
+	{Name: "auth_authenticator", Silo: Control, Coded: 1},
+	{Name: "auth_user", Silo: Control, Coded: 2},
+	{Name: "sentry_apikey", Silo: Control, Coded: 3},
+	{Name: "sentry_apitoken", Silo: Control, Coded: 1},
+	{Name: "sentry_authidentity", Silo: Control, Coded: 2},
+	{Name: "sentry_authprovider", Silo: Control, Coded: 1},
+	{Name: "sentry_externalactor", Silo: Cell, Coded: 1},
+	{Name: "sentry_organization", Silo: Cell, Coded: 4},
+	{Name: "sentry_organizationavatar", Silo: Cell, Coded: 1},
+	{Name: "sentry_organizationintegration", Silo: Control, Coded: 1},
+	{Name: "sentry_organizationmember", Silo: Cell, Coded: 1},
+	{Name: "sentry_organizationmember_teams", Silo: Cell, Coded: 1},
+	{Name: "sentry_organizationslugreservation", Silo: Control, Coded: 1},
+	{Name: "sentry_orgauthtoken", Silo: Control, Coded: 1},
+	{Name: "sentry_projectkey", Silo: Cell, Coded: 1},
+	{Name: "sentry_sentryappinstallation", Silo: Control, Coded: 1},
+	{Name: "sentry_sentryappinstallationtoken", Silo: Control, Coded: 1},
+	{Name: "sentry_team", Silo: Cell, Coded: 1},
+	{Name: "sentry_useremail", Silo: Control, Coded: 1},
+	{Name: "sentry_userpermission", Silo: Control, Coded: 1},
+	{Name: "sentry_userrole", Silo: Control, Coded: 1},
+	{Name: "sentry_userrole_users", Silo: Control, Coded: 1},
 }
 
 // Registered returns the replicated tables, by name, with overrides (--coded TABLE=N)

@@ -70,3 +70,16 @@ func RowsBelow(schema, table string, low int64) Statement {
 		Args: b.args,
 	}
 }
+
+// WatermarkTables lists every table with a cursor in a watermark table.
+func WatermarkTables(schema, watermarkTable string) Statement {
+	b := newBuilder()
+	text := fmt.Sprintf(`SELECT w.table_name::text AS table_name
+  FROM %s w
+ ORDER BY w.table_name`, qualified(schema, watermarkTable))
+	return Statement{
+		Name: "backfill-cursor-tables",
+		Doc:  []string{"Every table with a backfill cursor in " + qualified(schema, watermarkTable) + "."},
+		Text: tidy(text), Args: b.args,
+	}
+}
