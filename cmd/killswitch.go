@@ -473,7 +473,7 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 					{Key: "options_table", Value: table}, {Key: "key", Value: key}, {Key: "value", Value: options.EncodeIDs(before)}, {Key: "changed", Value: false}}}})
 			}
 			plan := []string{
-				fmt.Sprintf("%s %s shard(s) %v %s %s in %s (reason: %s)", verb, scope.Name, changed, prep, key, table, o.Reason),
+				fmt.Sprintf("%s %s shard(s) %v %s %s in %s (%s)", verb, scope.Name, changed, prep, key, table, reasonText(o.Reason)),
 				fmt.Sprintf("before: %s", options.EncodeIDs(before)),
 				fmt.Sprintf("after:  %s", options.EncodeIDs(after)),
 			}
@@ -539,6 +539,13 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line (strongly recommended)")
 	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
 	return c
+}
+
+func reasonText(r string) string {
+	if strings.TrimSpace(r) == "" {
+		return "no reason given"
+	}
+	return "reason: " + r
 }
 
 // applyChange adds or removes ids from a sorted list, returning the new list, the ids that
@@ -648,7 +655,7 @@ written to the options table of the table's silo.`),
 				effect = fmt.Sprintf("holds the backfill below the coded version %d", tb.Coded)
 			}
 			plan := []string{
-				fmt.Sprintf("set %s in %s: %s -> %s (reason: %s)", key, table, before, value, o.Reason),
+				fmt.Sprintf("set %s in %s: %s -> %s (%s)", key, table, before, value, reasonText(o.Reason)),
 				fmt.Sprintf("target becomes min(%s, coded %d): Sentry %s", value, tb.Coded, effect),
 				fmt.Sprintf("equivalent: sentry config set %s %s", key, value),
 			}
