@@ -250,3 +250,28 @@ func TestPrintedSQLRunsInPsql(t *testing.T) {
 		t.Fatalf("psql: %v\n%s", err, out)
 	}
 }
+
+// TestDrainStatementsParse EXPLAINs every drain statement, printed, in both silos (EXPLAIN
+// of a DELETE or an UPDATE plans it without running it).
+func TestDrainStatementsParse(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{})
+	ctx := context.Background()
+	now := time.Now()
+	for tname, target := range targets(schema) {
+		k := ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}
+		for _, st := range []Statement{
+			DrainHead(target, k, 0), DrainHead(target, k, 99), DrainReschedule(target, k, now, now),
+			DrainNewest(target, k, 2, 1, 99), DrainDuplicateSlice(target, k, 2, 1), DrainDeleteIDs(target, []int64{1, 2}),
+			DrainGroups(target, k, 99, 10), DrainDeleteGroups(target, k, []int64{2}, []int64{1}, []int64{5}),
+		} {
+			printed, err := st.Render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := testdb.Pool(t).Exec(ctx, "EXPLAIN "+strings.TrimSuffix(strings.TrimSpace(printed), ";"), pgx.QueryExecModeSimpleProtocol); err != nil {
+				t.Errorf("%s/%s does not parse: %v\n%s", tname, st.Name, err, printed)
+			}
+		}
+	}
+}

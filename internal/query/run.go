@@ -99,3 +99,21 @@ func normalize(v any) any {
 	}
 	return v
 }
+
+// Execer runs statements that return no rows.
+type Execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// Exec executes a statement in its bound form and returns the rows it affected.
+func Exec(ctx context.Context, q Execer, st Statement) (int64, error) {
+	sql, args, err := st.Bind()
+	if err != nil {
+		return 0, err
+	}
+	tag, err := q.Exec(ctx, sql, args...)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}

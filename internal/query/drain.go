@@ -1,0 +1,141 @@
+package query
+
+import (
+	"fmt"
+	"time"
+)
+
+// The drain statements (reference §3.4–3.7). They take the shard key like the diagnostics
+// and, where a drain is bounded, a watermark: rows above it are never touched.
+
+func (b *builder) watermark(alias string, wm int64) {
+	if wm > 0 {
+		b.and(fmt.Sprintf("%s.id <= %s", alias, b.arg("watermark", wm, "the highest id in the plan")))
+	}
+}
+
+// DrainHead locks the shard's lowest row without waiting (Sentry's task path: SELECT … ORDER
+// BY id LIMIT 1 FOR UPDATE NOWAIT). SQLSTATE 55P03 means another drainer holds the shard.
+func DrainHead(t Target, k ShardKey, wm int64) Statement {
+	b := newBuilder()
+	b.shardPredicates(t, k, "o")
+	b.watermark("o", wm)
+	text := fmt.Sprintf(`SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for
+  FROM %s o
+%s
+ ORDER BY o.id
+ LIMIT 1
+   FOR UPDATE NOWAIT`, t.From(), b.whereClause(" "))
+	return Statement{Name: "drain-head", Doc: []string{"Lock the shard's lowest row without waiting (claims the shard)."}, Text: tidy(text), Args: b.args}
+}
+
+// DrainReschedule pushes the whole shard's schedule forward before processing (Sentry's
+// "proof of failure by remaining"): next = now + min(2 × last delay, 1 h), where the last
+// delay is the lowest row's scheduled_for − scheduled_from, at least one second.
+func DrainReschedule(t Target, k ShardKey, headFrom, headFor time.Time) Statement {
+	b := newBuilder()
+	b.shardPredicates(t, k, "o")
+	next := fmt.Sprintf("now() + least(greatest(%s::timestamptz - %s::timestamptz, interval '1 second') * 2, interval '1 hour')",
+		b.arg("head_for", headFor, ""), b.arg("head_from", headFrom, ""))
+	text := fmt.Sprintf(`WITH pushed AS (
+    UPDATE %s o
+       SET scheduled_for = %s,
+           scheduled_from = now()
+%s
+    RETURNING 1
+)
+SELECT %s AS next_attempt, (SELECT count(*) FROM pushed) AS rows`, t.From(), next, b.whereClause("     "), next)
+	return Statement{Name: "drain-reschedule", Doc: []string{"Apply the backoff to every row of the shard before processing it."}, Text: tidy(text), Args: b.args}
+}
+
+// DrainNewest reads the newest row of a coalesce group (its payload is the one delivered).
+func DrainNewest(t Target, k ShardKey, category int, object int64, wm int64) Statement {
+	b := newBuilder()
+	b.shardPredicates(t, k, "o")
+	b.and("o.category = " + b.arg("category", category, ""))
+	b.and("o.object_identifier = " + b.arg("object", object, ""))
+	b.watermark("o", wm)
+	text := fmt.Sprintf(`SELECT o.id, o.category, o.object_identifier, o.payload::text AS payload, o.date_added, o.scheduled_for
+  FROM %s o
+%s
+ ORDER BY o.id DESC
+ LIMIT 1`, t.From(), b.whereClause(" "))
+	return Statement{Name: "drain-newest", Doc: []string{"The newest row of the coalesce group: the one delivered."}, Text: tidy(text), Args: b.args}
+}
+
+// DrainDuplicateSlice is Sentry's duplicate scan: 50 ids of the group, in no order; the
+// caller keeps those below the delivered id.
+func DrainDuplicateSlice(t Target, k ShardKey, category int, object int64) Statement {
+	b := newBuilder()
+	b.shardPredicates(t, k, "o")
+	b.and("o.category = " + b.arg("category", category, ""))
+	b.and("o.object_identifier = " + b.arg("object", object, ""))
+	text := fmt.Sprintf(`SELECT o.id
+  FROM %s o
+%s
+ LIMIT 50`, t.From(), b.whereClause(" "))
+	return Statement{Name: "drain-duplicates", Doc: []string{"Up to 50 ids of the coalesce group (Sentry: no ORDER BY)."}, Text: tidy(text), Args: b.args}
+}
+
+// DrainDeleteIDs deletes rows by id.
+func DrainDeleteIDs(t Target, ids []int64) Statement {
+	b := newBuilder()
+	text := fmt.Sprintf(`DELETE FROM %s o
+ WHERE o.id = ANY (%s::bigint[])`, t.From(), b.arg("ids", ids, ""))
+	return Statement{Name: "drain-delete", Doc: []string{"Delete delivered or superseded rows by id."}, Text: tidy(text), Args: b.args}
+}
+
+// DrainGroups returns the next coalesce groups to deliver, in the order Sentry reaches them
+// (by each group's lowest id), each with its newest row. The groups come from the lowest ids
+// of the shard: a group's first appearance there is its global lowest id, so the order is
+// exact without grouping the whole shard.
+func DrainGroups(t Target, k ShardKey, wm int64, limit int) Statement {
+	b := newBuilder()
+	b.shardPredicates(t, k, "o")
+	b.watermark("o", wm)
+	pageWhere := b.whereClause("         ")
+	b.where = nil
+	b.shardPredicates(t, k, "x")
+	b.and("x.category = g.category")
+	b.and("x.object_identifier = g.object_identifier")
+	b.watermark("x", wm)
+	text := fmt.Sprintf(`WITH page AS (
+    SELECT o.id, o.category, o.object_identifier
+      FROM %[1]s o
+%[2]s
+     ORDER BY o.id
+     LIMIT %[3]s
+),
+g AS (
+    SELECT p.category, p.object_identifier, min(p.id) AS first_id
+      FROM page p
+     GROUP BY p.category, p.object_identifier
+     ORDER BY first_id
+     LIMIT %[4]s
+)
+SELECT n.id, n.category, n.object_identifier, n.payload, n.date_added, n.scheduled_for
+  FROM g
+ CROSS JOIN LATERAL (
+    SELECT x.id, x.category, x.object_identifier, x.payload::text AS payload, x.date_added, x.scheduled_for
+      FROM %[1]s x
+%[5]s
+     ORDER BY x.id DESC
+     LIMIT 1
+ ) n
+ ORDER BY g.first_id`, t.From(), pageWhere, b.arg("scan", limit*10, ""), b.arg("limit", limit, ""), b.whereClause("     "))
+	return Statement{Name: "drain-groups", Doc: []string{"The next coalesce groups in delivery order, each with its newest row."}, Text: tidy(text), Args: b.args}
+}
+
+// DrainDeleteGroups deletes, in one statement, every row of the delivered groups up to the
+// delivered id (rows inserted into a group after it was read survive).
+func DrainDeleteGroups(t Target, k ShardKey, categories, objects, newest []int64) Statement {
+	b := newBuilder()
+	b.shardPredicates(t, k, "o")
+	b.and("o.category = g.category")
+	b.and("o.object_identifier = g.object_identifier")
+	b.and("o.id <= g.newest_id")
+	text := fmt.Sprintf(`DELETE FROM %s o
+ USING unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS g(category, object_identifier, newest_id)
+%s`, t.From(), b.arg("categories", categories, ""), b.arg("objects", objects, ""), b.arg("newest", newest, ""), b.whereClause(" "))
+	return Statement{Name: "drain-delete-groups", Doc: []string{"Delete the delivered groups' rows up to each delivered id."}, Text: tidy(text), Args: b.args}
+}
