@@ -2,6 +2,7 @@ package drain
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -90,6 +91,54 @@ type Options struct {
 	ScopeName    func(int) string
 	// OnDelivered is called after each message is committed as delivered.
 	OnDelivered func(Message)
+	// Archive receives every row deleted without delivery (discard, kill-switch trim)
+	// before it is deleted; the drain refuses to delete such rows without one.
+	Archive *Archive
+	// Command and Reason are recorded with archived rows.
+	Command, Reason string
+}
+
+// discards reports whether rows are deleted without being delivered.
+func (o Options) discards() bool {
+	_, isDiscard := o.Handler.(Discard)
+	return isDiscard || o.Killswitched || o.Handler == nil
+}
+
+// archive appends the rows of the given groups (up to, or below, each id) to the archive.
+func (o Options) archive(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int64, below bool) error {
+	if o.Archive == nil {
+		return errors.New("refusing to delete rows without delivery: no archive to write them to (--archive)")
+	}
+	res, err := query.Run(ctx, tx, query.DrainArchiveRows(o.Target, o.Shard, cats, objs, upTo, below))
+	if err != nil {
+		return err
+	}
+	rows := make([]ArchivedRow, 0, len(res.Rows))
+	now := time.Now().UTC()
+	for _, r := range res.Rows {
+		a := ArchivedRow{Schema: o.Target.Schema, Table: o.Target.TableName(), ArchivedAt: now, Command: o.Command, Reason: o.Reason,
+			Payload: json.RawMessage("null")}
+		a.ID, _ = r[0].(int64)
+		a.ShardScope = int(asInt64(r[1]))
+		a.ShardID, _ = r[2].(int64)
+		a.Category = int(asInt64(r[3]))
+		a.ObjectID, _ = r[4].(int64)
+		if c, ok := r[5].(string); ok {
+			a.Cell = &c
+		}
+		if p, ok := r[6].(string); ok {
+			if json.Valid([]byte(p)) {
+				a.Payload = json.RawMessage(p)
+			} else {
+				a.Payload, _ = json.Marshal(p)
+			}
+		}
+		a.ScheduledFrom, _ = r[7].(time.Time)
+		a.ScheduledFor, _ = r[8].(time.Time)
+		a.DateAdded, _ = r[9].(time.Time)
+		rows = append(rows, a)
+	}
+	return o.Archive.Append(rows)
 }
 
 // Result says what a drain did.
@@ -247,6 +296,13 @@ func exactStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (boo
 				return errRollback
 			}
 		}
+		if o.discards() {
+			// Nothing here is delivered: archive the group (all of it when discarding, the
+			// older rows when trimming a disabled shard) before any of it is deleted.
+			if err := o.archive(ctx, tx, []int64{int64(cat)}, []int64{obj}, []int64{m.ID}, o.Killswitched); err != nil {
+				return err
+			}
+		}
 		// Sentry's duplicate deletion: SELECT id … LIMIT 50 without ORDER BY, keep the ids
 		// below the delivered one, stop at the first slice with none.
 		for {
@@ -338,6 +394,11 @@ func batchStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (boo
 			cats, objs, ids := make([]int64, len(delivered)), make([]int64, len(delivered)), make([]int64, len(delivered))
 			for i, m := range delivered {
 				cats[i], objs[i], ids[i] = int64(m.Category), m.Object, m.ID
+			}
+			if o.discards() {
+				if err := o.archive(ctx, tx, cats, objs, ids, false); err != nil {
+					return err
+				}
 			}
 			n, err := query.Exec(ctx, tx, query.DrainDeleteGroups(o.Target, o.Shard, cats, objs, ids))
 			if err != nil {

@@ -2,9 +2,11 @@ package drain_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
@@ -100,9 +102,24 @@ func TestDisabledShard(t *testing.T) {
 		testdb.Row{Scope: 0, Shard: 2, Category: 2, Object: 2})
 	c := conn(t)
 	h := &recorder{}
-	res, err := drain.Run(context.Background(), c, drain.Options{Target: target, Shard: org(1), Handler: h, Killswitched: true, Mode: drain.ModeExact})
+	o := drain.Options{Target: target, Shard: org(1), Handler: h, Killswitched: true, Mode: drain.ModeExact}
+	if _, err := drain.Run(context.Background(), c, o); err == nil {
+		t.Fatal("trimmed without an archive")
+	}
+	path := filepath.Join(t.TempDir(), "archive.jsonl")
+	arch, err := drain.OpenArchive(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Archive, o.Command, o.Reason = arch, "test", "D1"
+	res, err := drain.Run(context.Background(), c, o)
 	if err != nil || len(h.sent) != 0 || res.Trimmed != 1 {
 		t.Fatalf("disabled drain: %+v %v, sent %d", res, err, len(h.sent))
+	}
+	_ = arch.Close()
+	archived, err := drain.ReadArchive(path)
+	if err != nil || len(archived) != 1 || archived[0].ID != r[0] || archived[0].Reason != "D1" {
+		t.Fatalf("archive = %+v, %v; want r1 only", archived, err)
 	}
 	if got := ids(t, schema); !reflect.DeepEqual(got, []int64{r[1], r[2]}) {
 		t.Fatalf("rows = %v, want r2 and r3", got)
@@ -334,4 +351,42 @@ func deliveryKeys(ms []drain.Message) []string {
 		out[i] = fmt.Sprintf("%d/%d %s", m.Category, m.Object, p)
 	}
 	return out
+}
+
+// The discard handler deletes without delivering, archiving every row first, in both modes.
+func TestDiscardArchivesEverything(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []drain.Mode{drain.ModeExact, drain.ModeBatch} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			schema, target := setup(t)
+			r := testdb.Insert(t, schema, "sentry_regionoutbox",
+				testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1, Payload: testdb.Str(`{"a": 1}`)},
+				testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1, Payload: testdb.Str(`{"a": 2}`)},
+				testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 5})
+			path := filepath.Join(t.TempDir(), "a.jsonl")
+			arch, err := drain.OpenArchive(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := drain.Run(context.Background(), conn(t), drain.Options{Target: target, Shard: org(1), Handler: drain.Discard{}, Mode: mode, Archive: arch, Command: "skip"})
+			if err != nil || res.Deleted != 3 {
+				t.Fatalf("%+v %v", res, err)
+			}
+			_ = arch.Close()
+			archived, err := drain.ReadArchive(path)
+			if err != nil || len(archived) != 3 {
+				t.Fatalf("archived %d rows, %v", len(archived), err)
+			}
+			for i, a := range archived {
+				if a.ID != r[i] || a.Table != "sentry_regionoutbox" || a.DateAdded.IsZero() || a.ScheduledFor.IsZero() {
+					t.Fatalf("archived row %d: %+v", i, a)
+				}
+			}
+			var p1 map[string]int
+			if err := json.Unmarshal(archived[1].Payload, &p1); err != nil || p1["a"] != 2 || string(archived[2].Payload) != "null" {
+				t.Fatalf("payloads: %s %s", archived[1].Payload, archived[2].Payload)
+			}
+		})
+	}
 }

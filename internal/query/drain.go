@@ -139,3 +139,28 @@ func DrainDeleteGroups(t Target, k ShardKey, categories, objects, newest []int64
 %s`, t.From(), b.arg("categories", categories, ""), b.arg("objects", objects, ""), b.arg("newest", newest, ""), b.whereClause(" "))
 	return Statement{Name: "drain-delete-groups", Doc: []string{"Delete the delivered groups' rows up to each delivered id."}, Text: tidy(text), Args: b.args}
 }
+
+// DrainArchiveRows reads, whole, the rows of the given groups up to each id (below it when
+// below is set), to archive them before they are deleted without delivery.
+func DrainArchiveRows(t Target, k ShardKey, categories, objects, upTo []int64, below bool) Statement {
+	b := newBuilder()
+	b.shardPredicates(t, k, "o")
+	b.and("o.category = g.category")
+	b.and("o.object_identifier = g.object_identifier")
+	if below {
+		b.and("o.id < g.up_to")
+	} else {
+		b.and("o.id <= g.up_to")
+	}
+	cell := "NULL::text"
+	if t.Control() {
+		cell = "o." + t.cellCol() + "::text"
+	}
+	text := fmt.Sprintf(`SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier, %s AS cell,
+       o.payload::text AS payload, o.scheduled_from, o.scheduled_for, o.date_added
+  FROM %s o
+  JOIN unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS g(category, object_identifier, up_to) ON true
+%s
+ ORDER BY o.id`, cell, t.From(), b.arg("categories", categories, ""), b.arg("objects", objects, ""), b.arg("up_to", upTo, ""), b.whereClause(" "))
+	return Statement{Name: "drain-archive-rows", Doc: []string{"The rows about to be deleted without delivery, whole, for the archive."}, Text: tidy(text), Args: b.args}
+}
