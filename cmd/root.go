@@ -129,6 +129,8 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 		newDemoCmd(a),
 		newBackfillCmd(a),
 		newKillswitchCmd(a),
+		newDrainCmd(a),
+		newRestoreCmd(a),
 		newEnumsCmd(a),
 		newVersionCmd(),
 	)

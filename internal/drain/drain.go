@@ -109,7 +109,7 @@ func (o Options) archive(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int6
 	if o.Archive == nil {
 		return errors.New("refusing to delete rows without delivery: no archive to write them to (--archive)")
 	}
-	res, err := query.Run(ctx, tx, query.DrainArchiveRows(o.Target, o.Shard, cats, objs, upTo, below))
+	res, err := query.Run(ctx, tx, o.st(query.DrainArchiveRows(o.Target, o.Shard, cats, objs, upTo, below)))
 	if err != nil {
 		return err
 	}
@@ -166,6 +166,15 @@ func Guard(ctx context.Context, conn *pgx.Conn) error {
 		return ErrReplica
 	}
 	return nil
+}
+
+// st marks a statement with the drain's --reason, as a SQL comment that shows in
+// pg_stat_activity while it runs.
+func (o Options) st(s query.Statement) query.Statement {
+	if o.Reason != "" || o.Command != "" {
+		s.Text = query.ReasonComment(o.Command, o.Reason) + s.Text
+	}
+	return s
 }
 
 func isLockNotAvailable(err error) bool {
@@ -225,12 +234,15 @@ func Run(ctx context.Context, conn *pgx.Conn, o Options) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
+		// A step runs to its end even if the context is cancelled meanwhile (SIGINT finishes
+		// the current message, then the drain stops before the next one).
+		step := context.WithoutCancel(ctx)
 		var more bool
 		var err error
 		if o.Mode == ModeBatch && !o.Killswitched {
-			more, err = batchStep(ctx, conn, o, &res)
+			more, err = batchStep(step, conn, o, &res)
 		} else {
-			more, err = exactStep(ctx, conn, o, &res)
+			more, err = exactStep(step, conn, o, &res)
 		}
 		if err != nil || !more || res.Failed != nil {
 			return res, err
@@ -269,7 +281,7 @@ func asInt64(v any) int64 {
 func exactStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (bool, error) {
 	more := false
 	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		head, err := query.Run(ctx, tx, query.DrainHead(o.Target, o.Shard, o.Watermark))
+		head, err := query.Run(ctx, tx, o.st(query.DrainHead(o.Target, o.Shard, o.Watermark)))
 		if err != nil {
 			if isLockNotAvailable(err) {
 				res.Contended = true
@@ -282,7 +294,7 @@ func exactStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (boo
 		}
 		cat := int(asInt64(head.Rows[0][head.Col("category")]))
 		obj, _ := head.Rows[0][head.Col("object_identifier")].(int64)
-		newest, err := query.Run(ctx, tx, query.DrainNewest(o.Target, o.Shard, cat, obj, o.Watermark))
+		newest, err := query.Run(ctx, tx, o.st(query.DrainNewest(o.Target, o.Shard, cat, obj, o.Watermark)))
 		if err != nil {
 			return err
 		}
@@ -306,7 +318,7 @@ func exactStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (boo
 		// Sentry's duplicate deletion: SELECT id … LIMIT 50 without ORDER BY, keep the ids
 		// below the delivered one, stop at the first slice with none.
 		for {
-			slice, err := query.Run(ctx, tx, query.DrainDuplicateSlice(o.Target, o.Shard, cat, obj))
+			slice, err := query.Run(ctx, tx, o.st(query.DrainDuplicateSlice(o.Target, o.Shard, cat, obj)))
 			if err != nil {
 				return err
 			}
@@ -319,7 +331,7 @@ func exactStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (boo
 			if len(older) == 0 {
 				break
 			}
-			n, err := query.Exec(ctx, tx, query.DrainDeleteIDs(o.Target, older))
+			n, err := query.Exec(ctx, tx, o.st(query.DrainDeleteIDs(o.Target, older)))
 			if err != nil {
 				return err
 			}
@@ -331,7 +343,7 @@ func exactStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (boo
 		if o.Killswitched {
 			return nil // Sentry keeps the newest row of a disabled shard and stops
 		}
-		n, err := query.Exec(ctx, tx, query.DrainDeleteIDs(o.Target, []int64{m.ID}))
+		n, err := query.Exec(ctx, tx, o.st(query.DrainDeleteIDs(o.Target, []int64{m.ID})))
 		if err != nil {
 			return err
 		}
@@ -360,7 +372,7 @@ var errRollback = errors.New("rollback")
 func batchStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (bool, error) {
 	more := false
 	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		head, err := query.Run(ctx, tx, query.DrainHead(o.Target, o.Shard, o.Watermark))
+		head, err := query.Run(ctx, tx, o.st(query.DrainHead(o.Target, o.Shard, o.Watermark)))
 		if err != nil {
 			if isLockNotAvailable(err) {
 				res.Contended = true
@@ -375,7 +387,7 @@ func batchStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (boo
 		if o.MaxMessages > 0 {
 			limit = min(limit, o.MaxMessages-res.Delivered)
 		}
-		groups, err := query.Run(ctx, tx, query.DrainGroups(o.Target, o.Shard, o.Watermark, limit))
+		groups, err := query.Run(ctx, tx, o.st(query.DrainGroups(o.Target, o.Shard, o.Watermark, limit)))
 		if err != nil {
 			return err
 		}
@@ -400,7 +412,7 @@ func batchStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (boo
 					return err
 				}
 			}
-			n, err := query.Exec(ctx, tx, query.DrainDeleteGroups(o.Target, o.Shard, cats, objs, ids))
+			n, err := query.Exec(ctx, tx, o.st(query.DrainDeleteGroups(o.Target, o.Shard, cats, objs, ids)))
 			if err != nil {
 				return err
 			}

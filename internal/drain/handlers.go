@@ -144,24 +144,28 @@ func (h *HTTP) Deliver(ctx context.Context, m Message) error {
 	if err != nil {
 		var ue interface{ Timeout() bool }
 		if errors.As(err, &ue) && ue.Timeout() {
-			return fmt.Errorf("handler %s timed out after %s", redactURL(h.URL), h.Timeout)
+			return fmt.Errorf("handler %s timed out after %s", RedactURL(h.URL), h.Timeout)
 		}
-		return fmt.Errorf("handler %s: %s", redactURL(h.URL), strings.ReplaceAll(err.Error(), h.URL, redactURL(h.URL)))
+		return fmt.Errorf("handler %s: %s", RedactURL(h.URL), strings.ReplaceAll(err.Error(), h.URL, RedactURL(h.URL)))
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 500))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("handler %s answered %s: %s", redactURL(h.URL), resp.Status, strings.Join(strings.Fields(string(body)), " "))
+		return fmt.Errorf("handler %s answered %s: %s", RedactURL(h.URL), resp.Status, strings.Join(strings.Fields(string(body)), " "))
 	}
 	return nil
 }
 
-// redactURL hides userinfo in a handler URL.
-func redactURL(u string) string {
+// RedactURL hides the userinfo (credentials) of a handler URL.
+func RedactURL(u string) string {
 	if i := strings.Index(u, "://"); i >= 0 {
-		rest := u[i+3:]
-		if at := strings.Index(rest, "@"); at >= 0 && (strings.Index(rest, "/") < 0 || at < strings.Index(rest, "/")) {
-			return u[:i+3] + "xxxxx@" + rest[at+1:]
+		authority, path, _ := strings.Cut(u[i+3:], "/")
+		if at := strings.LastIndex(authority, "@"); at >= 0 {
+			out := u[:i+3] + "xxxxx@" + authority[at+1:]
+			if strings.Contains(u[i+3:], "/") {
+				out += "/" + path
+			}
+			return out
 		}
 	}
 	return u

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -163,4 +164,110 @@ func DrainArchiveRows(t Target, k ShardKey, categories, objects, upTo []int64, b
 %s
  ORDER BY o.id`, cell, t.From(), b.arg("categories", categories, ""), b.arg("objects", objects, ""), b.arg("up_to", upTo, ""), b.whereClause(" "))
 	return Statement{Name: "drain-archive-rows", Doc: []string{"The rows about to be deleted without delivery, whole, for the archive."}, Text: tidy(text), Args: b.args}
+}
+
+// ShardMaxID reads the shard's highest id: the watermark a drain's plan is bounded by.
+func ShardMaxID(t Target, k ShardKey) Statement {
+	b := newBuilder()
+	b.shardPredicates(t, k, "o")
+	text := fmt.Sprintf(`SELECT o.id AS max_id
+  FROM %s o
+%s
+ ORDER BY o.id DESC
+ LIMIT 1`, t.From(), b.whereClause(" "))
+	return Statement{Name: "shard-max-id", Doc: []string{"The shard's highest id: the drain never touches rows above it (unless --follow)."}, Text: tidy(text), Args: b.args}
+}
+
+// DrainGuard is a psql script's first statements: stop at the first error, and refuse to
+// run inside an explicit transaction block (there, statement_timestamp() differs from
+// transaction_timestamp(); in psql's autocommit each statement is its own transaction).
+const DrainGuard = `\set ON_ERROR_STOP on
+DO $guard$
+BEGIN
+  IF statement_timestamp() <> transaction_timestamp() THEN
+    RAISE EXCEPTION 'outboxctl: run this drain script outside a transaction block (no BEGIN before it): it commits each message on its own';
+  END IF;
+END
+$guard$;
+`
+
+// DrainScript is one drain iteration for a DBA to run in psql: lock the shard's lowest row
+// (NOWAIT), read the newest row of its coalesce group (deliver its payload by hand at the
+// marked step), delete the group up to it, commit. psql's \gset carries values between
+// statements.
+func DrainScript(t Target, k ShardKey, wm int64) (string, error) {
+	head, err := DrainHead(t, k, wm).Render()
+	if err != nil {
+		return "", err
+	}
+	b := newBuilder()
+	b.shardPredicates(t, k, "o")
+	b.and("o.category = :head_category")
+	b.and("o.object_identifier = :head_object_identifier")
+	b.watermark("o", wm)
+	newest := Statement{Name: "drain-newest", Doc: []string{"The newest row of the head's coalesce group: deliver this payload."},
+		Text: tidy(fmt.Sprintf(`SELECT o.id AS newest_id, o.payload::text AS payload
+  FROM %s o
+%s
+ ORDER BY o.id DESC
+ LIMIT 1`, t.From(), b.whereClause(" "))), Args: b.args}
+	newestSQL, err := newest.Render()
+	if err != nil {
+		return "", err
+	}
+	b = newBuilder()
+	b.shardPredicates(t, k, "o")
+	b.and("o.category = :head_category")
+	b.and("o.object_identifier = :head_object_identifier")
+	b.and("o.id <= :newest_id")
+	del := Statement{Name: "drain-delete-group", Doc: []string{"After a successful delivery: delete the group up to the delivered row."},
+		Text: tidy(fmt.Sprintf(`DELETE FROM %s o
+%s`, t.From(), b.whereClause(" "))), Args: b.args}
+	delSQL, err := del.Render()
+	if err != nil {
+		return "", err
+	}
+	gset := func(sql, prefix string) string {
+		return strings.TrimSuffix(strings.TrimRight(sql, "\n"), ";") + " \\gset " + prefix + "\n"
+	}
+	var sb strings.Builder
+	sb.WriteString(DrainGuard)
+	sb.WriteString("\nBEGIN;\n\n")
+	sb.WriteString(gset(head, "head_"))
+	sb.WriteString("\n")
+	sb.WriteString(gset(newestSQL, ""))
+	sb.WriteString("\n-- Deliver :'payload' now (the newest row of the group). If that fails: ROLLBACK; and stop here.\n\\echo payload to deliver: :'payload'\n\n")
+	sb.WriteString(delSQL)
+	sb.WriteString("\nCOMMIT;\n")
+	return sb.String(), nil
+}
+
+// RestoreRow reinserts an archived row with its original id and timestamps; an id that
+// exists again is skipped.
+func RestoreRow(schema, table, cellColumn, payloadType string, id int64, scope int, shard int64, category int, object int64,
+	cell *string, payload *string, from, sfor, added time.Time) Statement {
+	b := newBuilder()
+	cols := "id, shard_scope, shard_identifier, category, object_identifier, payload, scheduled_from, scheduled_for, date_added"
+	payloadExpr := b.arg("payload", nilIfNil(payload), "")
+	if payloadType == "jsonb" {
+		payloadExpr += "::jsonb"
+	}
+	vals := fmt.Sprintf("%s, %s, %s, %s, %s, %s, %s::timestamptz, %s::timestamptz, %s::timestamptz",
+		b.arg("id", id, ""), b.arg("scope", scope, ""), b.arg("shard", shard, ""), b.arg("category", category, ""),
+		b.arg("object", object, ""), payloadExpr, b.arg("scheduled_from", from, ""), b.arg("scheduled_for", sfor, ""), b.arg("date_added", added, ""))
+	if cellColumn != "" {
+		cols += ", " + Ident(cellColumn)
+		vals += ", " + b.arg("cell", nilIfNil(cell), "")
+	}
+	text := fmt.Sprintf(`INSERT INTO %s (%s)
+VALUES (%s)
+ON CONFLICT (id) DO NOTHING`, qualified(schema, table), cols, vals)
+	return Statement{Name: "restore-row", Doc: []string{"Reinsert an archived row with its original id and timestamps."}, Text: tidy(text), Args: b.args}
+}
+
+func nilIfNil(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
 }

@@ -1,0 +1,78 @@
+package drain
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestHTTPHandler(t *testing.T) {
+	t.Parallel()
+	var got Document
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(body, &got)
+		if got.ObjectID == 13 {
+			http.Error(w, "no such object", http.StatusUnprocessableEntity)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	p := `{"a": 1}`
+	h, err := ParseHandler(srv.URL+"/hook", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Message{ID: 9, Table: "sentry_regionoutbox", Category: 2, CategoryName: "ORGANIZATION_UPDATE", Object: 42, Payload: &p}
+	if err := h.Deliver(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != 9 || got.CategoryName != "ORGANIZATION_UPDATE" || string(got.Payload) != `{"a":1}` || len(got.Coalesced) != 1 {
+		t.Fatalf("document: %+v", got)
+	}
+	m.Object = 13
+	if err := h.Deliver(context.Background(), m); err == nil || !strings.Contains(err.Error(), "422") || !strings.Contains(err.Error(), "no such object") {
+		t.Fatalf("a 422 gave %v", err)
+	}
+}
+
+func TestExecHandlerTimeoutAndStderr(t *testing.T) {
+	t.Parallel()
+	h, err := ParseHandler("exec:sleep 5", 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := h.Deliver(context.Background(), Message{}); err == nil || !strings.Contains(err.Error(), "timed out") || time.Since(start) > 3*time.Second {
+		t.Fatalf("timeout: %v after %s", err, time.Since(start))
+	}
+	h, _ = ParseHandler("exec:cat >/dev/null; echo crashed >&2; exit 2", time.Second)
+	if err := h.Deliver(context.Background(), Message{}); err == nil || !strings.Contains(err.Error(), "crashed") {
+		t.Fatalf("stderr not in error: %v", err)
+	}
+	for _, bad := range []string{"", "exec:", "ftp://x", "sh"} {
+		if _, err := ParseHandler(bad, time.Second); err == nil {
+			t.Errorf("handler %q accepted", bad)
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"https://user:pw@relay/hook": "https://xxxxx@relay/hook",
+		"https://relay/hook?a=b@c":   "https://relay/hook?a=b@c",
+		"http://relay":               "http://relay",
+		"exec:./x.sh":                "exec:./x.sh",
+	} {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
