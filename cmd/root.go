@@ -131,6 +131,9 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 		newKillswitchCmd(a),
 		newDrainCmd(a),
 		newRestoreCmd(a),
+		newRescheduleCmd(a),
+		newCompactCmd(a),
+		newSkipCmd(a),
 		newEnumsCmd(a),
 		newVersionCmd(),
 	)

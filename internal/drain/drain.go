@@ -113,10 +113,18 @@ func (o Options) archive(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int6
 	if err != nil {
 		return err
 	}
+	rows, _ := ArchivedRows(res, o.Target, o.Command, o.Reason)
+	return o.Archive.Append(rows)
+}
+
+// ArchivedRows turns rows read by query.DrainArchiveRows (or query.Superseded) into archive
+// lines, and returns their ids.
+func ArchivedRows(res *query.Result, t query.Target, command, reason string) ([]ArchivedRow, []int64) {
 	rows := make([]ArchivedRow, 0, len(res.Rows))
+	ids := make([]int64, 0, len(res.Rows))
 	now := time.Now().UTC()
 	for _, r := range res.Rows {
-		a := ArchivedRow{Schema: o.Target.Schema, Table: o.Target.TableName(), ArchivedAt: now, Command: o.Command, Reason: o.Reason,
+		a := ArchivedRow{Schema: t.Schema, Table: t.TableName(), ArchivedAt: now, Command: command, Reason: reason,
 			Payload: json.RawMessage("null")}
 		a.ID, _ = r[0].(int64)
 		a.ShardScope = int(asInt64(r[1]))
@@ -137,8 +145,9 @@ func (o Options) archive(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int6
 		a.ScheduledFor, _ = r[8].(time.Time)
 		a.DateAdded, _ = r[9].(time.Time)
 		rows = append(rows, a)
+		ids = append(ids, a.ID)
 	}
-	return o.Archive.Append(rows)
+	return rows, ids
 }
 
 // Result says what a drain did.
