@@ -236,6 +236,7 @@ func Run(ctx context.Context, conn *pgx.Conn, o Options) (Result, error) {
 	if o.BatchSize <= 0 {
 		o.BatchSize = 500
 	}
+	var after int64 // ModeBatch: ids at or below it belong to delivered groups
 	for {
 		if o.MaxMessages > 0 && res.Delivered >= o.MaxMessages {
 			return res, nil
@@ -249,7 +250,7 @@ func Run(ctx context.Context, conn *pgx.Conn, o Options) (Result, error) {
 		var more bool
 		var err error
 		if o.Mode == ModeBatch && !o.Killswitched {
-			more, err = batchStep(step, conn, o, &res)
+			more, err = batchStep(step, conn, o, &res, &after)
 		} else {
 			more, err = exactStep(step, conn, o, &res)
 		}
@@ -378,7 +379,7 @@ var errRollback = errors.New("rollback")
 // order (by each group's lowest id, the order exact mode reaches them), and deletes every
 // delivered group's rows up to its delivered id in one statement. A failure stops at the
 // failing group: the groups delivered before it are deleted and committed.
-func batchStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (bool, error) {
+func batchStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result, after *int64) (bool, error) {
 	more := false
 	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		head, err := query.Run(ctx, tx, o.st(query.DrainHead(o.Target, o.Shard, o.Watermark)))
@@ -396,7 +397,7 @@ func batchStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (boo
 		if o.MaxMessages > 0 {
 			limit = min(limit, o.MaxMessages-res.Delivered)
 		}
-		groups, err := query.Run(ctx, tx, o.st(query.DrainGroups(o.Target, o.Shard, o.Watermark, limit)))
+		groups, err := query.Run(ctx, tx, o.st(query.DrainGroups(o.Target, o.Shard, o.Watermark, limit, *after)))
 		if err != nil {
 			return err
 		}
@@ -412,6 +413,10 @@ func batchStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (boo
 			delivered = append(delivered, m)
 		}
 		if len(delivered) > 0 {
+			// The next batch starts above the lowest id of the last group delivered.
+			if first, ok := groups.Rows[len(delivered)-1][groups.Col("first_id")].(int64); ok && first > *after {
+				*after = first - 1
+			}
 			cats, objs, ids := make([]int64, len(delivered)), make([]int64, len(delivered)), make([]int64, len(delivered))
 			for i, m := range delivered {
 				cats[i], objs[i], ids[i] = int64(m.Category), m.Object, m.ID

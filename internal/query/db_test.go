@@ -263,7 +263,7 @@ func TestDrainStatementsParse(t *testing.T) {
 		for _, st := range []Statement{
 			DrainHead(target, k, 0), DrainHead(target, k, 99), DrainReschedule(target, k, now, now),
 			DrainNewest(target, k, 2, 1, 99), DrainDuplicateSlice(target, k, 2, 1), DrainDeleteIDs(target, []int64{1, 2}),
-			DrainGroups(target, k, 99, 10), DrainDeleteGroups(target, k, []int64{2}, []int64{1}, []int64{5}),
+			DrainGroups(target, k, 99, 10, 0), DrainGroups(target, k, 99, 10, 5), DrainDeleteGroups(target, k, []int64{2}, []int64{1}, []int64{5}),
 		} {
 			printed, err := st.Render()
 			if err != nil {

@@ -90,10 +90,17 @@ func DrainDeleteIDs(t Target, ids []int64) Statement {
 // (by each group's lowest id), each with its newest row. The groups come from the lowest ids
 // of the shard: a group's first appearance there is its global lowest id, so the order is
 // exact without grouping the whole shard.
-func DrainGroups(t Target, k ShardKey, wm int64, limit int) Statement {
+//
+// after skips the ids below the last group a previous batch delivered: every row below that
+// group's lowest id belonged to a group already delivered, and starting above it spares the
+// scan the index entries those deletes just left dead.
+func DrainGroups(t Target, k ShardKey, wm int64, limit int, after int64) Statement {
 	b := newBuilder()
 	b.shardPredicates(t, k, "o")
 	b.watermark("o", wm)
+	if after > 0 {
+		b.and("o.id > " + b.arg("after", after, "below: groups already delivered"))
+	}
 	pageWhere := b.whereClause("         ")
 	b.where = nil
 	b.shardPredicates(t, k, "x")
@@ -114,13 +121,16 @@ g AS (
      ORDER BY first_id
      LIMIT %[4]s
 )
-SELECT n.id, n.category, n.object_identifier, n.payload, n.date_added, n.scheduled_for
+SELECT n.id, n.category, n.object_identifier, n.payload, n.date_added, n.scheduled_for, g.first_id
   FROM g
  CROSS JOIN LATERAL (
+    -- "x.id + 0" keeps the planner on the (…, category, object_identifier) index (the
+    -- group's rows, then a top-1): walking the primary key backwards to the group's newest
+    -- row reads every newer row of the shard, three times slower on interleaved groups.
     SELECT x.id, x.category, x.object_identifier, x.payload::text AS payload, x.date_added, x.scheduled_for
       FROM %[1]s x
 %[5]s
-     ORDER BY x.id DESC
+     ORDER BY x.id + 0 DESC
      LIMIT 1
  ) n
  ORDER BY g.first_id`, t.From(), pageWhere, b.arg("scan", limit*10, ""), b.arg("limit", limit, ""), b.whereClause("     "))
