@@ -93,7 +93,9 @@ func printError(ctx context.Context, io *render.Streams, err error, commandPath 
 	if errors.As(err, &ee) && ee.msg == "" {
 		return
 	}
-	if errors.Is(ctx.Err(), context.Canceled) {
+	// After an interrupt, a command's own account of it ("interrupted after 7 messages")
+	// is worth more than the generic word.
+	if errors.Is(ctx.Err(), context.Canceled) && ee == nil {
 		fmt.Fprintln(io.Err, "Error: interrupted")
 		return
 	}
