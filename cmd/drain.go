@@ -193,7 +193,7 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 	var rows, groups int64
 	var byCategory []string
 	for _, r := range catRes.Rows {
-		cat := int(asInt(r[catRes.Col("category")]))
+		cat := int(query.AsInt64(r[catRes.Col("category")]))
 		d, _ := r[catRes.Col("depth")].(int64)
 		g, _ := r[catRes.Col("coalesce_groups")].(int64)
 		rows += d
@@ -335,14 +335,4 @@ func (a *app) countLeft(ctx context.Context, conn *db.Conn, t query.Target, k qu
 		return nil
 	})
 	return left
-}
-
-func asInt(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case int32:
-		return int64(x)
-	}
-	return 0
 }

@@ -235,24 +235,11 @@ func newKillswitchListCmd(a *app) *cobra.Command {
 // plainSession is a read session that does not require an outbox table (the kill switches
 // and options can be read from any Sentry database).
 func (a *app) plainSession(ctx context.Context, command string, fn func(*session) error) error {
-	t, err := a.target()
-	if err != nil {
-		return err
-	}
-	conn, err := a.connect(ctx, command)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	return db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
-		s := &session{ctx: ctx, tx: tx, target: t}
-		if s.schema, err = query.LoadSchema(ctx, tx, t.Schema, introspected(t)); err != nil {
-			return db.Classify(err, "introspect")
-		}
+	return a.openSession(ctx, command, func(s *session) error {
 		if !s.schema.Table(query.OptionTable).Present && !s.schema.Table(query.ControlOptionTable).Present {
 			where := "the search_path"
-			if t.Schema != "" {
-				where = "schema " + t.Schema
+			if s.target.Schema != "" {
+				where = "schema " + s.target.Schema
 			}
 			return fmt.Errorf("no sentry_option or sentry_controloption table in %s: this does not look like Sentry's database; check --dsn or --schema", where)
 		}

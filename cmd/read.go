@@ -49,6 +49,19 @@ func introspected(t query.Target) []string {
 // readSession connects, opens a read-only snapshot, checks that the target is an outbox
 // table (adapting to its cell column), and calls fn.
 func (a *app) readSession(ctx context.Context, command string, fn func(*session) error) error {
+	return a.openSession(ctx, command, func(s *session) error {
+		if err := s.schema.CheckOutbox(s.target); err != nil {
+			return err
+		}
+		if s.target.Control() {
+			s.target.CellColumn = s.schema.Table(s.target.TableName()).CellColumn
+		}
+		return fn(s)
+	})
+}
+
+// openSession connects, opens a read-only snapshot, reads the catalog, and calls fn.
+func (a *app) openSession(ctx context.Context, command string, fn func(*session) error) error {
 	t, err := a.target()
 	if err != nil {
 		return err
@@ -63,12 +76,6 @@ func (a *app) readSession(ctx context.Context, command string, fn func(*session)
 		s.schema, err = query.LoadSchema(ctx, tx, t.Schema, introspected(t))
 		if err != nil {
 			return db.Classify(err, "introspect")
-		}
-		if err := s.schema.CheckOutbox(t); err != nil {
-			return err
-		}
-		if t.Control() {
-			s.target.CellColumn = s.schema.Table(t.TableName()).CellColumn
 		}
 		return fn(s)
 	})

@@ -270,9 +270,9 @@ is untouched and drains at its next attempt. outboxctl restore puts the rows bac
 				return &exitError{code: ExitError, msg: fmt.Sprintf("no outbox row with id %d in %s", id, t.Describe())}
 			}
 			r := msg.Rows[0]
-			scope := int(asInt(r[msg.Col("shard_scope")]))
+			scope := int(query.AsInt64(r[msg.Col("shard_scope")]))
 			shard, _ := r[msg.Col("shard_identifier")].(int64)
-			cat := asInt(r[msg.Col("category")])
+			cat := query.AsInt64(r[msg.Col("category")])
 			obj, _ := r[msg.Col("object_identifier")].(int64)
 			rows, _ := r[msg.Col("group_rows")].(int64)
 			newest, _ := r[msg.Col("newest_id")].(int64)

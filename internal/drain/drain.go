@@ -127,9 +127,9 @@ func ArchivedRows(res *query.Result, t query.Target, command, reason string) ([]
 		a := ArchivedRow{Schema: t.Schema, Table: t.TableName(), ArchivedAt: now, Command: command, Reason: reason,
 			Payload: json.RawMessage("null")}
 		a.ID, _ = r[0].(int64)
-		a.ShardScope = int(asInt64(r[1]))
+		a.ShardScope = int(query.AsInt64(r[1]))
 		a.ShardID, _ = r[2].(int64)
-		a.Category = int(asInt64(r[3]))
+		a.Category = int(query.AsInt64(r[3]))
 		a.ObjectID, _ = r[4].(int64)
 		if c, ok := r[5].(string); ok {
 			a.Cell = &c
@@ -175,6 +175,22 @@ func Guard(ctx context.Context, conn *pgx.Conn) error {
 		return ErrReplica
 	}
 	return nil
+}
+
+// lockHead locks the shard's lowest row (NOWAIT). It returns nil when the shard is empty,
+// and errRollback when another drainer holds it (the failed lock aborted the transaction).
+func (o Options) lockHead(ctx context.Context, tx pgx.Tx, res *Result) (*query.Result, error) {
+	head, err := query.Run(ctx, tx, o.st(query.DrainHead(o.Target, o.Shard, o.Watermark)))
+	switch {
+	case isLockNotAvailable(err):
+		res.Contended = true
+		return nil, errRollback
+	case err != nil:
+		return nil, err
+	case len(head.Rows) == 0:
+		return nil, nil
+	}
+	return head, nil
 }
 
 // st marks a statement with the drain's --reason, as a SQL comment that shows in
@@ -264,7 +280,7 @@ func (o Options) message(r []any, cols func(string) int) Message {
 	m := Message{Table: o.Target.TableName(), Silo: string(o.Target.Silo), Cell: o.Target.Cell,
 		Scope: o.Shard.Scope.Value, ScopeName: o.Shard.Scope.Name, Shard: o.Shard.ID}
 	m.ID, _ = r[cols("id")].(int64)
-	m.Category = int(asInt64(r[cols("category")]))
+	m.Category = int(query.AsInt64(r[cols("category")]))
 	m.Object, _ = r[cols("object_identifier")].(int64)
 	if p, ok := r[cols("payload")].(string); ok {
 		m.Payload = &p
@@ -277,32 +293,15 @@ func (o Options) message(r []any, cols func(string) int) Message {
 	return m
 }
 
-func asInt64(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case int32:
-		return int64(x)
-	}
-	return 0
-}
-
 // exactStep is one iteration of Sentry's process_shard, statement for statement.
 func exactStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (bool, error) {
 	more := false
 	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		head, err := query.Run(ctx, tx, o.st(query.DrainHead(o.Target, o.Shard, o.Watermark)))
-		if err != nil {
-			if isLockNotAvailable(err) {
-				res.Contended = true
-				return errRollback // the failed lock aborted the transaction
-			}
+		head, err := o.lockHead(ctx, tx, res)
+		if err != nil || head == nil {
 			return err
 		}
-		if len(head.Rows) == 0 {
-			return nil
-		}
-		cat := int(asInt64(head.Rows[0][head.Col("category")]))
+		cat := int(query.AsInt64(head.Rows[0][head.Col("category")]))
 		obj, _ := head.Rows[0][head.Col("object_identifier")].(int64)
 		newest, err := query.Run(ctx, tx, o.st(query.DrainNewest(o.Target, o.Shard, cat, obj, o.Watermark)))
 		if err != nil {
@@ -382,16 +381,9 @@ var errRollback = errors.New("rollback")
 func batchStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result, after *int64) (bool, error) {
 	more := false
 	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		head, err := query.Run(ctx, tx, o.st(query.DrainHead(o.Target, o.Shard, o.Watermark)))
-		if err != nil {
-			if isLockNotAvailable(err) {
-				res.Contended = true
-				return errRollback // the failed lock aborted the transaction
-			}
+		head, err := o.lockHead(ctx, tx, res)
+		if err != nil || head == nil {
 			return err
-		}
-		if len(head.Rows) == 0 {
-			return nil
 		}
 		limit := o.BatchSize
 		if o.MaxMessages > 0 {

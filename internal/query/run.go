@@ -117,3 +117,10 @@ func Exec(ctx context.Context, q Execer, st Statement) (int64, error) {
 	}
 	return tag.RowsAffected(), nil
 }
+
+// AsInt64 reads an integer cell of a Result (Run normalises every integer type to int64);
+// NULL or any other value reads as 0.
+func AsInt64(v any) int64 {
+	n, _ := v.(int64)
+	return n
+}

@@ -35,14 +35,14 @@ func ShardStates(t *render.Table, res *query.Result, ks *options.Killswitches, n
 	}
 	t.Columns = append(t.Columns, StateColumns...)
 	for i, r := range res.Rows {
-		sh := drain.Shard{Depth: asInt(r[depthC])}
+		sh := drain.Shard{Depth: query.AsInt64(r[depthC])}
 		sh.NextAttempt, _ = r[nextC].(time.Time)
 		sh.HeadScheduledFrom, _ = r[claimC].(time.Time)
 		if d, ok := r[delayC].(float64); ok && !sh.HeadScheduledFrom.IsZero() {
 			sh.HeadScheduledFor = sh.HeadScheduledFrom.Add(time.Duration(d * float64(time.Second)))
 		}
-		scope := int(asInt(r[scopeC]))
-		sh.Killswitched = ks.IsDisabled(scope, asInt(r[shardC]))
+		scope := int(query.AsInt64(r[scopeC]))
+		sh.Killswitched = ks.IsDisabled(scope, query.AsInt64(r[shardC]))
 		if scope != 0 && scope != 1 && ks.Known() {
 			f := false
 			sh.Killswitched = &f // only organization and user shards can be disabled
@@ -101,18 +101,6 @@ func detail(st drain.Status) string {
 	case drain.StateEmpty, drain.StateUnknown:
 	}
 	return ""
-}
-
-func asInt(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case int32:
-		return int64(x)
-	case int:
-		return int64(x)
-	}
-	return 0
 }
 
 func round(f float64) float64 { return math.Round(f*1000) / 1000 }
