@@ -29,6 +29,7 @@ type drainOptions struct {
 	IgnoreKillswitch bool
 	Archive          string
 	Reason           string
+	CoalescedIDs     bool
 }
 
 func newDrainCmd(a *app) *cobra.Command {
@@ -77,6 +78,7 @@ summary and exits 130. --print-sql prints one drain iteration as a psql script f
 	f.BoolVar(&o.IgnoreKillswitch, "ignore-killswitch", false, "drain a shard its kill switch disables")
 	f.StringVar(&o.Archive, "archive", "", "JSONL file for rows deleted without delivery (default: $XDG_STATE_HOME/outboxctl/archive-DATE.jsonl)")
 	f.StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line")
+	f.BoolVar(&o.CoalescedIDs, "coalesced-ids", false, "list in each handler document the first 100 ids its delivery stands for (reads every row of the group)")
 	_ = c.RegisterFlagCompletionFunc("mode", fixedCompletion("batch", "exact"))
 	return c
 }
@@ -262,7 +264,7 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 	progress := 0
 	res, runErr := drain.Run(ctx, conn.Conn, drain.Options{
 		Target: t, Shard: k, Mode: mode, Handler: handler, Watermark: watermark, MaxMessages: o.MaxMessages,
-		Archive: archive, Command: "drain", Reason: o.Reason,
+		Archive: archive, Command: "drain", Reason: o.Reason, CoalescedIDs: o.CoalescedIDs,
 		Killswitched: false, CategoryName: reg.CategoryName, ScopeName: reg.ScopeName,
 		OnDelivered: func(drain.Message) {
 			progress++

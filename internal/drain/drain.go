@@ -42,20 +42,24 @@ const (
 
 // Message is one delivery: the newest row of a coalesce group.
 type Message struct {
-	ID           int64     `json:"id"`
-	Table        string    `json:"table"`
-	Silo         string    `json:"silo"`
-	Cell         string    `json:"cell,omitempty"`
-	Scope        int       `json:"shard_scope"`
-	ScopeName    string    `json:"shard_scope_name"`
-	Shard        int64     `json:"shard_identifier"`
-	Category     int       `json:"category"`
-	CategoryName string    `json:"category_name"`
-	Object       int64     `json:"object_identifier"`
-	Payload      *string   `json:"-"`
-	Coalesced    []int64   `json:"coalesced_ids,omitempty"`
-	DateAdded    time.Time `json:"date_added"`
-	ScheduledFor time.Time `json:"scheduled_for"`
+	ID           int64   `json:"id"`
+	Table        string  `json:"table"`
+	Silo         string  `json:"silo"`
+	Cell         string  `json:"cell,omitempty"`
+	Scope        int     `json:"shard_scope"`
+	ScopeName    string  `json:"shard_scope_name"`
+	Shard        int64   `json:"shard_identifier"`
+	Category     int     `json:"category"`
+	CategoryName string  `json:"category_name"`
+	Object       int64   `json:"object_identifier"`
+	Payload      *string `json:"-"`
+	Coalesced    []int64 `json:"coalesced_ids,omitempty"`
+	// CoalescedCount is how many rows of the group were waiting at delivery (newer rows the
+	// drain leaves, above its watermark, included); Coalesced lists the first 100 ids up to
+	// the delivered one when Options.CoalescedIDs is set.
+	CoalescedCount int64     `json:"coalesced_count"`
+	DateAdded      time.Time `json:"date_added"`
+	ScheduledFor   time.Time `json:"scheduled_for"`
 }
 
 // Handler delivers a message. Sentry's contract is at-least-once: a handler must be
@@ -96,6 +100,9 @@ type Options struct {
 	Archive *Archive
 	// Command and Reason are recorded with archived rows.
 	Command, Reason string
+	// CoalescedIDs lists, in each message, the first ids of its group (reads every row of the
+	// group: opt-in); the count is always there.
+	CoalescedIDs bool
 }
 
 // discards reports whether rows are deleted without being delivered.
@@ -173,6 +180,39 @@ func Guard(ctx context.Context, conn *pgx.Conn) error {
 	}
 	if inRecovery {
 		return ErrReplica
+	}
+	return nil
+}
+
+// fillCoalesced sets, on each message, the rows of its group the delivery stands for.
+func (o Options) fillCoalesced(ctx context.Context, tx pgx.Tx, ms []Message) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	cats, objs, ids := make([]int64, len(ms)), make([]int64, len(ms)), make([]int64, len(ms))
+	for i, m := range ms {
+		cats[i], objs[i], ids[i] = int64(m.Category), m.Object, m.ID
+	}
+	res, err := query.Run(ctx, tx, o.st(query.DrainCoalesced(o.Target, o.Shard, cats, objs, ids, o.CoalescedIDs)))
+	if err != nil {
+		return err
+	}
+	type key struct{ c, o int64 }
+	found := map[key][]any{}
+	for _, r := range res.Rows {
+		found[key{query.AsInt64(r[0]), query.AsInt64(r[1])}] = r
+	}
+	for i := range ms {
+		r, ok := found[key{int64(ms[i].Category), ms[i].Object}]
+		if !ok {
+			continue
+		}
+		ms[i].CoalescedCount = query.AsInt64(r[2])
+		if arr, ok := r[3].([]any); ok {
+			for _, v := range arr {
+				ms[i].Coalesced = append(ms[i].Coalesced, query.AsInt64(v))
+			}
+		}
 	}
 	return nil
 }
@@ -311,6 +351,11 @@ func exactStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (boo
 			return nil
 		}
 		m := o.message(newest.Rows[0], newest.Col)
+		one := []Message{m}
+		if err := o.fillCoalesced(ctx, tx, one); err != nil {
+			return err
+		}
+		m = one[0]
 		if !o.Killswitched && o.Handler != nil {
 			if err := o.Handler.Deliver(ctx, m); err != nil {
 				res.Failed, res.FailedErr = &m, err
@@ -394,8 +439,14 @@ func batchStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result, afte
 			return err
 		}
 		var delivered []Message
+		batch := make([]Message, 0, len(groups.Rows))
 		for _, r := range groups.Rows {
-			m := o.message(r, groups.Col)
+			batch = append(batch, o.message(r, groups.Col))
+		}
+		if err := o.fillCoalesced(ctx, tx, batch); err != nil {
+			return err
+		}
+		for _, m := range batch {
 			if o.Handler != nil {
 				if err := o.Handler.Deliver(ctx, m); err != nil {
 					res.Failed, res.FailedErr = &m, err

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -388,5 +389,79 @@ func TestDiscardArchivesEverything(t *testing.T) {
 				t.Fatalf("payloads: %s %s", archived[1].Payload, archived[2].Payload)
 			}
 		})
+	}
+}
+
+// The handler document says which rows a delivery stands for: the count always, the first
+// ids with CoalescedIDs, in both modes.
+func TestCoalescedInDocument(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []drain.Mode{drain.ModeExact, drain.ModeBatch} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			schema, target := setup(t)
+			r := testdb.Insert(t, schema, "sentry_regionoutbox",
+				testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1},
+				testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 9},
+				testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1},
+				testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1})
+			h := &recorder{}
+			if _, err := drain.Run(context.Background(), conn(t), drain.Options{Target: target, Shard: org(1), Handler: h, Mode: mode, CoalescedIDs: true}); err != nil {
+				t.Fatal(err)
+			}
+			if len(h.sent) != 2 {
+				t.Fatalf("sent %d", len(h.sent))
+			}
+			first := drain.NewDocument(h.sent[0])
+			if first.ID != r[3] || first.CoalescedCount != 3 || !reflect.DeepEqual(first.Coalesced, []int64{r[0], r[2], r[3]}) {
+				t.Fatalf("document: id %d count %d ids %v", first.ID, first.CoalescedCount, first.Coalesced)
+			}
+		})
+	}
+}
+
+// D6: a row inserted into the group being delivered, after its newest row was read, is not
+// deleted: it stays for the next delivery.
+func TestRowInsertedDuringDeliveryStays(t *testing.T) {
+	t.Parallel()
+	schema, target := setup(t)
+	testdb.Insert(t, schema, "sentry_regionoutbox",
+		testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 1},
+		testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 1},
+		testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 2},
+		testdb.Row{Scope: 0, Shard: 2, Category: 3, Object: 2})
+	var a3 []int64
+	h := &recorder{fail: func(m drain.Message) error {
+		if a3 == nil {
+			a3 = testdb.Insert(t, schema, "sentry_regionoutbox", testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 1})
+		}
+		return nil
+	}}
+	if _, err := drain.Run(context.Background(), conn(t), drain.Options{Target: target, Shard: org(1), Handler: h, Mode: drain.ModeExact, MaxMessages: 1}); err != nil {
+		t.Fatal(err)
+	}
+	left := ids(t, schema)
+	if len(left) != 3 || !slices.Contains(left, a3[0]) {
+		t.Fatalf("rows left %v: want A3 (%d), B and C", left, a3[0])
+	}
+}
+
+// D8: draining converges: two groups of two rows each give exactly two deliveries.
+func TestDrainConverges(t *testing.T) {
+	t.Parallel()
+	schema, target := setup(t)
+	testdb.Insert(t, schema, "sentry_regionoutbox",
+		testdb.Row{Scope: 0, Shard: 10001, Category: 2, Object: 10001}, testdb.Row{Scope: 0, Shard: 10001, Category: 2, Object: 10001},
+		testdb.Row{Scope: 0, Shard: 10002, Category: 2, Object: 10002}, testdb.Row{Scope: 0, Shard: 10002, Category: 2, Object: 10002})
+	h := &recorder{}
+	for range 3 {
+		for _, shard := range []int64{10001, 10002} {
+			if _, err := drain.Run(context.Background(), conn(t), drain.Options{Target: target, Shard: org(shard), Handler: h}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(h.sent) != 2 {
+		t.Fatalf("%d deliveries, want 2", len(h.sent))
 	}
 }

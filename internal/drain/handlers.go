@@ -28,8 +28,11 @@ type Document struct {
 	ID           int64           `json:"id"`
 	Payload      json.RawMessage `json:"payload"`
 	Coalesced    []int64         `json:"coalesced_ids"`
-	DateAdded    time.Time       `json:"date_added"`
-	ScheduledFor time.Time       `json:"scheduled_for"`
+	// CoalescedCount is how many rows of the group were waiting at delivery; coalesced_ids
+	// lists the first 100 ids up to the delivered one with --coalesced-ids (else only it).
+	CoalescedCount int64     `json:"coalesced_count"`
+	DateAdded      time.Time `json:"date_added"`
+	ScheduledFor   time.Time `json:"scheduled_for"`
 }
 
 // NewDocument builds the handler document of a message. A payload that is not valid JSON
@@ -37,9 +40,12 @@ type Document struct {
 func NewDocument(m Message) Document {
 	d := Document{Table: m.Table, Silo: m.Silo, Cell: m.Cell, ShardScope: m.Scope, ScopeName: m.ScopeName,
 		ShardID: m.Shard, Category: m.Category, CategoryName: m.CategoryName, ObjectID: m.Object, ID: m.ID,
-		Coalesced: m.Coalesced, DateAdded: m.DateAdded, ScheduledFor: m.ScheduledFor, Payload: json.RawMessage("null")}
+		Coalesced: m.Coalesced, CoalescedCount: m.CoalescedCount, DateAdded: m.DateAdded, ScheduledFor: m.ScheduledFor, Payload: json.RawMessage("null")}
 	if d.Coalesced == nil {
 		d.Coalesced = []int64{m.ID}
+	}
+	if d.CoalescedCount == 0 {
+		d.CoalescedCount = int64(len(d.Coalesced))
 	}
 	if m.Payload != nil {
 		if json.Valid([]byte(*m.Payload)) {

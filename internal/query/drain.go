@@ -89,7 +89,9 @@ func DrainDeleteIDs(t Target, ids []int64) Statement {
 // DrainGroups returns the next coalesce groups to deliver, in the order Sentry reaches them
 // (by each group's lowest id), each with its newest row. The groups come from the lowest ids
 // of the shard: a group's first appearance there is its global lowest id, so the order is
-// exact without grouping the whole shard.
+// exact without grouping the whole shard. Their newest rows come mostly from one backward
+// scan of the shard's newest ids: a group with any row among the newest has its newest row
+// there. Only the groups not found there are looked up one by one.
 //
 // after skips the ids below the last group a previous batch delivered: every row below that
 // group's lowest id belonged to a group already delivered, and starting above it spares the
@@ -103,9 +105,14 @@ func DrainGroups(t Target, k ShardKey, wm int64, limit int, after int64) Stateme
 	}
 	pageWhere := b.whereClause("         ")
 	b.where = nil
+	b.shardPredicates(t, k, "r")
+	b.watermark("r", wm)
+	recentWhere := b.whereClause("             ")
+	b.where = nil
 	b.shardPredicates(t, k, "x")
 	b.and("x.category = g.category")
 	b.and("x.object_identifier = g.object_identifier")
+	b.and("rc.id IS NULL")
 	b.watermark("x", wm)
 	text := fmt.Sprintf(`WITH page AS (
     SELECT o.id, o.category, o.object_identifier
@@ -120,20 +127,33 @@ g AS (
      GROUP BY p.category, p.object_identifier
      ORDER BY first_id
      LIMIT %[4]s
-)
-SELECT n.id, n.category, n.object_identifier, n.payload, n.date_added, n.scheduled_for, g.first_id
-  FROM g
- CROSS JOIN LATERAL (
-    -- "x.id + 0" keeps the planner on the (…, category, object_identifier) index (the
-    -- group's rows, then a top-1): walking the primary key backwards to the group's newest
-    -- row reads every newer row of the shard, three times slower on interleaved groups.
-    SELECT x.id, x.category, x.object_identifier, x.payload::text AS payload, x.date_added, x.scheduled_for
-      FROM %[1]s x
+),
+recent AS (
+    SELECT DISTINCT ON (r.category, r.object_identifier) r.*
+      FROM (SELECT r.id, r.category, r.object_identifier, r.payload::text AS payload, r.date_added, r.scheduled_for
+              FROM %[1]s r
 %[5]s
+             ORDER BY r.id DESC
+             LIMIT %[3]s) r
+     ORDER BY r.category, r.object_identifier, r.id DESC
+)
+SELECT coalesce(rc.id, n.id) AS id, g.category, g.object_identifier,
+       CASE WHEN rc.id IS NOT NULL THEN rc.payload ELSE n.payload END AS payload,
+       coalesce(rc.date_added, n.date_added) AS date_added,
+       coalesce(rc.scheduled_for, n.scheduled_for) AS scheduled_for, g.first_id
+  FROM g
+  LEFT JOIN recent rc ON rc.category = g.category AND rc.object_identifier = g.object_identifier
+  LEFT JOIN LATERAL (
+    -- Only for a group with no row among the newest ids. "x.id + 0" keeps the planner on
+    -- the (…, category, object_identifier) index (the group's rows, then a top-1) rather
+    -- than a backward primary-key walk through every newer row.
+    SELECT x.id, x.payload::text AS payload, x.date_added, x.scheduled_for
+      FROM %[1]s x
+%[6]s
      ORDER BY x.id + 0 DESC
      LIMIT 1
- ) n
- ORDER BY g.first_id`, t.From(), pageWhere, b.arg("scan", limit*10, ""), b.arg("limit", limit, ""), b.whereClause("     "))
+  ) n ON true
+ ORDER BY g.first_id`, t.From(), pageWhere, b.arg("scan", limit*10, ""), b.arg("limit", limit, ""), recentWhere, b.whereClause("     "))
 	return Statement{Name: "drain-groups", Doc: []string{"The next coalesce groups in delivery order, each with its newest row."}, Text: tidy(text), Args: b.args}
 }
 
@@ -280,4 +300,32 @@ func nilIfNil(s *string) any {
 		return nil
 	}
 	return *s
+}
+
+// CoalescedCap bounds the ids a handler document lists per group (the count is exact).
+const CoalescedCap = 100
+
+// DrainCoalesced counts, per group, the rows waiting in it (an index-only count on the
+// (…, category, object_identifier) index) and, with ids, lists its first ids up to each
+// group's delivered id (which reads every row: opt-in, --coalesced-ids).
+func DrainCoalesced(t Target, k ShardKey, categories, objects, upTo []int64, ids bool) Statement {
+	b := newBuilder()
+	b.shardPredicates(t, k, "o")
+	b.and("o.category = g.category")
+	b.and("o.object_identifier = g.object_identifier")
+	countWhere := b.whereClause("          ")
+	idsCol := "NULL::bigint[]"
+	if ids {
+		b.and("o.id <= g.up_to")
+		idsCol = fmt.Sprintf(`ARRAY(SELECT o.id FROM %s o
+%s
+                ORDER BY o.id LIMIT %s)`, t.From(), b.whereClause("               "), b.arg("cap", CoalescedCap, ""))
+	}
+	text := fmt.Sprintf(`SELECT g.category, g.object_identifier,
+       (SELECT count(*) FROM %s o
+%s) AS coalesced_count,
+       %s AS coalesced_ids
+  FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS g(category, object_identifier, up_to)`,
+		t.From(), countWhere, idsCol, b.arg("categories", categories, ""), b.arg("objects", objects, ""), b.arg("up_to", upTo, ""))
+	return Statement{Name: "drain-coalesced", Doc: []string{"How many rows each delivery stands for (and, opt-in, their first ids)."}, Text: tidy(text), Args: b.args}
 }
