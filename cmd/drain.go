@@ -123,6 +123,9 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 		return err
 	}
 	k := query.ShardKey{Scope: *scope, ID: id}
+	if err := requireCell(t, "outboxctl drain"); err != nil {
+		return err
+	}
 	if a.g.PrintSQL {
 		script, err := query.DrainScript(t, k, 0)
 		if err != nil {

@@ -167,3 +167,13 @@ func (a *app) completeNames(kind enums.Kind) func(*cobra.Command, []string, stri
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }
+
+// requireCell refuses a control-silo mutation without --cell: Sentry keys a control shard by
+// (cell, scope, shard id), so the same scope and id in two cells are two shards.
+func requireCell(t query.Target, command string) error {
+	if t.Control() && t.Cell == "" {
+		return usageErrorf(command+" --silo control --cell us …",
+			"a control shard is keyed by cell as well (region_name): pass --cell to say which cell's shard")
+	}
+	return nil
+}

@@ -58,6 +58,9 @@ func (a *app) repairTarget(ctx context.Context, command string, scopeArg, idArgT
 		return query.Target{}, query.ShardKey{}, nil, err
 	}
 	k := query.ShardKey{Scope: *scope, ID: id}
+	if err := requireCell(t, command); err != nil {
+		return t, k, nil, err
+	}
 	if err := a.requireDatabase(command); err != nil {
 		return t, k, nil, err
 	}
