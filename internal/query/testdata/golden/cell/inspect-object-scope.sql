@@ -6,8 +6,8 @@ SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier,
        o.payload::text AS payload,
        o.scheduled_from, o.scheduled_for, o.date_added
   FROM sentry_regionoutbox o
- WHERE o.shard_scope = 0  -- ORGANIZATION_SCOPE
-   AND o.category = 3  -- ORGANIZATION_MEMBER_UPDATE
+ WHERE o.category = 3  -- ORGANIZATION_MEMBER_UPDATE
    AND o.object_identifier = 10
+   AND o.shard_scope = 0  -- ORGANIZATION_SCOPE
  ORDER BY o.id DESC
  LIMIT 20;

@@ -7,8 +7,8 @@ SELECT o.id, o.region_name, o.shard_scope, o.shard_identifier, o.category, o.obj
        o.scheduled_from, o.scheduled_for, o.date_added
   FROM sentry_controloutbox o
  WHERE o.region_name = 'x''; DROP TABLE y; --'
-   AND o.shard_scope = 0  -- ORGANIZATION_SCOPE
    AND o.category = 3  -- ORGANIZATION_MEMBER_UPDATE
    AND o.object_identifier = 10
+   AND o.shard_scope = 0  -- ORGANIZATION_SCOPE
  ORDER BY o.id DESC
  LIMIT 20;
