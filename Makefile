@@ -47,8 +47,11 @@ verify: ## Fail if the goldens, docs, go.mod or formatting are not up to date
 	gofmt -w $$(git ls-files '*.go')
 	git diff --exit-code
 
-bench: build ## Run the benchmarks (startup time of the built binary, and more)
-	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./... -run '^$$' -bench . -benchtime 200x -count 1 -timeout 30m
+bench: build ## Run the benchmarks (see docs/performance.md; builds a 2M-row data set once, ~10 min)
+	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench Startup -benchtime 200x -count 1
+	go test ./internal/query -run '^$$' -bench . -benchtime 20x -count 1 -timeout 30m
+	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench InspectAll -benchtime 2x -count 1 -timeout 30m
+	go test ./internal/drain -run '^$$' -bench DrainModes -benchtime 1x -count 1 -timeout 30m
 
 fuzz: ## Fuzz the resolver and the literal renderer for 30 s each
 	go test ./internal/enums -run '^$$' -fuzz FuzzResolve -fuzztime 30s
