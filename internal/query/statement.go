@@ -5,7 +5,6 @@ package query
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -254,14 +253,4 @@ func (sc Script) Render() (string, error) {
 		parts = append(parts, r)
 	}
 	return strings.Join(parts, "\n"), nil
-}
-
-// ArgNames lists a statement's placeholder names, sorted; for tests and docs.
-func (s Statement) ArgNames() []string {
-	names := make([]string, 0, len(s.Args))
-	for n := range s.Args {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

@@ -373,63 +373,6 @@ func (p *Printer) printJSONL(doc Doc) error {
 	return nil
 }
 
-// RowWriter streams the rows of one table as they are read, for outputs too large to hold
-// (inspect shard --all): JSONL and CSV write each row at once; other formats buffer.
-type RowWriter struct {
-	p       *Printer
-	columns []string
-	enc     *json.Encoder
-	csv     *csv.Writer
-	buf     *Table
-}
-
-// Stream starts streaming a table with the given columns.
-func (p *Printer) Stream(columns []string) (*RowWriter, error) {
-	w := &RowWriter{p: p, columns: columns}
-	switch p.format {
-	case FormatJSONL:
-		w.enc = json.NewEncoder(p.s.Out)
-		w.enc.SetEscapeHTML(false)
-	case FormatCSV:
-		w.csv = csv.NewWriter(p.s.Out)
-		if err := w.csv.Write(columns); err != nil {
-			return nil, fmt.Errorf("writing CSV: %w", err)
-		}
-	case FormatAuto, FormatTable, FormatJSON, FormatMarkdown:
-		w.buf = &Table{Columns: columns}
-	}
-	return w, nil
-}
-
-// Row writes (or buffers) one row.
-func (w *RowWriter) Row(vals []any) error {
-	switch {
-	case w.enc != nil:
-		if err := w.enc.Encode(orderedObject{keys: w.columns, vals: vals}); err != nil {
-			return fmt.Errorf("writing JSON: %w", err)
-		}
-	case w.csv != nil:
-		if err := w.csv.Write(csvRow(vals)); err != nil {
-			return fmt.Errorf("writing CSV: %w", err)
-		}
-	default:
-		w.buf.Rows = append(w.buf.Rows, append([]any(nil), vals...))
-	}
-	return nil
-}
-
-// Close flushes what was streamed, or prints the buffered table.
-func (w *RowWriter) Close() error {
-	switch {
-	case w.csv != nil:
-		w.csv.Flush()
-		return w.csv.Error()
-	case w.buf != nil:
-		return w.p.Print(Doc{{Table: w.buf}})
-	}
-	return nil
-}
-
 // ---- CSV ----
 
 func csvRow(vals []any) []string {

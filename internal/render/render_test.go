@@ -152,22 +152,32 @@ func TestMultiSectionJSONIsOneObject(t *testing.T) {
 	}
 }
 
-func TestStreamWritesRowsAsTheyCome(t *testing.T) {
+func TestDocStreamWritesRowsAsTheyCome(t *testing.T) {
 	t.Parallel()
-	s, out, _ := Test()
-	p := NewPrinter(s, FormatJSONL, false)
-	w, err := p.Stream([]string{"id", "payload"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Row([]any{int64(1), "x"}); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != "{\"id\":1,\"payload\":\"x\"}\n" {
-		t.Fatalf("row not written at once: %q", out.String())
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
+	for _, f := range []Format{FormatJSONL, FormatCSV, FormatJSON} {
+		s, out, _ := Test()
+		p := NewPrinter(s, f, false)
+		d := p.StartDoc(Doc{{Name: "shard", Card: []Field{{Key: "depth", Value: int64(2)}}}},
+			Section{Name: "messages", Table: &Table{HumanOnly: map[string]bool{"detail": true}}})
+		if err := d.Columns([]string{"id", "detail"}); err != nil {
+			t.Fatal(err)
+		}
+		before := out.Len()
+		if err := d.Row([]any{int64(1), "for people"}); err != nil {
+			t.Fatal(err)
+		}
+		if f != FormatCSV && out.Len() == before {
+			t.Fatalf("%s: row not written at once", f)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(out.String(), "for people") {
+			t.Fatalf("%s: a human-only column reached machine output:\n%s", f, out)
+		}
+		if f == FormatJSON && !strings.Contains(out.String(), `"messages": [`) {
+			t.Fatalf("json stream:\n%s", out)
+		}
 	}
 }
 
