@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/db"
@@ -103,14 +102,11 @@ func (t *throttle) Deliver(ctx context.Context, m drain.Message) error {
 }
 
 func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
-	scope, err := a.scopeArg(args[0])
+	k, err := a.shardArg(args[0], args[1])
 	if err != nil {
 		return err
 	}
-	id, err := idArg("shard id", args[1])
-	if err != nil {
-		return err
-	}
+	scope, id := &k.Scope, k.ID
 	mode := drain.Mode(o.Mode)
 	if mode != drain.ModeBatch && mode != drain.ModeExact {
 		return usageErrorf("outboxctl drain organization 42 --mode batch", "invalid `--mode` %q: valid values are batch and exact", o.Mode)
@@ -122,7 +118,6 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	k := query.ShardKey{Scope: *scope, ID: id}
 	if err := requireCell(t, "outboxctl drain"); err != nil {
 		return err
 	}
@@ -279,7 +274,7 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 	if a.io.ErrTTY && progress >= 10 {
 		fmt.Fprintln(a.io.Err)
 	}
-	left := a.countLeft(ctx, conn, t, k)
+	left, _ := a.shardSummary(context.WithoutCancel(ctx), conn, t, k)
 	summary := []render.Field{
 		{Key: "shard", Value: fmt.Sprintf("%s/%d", scope.Name, id)},
 		{Key: "delivered", Value: int64(res.Delivered)},
@@ -323,21 +318,4 @@ func handlerName(spec string) string {
 		return "(no handler: dry run)"
 	}
 	return drain.RedactURL(spec)
-}
-
-func (a *app) countLeft(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) int64 {
-	var left int64
-	ctx = context.WithoutCancel(ctx)
-	_ = db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
-		res, err := query.Run(ctx, tx, query.ShardCategories(t, k))
-		if err != nil {
-			return err
-		}
-		for _, r := range res.Rows {
-			d, _ := r[res.Col("depth")].(int64)
-			left += d
-		}
-		return nil
-	})
-	return left
 }

@@ -55,18 +55,14 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: func(c *cobra.Command, args []string) error {
-			scope, err := a.scopeArg(args[0])
+			k, err := a.shardArg(args[0], args[1])
 			if err != nil {
 				return err
 			}
-			id, err := idArg("shard id", args[1])
-			if err != nil {
-				return err
-			}
+			scope, id := &k.Scope, k.ID
 			if limit <= 0 {
 				return usageErrorf("outboxctl inspect shard "+args[0]+" "+args[1]+" --limit 50", "`--limit` must be positive")
 			}
-			k := query.ShardKey{Scope: *scope, ID: id}
 			messages := func(t query.Target) query.Statement {
 				if all {
 					return query.ShardMessagesAll(t, k)

@@ -161,7 +161,7 @@ func newKillswitchListCmd(a *app) *cobra.Command {
 					for _, id := range l.ids {
 						found := false
 						for _, silo := range []query.Silo{query.SiloCell, query.SiloControl} {
-							t := query.Target{Silo: silo, Schema: s.target.Schema, CellColumn: s.schema.Table(query.Target{Silo: silo}.TableName()).CellColumn}
+							t := s.schema.Adapt(query.Target{Silo: silo, Schema: s.target.Schema})
 							if !s.schema.Table(t.TableName()).Present {
 								continue
 							}
@@ -292,9 +292,6 @@ func newKillswitchCheckCmd(a *app) *cobra.Command {
 				}
 				t := s.target
 				if s.schema.Table(t.TableName()).Present {
-					if t.Control() {
-						t.CellColumn = s.schema.Table(t.TableName()).CellColumn
-					}
 					res, err := s.run(query.ShardDepths(t, *scope, ids))
 					if err != nil {
 						return err
@@ -424,20 +421,12 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 					if err != nil {
 						return err
 					}
-					var strays []string
-					if before, strays, err = v.IDs(); err != nil {
+					if before, err = v.StrictIDs(); err != nil {
 						return err
-					}
-					if len(strays) > 0 {
-						return fmt.Errorf("option %s in %s lists %v, which are not integer ids; fix the value by hand (sentry config set) before changing it", key, table, strays)
 					}
 				}
 				if sch.Table(t.TableName()).Present {
-					tt := t
-					if tt.Control() {
-						tt.CellColumn = sch.Table(t.TableName()).CellColumn
-					}
-					if depth, err = query.Run(c.Context(), tx, query.ShardDepths(tt, *scope, ids)); err != nil {
+					if depth, err = query.Run(c.Context(), tx, query.ShardDepths(sch.Adapt(t), *scope, ids)); err != nil {
 						return db.Classify(err, "shard-depths")
 					}
 				}
@@ -495,12 +484,9 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 				if v.Encoding != options.EncodingJSON {
 					// A value still stored as a pickle: decode it under the row lock and
 					// write the list back as JSON.
-					cur, strays, err := v.IDs()
+					cur, err := v.StrictIDs()
 					if err != nil {
 						return err
-					}
-					if len(strays) > 0 {
-						return fmt.Errorf("option %s lists %v, which are not integer ids; fix the value by hand", key, strays)
 					}
 					next, _, _ := applyChange(cur, ids, add)
 					st = query.OptionWrite(t.Schema, table, valueType, key, options.EncodeIDs(next), o.Reason, "killswitch "+verb)

@@ -53,9 +53,6 @@ func (a *app) readSession(ctx context.Context, command string, fn func(*session)
 		if err := s.schema.CheckOutbox(s.target); err != nil {
 			return err
 		}
-		if s.target.Control() {
-			s.target.CellColumn = s.schema.Table(s.target.TableName()).CellColumn
-		}
 		return fn(s)
 	})
 }
@@ -77,6 +74,7 @@ func (a *app) openSession(ctx context.Context, command string, fn func(*session)
 		if err != nil {
 			return db.Classify(err, "introspect")
 		}
+		s.target = s.schema.Adapt(t)
 		return fn(s)
 	})
 }
@@ -140,6 +138,19 @@ func (a *app) categoryArg(s string) (enums.Category, error) {
 		return enums.Category{}, err
 	}
 	return reg.ResolveCategory(s)
+}
+
+// shardArg resolves a shard given as SCOPE ID on the command line.
+func (a *app) shardArg(scopeText, idText string) (query.ShardKey, error) {
+	scope, err := a.scopeArg(scopeText)
+	if err != nil {
+		return query.ShardKey{}, err
+	}
+	id, err := idArg("shard id", idText)
+	if err != nil {
+		return query.ShardKey{}, err
+	}
+	return query.ShardKey{Scope: *scope, ID: id}, nil
 }
 
 // idArg parses a shard, object or message id.

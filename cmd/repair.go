@@ -45,11 +45,7 @@ func (a *app) shardSummary(ctx context.Context, conn *db.Conn, t query.Target, k
 }
 
 func (a *app) repairTarget(ctx context.Context, command string, scopeArg, idArgText string) (query.Target, query.ShardKey, *db.Conn, error) {
-	scope, err := a.scopeArg(scopeArg)
-	if err != nil {
-		return query.Target{}, query.ShardKey{}, nil, err
-	}
-	id, err := idArg("shard id", idArgText)
+	k, err := a.shardArg(scopeArg, idArgText)
 	if err != nil {
 		return query.Target{}, query.ShardKey{}, nil, err
 	}
@@ -57,7 +53,6 @@ func (a *app) repairTarget(ctx context.Context, command string, scopeArg, idArgT
 	if err != nil {
 		return query.Target{}, query.ShardKey{}, nil, err
 	}
-	k := query.ShardKey{Scope: *scope, ID: id}
 	if err := requireCell(t, command); err != nil {
 		return t, k, nil, err
 	}
@@ -91,16 +86,12 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx := c.Context()
 			if a.g.PrintSQL {
-				scope, err := a.scopeArg(args[0])
-				if err != nil {
-					return err
-				}
-				id, err := idArg("shard id", args[1])
+				k, err := a.shardArg(args[0], args[1])
 				if err != nil {
 					return err
 				}
 				t, _ := a.target()
-				return a.printScript(query.Script{query.Reschedule(t, query.ShardKey{Scope: *scope, ID: id}, 0)}, false)
+				return a.printScript(query.Script{query.Reschedule(t, k, 0)}, false)
 			}
 			t, k, conn, err := a.repairTarget(ctx, "outboxctl reschedule", args[0], args[1])
 			if err != nil {

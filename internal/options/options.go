@@ -220,6 +220,19 @@ func (v Value) IDs() (ids []int64, strays []string, err error) {
 	return ids, strays, nil
 }
 
+// StrictIDs is IDs for a change: entries that are not integer ids are an error, since
+// rewriting the list would either keep or drop them silently.
+func (v Value) StrictIDs() ([]int64, error) {
+	ids, strays, err := v.IDs()
+	if err != nil {
+		return nil, err
+	}
+	if len(strays) > 0 {
+		return nil, fmt.Errorf("option %s lists %v, which are not integer ids; fix the value by hand (sentry config set %s '[…]') before changing it", v.Key, strays, v.Key)
+	}
+	return ids, nil
+}
+
 // Int reads an Int option (outbox_replication.<table>.replication_version).
 func (v Value) Int() (int64, error) {
 	switch x := v.Data.(type) {

@@ -101,6 +101,17 @@ func str(v any) string {
 	return ""
 }
 
+// Adapt fits a target to the database: a control outbox gets the cell column it has
+// (region_name in every Sentry version, cell_name in a database that renamed it).
+func (s Schema) Adapt(t Target) Target {
+	if t.Control() {
+		if c := s.Table(t.TableName()).CellColumn; c != "" {
+			t.CellColumn = c
+		}
+	}
+	return t
+}
+
 // CheckOutbox explains, in one line, why a table cannot be read as an outbox.
 func (s Schema) CheckOutbox(t Target) error {
 	ti, ok := s.Tables[t.TableName()]
