@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/db"
@@ -19,6 +21,7 @@ import (
 
 type drainOptions struct {
 	Handler          string
+	HandlerHeaders   []string
 	HandlerTimeout   time.Duration
 	Mode             string
 	Yes, DryRun      bool
@@ -31,6 +34,23 @@ type drainOptions struct {
 	CoalescedIDs     bool
 }
 
+// Validate checks the flags before anything connects.
+func (o drainOptions) Validate() error {
+	if m := drain.Mode(o.Mode); m != drain.ModeBatch && m != drain.ModeExact {
+		return usageErrorf("outboxctl drain organization 42 --mode batch", "invalid `--mode` %q: valid values are batch and exact", o.Mode)
+	}
+	if o.MaxMessages < 0 {
+		return usageErrorf("", "`--max-messages` must not be negative (0 means all)")
+	}
+	if math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) || o.Rate < 0 {
+		return usageErrorf("outboxctl drain … --rate 50", "`--rate` must be a finite number of messages per second, 0 for no limit (got %v)", o.Rate)
+	}
+	if o.HandlerTimeout <= 0 {
+		return usageErrorf("outboxctl drain … --handler-timeout 30s", "`--handler-timeout` must be positive")
+	}
+	return nil
+}
+
 func newDrainCmd(a *app) *cobra.Command {
 	var o drainOptions
 	c := &cobra.Command{
@@ -40,35 +60,52 @@ func newDrainCmd(a *app) *cobra.Command {
 Drain one shard like Sentry's task path: claim it (lock its lowest row without waiting and
 push its schedule forward, so Sentry's own workers back off meanwhile), then message by
 message deliver the newest row of the head's coalesce group through --handler and delete
-the group. A failed delivery rolls that message back, leaves the shard in backoff and stops
-(head-of-line, like Sentry); everything delivered before it stays deleted.
+the group up to that row. A failed delivery leaves that message and everything after it in
+place, the shard in backoff, and stops (head-of-line, like Sentry); everything delivered
+before it stays deleted.
 
 Handlers (Sentry's contract is at-least-once: make them idempotent):
-  exec:COMMAND   runs COMMAND (through sh -c) per message with a JSON document on stdin;
-                 exit 0 means delivered, stderr becomes the error
-  http(s)://URL  POSTs the document; a 2xx answer means delivered
+  exec:COMMAND   runs COMMAND (through sh -c, in its own process group) per message with a
+                 JSON document on stdin; exit 0 means delivered, stderr becomes the error
+  http(s)://URL  POSTs the document; a 2xx answer means delivered; --handler-header adds
+                 headers, their values read from the environment ('Authorization: Bearer $TOKEN')
   discard        deletes without delivering (skipping a poison message); every row is
-                 archived first
+                 archived first, with its schedule from before the drain
 
-The plan (messages by category, rows to delete, backoff and kill-switch state) is shown
-first and needs confirmation (--yes without a terminal); --dry-run prints it and stops.
-Rows above the shard's highest id at planning time are never touched unless --follow. A
-kill-switched shard is refused unless --ignore-killswitch. It refuses a connection inside a
-transaction block and a read replica. Ctrl-C finishes the current message, prints a
-summary and exits 130. --print-sql prints one drain iteration as a psql script for a DBA.`),
+The handler is checked before the shard is claimed (the command exists; the receiver
+accepts a connection). If the first delivery fails because the handler itself is
+unavailable (exit 126/127, connection refused, DNS or TLS failure), the shard's schedule is
+put back exactly as it was, so a typo never escalates its backoff.
+
+Which groups are delivered: those with a row at or below the shard's highest id at planning
+time (--follow: every row, including rows inserted while draining). Which row of a group:
+always its newest, as in Sentry, even when it arrived after planning.
+
+The plan is shown first and needs confirmation (--yes without a terminal); --dry-run prints
+it and stops. A kill-switched shard is refused unless --ignore-killswitch. It refuses a
+connection inside a transaction block and a read replica. Ctrl-C or SIGTERM finishes the
+message being delivered, commits what was delivered, prints the summary and exits 130.
+--rate waits happen outside any transaction. --print-sql prints a psql script for a DBA
+that reads only, unless run again with -v delivered=ID.`),
 		Example: examples(`
   outboxctl drain organization 42 --handler 'exec:./replicate.sh' --dry-run
-  outboxctl drain organization 42 --handler https://relay.internal/outbox --reason 'INC-7' --yes
+  outboxctl drain organization 42 --handler https://relay.internal/outbox --handler-header 'Authorization: Bearer $RELAY_TOKEN' --reason 'INC-7' --yes
   outboxctl drain organization 42 --handler discard --max-messages 1 --reason 'INC-7: skip poison' --yes
-  outboxctl drain organization 42 --print-sql > drain-42.sql`),
+  outboxctl drain organization 42 --print-sql > drain-42.sql && psql -f drain-42.sql`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
-		RunE:              func(c *cobra.Command, args []string) error { return a.drain(c.Context(), o, args) },
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return a.drain(c.Context(), o, args)
+		},
 	}
 	f := c.Flags()
 	f.StringVar(&o.Handler, "handler", "", "where messages go: exec:COMMAND, http(s)://URL or discard")
+	f.StringArrayVar(&o.HandlerHeaders, "handler-header", nil, "extra HTTP header 'Name: value'; $VARS in the value come from the environment (repeatable; values never printed)")
 	f.DurationVar(&o.HandlerTimeout, "handler-timeout", 30*time.Second, "give up on one delivery after this long")
-	f.StringVar(&o.Mode, "mode", "batch", "batch (set-based, fast) or exact (Sentry's statements one for one)")
+	f.StringVar(&o.Mode, "mode", "batch", "batch (several messages per transaction, fast) or exact (Sentry's statements one for one)")
 	f.BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and stop")
 	f.IntVar(&o.MaxMessages, "max-messages", 0, "stop after this many deliveries (0: all)")
@@ -82,37 +119,20 @@ summary and exits 130. --print-sql prints one drain iteration as a psql script f
 	return c
 }
 
-// throttle delivers at most rate messages per second.
-type throttle struct {
-	next drain.Handler
-	gap  time.Duration
-	last time.Time
-}
-
-func (t *throttle) Deliver(ctx context.Context, m drain.Message) error {
-	if wait := t.gap - time.Since(t.last); wait > 0 {
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	t.last = time.Now()
-	return t.next.Deliver(ctx, m)
+// drainPlan is what the drain learned before asking: the shard, its size and kill switch.
+type drainPlan struct {
+	target    query.Target
+	watermark int64
+	empty     bool
+	lines     []string
+	killed    bool
+	groups    int64
 }
 
 func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 	k, err := a.shardArg(args[0], args[1])
 	if err != nil {
 		return err
-	}
-	scope, id := &k.Scope, k.ID
-	mode := drain.Mode(o.Mode)
-	if mode != drain.ModeBatch && mode != drain.ModeExact {
-		return usageErrorf("outboxctl drain organization 42 --mode batch", "invalid `--mode` %q: valid values are batch and exact", o.Mode)
-	}
-	if o.MaxMessages < 0 || o.Rate < 0 {
-		return usageErrorf("", "`--max-messages` and `--rate` must not be negative")
 	}
 	t, err := a.target()
 	if err != nil {
@@ -122,7 +142,7 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 		return err
 	}
 	if a.g.PrintSQL {
-		script, err := query.DrainScript(t, k, 0)
+		script, err := query.DrainScript(t, k)
 		if err != nil {
 			return err
 		}
@@ -137,7 +157,7 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 			return usageErrorf("outboxctl drain "+args[0]+" "+args[1]+" --handler 'exec:./deliver.sh'",
 				"`--handler` is required: exec:COMMAND, http(s)://URL or discard (or --dry-run to see the plan)")
 		}
-		if handler, err = drain.ParseHandler(o.Handler, o.HandlerTimeout); err != nil {
+		if handler, err = drain.ParseHandler(drain.HandlerConfig{Spec: o.Handler, Timeout: o.HandlerTimeout, Headers: o.HandlerHeaders, Getenv: a.getenv}); err != nil {
 			return usageErrorf("", "%s", err.Error())
 		}
 	}
@@ -149,46 +169,101 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if err := drain.Guard(ctx, conn.Conn); err != nil {
+	defer func() { conn.Close(context.WithoutCancel(ctx)) }()
+	if err := drain.Guard(ctx, conn); err != nil {
 		if errors.Is(err, drain.ErrInTransaction) {
 			return usageErrorf("", "%s", err.Error())
 		}
 		return err
 	}
+	plan, err := a.drainPlan(ctx, o, t, k, reg)
+	if err != nil {
+		return err
+	}
+	t = plan.target
+	command := "outboxctl drain " + args[0] + " " + args[1]
+	switch {
+	case plan.empty:
+		a.printer().Notef("shard %s/%d is empty in %s: nothing to drain", k.Scope.Name, k.ID, t.Describe())
+		return nil
+	case plan.killed && !o.IgnoreKillswitch:
+		a.printPlan(plan.lines)
+		return usageErrorf(command+" --ignore-killswitch …",
+			"shard %s/%d is kill-switched: Sentry itself only trims its head coalesce group (older duplicates deleted undelivered) each time its backoff (2 s doubling to 1 h) comes round, and delivers nothing; pass --ignore-killswitch to deliver it anyway, or remove it from the kill switch first", k.Scope.Name, k.ID)
+	case o.DryRun:
+		a.printPlan(plan.lines)
+		return nil
+	}
+	if err := a.confirm(command, plan.lines, o.Yes); err != nil {
+		return err
+	}
+	// The handler is checked before the claim: a typo must not push the shard's backoff.
+	if p, ok := handler.(drain.Preflighter); ok {
+		if err := p.Preflight(ctx); err != nil {
+			return usageErrorf("", "%s; nothing was claimed or changed", err.Error())
+		}
+	}
+	var archive *drain.Archive
+	if o.Handler == "discard" {
+		if archive, err = a.openArchive(o.Archive); err != nil {
+			return err
+		}
+		defer archive.Close()
+	}
+	start := time.Now()
+	claimed, err := drain.Claim(ctx, conn, t, k)
+	if err != nil {
+		if errors.Is(err, drain.ErrShardLocked) {
+			return &exitError{code: ExitError, msg: err.Error()}
+		}
+		return db.Classify(err, "drain-claim")
+	}
+	progress := a.drainProgress(plan)
+	res, runErr := drain.Run(ctx, conn, drain.Options{
+		Target: t, Shard: k, Mode: drain.Mode(o.Mode), Handler: handler, Discard: o.Handler == "discard",
+		Watermark: plan.watermark, MaxMessages: o.MaxMessages, Rate: o.Rate, HandlerTimeout: o.HandlerTimeout,
+		Archive: archive, Claimed: claimed, Command: "drain", Reason: o.Reason, CoalescedIDs: o.CoalescedIDs,
+		CategoryName: reg.CategoryName, ScopeName: reg.ScopeName, OnDelivered: progress.delivered,
+	})
+	progress.done()
+	restored := a.unclaimIfUnavailable(ctx, conn, t, k, claimed, res)
+	return a.drainSummary(ctx, o, t, k, res, runErr, restored, start)
+}
 
-	// The plan: the same reads whether or not it runs.
-	var watermark int64
+// drainPlan reads, in one read-only snapshot, what the plan shows.
+func (a *app) drainPlan(ctx context.Context, o drainOptions, t query.Target, k query.ShardKey, reg *enums.Registry) (drainPlan, error) {
+	p := drainPlan{target: t}
 	var stateRes, catRes *query.Result
 	var killed *bool
-	err = a.readSession(ctx, "drain", func(s *session) error {
-		t = s.target
-		if stateRes, err = s.run(query.ShardState(t, k)); err != nil {
+	err := a.readSession(ctx, "drain", func(s *session) error {
+		var err error
+		p.target = s.target
+		if stateRes, err = s.run(query.ShardState(s.target, k)); err != nil {
 			return err
 		}
-		if catRes, err = s.run(query.ShardCategories(t, k)); err != nil {
+		if catRes, err = s.run(query.ShardCategories(s.target, k)); err != nil {
 			return err
 		}
-		max, err := s.run(query.ShardMaxID(t, k))
+		max, err := s.run(query.ShardMaxID(s.target, k))
 		if err != nil {
 			return err
 		}
 		if len(max.Rows) > 0 {
-			watermark, _ = max.Rows[0][0].(int64)
+			p.watermark, _ = max.Rows[0][0].(int64)
 		}
-		ks, err := options.ReadKillswitches(s.ctx, s.tx, t.Schema, s.schema, t.Silo)
+		ks, err := options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
 		if err != nil {
-			return err
+			return db.Classify(err, "reading the kill switches")
 		}
-		killed = ks.IsDisabled(scope.Value, id)
+		killed = ks.IsDisabled(k.Scope.Value, k.ID)
 		return nil
 	})
 	if err != nil {
-		return err
+		return p, err
 	}
 	if len(stateRes.Rows) == 0 {
-		a.printer().Notef("shard %s/%d is empty in %s: nothing to drain", scope.Name, id, t.Describe())
-		return nil
+		p.empty = true
+		return p, nil
 	}
 	var rows, groups int64
 	var byCategory []string
@@ -200,87 +275,115 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 		groups += g
 		byCategory = append(byCategory, fmt.Sprintf("%s: %d message(s) from %d row(s)", reg.CategoryName(cat), g, d))
 	}
-	bound := fmt.Sprintf("rows up to id %d (rows inserted later stay; --follow drains them too)", watermark)
+	bound := fmt.Sprintf("groups with a row up to id %d, each delivered with its newest row (groups that only appear later stay; --follow drains them too)", p.watermark)
 	if o.Follow {
-		bound, watermark = "every row, including rows inserted while draining (--follow)", 0
+		bound, p.watermark = "every row, including rows inserted while draining (--follow)", 0
 	}
-	plan := []string{
-		fmt.Sprintf("drain shard %s/%d of %s in %s mode through %s (%s)", scope.Name, id, t.Describe(), mode, handlerName(o.Handler), reasonText(o.Reason)),
+	p.lines = []string{
+		fmt.Sprintf("drain shard %s/%d of %s in %s mode through %s (%s)", k.Scope.Name, k.ID, p.target.Describe(), o.Mode, handlerName(o.Handler), reasonText(o.Reason)),
 		fmt.Sprintf("deliver about %d message(s) (coalesce groups) and delete %d row(s); %s", groups, rows, bound),
 	}
 	for _, c := range byCategory {
-		plan = append(plan, "  "+c)
+		p.lines = append(p.lines, "  "+c)
+	}
+	if len(o.HandlerHeaders) > 0 {
+		names := make([]string, 0, len(o.HandlerHeaders))
+		for _, h := range o.HandlerHeaders {
+			n, _, _ := strings.Cut(h, ":")
+			names = append(names, strings.TrimSpace(n))
+		}
+		p.lines = append(p.lines, "handler headers: "+strings.Join(names, ", ")+" (values not shown)")
 	}
 	if o.MaxMessages > 0 {
-		plan = append(plan, fmt.Sprintf("stop after %d message(s)", o.MaxMessages))
+		p.lines = append(p.lines, fmt.Sprintf("stop after %d message(s)", o.MaxMessages))
+	}
+	if o.Rate > 0 {
+		p.lines = append(p.lines, fmt.Sprintf("at most %g message(s) per second", o.Rate))
 	}
 	switch {
 	case killed == nil:
-		plan = append(plan, "kill switch: unknown (no options table)")
-	case *killed && !o.IgnoreKillswitch:
-		a.printPlan(plan)
-		return usageErrorf("outboxctl drain "+args[0]+" "+args[1]+" --ignore-killswitch …",
-			"shard %s/%d is kill-switched: Sentry itself would only trim its head coalesce group (older duplicates deleted undelivered) at most hourly and deliver nothing; pass --ignore-killswitch to deliver it anyway, or remove it from the kill switch first", scope.Name, id)
+		p.lines = append(p.lines, "kill switch: unknown (no options table)")
 	case *killed:
-		plan = append(plan, "kill switch: the shard is disabled; --ignore-killswitch delivers it anyway")
+		p.killed = true
+		p.lines = append(p.lines, "kill switch: the shard is disabled; --ignore-killswitch delivers it anyway")
 	}
-	if _, discard := handler.(drain.Discard); discard || o.Handler == "discard" {
-		plan = append(plan, "discard: nothing is delivered; every deleted row is archived first")
-	}
-	if o.DryRun {
-		a.printPlan(plan)
-		return nil
-	}
-	if err := a.confirm("outboxctl drain "+args[0]+" "+args[1], plan, o.Yes); err != nil {
-		return err
-	}
-	var archive *drain.Archive
+	p.groups = groups
 	if o.Handler == "discard" {
-		path := o.Archive
-		if path == "" {
-			if path, err = drain.DefaultArchivePath(time.Now()); err != nil {
-				return err
-			}
-		}
-		if archive, err = drain.OpenArchive(path); err != nil {
-			return err
-		}
-		defer archive.Close()
-		fmt.Fprintf(a.io.Err, "archiving to %s\n", path)
+		p.lines = append(p.lines, "discard: nothing is delivered; every deleted row is archived first")
 	}
-	if o.Rate > 0 {
-		handler = &throttle{next: handler, gap: time.Duration(float64(time.Second) / o.Rate)}
-	}
+	return p, nil
+}
 
-	start := time.Now()
-	if _, err := drain.Claim(ctx, conn.Conn, t, k); err != nil {
-		if errors.Is(err, drain.ErrShardLocked) {
-			return &exitError{code: ExitError, msg: err.Error()}
+// openArchive opens the archive a discard writes to, and says where it is.
+func (a *app) openArchive(path string) (*drain.Archive, error) {
+	if path == "" {
+		var err error
+		if path, err = drain.DefaultArchivePath(time.Now()); err != nil {
+			return nil, err
 		}
-		return db.Classify(err, "drain-claim")
 	}
-	progress := 0
-	res, runErr := drain.Run(ctx, conn.Conn, drain.Options{
-		Target: t, Shard: k, Mode: mode, Handler: handler, Watermark: watermark, MaxMessages: o.MaxMessages,
-		Archive: archive, Command: "drain", Reason: o.Reason, CoalescedIDs: o.CoalescedIDs,
-		Killswitched: false, CategoryName: reg.CategoryName, ScopeName: reg.ScopeName,
-		OnDelivered: func(drain.Message) {
-			progress++
-			if a.io.ErrTTY && progress%10 == 0 {
-				fmt.Fprintf(a.io.Err, "\rdelivered %d / ~%d", progress, groups)
-			}
-		},
-	})
-	if a.io.ErrTTY && progress >= 10 {
-		fmt.Fprintln(a.io.Err)
+	arch, err := drain.OpenArchive(path)
+	if err != nil {
+		return nil, err
 	}
-	left, _ := a.shardSummary(context.WithoutCancel(ctx), conn, t, k)
+	fmt.Fprintf(a.io.Err, "archiving to %s\n", path)
+	return arch, nil
+}
+
+// unclaimIfUnavailable puts the shard's schedule back when the run's first delivery failed
+// because the handler itself could not be reached: nothing was attempted for real, so the
+// shard must not carry a backoff for it.
+func (a *app) unclaimIfUnavailable(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey, c *drain.Claimed, res drain.Result) bool {
+	if res.Failed == nil || res.Delivered > 0 || !errors.Is(res.FailedErr, drain.ErrHandlerUnavailable) {
+		return false
+	}
+	_, err := drain.Unclaim(context.WithoutCancel(ctx), conn, t, k, c)
+	if err != nil {
+		a.printer().Notef("could not put the shard's schedule back: %v", err)
+		return false
+	}
+	return true
+}
+
+// drainProgress shows "delivered N / ~M" on a terminal.
+type drainProgressLine struct {
+	a     *app
+	total int64
+	n     int
+}
+
+func (a *app) drainProgress(p drainPlan) *drainProgressLine {
+	return &drainProgressLine{a: a, total: p.groups}
+}
+
+func (p *drainProgressLine) delivered(drain.Message) {
+	p.n++
+	if p.a.io.ErrTTY && p.n%10 == 0 {
+		fmt.Fprintf(p.a.io.Err, "\rdelivered %d / ~%d", p.n, p.total)
+	}
+}
+
+func (p *drainProgressLine) done() {
+	if p.a.io.ErrTTY && p.n >= 10 {
+		fmt.Fprintln(p.a.io.Err)
+	}
+}
+
+// drainSummary prints what the drain did and what is left, from a fresh connection when the
+// drain's own connection died, and maps the outcome to the exit code.
+func (a *app) drainSummary(ctx context.Context, o drainOptions, t query.Target, k query.ShardKey, res drain.Result, runErr error, restored bool, start time.Time) error {
+	after := a.shardAfter(context.WithoutCancel(ctx), t, k)
 	summary := []render.Field{
-		{Key: "shard", Value: fmt.Sprintf("%s/%d", scope.Name, id)},
+		{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)},
 		{Key: "delivered", Value: int64(res.Delivered)},
 		{Key: "deleted", Value: res.Deleted},
-		{Key: "left", Value: left},
+		{Key: "left", Value: after.left},
+		{Key: "next_attempt", Value: after.next},
+		{Key: "delay", Value: after.delay},
 		{Key: "seconds", Value: float64(time.Since(start).Milliseconds()) / 1000},
+	}
+	if res.Uncommitted > 0 {
+		summary = append(summary, render.Field{Key: "delivered_not_committed", Value: int64(res.Uncommitted)})
 	}
 	if res.Contended {
 		summary = append(summary, render.Field{Key: "stopped", Value: "another drainer holds the shard"})
@@ -289,21 +392,79 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 		summary = append(summary, render.Field{Key: "failed_message", Value: res.Failed.ID},
 			render.Field{Key: "failed_category", Value: res.Failed.CategoryName})
 	}
-	a.audit("drain", map[string]any{"shard_scope": scope.Name, "shard": id, "mode": string(mode), "handler": handlerName(o.Handler),
-		"delivered": res.Delivered, "deleted": res.Deleted, "left": left, "reason": o.Reason})
+	if restored {
+		summary = append(summary, render.Field{Key: "schedule", Value: "restored to what it was before the claim (the handler was unavailable)"})
+	}
+	a.audit("drain", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "mode": o.Mode, "handler": handlerName(o.Handler),
+		"delivered": res.Delivered, "deleted": res.Deleted, "left": after.left, "reason": o.Reason})
 	if err := a.printer().Print(render.Doc{{Name: "drain", Title: "Drain summary", Card: summary}}); err != nil {
 		return err
 	}
 	switch {
 	case errors.Is(runErr, context.Canceled):
 		return &exitError{code: ExitInterrupted, msg: fmt.Sprintf("interrupted after %d delivered message(s); the shard keeps its backoff", res.Delivered)}
+	case runErr != nil && res.Uncommitted > 0:
+		return &exitError{code: ExitError, msg: fmt.Sprintf("%v; %d delivered message(s) were not committed and will be delivered again", db.Classify(runErr, "drain"), res.Uncommitted)}
 	case runErr != nil:
 		return db.Classify(runErr, "drain")
+	case res.Contended:
+		return &exitError{code: ExitError, msg: fmt.Sprintf("stopped after %d delivered message(s): %v", res.Delivered, drain.ErrShardLocked)}
 	case res.Failed != nil:
-		return &exitError{code: ExitError, msg: fmt.Sprintf("delivery of message %d (%s, object %d) failed: %v; the shard stays in backoff with the message at its head",
-			res.Failed.ID, res.Failed.CategoryName, res.Failed.Object, res.FailedErr)}
+		return &exitError{code: ExitError, msg: fmt.Sprintf("delivery of message %d (%s, object %d) failed: %v; %s",
+			res.Failed.ID, res.Failed.CategoryName, res.Failed.Object, res.FailedErr, failedSchedule(restored))}
 	}
 	return nil
+}
+
+func failedSchedule(restored bool) string {
+	if restored {
+		return "the shard's schedule is back as it was before the claim"
+	}
+	return "the shard stays in backoff with the message at its head"
+}
+
+// shardAfterDrain is the shard's state after a drain, or "unknown" where it could not be read.
+type shardAfterDrain struct {
+	left, next, delay any
+}
+
+// shardAfter reads the shard's depth and next attempt on a fresh connection: the drain's
+// own may be the one that died.
+func (a *app) shardAfter(ctx context.Context, t query.Target, k query.ShardKey) shardAfterDrain {
+	out := shardAfterDrain{left: "unknown", next: "unknown", delay: "unknown"}
+	conn, err := a.connect(ctx, "drain")
+	if err != nil {
+		return out
+	}
+	defer conn.Close(ctx)
+	depth, next, ok := a.shardState(ctx, conn, t, k)
+	if !ok {
+		return out
+	}
+	out.left, out.next, out.delay = depth, next, "none (empty)"
+	if tm, isTime := next.(time.Time); isTime {
+		out.next = tm
+		if d := time.Until(tm).Round(time.Second); d > 0 {
+			out.delay = d.String()
+		} else {
+			out.delay = "due now"
+		}
+	}
+	return out
+}
+
+// shardState reads a shard's depth and next attempt; ok is false when it could not.
+func (a *app) shardState(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (depth int64, next any, ok bool) {
+	err := db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
+		res, err := query.Run(ctx, tx, query.ShardState(t, k))
+		if err != nil || len(res.Rows) == 0 {
+			return err
+		}
+		depth, _ = res.Rows[0][res.Col("depth")].(int64)
+		next = res.Rows[0][res.Col("next_attempt")]
+		return nil
+	})
+	return depth, next, err == nil
 }
 
 func (a *app) printPlan(plan []string) {

@@ -378,12 +378,20 @@ func WriteTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
 	if inRecovery {
 		return &Error{Kind: KindConfig, Msg: strings.Replace(ErrReplica.Error(), "pg_is_in recovery", "pg_is_in_recovery()", 1), Err: ErrReplica}
 	}
+	return RunWriteTx(ctx, conn, "", fn)
+}
+
+// RunWriteTx runs fn in a read-write transaction that starts with the session's SET LOCAL
+// timeouts (so they hold through PgBouncer's transaction pooling) followed by extra, a SET
+// LOCAL script of the caller's. It does not check for a replica: a caller that runs many
+// transactions (the drain) checks once. fn's error rolls everything back.
+func RunWriteTx(ctx context.Context, conn *Conn, extra string, fn func(pgx.Tx) error) error {
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite})
 	if err != nil {
 		return Classify(err, "")
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // committed below on success
-	if _, err := tx.Exec(ctx, conn.local); err != nil {
+	if _, err := tx.Exec(ctx, conn.local+extra); err != nil {
 		return Classify(err, "session settings")
 	}
 	if err := fn(tx); err != nil {

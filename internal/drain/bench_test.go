@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -42,7 +43,7 @@ func BenchmarkDrainModes(b *testing.B) {
 					if _, err := testdb.Pool(b).Exec(ctx, "VACUUM ANALYZE "+pgx.Identifier{schema}.Sanitize()+".sentry_regionoutbox"); err != nil {
 						b.Fatal(err)
 					}
-					c, err := pgx.Connect(ctx, testdb.DSN())
+					c, err := db.Connect(ctx, db.Config{DSN: testdb.DSN(), Command: "drain-bench"})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
@@ -25,6 +27,8 @@ var (
 	ErrShardLocked = errors.New("another drainer holds this shard (its lowest row is locked): let it finish, or retry later")
 	// ErrEmpty: the shard has no rows.
 	ErrEmpty = errors.New("the shard is empty")
+	// ErrNoArchive: rows would be deleted without delivery and there is nowhere to keep them.
+	ErrNoArchive = errors.New("refusing to delete rows without delivery: no archive to write them to (--archive)")
 )
 
 // Mode chooses how a drain issues its statements.
@@ -36,8 +40,17 @@ const (
 	// duplicates deleted by 50-row slices.
 	ModeExact Mode = "exact"
 	// ModeBatch delivers several coalesce groups under one lock of the shard's head and
-	// deletes them with set-based statements.
+	// deletes them with one set-based statement per transaction.
 	ModeBatch Mode = "batch"
+)
+
+// Defaults of the batch mode.
+const (
+	DefaultBatchSize = 500
+	DefaultPageSize  = 5000
+	// DefaultBatchTime bounds how long one batch transaction stays open: a failure or a kill
+	// redelivers at most this much work, and row locks are held no longer.
+	DefaultBatchTime = 2 * time.Second
 )
 
 // Message is one delivery: the newest row of a coalesce group.
@@ -54,9 +67,8 @@ type Message struct {
 	Object       int64   `json:"object_identifier"`
 	Payload      *string `json:"-"`
 	Coalesced    []int64 `json:"coalesced_ids,omitempty"`
-	// CoalescedCount is how many rows of the group were waiting at delivery (newer rows the
-	// drain leaves, above its watermark, included); Coalesced lists the first 100 ids up to
-	// the delivered one when Options.CoalescedIDs is set.
+	// CoalescedCount is how many rows of the group were waiting at delivery; Coalesced lists
+	// the first 100 ids up to the delivered one when Options.CoalescedIDs is set.
 	CoalescedCount int64     `json:"coalesced_count"`
 	DateAdded      time.Time `json:"date_added"`
 	ScheduledFor   time.Time `json:"scheduled_for"`
@@ -79,48 +91,65 @@ type Options struct {
 	Target query.Target
 	Shard  query.ShardKey
 	Mode   Mode
-	// Handler delivers; nil means skip-delivery (the kill-switch trim only).
+	// Handler delivers; nil delivers nothing (a kill-switch trim, or Discard).
 	Handler Handler
+	// Discard deletes without delivering (--handler discard): every deleted row is archived
+	// first. The command says so explicitly: whether a delete needs an archive is decided
+	// from what the run does, never from the handler's type (a wrapped handler would hide it).
+	Discard bool
 	// Killswitched drains like Sentry does a disabled shard: trim the head group's older
 	// duplicates without delivering, keep the newest, stop.
 	Killswitched bool
-	// Watermark bounds the drain: rows above it are never touched (0: no bound, --follow).
+	// Watermark bounds which groups are visited: the drain ends when no row at or below it
+	// is left (0: no bound, --follow). It never bounds which row of a group is delivered.
 	Watermark int64
 	// MaxMessages stops after this many deliveries (0: no limit).
 	MaxMessages int
-	// BatchSize is the most groups ModeBatch delivers under one lock (default 500).
-	BatchSize int
+	// Rate is the most deliveries per second (0: no limit). The drain never waits inside a
+	// transaction: a batch commits before any wait, and every wait ends on cancellation.
+	Rate float64
+	// HandlerTimeout is the longest one delivery may take; the drain's transactions allow
+	// the server to keep them open (idle in transaction) at least this long.
+	HandlerTimeout time.Duration
+	// BatchSize is the most messages ModeBatch delivers in one transaction; PageSize the
+	// rows it reads per page while looking for the next groups; BatchTime the longest one
+	// batch transaction stays open before it commits.
+	BatchSize, PageSize int
+	BatchTime           time.Duration
 	// Names resolves enum names for messages.
 	CategoryName func(int) string
 	ScopeName    func(int) string
-	// OnDelivered is called after each message is committed as delivered.
+	// OnDelivered is called once for each message after its deletion committed.
 	OnDelivered func(Message)
 	// Archive receives every row deleted without delivery (discard, kill-switch trim)
 	// before it is deleted; the drain refuses to delete such rows without one.
 	Archive *Archive
-	// Command and Reason are recorded with archived rows.
+	// Claimed is the claim this drain runs under: the archive keeps each row's schedule
+	// from before the claim (the rows as they were before outboxctl touched them).
+	Claimed *Claimed
+	// Command and Reason are recorded with archived rows and in the SQL comment.
 	Command, Reason string
 	// CoalescedIDs lists, in each message, the first ids of its group (reads every row of the
 	// group: opt-in); the count is always there.
 	CoalescedIDs bool
 }
 
-// discards reports whether rows are deleted without being delivered.
+// discards reports whether this run deletes rows that nothing delivered.
 func (o Options) discards() bool {
-	_, isDiscard := o.Handler.(Discard)
-	return isDiscard || o.Killswitched || o.Handler == nil
+	return o.Discard || o.Killswitched || o.Handler == nil
 }
 
 // archive appends the rows of the given groups (up to, or below, each id) to the archive.
 func (o Options) archive(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int64, below bool) error {
 	if o.Archive == nil {
-		return errors.New("refusing to delete rows without delivery: no archive to write them to (--archive)")
+		return ErrNoArchive
 	}
 	res, err := query.Run(ctx, tx, o.st(query.DrainArchiveRows(o.Target, o.Shard, cats, objs, upTo, below)))
 	if err != nil {
 		return err
 	}
 	rows, _ := ArchivedRows(res, o.Target, o.Command, o.Reason)
+	o.Claimed.restoreSchedules(rows)
 	return o.Archive.Append(rows)
 }
 
@@ -159,10 +188,15 @@ func ArchivedRows(res *query.Result, t query.Target, command, reason string) ([]
 
 // Result says what a drain did.
 type Result struct {
+	// Delivered counts messages delivered whose deletion committed.
 	Delivered int
-	Deleted   int64 // rows deleted, delivered ones included
-	Trimmed   int64 // rows deleted without delivery (kill-switched shard)
-	// Contended is true when another drainer held the shard (the drain stopped quietly).
+	// Uncommitted counts messages the handler accepted but whose deletion did not commit
+	// (the connection died, or the commit failed): they are still in the table and will be
+	// delivered again (at-least-once).
+	Uncommitted int
+	Deleted     int64 // rows deleted, delivered ones included
+	Trimmed     int64 // rows deleted without delivery (kill-switched shard)
+	// Contended is true when another drainer held the shard (the drain stopped).
 	Contended bool
 	// Failed is the message whose delivery failed, with the handler's error.
 	Failed    *Message
@@ -170,7 +204,7 @@ type Result struct {
 }
 
 // Guard refuses a connection that is inside a transaction block or on a replica.
-func Guard(ctx context.Context, conn *pgx.Conn) error {
+func Guard(ctx context.Context, conn *db.Conn) error {
 	if s := conn.PgConn().TxStatus(); s != 'I' {
 		return ErrInTransaction
 	}
@@ -182,55 +216,6 @@ func Guard(ctx context.Context, conn *pgx.Conn) error {
 		return ErrReplica
 	}
 	return nil
-}
-
-// fillCoalesced sets, on each message, the rows of its group the delivery stands for.
-func (o Options) fillCoalesced(ctx context.Context, tx pgx.Tx, ms []Message) error {
-	if len(ms) == 0 {
-		return nil
-	}
-	cats, objs, ids := make([]int64, len(ms)), make([]int64, len(ms)), make([]int64, len(ms))
-	for i, m := range ms {
-		cats[i], objs[i], ids[i] = int64(m.Category), m.Object, m.ID
-	}
-	res, err := query.Run(ctx, tx, o.st(query.DrainCoalesced(o.Target, o.Shard, cats, objs, ids, o.CoalescedIDs)))
-	if err != nil {
-		return err
-	}
-	type key struct{ c, o int64 }
-	found := map[key][]any{}
-	for _, r := range res.Rows {
-		found[key{query.AsInt64(r[0]), query.AsInt64(r[1])}] = r
-	}
-	for i := range ms {
-		r, ok := found[key{int64(ms[i].Category), ms[i].Object}]
-		if !ok {
-			continue
-		}
-		ms[i].CoalescedCount = query.AsInt64(r[2])
-		if arr, ok := r[3].([]any); ok {
-			for _, v := range arr {
-				ms[i].Coalesced = append(ms[i].Coalesced, query.AsInt64(v))
-			}
-		}
-	}
-	return nil
-}
-
-// lockHead locks the shard's lowest row (NOWAIT). It returns nil when the shard is empty,
-// and errRollback when another drainer holds it (the failed lock aborted the transaction).
-func (o Options) lockHead(ctx context.Context, tx pgx.Tx, res *Result) (*query.Result, error) {
-	head, err := query.Run(ctx, tx, o.st(query.DrainHead(o.Target, o.Shard, o.Watermark)))
-	switch {
-	case isLockNotAvailable(err):
-		res.Contended = true
-		return nil, errRollback
-	case err != nil:
-		return nil, err
-	case len(head.Rows) == 0:
-		return nil, nil
-	}
-	return head, nil
 }
 
 // st marks a statement with the drain's --reason, as a SQL comment that shows in
@@ -247,17 +232,42 @@ func isLockNotAvailable(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
 }
 
+// Schedule is a row's scheduled_from and scheduled_for.
+type Schedule struct{ From, For time.Time }
+
+// Claimed is what a claim did: the schedule it gave the shard, and every row's schedule
+// before it.
+type Claimed struct {
+	At, Next time.Time // scheduled_from and scheduled_for the claim wrote
+	Before   map[int64]Schedule
+}
+
+// Delay is the backoff the claim applied.
+func (c *Claimed) Delay() time.Duration { return c.Next.Sub(c.At) }
+
+// restoreSchedules gives archived rows their schedule from before the claim.
+func (c *Claimed) restoreSchedules(rows []ArchivedRow) {
+	if c == nil {
+		return
+	}
+	for i := range rows {
+		if s, ok := c.Before[rows[i].ID]; ok {
+			rows[i].ScheduledFrom, rows[i].ScheduledFor = s.From, s.For
+		}
+	}
+}
+
 // Claim is prepare_next_from_shard: lock the shard's lowest row without waiting and push
 // the whole shard's schedule forward (next = now + min(2 × last delay, 1 h), last delay from
 // the lowest row, at least 1 s), in its own transaction. The backoff is applied before
 // processing: success deletes the rows, failure leaves them with the new schedule.
-func Claim(ctx context.Context, conn *pgx.Conn, t query.Target, k query.ShardKey) (time.Time, error) {
+func Claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (*Claimed, error) {
 	if err := Guard(ctx, conn); err != nil {
-		return time.Time{}, err
+		return nil, err
 	}
-	var next time.Time
-	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		head, err := query.Run(ctx, tx, query.DrainHead(t, k, 0))
+	c := &Claimed{Before: map[int64]Schedule{}}
+	err := db.RunWriteTx(ctx, conn, "", func(tx pgx.Tx) error {
+		head, err := query.Run(ctx, tx, query.DrainHead(t, k, 0, 0))
 		if err != nil {
 			if isLockNotAvailable(err) {
 				return ErrShardLocked
@@ -269,51 +279,179 @@ func Claim(ctx context.Context, conn *pgx.Conn, t query.Target, k query.ShardKey
 		}
 		from, _ := head.Rows[0][head.Col("scheduled_from")].(time.Time)
 		sfor, _ := head.Rows[0][head.Col("scheduled_for")].(time.Time)
-		res, err := query.Run(ctx, tx, query.DrainReschedule(t, k, from, sfor))
-		if err != nil {
-			return err
-		}
-		next, _ = res.Rows[0][0].(time.Time)
-		return nil
+		return query.Stream(ctx, tx, query.DrainClaim(t, k, from, sfor), func([]string) error { return nil }, func(r []any) error {
+			id, _ := r[0].(int64)
+			var s Schedule
+			s.From, _ = r[1].(time.Time)
+			s.For, _ = r[2].(time.Time)
+			c.Before[id] = s
+			c.At, _ = r[3].(time.Time)
+			c.Next, _ = r[4].(time.Time)
+			return nil
+		})
 	})
-	return next, err
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
-// Run drains one shard, message by message, faithful to Sentry's task path
-// (process_shard with flush_all): lock the lowest row (NOWAIT; contention ends the drain
-// quietly), deliver the newest row of its coalesce group, delete the group's older rows,
-// then the delivered one. A delivery failure rolls that message back and stops the drain
-// (head-of-line, like Sentry). It does not claim: call Claim first to apply the backoff.
-func Run(ctx context.Context, conn *pgx.Conn, o Options) (Result, error) {
-	var res Result
+// Unclaim puts the shard's schedule back as it was before the claim, on every row that
+// still carries the claim's schedule. A drain whose handler could not be reached at all
+// uses it, so that typos never push a shard towards the 1 h cap.
+func Unclaim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey, c *Claimed) (int64, error) {
+	ids := make([]int64, 0, len(c.Before))
+	froms := make([]int64, 0, len(c.Before))
+	fors := make([]int64, 0, len(c.Before))
+	for id, s := range c.Before {
+		ids = append(ids, id)
+		froms = append(froms, s.From.UnixMicro())
+		fors = append(fors, s.For.UnixMicro())
+	}
+	var n int64
+	err := db.RunWriteTx(ctx, conn, "", func(tx pgx.Tx) error {
+		var err error
+		n, err = query.Exec(ctx, tx, query.DrainUnclaim(t, k, ids, froms, fors, c.At, c.Next))
+		return err
+	})
+	return n, err
+}
+
+// run is one drain in progress.
+type run struct {
+	conn *db.Conn
+	o    Options
+	res  Result
+	// local is the SET LOCAL script every transaction of the drain adds to the session's.
+	local string
+	// last is when the last delivery started (for --rate).
+	last time.Time
+	// after: every row at or below it belongs to a group already delivered (a scan hint).
+	after int64
+}
+
+// Run drains one shard, message by message, faithful to Sentry's process_shard: lock the
+// shard's lowest row (at or below the watermark; NOWAIT: contention stops the drain),
+// deliver the newest row of its coalesce group, delete the group up to that row, repeat
+// until no row at or below the watermark is left. A delivery failure stops the drain at
+// that message (head-of-line, like Sentry); what was delivered before it is committed.
+// Cancelling ctx (SIGINT, SIGTERM) lets the delivery in flight finish, commits what was
+// delivered and returns ctx's error. It does not claim: call Claim first.
+func Run(ctx context.Context, conn *db.Conn, o Options) (Result, error) {
+	r := &run{conn: conn, o: o}
 	if err := Guard(ctx, conn); err != nil {
-		return res, err
+		return r.res, err
 	}
-	if o.BatchSize <= 0 {
-		o.BatchSize = 500
+	if o.discards() && o.Archive == nil {
+		return r.res, ErrNoArchive
 	}
-	var after int64 // ModeBatch: ids at or below it belong to delivered groups
+	if r.o.BatchSize <= 0 {
+		r.o.BatchSize = DefaultBatchSize
+	}
+	if r.o.PageSize <= 0 {
+		r.o.PageSize = DefaultPageSize
+	}
+	if r.o.BatchTime <= 0 {
+		r.o.BatchTime = DefaultBatchTime
+	}
+	if err := r.sessionSettings(ctx); err != nil {
+		return r.res, err
+	}
 	for {
-		if o.MaxMessages > 0 && res.Delivered >= o.MaxMessages {
-			return res, nil
+		if o.MaxMessages > 0 && r.res.Delivered >= o.MaxMessages {
+			return r.res, nil
 		}
-		if err := ctx.Err(); err != nil {
-			return res, err
+		if err := r.wait(ctx); err != nil {
+			return r.res, err
 		}
-		// A step runs to its end even if the context is cancelled meanwhile (SIGINT finishes
-		// the current message, then the drain stops before the next one).
-		step := context.WithoutCancel(ctx)
 		var more bool
 		var err error
 		if o.Mode == ModeBatch && !o.Killswitched {
-			more, err = batchStep(step, conn, o, &res, &after)
+			more, err = r.batchStep(ctx)
 		} else {
-			more, err = exactStep(step, conn, o, &res)
+			more, err = r.exactStep(ctx)
 		}
-		if err != nil || !more || res.Failed != nil {
-			return res, err
+		if err != nil || !more || r.res.Failed != nil || r.res.Contended {
+			return r.res, err
 		}
 	}
+}
+
+// sessionSettings makes the server allow a transaction to sit idle at least as long as one
+// delivery may take: a shorter idle_in_transaction_session_timeout would kill the drain's
+// transaction mid-delivery, roll back what it delivered, and redeliver it on every run.
+func (r *run) sessionSettings(ctx context.Context) error {
+	if r.o.HandlerTimeout <= 0 {
+		return nil
+	}
+	var ms int64
+	if err := r.conn.QueryRow(ctx, "SELECT setting::bigint FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout'").Scan(&ms); err != nil {
+		return db.Classify(err, "reading the idle timeout")
+	}
+	if want := (r.o.HandlerTimeout + 10*time.Second).Milliseconds(); ms != 0 && ms < want {
+		r.local = fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d;", want)
+	}
+	return nil
+}
+
+// gap is the time to wait before the next delivery under --rate.
+func (r *run) gap() time.Duration {
+	if r.o.Rate <= 0 || r.last.IsZero() {
+		return 0
+	}
+	return time.Duration(math.Min(float64(time.Second)/r.o.Rate, float64(math.MaxInt64))) - time.Since(r.last)
+}
+
+// wait sleeps out the rate limit, outside any transaction; cancellation ends it at once.
+func (r *run) wait(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	g := r.gap()
+	if g <= 0 {
+		return nil
+	}
+	t := time.NewTimer(g)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// deliver hands one message to the handler. The delivery in flight is not cancelled by
+// SIGINT (the handler's own timeout bounds it): the drain finishes it, then stops.
+func (r *run) deliver(ctx context.Context, m Message) error {
+	r.last = time.Now()
+	if r.o.Handler == nil || r.o.Killswitched {
+		return nil
+	}
+	return r.o.Handler.Deliver(context.WithoutCancel(ctx), m)
+}
+
+// tx runs one transaction of the drain. Its statements are not cancelled by SIGINT either:
+// a step runs to its commit, and the drain stops before the next one.
+func (r *run) tx(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	step := context.WithoutCancel(ctx)
+	return db.RunWriteTx(step, r.conn, r.local, func(tx pgx.Tx) error { return fn(step, tx) })
+}
+
+// lockHead locks the shard's lowest row at or below the watermark (NOWAIT). It returns nil
+// when there is none, and errStop when another drainer holds it.
+func (r *run) lockHead(ctx context.Context, tx pgx.Tx, after int64) (*query.Result, error) {
+	head, err := query.Run(ctx, tx, r.o.st(query.DrainHead(r.o.Target, r.o.Shard, r.o.Watermark, after)))
+	switch {
+	case isLockNotAvailable(err):
+		r.res.Contended = true
+		return nil, errStop
+	case err != nil:
+		return nil, err
+	case len(head.Rows) == 0:
+		return nil, nil
+	}
+	return head, nil
 }
 
 func (o Options) message(r []any, cols func(string) int) Message {
@@ -333,35 +471,76 @@ func (o Options) message(r []any, cols func(string) int) Message {
 	return m
 }
 
+// fillCoalesced sets, on each message, the rows of its group the delivery stands for.
+func (o Options) fillCoalesced(ctx context.Context, tx pgx.Tx, ms []Message) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	cats, objs, ids := groupArrays(ms)
+	res, err := query.Run(ctx, tx, o.st(query.DrainCoalesced(o.Target, o.Shard, cats, objs, ids, o.CoalescedIDs)))
+	if err != nil {
+		return err
+	}
+	found := map[groupKey][]any{}
+	for _, r := range res.Rows {
+		found[groupKey{query.AsInt64(r[0]), query.AsInt64(r[1])}] = r
+	}
+	for i := range ms {
+		r, ok := found[groupKey{int64(ms[i].Category), ms[i].Object}]
+		if !ok {
+			continue
+		}
+		ms[i].CoalescedCount = query.AsInt64(r[2])
+		if arr, ok := r[3].([]any); ok {
+			for _, v := range arr {
+				ms[i].Coalesced = append(ms[i].Coalesced, query.AsInt64(v))
+			}
+		}
+	}
+	return nil
+}
+
+type groupKey struct{ cat, obj int64 }
+
+func groupArrays(ms []Message) (cats, objs, ids []int64) {
+	cats, objs, ids = make([]int64, len(ms)), make([]int64, len(ms)), make([]int64, len(ms))
+	for i, m := range ms {
+		cats[i], objs[i], ids[i] = int64(m.Category), m.Object, m.ID
+	}
+	return cats, objs, ids
+}
+
+// errStop rolls a transaction back on a delivery failure or a contended lock, which
+// Result reports.
+var errStop = errors.New("stop")
+
 // exactStep is one iteration of Sentry's process_shard, statement for statement.
-func exactStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (bool, error) {
-	more := false
-	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		head, err := o.lockHead(ctx, tx, res)
+func (r *run) exactStep(ctx context.Context) (bool, error) {
+	o := r.o
+	var m Message
+	var found, handed bool
+	var deleted, trimmed int64
+	err := r.tx(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		head, err := r.lockHead(ctx, tx, 0)
 		if err != nil || head == nil {
 			return err
 		}
 		cat := int(query.AsInt64(head.Rows[0][head.Col("category")]))
 		obj, _ := head.Rows[0][head.Col("object_identifier")].(int64)
-		newest, err := query.Run(ctx, tx, o.st(query.DrainNewest(o.Target, o.Shard, cat, obj, o.Watermark)))
-		if err != nil {
+		newest, err := query.Run(ctx, tx, o.st(query.DrainNewest(o.Target, o.Shard, cat, obj)))
+		if err != nil || len(newest.Rows) == 0 {
 			return err
 		}
-		if len(newest.Rows) == 0 {
-			return nil
-		}
-		m := o.message(newest.Rows[0], newest.Col)
-		one := []Message{m}
+		one := []Message{o.message(newest.Rows[0], newest.Col)}
 		if err := o.fillCoalesced(ctx, tx, one); err != nil {
 			return err
 		}
-		m = one[0]
-		if !o.Killswitched && o.Handler != nil {
-			if err := o.Handler.Deliver(ctx, m); err != nil {
-				res.Failed, res.FailedErr = &m, err
-				return errRollback
-			}
+		m, found = one[0], true
+		if err := r.deliver(ctx, m); err != nil {
+			r.res.Failed, r.res.FailedErr = &m, err
+			return errStop
 		}
+		handed = !o.Killswitched && o.Handler != nil
 		if o.discards() {
 			// Nothing here is delivered: archive the group (all of it when discarding, the
 			// older rows when trimming a disabled shard) before any of it is deleted.
@@ -369,123 +548,62 @@ func exactStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result) (boo
 				return err
 			}
 		}
-		// Sentry's duplicate deletion: SELECT id … LIMIT 50 without ORDER BY, keep the ids
-		// below the delivered one, stop at the first slice with none.
-		for {
-			slice, err := query.Run(ctx, tx, o.st(query.DrainDuplicateSlice(o.Target, o.Shard, cat, obj)))
-			if err != nil {
-				return err
-			}
-			var older []int64
-			for _, r := range slice.Rows {
-				if id, _ := r[0].(int64); id < m.ID {
-					older = append(older, id)
-				}
-			}
-			if len(older) == 0 {
-				break
-			}
-			n, err := query.Exec(ctx, tx, o.st(query.DrainDeleteIDs(o.Target, older)))
-			if err != nil {
-				return err
-			}
-			res.Deleted += n
-			if o.Killswitched {
-				res.Trimmed += n
-			}
+		if deleted, err = r.deleteOlder(ctx, tx, cat, obj, m.ID); err != nil {
+			return err
 		}
 		if o.Killswitched {
+			trimmed = deleted
 			return nil // Sentry keeps the newest row of a disabled shard and stops
 		}
 		n, err := query.Exec(ctx, tx, o.st(query.DrainDeleteIDs(o.Target, []int64{m.ID})))
-		if err != nil {
-			return err
-		}
-		res.Deleted += n
-		res.Delivered++
-		if o.OnDelivered != nil {
-			o.OnDelivered(m)
-		}
-		more = true
-		return nil
+		deleted += n
+		return err
 	})
-	if errors.Is(err, errRollback) {
+	switch {
+	case errors.Is(err, errStop):
+		return false, nil
+	case err != nil:
+		if handed {
+			r.res.Uncommitted++
+		}
+		return false, err
+	case !found:
+		return false, nil // no row left at or below the watermark
+	}
+	r.res.Deleted += deleted
+	r.res.Trimmed += trimmed
+	if o.Killswitched {
 		return false, nil
 	}
-	return more, err
+	r.res.Delivered++
+	if o.OnDelivered != nil {
+		o.OnDelivered(m)
+	}
+	return true, nil
 }
 
-// errRollback rolls a transaction back on a delivery failure or a contended lock, which
-// Result reports.
-var errRollback = errors.New("rollback")
-
-// batchStep delivers up to BatchSize groups under one lock of the shard's head, in head
-// order (by each group's lowest id, the order exact mode reaches them), and deletes every
-// delivered group's rows up to its delivered id in one statement. A failure stops at the
-// failing group: the groups delivered before it are deleted and committed.
-func batchStep(ctx context.Context, conn *pgx.Conn, o Options, res *Result, after *int64) (bool, error) {
-	more := false
-	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		head, err := o.lockHead(ctx, tx, res)
-		if err != nil || head == nil {
-			return err
-		}
-		limit := o.BatchSize
-		if o.MaxMessages > 0 {
-			limit = min(limit, o.MaxMessages-res.Delivered)
-		}
-		groups, err := query.Run(ctx, tx, o.st(query.DrainGroups(o.Target, o.Shard, o.Watermark, limit, *after)))
+// deleteOlder is Sentry's duplicate deletion: SELECT id … LIMIT 50 without ORDER BY, keep
+// the ids below the delivered one, delete them, stop at the first slice with none.
+func (r *run) deleteOlder(ctx context.Context, tx pgx.Tx, cat int, obj, below int64) (int64, error) {
+	var deleted int64
+	for {
+		slice, err := query.Run(ctx, tx, r.o.st(query.DrainDuplicateSlice(r.o.Target, r.o.Shard, cat, obj)))
 		if err != nil {
-			return err
+			return deleted, err
 		}
-		var delivered []Message
-		batch := make([]Message, 0, len(groups.Rows))
-		for _, r := range groups.Rows {
-			batch = append(batch, o.message(r, groups.Col))
-		}
-		if err := o.fillCoalesced(ctx, tx, batch); err != nil {
-			return err
-		}
-		for _, m := range batch {
-			if o.Handler != nil {
-				if err := o.Handler.Deliver(ctx, m); err != nil {
-					res.Failed, res.FailedErr = &m, err
-					break
-				}
-			}
-			delivered = append(delivered, m)
-		}
-		if len(delivered) > 0 {
-			// The next batch starts above the lowest id of the last group delivered.
-			if first, ok := groups.Rows[len(delivered)-1][groups.Col("first_id")].(int64); ok && first > *after {
-				*after = first - 1
-			}
-			cats, objs, ids := make([]int64, len(delivered)), make([]int64, len(delivered)), make([]int64, len(delivered))
-			for i, m := range delivered {
-				cats[i], objs[i], ids[i] = int64(m.Category), m.Object, m.ID
-			}
-			if o.discards() {
-				if err := o.archive(ctx, tx, cats, objs, ids, false); err != nil {
-					return err
-				}
-			}
-			n, err := query.Exec(ctx, tx, o.st(query.DrainDeleteGroups(o.Target, o.Shard, cats, objs, ids)))
-			if err != nil {
-				return err
-			}
-			res.Deleted += n
-			res.Delivered += len(delivered)
-			if o.OnDelivered != nil {
-				for _, m := range delivered {
-					o.OnDelivered(m)
-				}
+		var older []int64
+		for _, row := range slice.Rows {
+			if id, _ := row[0].(int64); id < below {
+				older = append(older, id)
 			}
 		}
-		more = res.Failed == nil && len(groups.Rows) == limit
-		return nil
-	})
-	if errors.Is(err, errRollback) {
-		return false, nil
+		if len(older) == 0 {
+			return deleted, nil
+		}
+		n, err := query.Exec(ctx, tx, r.o.st(query.DrainDeleteIDs(r.o.Target, older)))
+		if err != nil {
+			return deleted, err
+		}
+		deleted += n
 	}
-	return more, err
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -25,9 +26,9 @@ func org(shard int64) query.ShardKey {
 	return query.ShardKey{Scope: query.Enum{Value: 0, Name: "ORGANIZATION_SCOPE"}, ID: shard}
 }
 
-func conn(t *testing.T) *pgx.Conn {
+func conn(t *testing.T) *db.Conn {
 	t.Helper()
-	c, err := pgx.Connect(context.Background(), testdb.DSN())
+	c, err := db.Connect(context.Background(), db.Config{DSN: testdb.DSN(), Command: "drain-test"})
 	if err != nil {
 		testdb.Unreachable(t, err)
 	}
@@ -370,7 +371,7 @@ func TestDiscardArchivesEverything(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := drain.Run(context.Background(), conn(t), drain.Options{Target: target, Shard: org(1), Handler: drain.Discard{}, Mode: mode, Archive: arch, Command: "skip"})
+			res, err := drain.Run(context.Background(), conn(t), drain.Options{Target: target, Shard: org(1), Handler: drain.Discard{}, Discard: true, Mode: mode, Archive: arch, Command: "skip"})
 			if err != nil || res.Deleted != 3 {
 				t.Fatalf("%+v %v", res, err)
 			}

@@ -3,13 +3,19 @@ package drain
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"os/exec"
+	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -58,8 +64,41 @@ func NewDocument(m Message) Document {
 	return d
 }
 
+// ErrHandlerUnavailable marks a failure of the handler itself rather than of one message:
+// the command does not exist or cannot run (exit 126/127), the receiver refuses the
+// connection, its name does not resolve, TLS fails. When the first delivery of a run fails
+// this way, the drain puts the shard's schedule back as it was before the claim.
+var ErrHandlerUnavailable = errors.New("handler unavailable")
+
+type unavailable struct{ err error }
+
+func (u unavailable) Error() string { return u.err.Error() }
+func (u unavailable) Unwrap() []error {
+	return []error{u.err, ErrHandlerUnavailable}
+}
+
+// Preflighter is a handler that can check, before the shard is claimed, that it can deliver
+// at all (the command exists, the receiver accepts connections).
+type Preflighter interface {
+	Preflight(ctx context.Context) error
+}
+
+// HandlerConfig is what --handler and its companion flags say.
+type HandlerConfig struct {
+	Spec    string
+	Timeout time.Duration
+	// Headers are extra HTTP request headers ("Name: value"), their values expanded from the
+	// environment ($TOKEN) so that secrets need not be on the command line.
+	Headers []string
+	Getenv  func(string) string
+}
+
 // ParseHandler reads --handler: exec:COMMAND, http://… or https://…, or discard.
-func ParseHandler(spec string, timeout time.Duration) (Handler, error) {
+func ParseHandler(c HandlerConfig) (Handler, error) {
+	spec := c.Spec
+	if len(c.Headers) > 0 && !strings.HasPrefix(spec, "http://") && !strings.HasPrefix(spec, "https://") {
+		return nil, fmt.Errorf("`--handler-header` goes with an http(s):// handler")
+	}
 	switch {
 	case spec == "discard":
 		return Discard{}, nil
@@ -69,11 +108,21 @@ func ParseHandler(spec string, timeout time.Duration) (Handler, error) {
 			return nil, fmt.Errorf("invalid `--handler` %q: exec: needs a command, e.g. exec:'./deliver.sh --region us'", spec)
 		}
 		// Run through sh -c, like hooks: the operator's command line as written.
-		return &Exec{Args: []string{"/bin/sh", "-c", command}, Timeout: timeout}, nil
+		return &Exec{Args: []string{"/bin/sh", "-c", command}, Command: command, Timeout: c.Timeout}, nil
 	case strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://"):
-		return &HTTP{URL: spec, Timeout: timeout, Client: &http.Client{Timeout: timeout}}, nil
+		u, err := url.Parse(spec)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("invalid `--handler` %s: not a URL with a host", RedactURL(spec))
+		}
+		h := &HTTP{URL: spec, Timeout: c.Timeout, Client: &http.Client{Timeout: c.Timeout}, Header: http.Header{}}
+		for _, line := range c.Headers {
+			if err := h.addHeader(line, c.Getenv); err != nil {
+				return nil, err
+			}
+		}
+		return h, nil
 	}
-	return nil, fmt.Errorf("invalid `--handler` %q: valid forms are exec:COMMAND, http(s)://URL and discard", spec)
+	return nil, fmt.Errorf("invalid `--handler` %q: valid forms are exec:COMMAND, http(s)://URL and discard", RedactURL(spec))
 }
 
 // Discard deletes without delivering: for skipping a poison message. The drain archives
@@ -87,12 +136,53 @@ func (Discard) Deliver(context.Context, Message) error { return nil }
 // delivered. stderr becomes the error. The command is killed after Timeout.
 type Exec struct {
 	Args    []string
+	Command string
 	Timeout time.Duration
 }
 
 func (e *Exec) name() string { return e.Args[len(e.Args)-1] }
 
-// Deliver runs the command.
+// shellWords are sh builtins and keywords a command line may start with: nothing to find
+// on PATH for them.
+var shellWords = map[string]bool{ //nolint:gochecknoglobals // constant set
+	"!": true, "{": true, "(": true, ".": true, ":": true, "[": true, "alias": true, "case": true, "cd": true,
+	"echo": true, "eval": true, "exec": true, "exit": true, "export": true, "false": true, "for": true,
+	"if": true, "printf": true, "read": true, "set": true, "test": true, "true": true, "ulimit": true,
+	"umask": true, "unset": true, "until": true, "wait": true, "while": true, "command": true,
+}
+
+// Preflight finds the command the line starts with (after any VAR=value assignments) the
+// way the shell would: a path must be an executable file, a bare name must be on PATH.
+func (e *Exec) Preflight(context.Context) error {
+	word := ""
+	for _, f := range strings.Fields(e.Command) {
+		if strings.Contains(f, "=") && !strings.HasPrefix(f, "=") && !strings.ContainsAny(f[:strings.Index(f, "=")], "/'\"$") {
+			continue
+		}
+		word = strings.Trim(f, `'"`)
+		break
+	}
+	if word == "" || shellWords[word] || strings.ContainsAny(word, "$`*?;|&<>()") {
+		return nil // something only the shell can judge
+	}
+	if strings.Contains(word, "/") {
+		st, err := os.Stat(word)
+		switch {
+		case err != nil:
+			return unavailable{fmt.Errorf("handler command %s: %w", word, errors.Unwrap(err))}
+		case st.IsDir() || st.Mode()&0o111 == 0:
+			return unavailable{fmt.Errorf("handler command %s is not an executable file", word)}
+		}
+		return nil
+	}
+	if _, err := exec.LookPath(word); err != nil {
+		return unavailable{fmt.Errorf("handler command %s not found on PATH", word)}
+	}
+	return nil
+}
+
+// Deliver runs the command in its own process group: the terminal's Ctrl-C goes to
+// outboxctl, which finishes this delivery and stops, rather than to the handler mid-message.
 func (e *Exec) Deliver(ctx context.Context, m Message) error {
 	doc, err := json.Marshal(NewDocument(m))
 	if err != nil {
@@ -104,6 +194,11 @@ func (e *Exec) Deliver(ctx context.Context, m Message) error {
 		defer cancel()
 	}
 	cmd := exec.CommandContext(ctx, e.Args[0], e.Args[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// The whole group: sh -c's children too.
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	cmd.Stdin = bytes.NewReader(doc)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -113,17 +208,26 @@ func (e *Exec) Deliver(ctx context.Context, m Message) error {
 	if ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("handler %s timed out after %s", e.name(), e.Timeout)
 	}
-	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if len(msg) > 500 {
-			msg = msg[:500] + "…"
-		}
-		if msg == "" {
-			return fmt.Errorf("handler %s: %w", e.name(), err)
-		}
-		return fmt.Errorf("handler %s: %w: %s", e.name(), err, strings.Join(strings.Fields(msg), " "))
+	if err == nil {
+		return nil
 	}
-	return nil
+	msg := strings.Join(strings.Fields(strings.TrimSpace(stderr.String())), " ")
+	if len(msg) > 500 {
+		msg = msg[:500] + "…"
+	}
+	if msg != "" {
+		err = fmt.Errorf("handler %s: %w: %s", e.name(), err, msg)
+	} else {
+		err = fmt.Errorf("handler %s: %w", e.name(), err)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && (ee.ExitCode() == 126 || ee.ExitCode() == 127) {
+		return unavailable{err} // the shell could not find or run the command
+	}
+	if ee == nil {
+		return unavailable{err} // the shell itself did not start
+	}
+	return err
 }
 
 // HTTP POSTs the document; a 2xx answer means delivered. Retries are not its business:
@@ -132,6 +236,62 @@ type HTTP struct {
 	URL     string
 	Timeout time.Duration
 	Client  *http.Client
+	Header  http.Header
+}
+
+func (h *HTTP) addHeader(line string, getenv func(string) string) error {
+	name, value, ok := strings.Cut(line, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") {
+		return fmt.Errorf("invalid `--handler-header`: want 'Name: value', e.g. 'Authorization: Bearer $TOKEN'")
+	}
+	var missing string
+	value = os.Expand(strings.TrimSpace(value), func(k string) string {
+		v := getenv(k)
+		if v == "" && missing == "" {
+			missing = k
+		}
+		return v
+	})
+	if missing != "" {
+		return fmt.Errorf("`--handler-header` %s: environment variable %s is not set", name, missing)
+	}
+	if strings.ContainsAny(value, "\r\n") {
+		return fmt.Errorf("`--handler-header` %s: the value holds a line break", name)
+	}
+	h.Header.Add(name, value)
+	return nil
+}
+
+// Preflight connects to the receiver (and completes TLS for https) without sending anything.
+func (h *HTTP) Preflight(ctx context.Context) error {
+	u, err := url.Parse(h.URL)
+	if err != nil {
+		return err
+	}
+	host := u.Host
+	if u.Port() == "" {
+		if u.Scheme == "https" {
+			host = net.JoinHostPort(u.Hostname(), "443")
+		} else {
+			host = net.JoinHostPort(u.Hostname(), "80")
+		}
+	}
+	timeout := min(h.Timeout, 5*time.Second)
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	d := &net.Dialer{Timeout: timeout}
+	var conn net.Conn
+	if u.Scheme == "https" {
+		conn, err = (&tls.Dialer{NetDialer: d, Config: &tls.Config{ServerName: u.Hostname(), MinVersion: tls.VersionTLS12}}).DialContext(ctx, "tcp", host)
+	} else {
+		conn, err = d.DialContext(ctx, "tcp", host)
+	}
+	if err != nil {
+		return unavailable{fmt.Errorf("handler %s: %s", RedactURL(h.URL), strings.ReplaceAll(err.Error(), h.URL, RedactURL(h.URL)))}
+	}
+	return conn.Close()
 }
 
 // Deliver posts the document.
@@ -144,6 +304,9 @@ func (h *HTTP) Deliver(ctx context.Context, m Message) error {
 	if err != nil {
 		return err
 	}
+	for k, vs := range h.Header {
+		req.Header[k] = vs
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "outboxctl")
 	resp, err := h.Client.Do(req)
@@ -152,7 +315,12 @@ func (h *HTTP) Deliver(ctx context.Context, m Message) error {
 		if errors.As(err, &ue) && ue.Timeout() {
 			return fmt.Errorf("handler %s timed out after %s", RedactURL(h.URL), h.Timeout)
 		}
-		return fmt.Errorf("handler %s: %s", RedactURL(h.URL), strings.ReplaceAll(err.Error(), h.URL, RedactURL(h.URL)))
+		// url.Error repeats the URL: say it once, redacted.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return unavailable{fmt.Errorf("handler %s: %s", RedactURL(h.URL), strings.ReplaceAll(err.Error(), h.URL, RedactURL(h.URL)))}
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 500))
@@ -162,17 +330,29 @@ func (h *HTTP) Deliver(ctx context.Context, m Message) error {
 	return nil
 }
 
-// RedactURL hides the userinfo (credentials) of a handler URL.
-func RedactURL(u string) string {
-	if i := strings.Index(u, "://"); i >= 0 {
-		authority, path, _ := strings.Cut(u[i+3:], "/")
-		if at := strings.LastIndex(authority, "@"); at >= 0 {
-			out := u[:i+3] + "xxxxx@" + authority[at+1:]
-			if strings.Contains(u[i+3:], "/") {
-				out += "/" + path
-			}
-			return out
+// RedactURL hides what may be a secret in a handler URL: the userinfo and every query value
+// (tokens are often passed as ?token=…). Names stay, so the URL is still recognisable.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		// Not a URL we can take apart: hide everything after the scheme's authority.
+		if i := strings.Index(raw, "://"); i >= 0 {
+			return raw[:i+3] + "xxxxx"
 		}
+		return raw
 	}
-	return u
+	if u.User != nil {
+		u.User = url.User("xxxxx")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		parts := make([]string, 0, len(q))
+		for k := range q {
+			parts = append(parts, url.QueryEscape(k)+"=xxxxx")
+		}
+		sort.Strings(parts)
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
 }

@@ -25,7 +25,7 @@ func TestHTTPHandler(t *testing.T) {
 	}))
 	defer srv.Close()
 	p := `{"a": 1}`
-	h, err := ParseHandler(srv.URL+"/hook", time.Second)
+	h, err := ParseHandler(HandlerConfig{Spec: srv.URL + "/hook", Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestHTTPHandler(t *testing.T) {
 
 func TestExecHandlerTimeoutAndStderr(t *testing.T) {
 	t.Parallel()
-	h, err := ParseHandler("exec:sleep 5", 200*time.Millisecond)
+	h, err := ParseHandler(HandlerConfig{Spec: "exec:sleep 5", Timeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,12 +52,12 @@ func TestExecHandlerTimeoutAndStderr(t *testing.T) {
 	if err := h.Deliver(context.Background(), Message{}); err == nil || !strings.Contains(err.Error(), "timed out") || time.Since(start) > 3*time.Second {
 		t.Fatalf("timeout: %v after %s", err, time.Since(start))
 	}
-	h, _ = ParseHandler("exec:cat >/dev/null; echo crashed >&2; exit 2", time.Second)
+	h, _ = ParseHandler(HandlerConfig{Spec: "exec:cat >/dev/null; echo crashed >&2; exit 2", Timeout: time.Second})
 	if err := h.Deliver(context.Background(), Message{}); err == nil || !strings.Contains(err.Error(), "crashed") {
 		t.Fatalf("stderr not in error: %v", err)
 	}
 	for _, bad := range []string{"", "exec:", "ftp://x", "sh"} {
-		if _, err := ParseHandler(bad, time.Second); err == nil {
+		if _, err := ParseHandler(HandlerConfig{Spec: bad, Timeout: time.Second}); err == nil {
 			t.Errorf("handler %q accepted", bad)
 		}
 	}
@@ -66,10 +66,13 @@ func TestExecHandlerTimeoutAndStderr(t *testing.T) {
 func TestRedactURL(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"https://user:pw@relay/hook": "https://xxxxx@relay/hook",
-		"https://relay/hook?a=b@c":   "https://relay/hook?a=b@c",
-		"http://relay":               "http://relay",
-		"exec:./x.sh":                "exec:./x.sh",
+		"https://user:pw@relay/hook":                  "https://xxxxx@relay/hook",
+		"https://relay/hook?a=b@c":                    "https://relay/hook?a=xxxxx",
+		"https://relay/x?token=s3cr3t&region=us#frag": "https://relay/x?region=xxxxx&token=xxxxx",
+		"https://u:pw@relay:8443/x?api_key=k":         "https://xxxxx@relay:8443/x?api_key=xxxxx",
+		"http://relay":                                "http://relay",
+		"discard":                                     "discard",
+		"exec:./x.sh":                                 "exec:./x.sh",
 	} {
 		if got := RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)

@@ -15,12 +15,23 @@ func (b *builder) watermark(alias string, wm int64) {
 	}
 }
 
+func (b *builder) after(alias string, after int64) {
+	if after > 0 {
+		b.and(fmt.Sprintf("%s.id > %s", alias, b.arg("after", after, "below: groups already delivered")))
+	}
+}
+
 // DrainHead locks the shard's lowest row without waiting (Sentry's task path: SELECT … ORDER
 // BY id LIMIT 1 FOR UPDATE NOWAIT). SQLSTATE 55P03 means another drainer holds the shard.
-func DrainHead(t Target, k ShardKey, wm int64) Statement {
+//
+// after is a hint, never a bound on what is drained: every row at or below it is known to
+// belong to a group already delivered, so the index scan can start above the entries that
+// those deletes left dead. A drain confirms emptiness without it.
+func DrainHead(t Target, k ShardKey, wm, after int64) Statement {
 	b := newBuilder()
 	b.shardPredicates(t, k, "o")
 	b.watermark("o", wm)
+	b.after("o", after)
 	text := fmt.Sprintf(`SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for
   FROM %s o
 %s
@@ -30,32 +41,63 @@ func DrainHead(t Target, k ShardKey, wm int64) Statement {
 	return Statement{Name: "drain-head", Doc: []string{"Lock the shard's lowest row without waiting (claims the shard)."}, Text: tidy(text), Args: b.args}
 }
 
-// DrainReschedule pushes the whole shard's schedule forward before processing (Sentry's
-// "proof of failure by remaining"): next = now + min(2 × last delay, 1 h), where the last
-// delay is the lowest row's scheduled_for − scheduled_from, at least one second.
-func DrainReschedule(t Target, k ShardKey, headFrom, headFor time.Time) Statement {
+// DrainClaim is the claim of Sentry's prepare_next_from_shard: push the whole shard's
+// schedule forward before processing ("proof of failure by remaining"): next = now +
+// min(2 × last delay, 1 h), where the last delay is the lowest row's scheduled_for −
+// scheduled_from, at least one second. It returns every row's schedule from before the claim,
+// so that a drain whose handler is unreachable can put the shard back exactly as it was, and
+// an archive can keep the rows as they were before outboxctl touched them.
+func DrainClaim(t Target, k ShardKey, headFrom, headFor time.Time) Statement {
 	b := newBuilder()
 	b.shardPredicates(t, k, "o")
 	next := fmt.Sprintf("now() + least(greatest(%s::timestamptz - %s::timestamptz, interval '1 second') * 2, interval '1 hour')",
 		b.arg("head_for", headFor, ""), b.arg("head_from", headFrom, ""))
-	text := fmt.Sprintf(`WITH pushed AS (
+	text := fmt.Sprintf(`WITH old AS (
+    SELECT o.id, o.scheduled_from, o.scheduled_for
+      FROM %s o
+%s
+       FOR UPDATE
+),
+pushed AS (
     UPDATE %s o
        SET scheduled_for = %s,
            scheduled_from = now()
-%s
-    RETURNING 1
+      FROM old
+     WHERE o.id = old.id
+    RETURNING old.id, old.scheduled_from, old.scheduled_for, o.scheduled_from AS claimed_from, o.scheduled_for AS claimed_for
 )
-SELECT %s AS next_attempt, (SELECT count(*) FROM pushed) AS rows`, t.From(), next, b.whereClause("     "), next)
-	return Statement{Name: "drain-reschedule", Doc: []string{"Apply the backoff to every row of the shard before processing it."}, Text: tidy(text), Args: b.args}
+SELECT p.id, p.scheduled_from, p.scheduled_for, p.claimed_from, p.claimed_for
+  FROM pushed p
+ ORDER BY p.id`, t.From(), b.whereClause("     "), t.From(), next)
+	return Statement{Name: "drain-claim", Doc: []string{"Apply the backoff to every row of the shard before processing it; return the schedules it replaced."}, Text: tidy(text), Args: b.args}
+}
+
+// DrainUnclaim puts back the schedules a claim replaced, on the rows that still carry the
+// claim's values (a row that was drained, re-claimed or rescheduled meanwhile is left alone).
+// Times travel as microseconds since the epoch: exact, and one integer array per column.
+func DrainUnclaim(t Target, k ShardKey, ids, fromMicros, forMicros []int64, claimedFrom, claimedFor time.Time) Statement {
+	b := newBuilder()
+	b.shardPredicates(t, k, "o")
+	b.and("o.id = g.id")
+	b.and("o.scheduled_from = " + b.arg("claimed_from", claimedFrom, "what the claim wrote"))
+	b.and("o.scheduled_for = " + b.arg("claimed_for", claimedFor, ""))
+	text := fmt.Sprintf(`UPDATE %s o
+   SET scheduled_from = timestamptz 'epoch' + g.from_us * interval '1 microsecond',
+       scheduled_for = timestamptz 'epoch' + g.for_us * interval '1 microsecond'
+  FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS g(id, from_us, for_us)
+%s`, t.From(), b.arg("ids", ids, ""), b.arg("from_us", fromMicros, ""), b.arg("for_us", forMicros, ""), b.whereClause(" "))
+	return Statement{Name: "drain-unclaim", Doc: []string{"Put the shard's schedule back as it was before the claim."}, Text: tidy(text), Args: b.args}
 }
 
 // DrainNewest reads the newest row of a coalesce group (its payload is the one delivered).
-func DrainNewest(t Target, k ShardKey, category int, object int64, wm int64) Statement {
+// It has no watermark: Sentry delivers select_coalesced_messages().last(), the group's newest
+// row, even in its bounded synchronous path; the bound decides which groups are visited, not
+// which row of a group is delivered.
+func DrainNewest(t Target, k ShardKey, category int, object int64) Statement {
 	b := newBuilder()
 	b.shardPredicates(t, k, "o")
 	b.and("o.category = " + b.arg("category", category, ""))
 	b.and("o.object_identifier = " + b.arg("object", object, ""))
-	b.watermark("o", wm)
 	text := fmt.Sprintf(`SELECT o.id, o.category, o.object_identifier, o.payload::text AS payload, o.date_added, o.scheduled_for
   FROM %s o
 %s
@@ -86,61 +128,62 @@ func DrainDeleteIDs(t Target, ids []int64) Statement {
 	return Statement{Name: "drain-delete", Doc: []string{"Delete delivered or superseded rows by id."}, Text: tidy(text), Args: b.args}
 }
 
-// DrainGroups returns the next coalesce groups to deliver, in the order Sentry reaches them
-// (by each group's lowest id), each with its newest row. The groups come from the lowest ids
-// of the shard: a group's first appearance there is its global lowest id, so the order is
-// exact without grouping the whole shard. Their newest rows come mostly from one backward
-// scan of the shard's newest ids: a group with any row among the newest has its newest row
-// there. Only the groups not found there are looked up one by one.
-//
-// after skips the ids below the last group a previous batch delivered: every row below that
-// group's lowest id belonged to a group already delivered, and starting above it spares the
-// scan the index entries those deletes just left dead.
-func DrainGroups(t Target, k ShardKey, wm int64, limit int, after int64) Statement {
+// DrainPage reads the shard's rows in id order from a given id (inclusive), ids and group keys
+// only, so the drain can find the next coalesce groups in the order Sentry reaches them (by
+// each group's lowest id). The caller pages on until it has a batch of groups or the shard
+// (up to the watermark) is exhausted: a hot group larger than any page never ends a drain.
+func DrainPage(t Target, k ShardKey, wm, from int64, limit int) Statement {
 	b := newBuilder()
 	b.shardPredicates(t, k, "o")
 	b.watermark("o", wm)
-	if after > 0 {
-		b.and("o.id > " + b.arg("after", after, "below: groups already delivered"))
-	}
-	pageWhere := b.whereClause("         ")
-	b.where = nil
+	b.and("o.id >= " + b.arg("from", from, "the first id not yet read"))
+	text := fmt.Sprintf(`SELECT o.id, o.category, o.object_identifier
+  FROM %s o
+%s
+ ORDER BY o.id
+ LIMIT %s`, t.From(), b.whereClause(" "), b.arg("limit", limit, ""))
+	return Statement{Name: "drain-page", Doc: []string{"The shard's next rows in id order: the order in which Sentry reaches coalesce groups."}, Text: tidy(text), Args: b.args}
+}
+
+// DrainNewestOf reads, for each given group, its newest row (no watermark, as DrainNewest),
+// and the shard's highest id at that moment: rows above it arrived later and are read before
+// each delivery (DrainArrivals), so a group is always delivered with its newest payload.
+//
+// Most groups with many rows have one among the shard's newest ids, so one backward scan of
+// the shard index finds their newest rows; only the groups not found there are looked up one
+// by one on the (…, category, object_identifier) index.
+func DrainNewestOf(t Target, k ShardKey, categories, objects []int64) Statement {
+	b := newBuilder()
 	b.shardPredicates(t, k, "r")
-	b.watermark("r", wm)
 	recentWhere := b.whereClause("             ")
 	b.where = nil
 	b.shardPredicates(t, k, "x")
 	b.and("x.category = g.category")
 	b.and("x.object_identifier = g.object_identifier")
 	b.and("rc.id IS NULL")
-	b.watermark("x", wm)
-	text := fmt.Sprintf(`WITH page AS (
-    SELECT o.id, o.category, o.object_identifier
-      FROM %[1]s o
-%[2]s
-     ORDER BY o.id
-     LIMIT %[3]s
-),
-g AS (
-    SELECT p.category, p.object_identifier, min(p.id) AS first_id
-      FROM page p
-     GROUP BY p.category, p.object_identifier
-     ORDER BY first_id
-     LIMIT %[4]s
+	lateralWhere := b.whereClause("     ")
+	b.where = nil
+	b.shardPredicates(t, k, "m")
+	maxWhere := b.whereClause("     ")
+	text := fmt.Sprintf(`WITH g AS (
+    SELECT * FROM unnest(%[2]s::bigint[], %[3]s::bigint[]) WITH ORDINALITY AS g(category, object_identifier, n)
 ),
 recent AS (
     SELECT DISTINCT ON (r.category, r.object_identifier) r.*
       FROM (SELECT r.id, r.category, r.object_identifier, r.payload::text AS payload, r.date_added, r.scheduled_for
               FROM %[1]s r
-%[5]s
+%[4]s
              ORDER BY r.id DESC
-             LIMIT %[3]s) r
+             LIMIT %[5]s) r
      ORDER BY r.category, r.object_identifier, r.id DESC
 )
 SELECT coalesce(rc.id, n.id) AS id, g.category, g.object_identifier,
        CASE WHEN rc.id IS NOT NULL THEN rc.payload ELSE n.payload END AS payload,
        coalesce(rc.date_added, n.date_added) AS date_added,
-       coalesce(rc.scheduled_for, n.scheduled_for) AS scheduled_for, g.first_id
+       coalesce(rc.scheduled_for, n.scheduled_for) AS scheduled_for,
+       (SELECT m.id FROM %[1]s m
+%[6]s
+         ORDER BY m.id DESC LIMIT 1) AS shard_max_id
   FROM g
   LEFT JOIN recent rc ON rc.category = g.category AND rc.object_identifier = g.object_identifier
   LEFT JOIN LATERAL (
@@ -149,12 +192,31 @@ SELECT coalesce(rc.id, n.id) AS id, g.category, g.object_identifier,
     -- than a backward primary-key walk through every newer row.
     SELECT x.id, x.payload::text AS payload, x.date_added, x.scheduled_for
       FROM %[1]s x
-%[6]s
+%[7]s
      ORDER BY x.id + 0 DESC
      LIMIT 1
   ) n ON true
- ORDER BY g.first_id`, t.From(), pageWhere, b.arg("scan", limit*10, ""), b.arg("limit", limit, ""), recentWhere, b.whereClause("     "))
-	return Statement{Name: "drain-groups", Doc: []string{"The next coalesce groups in delivery order, each with its newest row."}, Text: tidy(text), Args: b.args}
+ ORDER BY g.n`, t.From(), b.arg("categories", categories, ""), b.arg("objects", objects, ""), recentWhere,
+		b.arg("recent", max(10*len(categories), 100), "how many of the shard's newest rows to look among"), maxWhere, lateralWhere)
+	return Statement{Name: "drain-newest-of", Doc: []string{"Each group's newest row (the one delivered) and the shard's highest id."}, Text: tidy(text), Args: b.args}
+}
+
+// ArrivalsPage is how many arrived rows DrainArrivals reads at a time.
+const ArrivalsPage = 1000
+
+// DrainArrivals reads the rows that arrived in the shard above an id (group keys only): read
+// before each delivery of a batch, it keeps every group's newest row current, as Sentry's
+// per-message read of the newest row does.
+func DrainArrivals(t Target, k ShardKey, above int64) Statement {
+	b := newBuilder()
+	b.shardPredicates(t, k, "o")
+	b.and("o.id > " + b.arg("above", above, "the highest id already seen"))
+	text := fmt.Sprintf(`SELECT o.id, o.category, o.object_identifier, o.payload::text AS payload, o.date_added, o.scheduled_for
+  FROM %s o
+%s
+ ORDER BY o.id
+ LIMIT %d`, t.From(), b.whereClause(" "), ArrivalsPage)
+	return Statement{Name: "drain-arrivals", Doc: []string{"Rows that arrived in the shard while a batch was being delivered."}, Text: tidy(text), Args: b.args}
 }
 
 // DrainDeleteGroups deletes, in one statement, every row of the delivered groups up to the
@@ -221,27 +283,31 @@ END
 $guard$;
 `
 
-// DrainScript is one drain iteration for a DBA to run in psql: lock the shard's lowest row
-// (NOWAIT), read the newest row of its coalesce group (deliver its payload by hand at the
-// marked step), delete the group up to it, commit. psql's \gset carries values between
-// statements.
-func DrainScript(t Target, k ShardKey, wm int64) (string, error) {
-	head, err := DrainHead(t, k, wm).Render()
+// DrainScript is one drain iteration for a DBA to run in psql, in two runs, so that nothing
+// is ever deleted that nobody delivered:
+//
+//   - run as printed, it only reads: the shard's head, the newest row of its coalesce group
+//     (the payload to deliver) and the command for the second run;
+//   - run again with -v delivered=ID after delivering that row, it locks the head (NOWAIT,
+//     like Sentry's task path), checks that ID is still the newest row of the head's group
+//     (a newer row means a newer payload to deliver first), deletes the group up to ID and
+//     commits, all in one transaction.
+//
+// psql's \gset carries values between statements; :'delivered' is quoted by psql as a
+// literal and cast, so whatever the DBA passes stays data.
+func DrainScript(t Target, k ShardKey) (string, error) {
+	head, err := DrainHead(t, k, 0, 0).Render()
 	if err != nil {
 		return "", err
 	}
 	b := newBuilder()
 	b.shardPredicates(t, k, "o")
-	b.and("o.category = :head_category")
-	b.and("o.object_identifier = :head_object_identifier")
-	b.watermark("o", wm)
-	newest := Statement{Name: "drain-newest", Doc: []string{"The newest row of the head's coalesce group: deliver this payload."},
-		Text: tidy(fmt.Sprintf(`SELECT o.id AS newest_id, o.payload::text AS payload
+	peek, err := Statement{Name: "drain-peek-head", Doc: []string{"The shard's head: the lowest row, the one Sentry is blocked on (read only)."},
+		Text: tidy(fmt.Sprintf(`SELECT o.id, o.category, o.object_identifier
   FROM %s o
 %s
- ORDER BY o.id DESC
- LIMIT 1`, t.From(), b.whereClause(" "))), Args: b.args}
-	newestSQL, err := newest.Render()
+ ORDER BY o.id
+ LIMIT 1`, t.From(), b.whereClause(" "))), Args: b.args}.Render()
 	if err != nil {
 		return "", err
 	}
@@ -249,11 +315,25 @@ func DrainScript(t Target, k ShardKey, wm int64) (string, error) {
 	b.shardPredicates(t, k, "o")
 	b.and("o.category = :head_category")
 	b.and("o.object_identifier = :head_object_identifier")
-	b.and("o.id <= :newest_id")
-	del := Statement{Name: "drain-delete-group", Doc: []string{"After a successful delivery: delete the group up to the delivered row."},
+	newestSQL, err := Statement{Name: "drain-newest", Doc: []string{"The newest row of the head's coalesce group: the one to deliver.",
+		"The payload is shown as a JSON string, so no byte of it reaches the terminal raw."},
+		Text: tidy(fmt.Sprintf(`SELECT o.id AS newest_id,
+       coalesce(to_json(o.payload::text)::text, 'SQL NULL (no payload)') AS payload_shown
+  FROM %s o
+%s
+ ORDER BY o.id DESC
+ LIMIT 1`, t.From(), b.whereClause(" "))), Args: b.args}.Render()
+	if err != nil {
+		return "", err
+	}
+	b = newBuilder()
+	b.shardPredicates(t, k, "o")
+	b.and("o.category = :head_category")
+	b.and("o.object_identifier = :head_object_identifier")
+	b.and("o.id <= :'delivered'::bigint")
+	delSQL, err := Statement{Name: "drain-delete-group", Doc: []string{"The delivered row and the older rows of its group: delete them."},
 		Text: tidy(fmt.Sprintf(`DELETE FROM %s o
-%s`, t.From(), b.whereClause(" "))), Args: b.args}
-	delSQL, err := del.Render()
+%s`, t.From(), b.whereClause(" "))), Args: b.args}.Render()
 	if err != nil {
 		return "", err
 	}
@@ -261,14 +341,32 @@ func DrainScript(t Target, k ShardKey, wm int64) (string, error) {
 		return strings.TrimSuffix(strings.TrimRight(sql, "\n"), ";") + " \\gset " + prefix + "\n"
 	}
 	var sb strings.Builder
+	sb.WriteString(`-- outboxctl drain script: one message of one shard, in two runs.
+--   1. psql -f THIS_FILE                 reads only: shows the message to deliver and its id
+--   2. deliver that payload yourself, then
+--      psql -v delivered=ID -f THIS_FILE  deletes the delivered row and the older rows of its
+--                                         group, only if ID is still the group's newest row
+-- Run as printed it changes nothing. Needs psql 10 or newer (\if).
+`)
 	sb.WriteString(DrainGuard)
-	sb.WriteString("\nBEGIN;\n\n")
+	sb.WriteString("\n\\if :{?delivered}\n")
+	sb.WriteString("BEGIN;\n\n")
 	sb.WriteString(gset(head, "head_"))
 	sb.WriteString("\n")
 	sb.WriteString(gset(newestSQL, ""))
-	sb.WriteString("\n-- Deliver :'payload' now (the newest row of the group). If that fails: ROLLBACK; and stop here.\n\\echo payload to deliver: :'payload'\n\n")
+	sb.WriteString("\nSELECT :'newest_id'::bigint = :'delivered'::bigint AS delivered_is_newest \\gset\n")
+	sb.WriteString("\\if :delivered_is_newest\n")
 	sb.WriteString(delSQL)
-	sb.WriteString("\nCOMMIT;\n")
+	sb.WriteString("COMMIT;\n\\echo deleted the group of row :newest_id: run step 1 again for the next message\n")
+	sb.WriteString("\\else\nROLLBACK;\n\\echo nothing deleted: the newest row of the head group is :newest_id, not :'delivered'; deliver row :newest_id, then run with -v delivered=:newest_id\n")
+	sb.WriteString("\\endif\n")
+	sb.WriteString("\\else\n")
+	sb.WriteString(gset(peek, "head_"))
+	sb.WriteString("\n")
+	sb.WriteString(gset(newestSQL, ""))
+	sb.WriteString("\\echo deliver row :newest_id (category :head_category, object :head_object_identifier), payload (as a JSON string):\n\\echo :payload_shown\n")
+	sb.WriteString("\\echo then run this script again with: psql -v delivered=:newest_id -f THIS_FILE\n")
+	sb.WriteString("\\endif\n")
 	return sb.String(), nil
 }
 
