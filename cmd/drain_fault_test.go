@@ -34,7 +34,7 @@ var (
 )
 
 // sharedBinary builds outboxctl once for the package's fault tests.
-func sharedBinary(t *testing.T) string {
+func sharedBinary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "outboxctl-bin")
