@@ -236,6 +236,7 @@ func (a *app) printArchivingDelete(t query.Target, sel query.Statement, command,
 	return a.printer().SQL(fmt.Sprintf(`-- outboxctl %[1]s --print-sql: the rows %[1]s would archive, then delete. outboxctl writes
 -- them to its archive file (synced) before the DELETE; psql cannot, so the DELETE below is
 -- commented out and this script changes nothing. To archive and delete: outboxctl %[1]s … --yes
+
 %[2]s
 %[3]s`, command, script, query.CommentOut(delSQL)))
 }

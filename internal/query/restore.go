@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// RestoreRow reinserts an archived row with its original id and timestamps; an id that
-// exists again is skipped.
+// RestoreRow reinserts an archived row as it was (its id, payload::text, cell, schedule and
+// date_added); an id that exists again is skipped. payload is the exact text (nil: SQL NULL),
+// cast to jsonb for a jsonb column.
 func RestoreRow(schema, table, cellColumn, payloadType string, id int64, scope int, shard int64, category int, object int64,
 	cell *string, payload *string, from, sfor, added time.Time) Statement {
 	b := newBuilder()
@@ -15,7 +16,8 @@ func RestoreRow(schema, table, cellColumn, payloadType string, id int64, scope i
 	if payloadType == "jsonb" {
 		payloadExpr += "::jsonb"
 	}
-	vals := fmt.Sprintf("%s, %s, %s, %s, %s, %s, %s::timestamptz, %s::timestamptz, %s::timestamptz",
+	// The timestamps need no cast: a printed one is a typed literal, a bound one takes the column's type.
+	vals := fmt.Sprintf("%s, %s, %s, %s, %s, %s, %s, %s, %s",
 		b.arg("id", id, ""), b.arg("scope", scope, ""), b.arg("shard", shard, ""), b.arg("category", category, ""),
 		b.arg("object", object, ""), payloadExpr, b.arg("scheduled_from", from, ""), b.arg("scheduled_for", sfor, ""), b.arg("date_added", added, ""))
 	if cellColumn != "" {
@@ -25,7 +27,7 @@ func RestoreRow(schema, table, cellColumn, payloadType string, id int64, scope i
 	text := fmt.Sprintf(`INSERT INTO %s (%s)
 VALUES (%s)
 ON CONFLICT (id) DO NOTHING`, qualified(schema, table), cols, vals)
-	return Statement{Name: "restore-row", Doc: []string{"Reinsert an archived row with its original id and timestamps."}, Text: tidy(text), Args: b.args}
+	return Statement{Name: "restore-row", Doc: []string{"Reinsert an archived row as it was: id, payload, cell and schedule; an id that exists is left alone."}, Text: tidy(text), Args: b.args}
 }
 
 func nilIfNil(s *string) any {
