@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -167,7 +168,7 @@ func (p *parser) add(body []byte) error {
 	if l.V != FormatVersion {
 		return fmt.Errorf("archive format version %d is not supported (this outboxctl reads 1 and %d): upgrade outboxctl", l.V, FormatVersion)
 	}
-	if !validOpID(l.OperationMeta.ID) {
+	if !validOpID(l.OperationMeta.ID) || strings.HasPrefix(l.OperationMeta.ID, "legacy-") {
 		return fmt.Errorf("invalid operation id %q", l.OperationMeta.ID)
 	}
 	op := p.operation(l.OperationMeta)
