@@ -26,7 +26,7 @@ func addRepairFlags(c *cobra.Command, o *repairOptions, archives bool) {
 	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
 	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line")
 	if archives {
-		c.Flags().StringVar(&o.Archive, "archive", "", "JSONL file for the deleted rows (default: $XDG_STATE_HOME/outboxctl/archive-DATE.jsonl)")
+		c.Flags().StringVar(&o.Archive, "archive", "", "JSONL file to append this operation's archive to (default: a file of its own, $XDG_STATE_HOME/outboxctl/archive-OPERATION.jsonl)")
 	}
 }
 
@@ -266,7 +266,11 @@ func newCompactCmd(a *app) *cobra.Command {
 Delete, after archiving them, exactly the rows a successful drain would delete without
 delivering: in every coalesce group of the shard, the rows below the group's newest id. The
 newest row of each group stays, so Sentry still delivers every object once. For a hot shard
-whose duplicates make Sentry's 50-row deletion time out.`),
+whose duplicates make Sentry's 50-row deletion time out.
+
+The run is one archive operation: its rows are staged in the archive (synced) before the
+DELETE and marked committed after it; outboxctl restore puts them back. --print-sql prints
+the SELECT of what would be archived and the DELETE commented out, and changes nothing.`),
 		Example:           examples(`outboxctl compact organization 1 --reason 'INC-4: hot shard' --yes`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
@@ -330,7 +334,12 @@ func newSkipCmd(a *app) *cobra.Command {
 		Long: strings.TrimSpace(`
 Archive, then delete, every row of the message's coalesce group (same shard, category and
 object) up to the group's newest row: the group is not delivered. The rest of the shard
-is untouched and drains at its next attempt. outboxctl restore puts the rows back.`),
+is untouched and drains at its next attempt.
+
+The run is one archive operation (staged before the DELETE, marked committed after it).
+outboxctl restore FILE --operation ID puts the rows back: a skip is restored only when
+named, never by restore --all alone. --print-sql prints the SELECT of what would be
+archived and the DELETE commented out, and changes nothing.`),
 		Example: examples(`outboxctl skip 123456 --reason 'INC-5: poison payload' --yes`),
 		Args:    exactArgs(1, "MESSAGE_ID"),
 		RunE: func(c *cobra.Command, args []string) error {
