@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"sync"
 	"time"
@@ -36,8 +35,8 @@ const (
 	KindAbort     = "abort"
 )
 
-// OperationMeta describes one archiving run. Command, Schema, Table and PayloadType are
-// required; OpenOperation fills ID, User and Started when empty.
+// OperationMeta describes one archiving run. Command, User, Table and PayloadType are
+// required; OpenOperation fills ID and Started when empty.
 type OperationMeta struct {
 	ID      string    `json:"op"`
 	Command string    `json:"command"`
@@ -124,24 +123,12 @@ func OperationArchivePath(opID string) (string, error) {
 	return filepath.Join(filepath.Dir(day), "archive-"+opID+".jsonl"), nil
 }
 
-// CurrentUser is the OS user an operation is recorded under.
-func CurrentUser() string {
-	for _, k := range []string{"SUDO_USER", "USER", "LOGNAME"} {
-		if v := os.Getenv(k); v != "" {
-			return v
-		}
-	}
-	if u, err := user.Current(); err == nil {
-		return u.Username
-	}
-	return "unknown"
-}
-
 // OpenOperation opens (creating) path for appending and writes the operation's header line,
 // synced. A file may hold several operations; restore tells them apart by ID.
 func OpenOperation(path string, meta OperationMeta) (*Operation, error) {
-	if meta.Command == "" || meta.Table == "" || (meta.PayloadType != "jsonb" && meta.PayloadType != "text") {
-		return nil, fmt.Errorf("archive: operation needs a command, a table and a payload type (jsonb or text), got %q %q %q", meta.Command, meta.Table, meta.PayloadType)
+	if meta.Command == "" || meta.User == "" || meta.Table == "" || (meta.PayloadType != "jsonb" && meta.PayloadType != "text") {
+		return nil, fmt.Errorf("archive: an operation needs a command, a user, a table and a payload type (jsonb or text), got %q %q %q %q",
+			meta.Command, meta.User, meta.Table, meta.PayloadType)
 	}
 	if meta.Started.IsZero() {
 		meta.Started = time.Now().UTC()
@@ -151,9 +138,6 @@ func OpenOperation(path string, meta OperationMeta) (*Operation, error) {
 	}
 	if !validOpID(meta.ID) {
 		return nil, fmt.Errorf("archive: invalid operation id %q", meta.ID)
-	}
-	if meta.User == "" {
-		meta.User = CurrentUser()
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the archive directory: %w", err)
