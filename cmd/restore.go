@@ -155,6 +155,9 @@ func (a *app) printRestore(plan *drain.RestorePlan, reason string) error {
 		}
 		b.WriteString(sql)
 	}
+	for _, op := range plan.LeftOut {
+		fmt.Fprintf(&b, "\n-- left out: skip operation %s (poison messages); to restore it add --operation %s\n", op.ID, op.ID)
+	}
 	b.WriteString("\nCOMMIT;\n")
 	return a.printer().SQL(b.String())
 }
@@ -171,11 +174,9 @@ func (a *app) runRestore(ctx context.Context, f *drain.ArchiveFile, plan *drain.
 		return err
 	}
 	lines, toInsert, selected := restorePlanLines(targets, plan.LeftOut)
-	if toInsert > 0 {
-		if err := a.confirm("outboxctl restore "+f.Path, lines, o.Yes); err != nil {
-			return err
-		}
-	} else {
+	var inserted int64
+	if toInsert == 0 {
+		// Nothing to write, so nothing to confirm and no transaction to open.
 		for _, l := range lines {
 			a.printer().Notef("  - %s", l)
 		}
@@ -184,30 +185,41 @@ func (a *app) runRestore(ctx context.Context, f *drain.ArchiveFile, plan *drain.
 		} else {
 			a.printer().Notef("nothing to restore: all %d selected row(s) are already in the table", selected)
 		}
-	}
-	var inserted, skipped int64
-	err = db.WriteTx(ctx, conn, func(tx pgx.Tx) error {
-		for _, t := range targets {
-			n, err := drain.Reinsert(ctx, tx, drain.RestoreStatements(t.dest, t.Rows, o.Reason))
-			if err != nil {
-				return db.Classify(err, "restore-row")
-			}
-			inserted += n
-			skipped += int64(len(t.Rows)) - n
+	} else {
+		if err := a.confirm("outboxctl restore "+f.Path, lines, o.Yes); err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return err
+		if inserted, err = reinsert(ctx, conn, targets, o.Reason); err != nil {
+			return err
+		}
 	}
 	ops := make([]string, len(targets))
 	for i, t := range targets {
 		ops[i] = t.Op.ID
 	}
-	a.audit("restore", map[string]any{"archive": f.Path, "operations": ops, "inserted": inserted, "skipped": skipped, "reason": o.Reason})
+	skipped := int64(selected) - inserted
+	if toInsert > 0 {
+		a.audit("restore", map[string]any{"archive": f.Path, "operations": ops, "inserted": inserted, "skipped": skipped, "reason": o.Reason})
+	}
 	return a.printer().Print(render.Doc{{Name: "restore", Card: []render.Field{
 		{Key: "archive", Value: f.Path}, {Key: "operations", Value: strings.Join(ops, ", ")},
 		{Key: "inserted", Value: inserted}, {Key: "skipped", Value: skipped}}}})
+}
+
+// reinsert puts the planned rows back in one transaction and counts the rows inserted.
+func reinsert(ctx context.Context, conn *db.Conn, targets []restoreTarget, reason string) (int64, error) {
+	var inserted int64
+	err := db.WriteTx(ctx, conn, func(tx pgx.Tx) error {
+		for _, t := range targets {
+			n, err := drain.Reinsert(ctx, tx, drain.RestoreStatements(t.dest, t.Rows, reason))
+			if err != nil {
+				return db.Classify(err, "restore-row")
+			}
+			inserted += n
+		}
+		return nil
+	})
+	return inserted, err
 }
 
 // restoreTargets introspects each operation's table and reads which ids it holds.
