@@ -58,33 +58,27 @@ func archiveCell(t Target, alias string) string {
 }
 
 // SkipGroupRows lists, whole, the rows skip archives and deletes for a message: every row of
-// its coalesce group (same shard, category and object) up to the group's newest id.
-// upTo, when above 0, bounds it to the newest id the plan showed.
+// its coalesce group (same shard, category and object). upTo, when above 0, bounds them to the
+// group's newest id in the plan: rows added to the group since are left alone.
 func SkipGroupRows(t Target, id, upTo int64) Statement {
 	b := newBuilder()
-	bound := ""
-	if upTo > 0 {
-		bound = "\n   AND o.id <= " + b.arg("up_to", upTo, "the group's newest id in the plan")
-	}
 	group := t.sameShard("o", "m", "     ") + "\n       AND o.category = m.category\n       AND o.object_identifier = m.object_identifier"
+	idArg := b.arg("id", id, "the message to skip")
+	if upTo > 0 {
+		group += "\n       AND o.id <= " + b.arg("up_to", upTo, "the group's newest id in the plan")
+	}
 	text := fmt.Sprintf(`WITH m AS (
     SELECT o.*
       FROM %[1]s o
      WHERE o.id = %[2]s
-),
-g AS (
-    SELECT max(o.id) AS newest_id
-      FROM %[1]s o
-      JOIN m ON %[3]s
 )
-SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier, %[4]s AS cell,
+SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier, %[3]s AS cell,
        o.payload::text AS payload, o.scheduled_from, o.scheduled_for, o.date_added
   FROM %[1]s o
-  JOIN m ON %[3]s
-  JOIN g ON o.id <= g.newest_id%[5]s
- ORDER BY o.id`, t.From(), b.arg("id", id, "the message to skip"), group, archiveCell(t, "o"), bound)
+  JOIN m ON %[4]s
+ ORDER BY o.id`, t.From(), idArg, archiveCell(t, "o"), group)
 	return Statement{Name: "skip-group-rows", Doc: []string{
-		"The rows skip archives, then deletes: the message's coalesce group up to its newest row."}, Text: tidy(text), Args: b.args}
+		"The rows skip archives, then deletes: the message's whole coalesce group."}, Text: tidy(text), Args: b.args}
 }
 
 // DeleteArchivedIDs deletes rows an archive has staged, by id, and returns the ids it

@@ -6,15 +6,6 @@ WITH m AS (
     SELECT o.*
       FROM sentry_controloutbox o
      WHERE o.id = 2  -- the message to skip
-),
-g AS (
-    SELECT max(o.id) AS newest_id
-      FROM sentry_controloutbox o
-      JOIN m ON o.region_name = m.region_name
-       AND o.shard_scope = m.shard_scope
-       AND o.shard_identifier = m.shard_identifier
-       AND o.category = m.category
-       AND o.object_identifier = m.object_identifier
 )
 SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier, o.region_name::text AS cell,
        o.payload::text AS payload, o.scheduled_from, o.scheduled_for, o.date_added
@@ -24,6 +15,5 @@ SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier,
        AND o.shard_identifier = m.shard_identifier
        AND o.category = m.category
        AND o.object_identifier = m.object_identifier
-  JOIN g ON o.id <= g.newest_id
  ORDER BY o.id
  ) s);
