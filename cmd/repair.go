@@ -67,7 +67,7 @@ func (a *app) repairTarget(ctx context.Context, command string, scopeArg, idArgT
 	}
 	var payloadType string
 	err = a.readSession(ctx, "repair", func(s *session) error {
-		t, payloadType = s.target, s.schema.Table(t.TableName()).PayloadType
+		t, payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
 		return nil
 	})
 	if err != nil {

@@ -47,7 +47,7 @@ type OperationMeta struct {
 	Table   string    `json:"table"`
 	// CellColumn is the control outbox's cell column ("" for a cell outbox).
 	CellColumn string `json:"cell_column,omitempty"`
-	// PayloadType is the payload column's type the rows came from: "jsonb" or "text".
+	// PayloadType is the payload column's type the rows came from: "jsonb" or "text" (Sentry's).
 	PayloadType string `json:"payload_type"`
 }
 
@@ -126,8 +126,8 @@ func OperationArchivePath(opID string) (string, error) {
 // OpenOperation opens (creating) path for appending and writes the operation's header line,
 // synced. A file may hold several operations; restore tells them apart by ID.
 func OpenOperation(path string, meta OperationMeta) (*Operation, error) {
-	if meta.Command == "" || meta.User == "" || meta.Table == "" || (meta.PayloadType != "jsonb" && meta.PayloadType != "text") {
-		return nil, fmt.Errorf("archive: an operation needs a command, a user, a table and a payload type (jsonb or text), got %q %q %q %q",
+	if meta.Command == "" || meta.User == "" || meta.Table == "" || meta.PayloadType == "" {
+		return nil, fmt.Errorf("archive: an operation needs a command, a user, a table and its payload column's type, got %q %q %q %q",
 			meta.Command, meta.User, meta.Table, meta.PayloadType)
 	}
 	if meta.Started.IsZero() {
