@@ -45,6 +45,15 @@ func (a *app) requireDatabase(command string) error {
 	return nil
 }
 
+// refusePrintSQL refuses --print-sql, before connecting, for a command that cannot print
+// its work as SQL: --print-sql never writes.
+func (a *app) refusePrintSQL(command string) error {
+	if !a.g.PrintSQL {
+		return nil
+	}
+	return usageErrorf("outboxctl "+command+" --yes", "outboxctl %s cannot print its work as SQL, and `--print-sql` never writes: drop --print-sql to run it", command)
+}
+
 func newDemoSeedCmd(a *app) *cobra.Command {
 	var o fixture.DemoOptions
 	var payload string
@@ -57,6 +66,9 @@ func newDemoSeedCmd(a *app) *cobra.Command {
 			outboxctl demo seed --rows 2000000 --schema outboxctl_bench --yes`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
+			if err := a.refusePrintSQL("demo seed"); err != nil {
+				return err
+			}
 			if err := a.requireDatabase("outboxctl demo seed"); err != nil {
 				return err
 			}
@@ -109,6 +121,9 @@ func newDemoDropCmd(a *app) *cobra.Command {
 			Short: "Drop the demo schema (only a schema demo seed created)",
 			Args:  exactArgs(0, "(no arguments)"),
 			RunE: func(c *cobra.Command, _ []string) error {
+				if err := a.refusePrintSQL("demo drop"); err != nil {
+					return err
+				}
 				if err := a.requireDatabase("outboxctl demo drop"); err != nil {
 					return err
 				}

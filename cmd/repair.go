@@ -26,7 +26,7 @@ func addRepairFlags(c *cobra.Command, o *repairOptions, archives bool) {
 	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
 	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line")
 	if archives {
-		c.Flags().StringVar(&o.Archive, "archive", "", "JSONL file for the deleted rows (default: $XDG_STATE_HOME/outboxctl/archive-DATE.jsonl)")
+		c.Flags().StringVar(&o.Archive, "archive", "", "JSONL file to append this operation's archive to (default: a file of its own, $XDG_STATE_HOME/outboxctl/archive-OPERATION.jsonl)")
 	}
 }
 
@@ -44,31 +44,37 @@ func (a *app) shardSummary(ctx context.Context, conn *db.Conn, t query.Target, k
 	return depth, nextAttempt
 }
 
-func (a *app) repairTarget(ctx context.Context, command string, scopeArg, idArgText string) (query.Target, query.ShardKey, *db.Conn, error) {
+// repairTarget resolves a repair's shard and table, connects, and reads the table's payload
+// type (the archive records it).
+func (a *app) repairTarget(ctx context.Context, command string, scopeArg, idArgText string) (query.Target, query.ShardKey, *db.Conn, string, error) {
 	k, err := a.shardArg(scopeArg, idArgText)
 	if err != nil {
-		return query.Target{}, query.ShardKey{}, nil, err
+		return query.Target{}, query.ShardKey{}, nil, "", err
 	}
 	t, err := a.target()
 	if err != nil {
-		return query.Target{}, query.ShardKey{}, nil, err
+		return query.Target{}, query.ShardKey{}, nil, "", err
 	}
 	if err := requireCell(t, command); err != nil {
-		return t, k, nil, err
+		return t, k, nil, "", err
 	}
 	if err := a.requireDatabase(command); err != nil {
-		return t, k, nil, err
+		return t, k, nil, "", err
 	}
 	conn, err := a.connect(ctx, strings.TrimPrefix(command, "outboxctl "))
 	if err != nil {
-		return t, k, nil, err
+		return t, k, nil, "", err
 	}
-	err = a.readSession(ctx, "repair", func(s *session) error { t = s.target; return nil })
+	var payloadType string
+	err = a.readSession(ctx, "repair", func(s *session) error {
+		t, payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
+		return nil
+	})
 	if err != nil {
 		conn.Close(ctx)
-		return t, k, nil, err
+		return t, k, nil, "", err
 	}
-	return t, k, conn, nil
+	return t, k, conn, payloadType, nil
 }
 
 func newRescheduleCmd(a *app) *cobra.Command {
@@ -93,7 +99,7 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 				t, _ := a.target()
 				return a.printScript(query.Script{query.Reschedule(t, k, 0)}, false)
 			}
-			t, k, conn, err := a.repairTarget(ctx, "outboxctl reschedule", args[0], args[1])
+			t, k, conn, _, err := a.repairTarget(ctx, "outboxctl reschedule", args[0], args[1])
 			if err != nil {
 				return err
 			}
@@ -129,39 +135,126 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 	return c
 }
 
-// deleteArchived archives rows (as read by st) and deletes them by id, in one transaction.
-func (a *app) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey, st query.Statement, o repairOptions, command string) (int64, string, error) {
+// deleteArchived archives the rows st reads and deletes them, as one operation of the archive
+// in two phases: the rows are staged (synced) before the DELETE, and the commit marker is
+// written only after the transaction committed, naming the ids it deleted.
+func (a *app) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target, st query.Statement, o repairOptions, meta drain.OperationMeta) (int64, *drain.Operation, error) {
+	meta.Started = time.Now().UTC()
+	meta.ID = drain.NewOperationID(meta.Command, meta.Started)
 	path := o.Archive
 	var err error
 	if path == "" {
-		if path, err = drain.DefaultArchivePath(time.Now()); err != nil {
-			return 0, "", err
+		if path, err = drain.OperationArchivePath(meta.ID); err != nil {
+			return 0, nil, err
 		}
 	}
-	arch, err := drain.OpenArchive(path)
+	op, err := drain.OpenOperation(path, meta)
 	if err != nil {
-		return 0, "", err
+		return 0, nil, err
 	}
-	defer arch.Close()
-	var deleted int64
+	defer op.Close()
+	var batch *drain.Batch
+	var deleted []int64
+	committing := false
+	st.Text = query.ReasonComment(meta.Command, o.Reason) + st.Text
 	err = db.WriteTx(ctx, conn, func(tx pgx.Tx) error {
 		res, err := query.Run(ctx, tx, st)
 		if err != nil {
 			return db.Classify(err, st.Name)
 		}
-		rows, ids := drain.ArchivedRows(res, t, command, o.Reason)
-		if len(ids) == 0 {
-			return nil
-		}
-		if err := arch.Append(rows); err != nil {
+		rows, err := drain.RowsFromResult(res, nil)
+		if err != nil || len(rows) == 0 {
 			return err
 		}
-		del := query.DrainDeleteIDs(t, ids)
-		del.Text = query.ReasonComment(command, o.Reason) + del.Text
-		deleted, err = query.Exec(ctx, tx, del)
-		return db.Classify(err, "delete")
+		b, err := op.Stage(rows)
+		if err != nil {
+			return err
+		}
+		batch = &b
+		del := query.DeleteArchivedIDs(t, b.IDs)
+		del.Text = query.ReasonComment(meta.Command, o.Reason) + del.Text
+		out, err := query.Run(ctx, tx, del)
+		if err != nil {
+			return db.Classify(err, "delete")
+		}
+		for _, r := range out.Rows {
+			deleted = append(deleted, query.AsInt64(r[0]))
+		}
+		committing = true
+		return nil
 	})
-	return deleted, path, err
+	return int64(len(deleted)), op, a.finishArchive(op, batch, deleted, committing, err)
+}
+
+// finishArchive writes a batch's second phase: the commit marker after a commit, the abort
+// marker after a certain rollback, nothing when the COMMIT's outcome is unknown.
+func (a *app) finishArchive(op *drain.Operation, batch *drain.Batch, deleted []int64, committing bool, err error) error {
+	switch {
+	case batch == nil:
+		return err
+	case err != nil && !committing:
+		if aerr := op.Abort(*batch, err); aerr != nil {
+			a.printer().Warnf("the rows were not deleted, but the archive could not say so: %v", aerr)
+		}
+		return err
+	case err != nil:
+		return fmt.Errorf("%w; archive %s keeps the rows staged without a commit marker: outboxctl restore reports them and checks the table", err, op.Path)
+	}
+	if err := op.CommitDeleted(*batch, deleted); err != nil {
+		return fmt.Errorf("the rows were deleted, but their commit marker could not be written (%w): restore them with outboxctl restore %s --operation %s --include-uncommitted", err, op.Path, op.Meta.ID)
+	}
+	return nil
+}
+
+// archiveMeta describes a repair's archive operation.
+func archiveMeta(t query.Target, payloadType, command, reason string) drain.OperationMeta {
+	m := drain.OperationMeta{Command: command, Reason: reason, User: osUser(), Schema: t.Schema, Table: t.TableName(), PayloadType: payloadType}
+	if t.Control() {
+		m.CellColumn = t.CellColumn
+		if m.CellColumn == "" {
+			m.CellColumn = query.DefaultCellColumn
+		}
+	}
+	return m
+}
+
+// printArchivingDelete prints, for --print-sql, the SELECT of what a repair would archive and
+// its DELETE commented out: a psql script cannot write outboxctl's archive, and a printed
+// script must not delete what nothing archived.
+func (a *app) printArchivingDelete(t query.Target, sel query.Statement, command, reason string) error {
+	del := query.DeleteSelected(t, sel)
+	del.Text = query.ReasonComment(command, reason) + del.Text
+	sel.Text = query.ReasonComment(command, reason) + sel.Text
+	script, err := query.Script{sel}.Render()
+	if err != nil {
+		return err
+	}
+	delSQL, err := del.Render()
+	if err != nil {
+		return err
+	}
+	return a.printer().SQL(fmt.Sprintf(`-- outboxctl %[1]s --print-sql: the rows %[1]s would archive, then delete. outboxctl writes
+-- them to its archive file (synced) before the DELETE; psql cannot, so the DELETE below is
+-- commented out and this script changes nothing. To archive and delete: outboxctl %[1]s … --yes
+
+%[2]s
+%[3]s`, command, script, query.CommentOut(delSQL)))
+}
+
+// printCompact is compact --print-sql: no connection, nothing written.
+func (a *app) printCompact(scopeArg, idText, reason string) error {
+	k, err := a.shardArg(scopeArg, idText)
+	if err != nil {
+		return err
+	}
+	t, err := a.target()
+	if err != nil {
+		return err
+	}
+	if err := requireCell(t, "outboxctl compact"); err != nil {
+		return err
+	}
+	return a.printArchivingDelete(t, query.Superseded(t, k, 0), "compact", reason)
 }
 
 func newCompactCmd(a *app) *cobra.Command {
@@ -173,13 +266,20 @@ func newCompactCmd(a *app) *cobra.Command {
 Delete, after archiving them, exactly the rows a successful drain would delete without
 delivering: in every coalesce group of the shard, the rows below the group's newest id. The
 newest row of each group stays, so Sentry still delivers every object once. For a hot shard
-whose duplicates make Sentry's 50-row deletion time out.`),
+whose duplicates make Sentry's 50-row deletion time out.
+
+The run is one archive operation: its rows are staged in the archive (synced) before the
+DELETE and marked committed after it; outboxctl restore puts them back. --print-sql prints
+the SELECT of what would be archived and the DELETE commented out, and changes nothing.`),
 		Example:           examples(`outboxctl compact organization 1 --reason 'INC-4: hot shard' --yes`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx := c.Context()
-			t, k, conn, err := a.repairTarget(ctx, "outboxctl compact", args[0], args[1])
+			if a.g.PrintSQL {
+				return a.printCompact(args[0], args[1], o.Reason)
+			}
+			t, k, conn, payloadType, err := a.repairTarget(ctx, "outboxctl compact", args[0], args[1])
 			if err != nil {
 				return err
 			}
@@ -211,15 +311,15 @@ whose duplicates make Sentry's 50-row deletion time out.`),
 			if err := a.confirm("outboxctl compact", plan, o.Yes); err != nil {
 				return err
 			}
-			deleted, path, err := a.deleteArchived(ctx, conn, t, k, query.Superseded(t, k, wm), o, "compact")
+			deleted, op, err := a.deleteArchived(ctx, conn, t, query.Superseded(t, k, wm), o, archiveMeta(t, payloadType, "compact", o.Reason))
 			if err != nil {
 				return err
 			}
 			after, _ := a.shardSummary(ctx, conn, t, k)
-			a.audit("compact", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "deleted": deleted, "archive": path, "reason": o.Reason})
+			a.audit("compact", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "deleted": deleted, "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason})
 			return a.printer().Print(render.Doc{{Name: "compact", Card: []render.Field{
 				{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}, {Key: "depth_before", Value: depth},
-				{Key: "deleted", Value: deleted}, {Key: "depth_after", Value: after}, {Key: "archive", Value: path}}}})
+				{Key: "deleted", Value: deleted}, {Key: "depth_after", Value: after}, {Key: "archive", Value: op.Path}, {Key: "operation", Value: op.Meta.ID}}}})
 		},
 	}
 	addRepairFlags(c, &o, true)
@@ -234,7 +334,12 @@ func newSkipCmd(a *app) *cobra.Command {
 		Long: strings.TrimSpace(`
 Archive, then delete, every row of the message's coalesce group (same shard, category and
 object) up to the group's newest row: the group is not delivered. The rest of the shard
-is untouched and drains at its next attempt. outboxctl restore puts the rows back.`),
+is untouched and drains at its next attempt.
+
+The run is one archive operation (staged before the DELETE, marked committed after it).
+outboxctl restore FILE --operation ID puts the rows back: a skip is restored only when
+named, never by restore --all alone. --print-sql prints the SELECT of what would be
+archived and the DELETE commented out, and changes nothing.`),
 		Example: examples(`outboxctl skip 123456 --reason 'INC-5: poison payload' --yes`),
 		Args:    exactArgs(1, "MESSAGE_ID"),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -242,6 +347,13 @@ is untouched and drains at its next attempt. outboxctl restore puts the rows bac
 			id, err := idArg("message id", args[0])
 			if err != nil {
 				return err
+			}
+			if a.g.PrintSQL {
+				t, err := a.target()
+				if err != nil {
+					return err
+				}
+				return a.printArchivingDelete(t, query.SkipGroupRows(t, id, 0), "skip", o.Reason)
 			}
 			if err := a.requireDatabase("outboxctl skip"); err != nil {
 				return err
@@ -252,8 +364,9 @@ is untouched and drains at its next attempt. outboxctl restore puts the rows bac
 			}
 			var msg *query.Result
 			var t query.Target
+			var payloadType string
 			err = a.readSession(ctx, "skip", func(s *session) error {
-				t = s.target
+				t, payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
 				msg, err = s.run(query.Message(t, id))
 				return err
 			})
@@ -286,14 +399,13 @@ is untouched and drains at its next attempt. outboxctl restore puts the rows bac
 				return err
 			}
 			defer conn.Close(context.WithoutCancel(ctx))
-			st := query.DrainArchiveRows(t, k, []int64{cat}, []int64{obj}, []int64{newest}, false)
-			deleted, path, err := a.deleteArchived(ctx, conn, t, k, st, o, "skip")
+			deleted, op, err := a.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, newest), o, archiveMeta(t, payloadType, "skip", o.Reason))
 			if err != nil {
 				return err
 			}
-			a.audit("skip", map[string]any{"message": id, "shard_scope": k.Scope.Name, "shard": shard, "deleted": deleted, "archive": path, "reason": o.Reason})
+			a.audit("skip", map[string]any{"message": id, "shard_scope": k.Scope.Name, "shard": shard, "deleted": deleted, "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason})
 			return a.printer().Print(render.Doc{{Name: "skip", Card: []render.Field{
-				{Key: "message", Value: id}, {Key: "deleted", Value: deleted}, {Key: "archive", Value: path}}}})
+				{Key: "message", Value: id}, {Key: "deleted", Value: deleted}, {Key: "archive", Value: op.Path}, {Key: "operation", Value: op.Meta.ID}}}})
 		},
 	}
 	addRepairFlags(c, &o, true)

@@ -2,8 +2,8 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -15,103 +15,305 @@ import (
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
+type restoreOptions struct {
+	Yes    bool
+	Reason string
+	Ops    []string
+	IDs    []string
+	Shard  string
+	drain.RestoreSelection
+}
+
+// restoreTarget is one planned operation with its destination and what the table holds.
+type restoreTarget struct {
+	drain.PlannedOperation
+	dest drain.Destination
+	// present are the planned ids already in the table; stillThere the uncommitted ids that
+	// are (as they should be: their DELETE never committed).
+	present, stillThere map[int64]bool
+}
+
 func newRestoreCmd(a *app) *cobra.Command {
-	var yes bool
-	var reason string
+	var o restoreOptions
 	c := &cobra.Command{
 		Use:   "restore ARCHIVE.jsonl",
-		Short: "Put archived outbox rows back, with their original ids and timestamps",
+		Short: "Put archived outbox rows back, by operation, exactly as they were",
 		Long: strings.TrimSpace(`
-Reinsert the rows an outboxctl archive holds (rows drain --handler discard, or a
-kill-switched drain, deleted without delivering) into the table they came from, with their
-original ids, payloads and timestamps. Ids that exist again are skipped. The rows go back
-into their shards with their old schedule; Sentry picks them up when the shard is due.
---schema puts them into another schema's table than the one recorded.`),
+Reinsert rows an outboxctl archive holds into the table they came from, byte for byte as they
+were before the operation (drain --handler discard, a kill-switched drain, compact or skip)
+deleted them: same ids, payloads, cells and schedules. Every archive line names its operation
+(one run of a command, with its reason, user and time); restore plans by operation and shows
+each one's rows and ids. A file holding several operations needs --operation ID or --all.
+A skip's rows (poison messages) come back only when the skip is named with --operation or
+--include-skipped is given: --all leaves skips out, and says so.
+
+Only batches whose deletion committed are restored. Rows staged before a DELETE that failed
+or rolled back are reported (with a check that they are still in the table) and left alone;
+--include-uncommitted restores staged rows with no marker at all (a lost commit marker).
+Ids that exist are skipped, so running restore twice inserts nothing the second time.
+--id and --shard restore part of an operation. --schema puts rows into another schema's table
+than the one recorded. --print-sql prints the INSERTs (as they would run) and changes nothing.
+Archives written before per-operation archives are read with their limits stated in the plan.`),
 		Example: examples(`
-  outboxctl restore ~/.local/state/outboxctl/archive-2026-11-30.jsonl --yes`),
+  outboxctl restore ~/.local/state/outboxctl/archive-20261130T200648Z-compact-3fa2c1.jsonl --yes
+  outboxctl restore shared.jsonl --operation 20261130T200648Z-compact-3fa2c1 --yes
+  outboxctl restore shared.jsonl --all --shard organization/42 --yes`),
 		Args: exactArgs(1, "ARCHIVE.jsonl"),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := a.requireDatabase("outboxctl restore"); err != nil {
+			if err := a.restoreSelection(&o); err != nil {
 				return err
 			}
-			rows, err := drain.ReadArchive(args[0])
-			if err != nil {
-				return err
-			}
-			if len(rows) == 0 {
-				a.printer().Notef("%s holds no rows: nothing to restore", args[0])
-				return nil
-			}
-			byTable := map[string][]drain.ArchivedRow{}
-			for _, r := range rows {
-				schema := r.Schema
-				if a.g.Schema != "" {
-					schema = a.g.Schema
+			if !a.g.PrintSQL {
+				if err := a.requireDatabase("outboxctl restore"); err != nil {
+					return err
 				}
-				key := schema + "\x00" + r.Table
-				byTable[key] = append(byTable[key], r)
 			}
-			keys := make([]string, 0, len(byTable))
-			for k := range byTable {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			var plan []string
-			for _, k := range keys {
-				schema, table, _ := strings.Cut(k, "\x00")
-				rs := byTable[k]
-				plan = append(plan, fmt.Sprintf("reinsert %d row(s) into %s (ids %d to %d), skipping ids that exist", len(rs), qualifiedName(schema, table), rs[0].ID, rs[len(rs)-1].ID))
-			}
-			if err := a.confirm("outboxctl restore "+args[0], plan, yes); err != nil {
+			f, plan, err := a.planRestore(args[0], o.RestoreSelection)
+			if err != nil || plan == nil {
 				return err
 			}
-			conn, err := a.connect(c.Context(), "restore")
-			if err != nil {
-				return err
+			if a.g.PrintSQL {
+				return a.printRestore(plan, o.Reason)
 			}
-			defer conn.Close(context.WithoutCancel(c.Context()))
-			var inserted, skipped int64
-			err = db.WriteTx(c.Context(), conn, func(tx pgx.Tx) error {
-				for _, k := range keys {
-					schema, table, _ := strings.Cut(k, "\x00")
-					sch, err := query.LoadSchema(c.Context(), tx, schema, []string{table})
-					if err != nil {
-						return db.Classify(err, "introspect")
-					}
-					ti := sch.Table(table)
-					if !ti.Present {
-						return fmt.Errorf("table %s does not exist: create it, or restore into another schema with --schema", qualifiedName(schema, table))
-					}
-					for _, r := range byTable[k] {
-						var payload *string
-						if string(r.Payload) != "null" && len(r.Payload) > 0 {
-							p := string(r.Payload)
-							payload = &p
-						}
-						st := query.RestoreRow(schema, table, ti.CellColumn, ti.PayloadType, r.ID, r.ShardScope, r.ShardID, r.Category, r.ObjectID,
-							r.Cell, payload, r.ScheduledFrom, r.ScheduledFor, r.DateAdded)
-						st.Text = query.ReasonComment("restore", reason) + st.Text
-						n, err := query.Exec(c.Context(), tx, st)
-						if err != nil {
-							return db.Classify(err, "restore-row")
-						}
-						inserted += n
-						skipped += 1 - n
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			a.audit("restore", map[string]any{"archive": args[0], "inserted": inserted, "skipped": skipped, "reason": reason})
-			return a.printer().Print(render.Doc{{Name: "restore", Card: []render.Field{
-				{Key: "archive", Value: args[0]}, {Key: "inserted", Value: inserted}, {Key: "skipped", Value: skipped}}}})
+			return a.runRestore(c.Context(), f, plan, o)
 		},
 	}
-	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
-	c.Flags().StringVar(&reason, "reason", "", "why: written into the SQL as a comment and into the audit line")
+	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
+	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line")
+	c.Flags().StringSliceVar(&o.Ops, "operation", nil, "restore these operations (ids as the plan and the error list them; repeatable); a named skip is restored")
+	c.Flags().BoolVar(&o.All, "all", false, "restore every operation of the file except skips")
+	c.Flags().BoolVar(&o.IncludeSkipped, "include-skipped", false, "with --all (or a file of one skip): restore skip operations too (poison messages)")
+	c.Flags().BoolVar(&o.IncludeUncommitted, "include-uncommitted", false, "also restore staged rows with no commit or rollback marker (ids that exist are skipped)")
+	c.Flags().StringSliceVar(&o.IDs, "id", nil, "restore only these row ids (repeatable, or comma-separated)")
+	c.Flags().StringVar(&o.Shard, "shard", "", "restore only the rows of this shard, as SCOPE/ID (organization/42)")
 	return c
+}
+
+// restoreSelection parses the selection flags.
+func (a *app) restoreSelection(o *restoreOptions) error {
+	o.Operations = o.Ops
+	if len(o.Ops) > 0 && o.All {
+		return usageErrorf("outboxctl restore FILE --operation ID", "`--operation` and `--all` exclude each other: name operations, or take all of them")
+	}
+	for _, s := range o.IDs {
+		id, err := idArg("row id", s)
+		if err != nil {
+			return err
+		}
+		o.RestoreSelection.IDs = append(o.RestoreSelection.IDs, id)
+	}
+	if o.Shard != "" {
+		scope, id, ok := strings.Cut(o.Shard, "/")
+		if !ok {
+			return usageErrorf("outboxctl restore FILE --shard organization/42", "invalid `--shard` %q: want SCOPE/ID", o.Shard)
+		}
+		k, err := a.shardArg(scope, id)
+		if err != nil {
+			return err
+		}
+		o.RestoreSelection.Shard = &drain.ShardFilter{Scope: k.Scope.Value, ID: k.ID}
+	}
+	return nil
+}
+
+// planRestore reads the archive and chooses what to restore (nil plan: nothing to do).
+func (a *app) planRestore(path string, sel drain.RestoreSelection) (*drain.ArchiveFile, *drain.RestorePlan, error) {
+	f, err := drain.ReadArchiveFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.Truncated {
+		a.printer().Warnf("%s: the last line was cut short (a write interrupted before its sync; the rows it held were never deleted): ignored", path)
+	}
+	if len(f.Operations) == 0 {
+		a.printer().Notef("%s holds no operations: nothing to restore", path)
+		return f, nil, nil
+	}
+	plan, err := drain.PlanRestore(f, sel)
+	var se *drain.SelectionError
+	if errors.As(err, &se) {
+		return nil, nil, usageErrorf("", "%s", safeText(se.Msg))
+	}
+	return f, plan, err
+}
+
+// printRestore is --print-sql: the INSERTs, in one transaction, as they would run.
+func (a *app) printRestore(plan *drain.RestorePlan, reason string) error {
+	var b strings.Builder
+	b.WriteString("-- outboxctl restore --print-sql: reinsert archived rows with their original ids, payloads and\n-- schedules; ids that exist are left alone (ON CONFLICT (id) DO NOTHING).\nBEGIN;\n")
+	for _, p := range plan.Operations {
+		fmt.Fprintf(&b, "\n-- operation %s (%s): %d row(s)\n", p.Op.ID, safeText(p.Op.Command), len(p.Rows))
+		if p.Op.Legacy {
+			b.WriteString(query.CommentOut(drain.LegacyLimits))
+		}
+		if len(p.Rows) == 0 {
+			continue
+		}
+		sql, err := drain.RestoreStatements(p.Op.Destination(a.g.Schema), p.Rows, reason).Render()
+		if err != nil {
+			return err
+		}
+		b.WriteString(sql)
+	}
+	for _, op := range plan.LeftOut {
+		fmt.Fprintf(&b, "\n-- left out: skip operation %s (poison messages); to restore it add --operation %s\n", op.ID, op.ID)
+	}
+	b.WriteString("\nCOMMIT;\n")
+	return a.printer().SQL(b.String())
+}
+
+// runRestore checks the table, shows the plan by operation, and reinserts in one transaction.
+func (a *app) runRestore(ctx context.Context, f *drain.ArchiveFile, plan *drain.RestorePlan, o restoreOptions) error {
+	conn, err := a.connect(ctx, "restore")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	targets, err := a.restoreTargets(ctx, conn, plan)
+	if err != nil {
+		return err
+	}
+	lines, toInsert, selected := restorePlanLines(targets, plan.LeftOut)
+	var inserted int64
+	if toInsert == 0 {
+		// Nothing to write, so nothing to confirm and no transaction to open.
+		for _, l := range lines {
+			a.printer().Notef("  - %s", l)
+		}
+		if selected == 0 {
+			a.printer().Notef("nothing to restore: no committed archived row matches the selection")
+		} else {
+			a.printer().Notef("nothing to restore: all %d selected row(s) are already in the table", selected)
+		}
+	} else {
+		if err := a.confirm("outboxctl restore "+f.Path, lines, o.Yes); err != nil {
+			return err
+		}
+		if inserted, err = reinsert(ctx, conn, targets, o.Reason); err != nil {
+			return err
+		}
+	}
+	ops := make([]string, len(targets))
+	for i, t := range targets {
+		ops[i] = t.Op.ID
+	}
+	skipped := int64(selected) - inserted
+	if toInsert > 0 {
+		a.audit("restore", map[string]any{"archive": f.Path, "operations": ops, "inserted": inserted, "skipped": skipped, "reason": o.Reason})
+	}
+	return a.printer().Print(render.Doc{{Name: "restore", Card: []render.Field{
+		{Key: "archive", Value: f.Path}, {Key: "operations", Value: strings.Join(ops, ", ")},
+		{Key: "inserted", Value: inserted}, {Key: "skipped", Value: skipped}}}})
+}
+
+// reinsert puts the planned rows back in one transaction and counts the rows inserted.
+func reinsert(ctx context.Context, conn *db.Conn, targets []restoreTarget, reason string) (int64, error) {
+	var inserted int64
+	err := db.WriteTx(ctx, conn, func(tx pgx.Tx) error {
+		for _, t := range targets {
+			n, err := drain.Reinsert(ctx, tx, drain.RestoreStatements(t.dest, t.Rows, reason))
+			if err != nil {
+				return db.Classify(err, "restore-row")
+			}
+			inserted += n
+		}
+		return nil
+	})
+	return inserted, err
+}
+
+// restoreTargets introspects each operation's table and reads which ids it holds.
+func (a *app) restoreTargets(ctx context.Context, conn *db.Conn, plan *drain.RestorePlan) ([]restoreTarget, error) {
+	var out []restoreTarget
+	err := db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
+		for _, p := range plan.Operations {
+			t := restoreTarget{PlannedOperation: p, dest: p.Op.Destination(a.g.Schema)}
+			sch, err := query.LoadSchema(ctx, tx, t.dest.Schema, []string{t.dest.Table})
+			if err != nil {
+				return db.Classify(err, "introspect")
+			}
+			ti := sch.Table(t.dest.Table)
+			if !ti.Present {
+				return fmt.Errorf("table %s does not exist: create it, or restore into another schema with --schema", safeText(qualifiedName(t.dest.Schema, t.dest.Table)))
+			}
+			t.dest.CellColumn, t.dest.PayloadType = ti.CellColumn, ti.PayloadType
+			if t.present, err = drain.Existing(ctx, tx, t.dest, p.IDs()); err != nil {
+				return db.Classify(err, "existing-ids")
+			}
+			if t.stillThere, err = drain.Existing(ctx, tx, t.dest, p.Uncommitted); err != nil {
+				return db.Classify(err, "existing-ids")
+			}
+			out = append(out, t)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// restorePlanLines describes the plan by operation, and counts the rows it will insert and
+// the rows selected.
+func restorePlanLines(targets []restoreTarget, leftOut []*drain.ArchivedOperation) (lines []string, toInsert, selected int) {
+	for _, t := range targets {
+		op := t.Op
+		fresh := len(t.Rows) - len(t.present)
+		toInsert += fresh
+		selected += len(t.Rows)
+		line := fmt.Sprintf("operation %s (%s by %s at %s, %s): reinsert %d of %d row(s) into %s, ids %s",
+			op.ID, safeText(op.Command), safeText(op.User), op.Started.UTC().Format("2006-01-02T15:04:05Z"), reasonText(safeText(op.Reason)),
+			fresh, len(t.Rows), safeText(qualifiedName(t.dest.Schema, t.dest.Table)), orNone(drain.IDRanges(t.IDs(), 8)))
+		if len(t.present) > 0 {
+			line += fmt.Sprintf("; %d already in the table (ids %s), skipped", len(t.present), drain.IDRanges(keys(t.present), 8))
+		}
+		lines = append(lines, line)
+		if op.Legacy {
+			lines = append(lines, "operation "+op.ID+": "+drain.LegacyLimits)
+		}
+		if n := len(t.Uncommitted); n > 0 {
+			lines = append(lines, fmt.Sprintf("operation %s: %d staged row(s) with no commit marker (ids %s), not restored: %d still in the table (their DELETE never committed), %d missing%s",
+				op.ID, n, drain.IDRanges(t.Uncommitted, 8), len(t.stillThere), n-len(t.stillThere), missingHint(n-len(t.stillThere), op.ID)))
+		}
+		if n := len(t.Aborted); n > 0 {
+			lines = append(lines, fmt.Sprintf("operation %s: %d row(s) whose DELETE rolled back (ids %s): never deleted, not restored", op.ID, n, drain.IDRanges(t.Aborted, 8)))
+		}
+	}
+	for _, op := range leftOut {
+		lines = append(lines, fmt.Sprintf("left out: skip operation %s (%s, %s): poison messages; to restore them add --operation %s (or --include-skipped)",
+			op.ID, safeText(op.User), reasonText(safeText(op.Reason)), op.ID))
+	}
+	return lines, toInsert, selected
+}
+
+func missingHint(missing int, opID string) string {
+	if missing == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (deleted since, or the commit marker was lost: --operation %s --include-uncommitted restores them)", opID)
+}
+
+func keys(m map[int64]bool) []int64 {
+	out := make([]int64, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// safeText keeps text read from an archive file (a reason, a user, a table) from reaching
+// the terminal with control characters: they become "?".
+func safeText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) || r == '\u2028' || r == '\u2029' {
+			return '?'
+		}
+		return r
+	}, s)
 }
 
 func qualifiedName(schema, table string) string {

@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// ArchivedRow is one line of an archive: an outbox row exactly as it was, with where it came
-// from and why it was removed, so `outboxctl restore` can put it back with its id and
-// timestamps.
+// ArchivedRow is one line of the previous release's archive format (no operation, no commit
+// marker, payload as re-encoded JSON). The drain still writes it through Archive until it
+// moves to Operation (operation.go); ReadArchiveFile reads it with LegacyLimits stated.
 type ArchivedRow struct {
 	Schema        string          `json:"schema,omitempty"`
 	Table         string          `json:"table"`
@@ -30,7 +30,7 @@ type ArchivedRow struct {
 	Reason        string          `json:"reason,omitempty"`
 }
 
-// Archive appends rows to a JSONL file and syncs them to disk before the rows are deleted.
+// Archive appends rows in the previous format; new code uses OpenOperation.
 type Archive struct {
 	Path string
 	f    *os.File
@@ -38,7 +38,8 @@ type Archive struct {
 }
 
 // DefaultArchivePath is under the user's state directory
-// ($XDG_STATE_HOME/outboxctl, else ~/.local/state/outboxctl), one file per day.
+// ($XDG_STATE_HOME/outboxctl, else ~/.local/state/outboxctl), one file per day: the previous
+// release's default. OperationArchivePath gives an operation its own file there.
 func DefaultArchivePath(now time.Time) (string, error) {
 	dir := os.Getenv("XDG_STATE_HOME")
 	if dir == "" {
@@ -88,7 +89,7 @@ func (a *Archive) Close() error {
 	return a.f.Close()
 }
 
-// ReadArchive reads every row of an archive.
+// ReadArchive reads every row of a previous-format archive (restore uses ReadArchiveFile).
 func ReadArchive(path string) ([]ArchivedRow, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -370,36 +370,6 @@ func DrainScript(t Target, k ShardKey) (string, error) {
 	return sb.String(), nil
 }
 
-// RestoreRow reinserts an archived row with its original id and timestamps; an id that
-// exists again is skipped.
-func RestoreRow(schema, table, cellColumn, payloadType string, id int64, scope int, shard int64, category int, object int64,
-	cell *string, payload *string, from, sfor, added time.Time) Statement {
-	b := newBuilder()
-	cols := "id, shard_scope, shard_identifier, category, object_identifier, payload, scheduled_from, scheduled_for, date_added"
-	payloadExpr := b.arg("payload", nilIfNil(payload), "")
-	if payloadType == "jsonb" {
-		payloadExpr += "::jsonb"
-	}
-	vals := fmt.Sprintf("%s, %s, %s, %s, %s, %s, %s::timestamptz, %s::timestamptz, %s::timestamptz",
-		b.arg("id", id, ""), b.arg("scope", scope, ""), b.arg("shard", shard, ""), b.arg("category", category, ""),
-		b.arg("object", object, ""), payloadExpr, b.arg("scheduled_from", from, ""), b.arg("scheduled_for", sfor, ""), b.arg("date_added", added, ""))
-	if cellColumn != "" {
-		cols += ", " + Ident(cellColumn)
-		vals += ", " + b.arg("cell", nilIfNil(cell), "")
-	}
-	text := fmt.Sprintf(`INSERT INTO %s (%s)
-VALUES (%s)
-ON CONFLICT (id) DO NOTHING`, qualified(schema, table), cols, vals)
-	return Statement{Name: "restore-row", Doc: []string{"Reinsert an archived row with its original id and timestamps."}, Text: tidy(text), Args: b.args}
-}
-
-func nilIfNil(s *string) any {
-	if s == nil {
-		return nil
-	}
-	return *s
-}
-
 // CoalescedCap bounds the ids a handler document lists per group (the count is exact).
 const CoalescedCap = 100
 

@@ -1,0 +1,272 @@
+package drain
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/outboxctl/outboxctl/internal/query"
+)
+
+// The archive format, version 2: one JSON object a line, every line naming its operation (one
+// drain, compact or skip run) with the command, reason, OS user and start time. An operation
+// writes its rows in batches, each in two phases:
+//
+//	{"v":2,"kind":"row",...}     staged and synced BEFORE the DELETE (one line a row)
+//	{"v":2,"kind":"commit",...}  written after the transaction committed: the ids it deleted
+//	{"v":2,"kind":"abort",...}   written when the transaction certainly rolled back
+//
+// restore uses only committed batches. A batch with neither marker (a crash, or a COMMIT whose
+// outcome is unknown) is reported, never restored by default: its rows should still be in the
+// table.
+const FormatVersion = 2
+
+// Line kinds.
+const (
+	KindOperation = "operation"
+	KindRow       = "row"
+	KindCommit    = "commit"
+	KindAbort     = "abort"
+)
+
+// OperationMeta describes one archiving run. Command, User, Table and PayloadType are
+// required; OpenOperation fills ID and Started when empty.
+type OperationMeta struct {
+	ID      string    `json:"op"`
+	Command string    `json:"command"`
+	Reason  string    `json:"reason,omitempty"`
+	User    string    `json:"user"`
+	Started time.Time `json:"started_at"`
+	Schema  string    `json:"schema,omitempty"`
+	Table   string    `json:"table"`
+	// CellColumn is the control outbox's cell column ("" for a cell outbox).
+	CellColumn string `json:"cell_column,omitempty"`
+	// PayloadType is the payload column's type the rows came from: "jsonb" or "text" (Sentry's).
+	PayloadType string `json:"payload_type"`
+}
+
+// Row is an outbox row exactly as it was before the operation touched it.
+type Row struct {
+	ID         int64   `json:"id"`
+	ShardScope int     `json:"shard_scope"`
+	ShardID    int64   `json:"shard_identifier"`
+	Category   int     `json:"category"`
+	ObjectID   int64   `json:"object_identifier"`
+	Cell       *string `json:"cell"`
+	// Payload is the exact payload::text; nil is SQL NULL (the text "null" is a JSON string here).
+	Payload       *string   `json:"payload_text"`
+	ScheduledFrom time.Time `json:"scheduled_from"`
+	ScheduledFor  time.Time `json:"scheduled_for"`
+	DateAdded     time.Time `json:"date_added"`
+}
+
+// Schedule is a row's schedule before a drain claimed its shard.
+type Schedule struct{ From, For time.Time }
+
+// Batch is a set of staged rows, identified by its sequence number within the operation.
+type Batch struct {
+	Seq int
+	IDs []int64
+}
+
+// Operation appends one operation's lines to an archive file.
+type Operation struct {
+	Meta OperationMeta
+	Path string
+	mu   sync.Mutex
+	f    *os.File
+	seq  int
+}
+
+type rowLine struct {
+	V    int    `json:"v"`
+	Kind string `json:"kind"`
+	OperationMeta
+	Batch    int       `json:"batch"`
+	StagedAt time.Time `json:"staged_at"`
+	Row
+	// PayloadJSON is a readable copy of a payload that is JSON; restore never uses it.
+	PayloadJSON json.RawMessage `json:"payload,omitempty"`
+}
+
+type markLine struct {
+	V    int    `json:"v"`
+	Kind string `json:"kind"`
+	OperationMeta
+	Batch int       `json:"batch,omitempty"`
+	At    time.Time `json:"at"`
+	Rows  int       `json:"rows"`
+	IDs   []int64   `json:"ids,omitempty"`
+	Error string    `json:"error,omitempty"`
+}
+
+// NewOperationID names an operation: UTC start time, command, random suffix.
+func NewOperationID(command string, now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102T150405Z") + "-" + command + "-" + hex.EncodeToString(b[:])
+}
+
+// OperationArchivePath is an operation's own archive file under the user's state directory
+// ($XDG_STATE_HOME/outboxctl, else ~/.local/state/outboxctl).
+func OperationArchivePath(opID string) (string, error) {
+	day, err := DefaultArchivePath(time.Now())
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(day), "archive-"+opID+".jsonl"), nil
+}
+
+// OpenOperation opens (creating) path for appending and writes the operation's header line,
+// synced. A file may hold several operations; restore tells them apart by ID.
+func OpenOperation(path string, meta OperationMeta) (*Operation, error) {
+	if meta.Command == "" || meta.User == "" || meta.Table == "" || meta.PayloadType == "" {
+		return nil, fmt.Errorf("archive: an operation needs a command, a user, a table and its payload column's type, got %q %q %q %q",
+			meta.Command, meta.User, meta.Table, meta.PayloadType)
+	}
+	if meta.Started.IsZero() {
+		meta.Started = time.Now().UTC()
+	}
+	if meta.ID == "" {
+		meta.ID = NewOperationID(meta.Command, meta.Started)
+	}
+	if !validOpID(meta.ID) {
+		return nil, fmt.Errorf("archive: invalid operation id %q", meta.ID)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the archive directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the archive: %w", err)
+	}
+	op := &Operation{Meta: meta, Path: path, f: f}
+	if err := op.write(markLine{V: FormatVersion, Kind: KindOperation, OperationMeta: meta, At: meta.Started}); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return op, nil
+}
+
+// write appends lines in one write and syncs them.
+func (op *Operation) write(lines ...any) error {
+	var buf []byte
+	for _, l := range lines {
+		b, err := json.Marshal(l)
+		if err != nil {
+			return fmt.Errorf("writing the archive: %w", err)
+		}
+		buf = append(append(buf, b...), '\n')
+	}
+	if _, err := op.f.Write(buf); err != nil {
+		return fmt.Errorf("writing the archive %s: %w", op.Path, err)
+	}
+	if err := op.f.Sync(); err != nil {
+		return fmt.Errorf("syncing the archive %s: %w", op.Path, err)
+	}
+	return nil
+}
+
+// Stage writes rows as a new batch and syncs them. Call it BEFORE the DELETE, in the
+// transaction that deletes them; on any error, do not delete. A payload that could not be
+// restored byte for byte (invalid UTF-8) is refused.
+func (op *Operation) Stage(rows []Row) (Batch, error) {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	b := Batch{Seq: op.seq + 1, IDs: make([]int64, 0, len(rows))}
+	now := time.Now().UTC()
+	lines := make([]any, 0, len(rows))
+	for _, r := range rows {
+		if r.Payload != nil && !utf8.ValidString(*r.Payload) {
+			return Batch{}, fmt.Errorf("archive: row %d: payload is not valid UTF-8 and could not be restored byte for byte; refusing to delete it", r.ID)
+		}
+		l := rowLine{V: FormatVersion, Kind: KindRow, OperationMeta: op.Meta, Batch: b.Seq, StagedAt: now, Row: r}
+		if r.Payload != nil && json.Valid([]byte(*r.Payload)) {
+			l.PayloadJSON = json.RawMessage(*r.Payload)
+		}
+		lines = append(lines, l)
+		b.IDs = append(b.IDs, r.ID)
+	}
+	if err := op.write(lines...); err != nil {
+		return Batch{}, err
+	}
+	op.seq = b.Seq
+	return b, nil
+}
+
+// Commit records, after the transaction committed, that every staged row of b was deleted.
+func (op *Operation) Commit(b Batch) error { return op.CommitDeleted(b, b.IDs) }
+
+// CommitDeleted records, after the transaction committed, which staged rows of b it deleted
+// (a DELETE … RETURNING id may find fewer rows than were staged: another session deleted
+// some). restore puts back only these.
+func (op *Operation) CommitDeleted(b Batch, deleted []int64) error {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if deleted == nil {
+		deleted = []int64{}
+	}
+	return op.write(markLine{V: FormatVersion, Kind: KindCommit, OperationMeta: op.Meta, Batch: b.Seq, At: time.Now().UTC(), Rows: len(deleted), IDs: deleted})
+}
+
+// Abort records that b's transaction certainly rolled back (its rows were not deleted). When
+// the outcome is unknown (a failed COMMIT), write nothing: restore reports the batch.
+func (op *Operation) Abort(b Batch, cause error) error {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	msg := "rolled back"
+	if cause != nil {
+		msg = cause.Error()
+	}
+	return op.write(markLine{V: FormatVersion, Kind: KindAbort, OperationMeta: op.Meta, Batch: b.Seq, At: time.Now().UTC(), Rows: len(b.IDs), Error: msg})
+}
+
+// Close closes the file (every line is already synced).
+func (op *Operation) Close() error { return op.f.Close() }
+
+// archiveColumns are the columns query.DrainArchiveRows and query.Superseded read.
+var archiveColumns = []string{"id", "shard_scope", "shard_identifier", "category", "object_identifier", "cell",
+	"payload", "scheduled_from", "scheduled_for", "date_added"}
+
+// RowsFromResult turns rows read by query.DrainArchiveRows (or query.Superseded, or
+// query.SkipGroupRows) into archive rows. original, when it has an id, gives that row's
+// schedule before the drain claimed the shard (the claim rewrites every row's schedule).
+func RowsFromResult(res *query.Result, original map[int64]Schedule) ([]Row, error) {
+	col := make(map[string]int, len(archiveColumns))
+	for _, name := range archiveColumns {
+		if col[name] = res.Col(name); col[name] < 0 {
+			return nil, fmt.Errorf("archive: result lacks column %s", name)
+		}
+	}
+	rows := make([]Row, 0, len(res.Rows))
+	for _, v := range res.Rows {
+		r := Row{ShardScope: int(query.AsInt64(v[col["shard_scope"]])), Category: int(query.AsInt64(v[col["category"]]))}
+		var ok [5]bool
+		r.ID, ok[0] = v[col["id"]].(int64)
+		r.ShardID, ok[1] = v[col["shard_identifier"]].(int64)
+		r.ObjectID, _ = v[col["object_identifier"]].(int64)
+		r.ScheduledFrom, ok[2] = v[col["scheduled_from"]].(time.Time)
+		r.ScheduledFor, ok[3] = v[col["scheduled_for"]].(time.Time)
+		r.DateAdded, ok[4] = v[col["date_added"]].(time.Time)
+		if ok != [5]bool{true, true, true, true, true} {
+			return nil, fmt.Errorf("archive: row %v: unexpected column types", v[col["id"]])
+		}
+		if c, isText := v[col["cell"]].(string); isText {
+			r.Cell = &c
+		}
+		if p, isText := v[col["payload"]].(string); isText {
+			r.Payload = &p
+		}
+		if s, found := original[r.ID]; found {
+			r.ScheduledFrom, r.ScheduledFor = s.From, s.For
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
