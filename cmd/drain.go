@@ -112,7 +112,7 @@ that reads only, unless run again with -v delivered=ID.`),
 	f.Float64Var(&o.Rate, "rate", 0, "at most this many messages per second (0: no limit)")
 	f.BoolVar(&o.Follow, "follow", false, "also drain rows inserted while draining")
 	f.BoolVar(&o.IgnoreKillswitch, "ignore-killswitch", false, "drain a shard its kill switch disables")
-	f.StringVar(&o.Archive, "archive", "", "JSONL file for rows deleted without delivery (default: $XDG_STATE_HOME/outboxctl/archive-DATE.jsonl)")
+	f.StringVar(&o.Archive, "archive", "", "JSONL file to append this operation's archive to (default: a file of its own, $XDG_STATE_HOME/outboxctl/archive-OPERATION.jsonl)")
 	f.StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line")
 	f.BoolVar(&o.CoalescedIDs, "coalesced-ids", false, "list in each handler document the first 100 ids its delivery stands for (reads every row of the group)")
 	_ = c.RegisterFlagCompletionFunc("mode", fixedCompletion("batch", "exact"))
@@ -127,6 +127,8 @@ type drainPlan struct {
 	lines     []string
 	killed    bool
 	groups    int64
+	// payloadType is the payload column's type, recorded in archives.
+	payloadType string
 }
 
 func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
@@ -203,9 +205,10 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 			return usageErrorf("", "%s; nothing was claimed or changed", err.Error())
 		}
 	}
-	var archive *drain.Archive
+	var archive *drain.Operation
 	if o.Handler == "discard" {
-		if archive, err = a.openArchive(o.Archive); err != nil {
+		meta := archiveMeta(t, plan.payloadType, drain.CommandDrainDiscard, o.Reason)
+		if archive, err = a.openArchive(o.Archive, meta); err != nil {
 			return err
 		}
 		defer archive.Close()
@@ -238,6 +241,7 @@ func (a *app) drainPlan(ctx context.Context, o drainOptions, t query.Target, k q
 	err := a.readSession(ctx, "drain", func(s *session) error {
 		var err error
 		p.target = s.target
+		p.payloadType = s.schema.Table(s.target.TableName()).PayloadType
 		if stateRes, err = s.run(query.ShardState(s.target, k)); err != nil {
 			return err
 		}
@@ -314,20 +318,22 @@ func (a *app) drainPlan(ctx context.Context, o drainOptions, t query.Target, k q
 	return p, nil
 }
 
-// openArchive opens the archive a discard writes to, and says where it is.
-func (a *app) openArchive(path string) (*drain.Archive, error) {
+// openArchive opens the archive operation a discard writes to, and says where it is.
+func (a *app) openArchive(path string, meta drain.OperationMeta) (*drain.Operation, error) {
+	meta.Started = time.Now().UTC()
+	meta.ID = drain.NewOperationID(meta.Command, meta.Started)
 	if path == "" {
 		var err error
-		if path, err = drain.DefaultArchivePath(time.Now()); err != nil {
+		if path, err = drain.OperationArchivePath(meta.ID); err != nil {
 			return nil, err
 		}
 	}
-	arch, err := drain.OpenArchive(path)
+	op, err := drain.OpenOperation(path, meta)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(a.io.Err, "archiving to %s\n", path)
-	return arch, nil
+	fmt.Fprintf(a.io.Err, "archiving to %s (operation %s)\n", path, meta.ID)
+	return op, nil
 }
 
 // unclaimIfUnavailable puts the shard's schedule back when the run's first delivery failed

@@ -1,7 +1,6 @@
 package drain
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,8 +9,8 @@ import (
 )
 
 // ArchivedRow is one line of the previous release's archive format (no operation, no commit
-// marker, payload as re-encoded JSON). The drain still writes it through Archive until it
-// moves to Operation (operation.go); ReadArchiveFile reads it with LegacyLimits stated.
+// marker, payload as re-encoded JSON). Nothing writes it any more;
+// ReadArchiveFile reads it, with LegacyLimits stated.
 type ArchivedRow struct {
 	Schema        string          `json:"schema,omitempty"`
 	Table         string          `json:"table"`
@@ -30,13 +29,6 @@ type ArchivedRow struct {
 	Reason        string          `json:"reason,omitempty"`
 }
 
-// Archive appends rows in the previous format; new code uses OpenOperation.
-type Archive struct {
-	Path string
-	f    *os.File
-	w    *bufio.Writer
-}
-
 // DefaultArchivePath is under the user's state directory
 // ($XDG_STATE_HOME/outboxctl, else ~/.local/state/outboxctl), one file per day: the previous
 // release's default. OperationArchivePath gives an operation its own file there.
@@ -50,66 +42,4 @@ func DefaultArchivePath(now time.Time) (string, error) {
 		dir = filepath.Join(home, ".local", "state")
 	}
 	return filepath.Join(dir, "outboxctl", "archive-"+now.UTC().Format("2006-01-02")+".jsonl"), nil
-}
-
-// OpenArchive opens (creating) an archive for appending.
-func OpenArchive(path string) (*Archive, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("creating the archive directory: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening the archive: %w", err)
-	}
-	return &Archive{Path: path, f: f, w: bufio.NewWriter(f)}, nil
-}
-
-// Append writes rows and syncs them: only then may the caller delete them.
-func (a *Archive) Append(rows []ArchivedRow) error {
-	enc := json.NewEncoder(a.w)
-	for _, r := range rows {
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("writing the archive: %w", err)
-		}
-	}
-	if err := a.w.Flush(); err != nil {
-		return fmt.Errorf("writing the archive: %w", err)
-	}
-	if err := a.f.Sync(); err != nil {
-		return fmt.Errorf("syncing the archive: %w", err)
-	}
-	return nil
-}
-
-// Close closes the file.
-func (a *Archive) Close() error {
-	if err := a.w.Flush(); err != nil {
-		return err
-	}
-	return a.f.Close()
-}
-
-// ReadArchive reads every row of a previous-format archive (restore uses ReadArchiveFile).
-func ReadArchive(path string) ([]ArchivedRow, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading the archive: %w", err)
-	}
-	defer f.Close()
-	var out []ArchivedRow
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		if len(sc.Bytes()) == 0 {
-			continue
-		}
-		var r ArchivedRow
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: not an archived row: %w", path, line, err)
-		}
-		out = append(out, r)
-	}
-	return out, sc.Err()
 }

@@ -68,7 +68,13 @@ type ArchivedOperation struct {
 const LegacyLimits = "old-format archive (before per-operation archives): it has no commit marker (rows whose DELETE failed are listed too; ids that exist are skipped), its payloads may not come back byte for byte (a non-JSON text payload comes back as a JSON string, the text null as SQL NULL, JSON re-spaced), and rows of a discard drain carry the schedule of the claim, not the original one"
 
 // Skip reports whether the operation is a skip (poison messages: restored only when named).
-func (o *ArchivedOperation) Skip() bool { return o.Command == "skip" }
+func (o *ArchivedOperation) Skip() bool {
+	return o.Command == "skip" || o.Command == CommandDrainDiscard
+}
+
+// CommandDrainDiscard is the archive command of a drain through --handler discard: like a
+// skip, it removed messages nobody delivered, so restore --all leaves it out.
+const CommandDrainDiscard = "drain-discard"
 
 // ArchiveFile is an archive read back, its operations in the order they first appear.
 type ArchiveFile struct {

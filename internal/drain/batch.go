@@ -86,7 +86,7 @@ func (r *run) batchStep(ctx context.Context) (bool, error) {
 		}
 		cats, objs, ids := groupArrays(delivered)
 		if o.discards() {
-			if err := o.archive(sctx, tx, cats, objs, ids, false); err != nil {
+			if err := r.archive(sctx, tx, cats, objs, ids, false); err != nil {
 				return err
 			}
 		}

@@ -2,7 +2,6 @@ package drain
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -121,9 +120,10 @@ type Options struct {
 	ScopeName    func(int) string
 	// OnDelivered is called once for each message after its deletion committed.
 	OnDelivered func(Message)
-	// Archive receives every row deleted without delivery (discard, kill-switch trim)
-	// before it is deleted; the drain refuses to delete such rows without one.
-	Archive *Archive
+	// Archive receives every row deleted without delivery (discard, kill-switch trim), in
+	// two phases: staged (synced) before the DELETE, a commit marker after the transaction
+	// committed. The drain refuses to delete such rows without one.
+	Archive *Operation
 	// Claimed is the claim this drain runs under: the archive keeps each row's schedule
 	// from before the claim (the rows as they were before outboxctl touched them).
 	Claimed *Claimed
@@ -139,8 +139,10 @@ func (o Options) discards() bool {
 	return o.Discard || o.Killswitched || o.Handler == nil
 }
 
-// archive appends the rows of the given groups (up to, or below, each id) to the archive.
-func (o Options) archive(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int64, below bool) error {
+// archive stages the rows of the given groups (up to, or below, each id) in the archive,
+// with their schedules from before the claim; the transaction's end writes their marker.
+func (r *run) archive(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int64, below bool) error {
+	o := r.o
 	if o.Archive == nil {
 		return ErrNoArchive
 	}
@@ -148,42 +150,40 @@ func (o Options) archive(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int6
 	if err != nil {
 		return err
 	}
-	rows, _ := ArchivedRows(res, o.Target, o.Command, o.Reason)
-	o.Claimed.restoreSchedules(rows)
-	return o.Archive.Append(rows)
+	var before map[int64]Schedule
+	if o.Claimed != nil {
+		before = o.Claimed.Before
+	}
+	rows, err := RowsFromResult(res, before)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	b, err := o.Archive.Stage(rows)
+	if err != nil {
+		return err
+	}
+	r.staged = append(r.staged, b)
+	return nil
 }
 
-// ArchivedRows turns rows read by query.DrainArchiveRows (or query.Superseded) into archive
-// lines, and returns their ids.
-func ArchivedRows(res *query.Result, t query.Target, command, reason string) ([]ArchivedRow, []int64) {
-	rows := make([]ArchivedRow, 0, len(res.Rows))
-	ids := make([]int64, 0, len(res.Rows))
-	now := time.Now().UTC()
-	for _, r := range res.Rows {
-		a := ArchivedRow{Schema: t.Schema, Table: t.TableName(), ArchivedAt: now, Command: command, Reason: reason,
-			Payload: json.RawMessage("null")}
-		a.ID, _ = r[0].(int64)
-		a.ShardScope = int(query.AsInt64(r[1]))
-		a.ShardID, _ = r[2].(int64)
-		a.Category = int(query.AsInt64(r[3]))
-		a.ObjectID, _ = r[4].(int64)
-		if c, ok := r[5].(string); ok {
-			a.Cell = &c
-		}
-		if p, ok := r[6].(string); ok {
-			if json.Valid([]byte(p)) {
-				a.Payload = json.RawMessage(p)
-			} else {
-				a.Payload, _ = json.Marshal(p)
+// finishArchive writes the second phase of the batches a transaction staged: commit markers
+// after a commit, abort markers after a certain rollback, nothing when the COMMIT's outcome
+// is unknown (restore then reports the batch and checks the table).
+func (r *run) finishArchive(err error, committing bool) error {
+	staged := r.staged
+	r.staged = nil
+	for _, b := range staged {
+		switch {
+		case err == nil:
+			if cerr := r.o.Archive.Commit(b); cerr != nil {
+				return fmt.Errorf("the rows were deleted, but their commit marker could not be written (%w): restore them with outboxctl restore %s --operation %s --include-uncommitted",
+					cerr, r.o.Archive.Path, r.o.Archive.Meta.ID)
 			}
+		case !committing:
+			_ = r.o.Archive.Abort(b, err)
 		}
-		a.ScheduledFrom, _ = r[7].(time.Time)
-		a.ScheduledFor, _ = r[8].(time.Time)
-		a.DateAdded, _ = r[9].(time.Time)
-		rows = append(rows, a)
-		ids = append(ids, a.ID)
 	}
-	return rows, ids
+	return err
 }
 
 // Result says what a drain did.
@@ -232,9 +232,6 @@ func isLockNotAvailable(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
 }
 
-// Schedule is a row's scheduled_from and scheduled_for.
-type Schedule struct{ From, For time.Time }
-
 // Claimed is what a claim did: the schedule it gave the shard, and every row's schedule
 // before it.
 type Claimed struct {
@@ -244,18 +241,6 @@ type Claimed struct {
 
 // Delay is the backoff the claim applied.
 func (c *Claimed) Delay() time.Duration { return c.Next.Sub(c.At) }
-
-// restoreSchedules gives archived rows their schedule from before the claim.
-func (c *Claimed) restoreSchedules(rows []ArchivedRow) {
-	if c == nil {
-		return
-	}
-	for i := range rows {
-		if s, ok := c.Before[rows[i].ID]; ok {
-			rows[i].ScheduledFrom, rows[i].ScheduledFor = s.From, s.For
-		}
-	}
-}
 
 // Claim is prepare_next_from_shard: lock the shard's lowest row without waiting and push
 // the whole shard's schedule forward (next = now + min(2 × last delay, 1 h), last delay from
@@ -328,6 +313,8 @@ type run struct {
 	last time.Time
 	// after: every row at or below it belongs to a group already delivered (a scan hint).
 	after int64
+	// staged are the archive batches of the transaction in progress.
+	staged []Batch
 }
 
 // Run drains one shard, message by message, faithful to Sentry's process_shard: lock the
@@ -435,7 +422,15 @@ func (r *run) deliver(ctx context.Context, m Message) error {
 // a step runs to its commit, and the drain stops before the next one.
 func (r *run) tx(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
 	step := context.WithoutCancel(ctx)
-	return db.RunWriteTx(step, r.conn, r.local, func(tx pgx.Tx) error { return fn(step, tx) })
+	committing := false
+	err := db.RunWriteTx(step, r.conn, r.local, func(tx pgx.Tx) error {
+		if err := fn(step, tx); err != nil {
+			return err
+		}
+		committing = true
+		return nil
+	})
+	return r.finishArchive(err, committing)
 }
 
 // lockHead locks the shard's lowest row at or below the watermark (NOWAIT). It returns nil
@@ -544,7 +539,7 @@ func (r *run) exactStep(ctx context.Context) (bool, error) {
 		if o.discards() {
 			// Nothing here is delivered: archive the group (all of it when discarding, the
 			// older rows when trimming a disabled shard) before any of it is deleted.
-			if err := o.archive(ctx, tx, []int64{int64(cat)}, []int64{obj}, []int64{m.ID}, o.Killswitched); err != nil {
+			if err := r.archive(ctx, tx, []int64{int64(cat)}, []int64{obj}, []int64{m.ID}, o.Killswitched); err != nil {
 				return err
 			}
 		}
