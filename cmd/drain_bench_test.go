@@ -73,4 +73,3 @@ func BenchmarkDrainEndToEnd(b *testing.B) {
 		}
 	}
 }
-
