@@ -120,6 +120,8 @@ func (env *Env) backfillFinding(in backfill.Input) (Finding, bool) {
 	switch {
 	case st.State == backfill.StateGated && set:
 		f.Summary = fmt.Sprintf("backfill of %s is gated: option %s is %d, below the coded version %d", in.Table.Name, backfill.OptionKey(in.Table.Name), *in.Option, in.Table.Coded)
+	case (st.State == backfill.StateNotStarted || st.State == backfill.StateInProgress) && set && st.Target < in.Table.Coded:
+		f.Summary = fmt.Sprintf("backfill of %s is held at version %d by option %s, below the coded version %d", in.Table.Name, st.Target, backfill.OptionKey(in.Table.Name), in.Table.Coded)
 	case st.State == backfill.StateComplete && set && st.Target < in.Table.Coded:
 		f.Summary = fmt.Sprintf("backfill of %s is 'complete' at target %d, below the coded version %d: raising the option later will not re-run it", in.Table.Name, st.Target, in.Table.Coded)
 	case st.State == backfill.StatePending, st.State == backfill.StateMalformed, st.State == backfill.StateBeyondMax:

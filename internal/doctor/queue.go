@@ -55,8 +55,9 @@ func (env *Env) schedulerFindings(t query.Target, rows []row) []Finding {
 	var inFlight, waiting int
 	for _, w := range rows {
 		since := time.Duration(w.f("unclaimed_seconds") * float64(time.Second))
+		never := w.t("last_claim").Sub(w.t("head_added")) < time.Second
 		switch {
-		case since < drain.InFlightWindow:
+		case !never && since < drain.InFlightWindow:
 			inFlight++
 			continue
 		case since < cfg.Unclaimed:
@@ -68,7 +69,6 @@ func (env *Env) schedulerFindings(t query.Target, rows []row) []Finding {
 			sev = Crit
 		}
 		cell := w.s(cellColumn(t))
-		never := w.t("last_claim").Sub(w.t("head_added")) < time.Second
 		how := "last claimed"
 		if never {
 			how = "never claimed since it was written"
@@ -116,11 +116,18 @@ func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {
 		if err != nil {
 			return nil, err
 		}
-		rows := rowsOf(res)
-		for _, w := range rows {
+		// A kill-switched shard backs off to the cap too (each visit claims it): that is the
+		// kill-switch check's business, not a poison message.
+		ks, _ := options.ReadKillswitches(ctx, env.Tx, env.SchemaName, env.Schema, t.Silo)
+		n := 0
+		for _, w := range rowsOf(res) {
+			if d := ks.IsDisabled(int(w.i("shard_scope")), w.i("shard_identifier")); d != nil && *d {
+				continue
+			}
 			out = append(out, env.stuckFinding(t, w))
+			n++
 		}
-		if len(rows) == 0 {
+		if n == 0 {
 			out = append(out, Finding{Check: CheckStuck, Severity: OK,
 				Summary:  t.TableName() + ": no shard at the 1 h backoff cap",
 				Evidence: Evidence{{"table", t.TableName()}, {"capped_shards", 0}}})

@@ -19,7 +19,7 @@ const BackoffCapSeconds = 3600
 func DoctorServer() Statement {
 	text := `SELECT pg_is_in_recovery() AS in_recovery,
        CASE WHEN pg_is_in_recovery()
-            THEN extract(epoch FROM statement_timestamp() - pg_last_xact_replay_timestamp())::float8
+            THEN extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8
        END AS replay_lag_seconds,
        CASE WHEN pg_is_in_recovery()
             THEN pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())::bigint
@@ -116,8 +116,8 @@ func DoctorXminSessions(limit int) Statement {
 	text := fmt.Sprintf(`SELECT a.pid, a.usename::text AS usename, a.application_name, a.backend_type, a.state,
        a.backend_xid::text AS backend_xid, a.backend_xmin::text AS backend_xmin,
        greatest(age(a.backend_xid), age(a.backend_xmin))::bigint AS xmin_age_xids,
-       extract(epoch FROM statement_timestamp() - a.xact_start)::float8 AS xact_age_seconds,
-       extract(epoch FROM statement_timestamp() - a.state_change)::float8 AS state_age_seconds,
+       extract(epoch FROM now() - a.xact_start)::float8 AS xact_age_seconds,
+       extract(epoch FROM now() - a.state_change)::float8 AS state_age_seconds,
        left(a.query, 200) AS query
   FROM pg_stat_activity a
  WHERE (a.backend_xid IS NOT NULL OR a.backend_xmin IS NOT NULL)
@@ -143,7 +143,7 @@ func DoctorPreparedXacts(limit int) Statement {
 	text := fmt.Sprintf(`SELECT p.gid, p.owner::text AS owner, p.database::text AS database,
        p.transaction::text AS xid, age(p.transaction)::bigint AS xmin_age_xids,
        p.prepared,
-       extract(epoch FROM statement_timestamp() - p.prepared)::float8 AS age_seconds
+       extract(epoch FROM now() - p.prepared)::float8 AS age_seconds
   FROM pg_prepared_xacts p
  ORDER BY age(p.transaction) DESC, p.gid
  LIMIT %s`, b.arg("limit", limitOrDefault(limit), ""))
@@ -234,7 +234,7 @@ waits AS (
 )
 SELECT w.pid, a.application_name, o.table_name, w.locktype, w.mode,
        pg_blocking_pids(w.pid) AS blocked_by,
-       extract(epoch FROM statement_timestamp() - a.query_start)::float8 AS waiting_seconds,
+       extract(epoch FROM now() - a.query_start)::float8 AS waiting_seconds,
        lr.cell, lr.shard_scope, lr.shard_identifier, lr.id AS row_id
   FROM waits w
   JOIN outbox o ON o.oid = w.relid
@@ -277,7 +277,7 @@ shards AS (
 SELECT %[5]ss.shard_scope, s.shard_identifier, n.next_attempt,
        head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
        head.scheduled_from AS last_claim, head.date_added AS head_added,
-       extract(epoch FROM statement_timestamp() - head.scheduled_from)::float8 AS unclaimed_seconds,
+       extract(epoch FROM now() - head.scheduled_from)::float8 AS unclaimed_seconds,
        count(*) OVER () AS due_shards
   FROM shards s
  CROSS JOIN LATERAL (
@@ -294,7 +294,7 @@ SELECT %[5]ss.shard_scope, s.shard_identifier, n.next_attempt,
      ORDER BY o.id
      LIMIT 1
  ) head
- WHERE n.next_attempt <= statement_timestamp()
+ WHERE n.next_attempt <= now()
  ORDER BY head.scheduled_from, %[7]s
  LIMIT %[8]s`,
 		keys, t.From(), b.whereClause("     "), b.arg("sample", sample, "oldest rows whose shards are checked"),
@@ -318,7 +318,7 @@ SELECT %[5]ss.shard_scope, s.shard_identifier, n.next_attempt,
 // head row read once per shard.
 func DoctorCappedShards(t Target, limit int) Statement {
 	b := newBuilder()
-	b.and("o.scheduled_for > statement_timestamp()")
+	b.and("o.scheduled_for > now()")
 	b.cellFilter(t, "o")
 	keys := strings.Join(t.shardCols("o"), ", ")
 	text := fmt.Sprintf(`WITH candidates AS (
@@ -337,7 +337,7 @@ backing_off AS (
          ORDER BY o.scheduled_for
          LIMIT 1
      ) h
-     WHERE h.next_attempt > statement_timestamp()
+     WHERE h.next_attempt > now()
 )
 SELECT %[5]sk.shard_scope, k.shard_identifier, k.depth, k.next_attempt,
        head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
