@@ -116,6 +116,8 @@ critical (1: runtime failure, 2: usage).`),
 			if err != nil {
 				return err
 			}
+			// The lock query's timeout is short, and never longer than the user's own.
+			o.Config.LockTimeout = min(doctor.DefaultLockTimeout, a.g.StatementTimeout)
 			return runDoctor(c.Context(), o, names, deps)
 		},
 	}
