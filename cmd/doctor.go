@@ -128,7 +128,7 @@ critical (1: runtime failure, 2: usage).`),
 	f.DurationVar(&o.Config.XminCrit, "xmin-crit", doctor.DefaultXminCrit, "the same, critical")
 	f.Int64Var(&o.Config.XminWarnXids, "xmin-warn-xids", doctor.DefaultXminWarnXids, "warn when the xmin horizon is held back by more transaction ids")
 	f.Int64Var(&o.Config.XminCritXids, "xmin-crit-xids", doctor.DefaultXminCritXids, "the same, critical")
-	f.IntVar(&o.Config.Sample, "oldest-rows", doctor.DefaultSample, "scheduler: examine the shards of this many oldest rows (Sentry's scheduler reaches them first)")
+	f.IntVar(&o.Config.Sample, "oldest-rows", doctor.DefaultSample, "scheduler: examine the shards of this many oldest rows (every scheduler run hands out the range holding them)")
 	f.IntVar(&o.Config.Limit, "limit", doctor.DefaultLimit, "at most this many findings per check and table")
 	f.BoolVar(&o.Config.SelfHosted, "self-hosted", false, "backfill: ignore the options, as self-hosted Sentry does")
 	f.DurationVar(&o.Sample, "sample", 0, "backfill: read the cursors again after this long and report walks that did not move")

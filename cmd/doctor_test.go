@@ -400,3 +400,34 @@ func TestDoctorUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorBackfillStalledAndCompleteBelowCoded: a walk in progress that does not move over
+// --sample, and a walk "complete" while the option holds the target below the coded version.
+func TestDoctorBackfillStalledAndCompleteBelowCoded(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{})
+	execSQL(t, "INSERT INTO "+schema+`.sentry_option (key, value, last_updated) VALUES
+		('outbox_replication.sentry_organization.replication_version', '4', now()),
+		('outbox_replication.sentry_apikey.replication_version', '2', now())`)
+	execSQL(t, "INSERT INTO "+schema+`.hybridcloud_celloutboxbackfillwatermark (date_updated, date_added, table_name, low_bound, version)
+		VALUES (now(), now(), 'sentry_organization', 500, 4)`)
+	execSQL(t, "INSERT INTO "+schema+`.hybridcloud_controloutboxbackfillwatermark (date_updated, date_added, table_name, low_bound, version)
+		VALUES (now(), now(), 'sentry_apikey', 0, 4)`)
+	code, fs, errOut := doctor(t, testdb.DSN(), schema, "--check", "backfill", "--sample", "200ms")
+	if code != cmd.ExitWarn {
+		t.Fatalf("exit %d, want %d: %s %+v", code, cmd.ExitWarn, errOut, fs)
+	}
+	stalled := only(fs, "backfill", "table", "sentry_organization")
+	if len(stalled) != 1 || stalled[0].Evidence["low_bound"] != float64(500) ||
+		!strings.Contains(stalled[0].Summary, "backfill of sentry_organization did not move in 200ms (low bound 500, version 4)") {
+		t.Fatalf("stalled = %+v", stalled)
+	}
+	low := only(fs, "backfill", "table", "sentry_apikey")
+	if len(low) != 1 || low[0].Evidence["state"] != "complete" ||
+		!strings.Contains(low[0].Summary, "is 'complete' at target 2, below the coded version 3") {
+		t.Fatalf("complete below coded = %+v", low)
+	}
+	if errOut != "sampling the backfill cursors again in 200ms…\nError: doctor: 0 critical, 2 warning(s), 0 ok\n" {
+		t.Fatalf("stderr = %q", errOut)
+	}
+}

@@ -222,10 +222,14 @@ func (env *Env) disabledFinding(t query.Target, optTable string, w row) Finding 
 	if stalled {
 		trim = "trimming has stalled (the head row is the newest of its group): nothing more is deleted until it is re-enabled"
 	}
+	depth := fmt.Sprint(w.i("depth"))
+	if w.i("depth") >= query.DisabledDepthCap {
+		depth = "at least " + depth
+	}
 	return Finding{
 		Check: CheckKillswitch, Severity: Warn,
-		Summary: fmt.Sprintf("%s: kill-switched shard %s holds %d row(s) that are never delivered while it is disabled; %s",
-			t.TableName(), env.shardName(t, cell, w.i("shard_scope"), w.i("shard_identifier")), w.i("depth"), trim),
+		Summary: fmt.Sprintf("%s: kill-switched shard %s holds %s row(s) that are never delivered while it is disabled; %s",
+			t.TableName(), env.shardName(t, cell, w.i("shard_scope"), w.i("shard_identifier")), depth, trim),
 		Evidence: Evidence{
 			{"table", t.TableName()}, {"options_table", optTable}, {"shard_scope", w.i("shard_scope")},
 			{"shard_identifier", w.i("shard_identifier")}, {"depth", w.i("depth")}, {"head_id", w.i("head_id")},

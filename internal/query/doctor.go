@@ -256,8 +256,9 @@ SELECT w.pid, a.application_name, o.table_name, w.locktype, w.mode,
 }
 
 // DoctorUnclaimed looks for due shards whose head has not been claimed for a while: the
-// shards of the oldest rows (Sentry's scheduler hands out id ranges from the lowest due id
-// up, so the oldest due shards are the first it reaches), each confirmed due by one probe of
+// shards of the oldest rows (schedule_batch splits [min(id), max(id)] into ranges on every
+// run, and the first range, holding the oldest rows, is always handed out: if the workers
+// run, the oldest due shards are claimed within a run), each confirmed due by one probe of
 // the (…, scheduled_for) index and read at its head (lowest id; its scheduled_from is when
 // Sentry last claimed the shard, or when the row was written if never claimed).
 func DoctorUnclaimed(t Target, sample, limit int) Statement {
@@ -369,48 +370,68 @@ SELECT %[5]sk.shard_scope, k.shard_identifier, k.depth, k.next_attempt,
 	}
 }
 
+// DisabledDepthCap bounds the depth count of a kill-switched shard: a count of the cap
+// means "at least".
+const DisabledDepthCap = 10000
+
 // DoctorDisabledShards reads the kill-switched shards of one scope that still hold rows:
-// depth, the head row, when Sentry last visited (the head's scheduled_from), and whether the
-// head's coalesce group has a newer row. Sentry trims a disabled shard by deleting the older
-// rows of its head group; once the head is the newest of its group, nothing is ever deleted
-// again (reference §3.8): trimming has stalled.
+// depth (counted on the (…, id) index up to DisabledDepthCap), the head row, when Sentry last
+// visited (the head's scheduled_from), and whether the head's coalesce group has a newer
+// row. Sentry trims a disabled shard by deleting the older rows of its head group; once the
+// head is the newest of its group, nothing is ever deleted again (reference §3.8): trimming
+// has stalled. In the cell silo each listed id is one shard, probed on the index; in the
+// control silo the cells holding each id are found first (the index leads with the cell,
+// so without --cell that reads the control table, which is small).
 func DoctorDisabledShards(t Target, scope Enum, ids []int64) Statement {
 	b := newBuilder()
-	b.cellFilter(t, "o")
-	b.and("o.shard_scope = " + b.arg("scope", scope.Value, scope.Name))
-	b.and("o.shard_identifier = ANY (" + b.arg("ids", ids, "") + "::bigint[])")
-	keys := strings.Join(t.shardCols("o"), ", ")
+	scopeArg := b.arg("scope", scope.Value, scope.Name)
+	idsArg := b.arg("ids", ids, "")
+	shards := fmt.Sprintf(`SELECT %s::int AS shard_scope, i.id AS shard_identifier
+      FROM unnest(%s::bigint[]) AS i(id)`, scopeArg, idsArg)
+	if t.Control() {
+		b.cellFilter(t, "o")
+		b.and("o.shard_scope = " + scopeArg)
+		b.and("o.shard_identifier = ANY (" + idsArg + "::bigint[])")
+		shards = fmt.Sprintf(`SELECT DISTINCT %s
+      FROM %s o
+%s`, strings.Join(t.shardCols("o"), ", "), t.From(), b.whereClause("     "))
+	}
 	text := fmt.Sprintf(`WITH shards AS (
-    SELECT %[1]s, count(*) AS depth
-      FROM %[2]s o
-%[3]s
-     GROUP BY %[1]s
+    %[1]s
 )
-SELECT %[4]ss.shard_scope, s.shard_identifier, s.depth,
+SELECT %[2]ss.shard_scope, s.shard_identifier, d.depth,
        head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
        head.scheduled_from AS last_visit, head.date_added AS head_added,
-       NOT EXISTS (SELECT 1 FROM %[2]s o
-                    WHERE %[5]s
+       NOT EXISTS (SELECT 1 FROM %[3]s o
+                    WHERE %[4]s
                       AND o.category = head.category
                       AND o.object_identifier = head.object_identifier
                       AND o.id > head.id) AS trimming_stalled
   FROM shards s
  CROSS JOIN LATERAL (
     SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.date_added
-      FROM %[2]s o
-     WHERE %[6]s
+      FROM %[3]s o
+     WHERE %[5]s
      ORDER BY o.id
      LIMIT 1
  ) head
- ORDER BY s.depth DESC, %[7]s`,
-		keys, t.From(), b.whereClause("     "), selectCell(t, "s"), t.sameShard("o", "s", "                    "),
-		t.sameShard("o", "s", "     "), strings.Join(t.shardCols("s"), ", "))
+ CROSS JOIN LATERAL (
+    SELECT count(*) AS depth
+      FROM (SELECT 1 FROM %[3]s o
+             WHERE %[6]s
+             LIMIT %[7]s) x
+ ) d
+ ORDER BY d.depth DESC, %[8]s`,
+		shards, selectCell(t, "s"), t.From(), t.sameShard("o", "s", "                    "),
+		t.sameShard("o", "s", "     "), t.sameShard("o", "s", "             "),
+		b.arg("depth_cap", DisabledDepthCap, "count at most this many rows"), strings.Join(t.shardCols("s"), ", "))
 	return Statement{
 		Name: "doctor-disabled-shards",
 		Doc: []string{
 			fmt.Sprintf("Kill-switched %s shards of %s that still hold rows.", scope.Name, t.Describe()),
-			"trimming_stalled = the head row is the newest of its coalesce group: Sentry's visits delete",
-			"nothing more, and every row behind it waits until the shard is re-enabled.",
+			"depth is counted up to 10000 (10000 means at least). trimming_stalled = the head row is the newest",
+			"of its coalesce group: Sentry's visits delete nothing more, and every row behind it waits until the",
+			"shard is re-enabled.",
 		},
 		Text: tidy(text),
 		Args: b.args,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,5 +154,37 @@ func TestDoctorFindsTheSeed(t *testing.T) {
 	// ORG/1's head (category 2, object 1) has newer rows in its group; ORG/2's head is alone.
 	if !reflect.DeepEqual(stalled, map[int64]bool{1: false, 2: true}) {
 		t.Fatalf("trimming stalled = %v, want ORG/1 false, ORG/2 true (and no ORG/99: it holds no rows)", stalled)
+	}
+}
+
+// TestDoctorStatementsAreIndexAligned: with sequential scans priced out, no doctor statement
+// reads an outbox table by a sequential scan, so each has an index path (the reference's
+// §1.4 indexes, the primary key, or a TID probe): nothing scans the heap on a large table.
+func TestDoctorStatementsAreIndexAligned(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{})
+	seed(t, schema)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tx, err := testdb.Pool(t).BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
+	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+		t.Fatal(err)
+	}
+	for tname, target := range targets(schema) {
+		for _, name := range []string{"doctor-unclaimed-shards", "doctor-capped-shards", "doctor-disabled-shards", "doctor-lock-waits"} {
+			printed, err := doctorCases(target)[name].Render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range collect(ctx, t, tx, "EXPLAIN "+printed, pgx.QueryExecModeSimpleProtocol) {
+				if plan := line[0].(string); strings.Contains(plan, "Seq Scan on sentry_") {
+					t.Fatalf("%s/%s reads the table sequentially: %s\n%s", tname, name, plan, printed)
+				}
+			}
+		}
 	}
 }

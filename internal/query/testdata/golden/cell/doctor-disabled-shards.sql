@@ -1,15 +1,13 @@
 -- outboxctl: doctor-disabled-shards
 -- Kill-switched ORGANIZATION_SCOPE shards of sentry_regionoutbox (cell silo) that still hold rows.
--- trimming_stalled = the head row is the newest of its coalesce group: Sentry's visits delete
--- nothing more, and every row behind it waits until the shard is re-enabled.
+-- depth is counted up to 10000 (10000 means at least). trimming_stalled = the head row is the newest
+-- of its coalesce group: Sentry's visits delete nothing more, and every row behind it waits until the
+-- shard is re-enabled.
 WITH shards AS (
-    SELECT o.shard_scope, o.shard_identifier, count(*) AS depth
-      FROM sentry_regionoutbox o
-     WHERE o.shard_scope = 0  -- ORGANIZATION_SCOPE
-       AND o.shard_identifier = ANY (ARRAY[1, 2]::bigint[])
-     GROUP BY o.shard_scope, o.shard_identifier
+    SELECT 0::int AS shard_scope, i.id AS shard_identifier  -- ORGANIZATION_SCOPE
+      FROM unnest(ARRAY[1, 2]::bigint[]) AS i(id)
 )
-SELECT s.shard_scope, s.shard_identifier, s.depth,
+SELECT s.shard_scope, s.shard_identifier, d.depth,
        head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
        head.scheduled_from AS last_visit, head.date_added AS head_added,
        NOT EXISTS (SELECT 1 FROM sentry_regionoutbox o
@@ -27,4 +25,11 @@ SELECT s.shard_scope, s.shard_identifier, s.depth,
      ORDER BY o.id
      LIMIT 1
  ) head
- ORDER BY s.depth DESC, s.shard_scope, s.shard_identifier;
+ CROSS JOIN LATERAL (
+    SELECT count(*) AS depth
+      FROM (SELECT 1 FROM sentry_regionoutbox o
+             WHERE o.shard_scope = s.shard_scope
+               AND o.shard_identifier = s.shard_identifier
+             LIMIT 10000) x  -- count at most this many rows
+ ) d
+ ORDER BY d.depth DESC, s.shard_scope, s.shard_identifier;
