@@ -92,11 +92,15 @@ func (env *Env) schedulerFindings(t query.Target, rows []row) []Finding {
 	if len(out) > 0 {
 		return out
 	}
+	due, longest := int64(0), 0.0
+	if len(rows) > 0 {
+		due, longest = rows[0].i("due_shards"), rows[0].f("unclaimed_seconds")
+	}
 	return []Finding{{Check: CheckScheduler, Severity: OK,
-		Summary: fmt.Sprintf("%s: no due shard among the oldest rows' shards has waited %s for a claim (%d claimed seconds ago, probably in flight; %d waiting less)",
-			t.TableName(), dur(cfg.Unclaimed.Seconds()), inFlight, waiting),
-		Evidence: Evidence{{"table", t.TableName()}, {"due_shards_among_oldest", len(rows)}, {"in_flight", inFlight},
-			{"waiting_under_threshold", waiting}, {"threshold_seconds", seconds(cfg.Unclaimed)}, {"oldest_rows_examined", cfg.Sample}},
+		Summary: fmt.Sprintf("%s: none of the %d due shard(s) among the oldest rows' shards has waited %s for a claim (longest %s; of the %d longest waiting, %d were claimed seconds ago, probably draining now)",
+			t.TableName(), due, dur(cfg.Unclaimed.Seconds()), dur(longest), len(rows), inFlight),
+		Evidence: Evidence{{"table", t.TableName()}, {"due_shards_among_oldest", due}, {"longest_unclaimed_seconds", roundTo(longest, 1)},
+			{"in_flight", inFlight}, {"waiting_under_threshold", waiting}, {"threshold_seconds", seconds(cfg.Unclaimed)}, {"oldest_rows_examined", cfg.Sample}},
 	}}
 }
 
