@@ -274,7 +274,8 @@ func TestDoctorNamesPreparedTransaction(t *testing.T) {
 	}
 	mine := only(fs, "xmin", "gid", gid)
 	if len(mine) != 1 || mine[0].Severity != "warn" || mine[0].Evidence["database"] != "test" ||
-		!strings.Contains(mine[0].Summary, "prepared transaction '"+gid+"' (owner postgres, database test) was prepared 1s ago") ||
+		!strings.HasPrefix(mine[0].Summary, "prepared transaction '"+gid+"' (owner postgres, database test) was prepared ") ||
+		!strings.Contains(mine[0].Summary, " ago and holds the xmin horizon ") ||
 		*mine[0].Next != "ROLLBACK PREPARED '"+gid+"';  -- in database test, once its transaction manager has given up on it" {
 		t.Fatalf("finding for %s = %+v", gid, mine)
 	}
