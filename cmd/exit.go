@@ -17,6 +17,8 @@ const (
 	ExitError       = 1   // runtime failure: database, Redis, I/O
 	ExitUsage       = 2   // bad flags, arguments or names; a mutation without --yes off a TTY
 	ExitThreshold   = 3   // a --fail-if-… threshold was crossed
+	ExitWarn        = 4   // doctor: the worst finding is a warning
+	ExitCritical    = 5   // doctor: at least one finding is critical
 	ExitPending     = 8   // ran fine, the answer is "not yet" (--exit-status)
 	ExitInterrupted = 130 // SIGINT or SIGTERM
 )

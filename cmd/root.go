@@ -124,6 +124,7 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 
 	root.AddCommand(
 		newShardsCmd(a),
+		newDoctorCmd(a),
 		newInspectCmd(a),
 		newDepthCmd(a),
 		newDemoCmd(a),

@@ -1,0 +1,292 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
+
+	"github.com/outboxctl/outboxctl/internal/backfill"
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/doctor"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
+)
+
+type doctorOptions struct {
+	Checks []string
+	Config doctor.Config
+	// Sample reads the backfill cursors again after this long to find stalled walks.
+	Sample time.Duration
+}
+
+// Validate checks the flags and returns the checks to run, in run order.
+func (o *doctorOptions) Validate() ([]string, error) {
+	names, err := doctor.ParseChecks(o.Checks)
+	if err != nil {
+		return nil, usageErrorf("outboxctl doctor --check scheduler,xmin", "`--check`: %s", err.Error())
+	}
+	c := o.Config
+	for flag, d := range map[string]time.Duration{"--unclaimed": c.Unclaimed, "--xmin-warn": c.XminWarn, "--xmin-crit": c.XminCrit, "--sample": o.Sample} {
+		if d < 0 {
+			return nil, usageErrorf("outboxctl doctor --help", "`%s` must not be negative, got %s", flag, d)
+		}
+	}
+	if c.XminWarnXids < 0 || c.XminCritXids < 0 || c.Sample < 0 || c.Limit < 0 {
+		return nil, usageErrorf("outboxctl doctor --help", "`--xmin-warn-xids`, `--xmin-crit-xids`, `--oldest-rows` and `--limit` must not be negative")
+	}
+	if c.XminCrit > 0 && c.XminWarn > c.XminCrit {
+		return nil, usageErrorf("outboxctl doctor --xmin-warn 5m --xmin-crit 1h", "`--xmin-warn` (%s) must not exceed `--xmin-crit` (%s)", c.XminWarn, c.XminCrit)
+	}
+	return names, nil
+}
+
+// doctorDeps is what runDoctor needs from the process: injected so that it can be driven
+// without cobra.
+type doctorDeps struct {
+	// printOnly: print the SQL (--print-sql, or no database given); noDB: say how to connect.
+	printOnly, noDB bool
+	printScript     func(query.Script, bool) error
+	// targets picks the outbox tables to check: every one present, unless the flags named one.
+	targets func(sch *query.Schema) ([]query.Target, error)
+	// session runs fn in a read-only snapshot.
+	session  func(ctx context.Context, fn func(*session) error) error
+	env      func(s *session, targets []query.Target) *doctor.Env
+	printer  *render.Printer
+	cards    bool
+	schema   string
+	prefix   string
+	sleep    func(ctx context.Context, d time.Duration) error
+	progress func(format string, args ...any)
+}
+
+func newDoctorCmd(a *app) *cobra.Command {
+	var o doctorOptions
+	c := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the outboxes and what PostgreSQL is doing to them, and say what to run next",
+		Long: strings.TrimSpace(`
+Run every check over one read-only snapshot and print findings, most severe first, each
+with its evidence and the next command to run (SQL such as pg_terminate_backend is shown,
+never run):
+
+  scheduler   due shards whose head has not been claimed for --unclaimed (5m): Sentry's
+              drain tasks are not running or not reaching this database (critical at 6×);
+              a shard claimed seconds ago is probably draining and is not reported
+  stuck       shards at the 1 h backoff cap with their head message (critical when the
+              head is older than 24 h)
+  killswitch  kill-switched shards that hold rows, and whether trimming has stalled
+  backfill    backfills gated by an option, 'complete' below the coded version, pending a
+              restart, malformed; with --sample 30s, walks that did not move
+  vacuum      dead tuples against each table's autovacuum trigger (threshold + scale factor
+              × reltuples, reloptions honoured; critical past 10×), autovacuum off on the
+              table or server-wide, last (auto)vacuum, size against live rows
+  xmin        what holds the xmin horizon back: sessions (idle in transaction named as
+              such), prepared transactions, replication slots; warning past --xmin-warn (5m)
+              or --xmin-warn-xids (10,000,000), critical past --xmin-crit (1h) or
+              --xmin-crit-xids (100,000,000); inactive slots that keep WAL warn
+  locks       sessions waiting on locks of the outbox tables, their blockers
+              (pg_blocking_pids) and the shard of a locked row (critical after 1 min)
+  replica     on a standby: replay lag (warning past 1 min, critical past 15 min), and
+              that repairs must go to the primary
+  schema      the tables look like Sentry's: columns, payload type, the three shard-key
+              indexes by column set, region_name on control, options value type
+
+Both outbox tables are checked when both exist (a monolith); --silo, --table or --cell
+narrow it to one. A role without pg_read_all_stats still gets every check; the xmin
+finding says what it could not see.
+
+Exit status: 0 when every finding is ok, 4 when the worst is a warning, 5 when any is
+critical (1: runtime failure, 2: usage).`),
+		Example: examples(`
+  outboxctl doctor
+  outboxctl doctor --check xmin,locks -o json
+  outboxctl doctor --check backfill --sample 30s
+  outboxctl doctor --print-sql`),
+		Args: exactArgs(0, "(no arguments)"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			names, err := o.Validate()
+			if err != nil {
+				return err
+			}
+			deps, err := a.doctorDeps(c)
+			if err != nil {
+				return err
+			}
+			// The lock query's timeout is short, and never longer than the user's own.
+			o.Config.LockTimeout = min(doctor.DefaultLockTimeout, a.g.StatementTimeout)
+			return runDoctor(c.Context(), o, names, deps)
+		},
+	}
+	f := c.Flags()
+	f.StringSliceVar(&o.Checks, "check", nil, "run only these checks (comma-separated): "+strings.Join(doctor.Names, ", "))
+	f.DurationVar(&o.Config.Unclaimed, "unclaimed", doctor.DefaultUnclaimed, "a due shard whose head was last claimed longer ago is a finding")
+	f.DurationVar(&o.Config.XminWarn, "xmin-warn", doctor.DefaultXminWarn, "warn about a transaction, prepared transaction or slot holding the xmin horizon longer")
+	f.DurationVar(&o.Config.XminCrit, "xmin-crit", doctor.DefaultXminCrit, "the same, critical")
+	f.Int64Var(&o.Config.XminWarnXids, "xmin-warn-xids", doctor.DefaultXminWarnXids, "warn when the xmin horizon is held back by more transaction ids")
+	f.Int64Var(&o.Config.XminCritXids, "xmin-crit-xids", doctor.DefaultXminCritXids, "the same, critical")
+	f.IntVar(&o.Config.Sample, "oldest-rows", doctor.DefaultSample, "scheduler: examine the shards of this many oldest rows (every scheduler run hands out the range holding them)")
+	f.IntVar(&o.Config.Limit, "limit", doctor.DefaultLimit, "at most this many findings per check and table")
+	f.BoolVar(&o.Config.SelfHosted, "self-hosted", false, "backfill: ignore the options, as self-hosted Sentry does")
+	f.DurationVar(&o.Sample, "sample", 0, "backfill: read the cursors again after this long and report walks that did not move")
+	_ = c.RegisterFlagCompletionFunc("check", fixedCompletion(doctor.Names...))
+	return c
+}
+
+// doctorDeps wires runDoctor to this invocation's flags, database and output.
+func (a *app) doctorDeps(c *cobra.Command) (doctorDeps, error) {
+	reg, err := a.registry()
+	if err != nil {
+		return doctorDeps{}, err
+	}
+	printOnly, noDB := a.wantsSQL()
+	f, _ := render.ParseFormat(a.g.Output) // validated in PersistentPreRunE
+	named := c.Flag("silo").Changed || a.g.Table != "" || a.g.Cell != ""
+	prefix := "outboxctl"
+	if a.g.Schema != "" {
+		prefix += " --schema " + doctor.ShellQuote(a.g.Schema)
+	}
+	return doctorDeps{
+		printOnly: printOnly, noDB: noDB, printScript: a.printScript,
+		targets: func(sch *query.Schema) ([]query.Target, error) { return a.doctorTargets(named, sch) },
+		session: func(ctx context.Context, fn func(*session) error) error { return a.openSession(ctx, "doctor", fn) },
+		env: func(s *session, targets []query.Target) *doctor.Env {
+			return &doctor.Env{
+				Tx: s.tx, SchemaName: a.g.Schema, Schema: s.schema, Targets: targets, Registry: reg, Now: time.Now(), Prefix: prefix,
+				ReplicationOptions: func(ctx context.Context, tx pgx.Tx, tables []backfill.Table) (map[string]*int64, error) {
+					return readReplicationOptions(ctx, tx, a.g.Schema, s.schema, tables)
+				},
+			}
+		},
+		printer: a.printer(),
+		cards:   f == render.FormatTable || f == render.FormatMarkdown || (f == render.FormatAuto && a.io.OutTTY),
+		schema:  a.g.Schema, prefix: prefix,
+		sleep: func(ctx context.Context, d time.Duration) error {
+			select {
+			case <-time.After(d):
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+		progress: func(format string, args ...any) { fmt.Fprintf(a.io.Err, format+"\n", args...) },
+	}, nil
+}
+
+// doctorTargets picks the outbox tables: the one the flags name, or else every one of the
+// two silos' tables present (both in a monolith). sch nil means "print": both.
+func (a *app) doctorTargets(named bool, sch *query.Schema) ([]query.Target, error) {
+	t, err := a.target()
+	if err != nil {
+		return nil, err
+	}
+	all := []query.Target{t}
+	if !named {
+		all = []query.Target{{Silo: query.SiloCell, Schema: t.Schema}, {Silo: query.SiloControl, Schema: t.Schema}}
+	}
+	if sch == nil {
+		return all, nil
+	}
+	var present []query.Target
+	for _, x := range all {
+		if sch.Table(x.TableName()).Present {
+			present = append(present, sch.Adapt(x))
+		}
+	}
+	if len(present) == 0 {
+		return nil, sch.CheckOutbox(all[0])
+	}
+	return present, nil
+}
+
+// runDoctor prints the checks' SQL, or runs them in one snapshot, prints the findings and
+// maps the worst severity to the exit status.
+func runDoctor(ctx context.Context, o doctorOptions, names []string, d doctorDeps) error {
+	if d.printOnly {
+		targets, err := d.targets(nil)
+		if err != nil {
+			return err
+		}
+		return d.printScript(doctor.Script(targets, d.schema, names, o.Config), d.noDB)
+	}
+	var findings []doctor.Finding
+	var cursors map[string]backfill.Cursor
+	err := d.session(ctx, func(s *session) error {
+		if err := addWatermarks(s); err != nil {
+			return err
+		}
+		targets, err := d.targets(&s.schema)
+		if err != nil {
+			return err
+		}
+		env := d.env(s, targets)
+		env.Config = o.Config
+		findings = doctor.Run(ctx, env, names)
+		cursors = env.Cursors
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if o.Sample > 0 && len(cursors) > 0 {
+		if findings, err = resampleBackfill(ctx, o, d, findings, cursors); err != nil {
+			return err
+		}
+	}
+	return printFindings(d, findings)
+}
+
+// addWatermarks adds the backfill watermark tables to what the session introspected.
+func addWatermarks(s *session) error {
+	extra, err := query.LoadSchema(s.ctx, s.tx, s.target.Schema, []string{query.CellWatermark, query.ControlWatermark})
+	if err != nil {
+		return db.Classify(err, "introspect")
+	}
+	for k, v := range extra.Tables {
+		s.schema.Tables[k] = v
+	}
+	return nil
+}
+
+// resampleBackfill reads the cursors of the walks in progress again, o.Sample after the
+// snapshot closed (a snapshot held open while waiting would itself pin the xmin horizon).
+func resampleBackfill(ctx context.Context, o doctorOptions, d doctorDeps, fs []doctor.Finding, first map[string]backfill.Cursor) ([]doctor.Finding, error) {
+	d.progress("sampling the backfill cursors again in %s…", o.Sample)
+	if err := d.sleep(ctx, o.Sample); err != nil {
+		return nil, err
+	}
+	err := d.session(ctx, func(s *session) error {
+		if err := addWatermarks(s); err != nil {
+			return err
+		}
+		second, _, err := doctor.ReadCursors(s.ctx, s.tx, s.target.Schema, s.schema)
+		if err != nil {
+			return db.Classify(err, "backfill-watermarks")
+		}
+		fs = append(fs, doctor.Stalled(first, second, o.Sample, d.prefix)...)
+		return nil
+	})
+	doctor.Sort(fs)
+	return fs, err
+}
+
+func printFindings(d doctorDeps, fs []doctor.Finding) error {
+	doc := doctor.Table(fs)
+	if d.cards {
+		doc = doctor.Cards(fs)
+	}
+	if err := d.printer.Print(doc); err != nil {
+		return err
+	}
+	switch doctor.Worst(fs) {
+	case doctor.Crit:
+		return &exitError{code: ExitCritical, msg: "doctor: " + doctor.Tally(fs)}
+	case doctor.Warn:
+		return &exitError{code: ExitWarn, msg: "doctor: " + doctor.Tally(fs)}
+	case doctor.OK:
+	}
+	return nil
+}

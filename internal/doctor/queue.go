@@ -1,0 +1,249 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/outboxctl/outboxctl/internal/drain"
+	"github.com/outboxctl/outboxctl/internal/options"
+	"github.com/outboxctl/outboxctl/internal/query"
+)
+
+// queueStatements are the statements a queue check runs on one outbox table. The
+// kill-switch statement is printed with an empty id list: a run fills in the ids it read.
+func queueStatements(t query.Target, name string, cfg Config) query.Script {
+	switch name {
+	case CheckScheduler:
+		return query.Script{query.DoctorUnclaimed(t, cfg.Sample, cfg.Limit)}
+	case CheckStuck:
+		return query.Script{query.DoctorCappedShards(t, cfg.Limit)}
+	}
+	ks := options.KillswitchStatement(t.Schema, killswitchTable(t))
+	return query.Script{ks,
+		query.DoctorDisabledShards(t, query.Enum{Value: 0, Name: "ORGANIZATION_SCOPE"}, []int64{}),
+		query.DoctorDisabledShards(t, query.Enum{Value: 1, Name: "USER_SCOPE"}, []int64{})}
+}
+
+// killswitchTable is the options table a silo's workers read, for printed SQL.
+func killswitchTable(t query.Target) string {
+	if t.Control() {
+		return query.ControlOptionTable
+	}
+	return query.OptionTable
+}
+
+// checkScheduler: due shards whose head has not been claimed for a while mean Sentry's drain
+// tasks (deliver-from-outbox, enqueue_outbox_jobs) are not running or not reaching this
+// database. A due shard claimed seconds ago is probably draining right now.
+func checkScheduler(ctx context.Context, env *Env) ([]Finding, error) {
+	var out []Finding
+	for _, t := range env.Targets {
+		res, err := env.run(ctx, query.DoctorUnclaimed(t, env.Config.Sample, env.Config.Limit))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, env.schedulerFindings(t, rowsOf(res))...)
+	}
+	return out, nil
+}
+
+func (env *Env) schedulerFindings(t query.Target, rows []row) []Finding {
+	cfg := env.Config
+	var out []Finding
+	var inFlight, waiting int
+	for _, w := range rows {
+		since := time.Duration(w.f("unclaimed_seconds") * float64(time.Second))
+		never := w.t("last_claim").Sub(w.t("head_added")) < time.Second
+		switch {
+		case !never && since < drain.InFlightWindow:
+			inFlight++
+			continue
+		case since < cfg.Unclaimed:
+			waiting++
+			continue
+		}
+		sev := Warn
+		if since >= cfg.Unclaimed*UnclaimedCritFactor {
+			sev = Crit
+		}
+		cell := w.s(cellColumn(t))
+		how := "last claimed"
+		if never {
+			how = "never claimed since it was written"
+		}
+		out = append(out, Finding{
+			Check: CheckScheduler, Severity: sev,
+			Summary: fmt.Sprintf("%s: shard %s is due but its head was %s %s ago: Sentry's drain tasks are not running or not reaching this database",
+				t.TableName(), env.shardName(t, cell, w.i("shard_scope"), w.i("shard_identifier")), how, dur(since.Seconds())),
+			Evidence: Evidence{
+				{"table", t.TableName()}, {"shard_scope", w.i("shard_scope")}, {"shard_identifier", w.i("shard_identifier")},
+				{"head_id", w.i("head_id")}, {"head_category", env.Registry.CategoryName(int(w.i("head_category")))},
+				{"last_claim", w.t("last_claim")}, {"unclaimed_seconds", seconds(since)}, {"never_claimed", never},
+				{"due_shards_among_oldest", w.i("due_shards")}, {"oldest_rows_examined", cfg.Sample},
+			},
+			Next: env.shardCommand(t, cell, w.i("shard_scope"), w.i("shard_identifier")),
+		})
+		if len(out) >= cfg.Limit {
+			break
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	due, longest := int64(0), 0.0
+	if len(rows) > 0 {
+		due, longest = rows[0].i("due_shards"), rows[0].f("unclaimed_seconds")
+	}
+	return []Finding{{Check: CheckScheduler, Severity: OK,
+		Summary: fmt.Sprintf("%s: none of the %d due shard(s) among the oldest rows' shards has waited %s for a claim (longest %s; of the %d longest waiting, %d were claimed seconds ago, probably draining now)",
+			t.TableName(), due, dur(cfg.Unclaimed.Seconds()), dur(longest), len(rows), inFlight),
+		Evidence: Evidence{{"table", t.TableName()}, {"due_shards_among_oldest", due}, {"longest_unclaimed_seconds", roundTo(longest, 1)},
+			{"in_flight", inFlight}, {"waiting_under_threshold", waiting}, {"threshold_seconds", seconds(cfg.Unclaimed)}, {"oldest_rows_examined", cfg.Sample}},
+	}}
+}
+
+func cellColumn(t query.Target) string {
+	if t.CellColumn != "" {
+		return t.CellColumn
+	}
+	return query.DefaultCellColumn
+}
+
+// checkStuck: shards at the 1 h backoff cap, whose head message has failed about a dozen
+// times in a row and blocks every other message of the shard.
+func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {
+	var out []Finding
+	for _, t := range env.Targets {
+		res, err := env.run(ctx, query.DoctorCappedShards(t, env.Config.Limit))
+		if err != nil {
+			return nil, err
+		}
+		// A kill-switched shard backs off to the cap too (each visit claims it): that is the
+		// kill-switch check's business, not a poison message.
+		ks, _ := options.ReadKillswitches(ctx, env.Tx, env.SchemaName, env.Schema, t.Silo)
+		n := 0
+		for _, w := range rowsOf(res) {
+			if d := ks.IsDisabled(int(w.i("shard_scope")), w.i("shard_identifier")); d != nil && *d {
+				continue
+			}
+			out = append(out, env.stuckFinding(t, w))
+			n++
+		}
+		if n == 0 {
+			out = append(out, Finding{Check: CheckStuck, Severity: OK,
+				Summary:  t.TableName() + ": no shard at the 1 h backoff cap",
+				Evidence: Evidence{{"table", t.TableName()}, {"capped_shards", 0}}})
+		}
+	}
+	return out, nil
+}
+
+func (env *Env) stuckFinding(t query.Target, w row) Finding {
+	head := drain.Shard{Depth: w.i("depth"), NextAttempt: w.t("next_attempt"), HeadScheduledFrom: w.t("last_attempt")}
+	head.HeadScheduledFor = head.HeadScheduledFrom.Add(time.Duration(w.f("last_delay_seconds") * float64(time.Second)))
+	st := drain.Classify(env.Now, head)
+	age := env.Now.Sub(w.t("head_added"))
+	sev := Warn
+	if age >= StuckCritAge {
+		sev = Crit
+	}
+	cell := w.s(cellColumn(t))
+	cat := env.Registry.CategoryName(int(w.i("head_category")))
+	return Finding{
+		Check: CheckStuck, Severity: sev,
+		Summary: fmt.Sprintf("%s: shard %s at the 1 h backoff cap: head message %d (%s, object %d, %s old, ≥%d attempts) is a poison suspect blocking %d row(s)",
+			t.TableName(), env.shardName(t, cell, w.i("shard_scope"), w.i("shard_identifier")), w.i("head_id"), cat, w.i("head_object"),
+			dur(age.Seconds()), st.Attempts, w.i("depth")),
+		Evidence: Evidence{
+			{"table", t.TableName()}, {"shard_scope", w.i("shard_scope")}, {"shard_identifier", w.i("shard_identifier")},
+			{"depth", w.i("depth")}, {"head_id", w.i("head_id")}, {"head_category", cat}, {"head_object", w.i("head_object")},
+			{"head_age_seconds", seconds(age)}, {"attempts_estimate", st.Attempts}, {"backoff_seconds", seconds(st.Delay)},
+			{"next_attempt", w.t("next_attempt")}, {"capped_shards", w.i("capped_shards")},
+		},
+		Next: fmt.Sprintf("%s inspect message %d", env.Prefix, w.i("head_id")),
+	}
+}
+
+// checkKillswitch: disabled shards with rows waiting behind them (never delivered while
+// disabled), and whether Sentry's trimming of them has stalled.
+func checkKillswitch(ctx context.Context, env *Env) ([]Finding, error) {
+	var out []Finding
+	for _, t := range env.Targets {
+		ks, err := options.ReadKillswitches(ctx, env.Tx, env.SchemaName, env.Schema, t.Silo)
+		if err != nil {
+			return nil, err
+		}
+		if !ks.Known() {
+			out = append(out, Finding{Check: CheckKillswitch, Severity: Warn,
+				Summary:  t.TableName() + ": no sentry_option or sentry_controloption table here: kill-switch state unknown",
+				Evidence: Evidence{{"table", t.TableName()}}, Next: env.Prefix + " doctor --check schema"})
+			continue
+		}
+		fs, err := env.disabledFindings(ctx, t, ks)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs...)
+	}
+	return out, nil
+}
+
+func (env *Env) disabledFindings(ctx context.Context, t query.Target, ks *options.Killswitches) ([]Finding, error) {
+	var out []Finding
+	disabled := 0
+	for scope := range 2 {
+		var ids []int64
+		for id := range ks.Disabled[scope] {
+			ids = append(ids, id)
+		}
+		disabled += len(ids)
+		if len(ids) == 0 {
+			continue
+		}
+		st := query.DoctorDisabledShards(t, query.Enum{Value: scope, Name: env.Registry.ScopeName(scope)}, sorted(ids))
+		res, err := env.run(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range rowsOf(res) {
+			out = append(out, env.disabledFinding(t, ks.Table, w))
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, Finding{Check: CheckKillswitch, Severity: OK,
+			Summary:  fmt.Sprintf("%s: no kill-switched shard holds rows (%d shard(s) disabled in %s)", t.TableName(), disabled, ks.Table),
+			Evidence: Evidence{{"table", t.TableName()}, {"options_table", ks.Table}, {"disabled_shards", disabled}}})
+	}
+	return out, nil
+}
+
+func (env *Env) disabledFinding(t query.Target, optTable string, w row) Finding {
+	cell := w.s(cellColumn(t))
+	stalled := w.b("trimming_stalled")
+	trim := "Sentry still trims its head group on each visit"
+	if stalled {
+		trim = "trimming has stalled (the head row is the newest of its group): nothing more is deleted until it is re-enabled"
+	}
+	depth := fmt.Sprint(w.i("depth"))
+	if w.i("depth") >= query.DisabledDepthCap {
+		depth = "at least " + depth
+	}
+	return Finding{
+		Check: CheckKillswitch, Severity: Warn,
+		Summary: fmt.Sprintf("%s: kill-switched shard %s holds %s row(s) that are never delivered while it is disabled; %s",
+			t.TableName(), env.shardName(t, cell, w.i("shard_scope"), w.i("shard_identifier")), depth, trim),
+		Evidence: Evidence{
+			{"table", t.TableName()}, {"options_table", optTable}, {"shard_scope", w.i("shard_scope")},
+			{"shard_identifier", w.i("shard_identifier")}, {"depth", w.i("depth")}, {"head_id", w.i("head_id")},
+			{"last_visit", w.t("last_visit")}, {"oldest_message", w.t("head_added")}, {"trimming_stalled", stalled},
+		},
+		Next: fmt.Sprintf("%s killswitch check %s %d", env.Prefix, env.scopeArg(w.i("shard_scope")), w.i("shard_identifier")),
+	}
+}
+
+func sorted(ids []int64) []int64 {
+	slices.Sort(ids)
+	return ids
+}
