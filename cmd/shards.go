@@ -141,7 +141,7 @@ each failed attempt) and when Sentry last claimed the shard.`),
 					p.Warnf("no sentry_option or sentry_controloption table here: kill-switch state unknown")
 				}
 				for key, strays := range ks.Strays {
-					p.Warnf("option %s lists %v, which disable nothing: Sentry compares integers", key, strays)
+					p.Warnf("option %s lists %s, which disable nothing: Sentry compares integers", key, options.Strays(strays))
 				}
 			}
 			title := "Deepest shards"

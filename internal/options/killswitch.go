@@ -24,6 +24,9 @@ type Killswitches struct {
 	Disabled map[int]map[int64]bool
 	// Strays are list entries that disable nothing (strings, floats): Sentry compares integers.
 	Strays map[string][]string
+	// Failed holds, by scope, why that scope's list could not be read: its shards' state is
+	// unknown, while the other scope's is still known.
+	Failed map[int]error
 }
 
 // Known reports whether the kill switches could be read.
@@ -31,7 +34,7 @@ func (k *Killswitches) Known() bool { return k != nil && k.Table != "" }
 
 // IsDisabled says whether a shard is disabled; nil when unknown.
 func (k *Killswitches) IsDisabled(scope int, shard int64) *bool {
-	if !k.Known() {
+	if !k.Known() || k.Failed[scope] != nil {
 		return nil
 	}
 	d := k.Disabled[scope][shard]
@@ -62,10 +65,12 @@ func KillswitchStatement(schema, table string) query.Statement {
 }
 
 // ReadKillswitches reads and decodes the kill switches. A missing options table gives an
-// unknown state, not an error; a malformed value is an error naming the option.
+// unknown state, not an error. A malformed value fails only its own scope (Failed): the
+// first such error is returned with the otherwise complete Killswitches, so a command can
+// show everything else before it exits non-zero.
 func ReadKillswitches(ctx context.Context, q query.Querier, schema string, sch query.Schema, silo query.Silo) (*Killswitches, error) {
 	table := OptionTableFor(silo, sch)
-	k := &Killswitches{Table: table, Disabled: map[int]map[int64]bool{0: {}, 1: {}}, Strays: map[string][]string{}}
+	k := &Killswitches{Table: table, Disabled: map[int]map[int64]bool{0: {}, 1: {}}, Strays: map[string][]string{}, Failed: map[int]error{}}
 	if table == "" {
 		return k, nil
 	}
@@ -73,23 +78,35 @@ func ReadKillswitches(ctx context.Context, q query.Querier, schema string, sch q
 	if err != nil {
 		return nil, err
 	}
+	var first error
 	for _, r := range res.Rows {
 		key, _ := r[0].(string)
 		raw, _ := r[1].(string)
-		v, err := Decode(key, raw)
-		if err != nil {
-			return k, err
-		}
-		ids, strays, err := v.IDs()
-		if err != nil {
-			return k, err
-		}
-		for _, id := range ids {
-			k.Disabled[KillswitchScopes[key]][id] = true
-		}
-		if len(strays) > 0 {
-			k.Strays[key] = strays
+		if err := k.add(key, raw); err != nil {
+			k.Failed[KillswitchScopes[key]] = err
+			if first == nil {
+				first = err
+			}
 		}
 	}
-	return k, nil
+	return k, first
+}
+
+// add decodes one kill-switch option into k.
+func (k *Killswitches) add(key, raw string) error {
+	v, err := Decode(key, raw)
+	if err != nil {
+		return err
+	}
+	ids, strays, err := v.IDs()
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		k.Disabled[KillswitchScopes[key]][id] = true
+	}
+	if len(strays) > 0 {
+		k.Strays[key] = strays
+	}
+	return nil
 }
