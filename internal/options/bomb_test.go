@@ -26,7 +26,7 @@ func zlibbed(pickle string) string {
 // fail alone, quickly, in little memory, with a one-line error of bounded length.
 func bombs() map[string]string {
 	dupTuple := "\x80\x02K\x01" + strings.Repeat("2\x86", 27) + "." // the 80-byte value of issue #10
-	memo := "\x80\x02K\x01q\x00"                                        // BINPUT 0
+	memo := "\x80\x02K\x01q\x00"                                    // BINPUT 0
 	for range 40 {
 		memo += "h\x00h\x00\x86q\x00" // BINGET 0, BINGET 0, TUPLE2, BINPUT 0
 	}
