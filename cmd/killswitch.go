@@ -28,10 +28,15 @@ func newKillswitchCmd(a *app) *cobra.Command {
 		Long: strings.TrimSpace(`
 Sentry skips the organization and user shards listed in the options
 hybrid_cloud.authentication.disabled_organization_shards and disabled_user_shards: a
-disabled shard is still visited (at most hourly, after its backoff), its head coalesce group
-is trimmed without delivery, and nothing is delivered until it is removed again. The lists
-live in the options table of each side: sentry_option for the cell silo, sentry_controloption
-for control (--silo). Backfills are gated by outbox_replication.<table>.replication_version.
+disabled shard is still visited on the usual backoff (2 s after the claim, doubling on each
+visit to a 1 h cap, restarting at 2 s whenever a new row arrives); each visit deletes the
+older duplicates of its head coalesce group without delivering them, and nothing is
+delivered until it is removed again. Trimming stops for good once the lowest-id row is the
+newest of its group. The lists live in the options table Sentry reads for the outbox:
+sentry_option in a cell and in a monolith (self-hosted: one database with both outboxes,
+which reads sentry_option for both), sentry_controloption in a split deployment's control
+database. outboxctl detects which (--deployment overrides). Backfills are gated by
+outbox_replication.<table>.replication_version.
 
 Changes take --reason (written into the SQL as a comment, visible in pg_stat_activity, and
 into a JSON audit line on stderr; a warning when missing), show a plan, and ask for
@@ -610,8 +615,11 @@ func newKillswitchGateCmd(a *app) *cobra.Command {
 		Long: strings.TrimSpace(`
 Set outbox_replication.<table>.replication_version, the option that gates a table's outbox
 backfill: Sentry backfills up to min(option, coded version). Lower it below the coded
-version to stop a backfill; raise it to the coded version to start one. The option is
-written to the options table of the table's silo.`),
+version to hold a walk that has not finished. Raising it starts the coded version's walk
+only while the stored cursor version is at most the coded version: a walk that finished at
+a lower, option-limited version stored coded version + 1, so that version's walk never
+runs (backfill status shows it as "complete, version skipped"). The option is written to
+the options table Sentry reads for the table's silo (--deployment).`),
 		Example: examples(`
 			outboxctl killswitch gate sentry_organization --version 3 --reason 'INC-1234: stop the v4 backfill' --yes`),
 		Args: exactArgs(1, "TABLE"),

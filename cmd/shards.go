@@ -40,14 +40,6 @@ func (o *shardsOptions) checkDepth(res *query.Result) error {
 	return nil
 }
 
-// killswitchTable is the options table printed SQL reads the kill switches from.
-func killswitchTable(t query.Target) string {
-	if t.Silo == query.SiloControl {
-		return query.ControlOptionTable
-	}
-	return query.OptionTable
-}
-
 func newShardsCmd(a *app) *cobra.Command {
 	var o shardsOptions
 	c := &cobra.Command{
@@ -108,7 +100,7 @@ each failed attempt) and when Sentry last claimed the shard.`),
 				if err != nil {
 					return err
 				}
-				return a.printScript(query.Script{build(t), options.KillswitchStatement(t.Schema, killswitchTable(t))}, noDB)
+				return a.printScript(query.Script{build(t), options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, a.printSchema()))}, noDB)
 			}
 			reg, err := a.registry()
 			if err != nil {
@@ -169,4 +161,11 @@ each failed attempt) and when Sentry last claimed the shard.`),
 	_ = c.RegisterFlagCompletionFunc("scope", a.completeNames(enums.KindScope))
 	_ = c.RegisterFlagCompletionFunc("category", a.completeNames(enums.KindCategory))
 	return c
+}
+
+// killswitchTable is the options table printed SQL reads the kill switches from, for callers
+// without the app: a split deployment is assumed. Prefer
+// options.OptionTableFor(t.Silo, a.printSchema()), which honours --deployment.
+func killswitchTable(t query.Target) string {
+	return options.OptionTableFor(t.Silo, query.Schema{})
 }

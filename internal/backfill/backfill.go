@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Silo is the side of Sentry a replicated table lives on; its cursor lives in that side's
@@ -96,14 +98,36 @@ func ParseCoded(specs []string) (map[string]int64, error) {
 	out := map[string]int64{}
 	for _, s := range specs {
 		name, v, ok := strings.Cut(s, "=")
+		name = strings.TrimSpace(name)
+		if err := CheckName("table", name); err != nil {
+			return nil, fmt.Errorf("invalid `--coded`: %w", err)
+		}
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if !ok || strings.TrimSpace(name) == "" || err != nil || n < 1 {
+		if !ok || name == "" || err != nil || n < 1 {
 			return nil, fmt.Errorf("invalid `--coded` %q: want TABLE=VERSION with a version of at least 1", s)
 		}
-		out[strings.TrimSpace(name)] = n
+		out[name] = n
 	}
 	return out, nil
 }
+
+// CheckName refuses a name (a table, a Redis key or key prefix) that holds a control
+// character or is not UTF-8: such a name is never Sentry's, and in a printed script a
+// newline would end the comment or line it is placed in. Tables are also held to
+// PostgreSQL's 63-byte identifier limit. The error quotes the name escaped.
+func CheckName(kind, name string) error {
+	switch {
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%s name %q is not valid UTF-8", kind, name)
+	case strings.IndexFunc(name, isControl) >= 0:
+		return fmt.Errorf("%s name %q holds a control character", kind, name)
+	case kind == "table" && len(name) > 63:
+		return fmt.Errorf("table name %q is longer than PostgreSQL's 63-byte limit", name)
+	}
+	return nil
+}
+
+func isControl(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }
 
 // OptionKey is the option gating a table's backfill.
 func OptionKey(table string) string { return "outbox_replication." + table + ".replication_version" }

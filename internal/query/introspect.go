@@ -28,6 +28,8 @@ type TableInfo struct {
 	ValueType string
 	// OutboxColumns counts Sentry's outbox columns present (7 for a real outbox table).
 	OutboxColumns int64
+	// HasID says the table has an id column (a replicated model's table does).
+	HasID bool
 }
 
 // Deployment is how Sentry's silos share databases, which decides the options table its
@@ -115,7 +117,9 @@ func Introspect(schema string, tables []string) Statement {
        (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
          WHERE a.attrelid = c.oid AND a.attname = 'value' AND NOT a.attisdropped) AS value_type,
        (SELECT count(*) FROM pg_attribute a
-         WHERE a.attrelid = c.oid AND a.attname = ANY (%s::text[]) AND NOT a.attisdropped) AS outbox_columns
+         WHERE a.attrelid = c.oid AND a.attname = ANY (%s::text[]) AND NOT a.attisdropped) AS outbox_columns,
+       EXISTS (SELECT 1 FROM pg_attribute a
+         WHERE a.attrelid = c.oid AND a.attname = 'id' AND NOT a.attisdropped) AS has_id
   FROM unnest(%s::text[]) WITH ORDINALITY AS t(name, n)
   LEFT JOIN pg_class c ON c.oid = to_regclass(t.name)
  ORDER BY t.n`, b.arg("outbox_columns", outboxColumns, ""), b.arg("tables", names, ""))
@@ -148,6 +152,7 @@ func LoadSchema(ctx context.Context, q Querier, schema string, tables []string) 
 		if n, ok := r[5].(int64); ok {
 			ti.OutboxColumns = n
 		}
+		ti.HasID = r[6] == true
 		s.Tables[tables[i]] = ti
 	}
 	s.detectDeployment()
