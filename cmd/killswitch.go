@@ -163,7 +163,7 @@ func presentOutboxes(schema string, sch query.Schema) []query.Target {
 
 func newKillswitchListCmd(a *app) *cobra.Command {
 	var coded []string
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "list",
 		Short: "List the disabled shards, what waits behind them, and the backfill gates",
 		Long: strings.TrimSpace(`
@@ -177,16 +177,16 @@ list in sentry_controloption disables nothing.`),
 			outboxctl killswitch list -o json`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
+			overrides, err := backfill.ParseCoded(coded)
+			if err != nil {
+				return usageErrorf("outboxctl killswitch list --coded sentry_organization=4", "%s", err.Error())
+			}
 			if printOnly, noDB := a.wantsSQL(); printOnly {
 				return a.printScript(query.Script{
 					options.KillswitchStatement(a.g.Schema, query.OptionTable),
 					options.KillswitchStatement(a.g.Schema, query.ControlOptionTable),
 					query.KillswitchShards(presentOutboxes(a.g.Schema, query.Schema{}), nil),
 				}, noDB)
-			}
-			overrides, err := backfill.ParseCoded(coded)
-			if err != nil {
-				return usageErrorf("", "%s", err.Error())
 			}
 			reg, err := a.registry()
 			if err != nil {
@@ -249,6 +249,8 @@ list in sentry_controloption disables nothing.`),
 			return listErr
 		},
 	}
+	c.Flags().StringArrayVar(&coded, "coded", nil, "override a table's coded replication_version, TABLE=N (repeatable), for the backfill gates")
+	return c
 }
 
 // readGates adds to gates every replication_version option below its table's coded version.

@@ -82,7 +82,24 @@ func (e *MalformedError) Error() string {
 }
 
 func malformed(key, raw, reason string) error {
-	return &MalformedError{Key: key, Start: clip(raw, previewLen), Reason: clip(reason, 2*previewLen)}
+	return &MalformedError{Key: key, Start: clip(raw, previewLen), Reason: clip(escapeControls(reason), 2*previewLen)}
+}
+
+// escapeControls writes control characters as \xHH (\u2028 as \u2028): a decoder's message
+// can quote the bytes it choked on, and an error is one line on a terminal.
+func escapeControls(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case r == '\u2028' || r == '\u2029' || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // clip shortens s to at most n bytes (on a rune boundary), marking the cut: error text that
