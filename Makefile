@@ -52,6 +52,7 @@ bench: build ## Run the benchmarks (see docs/performance.md; builds a 2M-row dat
 	go test ./internal/query -run '^$$' -bench . -benchtime 20x -count 1 -timeout 30m
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench InspectAll -benchtime 2x -count 1 -timeout 30m
 	go test ./internal/drain -run '^$$' -bench DrainModes -benchtime 1x -count 1 -timeout 30m
+	go test ./cmd -run '^$$' -bench KillswitchList100k -benchtime 3x -count 1 -timeout 10m
 
 fuzz: ## Fuzz the resolver and the literal renderer for 30 s each
 	go test ./internal/enums -run '^$$' -fuzz FuzzResolve -fuzztime 30s
