@@ -534,11 +534,7 @@ func readReplicationOptions(ctx context.Context, tx pgx.Tx, schema string, sch q
 		if !ok {
 			continue
 		}
-		v, err := options.Decode(key, st.raw)
-		var n int64
-		if err == nil {
-			n, err = v.Int()
-		}
+		n, err := options.DecodeInt(key, st.raw)
 		if err != nil {
 			if bad == nil {
 				bad = err

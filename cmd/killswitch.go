@@ -270,11 +270,7 @@ func (a *app) readGates(s *session, tables []backfill.Table, gates *render.Table
 		for _, r := range res.Rows {
 			key, _ := r[0].(string)
 			raw, _ := r[1].(string)
-			v, err := options.Decode(key, raw)
-			if err != nil {
-				return err
-			}
-			n, err := v.Int()
+			n, err := options.DecodeInt(key, raw)
 			if err != nil {
 				return err
 			}
@@ -631,6 +627,9 @@ the options table Sentry reads for the table's silo (--deployment).`),
 			if err != nil {
 				return usageErrorf("", "%s", err.Error())
 			}
+			if err := backfill.CheckName("table", args[0]); err != nil {
+				return usageErrorf(command+" sentry_organization --version 3", "%s", err.Error())
+			}
 			tb, ok := backfill.Lookup(backfill.Registered(overrides), args[0])
 			if !ok {
 				return usageErrorf(command+" "+args[0]+" --coded "+args[0]+"=1 --version 1", "%s is not a registered replicated table; pass --coded %s=N to gate it anyway", args[0], args[0])
@@ -669,11 +668,7 @@ the options table Sentry reads for the table's silo (--deployment).`),
 				before = "(unset: 0)"
 				if len(res.Rows) > 0 {
 					raw, _ := res.Rows[0][1].(string)
-					v, err := options.Decode(key, raw)
-					if err != nil {
-						return err
-					}
-					n, err := v.Int()
+					n, err := options.DecodeInt(key, raw)
 					if err != nil {
 						return err
 					}

@@ -303,6 +303,15 @@ func (v Value) Int() (int64, error) {
 	return 0, &MalformedError{Key: v.Key, Start: preview(v.Data), Reason: "not an integer"}
 }
 
+// DecodeInt decodes a stored Int option (a replication_version gate).
+func DecodeInt(key, raw string) (int64, error) {
+	v, err := Decode(key, raw)
+	if err != nil {
+		return 0, err
+	}
+	return v.Int()
+}
+
 // EncodeIDs writes a list of shard ids as Sentry's JSON encoder would: compact, integers.
 func EncodeIDs(ids []int64) string {
 	parts := make([]string, len(ids))
