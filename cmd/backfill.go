@@ -473,7 +473,7 @@ func (a *app) cursorTables(ctx context.Context, o backfillOptions) ([]string, er
 	defer rc.Close()
 	prefix := query.BackfillRedisKey(o.Redis.KeyPrefix, "")
 	scan := func(ctx context.Context, c *redis.Client) error {
-		iter := c.Scan(ctx, 0, prefix+"*", 500).Iterator()
+		iter := c.Scan(ctx, 0, globEscape(prefix)+"*", 500).Iterator()
 		for iter.Next(ctx) {
 			names = append(names, strings.TrimPrefix(iter.Val(), prefix))
 		}
@@ -485,6 +485,12 @@ func (a *app) cursorTables(ctx context.Context, o backfillOptions) ([]string, er
 		err = scan(ctx, c)
 	}
 	return names, err
+}
+
+// globEscape makes a key prefix match itself in SCAN's MATCH pattern: a prefix holding *, ?,
+// [ or \ would otherwise match other keys.
+func globEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`, `]`, `\]`).Replace(s)
 }
 
 func optionKeys(tables []backfill.Table) []string {

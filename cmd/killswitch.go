@@ -683,7 +683,7 @@ the options table Sentry reads for the table's silo (--deployment).`),
 				a.printer().Notef("note: %s is already %s; nothing to change", key, value)
 				return nil
 			}
-			effect := "backfills up to the coded version"
+			effect := fmt.Sprintf("walks at version %d unless the stored cursor version is already above it (a walk that finished stored coded + 1: then nothing runs; check outboxctl backfill status %s)", min(version, tb.Coded), tb.Name)
 			if version < tb.Coded {
 				effect = fmt.Sprintf("holds the backfill below the coded version %d", tb.Coded)
 			}
