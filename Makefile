@@ -53,11 +53,14 @@ bench: build ## Run the benchmarks (see docs/performance.md; builds a 2M-row dat
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench InspectAll -benchtime 2x -count 1 -timeout 30m
 	go test ./internal/drain -run '^$$' -bench DrainModes -benchtime 1x -count 1 -timeout 30m
 	go test ./cmd -run '^$$' -bench DrainEndToEnd -benchtime 1x -count 1 -timeout 30m
+	go test ./cmd -run '^$$' -bench KillswitchList100k -benchtime 3x -count 1 -timeout 10m
 
 fuzz: ## Fuzz the resolver and the literal renderer for 30 s each
 	go test ./internal/enums -run '^$$' -fuzz FuzzResolve -fuzztime 30s
 	go test ./internal/query -run '^$$' -fuzz FuzzLiteral -fuzztime 30s
 	go test ./internal/drain -run '^$$' -fuzz FuzzParseArchive -fuzztime 30s
+	go test ./internal/options -run '^$$' -fuzz FuzzDecode -fuzztime 30s
+	go test ./internal/backfill -run '^$$' -fuzz FuzzParseRedisCursor -fuzztime 30s
 
 demo: build ## Print the stuck-shard SQL; when PostgreSQL is reachable, seed a demo schema and run it
 	@echo "== outboxctl shards --stuck --print-sql (no database needed)"

@@ -84,16 +84,28 @@ coded version with --self-hosted), the cursor (low_bound, version), and a state:
   not started          no cursor yet (Sentry stores (0, 1) on its first read)
   in progress          walking at the target version; progress by id span
   complete             the stored version is above the coded one
+  complete, version skipped
+                       complete, but the walk ran at a version below the coded one
+                       (walked): that version's walk will never run
   gated by option      the option holds the target below the coded version
   new version pending  the stored version is below the target: the walk restarts from 0
   cursor beyond max(id), malformed cursor: anomalies (the first would finish the table
                        without replicating anything)
 
+On completion Sentry stores coded version + 1 whatever version the walk ran at, so the
+walked column shows that version only when the state tells it: self-hosted, or the option
+last updated before the watermark (its value then is its value now). Otherwise it is empty
+and the note says what cannot be told.
+
 Cursors are read from the watermark tables (Sentry since September 2026) when they exist,
-else from Redis (key outbox_backfill.<table>, JSON [low, version]); --store chooses. With
---sample, the cursors are read twice and the rate and ETA shown against Sentry's budget of
-10,000 rows per minute; --watch 10s repeats that until every table is complete. An unreachable Redis gives a row saying so while the rest answers,
-then exit 1. --exit-status exits 8 while any selected table is not complete.`),
+else from Redis (key outbox_backfill.<table>, JSON [low, version]); --store chooses. The
+gating options are read from the options table Sentry reads for the table's silo
+(--deployment; the option_in field). With --sample, the cursors are read twice and the
+rate and ETA shown against Sentry's budget of 10,000 rows per minute; --watch 10s repeats
+that until every table is complete. A cursor that cannot be read (Redis unreachable) or
+is malformed (not the JSON [low, version], a key of another Redis type, a table without
+an id column) gives a row saying so while the rest answers, then exit 1. --exit-status
+exits 8 while any selected table is not complete.`),
 		Example: examples(`
   outboxctl backfill status
   outboxctl backfill status sentry_organization auth_user --sample 30s
@@ -147,6 +159,8 @@ type cursorRead struct {
 	cursor *backfill.Cursor
 	err    error
 	at     time.Time
+	// updated is the watermark's date_updated (zero for Redis, which keeps no date).
+	updated time.Time
 }
 
 func (a *app) backfillStatus(ctx context.Context, o backfillOptions, args []string) error {
@@ -159,6 +173,14 @@ func (a *app) backfillStatus(ctx context.Context, o backfillOptions, args []stri
 	default:
 		return usageErrorf("outboxctl backfill status --store auto", "invalid `--store` %q: valid values are auto, postgres and redis", o.Store)
 	}
+	if err := backfill.CheckName("`--redis-key-prefix`", o.Redis.KeyPrefix); err != nil {
+		return usageErrorf("outboxctl backfill status --redis-key-prefix 'sentry:'", "%s", err.Error())
+	}
+	for _, name := range args {
+		if err := backfill.CheckName("table", name); err != nil {
+			return usageErrorf("outboxctl backfill status sentry_organization", "%s", err.Error())
+		}
+	}
 	all := backfill.Registered(overrides)
 	if len(args) == 0 && !a.g.PrintSQL {
 		// Besides the registered tables, any table with a cursor is shown (with Sentry's
@@ -168,6 +190,10 @@ func (a *app) backfillStatus(ctx context.Context, o backfillOptions, args []stri
 			return err
 		}
 		for _, name := range extra {
+			if err := backfill.CheckName("table", name); err != nil {
+				a.printer().Warnf("skipping a cursor whose %s", err.Error())
+				continue
+			}
 			if _, ok := backfill.Lookup(all, name); !ok {
 				all = append(all, backfill.Table{Name: name, Silo: backfill.Cell, Coded: 1, Unregistered: true})
 			}
@@ -219,7 +245,7 @@ func (a *app) backfillStatus(ctx context.Context, o backfillOptions, args []stri
 
 	var (
 		sch      query.Schema
-		opts     = map[string]*int64{}
+		opts     map[string]optionRead
 		optErr   error
 		bounds   = map[string][2]*int64{}
 		estimate = map[string]int64{}
@@ -227,18 +253,22 @@ func (a *app) backfillStatus(ctx context.Context, o backfillOptions, args []stri
 	tablesToLook := append([]string{query.CellWatermark, query.ControlWatermark, query.OptionTable, query.ControlOptionTable}, names...)
 	err = db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
 		var err error
-		if sch, err = query.LoadSchema(ctx, tx, schema, tablesToLook); err != nil {
-			return db.Classify(err, "introspect")
+		if sch, err = a.loadSchema(ctx, tx, schema, tablesToLook); err != nil {
+			return err
 		}
-		opts, optErr = readReplicationOptions(ctx, tx, schema, sch, selected)
-		var present []string
+		// A database error (a lock timeout on sentry_option) ends the read here, reported
+		// as itself: running on would only add "current transaction is aborted".
+		if opts, optErr, err = readReplicationOptions(ctx, tx, schema, sch, selected); err != nil {
+			return err
+		}
+		var withID []string
 		for _, n := range names {
-			if sch.Table(n).Present {
-				present = append(present, n)
+			if sch.Table(n).Present && sch.Table(n).HasID {
+				withID = append(withID, n)
 			}
 		}
-		if len(present) > 0 {
-			res, err := query.Run(ctx, tx, query.TableBounds(schema, present))
+		if len(withID) > 0 {
+			res, err := query.Run(ctx, tx, query.TableBounds(schema, withID))
 			if err != nil {
 				return db.Classify(err, "backfill-table-bounds")
 			}
@@ -300,14 +330,14 @@ func (a *app) backfillStatus(ctx context.Context, o backfillOptions, args []stri
 	rows, incomplete, failed := 0, 0, 0
 	t := &render.Table{
 		Columns: []string{"table", "silo", "coded", "option", "target", "store", "low_bound", "version", "state",
-			"max_id", "progress", "rows_estimate", "rows_done", "rate_ids_per_minute", "eta_seconds", "note"},
-		Labels:      map[string]string{"rows_estimate": "rows", "rate_ids_per_minute": "rate/min", "eta_seconds": "eta"},
-		MachineOnly: map[string]bool{"silo": true},
+			"max_id", "progress", "rows_estimate", "rows_done", "rate_ids_per_minute", "eta_seconds", "note", "walked_version", "option_in"},
+		Labels:      map[string]string{"rows_estimate": "rows", "rate_ids_per_minute": "rate/min", "eta_seconds": "eta", "walked_version": "walked"},
+		MachineOnly: map[string]bool{"silo": true, "option_in": true},
 	}
 	for _, tb := range selected {
 		rows++
 		cr := first[tb.Name]
-		in := backfill.Input{Table: tb, Option: opts[tb.Name], SelfHosted: o.SelfHosted, Cursor: cr.cursor}
+		in := backfill.Input{Table: tb, Option: opts[tb.Name].value, SelfHosted: o.SelfHosted, Cursor: cr.cursor}
 		var unreachable bool
 		if cr.err != nil {
 			var dbErr *db.Error
@@ -315,8 +345,14 @@ func (a *app) backfillStatus(ctx context.Context, o backfillOptions, args []stri
 				unreachable = true
 			} else {
 				in.CursorErr = cr.err
+				failed++ // a malformed cursor is an error of its row, like an unreadable one
 			}
 		}
+		if ti := sch.Table(tb.Name); ti.Present && !ti.HasID {
+			in.CursorErr = fmt.Errorf("table %s has no id column: not a replicated model's table (a stray cursor?)", tb.Name)
+			failed++
+		}
+		in.OptionUpdated, in.CursorUpdated = opts[tb.Name].updated, cr.updated
 		b := bounds[tb.Name]
 		in.MaxID = b[1]
 		st := backfill.Classify(in)
@@ -363,14 +399,14 @@ func (a *app) backfillStatus(ctx context.Context, o backfillOptions, args []stri
 		} else if tb.Unregistered {
 			note += "; not a registered table: coded version assumed 1"
 		}
-		optVal := any(nil)
-		if p := opts[tb.Name]; p != nil {
-			optVal = *p
-		}
-		t.Rows = append(t.Rows, []any{tb.Name, string(tb.Silo), tb.Coded, optVal, st.Target, cr.store, low, version,
-			styledBackfillState(st, unreachable, state), ptrVal(b[1]), progress, nilIfZero(estimate[tb.Name], sch.Table(tb.Name).Present), rowsDone, rate, eta, note})
+		t.Rows = append(t.Rows, []any{tb.Name, string(tb.Silo), tb.Coded, ptrVal(opts[tb.Name].value), st.Target, cr.store, low, version,
+			styledBackfillState(st, unreachable, state), ptrVal(b[1]), progress, nilIfZero(estimate[tb.Name], sch.Table(tb.Name).Present), rowsDone, rate, eta, note,
+			ptrVal(st.Walked), nilIfEmpty(options.OptionTableFor(query.Silo(tb.Silo), sch))})
 	}
 	p := a.printer()
+	if !p.Structured() {
+		p.Notef("options read from %s", storesText(sch))
+	}
 	if !p.Structured() && second != nil {
 		p.Notef("rates are ids per minute of the cursor; Sentry backfills at most %d rows per minute across all tables", BackfillBudget)
 	}
@@ -381,7 +417,7 @@ func (a *app) backfillStatus(ctx context.Context, o backfillOptions, args []stri
 	case optErr != nil:
 		return optErr
 	case failed > 0:
-		return &exitError{code: ExitError, msg: fmt.Sprintf("the cursors of %d table(s) could not be read (see the note column)", failed)}
+		return &exitError{code: ExitError, msg: fmt.Sprintf("the cursors of %d table(s) could not be read or are malformed (see the note column)", failed)}
 	case o.ExitStatus && incomplete > 0:
 		return &exitError{code: ExitPending, msg: fmt.Sprintf("%d of %d table(s) not complete", incomplete, rows)}
 	}
@@ -437,7 +473,7 @@ func (a *app) cursorTables(ctx context.Context, o backfillOptions) ([]string, er
 	defer rc.Close()
 	prefix := query.BackfillRedisKey(o.Redis.KeyPrefix, "")
 	scan := func(ctx context.Context, c *redis.Client) error {
-		iter := c.Scan(ctx, 0, prefix+"*", 500).Iterator()
+		iter := c.Scan(ctx, 0, globEscape(prefix)+"*", 500).Iterator()
 		for iter.Next(ctx) {
 			names = append(names, strings.TrimPrefix(iter.Val(), prefix))
 		}
@@ -451,6 +487,12 @@ func (a *app) cursorTables(ctx context.Context, o backfillOptions) ([]string, er
 	return names, err
 }
 
+// globEscape makes a key prefix match itself in SCAN's MATCH pattern: a prefix holding *, ?,
+// [ or \ would otherwise match other keys.
+func globEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`, `]`, `\]`).Replace(s)
+}
+
 func optionKeys(tables []backfill.Table) []string {
 	keys := make([]string, len(tables))
 	for i, t := range tables {
@@ -459,52 +501,78 @@ func optionKeys(tables []backfill.Table) []string {
 	return keys
 }
 
-// readReplicationOptions reads each table's gating option, from its silo's options table
-// first and the other one second.
-func readReplicationOptions(ctx context.Context, tx pgx.Tx, schema string, sch query.Schema, tables []backfill.Table) (map[string]*int64, error) {
-	found := map[string]map[string]string{} // options table -> key -> raw
+// optionRead is one table's gating option: its value (nil when unset) and last_updated.
+type optionRead struct {
+	value   *int64
+	updated time.Time
+}
+
+// readReplicationOptions reads each table's gating option from the options table Sentry
+// reads for the table's silo here (options.OptionTableFor). A database error is returned
+// as err; a malformed value leaves its table's option unknown and is returned as bad,
+// after every other table's option is read.
+func readReplicationOptions(ctx context.Context, tx pgx.Tx, schema string, sch query.Schema, tables []backfill.Table) (out map[string]optionRead, bad, err error) {
+	type stored struct {
+		raw     string
+		updated time.Time
+	}
+	found := map[string]map[string]stored{} // options table -> key -> value
 	for _, ot := range []string{query.OptionTable, query.ControlOptionTable} {
 		if !sch.Table(ot).Present {
 			continue
 		}
 		res, err := query.Run(ctx, tx, query.OptionValues(schema, ot, optionKeys(tables)))
 		if err != nil {
-			return nil, db.Classify(err, "option-values")
+			return nil, nil, db.Classify(err, "option-values")
 		}
-		found[ot] = map[string]string{}
+		found[ot] = map[string]stored{}
 		for _, r := range res.Rows {
 			k, _ := r[0].(string)
 			v, _ := r[1].(string)
-			found[ot][k] = v
+			at, _ := r[2].(time.Time)
+			found[ot][k] = stored{v, at}
 		}
 	}
-	out := map[string]*int64{}
-	var firstErr error
+	out = map[string]optionRead{}
 	for _, t := range tables {
-		order := []string{query.OptionTable, query.ControlOptionTable}
-		if t.Silo == backfill.Control {
-			order = []string{query.ControlOptionTable, query.OptionTable}
+		key := backfill.OptionKey(t.Name)
+		st, ok := found[options.OptionTableFor(query.Silo(t.Silo), sch)][key]
+		if !ok {
+			continue
 		}
-		for _, ot := range order {
-			raw, ok := found[ot][backfill.OptionKey(t.Name)]
-			if !ok {
-				continue
+		n, err := options.DecodeInt(key, st.raw)
+		if err != nil {
+			if bad == nil {
+				bad = err
 			}
-			v, err := options.Decode(backfill.OptionKey(t.Name), raw)
-			if err == nil {
-				var n int64
-				if n, err = v.Int(); err == nil {
-					out[t.Name] = &n
-					break
-				}
-			}
-			if firstErr == nil {
-				firstErr = err
-			}
-			break
+			continue
 		}
+		out[t.Name] = optionRead{value: &n, updated: st.updated}
 	}
-	return out, firstErr
+	return out, bad, nil
+}
+
+// storesText says which options table Sentry reads for each outbox here, and why.
+func storesText(sch query.Schema) string {
+	cell, control := options.OptionTableFor(query.SiloCell, sch), options.OptionTableFor(query.SiloControl, sch)
+	if cell == control {
+		return fmt.Sprintf("%s for both outboxes (%s)", orNone(cell), sch.DeploymentWhy)
+	}
+	return fmt.Sprintf("%s for the cell outbox, %s for the control outbox (%s)", orNone(cell), orNone(control), sch.DeploymentWhy)
+}
+
+func orNone(table string) string {
+	if table == "" {
+		return "no options table"
+	}
+	return table
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // readWatermarks reads the cursors from the watermark tables, the table's silo first.
@@ -528,9 +596,8 @@ func readWatermarks(ctx context.Context, conn *db.Conn, schema string, sch query
 				n, _ := r[0].(string)
 				low, _ := r[1].(int64)
 				ver, _ := r[2].(int64)
-				at, _ := r[3].(time.Time)
-				_ = at
-				byTable[wt][n] = cursorRead{store: storeLabel(wt), cursor: &backfill.Cursor{Low: low, Version: ver}, at: time.Now()}
+				updated, _ := r[3].(time.Time)
+				byTable[wt][n] = cursorRead{store: storeLabel(wt), cursor: &backfill.Cursor{Low: low, Version: ver}, at: time.Now(), updated: updated}
 			}
 		}
 		return nil
@@ -570,8 +637,12 @@ func readRedisCursor(ctx context.Context, rc redis.UniversalClient, key string) 
 	switch {
 	case errors.Is(err, redis.Nil):
 		return cr
+	case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+		// A key that is not a string is a malformed cursor, like a string that is not JSON.
+		cr.err = fmt.Errorf("key %s holds a %s, not the JSON string [low, version]", query.RedisArg(key), redisType(ctx, rc, key))
+		return cr
 	case err != nil:
-		cr.err = &db.Error{Kind: db.KindUnreachable, Msg: "reading Redis key " + key + ": " + db.RedactDSN(err.Error()), Err: err}
+		cr.err = &db.Error{Kind: db.KindUnreachable, Msg: "reading Redis key " + query.RedisArg(key) + ": " + db.RedactDSN(err.Error()), Err: err}
 		return cr
 	}
 	c, perr := backfill.ParseRedisCursor(raw)
@@ -580,11 +651,19 @@ func readRedisCursor(ctx context.Context, rc redis.UniversalClient, key string) 
 		if len(start) > 40 {
 			start = start[:40] + "…"
 		}
-		cr.err = fmt.Errorf("key %s holds %q: %w", key, start, perr)
+		cr.err = fmt.Errorf("key %s holds %q: %w", query.RedisArg(key), start, perr)
 		return cr
 	}
 	cr.cursor = &c
 	return cr
+}
+
+// redisType names a key's Redis type, for an error.
+func redisType(ctx context.Context, rc redis.UniversalClient, key string) string {
+	if t, err := rc.Type(ctx, key).Result(); err == nil {
+		return t
+	}
+	return "value of another type"
 }
 
 func countBelow(ctx context.Context, conn *db.Conn, schema, table string, low int64) (int64, error) {

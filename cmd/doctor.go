@@ -157,7 +157,14 @@ func (a *app) doctorDeps(c *cobra.Command) (doctorDeps, error) {
 			return &doctor.Env{
 				Tx: s.tx, SchemaName: a.g.Schema, Schema: s.schema, Targets: targets, Registry: reg, Now: time.Now(), Prefix: prefix,
 				ReplicationOptions: func(ctx context.Context, tx pgx.Tx, tables []backfill.Table) (map[string]*int64, error) {
-					return readReplicationOptions(ctx, tx, a.g.Schema, s.schema, tables)
+					// A malformed option leaves its table unknown (nil); only a database
+					// error fails the check.
+					read, _, err := readReplicationOptions(ctx, tx, a.g.Schema, s.schema, tables)
+					out := make(map[string]*int64, len(read))
+					for k, v := range read {
+						out[k] = v.value
+					}
+					return out, err
 				},
 			}
 		},

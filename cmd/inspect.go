@@ -75,7 +75,7 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 					return err
 				}
 				return a.printScript(query.Script{query.ShardState(t, k), query.ShardCategories(t, k), messages(t),
-					options.KillswitchStatement(t.Schema, killswitchTable(t))}, noDB)
+					options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, a.printSchema()))}, noDB)
 			}
 			reg, err := a.registry()
 			if err != nil {

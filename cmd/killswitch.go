@@ -28,10 +28,15 @@ func newKillswitchCmd(a *app) *cobra.Command {
 		Long: strings.TrimSpace(`
 Sentry skips the organization and user shards listed in the options
 hybrid_cloud.authentication.disabled_organization_shards and disabled_user_shards: a
-disabled shard is still visited (at most hourly, after its backoff), its head coalesce group
-is trimmed without delivery, and nothing is delivered until it is removed again. The lists
-live in the options table of each side: sentry_option for the cell silo, sentry_controloption
-for control (--silo). Backfills are gated by outbox_replication.<table>.replication_version.
+disabled shard is still visited on the usual backoff (2 s after the claim, doubling on each
+visit to a 1 h cap, restarting at 2 s whenever a new row arrives); each visit deletes the
+older duplicates of its head coalesce group without delivering them, and nothing is
+delivered until it is removed again. Trimming stops for good once the lowest-id row is the
+newest of its group. The lists live in the options table Sentry reads for the outbox:
+sentry_option in a cell and in a monolith (self-hosted: one database with both outboxes,
+which reads sentry_option for both), sentry_controloption in a split deployment's control
+database. outboxctl detects which (--deployment overrides). Backfills are gated by
+outbox_replication.<table>.replication_version.
 
 Changes take --reason (written into the SQL as a comment, visible in pg_stat_activity, and
 into a JSON audit line on stderr; a warning when missing), show a plan, and ask for
@@ -75,13 +80,6 @@ func parseIDs(args []string) ([]int64, error) {
 	return ids, nil
 }
 
-func optionsTableOf(silo query.Silo) string {
-	if silo == query.SiloControl {
-		return query.ControlOptionTable
-	}
-	return query.OptionTable
-}
-
 // killswitchList is one options table's kill switches, as read.
 type killswitchList struct {
 	table string
@@ -91,18 +89,20 @@ type killswitchList struct {
 	err   error
 }
 
+// readLists reads the kill-switch lists of every options table present, whether or not
+// Sentry reads it here (a list Sentry ignores is shown and warned about, not hidden).
 func readLists(ctx context.Context, tx pgx.Tx, schema string, sch query.Schema) ([]killswitchList, error) {
 	var out []killswitchList
 	for _, ot := range []string{query.OptionTable, query.ControlOptionTable} {
 		if !sch.Table(ot).Present {
 			continue
 		}
-		ks, err := options.ReadKillswitches(ctx, tx, schema, query.Schema{Tables: map[string]query.TableInfo{ot: {Present: true}}}, siloOfOptions(ot))
+		ks, err := options.ReadKillswitchesFrom(ctx, tx, schema, ot)
 		if ks == nil {
 			return nil, db.Classify(err, "killswitch-options")
 		}
 		for _, key := range []string{options.DisabledOrgShards, options.DisabledUserShards} {
-			l := killswitchList{table: ot, key: key, scope: options.KillswitchScopes[key], err: err}
+			l := killswitchList{table: ot, key: key, scope: options.KillswitchScopes[key], err: ks.Failed[options.KillswitchScopes[key]]}
 			for id := range ks.Disabled[l.scope] {
 				l.ids = append(l.ids, id)
 			}
@@ -113,115 +113,134 @@ func readLists(ctx context.Context, tx pgx.Tx, schema string, sch query.Schema) 
 	return out, nil
 }
 
-func siloOfOptions(table string) query.Silo {
-	if table == query.ControlOptionTable {
-		return query.SiloControl
+// governsText says which outboxes an options table's values apply to in this deployment.
+func governsText(optionsTable string, sch query.Schema) string {
+	silos := options.Governs(optionsTable, sch)
+	if len(silos) == 0 {
+		return "nothing (Sentry does not read it here)"
 	}
-	return query.SiloCell
+	names := make([]string, len(silos))
+	for i, s := range silos {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+// storesSection shows which options table governs which outbox, and why.
+func storesSection(sch query.Schema) render.Section {
+	t := &render.Table{Columns: []string{"outbox", "options_table", "deployment", "decided"}, Labels: map[string]string{"options_table": "read from"}}
+	for _, o := range []struct {
+		silo  query.Silo
+		table string
+	}{{query.SiloCell, query.CellTable}, {query.SiloControl, query.ControlTable}} {
+		if sch.Tables != nil && !sch.Table(o.table).Present {
+			continue
+		}
+		var ot any
+		if name := options.OptionTableFor(o.silo, sch); name != "" {
+			ot = name
+		}
+		dep := string(sch.Deployment)
+		if dep == "" {
+			dep = "unknown (split assumed)"
+		}
+		t.Rows = append(t.Rows, []any{o.table, ot, dep, sch.DeploymentWhy})
+	}
+	return render.Section{Name: "stores", Title: "Options tables Sentry reads here", Table: t}
+}
+
+// presentOutboxes are the standard outbox tables of the database, adapted to its columns.
+func presentOutboxes(schema string, sch query.Schema) []query.Target {
+	var out []query.Target
+	for _, silo := range []query.Silo{query.SiloCell, query.SiloControl} {
+		t := sch.Adapt(query.Target{Silo: silo, Schema: schema})
+		if sch.Tables == nil || sch.Table(t.TableName()).Present {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func newKillswitchListCmd(a *app) *cobra.Command {
 	var coded []string
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "list",
 		Short: "List the disabled shards, what waits behind them, and the backfill gates",
+		Long: strings.TrimSpace(`
+List the kill-switch lists of every options table present, what waits behind each disabled
+shard (one statement for all of them), and the backfill gates held below the coded
+version. The "stores" section says which options table Sentry reads for each outbox in
+this deployment (--deployment): in a monolith sentry_option governs both outboxes and a
+list in sentry_controloption disables nothing.`),
 		Example: examples(`
 			outboxctl killswitch list
 			outboxctl killswitch list -o json`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
+			overrides, err := backfill.ParseCoded(coded)
+			if err != nil {
+				return usageErrorf("outboxctl killswitch list --coded sentry_organization=4", "%s", err.Error())
+			}
 			if printOnly, noDB := a.wantsSQL(); printOnly {
 				return a.printScript(query.Script{
 					options.KillswitchStatement(a.g.Schema, query.OptionTable),
 					options.KillswitchStatement(a.g.Schema, query.ControlOptionTable),
+					query.KillswitchShards(presentOutboxes(a.g.Schema, query.Schema{}), nil),
 				}, noDB)
 			}
 			reg, err := a.registry()
 			if err != nil {
 				return err
 			}
-			overrides, err := backfill.ParseCoded(coded)
-			if err != nil {
-				return usageErrorf("", "%s", err.Error())
-			}
 			tables := backfill.Registered(overrides)
-			disabled := &render.Table{Columns: []string{"options_table", "scope", "shard", "silo", "region_name", "depth", "coalesce_groups", "oldest_message", "next_attempt"},
+			disabled := &render.Table{Columns: []string{"options_table", "governs", "scope", "shard", "silo", "region_name", "depth", "coalesce_groups", "oldest_message", "next_attempt"},
 				Labels: map[string]string{"options_table": "option in", "coalesce_groups": "groups", "region_name": "cell"}}
-			gates := &render.Table{Columns: []string{"options_table", "key", "value", "coded"}, Labels: map[string]string{"options_table": "option in"}}
+			gates := &render.Table{Columns: []string{"options_table", "governs", "key", "value", "coded"}, Labels: map[string]string{"options_table": "option in"}}
 			var listErr error
+			var sch query.Schema
+			ignored := map[string][]int64{}
 			err = a.plainSession(c.Context(), "killswitch", func(s *session) error {
+				sch = s.schema
 				lists, err := readLists(s.ctx, s.tx, s.target.Schema, s.schema)
 				if err != nil {
 					return err
 				}
+				var qlists []query.KillswitchList
 				for _, l := range lists {
 					if l.err != nil && listErr == nil {
 						listErr = l.err
 					}
-					for _, id := range l.ids {
-						found := false
-						for _, silo := range []query.Silo{query.SiloCell, query.SiloControl} {
-							t := s.schema.Adapt(query.Target{Silo: silo, Schema: s.target.Schema})
-							if !s.schema.Table(t.TableName()).Present {
-								continue
-							}
-							res, err := s.run(query.ShardDepths(t, query.Enum{Value: l.scope, Name: reg.ScopeName(l.scope)}, []int64{id}))
-							if err != nil {
-								return err
-							}
-							for _, r := range res.Rows {
-								found = true
-								cell, off := any(nil), 0
-								if silo == query.SiloControl {
-									cell, off = r[0], 1
-								}
-								disabled.Rows = append(disabled.Rows, []any{l.table, reg.ScopeName(l.scope), id, string(silo), cell, r[off+1], r[off+2], r[off+3], r[off+4]})
-							}
-						}
-						if !found {
-							disabled.Rows = append(disabled.Rows, []any{l.table, reg.ScopeName(l.scope), id, nil, nil, int64(0), int64(0), nil, nil})
-						}
+					if len(options.Governs(l.table, s.schema)) == 0 {
+						ignored[l.table] = append(ignored[l.table], l.ids...)
 					}
+					qlists = append(qlists, query.KillswitchList{OptionsTable: l.table, Scope: l.scope, IDs: l.ids})
 				}
-				for _, ot := range []string{query.OptionTable, query.ControlOptionTable} {
-					if !s.schema.Table(ot).Present {
-						continue
-					}
-					keys := make([]string, len(tables))
-					for i, t := range tables {
-						keys[i] = backfill.OptionKey(t.Name)
-					}
-					res, err := s.run(query.OptionValues(s.target.Schema, ot, keys))
-					if err != nil {
-						return err
-					}
-					for _, r := range res.Rows {
-						key, _ := r[0].(string)
-						raw, _ := r[1].(string)
-						v, err := options.Decode(key, raw)
-						if err != nil {
-							return err
-						}
-						n, err := v.Int()
-						if err != nil {
-							return err
-						}
-						name := strings.TrimSuffix(strings.TrimPrefix(key, "outbox_replication."), ".replication_version")
-						if t, ok := backfill.Lookup(tables, name); ok && n < t.Coded {
-							gates.Rows = append(gates.Rows, []any{ot, key, n, t.Coded})
-						}
-					}
+				res, err := s.run(query.KillswitchShards(presentOutboxes(s.target.Schema, s.schema), qlists))
+				if err != nil {
+					return err
 				}
-				return nil
+				for _, r := range res.Rows {
+					ot, _ := r[0].(string)
+					disabled.Rows = append(disabled.Rows, []any{ot, governsText(ot, s.schema), reg.ScopeName(int(query.AsInt64(r[1]))), r[2], r[3], r[4], r[5], r[6], r[7], r[8]})
+				}
+				return a.readGates(s, tables, gates)
 			})
 			if err != nil {
 				return err
 			}
 			p := a.printer()
-			if !p.Structured() && len(disabled.Rows) == 0 {
-				p.Notef("no shard is disabled")
+			if !p.Structured() {
+				if len(disabled.Rows) == 0 {
+					p.Notef("no shard is disabled")
+				}
+				for ot, ids := range ignored {
+					if len(ids) > 0 {
+						p.Warnf("%s lists %d disabled shard(s), but Sentry does not read %s in this deployment (%s): they are NOT disabled; use killswitch add to disable them where Sentry reads", ot, len(ids), ot, sch.DeploymentWhy)
+					}
+				}
 			}
 			if err := p.Print(render.Doc{
+				storesSection(sch),
 				{Name: "disabled", Title: "Disabled shards", Table: disabled},
 				{Name: "backfill_gates", Title: "Backfill gates (option below the coded version)", Table: gates},
 			}); err != nil {
@@ -230,6 +249,38 @@ func newKillswitchListCmd(a *app) *cobra.Command {
 			return listErr
 		},
 	}
+	c.Flags().StringArrayVar(&coded, "coded", nil, "override a table's coded replication_version, TABLE=N (repeatable), for the backfill gates")
+	return c
+}
+
+// readGates adds to gates every replication_version option below its table's coded version.
+func (a *app) readGates(s *session, tables []backfill.Table, gates *render.Table) error {
+	keys := make([]string, len(tables))
+	for i, t := range tables {
+		keys[i] = backfill.OptionKey(t.Name)
+	}
+	for _, ot := range []string{query.OptionTable, query.ControlOptionTable} {
+		if !s.schema.Table(ot).Present {
+			continue
+		}
+		res, err := s.run(query.OptionValues(s.target.Schema, ot, keys))
+		if err != nil {
+			return err
+		}
+		for _, r := range res.Rows {
+			key, _ := r[0].(string)
+			raw, _ := r[1].(string)
+			n, err := options.DecodeInt(key, raw)
+			if err != nil {
+				return err
+			}
+			name := strings.TrimSuffix(strings.TrimPrefix(key, "outbox_replication."), ".replication_version")
+			if t, ok := backfill.Lookup(tables, name); ok && n < t.Coded {
+				gates.Rows = append(gates.Rows, []any{ot, governsText(ot, s.schema), key, n, t.Coded})
+			}
+		}
+	}
+	return nil
 }
 
 // plainSession is a read session that does not require an outbox table (the kill switches
@@ -267,7 +318,7 @@ func newKillswitchCheckCmd(a *app) *cobra.Command {
 			id := ids[0]
 			if printOnly, noDB := a.wantsSQL(); printOnly {
 				t, _ := a.target()
-				return a.printScript(query.Script{options.KillswitchStatement(t.Schema, optionsTableOf(t.Silo)), query.ShardDepths(t, *scope, ids)}, noDB)
+				return a.printScript(query.Script{options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, a.printSchema())), query.ShardDepths(t, *scope, ids)}, noDB)
 			}
 			reg, err := a.registry()
 			if err != nil {
@@ -290,6 +341,14 @@ func newKillswitchCheckCmd(a *app) *cobra.Command {
 					}
 					card = append(card, render.Field{Key: "disabled_in_" + l.table, Value: slices.Contains(l.ids, id)})
 				}
+				// What Sentry's workers for this outbox read: the verdict that counts.
+				ks, _ := options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
+				var disabled any
+				if d := ks.IsDisabled(scope.Value, id); d != nil {
+					disabled = *d
+				}
+				card = append(card, render.Field{Key: "read_from", Value: ks.Table}, render.Field{Key: "disabled", Value: disabled},
+					render.Field{Key: "deployment", Value: s.schema.DeploymentWhy})
 				t := s.target
 				if s.schema.Table(t.TableName()).Present {
 					res, err := s.run(query.ShardDepths(t, *scope, ids))
@@ -383,8 +442,8 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			table := optionsTableOf(t.Silo)
 			if printOnly, noDB := a.wantsSQL(); printOnly {
+				table := options.OptionTableFor(t.Silo, a.printSchema())
 				// Printed for the current Sentry (jsonb values); a text column takes the same
 				// statements with the ::jsonb casts, as outboxctl sends them when it connects.
 				return a.printScript(query.Script{
@@ -400,15 +459,16 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 
 			// Plan from a read-only look; the write recomputes under the row lock.
 			var before []int64
-			var valueType string
+			var valueType, table, why string
 			var depth *query.Result
 			err = db.ReadTx(c.Context(), conn, func(tx pgx.Tx) error {
-				sch, err := query.LoadSchema(c.Context(), tx, t.Schema, []string{table, t.TableName()})
+				sch, err := a.loadSchema(c.Context(), tx, t.Schema, []string{query.OptionTable, query.ControlOptionTable, t.TableName()})
 				if err != nil {
-					return db.Classify(err, "introspect")
+					return err
 				}
-				if !sch.Table(table).Present {
-					return fmt.Errorf("no %s table here: the %s silo's kill switches live there; check --dsn, --schema or --silo", table, t.Silo)
+				why = sch.DeploymentWhy
+				if table = options.OptionTableFor(t.Silo, sch); table == "" {
+					return fmt.Errorf("no options table here for the %s outbox (%s); check --dsn, --schema, --silo or --deployment", t.Silo, sch.DeploymentWhy)
 				}
 				valueType = sch.Table(table).ValueType
 				res, err := query.Run(c.Context(), tx, query.OptionValues(t.Schema, table, []string{key}))
@@ -452,6 +512,7 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 				fmt.Sprintf("%s %s shard(s) %v %s %s in %s (%s)", verb, scope.Name, changed, prep, key, table, reasonText(o.Reason)),
 				fmt.Sprintf("before: %s", options.EncodeIDs(before)),
 				fmt.Sprintf("after:  %s", options.EncodeIDs(after)),
+				fmt.Sprintf("%s is what Sentry reads for the %s outbox here (deployment %s)", table, t.Silo, why),
 			}
 			if depth != nil {
 				var rows, groups int64
@@ -552,8 +613,11 @@ func newKillswitchGateCmd(a *app) *cobra.Command {
 		Long: strings.TrimSpace(`
 Set outbox_replication.<table>.replication_version, the option that gates a table's outbox
 backfill: Sentry backfills up to min(option, coded version). Lower it below the coded
-version to stop a backfill; raise it to the coded version to start one. The option is
-written to the options table of the table's silo.`),
+version to hold a walk that has not finished. Raising it starts the coded version's walk
+only while the stored cursor version is at most the coded version: a walk that finished at
+a lower, option-limited version stored coded version + 1, so that version's walk never
+runs (backfill status shows it as "complete, version skipped"). The option is written to
+the options table Sentry reads for the table's silo (--deployment).`),
 		Example: examples(`
 			outboxctl killswitch gate sentry_organization --version 3 --reason 'INC-1234: stop the v4 backfill' --yes`),
 		Args: exactArgs(1, "TABLE"),
@@ -562,6 +626,9 @@ written to the options table of the table's silo.`),
 			overrides, err := backfill.ParseCoded(coded)
 			if err != nil {
 				return usageErrorf("", "%s", err.Error())
+			}
+			if err := backfill.CheckName("table", args[0]); err != nil {
+				return usageErrorf(command+" sentry_organization --version 3", "%s", err.Error())
 			}
 			tb, ok := backfill.Lookup(backfill.Registered(overrides), args[0])
 			if !ok {
@@ -573,13 +640,10 @@ written to the options table of the table's silo.`),
 			if err := a.checkReason(command, o.Reason); err != nil {
 				return err
 			}
-			table := query.OptionTable
-			if tb.Silo == backfill.Control {
-				table = query.ControlOptionTable
-			}
 			key := backfill.OptionKey(tb.Name)
 			value := strconv.FormatInt(version, 10)
 			if printOnly, noDB := a.wantsSQL(); printOnly {
+				table := options.OptionTableFor(query.Silo(tb.Silo), a.printSchema())
 				return a.printScript(query.Script{query.OptionWrite(a.g.Schema, table, "jsonb", key, value, o.Reason, "killswitch gate")}, noDB)
 			}
 			conn, err := a.connect(c.Context(), "killswitch")
@@ -587,14 +651,14 @@ written to the options table of the table's silo.`),
 				return err
 			}
 			defer conn.Close(context.WithoutCancel(c.Context()))
-			var valueType, before string
+			var valueType, before, table string
 			err = db.ReadTx(c.Context(), conn, func(tx pgx.Tx) error {
-				sch, err := query.LoadSchema(c.Context(), tx, a.g.Schema, []string{table})
+				sch, err := a.loadSchema(c.Context(), tx, a.g.Schema, []string{query.OptionTable, query.ControlOptionTable})
 				if err != nil {
-					return db.Classify(err, "introspect")
+					return err
 				}
-				if !sch.Table(table).Present {
-					return fmt.Errorf("no %s table here: %s's gate lives there; check --dsn or --schema", table, tb.Name)
+				if table = options.OptionTableFor(query.Silo(tb.Silo), sch); table == "" {
+					return fmt.Errorf("no options table here for %s's gate (%s silo; %s); check --dsn, --schema or --deployment", tb.Name, tb.Silo, sch.DeploymentWhy)
 				}
 				valueType = sch.Table(table).ValueType
 				res, err := query.Run(c.Context(), tx, query.OptionValues(a.g.Schema, table, []string{key}))
@@ -604,11 +668,7 @@ written to the options table of the table's silo.`),
 				before = "(unset: 0)"
 				if len(res.Rows) > 0 {
 					raw, _ := res.Rows[0][1].(string)
-					v, err := options.Decode(key, raw)
-					if err != nil {
-						return err
-					}
-					n, err := v.Int()
+					n, err := options.DecodeInt(key, raw)
 					if err != nil {
 						return err
 					}
@@ -623,7 +683,7 @@ written to the options table of the table's silo.`),
 				a.printer().Notef("note: %s is already %s; nothing to change", key, value)
 				return nil
 			}
-			effect := "backfills up to the coded version"
+			effect := fmt.Sprintf("walks at version %d unless the stored cursor version is already above it (a walk that finished stored coded + 1: then nothing runs; check outboxctl backfill status %s)", min(version, tb.Coded), tb.Name)
 			if version < tb.Coded {
 				effect = fmt.Sprintf("holds the backfill below the coded version %d", tb.Coded)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // connectHint is what a command without a database says on stderr after printing its SQL.
@@ -70,13 +71,23 @@ func (a *app) openSession(ctx context.Context, command string, fn func(*session)
 	defer conn.Close(context.WithoutCancel(ctx))
 	return db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
 		s := &session{ctx: ctx, tx: tx, target: t}
-		s.schema, err = query.LoadSchema(ctx, tx, t.Schema, introspected(t))
+		s.schema, err = a.loadSchema(ctx, tx, t.Schema, introspected(t))
 		if err != nil {
-			return db.Classify(err, "introspect")
+			return err
 		}
 		s.target = s.schema.Adapt(t)
 		return fn(s)
 	})
+}
+
+// loadSchema introspects tables and applies --deployment: every command reads the catalog
+// through here, so readers and writers agree on which options table Sentry reads.
+func (a *app) loadSchema(ctx context.Context, tx pgx.Tx, schema string, tables []string) (query.Schema, error) {
+	sch, err := query.LoadSchema(ctx, tx, schema, tables)
+	if err != nil {
+		return sch, db.Classify(err, "introspect")
+	}
+	return sch.WithDeployment(a.deployment()), nil
 }
 
 // runRead prints the script build makes (on --print-sql, or when no database is given) or
@@ -105,6 +116,11 @@ func (a *app) runRead(ctx context.Context, command string, build func(query.Targ
 }
 
 func (a *app) printScript(script query.Script, noDB bool) error {
+	if noDB && !a.g.PrintSQL {
+		if err := a.needsDatabase(); err != nil {
+			return err
+		}
+	}
 	text, err := script.Render()
 	if err != nil {
 		return err
@@ -116,6 +132,30 @@ func (a *app) printScript(script query.Script, noDB bool) error {
 		fmt.Fprintln(a.io.Err, connectHint)
 	}
 	return nil
+}
+
+// verdictFlags are the flags that ask a command for a verdict in its exit code.
+var verdictFlags = []string{"exit-status", "fail-if-depth"} //nolint:gochecknoglobals // constant list
+
+// needsDatabase is the no-database verdict rule, shared by every command that would print
+// its SQL for want of a database: a verdict (--exit-status, --fail-if-…) or machine output
+// (-o json, jsonl, csv) asked for without one is a usage error, since printing SQL and
+// exiting 0 would read as a passing check or as an empty result.
+func (a *app) needsDatabase() error {
+	var asked string
+	for _, name := range verdictFlags {
+		if a.cmd != nil && a.cmd.Flags().Changed(name) && asked == "" {
+			asked = "--" + name
+		}
+	}
+	if f, _ := render.ParseFormat(a.g.Output); asked == "" && (f == render.FormatJSON || f == render.FormatJSONL || f == render.FormatCSV) {
+		asked = "-o " + a.g.Output
+	}
+	if asked == "" {
+		return nil
+	}
+	return usageErrorf("--dsn postgres://USER@HOST:5432/DB (or --print-sql for the SQL)",
+		"%s needs a database to answer, and none is given: pass --dsn (or set OUTBOXCTL_DSN, or PGHOST and PGDATABASE)", asked)
 }
 
 // scopeArg resolves a scope given on the command line.

@@ -260,7 +260,7 @@ func restorePlanLines(targets []restoreTarget, leftOut []*drain.ArchivedOperatio
 		selected += len(t.Rows)
 		line := fmt.Sprintf("operation %s (%s by %s at %s, %s): reinsert %d of %d row(s) into %s, ids %s",
 			op.ID, safeText(op.Command), safeText(op.User), op.Started.UTC().Format("2006-01-02T15:04:05Z"), reasonText(safeText(op.Reason)),
-			fresh, len(t.Rows), safeText(qualifiedName(t.dest.Schema, t.dest.Table)), orNone(drain.IDRanges(t.IDs(), 8)))
+			fresh, len(t.Rows), safeText(qualifiedName(t.dest.Schema, t.dest.Table)), noneIfEmpty(drain.IDRanges(t.IDs(), 8)))
 		if len(t.present) > 0 {
 			line += fmt.Sprintf("; %d already in the table (ids %s), skipped", len(t.present), drain.IDRanges(keys(t.present), 8))
 		}
@@ -298,7 +298,7 @@ func keys(m map[int64]bool) []int64 {
 	return out
 }
 
-func orNone(s string) string {
+func noneIfEmpty(s string) string {
 	if s == "" {
 		return "none"
 	}

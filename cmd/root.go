@@ -50,6 +50,8 @@ type app struct {
 	getenv func(string) string
 	g      globalOptions
 	reg    *enums.Registry
+	// cmd is the command being run (set before it runs), for the no-database verdict rule.
+	cmd *cobra.Command
 }
 
 type globalOptions struct {
@@ -60,6 +62,7 @@ type globalOptions struct {
 	Schema           string
 	Output           string
 	EnumsPath        string
+	Deployment       string
 	PrintSQL         bool
 	NoColor          bool
 	StatementTimeout time.Duration
@@ -110,6 +113,7 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 	f.StringVar(&a.g.Schema, "schema", "", "schema holding the tables (default: the search_path)")
 	f.StringVarP(&a.g.Output, "output", "o", "", "output format: table, json, jsonl, csv, markdown (default: table on a terminal, tab-separated otherwise)")
 	f.BoolVar(&a.g.PrintSQL, "print-sql", false, "print the SQL instead of running it")
+	f.StringVar(&a.g.Deployment, "deployment", "auto", "which options table Sentry reads: auto (a database with both outbox tables is a monolith), monolith (sentry_option for both outboxes) or split (sentry_controloption for the control outbox)")
 	f.StringVar(&a.g.EnumsPath, "enums", "", "load categories and scopes from a Sentry checkout's category.py instead of the built-in registry")
 	f.BoolVar(&a.g.NoColor, "no-color", false, "disable colour (also: NO_COLOR=1)")
 	f.DurationVar(&a.g.StatementTimeout, "statement-timeout", db.DefaultStatementTimeout, "abort any statement that runs longer")
@@ -117,6 +121,7 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 	f.DurationVar(&a.g.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "give up connecting after this long")
 
 	_ = root.RegisterFlagCompletionFunc("silo", fixedCompletion("cell", "control"))
+	_ = root.RegisterFlagCompletionFunc("deployment", fixedCompletion("auto", "monolith", "split"))
 	_ = root.RegisterFlagCompletionFunc("output", fixedCompletion(render.Formats...))
 	_ = root.RegisterFlagCompletionFunc("enums", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"py"}, cobra.ShellCompDirectiveFilterFileExt
@@ -143,11 +148,15 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 
 // validate checks the global flags once, before any command runs.
 func (a *app) validate(c *cobra.Command) error {
+	a.cmd = c
 	if _, err := render.ParseFormat(a.g.Output); err != nil {
 		return usageErrorf(c.CommandPath()+" -o json", "%s", err.Error())
 	}
 	if _, err := query.ParseSilo(a.g.Silo); err != nil {
 		return usageErrorf(c.CommandPath()+" --silo control", "%s", err.Error())
+	}
+	if _, err := query.ParseDeployment(a.g.Deployment); err != nil {
+		return usageErrorf(c.CommandPath()+" --deployment monolith", "%s", err.Error())
 	}
 	for name, d := range map[string]time.Duration{
 		"--statement-timeout": a.g.StatementTimeout, "--lock-timeout": a.g.LockTimeout, "--connect-timeout": a.g.ConnectTimeout,
@@ -194,6 +203,17 @@ func (a *app) target() (query.Target, error) {
 		return query.Target{}, usageErrorf("", "%s", err.Error())
 	}
 	return t, nil
+}
+
+// deployment is --deployment (validated in PersistentPreRunE); unknown means auto.
+func (a *app) deployment() query.Deployment {
+	d, _ := query.ParseDeployment(a.g.Deployment)
+	return d
+}
+
+// printSchema is what printed SQL knows of the database without one: only --deployment.
+func (a *app) printSchema() query.Schema {
+	return query.Schema{Deployment: a.deployment()}
 }
 
 // printer builds the output printer for the chosen format.

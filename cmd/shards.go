@@ -40,14 +40,6 @@ func (o *shardsOptions) checkDepth(res *query.Result) error {
 	return nil
 }
 
-// killswitchTable is the options table printed SQL reads the kill switches from.
-func killswitchTable(t query.Target) string {
-	if t.Silo == query.SiloControl {
-		return query.ControlOptionTable
-	}
-	return query.OptionTable
-}
-
 func newShardsCmd(a *app) *cobra.Command {
 	var o shardsOptions
 	c := &cobra.Command{
@@ -108,7 +100,7 @@ each failed attempt) and when Sentry last claimed the shard.`),
 				if err != nil {
 					return err
 				}
-				return a.printScript(query.Script{build(t), options.KillswitchStatement(t.Schema, killswitchTable(t))}, noDB)
+				return a.printScript(query.Script{build(t), options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, a.printSchema()))}, noDB)
 			}
 			reg, err := a.registry()
 			if err != nil {
@@ -141,7 +133,7 @@ each failed attempt) and when Sentry last claimed the shard.`),
 					p.Warnf("no sentry_option or sentry_controloption table here: kill-switch state unknown")
 				}
 				for key, strays := range ks.Strays {
-					p.Warnf("option %s lists %v, which disable nothing: Sentry compares integers", key, strays)
+					p.Warnf("option %s lists %s, which disable nothing: Sentry compares integers", key, options.Strays(strays))
 				}
 			}
 			title := "Deepest shards"

@@ -5,10 +5,15 @@ package backfill
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Silo is the side of Sentry a replicated table lives on; its cursor lives in that side's
@@ -93,14 +98,36 @@ func ParseCoded(specs []string) (map[string]int64, error) {
 	out := map[string]int64{}
 	for _, s := range specs {
 		name, v, ok := strings.Cut(s, "=")
+		name = strings.TrimSpace(name)
+		if err := CheckName("table", name); err != nil {
+			return nil, fmt.Errorf("invalid `--coded`: %w", err)
+		}
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if !ok || strings.TrimSpace(name) == "" || err != nil || n < 1 {
+		if !ok || name == "" || err != nil || n < 1 {
 			return nil, fmt.Errorf("invalid `--coded` %q: want TABLE=VERSION with a version of at least 1", s)
 		}
-		out[strings.TrimSpace(name)] = n
+		out[name] = n
 	}
 	return out, nil
 }
+
+// CheckName refuses a name (a table, a Redis key or key prefix) that holds a control
+// character or is not UTF-8: such a name is never Sentry's, and in a printed script a
+// newline would end the comment or line it is placed in. Tables are also held to
+// PostgreSQL's 63-byte identifier limit. The error quotes the name escaped.
+func CheckName(kind, name string) error {
+	switch {
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%s name %q is not valid UTF-8", kind, name)
+	case strings.IndexFunc(name, isControl) >= 0:
+		return fmt.Errorf("%s name %q holds a control character", kind, name)
+	case kind == "table" && len(name) > 63:
+		return fmt.Errorf("table name %q is longer than PostgreSQL's 63-byte limit", name)
+	}
+	return nil
+}
+
+func isControl(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }
 
 // OptionKey is the option gating a table's backfill.
 func OptionKey(table string) string { return "outbox_replication." + table + ".replication_version" }
@@ -111,20 +138,29 @@ type Cursor struct {
 	Version int64
 }
 
-// ParseRedisCursor reads the Redis value: the JSON array [low, version].
+// ParseRedisCursor reads the Redis value: the JSON array [low, version] and nothing else
+// (Sentry's json.loads would refuse trailing text too).
 func ParseRedisCursor(raw string) (Cursor, error) {
-	var v []json.Number
+	var v []any
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil || len(v) != 2 {
-		return Cursor{}, fmt.Errorf("not a JSON [low, version] pair")
+		return Cursor{}, errors.New("not a JSON [low, version] pair")
 	}
-	low, err1 := v[0].Int64()
-	ver, err2 := v[1].Int64()
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Cursor{}, errors.New("text after the JSON [low, version] pair")
+	}
+	low, ok1 := v[0].(json.Number)
+	ver, ok2 := v[1].(json.Number)
+	if !ok1 || !ok2 {
+		return Cursor{}, errors.New("not a pair of integers")
+	}
+	l, err1 := low.Int64()
+	n, err2 := ver.Int64()
 	if err1 != nil || err2 != nil {
-		return Cursor{}, fmt.Errorf("not a pair of integers")
+		return Cursor{}, errors.New("not a pair of integers")
 	}
-	return Cursor{Low: low, Version: ver}, nil
+	return Cursor{Low: l, Version: n}, nil
 }
 
 // State is what a table's backfill is doing.
@@ -132,11 +168,12 @@ type State string
 
 // The states.
 const (
-	StateNotStarted State = "not started"         // no cursor yet: Sentry stores (0, 1) on its first read
-	StateInProgress State = "in progress"         // walking at the target version
-	StateComplete   State = "complete"            // stored version above the coded one: done
-	StateGated      State = "gated by option"     // the option holds the target below the coded version
-	StatePending    State = "new version pending" // stored version below the target: restarts from 0
+	StateNotStarted State = "not started"               // no cursor yet: Sentry stores (0, 1) on its first read
+	StateInProgress State = "in progress"               // walking at the target version
+	StateComplete   State = "complete"                  // stored version above the coded one: done
+	StateSkipped    State = "complete, version skipped" // done, but at a version below the coded one, which will never run
+	StateGated      State = "gated by option"           // the option holds the target below the coded version
+	StatePending    State = "new version pending"       // stored version below the target: restarts from 0
 	StateBeyondMax  State = "cursor beyond max(id)"
 	StateMalformed  State = "malformed cursor"
 	StateUnknown    State = "unknown"
@@ -154,6 +191,9 @@ type Input struct {
 	CursorErr error
 	// MaxID is the table's highest id; nil when the table is empty or not in this database.
 	MaxID *int64
+	// OptionUpdated and CursorUpdated are the option's last_updated and the watermark's
+	// date_updated; zero when not known (an unset option, a Redis cursor).
+	OptionUpdated, CursorUpdated time.Time
 }
 
 // Status is a table's classified backfill.
@@ -162,7 +202,10 @@ type Status struct {
 	Target int64 // the effective target version
 	// Complete is true when nothing is left to do at the current target.
 	Complete bool
-	Note     string
+	// Walked is the version a completed walk ran at, when the stored state tells it; nil
+	// when it cannot (see Classify).
+	Walked *int64
+	Note   string
 }
 
 // Target is find_replication_version: min(option, coded), or coded when self-hosted.
@@ -200,11 +243,7 @@ func Classify(in Input) Status {
 	c := *in.Cursor
 	switch {
 	case c.Version > target && c.Version > in.Table.Coded:
-		// Completion stores coded + 1 (not target + 1).
-		st.State, st.Complete = StateComplete, true
-		if target < in.Table.Coded {
-			st.Note = fmt.Sprintf("complete; the option (%d) is below the coded version, so a future bump will also wait for it", target)
-		}
+		classifyComplete(in, c, &st)
 	case c.Version > target:
 		st.State = StateGated
 		st.Note = fmt.Sprintf("stored version %d is above the target %d (option below the coded version %d): skipped until the option is raised", c.Version, target, in.Table.Coded)
@@ -220,4 +259,34 @@ func Classify(in Input) Status {
 		st.State = StateInProgress
 	}
 	return st
+}
+
+// classifyComplete reads a completed walk. Completion stores (0, coded + 1) whatever target
+// the walk ran at (reference §6.1), so the stored version tells the coded version then (v-1)
+// but not the target. The target was min(option then, v-1), or v-1 self-hosted; the option
+// then is the option now only if it was last updated before the watermark was. When that
+// target was below v-1, version v-1's walk was skipped: a stored version above any future
+// target at this code means it never runs, and raising the option does not start it.
+func classifyComplete(in Input, c Cursor, st *Status) {
+	st.State, st.Complete = StateComplete, true
+	codedThen := c.Version - 1
+	optionKnown := in.Option != nil && !in.OptionUpdated.IsZero() && !in.CursorUpdated.IsZero() && !in.OptionUpdated.After(in.CursorUpdated)
+	switch {
+	case in.SelfHosted:
+		st.Walked = &codedThen
+	case optionKnown:
+		w := min(*in.Option, codedThen)
+		st.Walked = &w
+	}
+	switch {
+	case st.Walked != nil && *st.Walked < codedThen:
+		st.State, st.Complete = StateSkipped, false
+		st.Note = fmt.Sprintf("the walk ran at version %d (option %d, unchanged since it finished) but stored %d = coded %d + 1: version %d's walk will never run; raising the option does not start it (only a new coded version or resetting the cursor to (0, %d) does)",
+			*st.Walked, *in.Option, c.Version, codedThen, codedThen, codedThen)
+	case st.Walked == nil && Target(in) < codedThen:
+		st.Note = fmt.Sprintf("the walk's version is not stored: if the option was already %d when it finished, it ran at version %d and version %d's walk will never run (raising the option does not start it)",
+			Target(in), Target(in), codedThen)
+	case st.Walked == nil:
+		st.Note = fmt.Sprintf("the walk's version is not stored: %d, or lower if the option was below %d when it finished", codedThen, codedThen)
+	}
 }

@@ -3,6 +3,7 @@ package backfill
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 func i64(v int64) *int64 { return &v }
@@ -101,6 +102,68 @@ func TestParseRedisCursor(t *testing.T) {
 	for _, bad := range []string{"", "[1]", "[1,2,3]", `["a",1]`, "{}", "[1.5,2]"} {
 		if _, err := ParseRedisCursor(bad); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestCompleteSaysWhatRan covers the issue's example (stored (0, 5), option 3, coded 4) and
+// what the stored state can and cannot tell about the version a completed walk ran at.
+func TestCompleteSaysWhatRan(t *testing.T) {
+	t.Parallel()
+	org := Table{Name: "sentry_organization", Silo: Cell, Coded: 4}
+	finished := time.Date(2026, 9, 20, 12, 0, 0, 0, time.UTC)
+	before, after := finished.Add(-time.Hour), finished.Add(time.Hour)
+	for _, tt := range []struct {
+		name   string
+		in     Input
+		state  State
+		done   bool
+		walked int64 // -1: not known
+		note   string
+	}{
+		{"OptionUnchangedBelowCoded", Input{Table: org, Option: i64(3), Cursor: &Cursor{0, 5}, OptionUpdated: before, CursorUpdated: finished},
+			StateSkipped, false, 3, "the walk ran at version 3 (option 3, unchanged since it finished) but stored 5 = coded 4 + 1: version 4's walk will never run; raising the option does not start it (only a new coded version or resetting the cursor to (0, 4) does)"},
+		{"OptionChangedSince", Input{Table: org, Option: i64(3), Cursor: &Cursor{0, 5}, OptionUpdated: after, CursorUpdated: finished},
+			StateComplete, true, -1, "the walk's version is not stored: if the option was already 3 when it finished, it ran at version 3 and version 4's walk will never run (raising the option does not start it)"},
+		{"RedisNoDates", Input{Table: org, Option: i64(3), Cursor: &Cursor{0, 5}},
+			StateComplete, true, -1, "the walk's version is not stored: if the option was already 3 when it finished, it ran at version 3 and version 4's walk will never run (raising the option does not start it)"},
+		{"OptionAtCodedUnchanged", Input{Table: org, Option: i64(4), Cursor: &Cursor{0, 5}, OptionUpdated: before, CursorUpdated: finished},
+			StateComplete, true, 4, ""},
+		{"OptionAboveCodedUnchanged", Input{Table: org, Option: i64(9), Cursor: &Cursor{0, 5}, OptionUpdated: before, CursorUpdated: finished},
+			StateComplete, true, 4, ""},
+		{"OptionAtCodedRedis", Input{Table: org, Option: i64(4), Cursor: &Cursor{0, 5}},
+			StateComplete, true, -1, "the walk's version is not stored: 4, or lower if the option was below 4 when it finished"},
+		{"SelfHosted", Input{Table: org, SelfHosted: true, Cursor: &Cursor{0, 5}}, StateComplete, true, 4, ""},
+		{"UnsetOption", Input{Table: org, Cursor: &Cursor{0, 5}, CursorUpdated: finished},
+			StateComplete, true, -1, "the walk's version is not stored: if the option was already 0 when it finished, it ran at version 0 and version 4's walk will never run (raising the option does not start it)"},
+	} {
+		got := Classify(tt.in)
+		walked := int64(-1)
+		if got.Walked != nil {
+			walked = *got.Walked
+		}
+		if got.State != tt.state || got.Complete != tt.done || walked != tt.walked || got.Note != tt.note {
+			t.Errorf("%s: %s complete=%v walked=%d note=%q\nwant %s complete=%v walked=%d note=%q", tt.name, got.State, got.Complete, walked, got.Note, tt.state, tt.done, tt.walked, tt.note)
+		}
+	}
+}
+
+func TestParseRedisCursorErrors(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]string{
+		"[0,1]": "", "[12345, 3]": "", " [1,2]\n": "",
+		"[1, 2] x": "text after the JSON [low, version] pair", "[1,2][3,4]": "text after the JSON [low, version] pair",
+		"not json": "not a JSON [low, version] pair", "[1]": "not a JSON [low, version] pair", "[1,2,3]": "not a JSON [low, version] pair",
+		`["1",2]`: "not a pair of integers", "[1.5,2]": "not a pair of integers", "[1,99999999999999999999]": "not a pair of integers",
+		"": "not a JSON [low, version] pair", "null": "not a JSON [low, version] pair",
+	} {
+		_, err := ParseRedisCursor(raw)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != want {
+			t.Errorf("ParseRedisCursor(%q) = %q, want %q", raw, got, want)
 		}
 	}
 }

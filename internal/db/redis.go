@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,8 +25,21 @@ type RedisConfig struct {
 // Given reports whether any Redis was named.
 func (c RedisConfig) Given() bool { return c.URL != "" || len(c.Cluster) > 0 }
 
+// silentLogger drops go-redis's own log lines ("redis: … connection pool: …"): they
+// would reach stderr unformatted, outside outboxctl's one-line errors, and every failure
+// they describe comes back to the caller as an error anyway.
+type silentLogger struct{}
+
+func (silentLogger) Printf(context.Context, string, ...any) {}
+
+var silenceOnce sync.Once
+
+// SilenceRedisLogger installs silentLogger (once; go-redis's logger is process-wide).
+func SilenceRedisLogger() { silenceOnce.Do(func() { redis.SetLogger(silentLogger{}) }) }
+
 // ConnectRedis builds the client and pings it. Errors never show the password.
 func ConnectRedis(ctx context.Context, c RedisConfig) (redis.UniversalClient, error) {
+	SilenceRedisLogger()
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = 3 * time.Second

@@ -2,6 +2,7 @@ package enums
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -294,5 +295,31 @@ func TestParseRejectsOtherFiles(t *testing.T) {
 	}
 	if _, err := LoadFile("testdata/does-not-exist.py"); err == nil {
 		t.Fatal("no error for a missing file")
+	}
+}
+
+// TestParseRejectsOutOfRangeIntegers: an integer beyond the outbox columns' int32 is a parse
+// error naming the line, never clamped (a scope) nor dropped (a category).
+func TestParseRejectsOutOfRangeIntegers(t *testing.T) {
+	t.Parallel()
+	base := "class OutboxCategory(IntEnum):\n    USER_UPDATE = %s\n\n\nclass OutboxScope(IntEnum):\n    USER_SCOPE = scope_categories(%s, {OutboxCategory.USER_UPDATE})\n    OTHER_SCOPE = %s\n"
+	for name, c := range map[string]struct {
+		cat, scope, plain string
+		want              string
+	}{
+		"ScopeCall":  {"0", "99999999999999999999", "2", "x.py:6: USER_SCOPE = 99999999999999999999 is out of range: the outbox columns hold integers up to 2147483647"},
+		"Category":   {"99999999999999999999", "1", "2", "x.py:2: USER_UPDATE = 99999999999999999999 is out of range: the outbox columns hold integers up to 2147483647"},
+		"PlainScope": {"0", "1", "2147483648", "x.py:7: OTHER_SCOPE = 2147483648 is out of range: the outbox columns hold integers up to 2147483647"},
+		"Long":       {"0", "1", strings.Repeat("9", 60), "x.py:7: OTHER_SCOPE = 999999999999999999999999… is out of range: the outbox columns hold integers up to 2147483647"},
+		"MaxIsFine":  {"2147483647", "1", "2", ""},
+	} {
+		_, err := Parse("x.py", []byte(fmt.Sprintf(base, c.cat, c.scope, c.plain)))
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", name, got, c.want)
+		}
 	}
 }

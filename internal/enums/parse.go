@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -65,7 +66,11 @@ func Parse(origin string, data []byte) (Source, error) {
 		switch m[1] {
 		case "OutboxCategory":
 			sawCategory = true
-			src.Categories = append(src.Categories, parseCategories(lines, i+1, end)...)
+			cats, err := parseCategories(origin, lines, i+1, end)
+			if err != nil {
+				return Source{}, err
+			}
+			src.Categories = append(src.Categories, cats...)
 		case "OutboxScope":
 			sawScope = true
 			scopes, err := parseScopes(origin, lines, i+1, end)
@@ -105,20 +110,39 @@ func classEnd(lines []string, start int) int {
 	return len(lines)
 }
 
-func parseCategories(lines []string, from, to int) []CategoryDef {
+func parseCategories(origin string, lines []string, from, to int) ([]CategoryDef, error) {
 	var out []CategoryDef
 	for j := from; j < to; j++ {
 		m := reMember.FindStringSubmatch(lines[j])
 		if m == nil {
 			continue
 		}
-		v, err := strconv.Atoi(m[2])
+		v, err := enumInt(origin, j, m[1], m[2])
 		if err != nil {
-			continue
+			return nil, err
 		}
 		out = append(out, CategoryDef{Name: m[1], Value: v, Retired: reRetired.MatchString(m[3]), Line: j + 1})
 	}
-	return out
+	return out, nil
+}
+
+// enumInt reads a member's integer. The outbox columns are PostgreSQL integers, so a value
+// beyond int32 is an error rather than clamped (a clamped scope would take the place of
+// another) or dropped.
+func enumInt(origin string, j int, name, digits string) (int, error) {
+	v, err := strconv.ParseInt(digits, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("%s:%d: %s = %s is out of range: the outbox columns hold integers up to %d", origin, j+1, name, clipDigits(digits), math.MaxInt32)
+	}
+	return int(v), nil
+}
+
+// clipDigits keeps an error about a huge integer one short line.
+func clipDigits(s string) string {
+	if len(s) > 24 {
+		return s[:24] + "…"
+	}
+	return s
 }
 
 func parseScopes(origin string, lines []string, from, to int) ([]ScopeDef, error) {
@@ -127,7 +151,10 @@ func parseScopes(origin string, lines []string, from, to int) ([]ScopeDef, error
 		line := lines[j]
 		if m := reMember.FindStringSubmatch(line); m != nil {
 			// A scope written as a plain integer has no categories of its own.
-			v, _ := strconv.Atoi(m[2])
+			v, err := enumInt(origin, j, m[1], m[2])
+			if err != nil {
+				return nil, err
+			}
 			out = append(out, ScopeDef{Name: m[1], Value: v, Line: j + 1,
 				Retired: reRetired.MatchString(m[3]) || retiredByComment(lines, j)})
 			continue
@@ -160,7 +187,10 @@ func parseScopes(origin string, lines []string, from, to int) ([]ScopeDef, error
 		if vm == nil {
 			return nil, fmt.Errorf("%s:%d: %s = scope_categories(...) does not start with an integer", origin, j+1, m[1])
 		}
-		v, _ := strconv.Atoi(vm[1])
+		v, err := enumInt(origin, j, m[1], vm[1])
+		if err != nil {
+			return nil, err
+		}
 		def := ScopeDef{Name: m[1], Value: v, Line: j + 1, Retired: retiredByComment(lines, j) || reRetired.MatchString(commentOf(line))}
 		for _, ref := range reCatRef.FindAllStringSubmatch(body, -1) {
 			def.Categories = append(def.Categories, ref[1])

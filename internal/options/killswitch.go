@@ -24,6 +24,9 @@ type Killswitches struct {
 	Disabled map[int]map[int64]bool
 	// Strays are list entries that disable nothing (strings, floats): Sentry compares integers.
 	Strays map[string][]string
+	// Failed holds, by scope, why that scope's list could not be read: its shards' state is
+	// unknown, while the other scope's is still known.
+	Failed map[int]error
 }
 
 // Known reports whether the kill switches could be read.
@@ -31,27 +34,49 @@ func (k *Killswitches) Known() bool { return k != nil && k.Table != "" }
 
 // IsDisabled says whether a shard is disabled; nil when unknown.
 func (k *Killswitches) IsDisabled(scope int, shard int64) *bool {
-	if !k.Known() {
+	if !k.Known() || k.Failed[scope] != nil {
 		return nil
 	}
 	d := k.Disabled[scope][shard]
 	return &d
 }
 
-// OptionTableFor picks the options table whose values the workers of a silo read: a cell's
-// Option, the control silo's ControlOption (OptionsStore.model_cls). A database that has only
-// the other one (a monolith, a restored dump) falls back to it.
+// OptionTableFor is the one place that decides which options table Sentry's workers read
+// for an outbox of silo (OptionsStore.model_cls, reference §5.1): ControlOption only in a
+// split deployment's control silo; Option in a cell and in a monolith, for both outboxes.
+// An unknown deployment is taken as split. A control database from before ControlOption
+// existed (migration 0439) read Option. With no catalog (sch.Tables nil: SQL printed without
+// a database) the choice is made from the deployment alone; with one, "" means the table
+// is not here and the state is unknown.
 func OptionTableFor(silo query.Silo, sch query.Schema) string {
-	first, second := query.OptionTable, query.ControlOptionTable
-	if silo == query.SiloControl {
-		first, second = second, first
+	want := query.OptionTable
+	if silo == query.SiloControl && sch.Deployment != query.DeploymentMonolith {
+		want = query.ControlOptionTable
 	}
-	for _, t := range []string{first, second} {
-		if sch.Table(t).Present {
-			return t
-		}
+	switch {
+	case sch.Tables == nil || sch.Table(want).Present:
+		return want
+	case want == query.ControlOptionTable && sch.Table(query.OptionTable).Present:
+		return query.OptionTable
 	}
 	return ""
+}
+
+// Governs lists the outbox silos whose kill switches and backfill gates optionsTable holds
+// in this deployment: none for a table Sentry does not read here (sentry_controloption in a
+// monolith), whose values change nothing.
+func Governs(optionsTable string, sch query.Schema) []query.Silo {
+	var out []query.Silo
+	outbox := map[query.Silo]string{query.SiloCell: query.CellTable, query.SiloControl: query.ControlTable}
+	for _, silo := range []query.Silo{query.SiloCell, query.SiloControl} {
+		if sch.Tables != nil && !sch.Table(outbox[silo]).Present {
+			continue // no such outbox here: nothing to govern
+		}
+		if OptionTableFor(silo, sch) == optionsTable {
+			out = append(out, silo)
+		}
+	}
+	return out
 }
 
 // KillswitchStatement is the statement that reads the kill-switch options from table.
@@ -62,10 +87,17 @@ func KillswitchStatement(schema, table string) query.Statement {
 }
 
 // ReadKillswitches reads and decodes the kill switches. A missing options table gives an
-// unknown state, not an error; a malformed value is an error naming the option.
+// unknown state, not an error. A malformed value fails only its own scope (Failed): the
+// first such error is returned with the otherwise complete Killswitches, so a command can
+// show everything else before it exits non-zero.
 func ReadKillswitches(ctx context.Context, q query.Querier, schema string, sch query.Schema, silo query.Silo) (*Killswitches, error) {
-	table := OptionTableFor(silo, sch)
-	k := &Killswitches{Table: table, Disabled: map[int]map[int64]bool{0: {}, 1: {}}, Strays: map[string][]string{}}
+	return ReadKillswitchesFrom(ctx, q, schema, OptionTableFor(silo, sch))
+}
+
+// ReadKillswitchesFrom reads the kill switches stored in one options table ("" for none),
+// whether or not Sentry reads that table (killswitch list shows every table's lists).
+func ReadKillswitchesFrom(ctx context.Context, q query.Querier, schema, table string) (*Killswitches, error) {
+	k := &Killswitches{Table: table, Disabled: map[int]map[int64]bool{0: {}, 1: {}}, Strays: map[string][]string{}, Failed: map[int]error{}}
 	if table == "" {
 		return k, nil
 	}
@@ -73,23 +105,35 @@ func ReadKillswitches(ctx context.Context, q query.Querier, schema string, sch q
 	if err != nil {
 		return nil, err
 	}
+	var first error
 	for _, r := range res.Rows {
 		key, _ := r[0].(string)
 		raw, _ := r[1].(string)
-		v, err := Decode(key, raw)
-		if err != nil {
-			return k, err
-		}
-		ids, strays, err := v.IDs()
-		if err != nil {
-			return k, err
-		}
-		for _, id := range ids {
-			k.Disabled[KillswitchScopes[key]][id] = true
-		}
-		if len(strays) > 0 {
-			k.Strays[key] = strays
+		if err := k.add(key, raw); err != nil {
+			k.Failed[KillswitchScopes[key]] = err
+			if first == nil {
+				first = err
+			}
 		}
 	}
-	return k, nil
+	return k, first
+}
+
+// add decodes one kill-switch option into k.
+func (k *Killswitches) add(key, raw string) error {
+	v, err := Decode(key, raw)
+	if err != nil {
+		return err
+	}
+	ids, strays, err := v.IDs()
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		k.Disabled[KillswitchScopes[key]][id] = true
+	}
+	if len(strays) > 0 {
+		k.Strays[key] = strays
+	}
+	return nil
 }

@@ -17,7 +17,6 @@ import (
 	"compress/zlib"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -25,6 +24,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	ogorek "github.com/kisielk/og-rek"
 )
@@ -32,6 +32,24 @@ import (
 // MaxValueSize caps the stored value outboxctl decodes (a kill-switch list of 10,000 ids is
 // under 100 KB as JSON).
 const MaxValueSize = 1 << 20
+
+// MaxPickleSize caps a pickle (after inflation). Pickles are a pre-2023 encoding that
+// Sentry's migrations rewrote as JSON; 128 KiB still holds tens of thousands of ids, and
+// keeps the cost of the decoder's worst opcodes (a LONG of 100,000 decimal digits parses in
+// quadratic time) small.
+const MaxPickleSize = 128 << 10
+
+// MaxElements caps the values a decoded pickle may expand to. A pickle can refer back to an
+// object it already built (memo GET, DUP), so 80 bytes can describe a tuple of 2^27 leaves:
+// the limit is on the expanded value, counted while it is built, not on the input size.
+// 2^18 leaves room for a kill-switch list of a quarter of a million ids.
+const MaxElements = 1 << 18
+
+// MaxDepth caps how deeply a decoded pickle may nest lists and dicts.
+const MaxDepth = 32
+
+// previewLen caps how much of a stored value an error quotes.
+const previewLen = 40
 
 // Encoding names how a value was stored.
 type Encoding string
@@ -64,12 +82,40 @@ func (e *MalformedError) Error() string {
 }
 
 func malformed(key, raw, reason string) error {
-	start := raw
-	if len(start) > 40 {
-		start = start[:40] + "…"
-	}
-	return &MalformedError{Key: key, Start: start, Reason: reason}
+	return &MalformedError{Key: key, Start: clip(raw, previewLen), Reason: clip(escapeControls(reason), 2*previewLen)}
 }
+
+// escapeControls writes control characters as \xHH (\u2028 as \u2028): a decoder's message
+// can quote the bytes it choked on, and an error is one line on a terminal.
+func escapeControls(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case r == '\u2028' || r == '\u2029' || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// clip shortens s to at most n bytes (on a rune boundary), marking the cut: error text that
+// quotes a stored value stays one short line however large the value.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// preview is a short text form of a decoded value, for an error.
+func preview(v any) string { return clip(fmt.Sprint(v), previewLen) }
 
 // Decode reads a raw stored value (the column's text form; jsonb arrives as JSON text).
 func Decode(key, raw string) (Value, error) {
@@ -94,31 +140,40 @@ func Decode(key, raw string) (Value, error) {
 		if err != nil {
 			return Value{}, malformed(key, raw, "bad zlib stream: "+err.Error())
 		}
-		inflated, err := io.ReadAll(io.LimitReader(zr, MaxValueSize+1))
-		if err != nil {
+		inflated, err := io.ReadAll(io.LimitReader(zr, MaxPickleSize+1))
+		if err != nil && len(inflated) <= MaxPickleSize {
 			return Value{}, malformed(key, raw, "bad zlib stream: "+err.Error())
 		}
-		if len(inflated) > MaxValueSize {
-			return Value{}, malformed(key, raw, fmt.Sprintf("inflates to more than %d bytes", MaxValueSize))
-		}
 		data, enc = inflated, EncodingPickleZlib
+	}
+	if len(data) > MaxPickleSize {
+		return Value{}, malformed(key, raw, fmt.Sprintf("a pickle of more than %d bytes; rewrite it as JSON with sentry config set", MaxPickleSize))
 	}
 	obj, err := ogorek.NewDecoder(bytes.NewReader(data)).Decode()
 	if err != nil {
 		return Value{}, malformed(key, raw, "bad pickle: "+err.Error())
 	}
-	plain, err := fromPickle(obj, 0)
+	plain, err := (&unpickler{budget: MaxElements}).plain(obj, 0)
 	if err != nil {
 		return Value{}, malformed(key, raw, err.Error())
 	}
 	return Value{Key: key, Encoding: enc, Data: plain}, nil
 }
 
-// fromPickle turns decoded pickle objects into the values JSON would hold. Anything that is
-// not plain data (a class, a call, a persistent reference) is refused, never instantiated.
-func fromPickle(v any, depth int) (any, error) {
-	if depth > 32 {
-		return nil, errors.New("value nested too deeply")
+// unpickler turns decoded pickle objects into the values JSON would hold, spending one unit
+// of budget per value it builds: shared references are expanded here, so this is where a
+// pickle bomb is stopped. Anything that is not plain data (a class, a call, a persistent
+// reference) is refused, never instantiated.
+type unpickler struct{ budget int }
+
+var errTooLarge = fmt.Errorf("expands to more than %d values (a pickle bomb?)", MaxElements)
+
+func (u *unpickler) plain(v any, depth int) (any, error) {
+	if depth > MaxDepth {
+		return nil, fmt.Errorf("nested more than %d deep", MaxDepth)
+	}
+	if u.budget--; u.budget < 0 {
+		return nil, errTooLarge
 	}
 	switch x := v.(type) {
 	case nil, ogorek.None:
@@ -141,53 +196,45 @@ func fromPickle(v any, depth int) (any, error) {
 	case ogorek.ByteString:
 		return string(x), nil
 	case []any:
-		return listFromPickle(x, depth)
+		return u.list(x, depth)
 	case ogorek.Tuple:
-		return listFromPickle([]any(x), depth)
+		return u.list([]any(x), depth)
 	case map[any]any:
-		out := map[string]any{}
-		for k, e := range x {
-			ks, ok := k.(string)
-			if !ok {
-				return nil, fmt.Errorf("dict key %v is not a string", k)
-			}
-			pv, err := fromPickle(e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[ks] = pv
-		}
-		return out, nil
-	case ogorek.Dict:
-		out := map[string]any{}
-		var ferr error
-		x.Iter()(func(k, e any) bool {
-			ks, ok := k.(string)
-			if !ok {
-				ferr = fmt.Errorf("dict key %v is not a string", k)
-				return false
-			}
-			pv, err := fromPickle(e, depth+1)
-			if err != nil {
-				ferr = err
-				return false
-			}
-			out[ks] = pv
-			return true
-		})
-		return out, ferr
+		return u.dict(x, depth)
 	}
 	return nil, fmt.Errorf("pickle holds %T, not plain data; outboxctl decodes only lists, tuples, dicts, numbers and strings", v)
 }
 
-func listFromPickle(items []any, depth int) ([]any, error) {
+func (u *unpickler) list(items []any, depth int) ([]any, error) {
+	if len(items) > u.budget {
+		return nil, errTooLarge
+	}
 	out := make([]any, len(items))
 	for i, e := range items {
-		pv, err := fromPickle(e, depth+1)
+		pv, err := u.plain(e, depth+1)
 		if err != nil {
 			return nil, err
 		}
 		out[i] = pv
+	}
+	return out, nil
+}
+
+func (u *unpickler) dict(m map[any]any, depth int) (map[string]any, error) {
+	if len(m) > u.budget {
+		return nil, errTooLarge
+	}
+	out := make(map[string]any, len(m))
+	for k, e := range m {
+		ks, ok := k.(string)
+		if !ok {
+			return nil, fmt.Errorf("dict key of type %T is not a string", k)
+		}
+		pv, err := u.plain(e, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out[ks] = pv
 	}
 	return out, nil
 }
@@ -201,19 +248,19 @@ func (v Value) IDs() (ids []int64, strays []string, err error) {
 	}
 	items, ok := v.Data.([]any)
 	if !ok {
-		return nil, nil, &MalformedError{Key: v.Key, Start: fmt.Sprint(v.Data), Reason: "not a list"}
+		return nil, nil, &MalformedError{Key: v.Key, Start: preview(v.Data), Reason: "not a list"}
 	}
 	for _, it := range items {
 		switch x := it.(type) {
 		case json.Number:
 			n, err := x.Int64()
 			if err != nil {
-				strays = append(strays, x.String())
+				strays = append(strays, clip(x.String(), previewLen))
 				continue
 			}
 			ids = append(ids, n)
 		default:
-			strays = append(strays, fmt.Sprintf("%v", it))
+			strays = append(strays, clip(strconv.Quote(fmt.Sprint(it)), previewLen))
 		}
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
@@ -228,9 +275,15 @@ func (v Value) StrictIDs() ([]int64, error) {
 		return nil, err
 	}
 	if len(strays) > 0 {
-		return nil, fmt.Errorf("option %s lists %v, which are not integer ids; fix the value by hand (sentry config set %s '[…]') before changing it", v.Key, strays, v.Key)
+		return nil, fmt.Errorf("option %s lists %s, which are not integer ids; fix the value by hand (sentry config set %s '[…]') before changing it", v.Key, Strays(strays), v.Key)
 	}
 	return ids, nil
+}
+
+// Strays renders list entries that are not ids, briefly: an error or warning quoting them
+// stays one short line however many there are.
+func Strays(strays []string) string {
+	return "[" + clip(strings.Join(strays, " "), 2*previewLen) + "]"
 }
 
 // Int reads an Int option (outbox_replication.<table>.replication_version).
@@ -247,7 +300,16 @@ func (v Value) Int() (int64, error) {
 			return n, nil
 		}
 	}
-	return 0, &MalformedError{Key: v.Key, Start: fmt.Sprint(v.Data), Reason: "not an integer"}
+	return 0, &MalformedError{Key: v.Key, Start: preview(v.Data), Reason: "not an integer"}
+}
+
+// DecodeInt decodes a stored Int option (a replication_version gate).
+func DecodeInt(key, raw string) (int64, error) {
+	v, err := Decode(key, raw)
+	if err != nil {
+		return 0, err
+	}
+	return v.Int()
 }
 
 // EncodeIDs writes a list of shard ids as Sentry's JSON encoder would: compact, integers.

@@ -107,7 +107,7 @@ func TestStringIDsAreStrays(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids, strays, err := v.IDs()
-	if err != nil || !reflect.DeepEqual(ids, []int64{42, 44}) || !reflect.DeepEqual(strays, []string{"43"}) {
+	if err != nil || !reflect.DeepEqual(ids, []int64{42, 44}) || !reflect.DeepEqual(strays, []string{`"43"`}) {
 		t.Fatalf("IDs = %v %v %v", ids, strays, err)
 	}
 }

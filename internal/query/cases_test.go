@@ -61,6 +61,12 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 	}},
 	{"inspect-message", func(t Target) Script { return Script{Message(t, 2)} }},
 	{"depth", func(t Target) Script { return Script{Depth(t)} }},
+	{"killswitch-shards", func(t Target) Script {
+		return Script{KillswitchShards([]Target{t}, []KillswitchList{
+			{OptionsTable: OptionTable, Scope: 0, IDs: []int64{1, 2, 404}},
+			{OptionsTable: ControlOptionTable, Scope: 1, IDs: []int64{5}},
+		})}
+	}},
 }
 
 // targets are the tables every case is rendered for.

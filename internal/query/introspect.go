@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -27,11 +28,65 @@ type TableInfo struct {
 	ValueType string
 	// OutboxColumns counts Sentry's outbox columns present (7 for a real outbox table).
 	OutboxColumns int64
+	// HasID says the table has an id column (a replicated model's table does).
+	HasID bool
+}
+
+// Deployment is how Sentry's silos share databases, which decides the options table its
+// workers read (OptionsStore.model_cls, reference §5.1).
+type Deployment string
+
+// The deployments. A monolith (self-hosted) holds both outbox tables in one database and
+// reads sentry_option for both; in a split deployment the control database's workers read
+// sentry_controloption and the cells' read sentry_option.
+const (
+	DeploymentUnknown  Deployment = ""
+	DeploymentMonolith Deployment = "monolith"
+	DeploymentSplit    Deployment = "split"
+)
+
+// ParseDeployment reads --deployment: auto (detect), monolith or split.
+func ParseDeployment(s string) (Deployment, error) {
+	switch s {
+	case "", "auto":
+		return DeploymentUnknown, nil
+	case "monolith", "split":
+		return Deployment(s), nil
+	}
+	return DeploymentUnknown, fmt.Errorf("invalid `--deployment` %q: valid values are auto, monolith and split", s)
 }
 
 // Schema is what introspection learns about the database.
 type Schema struct {
 	Tables map[string]TableInfo // by unqualified name
+	// Deployment is detected from the outbox tables present (both: a monolith; one: a
+	// split silo's database) unless --deployment overrode it; unknown when neither is here.
+	Deployment Deployment
+	// DeploymentWhy says how Deployment was decided, for the reports that show it.
+	DeploymentWhy string
+}
+
+// detectDeployment decides the deployment from the outbox tables introspection found.
+func (s *Schema) detectDeployment() {
+	cell, control := s.Table(CellTable).Present, s.Table(ControlTable).Present
+	switch {
+	case cell && control:
+		s.Deployment, s.DeploymentWhy = DeploymentMonolith, "detected: both "+CellTable+" and "+ControlTable+" are here"
+	case control:
+		s.Deployment, s.DeploymentWhy = DeploymentSplit, "detected: only "+ControlTable+" is here (the control silo's database)"
+	case cell:
+		s.Deployment, s.DeploymentWhy = DeploymentSplit, "detected: only "+CellTable+" is here (a cell's database)"
+	default:
+		s.Deployment, s.DeploymentWhy = DeploymentUnknown, "unknown: no outbox table here (pass --deployment)"
+	}
+}
+
+// WithDeployment applies --deployment: anything but auto overrides the detected one.
+func (s Schema) WithDeployment(d Deployment) Schema {
+	if d != DeploymentUnknown {
+		s.Deployment, s.DeploymentWhy = d, "--deployment "+string(d)
+	}
+	return s
 }
 
 // Table returns what is known about name (unqualified).
@@ -62,7 +117,9 @@ func Introspect(schema string, tables []string) Statement {
        (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
          WHERE a.attrelid = c.oid AND a.attname = 'value' AND NOT a.attisdropped) AS value_type,
        (SELECT count(*) FROM pg_attribute a
-         WHERE a.attrelid = c.oid AND a.attname = ANY (%s::text[]) AND NOT a.attisdropped) AS outbox_columns
+         WHERE a.attrelid = c.oid AND a.attname = ANY (%s::text[]) AND NOT a.attisdropped) AS outbox_columns,
+       EXISTS (SELECT 1 FROM pg_attribute a
+         WHERE a.attrelid = c.oid AND a.attname = 'id' AND NOT a.attisdropped) AS has_id
   FROM unnest(%s::text[]) WITH ORDINALITY AS t(name, n)
   LEFT JOIN pg_class c ON c.oid = to_regclass(t.name)
  ORDER BY t.n`, b.arg("outbox_columns", outboxColumns, ""), b.arg("tables", names, ""))
@@ -77,8 +134,14 @@ func Introspect(schema string, tables []string) Statement {
 	}
 }
 
-// LoadSchema runs Introspect and reads its rows.
+// LoadSchema runs Introspect and reads its rows. The two outbox tables are always looked up
+// (besides tables), since they tell the deployment.
 func LoadSchema(ctx context.Context, q Querier, schema string, tables []string) (Schema, error) {
+	for _, t := range []string{CellTable, ControlTable} {
+		if !slices.Contains(tables, t) {
+			tables = append(slices.Clip(tables), t)
+		}
+	}
 	res, err := Run(ctx, q, Introspect(schema, tables))
 	if err != nil {
 		return Schema{}, err
@@ -89,8 +152,10 @@ func LoadSchema(ctx context.Context, q Querier, schema string, tables []string) 
 		if n, ok := r[5].(int64); ok {
 			ti.OutboxColumns = n
 		}
+		ti.HasID = r[6] == true
 		s.Tables[tables[i]] = ti
 	}
+	s.detectDeployment()
 	return s, nil
 }
 

@@ -59,13 +59,17 @@ func OptionLock(schema, table, key string) Statement {
 // the row and neither change is lost. The list stays sorted, distinct integers; last_updated
 // moves to now() (Sentry's option sync only propagates rows updated in the last hour) and
 // last_updated_by to 'cli' (what `sentry config set` writes). A stored value that is not a
-// JSON list of integers (a pre-2023 pickle) makes the statement fail rather than guess.
+// JSON list of integers (a pre-2023 pickle) makes the statement fail rather than guess; a
+// JSON null counts as the empty list, as it does for Sentry.
 func ShardListUpdate(schema, table, valueType, key string, ids []int64, add bool, reason string) Statement {
 	b := newBuilder()
 	current := "o.value"
 	if valueType != "jsonb" {
 		current = "o.value::jsonb"
 	}
+	// Sentry reads a JSON null (or a SQL NULL) list as empty; jsonb_array_elements would
+	// refuse the scalar.
+	current = "coalesce(nullif(" + current + ", 'null'::jsonb), '[]'::jsonb)"
 	var elems string
 	if add {
 		elems = fmt.Sprintf(`SELECT e::bigint AS x FROM jsonb_array_elements(%s) AS e

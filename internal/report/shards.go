@@ -92,7 +92,7 @@ func detail(st drain.Status) string {
 	case drain.StateInFlight:
 		return fmt.Sprintf("claimed %s ago (delay %s): probably draining now", render.Duration(st.SinceClaim), render.Duration(st.Delay))
 	case drain.StateKilled:
-		return "disabled by option: Sentry trims its head group hourly and delivers nothing"
+		return "disabled by option: each visit (on the usual backoff, 2 s doubling to 1 h) deletes the head group's older duplicates and delivers nothing; once the lowest row is its group's newest, nothing more is trimmed"
 	case drain.StateReady:
 		if st.Attempts > 0 {
 			return fmt.Sprintf("due; head row's last delay %s (%s)", render.Duration(st.Delay), attempts)
