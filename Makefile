@@ -56,6 +56,10 @@ bench: build ## Run the benchmarks (see docs/performance.md; builds a 2M-row dat
 fuzz: ## Fuzz the resolver and the literal renderer for 30 s each
 	go test ./internal/enums -run '^$$' -fuzz FuzzResolve -fuzztime 30s
 	go test ./internal/query -run '^$$' -fuzz FuzzLiteral -fuzztime 30s
+	go test ./internal/query -run '^$$' -fuzz FuzzBlockComment -fuzztime 30s
+	go test ./internal/query -run '^$$' -fuzz FuzzLineComment -fuzztime 30s
+	go test ./internal/query -run '^$$' -fuzz FuzzIdent -fuzztime 30s
+	go test ./internal/render -run '^$$' -fuzz FuzzEscape -fuzztime 30s
 
 demo: build ## Print the stuck-shard SQL; when PostgreSQL is reachable, seed a demo schema and run it
 	@echo "== outboxctl shards --stuck --print-sql (no database needed)"
