@@ -91,13 +91,7 @@ var injectionCases = []injectionCase{ //nolint:gochecknoglobals // test table
 // own statements must have done their work.
 func TestPrintedSQLKeepsHostileInputAsData(t *testing.T) {
 	t.Parallel()
-	psql, err := exec.LookPath("psql")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("psql is not installed; .ci/run installs postgresql-client")
-		}
-		t.Skip("psql not installed")
-	}
+	psql := testdb.Psql(t)
 	pool := testdb.Pool(t)
 	for _, tc := range injectionCases {
 		for i, reason := range hostileReasons {
@@ -184,10 +178,7 @@ func assertCanary(t *testing.T, schema string, want int) {
 // canary, and a meta-command after a newline runs a shell.
 func TestCanaryHarnessCatchesInjection(t *testing.T) {
 	t.Parallel()
-	psql, err := exec.LookPath("psql")
-	if err != nil {
-		t.Skip("psql not installed")
-	}
+	psql := testdb.Psql(t)
 	schema := testdb.Schema(t, fixture.Options{})
 	q := pgx.Identifier{schema}.Sanitize()
 	mustExec(t, "CREATE TABLE "+q+".canary AS SELECT generate_series(1, 20) AS id")

@@ -90,8 +90,9 @@ func FuzzBlockComment(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		c := ReasonComment("fuzz", s)
-		body, ok := strings.CutPrefix(c, "/* ")
-		if body, ok = strings.CutSuffix(body, " */ "); !ok {
+		body, okStart := strings.CutPrefix(c, "/* ")
+		body, okEnd := strings.CutSuffix(body, " */ ")
+		if !okStart || !okEnd {
 			t.Fatalf("ReasonComment(%q) = %q: not framed by /* and */", s, c)
 		}
 		if strings.Contains(body, "/*") || strings.Contains(body, "*/") {
