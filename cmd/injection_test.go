@@ -191,3 +191,24 @@ func TestCanaryHarnessCatchesInjection(t *testing.T) {
 		t.Fatalf("the meta-command did not run: %v", err)
 	}
 }
+
+// TestMutationStderrEscapesReason runs a real kill-switch change with a reason that would
+// retitle the terminal and erase lines: the plan, the audit line and the notes on stderr
+// must show it escaped, never send the bytes.
+func TestMutationStderrEscapesReason(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{})
+	cmd := exec.Command("outboxctl", "killswitch", "add", "organization", "5", "--yes",
+		"--reason", "INC-9\x1b]0;pwned\x07\x1b[2K\n\x1b[1A", "--dsn", testdb.DSN(), "--schema", schema)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("killswitch add: %v\n%s", err, stderr.String())
+	}
+	if i := strings.IndexAny(stderr.String(), "\x1b\x07"); i >= 0 {
+		t.Fatalf("raw control byte on stderr at %d:\n%q", i, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), `INC-9\x1b]0;pwned\x07\x1b[2K\n\x1b[1A`) {
+		t.Fatalf("the plan does not show the reason escaped:\n%s", stderr.String())
+	}
+}
