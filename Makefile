@@ -61,6 +61,10 @@ fuzz: ## Fuzz the resolver and the literal renderer for 30 s each
 	go test ./internal/drain -run '^$$' -fuzz FuzzParseArchive -fuzztime 30s
 	go test ./internal/options -run '^$$' -fuzz FuzzDecode -fuzztime 30s
 	go test ./internal/backfill -run '^$$' -fuzz FuzzParseRedisCursor -fuzztime 30s
+	go test ./internal/query -run '^$$' -fuzz FuzzBlockComment -fuzztime 30s
+	go test ./internal/query -run '^$$' -fuzz FuzzLineComment -fuzztime 30s
+	go test ./internal/query -run '^$$' -fuzz FuzzIdent -fuzztime 30s
+	go test ./internal/render -run '^$$' -fuzz FuzzEscape -fuzztime 30s
 
 demo: build ## Print the stuck-shard SQL; when PostgreSQL is reachable, seed a demo schema and run it
 	@echo "== outboxctl shards --stuck --print-sql (no database needed)"

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"strings"
+
+	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // confirm shows a mutation's plan on stderr and asks for a yes. With --yes it proceeds;
@@ -12,7 +14,7 @@ import (
 func (a *app) confirm(command string, plan []string, yes bool) error {
 	fmt.Fprintln(a.io.Err, "Plan:")
 	for _, p := range plan {
-		fmt.Fprintf(a.io.Err, "  - %s\n", p)
+		fmt.Fprintf(a.io.Err, "  - %s\n", render.Escape(p)) // a plan quotes --reason and names
 	}
 	if yes {
 		return nil

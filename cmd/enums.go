@@ -157,7 +157,7 @@ are not categories. Exits 1 when there is any problem, 0 when there is none.`),
 				}
 			} else {
 				for _, pr := range problems {
-					fmt.Fprintf(a.io.Out, "%s:%d: %s\n", args[0], pr.Line, pr.Message)
+					fmt.Fprintf(a.io.Out, "%s:%d: %s\n", render.Escape(args[0]), pr.Line, render.Escape(pr.Message))
 				}
 			}
 			if len(problems) > 0 {

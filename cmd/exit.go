@@ -101,13 +101,19 @@ func printError(ctx context.Context, io *render.Streams, err error, commandPath 
 		fmt.Fprintln(io.Err, "Error: interrupted")
 		return
 	}
-	msg := strings.Join(strings.Fields(db.RedactDSN(err.Error())), " ")
-	fmt.Fprintf(io.Err, "Error: %s\n", msg)
+	fmt.Fprintf(io.Err, "Error: %s\n", oneLine(db.RedactDSN(err.Error())))
 	var ue *usageError
 	switch {
 	case errors.As(err, &ue) && ue.hint != "":
-		fmt.Fprintf(io.Err, "Try: %s\n", ue.hint)
+		fmt.Fprintf(io.Err, "Try: %s\n", oneLine(ue.hint))
 	case exitCode(ctx, err) == ExitUsage && commandPath != "":
 		fmt.Fprintf(io.Err, "Run '%s --help' for usage.\n", commandPath)
 	}
+}
+
+// oneLine makes a message fit the one line it is promised: runs of white space (a
+// handler's multi-line stderr) become one space, and any other control character, which
+// could retitle or redraw the terminal, is shown escaped (render.Escape).
+func oneLine(s string) string {
+	return render.Escape(strings.Join(strings.Fields(s), " "))
 }

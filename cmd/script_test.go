@@ -2,8 +2,11 @@ package cmd_test
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +97,10 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// exits CODE PROGRAM ARGS... runs PROGRAM as exec does (stdout and stderr are then
+			// checked as usual) and requires exactly that exit code: "! exec" accepts any
+			// failure, so a usage error (2) turned runtime failure (1) would pass unseen.
+			"exits": exits,
 			// redis ARGS... runs one Redis command (to seed cursors).
 			"redis": func(ts *testscript.TestScript, neg bool, args []string) {
 				rc := redis.NewClient(&redis.Options{Addr: testRedisAddr()})
@@ -119,4 +126,25 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+func exits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE PROGRAM [ARGS...] (no \"!\": the code says it)")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: bad code %q", args[0])
+	}
+	got := 0
+	var ee *exec.ExitError
+	switch err := ts.Exec(args[1], args[2:]...); {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("exits: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
 }

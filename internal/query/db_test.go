@@ -3,7 +3,6 @@ package query
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -224,13 +223,7 @@ func TestPrintedSQLParses(t *testing.T) {
 // TestPrintedSQLRunsInPsql pipes every printed script into psql unchanged, as a DBA would.
 func TestPrintedSQLRunsInPsql(t *testing.T) {
 	t.Parallel()
-	psql, err := exec.LookPath("psql")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("psql is not installed; .ci/run installs postgresql-client")
-		}
-		t.Skip("psql not installed")
-	}
+	psql := testdb.Psql(t)
 	schema := testdb.Schema(t, fixture.Options{Payload: fixture.PayloadText})
 	seed(t, schema)
 	var script strings.Builder

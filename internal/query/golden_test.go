@@ -128,7 +128,7 @@ func TestLiteral(t *testing.T) {
 	}{
 		{nil, "NULL"}, {0, "0"}, {int64(-9), "-9"}, {int32(7), "7"}, {true, "TRUE"}, {false, "FALSE"},
 		{"us", "'us'"}, {"o'clock", "'o''clock'"}, {`a\b`, `E'a\\b'`}, {`\'`, `E'\\'''`}, {"", "''"},
-		{"line\nbreak", "'line\nbreak'"},
+		{"line\nbreak", `E'line\nbreak'`}, {"esc\x1b[2K", `E'esc\x1b[2K'`}, {"a\u2028b", `E'a\u2028b'`},
 		{ts, "'2026-11-30 03:05:06.000007Z'::timestamptz"},
 		{[]int64{1, 2}, "ARRAY[1, 2]"}, {[]string{"a", "b'"}, "ARRAY['a', 'b''']"},
 	} {
@@ -149,6 +149,7 @@ func TestIdent(t *testing.T) {
 	for in, want := range map[string]string{
 		"sentry_regionoutbox": "sentry_regionoutbox", "Outbox": `"Outbox"`, "my-schema": `"my-schema"`,
 		"user": `"user"`, `a"b`: `"a""b"`, "_x1": "_x1", "1x": `"1x"`,
+		"position": `"position"`, "value": "value", "a\nb": `U&"a\000ab"`, `a\` + "\x1b": `U&"a\\\001b"`,
 	} {
 		if got := Ident(in); got != want {
 			t.Errorf("Ident(%q) = %s, want %s", in, got, want)

@@ -12,8 +12,9 @@ import (
 
 // Literal renders v as a PostgreSQL literal that means the same value whatever the session's
 // standard_conforming_strings setting: integers as digits, strings single-quoted with quotes
-// doubled, and strings holding a backslash as escape-string literals (E'...') with
-// backslashes doubled too, which read the same under either setting. A value PostgreSQL text cannot hold (a NUL
+// doubled, and strings holding a backslash or a control character as escape-string literals
+// (E'...', backslashes doubled, control characters as \n, \xHH or \uXXXX escapes), which read
+// the same under either setting and never put a raw control byte in printed SQL. A value PostgreSQL text cannot hold (a NUL
 // byte, invalid UTF-8) is refused, never altered. Arrays carry no cast: the SQL around the
 // placeholder casts (@ids::bigint[]), which types the bound parameter the same way.
 func Literal(v any) (string, error) {
@@ -65,35 +66,99 @@ func quoteString(s string) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", fmt.Errorf("%w: it is not valid UTF-8", ErrNotText)
 	}
-	body := strings.ReplaceAll(s, "'", "''")
-	if strings.Contains(s, `\`) {
-		return "E'" + strings.ReplaceAll(body, `\`, `\\`) + "'", nil
+	if !strings.Contains(s, `\`) && strings.IndexFunc(s, isControl) < 0 {
+		return "'" + strings.ReplaceAll(s, "'", "''") + "'", nil
 	}
-	return "'" + body + "'", nil
+	// An escape-string literal can spell a control character as \xHH or \uXXXX, so the
+	// printed SQL stays on its lines and no raw control byte reaches a terminal or an editor.
+	var b strings.Builder
+	b.WriteString("E'")
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			b.WriteString("''")
+		case r == '\\':
+			b.WriteString(`\\`)
+		case escapeNames[r] != "":
+			b.WriteString(escapeNames[r])
+		case r < 0x80 && isControl(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case isControl(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String(), nil
+}
+
+// escapeNames are the escape-string spellings a reader knows by sight.
+var escapeNames = map[rune]string{'\b': `\b`, '\f': `\f`, '\n': `\n`, '\r': `\r`, '\t': `\t`} //nolint:gochecknoglobals // immutable table
+
+// isControl reports the characters that can move a terminal's cursor, end a line (for
+// PostgreSQL, an editor or a terminal) or reorder what is displayed: C0, DEL, C1, the
+// Unicode line and paragraph separators and the bidirectional overrides.
+func isControl(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '\u2028' || r == '\u2029' ||
+		(r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069')
 }
 
 var simpleIdent = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
-// reserved holds the PostgreSQL reserved key words an outbox table or schema could plausibly
-// be called; anything in it is quoted even though it is otherwise a simple name.
-var reserved = map[string]bool{ //nolint:gochecknoglobals // immutable table
-	"all": true, "analyse": true, "analyze": true, "and": true, "any": true, "array": true, "as": true,
-	"asc": true, "both": true, "case": true, "cast": true, "check": true, "collate": true, "column": true,
-	"constraint": true, "create": true, "default": true, "desc": true, "distinct": true, "do": true,
-	"else": true, "end": true, "except": true, "false": true, "for": true, "foreign": true, "from": true,
-	"grant": true, "group": true, "having": true, "in": true, "into": true, "limit": true, "not": true,
-	"null": true, "offset": true, "on": true, "only": true, "or": true, "order": true, "primary": true,
-	"references": true, "select": true, "table": true, "then": true, "to": true, "true": true,
-	"union": true, "unique": true, "user": true, "using": true, "when": true, "where": true, "with": true,
-}
+// keywords holds every PostgreSQL key word that is not unreserved (pg_get_keywords() with
+// catcode R, T or C in PostgreSQL 15, plus those later versions added): quote_ident quotes
+// exactly these, because some position in the grammar refuses each of them bare.
+var keywords = func() map[string]bool { //nolint:gochecknoglobals // immutable table
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`all analyse analyze and any array as asc asymmetric
+		authorization between bigint binary bit boolean both case cast char character check
+		coalesce collate collation column concurrently constraint create cross current_catalog
+		current_date current_role current_schema current_time current_timestamp current_user dec
+		decimal default deferrable desc distinct do else end except exists extract false fetch
+		float for foreign freeze from full grant greatest group grouping having ilike in initially
+		inner inout int integer intersect interval into is isnull join lateral leading least left
+		like limit localtime localtimestamp national natural nchar none normalize not notnull null
+		nullif numeric offset on only or order out outer overlaps overlay placing position
+		precision primary real references returning right row select session_user setof similar
+		smallint some substring symmetric table tablesample then time timestamp to trailing treat
+		trim true union unique user using values varchar variadic verbose when where window with
+		xmlattributes xmlconcat xmlelement xmlexists xmlforest xmlnamespaces xmlparse xmlpi xmlroot
+		xmlserialize xmltable
+		system_user json json_array json_arrayagg json_exists json_object json_objectagg
+		json_query json_scalar json_serialize json_table json_value merge_action`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // Ident quotes an identifier only when it needs it, so the common case reads like the guide's
-// SQL (sentry_regionoutbox) while any other name is still exact ("Outbox", "my-schema").
+// SQL (sentry_regionoutbox) while any other name is still exact ("Outbox", "my-schema"). A
+// name holding a control character is written as a Unicode-escape identifier (U&"a\000ab"),
+// so printed SQL never carries the raw byte; ValidateIdent refuses such names from flags.
 func Ident(name string) string {
-	if simpleIdent.MatchString(name) && !reserved[name] {
+	if simpleIdent.MatchString(name) && !keywords[name] {
 		return name
 	}
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+	if strings.IndexFunc(name, isControl) < 0 {
+		return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+	}
+	var b strings.Builder
+	b.WriteString(`U&"`)
+	for _, r := range name {
+		switch {
+		case r == '"':
+			b.WriteString(`""`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case isControl(r):
+			fmt.Fprintf(&b, `\%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // ValidateIdent checks a name given on the command line (--table, --schema) before it is used.
@@ -105,17 +170,53 @@ func ValidateIdent(kind, name string) error {
 		return fmt.Errorf("%s name %q is longer than PostgreSQL's 63-byte limit", kind, name)
 	case strings.IndexByte(name, 0) >= 0 || !utf8.ValidString(name):
 		return fmt.Errorf("%s name %q is not valid text", kind, name)
+	case strings.IndexFunc(name, isControl) >= 0:
+		return fmt.Errorf("%s name %q contains a control character", kind, name)
 	}
 	return nil
 }
 
-// comment makes s safe to place after "-- ": control characters (a newline would end the
-// comment and turn the rest into SQL) become spaces.
+// comment makes s safe to place after "-- ": PostgreSQL and psql end a line comment at a
+// newline or carriage return, which would turn the rest into SQL, so every control
+// character (and invalid UTF-8) becomes a space; that also keeps the printed line free of
+// raw control bytes.
 func comment(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == '\u2028' || r == '\u2029' {
-			return ' '
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) || r == utf8.RuneError {
+			r = ' '
 		}
-		return r
-	}, s)
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// ReasonComment renders --reason as a block comment that shows in pg_stat_activity and the
+// server log: "/* outboxctl COMMAND: REASON */ ". The reason is untrusted (incident titles
+// pasted into runbooks), so the body is built to be provably unable to leave the comment:
+// see blockCommentBody.
+func ReasonComment(command, reason string) string {
+	c, r := blockCommentBody(command), blockCommentBody(reason)
+	if strings.TrimSpace(r) == "" {
+		return "/* outboxctl " + c + " */ "
+	}
+	return "/* outboxctl " + c + ": " + r + " */ "
+}
+
+// blockCommentBody makes s safe between "/* " and " */". PostgreSQL (and psql's lexer)
+// end a block comment at "*/" and nest one at "/*", so the body must contain neither.
+// One left-to-right pass writes a space between a '/' and a '*' (in either order) that
+// would otherwise touch; since the body is framed by spaces, no pair forms at its ends
+// either. Control characters and invalid UTF-8 become spaces, as in a line comment.
+func blockCommentBody(s string) string {
+	var b strings.Builder
+	prev := ' '
+	for _, r := range comment(s) {
+		if (prev == '/' && r == '*') || (prev == '*' && r == '/') {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+		prev = r
+	}
+	return b.String()
 }

@@ -13,20 +13,6 @@ func optionValueExpr(valueType, expr string) string {
 	return expr
 }
 
-// ReasonComment renders --reason as a SQL comment that shows in pg_stat_activity and the
-// server log. Neither "*/" (which would end it) nor "/*" (PostgreSQL nests comments, so it
-// would swallow the statement) nor a control character can survive in it.
-func ReasonComment(command, reason string) string {
-	safe := func(s string) string {
-		return strings.NewReplacer("*/", "* /", "/*", "/ *").Replace(comment(s))
-	}
-	r, c := safe(reason), safe(command)
-	if r == "" {
-		return "/* outboxctl " + c + " */ "
-	}
-	return "/* outboxctl " + c + ": " + r + " */ "
-}
-
 // OptionEnsure creates an option row if it is missing (with Sentry's columns: value,
 // last_updated, last_updated_by), and never touches an existing one: ON CONFLICT on the
 // unique key cannot create a duplicate.

@@ -116,7 +116,7 @@ func (t *Table) human() (headers []string, rows [][]any) {
 		if l, ok := t.Labels[c]; ok {
 			h = l
 		}
-		headers = append(headers, h)
+		headers = append(headers, Escape(h))
 	}
 	for _, r := range t.Rows {
 		row := make([]any, len(keep))
@@ -209,14 +209,15 @@ func (p *Printer) Structured() bool {
 // Out is stdout.
 func (p *Printer) Out() io.Writer { return p.s.Out }
 
-// Notef writes a note to stderr: never data, never on stdout.
+// Notef writes a note to stderr: never data, never on stdout. Its arguments are escaped
+// (see Escape); the format is outboxctl's own.
 func (p *Printer) Notef(format string, args ...any) {
-	fmt.Fprintf(p.s.Err, format+"\n", args...)
+	fmt.Fprintf(p.s.Err, format+"\n", escapeArgs(args)...)
 }
 
 // Warnf writes a warning to stderr.
 func (p *Printer) Warnf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	msg := fmt.Sprintf(format, escapeArgs(args)...)
 	if p.s.ColorEnabled(false) && p.s.ErrTTY {
 		msg = lipgloss.NewStyle().Foreground(lipgloss.Color("3")).Render("warning:") + " " + msg
 	} else {
@@ -340,7 +341,7 @@ func (p *Printer) printJSON(doc Doc) error {
 		}
 		v = o
 	}
-	enc := json.NewEncoder(p.s.Out)
+	enc := json.NewEncoder(jsonWriter{p.s.Out})
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
@@ -352,7 +353,7 @@ func (p *Printer) printJSON(doc Doc) error {
 // printJSONL writes one object per line; with several sections each object carries its
 // section name, so a stream can be split again with jq.
 func (p *Printer) printJSONL(doc Doc) error {
-	enc := json.NewEncoder(p.s.Out)
+	enc := json.NewEncoder(jsonWriter{p.s.Out})
 	enc.SetEscapeHTML(false)
 	for _, s := range doc {
 		var objs []orderedObject
@@ -378,7 +379,7 @@ func (p *Printer) printJSONL(doc Doc) error {
 func csvRow(vals []any) []string {
 	out := make([]string, len(vals))
 	for i, v := range vals {
-		out[i] = plain(jsonValue(v))
+		out[i] = escapeCSV(plain(jsonValue(v)))
 	}
 	return out
 }
@@ -392,7 +393,7 @@ func (p *Printer) printCSV(doc Doc) error {
 		}
 		if s.Table != nil {
 			t := s.Table.machine()
-			if err := w.Write(t.Columns); err != nil {
+			if err := w.Write(csvHeader(t.Columns)); err != nil {
 				return fmt.Errorf("writing CSV: %w", err)
 			}
 			for _, r := range t.Rows {
@@ -403,7 +404,7 @@ func (p *Printer) printCSV(doc Doc) error {
 			continue
 		}
 		o := cardObject(s.Card)
-		if err := w.Write(o.keys); err != nil {
+		if err := w.Write(csvHeader(o.keys)); err != nil {
 			return fmt.Errorf("writing CSV: %w", err)
 		}
 		if err := w.Write(csvRow(o.vals)); err != nil {
@@ -412,6 +413,14 @@ func (p *Printer) printCSV(doc Doc) error {
 	}
 	w.Flush()
 	return w.Error()
+}
+
+func csvHeader(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = escapeCSV(k)
+	}
+	return out
 }
 
 // plain is a cell's text without relative times or colour: for CSV, TSV and Markdown.
@@ -447,7 +456,7 @@ func (p *Printer) printMarkdown(doc Doc) error {
 			fmt.Fprintln(p.s.Out)
 		}
 		if s.Title != "" {
-			fmt.Fprintf(p.s.Out, "### %s\n\n", s.Title)
+			fmt.Fprintf(p.s.Out, "### %s\n\n", Escape(s.Title))
 		}
 		t := s.Table
 		if t == nil {
@@ -465,11 +474,11 @@ func (p *Printer) printMarkdown(doc Doc) error {
 			tablewriter.WithHeaderAlignment(tw.AlignLeft),
 			tablewriter.WithRowAlignment(tw.AlignLeft),
 		)
-		tbl.Header(toAny(headers)...)
+		tbl.Header(toAny(headers)...) // headers are escaped by human()
 		for _, r := range rows {
 			cells := make([]string, len(r))
 			for j, v := range r {
-				cells[j] = strings.ReplaceAll(plain(v), "\n", " ")
+				cells[j] = Escape(plain(v))
 			}
 			if err := tbl.Append(cells); err != nil {
 				return fmt.Errorf("writing Markdown: %w", err)
@@ -506,7 +515,7 @@ func (p *Printer) printTerminal(doc Doc, tty bool) error {
 			fmt.Fprintln(p.s.Out)
 		}
 		if s.Title != "" {
-			fmt.Fprintln(p.s.Out, p.r.NewStyle().Bold(true).Render(s.Title))
+			fmt.Fprintln(p.s.Out, p.r.NewStyle().Bold(true).Render(Escape(s.Title)))
 		}
 		if s.Table != nil {
 			if err := p.printTable(s.Table); err != nil {
@@ -524,7 +533,7 @@ func (p *Printer) printTSV(s Section) error {
 		for _, r := range s.Table.machine().Rows {
 			cells := make([]string, len(r))
 			for j, v := range r {
-				cells[j] = tsvEscape(plain(v))
+				cells[j] = escapeTSV(plain(v))
 			}
 			if _, err := fmt.Fprintln(p.s.Out, strings.Join(cells, "\t")); err != nil {
 				return fmt.Errorf("writing output: %w", err)
@@ -533,16 +542,11 @@ func (p *Printer) printTSV(s Section) error {
 		return nil
 	}
 	for _, f := range s.Card {
-		if _, err := fmt.Fprintf(p.s.Out, "%s\t%s\n", f.Key, tsvEscape(plain(f.Value))); err != nil {
+		if _, err := fmt.Fprintf(p.s.Out, "%s\t%s\n", escapeTSV(f.Key), escapeTSV(plain(f.Value))); err != nil {
 			return fmt.Errorf("writing output: %w", err)
 		}
 	}
 	return nil
-}
-
-// tsvEscape keeps one row on one line: tabs and newlines inside a value are escaped.
-func tsvEscape(s string) string {
-	return strings.NewReplacer("\\", `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`).Replace(s)
 }
 
 func (p *Printer) printTable(t *Table) error {
@@ -589,15 +593,16 @@ func (p *Printer) printTable(t *Table) error {
 func (p *Printer) printCard(fields []Field) {
 	width := 0
 	for _, f := range fields {
-		width = max(width, len(f.Key))
+		width = max(width, len(Escape(f.Key)))
 	}
 	key := p.r.NewStyle().Bold(true)
 	for _, f := range fields {
 		if f.MachineOnly {
 			continue
 		}
-		pad := strings.Repeat(" ", width-len(f.Key))
-		fmt.Fprintf(p.s.Out, "%s%s  %s\n", key.Render(f.Key), pad, p.cellFull(f.Value))
+		k := Escape(f.Key)
+		pad := strings.Repeat(" ", width-len(k))
+		fmt.Fprintf(p.s.Out, "%s%s  %s\n", key.Render(k), pad, p.cellFull(f.Value))
 	}
 }
 
@@ -615,13 +620,11 @@ func (p *Printer) cell(v any) string {
 func (p *Printer) cellFull(v any) string {
 	switch x := v.(type) {
 	case Styled:
-		return p.tone(x)
+		return p.tone(Styled{Text: Escape(x.Text), Tone: x.Tone})
 	case time.Time:
 		return Relative(x, p.Now())
-	case string:
-		return strings.NewReplacer("\n", `\n`, "\t", " ", "\r", `\r`).Replace(x)
 	}
-	return plain(v)
+	return Escape(plain(v))
 }
 
 func (p *Printer) tone(s Styled) string {
@@ -721,7 +724,7 @@ func (d *DocStream) Columns(cols []string) error {
 			if err != nil {
 				return fmt.Errorf("writing JSON: %w", err)
 			}
-			fmt.Fprintf(out, "\n  %q: %s", s.Name, v)
+			fmt.Fprintf(jsonWriter{out}, "\n  %q: %s", s.Name, v)
 		}
 		if len(d.head) > 0 {
 			fmt.Fprint(out, ",")
@@ -729,7 +732,7 @@ func (d *DocStream) Columns(cols []string) error {
 		fmt.Fprintf(out, "\n  %q: [", d.last.Name)
 		return nil
 	case d.p.format == FormatJSONL:
-		d.enc = json.NewEncoder(out)
+		d.enc = json.NewEncoder(jsonWriter{out})
 		d.enc.SetEscapeHTML(false)
 		return d.p.printJSONL(d.head)
 	case d.p.format == FormatCSV:
@@ -740,7 +743,7 @@ func (d *DocStream) Columns(cols []string) error {
 			fmt.Fprintln(out)
 		}
 		d.csv = csv.NewWriter(out)
-		return d.csv.Write(d.pick(cols))
+		return d.csv.Write(csvHeader(d.pick(cols)))
 	case d.p.format == FormatAuto && !d.p.s.OutTTY:
 		return d.p.printTerminal(d.head, false)
 	}
@@ -781,7 +784,7 @@ func (d *DocStream) Row(vals []any) error {
 		if d.n == 1 {
 			sep = ""
 		}
-		_, err = fmt.Fprintf(out, "%s\n    %s", sep, b)
+		_, err = fmt.Fprintf(jsonWriter{out}, "%s\n    %s", sep, b)
 		return err
 	case d.enc != nil:
 		keys, row := d.pick(d.cols), d.pickAny(vals)
@@ -794,7 +797,7 @@ func (d *DocStream) Row(vals []any) error {
 	}
 	cells := make([]string, 0, len(d.machine))
 	for _, v := range d.pickAny(vals) {
-		cells = append(cells, tsvEscape(plain(v)))
+		cells = append(cells, escapeTSV(plain(v)))
 	}
 	_, err := fmt.Fprintln(out, strings.Join(cells, "\t"))
 	return err
