@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -305,7 +306,13 @@ func (e *diffEnv) run(t *testing.T, c *diffCase, mode drain.Mode) {
 		bound = 0
 	}
 	k := query.ShardKey{Scope: query.Enum{Value: c.key.scope, Name: "SCOPE"}, ID: c.key.shard}
-	cn := conn(t)
+	// One connection per drain, closed at once: hundreds of cases must not hold hundreds of
+	// connections until the test ends.
+	cn, err := db.Connect(ctx, db.Config{DSN: testdb.DSN(), Command: "drain-model-test"})
+	if err != nil {
+		testdb.Unreachable(t, err)
+	}
+	defer cn.Close(context.Background())
 	claimed, err := drain.Claim(ctx, cn, target, k)
 	if err != nil {
 		t.Fatal(err)
