@@ -124,7 +124,11 @@ func showTarget(f *config.File, args []string, getenv func(string) string) (*con
 		return nil, &config.Error{Msg: "no context given and no config file at " + f.Path,
 			Hint: "write the file (see docs/README.md#contexts) or set " + config.EnvConfig}
 	case len(cs) > 1:
-		return nil, &config.Error{Msg: "context show takes one context, got " + name,
+		names := make([]string, len(cs))
+		for i, c := range cs {
+			names[i] = c.Name
+		}
+		return nil, &config.Error{Msg: "context show takes one context, got " + strings.Join(names, ","),
 			Hint: "outboxctl context show " + cs[0].Name}
 	}
 	return cs[0], nil

@@ -121,6 +121,10 @@ func Load(getenv func(string) string) (*File, error) {
 		return &File{Path: path}, nil
 	}
 	if err != nil {
+		if !explicit {
+			return nil, errorf("fix the file's permissions, or set "+EnvConfig+" to another file",
+				"reading config: %s", strings.TrimPrefix(err.Error(), "open "))
+		}
 		return nil, errorf("unset "+EnvConfig+" or point it at a readable file",
 			"reading config (%s): %s", EnvConfig, strings.TrimPrefix(err.Error(), "open "))
 	}

@@ -203,7 +203,7 @@ func TestSelect(t *testing.T) {
 		{"twice", "us,us", false, nil, "", `--context names context "us" twice`},
 		{"empty element", "us,,de", false, nil, "", `--context "us,,de" has an empty name: write names separated by single commas`},
 		{"both", "us", true, nil, "", "`--context` and `--all-contexts` both pick contexts; pass one"},
-		{"env unknown", "", false, map[string]string{"OUTBOXCTL_CONTEXT": "eu"}, "", `no context "eu" in PATH (known contexts: control, de, us)`},
+		{"env unknown", "", false, map[string]string{"OUTBOXCTL_CONTEXT": "eu"}, "", `OUTBOXCTL_CONTEXT: no context "eu" in PATH (known contexts: control, de, us)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs, err := f.Select(tc.flag, tc.all, env(tc.env))
@@ -215,6 +215,39 @@ func TestSelect(t *testing.T) {
 				t.Errorf("error %v, want %q", err, want)
 			}
 		})
+	}
+}
+
+func TestCurrentContextMissing(t *testing.T) {
+	f, p, err := load(t, "current-context: eu\ncontexts:\n  us: {}\n", 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Select("", false, env(nil))
+	want := "current-context (" + p + ":1): no context \"eu\" in " + p + " (known contexts: us)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+	if err := f.Use("us"); err != nil { // use repairs it
+		t.Fatal(err)
+	}
+	if cs, err := f.Select("", false, env(nil)); err != nil || names(cs) != "us" {
+		t.Fatalf("after use: %v %v", names(cs), err)
+	}
+}
+
+// TestUnreadableDefaultFile: a file at the default location that cannot be read (here a
+// directory, which even root cannot read as a file) is an error that does not blame
+// OUTBOXCTL_CONFIG.
+func TestUnreadableDefaultFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "outboxctl", "config.yaml")
+	if err := os.MkdirAll(p, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := config.Load(env(map[string]string{"XDG_CONFIG_HOME": dir}))
+	if want := "reading config: read " + p + ": is a directory"; err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %s", err, want)
 	}
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -47,6 +48,11 @@ func (f *File) Select(flag string, all bool, getenv func(string) string) ([]*Con
 		}
 		seen[name] = true
 		c, err := f.Context(name)
+		if err != nil && from != "--context" {
+			var ce *Error
+			errors.As(err, &ce)
+			return nil, &Error{Msg: from + ": " + ce.Msg, Hint: ce.Hint}
+		}
 		if err != nil {
 			return nil, err
 		}
