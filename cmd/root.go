@@ -141,6 +141,7 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 		newCompactCmd(a),
 		newSkipCmd(a),
 		newEnumsCmd(a),
+		newContextCmd(a),
 		newVersionCmd(),
 	)
 	return root
