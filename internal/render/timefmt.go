@@ -109,3 +109,24 @@ func Percent(f float64) string {
 	}
 	return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
 }
+
+// String is the flag value of the mode.
+func (m *TimeMode) String() string {
+	if *m == TimeAbsolute {
+		return "absolute"
+	}
+	return "relative"
+}
+
+// Set parses --time, so a bad value is a flag error (exit 2) with no extra validation.
+func (m *TimeMode) Set(s string) error {
+	v, err := ParseTimeMode(s)
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+// Type names the flag's value in help.
+func (m *TimeMode) Type() string { return "relative|absolute" }
