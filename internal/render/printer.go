@@ -922,3 +922,7 @@ func (d *DocStream) close() error {
 	}
 	return nil
 }
+
+// Plain is a cell's text as tab-separated output carries it (times in RFC 3339 UTC,
+// numbers in full): for keys and comparisons outside render.
+func Plain(v any) string { return plain(v) }
