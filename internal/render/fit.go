@@ -63,8 +63,8 @@ type fitted struct {
 
 // fitTable decides what of a table fits in width columns: the lowest-priority columns go
 // first (rightmost first among equals; columns without a priority are never dropped), then
-// the widest columns are cut, never below their header or minCell. width <= 0 fits
-// everything.
+// the widest columns are cut down to their header's width, then (still too wide) headers
+// too, never below minCell. width <= 0 fits everything.
 func fitTable(names, header []string, cells [][]string, prio map[string]int, width int) fitted {
 	n := len(header)
 	natural := make([]int, n)
@@ -98,13 +98,16 @@ func fitTable(names, header []string, cells [][]string, prio map[string]int, wid
 		f.keep = append(f.keep[:j], f.keep[j+1:]...)
 		f.width = append(f.width[:j], f.width[j+1:]...)
 	}
-	for excess := total() - width; excess > 0; excess-- {
-		j := widestCuttable(f, header)
-		if j < 0 {
-			break
+	// Values are cut down to their header first; headers themselves only as a last resort.
+	for _, headers := range []bool{false, true} {
+		for excess := total() - width; excess > 0; excess-- {
+			j := widestCuttable(f, header, headers)
+			if j < 0 {
+				break
+			}
+			f.width[j]--
+			f.cut = true
 		}
-		f.width[j]--
-		f.cut = true
 	}
 	return f
 }
@@ -124,11 +127,15 @@ func lowestPriority(keep []int, names []string, prio map[string]int) int {
 	return best
 }
 
-// widestCuttable is the position of the widest column that can still lose a cell, or -1.
-func widestCuttable(f fitted, header []string) int {
+// widestCuttable is the position of the widest column that can still lose a column of
+// width (down to its header's width, or to minCell when headers may be cut), or -1.
+func widestCuttable(f fitted, header []string, headers bool) int {
 	best := -1
 	for j, i := range f.keep {
-		floor := max(ansi.StringWidth(header[i]), minCell)
+		floor := minCell
+		if !headers {
+			floor = max(ansi.StringWidth(header[i]), minCell)
+		}
 		if f.width[j] <= floor {
 			continue
 		}

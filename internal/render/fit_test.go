@@ -178,3 +178,20 @@ func TestShown(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestFitCutsHeadersLast: when cutting values to their headers is not enough, headers are
+// cut too (never below five columns), so the table still fits.
+func TestFitCutsHeadersLast(t *testing.T) {
+	t.Parallel()
+	doc := Doc{{Table: &Table{
+		Columns: []string{"scheduled_for", "date_added", "category_name"},
+		Rows:    [][]any{{Due(thePast), now.Add(-time.Hour), "ORGANIZATION_UPDATE"}},
+	}}}
+	out, _ := printWith(t, FormatTable, true, 30, HeadersAuto, doc)
+	want := "" +
+		"SCHEDUL…  DATE AD…  CATEGOR…  \n" +
+		"never a…  1h ago    ORGANIZ…  \n"
+	if got := ansi.Strip(out); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
