@@ -195,3 +195,21 @@ func TestFitCutsHeadersLast(t *testing.T) {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestStreamsToRendersAFrame: a frame rendered through To has the table, fitted to the
+// terminal's width, and its footer in one buffer; the original streams are untouched.
+func TestStreamsToRendersAFrame(t *testing.T) {
+	t.Parallel()
+	s, out, errOut := Test()
+	s.OutTTY, s.Width = true, 80
+	var frame strings.Builder
+	p := NewPrinter(s.To(&frame), FormatAuto, true)
+	p.Now = func() time.Time { return now }
+	if err := p.Print(stuck()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(frame.String(), "SCOPE               SHARD  STATE") || !strings.HasSuffix(frame.String(), footer) ||
+		out.Len() != 0 || errOut.Len() != 0 {
+		t.Errorf("frame %q, out %q, err %q", frame.String(), out, errOut)
+	}
+}

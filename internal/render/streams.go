@@ -86,3 +86,11 @@ func (s *Streams) ColorEnabled(noColorFlag bool) bool {
 	}
 	return s.OutTTY
 }
+
+// To returns streams that send stdout and stderr to w and keep what is known of the
+// terminal (TTY, width, colour): a watch renders each frame, footers included, this way.
+func (s *Streams) To(w io.Writer) *Streams {
+	c := *s
+	c.Out, c.Err = w, w
+	return &c
+}
