@@ -47,9 +47,28 @@ func (r *run) batchStep(ctx context.Context) (bool, error) {
 		if err != nil || head == nil {
 			return err
 		}
+		// prev is the group delivered last whose rows are not deleted yet: the next read
+		// deletes them in the same statement. Every way out deletes it first.
+		var prev *query.GroupUpTo
+		flush := func() error {
+			if prev == nil {
+				return nil
+			}
+			n, err := r.deleteGroup(sctx, tx, *prev)
+			deleted += n
+			prev = nil
+			return err
+		}
 		for {
-			m, found, err := r.next(sctx, tx)
-			if err != nil || !found {
+			m, found, n, err := r.next(sctx, tx, prev)
+			if err != nil {
+				return err
+			}
+			deleted += n
+			if prev != nil && n < query.DeleteChunk {
+				prev = nil // the read deleted all of it
+			}
+			if err := flush(); err != nil || !found {
 				return err
 			}
 			if err := r.deliver(ctx, m); err != nil {
@@ -57,17 +76,22 @@ func (r *run) batchStep(ctx context.Context) (bool, error) {
 				return nil
 			}
 			delivered = append(delivered, m)
-			n, err := r.deleteGroup(sctx, tx, m)
-			if err != nil {
-				return err
+			g := query.GroupUpTo{Category: m.Category, Object: m.Object, UpTo: m.ID}
+			if o.discards() {
+				n, err := r.discardGroup(sctx, tx, g)
+				deleted += n
+				if err != nil {
+					return err
+				}
+			} else {
+				prev = &g
 			}
-			deleted += n
 			switch {
 			case o.MaxMessages > 0 && r.res.Delivered+len(delivered) >= o.MaxMessages:
-				return nil
+				return flush()
 			case ctx.Err() != nil, len(delivered) >= o.BatchSize, time.Since(started) > o.BatchTime, r.gap() > 0, deleted >= bigDelete:
 				more = true // commit what was delivered; stop, or wait outside the transaction
-				return nil
+				return flush()
 			}
 		}
 	})
@@ -90,44 +114,54 @@ func (r *run) batchStep(ctx context.Context) (bool, error) {
 	return more && r.res.Failed == nil, nil
 }
 
-// next reads the next message: the newest row of the head's group. found is false when no
-// row is left at or below the watermark.
-func (r *run) next(ctx context.Context, tx pgx.Tx) (Message, bool, error) {
-	res, err := query.Run(ctx, tx, r.o.st(query.DrainNext(r.o.Target, r.o.Shard, r.o.Watermark)))
+// next deletes (a chunk of) prev's group and reads the next message: the newest row of the
+// head's group. found is false when no row is left at or below the watermark.
+func (r *run) next(ctx context.Context, tx pgx.Tx, prev *query.GroupUpTo) (Message, bool, int64, error) {
+	res, err := r.runPrepared(ctx, tx, r.o.st(query.DrainNext(r.o.Target, r.o.Shard, r.o.Watermark, prev)))
 	if err != nil || len(res.Rows) == 0 {
-		return Message{}, false, err
+		return Message{}, false, 0, err
 	}
-	m := r.o.message(res.Rows[0], res.Col)
-	m.CoalescedCount = query.AsInt64(res.Rows[0][res.Col("coalesced_count")])
+	row := res.Rows[0]
+	deleted := query.AsInt64(row[res.Col("deleted")])
+	if row[res.Col("id")] == nil {
+		return Message{}, false, deleted, nil
+	}
+	m := r.o.message(row, res.Col)
+	m.CoalescedCount = query.AsInt64(row[res.Col("coalesced_count")])
 	if r.o.CoalescedIDs {
 		one := []Message{m}
 		if err := r.o.fillCoalesced(ctx, tx, one); err != nil {
-			return m, false, err
+			return m, false, deleted, err
 		}
 		m = one[0]
 	}
-	return m, true, nil
+	return m, true, deleted, nil
 }
 
-// deleteGroup deletes the delivered group up to the delivered row, a chunk at a time; a
-// discarding run archives the rows first and deletes exactly the ids it archived.
-func (r *run) deleteGroup(ctx context.Context, tx pgx.Tx, m Message) (int64, error) {
-	o := r.o
-	if o.discards() {
-		ids, err := r.archive(ctx, tx, []int64{int64(m.Category)}, []int64{m.Object}, []int64{m.ID}, false)
-		if err != nil {
-			return 0, err
-		}
-		return r.deleteIDs(ctx, tx, ids)
-	}
+// deleteGroup deletes a delivered group up to the delivered row, a chunk at a time.
+func (r *run) deleteGroup(ctx context.Context, tx pgx.Tx, g query.GroupUpTo) (int64, error) {
 	var deleted int64
 	for {
-		n, err := query.Exec(ctx, tx, o.st(query.DrainDeleteGroupChunk(o.Target, o.Shard, m.Category, m.Object, m.ID)))
+		res, err := r.runPrepared(ctx, tx, r.o.st(query.DrainDeleteGroupChunk(r.o.Target, r.o.Shard, g.Category, g.Object, g.UpTo)))
+		var n int64
+		if err == nil {
+			n = int64(len(res.Rows))
+		}
 		deleted += n
 		if err != nil || n < query.DeleteChunk {
 			return deleted, err
 		}
 	}
+}
+
+// discardGroup archives a group up to the delivered row and deletes exactly the ids it
+// archived.
+func (r *run) discardGroup(ctx context.Context, tx pgx.Tx, g query.GroupUpTo) (int64, error) {
+	ids, err := r.archive(ctx, tx, []int64{int64(g.Category)}, []int64{g.Object}, []int64{g.UpTo}, false)
+	if err != nil {
+		return 0, err
+	}
+	return r.deleteIDs(ctx, tx, ids)
 }
 
 // deleteIDs deletes rows by id, a chunk at a time.

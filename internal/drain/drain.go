@@ -315,6 +315,10 @@ type run struct {
 	last time.Time
 	// staged are the archive batches of the transaction in progress.
 	staged []Batch
+	// prepared maps the SQL of statements prepared in the transaction in progress to their
+	// names; seq numbers them.
+	prepared map[string]string
+	seq      int
 }
 
 // Run drains one shard, message by message, faithful to Sentry's process_shard: lock the
@@ -365,6 +369,7 @@ func Run(ctx context.Context, conn *db.Conn, o Options) (Result, error) {
 // delivery may take: a shorter idle_in_transaction_session_timeout would kill the drain's
 // transaction mid-delivery, roll back what it delivered, and redeliver it on every run.
 func (r *run) sessionSettings(ctx context.Context) error {
+	r.local = "SET LOCAL plan_cache_mode = force_generic_plan;"
 	if r.o.HandlerTimeout <= 0 {
 		return nil
 	}
@@ -374,7 +379,7 @@ func (r *run) sessionSettings(ctx context.Context) error {
 	}
 	// PostgreSQL's limit for the setting is INT_MAX milliseconds (~24.8 days).
 	if want := min((r.o.HandlerTimeout + 10*time.Second).Milliseconds(), math.MaxInt32); ms != 0 && ms < want {
-		r.local = fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d;", want)
+		r.local += fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d;", want)
 	}
 	return nil
 }
@@ -428,7 +433,42 @@ func (r *run) tx(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) er
 		committing = true
 		return nil
 	})
+	r.deallocate(step)
 	return r.finishArchive(err, committing)
+}
+
+// runPrepared runs a statement the batch repeats for every message with other values,
+// planned once per transaction (plan_cache_mode = force_generic_plan in the drain's
+// transactions): planning the statement afresh cost several times its execution. The
+// statement lives only as long as the transaction, so it is safe behind PgBouncer's
+// transaction pooling too.
+func (r *run) runPrepared(ctx context.Context, tx pgx.Tx, st query.Statement) (*query.Result, error) {
+	sql, args, err := st.Bind()
+	if err != nil {
+		return nil, err
+	}
+	name, ok := r.prepared[sql]
+	if !ok {
+		r.seq++
+		name = fmt.Sprintf("outboxctl_drain_%d", r.seq)
+		if _, err := tx.Prepare(ctx, name, sql); err != nil {
+			return nil, err
+		}
+		if r.prepared == nil {
+			r.prepared = map[string]string{}
+		}
+		r.prepared[sql] = name
+	}
+	return query.RunBound(ctx, tx, st.Name, name, args)
+}
+
+// deallocate drops the statements the transaction prepared (best effort: after a failure
+// the connection may be gone, and the names are never reused).
+func (r *run) deallocate(ctx context.Context) {
+	for _, name := range r.prepared {
+		_ = r.conn.Deallocate(ctx, name)
+	}
+	r.prepared = nil
 }
 
 // lockHead locks the shard's lowest row at or below the watermark (NOWAIT). It returns nil

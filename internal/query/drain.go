@@ -133,17 +133,42 @@ func DrainDeleteIDs(t Target, ids []int64) Statement {
 // row Sentry delivers) with how many rows that group holds. Run before every delivery of a
 // batch, it sees every row committed since, a late-committing lower id included, exactly
 // as Sentry's per-iteration reads do.
-func DrainNext(t Target, k ShardKey, wm int64) Statement {
+//
+// With prev set, the same statement first deletes (a chunk of) the previous message's group
+// up to its delivered row, and the head it reads leaves those rows out (a statement does not
+// see its own deletes): one round trip per message. deleted says how many rows went; a full
+// chunk means the caller deletes the rest.
+func DrainNext(t Target, k ShardKey, wm int64, prev *GroupUpTo) Statement {
 	b := newBuilder()
 	b.shardPredicates(t, k, "o")
 	b.watermark("o", wm)
+	del := "SELECT 0::bigint AS id WHERE false"
+	if prev != nil {
+		b.and(fmt.Sprintf("NOT (o.category = %s AND o.object_identifier = %s AND o.id <= %s)",
+			b.arg("prev_category", prev.Category, "the group just delivered"), b.arg("prev_object", prev.Object, ""), b.arg("prev_up_to", prev.UpTo, "")))
+	}
 	headWhere := b.whereClause("     ")
 	b.where = nil
 	b.shardPredicates(t, k, "x")
 	b.and("x.category = h.category")
 	b.and("x.object_identifier = h.object_identifier")
 	groupWhere := b.whereClause("     ")
-	text := fmt.Sprintf(`WITH h AS (
+	if prev != nil {
+		b.where = nil
+		b.shardPredicates(t, k, "d")
+		b.and("d.category = @prev_category")
+		b.and("d.object_identifier = @prev_object")
+		b.and("d.id <= @prev_up_to")
+		del = fmt.Sprintf(`DELETE FROM %s o
+     WHERE o.id IN (SELECT d.id FROM %s d
+%s
+                     LIMIT %s)
+    RETURNING o.id`, t.From(), t.From(), b.whereClause("                     "), b.arg("chunk", DeleteChunk, ""))
+	}
+	text := fmt.Sprintf(`WITH del AS (
+    %[4]s
+),
+h AS (
     SELECT o.id, o.category, o.object_identifier
       FROM %[1]s o
 %[2]s
@@ -152,9 +177,11 @@ func DrainNext(t Target, k ShardKey, wm int64) Statement {
 )
 SELECT n.id, h.category, h.object_identifier, n.payload, n.date_added, n.scheduled_for, h.id AS head_id,
        (SELECT count(*) FROM %[1]s x
-%[3]s) AS coalesced_count
-  FROM h
- CROSS JOIN LATERAL (
+%[3]s) AS coalesced_count,
+       (SELECT count(*) FROM del) AS deleted
+  FROM (SELECT 1) one
+  LEFT JOIN h ON true
+  LEFT JOIN LATERAL (
     -- "x.id + 0" keeps the planner on the (…, category, object_identifier) index: the
     -- group's rows, then a top-1, rather than a backward walk through the shard's newer rows.
     SELECT x.id, x.payload::text AS payload, x.date_added, x.scheduled_for
@@ -162,8 +189,15 @@ SELECT n.id, h.category, h.object_identifier, n.payload, n.date_added, n.schedul
 %[3]s
      ORDER BY x.id + 0 DESC
      LIMIT 1
- ) n`, t.From(), headWhere, groupWhere)
-	return Statement{Name: "drain-next", Doc: []string{"The shard's head and the newest row of its coalesce group: the next message."}, Text: tidy(text), Args: b.args}
+  ) n ON true`, t.From(), headWhere, groupWhere, del)
+	return Statement{Name: "drain-next", Doc: []string{"Delete the group just delivered; read the shard's head and the newest row of its group: the next message."}, Text: tidy(text), Args: b.args}
+}
+
+// GroupUpTo is a coalesce group and the delivered id its rows are deleted up to.
+type GroupUpTo struct {
+	Category int
+	Object   int64
+	UpTo     int64
 }
 
 // DeleteChunk is the most rows one delete statement of a drain removes: a hot group of
@@ -182,7 +216,8 @@ func DrainDeleteGroupChunk(t Target, k ShardKey, category int, object, upTo int6
 	text := fmt.Sprintf(`DELETE FROM %[1]s o
  WHERE o.id IN (SELECT x.id FROM %[1]s x
 %[2]s
-                 LIMIT %[3]s)`, t.From(), b.whereClause("                 "), b.arg("chunk", DeleteChunk, ""))
+                 LIMIT %[3]s)
+RETURNING o.id`, t.From(), b.whereClause("                 "), b.arg("chunk", DeleteChunk, ""))
 	return Statement{Name: "drain-delete-group-chunk", Doc: []string{"Delete the delivered group up to the delivered row, a chunk at a time."}, Text: tidy(text), Args: b.args}
 }
 

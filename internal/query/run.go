@@ -44,6 +44,29 @@ func Run(ctx context.Context, q Querier, st Statement) (*Result, error) {
 	return res, nil
 }
 
+// RunBound runs SQL already bound (or the name of a statement prepared on the connection)
+// and collects its rows like Run.
+func RunBound(ctx context.Context, q Querier, name, sql string, args []any) (*Result, error) {
+	res := &Result{Statement: name}
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	res.Columns = columnNames(rows.FieldDescriptions())
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+		for i, v := range vals {
+			vals[i] = normalize(v)
+		}
+		res.Rows = append(res.Rows, vals)
+	}
+	return res, rows.Err()
+}
+
 // Stream executes a statement and hands each row to fn as it arrives, so a result larger than
 // memory (inspect shard --all) flows straight to the output.
 func Stream(ctx context.Context, q Querier, st Statement, header func([]string) error, fn func([]any) error) error {
