@@ -33,7 +33,9 @@ func TestRunKillswitchChangeDirect(t *testing.T) {
 			connect: func(ctx context.Context) (*db.Conn, error) {
 				return db.Connect(ctx, db.Config{DSN: testdb.DSN(), Command: "killswitch"})
 			},
-			audit: func(command string, fields map[string]any) { audited = append(audited, fmt.Sprint(command, " ", fields["after"])) },
+			audit: func(command string, fields map[string]any) {
+				audited = append(audited, fmt.Sprint(command, " ", fields["after"]))
+			},
 		}
 		err := runKillswitchChange(context.Background(), d, ch, false)
 		return out.String(), audited, err
