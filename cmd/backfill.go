@@ -178,6 +178,8 @@ exits 8 while any selected table is not complete.`),
 	f.BoolVar(&o.ExitStatus, "exit-status", false, "exit 8 while any selected table is not complete (for runbooks that wait)")
 	f.BoolVar(&o.Exact, "exact", false, "count the rows below each cursor exactly (an index scan) instead of estimating by id span")
 	addRedisFlags(c, &o.Redis)
+	// --watch samples by itself (Validate says so to a direct caller as well).
+	c.MarkFlagsMutuallyExclusive("watch", "sample")
 	_ = c.RegisterFlagCompletionFunc("store", fixedCompletion("auto", "postgres", "redis"))
 	c.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var names []string
