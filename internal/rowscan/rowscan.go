@@ -16,6 +16,10 @@ import (
 // struct lacks, or a field the result lacks, is an error rather than a silent zero.
 // Errors come back as the driver gave them, as from query.Run: the caller classifies.
 func All[T any](ctx context.Context, q query.Querier, st query.Statement) ([]T, error) {
+	return collect(ctx, q, st, pgx.RowToStructByName[T])
+}
+
+func collect[T any](ctx context.Context, q query.Querier, st query.Statement, scan pgx.RowToFunc[T]) ([]T, error) {
 	sql, args, err := st.Bind()
 	if err != nil {
 		return nil, err
@@ -24,7 +28,7 @@ func All[T any](ctx context.Context, q query.Querier, st query.Statement) ([]T, 
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByName[T])
+	return pgx.CollectRows(rows, scan)
 }
 
 // One runs st and returns its single row (a statement that returns exactly one, such as
@@ -45,15 +49,7 @@ func One[T any](ctx context.Context, q query.Querier, st query.Statement) (T, er
 // its cell column, under the name the table gives it): every field of T must be a column
 // of the result, by its `db` tag, and columns T does not name are read and dropped.
 func Picked[T any](ctx context.Context, q query.Querier, st query.Statement) ([]T, error) {
-	sql, args, err := st.Bind()
-	if err != nil {
-		return nil, err
-	}
-	rows, err := q.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pick[T])
+	return collect(ctx, q, st, pick[T])
 }
 
 func pick[T any](row pgx.CollectableRow) (T, error) {

@@ -43,6 +43,13 @@ func exec(t *testing.T, sql string, args ...any) {
 	}
 }
 
+// watermark stores sentry_organization's cursor in the cell watermark table.
+func watermark(t *testing.T, schema string, low, version int64) {
+	t.Helper()
+	exec(t, fmt.Sprintf(`INSERT INTO %s.hybridcloud_celloutboxbackfillwatermark (date_updated, date_added, table_name, low_bound, version)
+VALUES (now(), now(), 'sentry_organization', $1, $2)`, schema), low, version)
+}
+
 func redisAddr() string {
 	if v := os.Getenv("OUTBOXCTL_TEST_REDIS_ADDR"); v != "" {
 		return v
@@ -87,8 +94,7 @@ func TestStatusFromWatermarks(t *testing.T) {
 	t.Parallel()
 	schema, conn := setup(t)
 	tb := org(t)
-	exec(t, fmt.Sprintf(`INSERT INTO %s.hybridcloud_celloutboxbackfillwatermark (date_updated, date_added, table_name, low_bound, version)
-VALUES (now(), now(), 'sentry_organization', 51, %d)`, schema, tb.Coded))
+	watermark(t, schema, 51, tb.Coded)
 	src := status.Source{Conn: conn, Schema: schema, Store: status.StoreAuto}
 	rep, err := src.Status(context.Background(), status.Request{Tables: []backfill.Table{tb}, Exact: true})
 	if err != nil {
@@ -113,8 +119,7 @@ func TestStatusInProgressProgressAndOption(t *testing.T) {
 	t.Parallel()
 	schema, conn := setup(t)
 	tb := org(t)
-	exec(t, fmt.Sprintf(`INSERT INTO %s.hybridcloud_celloutboxbackfillwatermark (date_updated, date_added, table_name, low_bound, version)
-VALUES (now(), now(), 'sentry_organization', 26, %d)`, schema, tb.Coded))
+	watermark(t, schema, 26, tb.Coded)
 	exec(t, fmt.Sprintf(`INSERT INTO %s.sentry_option (key, value, last_updated) VALUES ($1, $2::jsonb, now())`, schema),
 		backfill.OptionKey(tb.Name), fmt.Sprint(tb.Coded))
 	src := status.Source{Conn: conn, Schema: schema, Store: status.StorePostgres}
@@ -134,8 +139,7 @@ func TestStatusRateWithClock(t *testing.T) {
 	t.Parallel()
 	schema, conn := setup(t)
 	tb := org(t)
-	exec(t, fmt.Sprintf(`INSERT INTO %s.hybridcloud_celloutboxbackfillwatermark (date_updated, date_added, table_name, low_bound, version)
-VALUES (now(), now(), 'sentry_organization', 26, %d)`, schema, tb.Coded))
+	watermark(t, schema, 26, tb.Coded)
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := start
 	src := status.Source{Conn: conn, Schema: schema, Store: status.StoreAuto, Now: func() time.Time { return now }}
