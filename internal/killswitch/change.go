@@ -120,7 +120,7 @@ func (c Change) waiting(ctx context.Context, tx pgx.Tx, t query.Target) (*Totals
 func (c Change) Apply(ctx context.Context, conn *db.Conn, p ChangePlan) (stored string, err error) {
 	t := c.Target
 	err = db.WriteTx(ctx, conn, func(tx pgx.Tx) error {
-		if _, err := query.Run(ctx, tx, query.OptionEnsure(t.Schema, p.Table, p.ValueType, c.Key, "[]", c.Reason)); err != nil {
+		if _, err := query.Exec(ctx, tx, query.OptionEnsure(t.Schema, p.Table, p.ValueType, c.Key, "[]", c.Reason)); err != nil {
 			return db.Classify(err, "option-ensure")
 		}
 		locked, err := rowscan.One[query.OptionLockRow](ctx, tx, query.OptionLock(t.Schema, p.Table, c.Key))
