@@ -4,17 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/user"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/backfill"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -56,61 +57,19 @@ func (a *app) killswitchKey(scopeArg string) (*query.Enum, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	for key, v := range options.KillswitchScopes {
-		if v == scope.Value {
-			return scope, key, nil
-		}
+	if key := killswitch.KeyFor(scope.Value); key != "" {
+		return scope, key, nil
 	}
 	return nil, "", usageErrorf("outboxctl killswitch add organization ID --reason …",
 		"%s shards cannot be disabled: Sentry's should_skip_shard reads a kill switch only for ORGANIZATION_SCOPE and USER_SCOPE", scope.Name)
 }
 
 func parseIDs(args []string) ([]int64, error) {
-	ids := make([]int64, 0, len(args))
-	for _, s := range args {
-		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-		if err != nil || n < 0 {
-			return nil, usageErrorf("", "invalid shard id %q: want a non-negative integer", s)
-		}
-		if !slices.Contains(ids, n) {
-			ids = append(ids, n)
-		}
+	ids, err := killswitch.ParseIDs(args)
+	if err != nil {
+		return nil, usageErrorf("", "%s", err.Error())
 	}
-	slices.Sort(ids)
 	return ids, nil
-}
-
-// killswitchList is one options table's kill switches, as read.
-type killswitchList struct {
-	table string
-	key   string
-	scope int
-	ids   []int64
-	err   error
-}
-
-// readLists reads the kill-switch lists of every options table present, whether or not
-// Sentry reads it here (a list Sentry ignores is shown and warned about, not hidden).
-func readLists(ctx context.Context, tx pgx.Tx, schema string, sch query.Schema) ([]killswitchList, error) {
-	var out []killswitchList
-	for _, ot := range []string{query.OptionTable, query.ControlOptionTable} {
-		if !sch.Table(ot).Present {
-			continue
-		}
-		ks, err := options.ReadKillswitchesFrom(ctx, tx, schema, ot)
-		if ks == nil {
-			return nil, db.Classify(err, "killswitch-options")
-		}
-		for _, key := range []string{options.DisabledOrgShards, options.DisabledUserShards} {
-			l := killswitchList{table: ot, key: key, scope: options.KillswitchScopes[key], err: ks.Failed[options.KillswitchScopes[key]]}
-			for id := range ks.Disabled[l.scope] {
-				l.ids = append(l.ids, id)
-			}
-			slices.Sort(l.ids)
-			out = append(out, l)
-		}
-	}
-	return out, nil
 }
 
 // governsText says which outboxes an options table's values apply to in this deployment.
@@ -149,20 +108,24 @@ func storesSection(sch query.Schema) render.Section {
 	return render.Section{Name: "stores", Title: "Options tables Sentry reads here", Table: t}
 }
 
-// presentOutboxes are the standard outbox tables of the database, adapted to its columns.
-func presentOutboxes(schema string, sch query.Schema) []query.Target {
-	var out []query.Target
-	for _, silo := range []query.Silo{query.SiloCell, query.SiloControl} {
-		t := sch.Adapt(query.Target{Silo: silo, Schema: schema})
-		if sch.Tables == nil || sch.Table(t.TableName()).Present {
-			out = append(out, t)
-		}
+// killswitchListOptions are killswitch list's flags.
+type killswitchListOptions struct {
+	Coded     []string
+	overrides map[string]int64 // parsed --coded, set by Validate
+}
+
+// Validate checks the flags before anything is read.
+func (o *killswitchListOptions) Validate() error {
+	overrides, err := backfill.ParseCoded(o.Coded)
+	if err != nil {
+		return usageErrorf("outboxctl killswitch list --coded sentry_organization=4", "%s", err.Error())
 	}
-	return out
+	o.overrides = overrides
+	return nil
 }
 
 func newKillswitchListCmd(a *app) *cobra.Command {
-	var coded []string
+	var o killswitchListOptions
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List the disabled shards, what waits behind them, and the backfill gates",
@@ -177,110 +140,108 @@ list in sentry_controloption disables nothing.`),
 			outboxctl killswitch list -o json`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			overrides, err := backfill.ParseCoded(coded)
-			if err != nil {
-				return usageErrorf("outboxctl killswitch list --coded sentry_organization=4", "%s", err.Error())
-			}
-			if printOnly, noDB := a.wantsSQL(); printOnly {
-				return a.printScript(query.Script{
-					options.KillswitchStatement(a.g.Schema, query.OptionTable),
-					options.KillswitchStatement(a.g.Schema, query.ControlOptionTable),
-					query.KillswitchShards(presentOutboxes(a.g.Schema, query.Schema{}), nil),
-				}, noDB)
-			}
-			reg, err := a.registry()
-			if err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			tables := backfill.Registered(overrides)
-			disabled := &render.Table{Columns: []string{"options_table", "governs", "scope", "shard", "silo", "region_name", "depth", "coalesce_groups", "oldest_message", "next_attempt"},
-				Labels: map[string]string{"options_table": "option in", "coalesce_groups": "groups", "region_name": "cell"}}
-			gates := &render.Table{Columns: []string{"options_table", "governs", "key", "value", "coded"}, Labels: map[string]string{"options_table": "option in"}}
-			var listErr error
-			var sch query.Schema
-			ignored := map[string][]int64{}
-			err = a.plainSession(c.Context(), "killswitch", func(s *session) error {
-				sch = s.schema
-				lists, err := readLists(s.ctx, s.tx, s.target.Schema, s.schema)
-				if err != nil {
-					return err
-				}
-				var qlists []query.KillswitchList
-				for _, l := range lists {
-					if l.err != nil && listErr == nil {
-						listErr = l.err
-					}
-					if len(options.Governs(l.table, s.schema)) == 0 {
-						ignored[l.table] = append(ignored[l.table], l.ids...)
-					}
-					qlists = append(qlists, query.KillswitchList{OptionsTable: l.table, Scope: l.scope, IDs: l.ids})
-				}
-				res, err := s.run(query.KillswitchShards(presentOutboxes(s.target.Schema, s.schema), qlists))
-				if err != nil {
-					return err
-				}
-				for _, r := range res.Rows {
-					ot, _ := r[0].(string)
-					disabled.Rows = append(disabled.Rows, []any{ot, governsText(ot, s.schema), reg.ScopeName(int(query.AsInt64(r[1]))), r[2], r[3], r[4], r[5], r[6], r[7], r[8]})
-				}
-				return a.readGates(s, tables, gates)
-			})
-			if err != nil {
-				return err
-			}
-			p := a.printer()
-			if !p.Structured() {
-				if len(disabled.Rows) == 0 {
-					p.Notef("no shard is disabled")
-				}
-				for ot, ids := range ignored {
-					if len(ids) > 0 {
-						p.Warnf("%s lists %d disabled shard(s), but Sentry does not read %s in this deployment (%s): they are NOT disabled; use killswitch add to disable them where Sentry reads", ot, len(ids), ot, sch.DeploymentWhy)
-					}
-				}
-			}
-			if err := p.Print(render.Doc{
-				storesSection(sch),
-				{Name: "disabled", Title: "Disabled shards", Table: disabled},
-				{Name: "backfill_gates", Title: "Backfill gates (option below the coded version)", Table: gates},
-			}); err != nil {
-				return err
-			}
-			return listErr
+			return a.killswitchList(c.Context(), o)
 		},
 	}
-	c.Flags().StringArrayVar(&coded, "coded", nil, "override a table's coded replication_version, TABLE=N (repeatable), for the backfill gates")
+	c.Flags().StringArrayVar(&o.Coded, "coded", nil, "override a table's coded replication_version, TABLE=N (repeatable), for the backfill gates")
 	return c
 }
 
-// readGates adds to gates every replication_version option below its table's coded version.
-func (a *app) readGates(s *session, tables []backfill.Table, gates *render.Table) error {
-	keys := make([]string, len(tables))
-	for i, t := range tables {
-		keys[i] = backfill.OptionKey(t.Name)
+// killswitchListing is what killswitch list read, ready to print.
+type killswitchListing struct {
+	sch      query.Schema
+	disabled *render.Table
+	gates    *render.Table
+	ignored  map[string][]int64 // options table Sentry does not read here -> its ids
+	listErr  error
+}
+
+func (a *app) killswitchList(ctx context.Context, o killswitchListOptions) error {
+	if printOnly, noDB := a.wantsSQL(); printOnly {
+		return a.printScript(query.Script{
+			options.KillswitchStatement(a.g.Schema, query.OptionTable),
+			options.KillswitchStatement(a.g.Schema, query.ControlOptionTable),
+			query.KillswitchShards(killswitch.PresentOutboxes(a.g.Schema, query.Schema{}), nil),
+		}, noDB)
 	}
-	for _, ot := range []string{query.OptionTable, query.ControlOptionTable} {
-		if !s.schema.Table(ot).Present {
-			continue
+	reg, err := a.registry()
+	if err != nil {
+		return err
+	}
+	var l killswitchListing
+	err = a.plainSession(ctx, "killswitch", func(s *session) error {
+		l, err = readKillswitchListing(s, reg, backfill.Registered(o.overrides))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return printKillswitchListing(a.printer(), l)
+}
+
+func readKillswitchListing(s *session, reg *enums.Registry, tables []backfill.Table) (killswitchListing, error) {
+	l := killswitchListing{sch: s.schema, ignored: map[string][]int64{},
+		disabled: &render.Table{Columns: []string{"options_table", "governs", "scope", "shard", "silo", "region_name", "depth", "coalesce_groups", "oldest_message", "next_attempt"},
+			Labels: map[string]string{"options_table": "option in", "coalesce_groups": "groups", "region_name": "cell"}},
+		gates: &render.Table{Columns: []string{"options_table", "governs", "key", "value", "coded"}, Labels: map[string]string{"options_table": "option in"}},
+	}
+	lists, err := killswitch.ReadLists(s.ctx, s.tx, s.target.Schema, s.schema)
+	if err != nil {
+		return l, err
+	}
+	for _, ks := range lists {
+		if ks.Err != nil && l.listErr == nil {
+			l.listErr = ks.Err
 		}
-		res, err := s.run(query.OptionValues(s.target.Schema, ot, keys))
-		if err != nil {
-			return err
+		if len(options.Governs(ks.Table, s.schema)) == 0 {
+			l.ignored[ks.Table] = append(l.ignored[ks.Table], ks.IDs...)
 		}
-		for _, r := range res.Rows {
-			key, _ := r[0].(string)
-			raw, _ := r[1].(string)
-			n, err := options.DecodeInt(key, raw)
-			if err != nil {
-				return err
-			}
-			name := strings.TrimSuffix(strings.TrimPrefix(key, "outbox_replication."), ".replication_version")
-			if t, ok := backfill.Lookup(tables, name); ok && n < t.Coded {
-				gates.Rows = append(gates.Rows, []any{ot, governsText(ot, s.schema), key, n, t.Coded})
+	}
+	waiting, err := killswitch.Waiting(s.ctx, s.tx, s.target.Schema, s.schema, lists)
+	if err != nil {
+		return l, err
+	}
+	for _, r := range waiting {
+		l.disabled.Rows = append(l.disabled.Rows, []any{r.OptionsTable, governsText(r.OptionsTable, s.schema), reg.ScopeName(int(r.ShardScope)),
+			r.ShardIdentifier, orNil(r.Silo), orNil(r.RegionName), r.Depth, r.CoalesceGroups, utcOrNil(r.OldestMessage), utcOrNil(r.NextAttempt)})
+	}
+	gates, err := killswitch.Gates(s.ctx, s.tx, s.target.Schema, s.schema, tables)
+	for _, g := range gates {
+		l.gates.Rows = append(l.gates.Rows, []any{g.Table, governsText(g.Table, s.schema), g.Key, g.Value, g.Coded})
+	}
+	return l, err
+}
+
+func printKillswitchListing(p *render.Printer, l killswitchListing) error {
+	if !p.Structured() {
+		if len(l.disabled.Rows) == 0 {
+			p.Notef("no shard is disabled")
+		}
+		for ot, ids := range l.ignored {
+			if len(ids) > 0 {
+				p.Warnf("%s lists %d disabled shard(s), but Sentry does not read %s in this deployment (%s): they are NOT disabled; use killswitch add to disable them where Sentry reads", ot, len(ids), ot, l.sch.DeploymentWhy)
 			}
 		}
 	}
-	return nil
+	if err := p.Print(render.Doc{
+		storesSection(l.sch),
+		{Name: "disabled", Title: "Disabled shards", Table: l.disabled},
+		{Name: "backfill_gates", Title: "Backfill gates (option below the coded version)", Table: l.gates},
+	}); err != nil {
+		return err
+	}
+	return l.listErr
+}
+
+// utcOrNil is a timestamp in UTC, as query.Run gives it, or an empty cell.
+func utcOrNil(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UTC()
 }
 
 // plainSession is a read session that does not require an outbox table (the kill switches
@@ -315,63 +276,76 @@ func newKillswitchCheckCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			id := ids[0]
-			if printOnly, noDB := a.wantsSQL(); printOnly {
-				t, _ := a.target()
-				return a.printScript(query.Script{options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, a.printSchema())), query.ShardDepths(t, *scope, ids)}, noDB)
-			}
-			reg, err := a.registry()
-			if err != nil {
-				return err
-			}
-			card := []render.Field{{Key: "scope", Value: scope.Name}, {Key: "shard", Value: id}}
-			var depth *render.Table
-			var listErr error
-			err = a.plainSession(c.Context(), "killswitch", func(s *session) error {
-				lists, err := readLists(s.ctx, s.tx, s.target.Schema, s.schema)
-				if err != nil {
-					return err
-				}
-				for _, l := range lists {
-					if l.scope != scope.Value {
-						continue
-					}
-					if l.err != nil {
-						listErr = l.err
-					}
-					card = append(card, render.Field{Key: "disabled_in_" + l.table, Value: slices.Contains(l.ids, id)})
-				}
-				// What Sentry's workers for this outbox read: the verdict that counts.
-				ks, _ := options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
-				var disabled any
-				if d := ks.IsDisabled(scope.Value, id); d != nil {
-					disabled = *d
-				}
-				card = append(card, render.Field{Key: "read_from", Value: ks.Table}, render.Field{Key: "disabled", Value: disabled},
-					render.Field{Key: "deployment", Value: s.schema.DeploymentWhy})
-				t := s.target
-				if s.schema.Table(t.TableName()).Present {
-					res, err := s.run(query.ShardDepths(t, *scope, ids))
-					if err != nil {
-						return err
-					}
-					depth = report.Table(reg, res)
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			doc := render.Doc{{Name: "killswitch", Title: fmt.Sprintf("Shard %s/%d", scope.Name, id), Card: card}}
-			if depth != nil {
-				doc = append(doc, render.Section{Name: "waiting", Title: "Waiting in " + a.g.Silo + " outbox", Table: depth})
-			}
-			if err := a.printer().Print(doc); err != nil {
-				return err
-			}
-			return listErr
+			return a.killswitchCheck(c.Context(), *scope, ids)
 		},
 	}
+}
+
+func (a *app) killswitchCheck(ctx context.Context, scope query.Enum, ids []int64) error {
+	id := ids[0]
+	if printOnly, noDB := a.wantsSQL(); printOnly {
+		t, _ := a.target()
+		return a.printScript(query.Script{options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, a.printSchema())), query.ShardDepths(t, scope, ids)}, noDB)
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return err
+	}
+	card := []render.Field{{Key: "scope", Value: scope.Name}, {Key: "shard", Value: id}}
+	var depth *render.Table
+	var listErr error
+	err = a.plainSession(ctx, "killswitch", func(s *session) error {
+		var fields []render.Field
+		if fields, listErr, err = shardVerdict(s, scope, id); err != nil {
+			return err
+		}
+		card = append(card, fields...)
+		if t := s.target; s.schema.Table(t.TableName()).Present {
+			res, err := s.run(query.ShardDepths(t, scope, ids))
+			if err != nil {
+				return err
+			}
+			depth = report.Table(reg, res)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	doc := render.Doc{{Name: "killswitch", Title: fmt.Sprintf("Shard %s/%d", scope.Name, id), Card: card}}
+	if depth != nil {
+		doc = append(doc, render.Section{Name: "waiting", Title: "Waiting in " + a.g.Silo + " outbox", Table: depth})
+	}
+	if err := a.printer().Print(doc); err != nil {
+		return err
+	}
+	return listErr
+}
+
+// shardVerdict says whether a shard is disabled in each options table, and in the one
+// Sentry's workers for this outbox read: the verdict that counts.
+func shardVerdict(s *session, scope query.Enum, id int64) (fields []render.Field, listErr, err error) {
+	lists, err := killswitch.ReadLists(s.ctx, s.tx, s.target.Schema, s.schema)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, l := range lists {
+		if l.Scope != scope.Value {
+			continue
+		}
+		if l.Err != nil {
+			listErr = l.Err
+		}
+		fields = append(fields, render.Field{Key: "disabled_in_" + l.Table, Value: slices.Contains(l.IDs, id)})
+	}
+	ks, _ := options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
+	var disabled any
+	if d := ks.IsDisabled(scope.Value, id); d != nil {
+		disabled = *d
+	}
+	fields = append(fields, render.Field{Key: "read_from", Value: ks.Table}, render.Field{Key: "disabled", Value: disabled},
+		render.Field{Key: "deployment", Value: s.schema.DeploymentWhy})
+	return fields, listErr, nil
 }
 
 // audit writes the JSON audit line of a change on stderr: who, when, where (without any
@@ -389,11 +363,6 @@ func (a *app) audit(command string, fields map[string]any) {
 	fmt.Fprintln(a.io.Err, string(b))
 }
 
-type changeOptions struct {
-	Reason string
-	Yes    bool
-}
-
 // checkReason warns when a change comes without --reason: the change is still audited,
 // but the audit line and pg_stat_activity will not say why.
 func (a *app) checkReason(command, reason string) error {
@@ -403,12 +372,57 @@ func (a *app) checkReason(command, reason string) error {
 	return nil
 }
 
+func reasonText(r string) string {
+	if strings.TrimSpace(r) == "" {
+		return "no reason given"
+	}
+	return "reason: " + r
+}
+
+// changeDeps are what a kill-switch change takes from outside: the printer, the database
+// (or SQL printing), the prompter and the audit line.
+type changeDeps struct {
+	printer     *render.Printer
+	printSQL    bool
+	printScript func(query.Script) error
+	printSchema query.Schema
+	connect     func(ctx context.Context) (*db.Conn, error)
+	confirm     func(command string, plan []string, yes bool) error
+	audit       func(command string, fields map[string]any)
+}
+
+func (a *app) changeDeps() changeDeps {
+	printOnly, noDB := a.wantsSQL()
+	return changeDeps{
+		printer: a.printer(), printSQL: printOnly, printSchema: a.printSchema(),
+		printScript: func(s query.Script) error { return a.printScript(s, noDB) },
+		connect:     func(ctx context.Context) (*db.Conn, error) { return a.connect(ctx, "killswitch") },
+		confirm:     a.confirm, audit: a.audit,
+	}
+}
+
+// killswitchChangeOptions are killswitch add/remove's flags and arguments.
+type killswitchChangeOptions struct {
+	Add    bool
+	IDArgs []string
+	Reason string
+	Yes    bool
+	ids    []int64 // parsed IDArgs, set by Validate
+}
+
+// Validate checks the shard ids.
+func (o *killswitchChangeOptions) Validate() error {
+	ids, err := parseIDs(o.IDArgs)
+	o.ids = ids
+	return err
+}
+
 func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
-	var o changeOptions
-	verb, prep := "remove", "from"
+	o := killswitchChangeOptions{Add: add}
+	verb := "remove"
 	short := "Re-enable shards: remove their ids from the kill-switch list"
 	if add {
-		verb, prep = "add", "to"
+		verb = "add"
 		short = "Disable shards: add their ids to the kill-switch list"
 	}
 	c := &cobra.Command{
@@ -426,148 +440,23 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 		},
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: func(c *cobra.Command, args []string) error {
-			command := "outboxctl killswitch " + verb
 			scope, key, err := a.killswitchKey(args[0])
 			if err != nil {
 				return err
 			}
-			ids, err := parseIDs(args[1:])
-			if err != nil {
+			o.IDArgs = args[1:]
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			if err := a.checkReason(command, o.Reason); err != nil {
+			if err := a.checkReason("outboxctl killswitch "+verb, o.Reason); err != nil {
 				return err
 			}
 			t, err := a.target()
 			if err != nil {
 				return err
 			}
-			if printOnly, noDB := a.wantsSQL(); printOnly {
-				table := options.OptionTableFor(t.Silo, a.printSchema())
-				// Printed for the current Sentry (jsonb values); a text column takes the same
-				// statements with the ::jsonb casts, as outboxctl sends them when it connects.
-				return a.printScript(query.Script{
-					query.OptionEnsure(t.Schema, table, "jsonb", key, "[]", o.Reason),
-					query.ShardListUpdate(t.Schema, table, "jsonb", key, ids, add, o.Reason),
-				}, noDB)
-			}
-			conn, err := a.connect(c.Context(), "killswitch")
-			if err != nil {
-				return err
-			}
-			defer conn.Close(context.WithoutCancel(c.Context()))
-
-			// Plan from a read-only look; the write recomputes under the row lock.
-			var before []int64
-			var valueType, table, why string
-			var depth *query.Result
-			err = db.ReadTx(c.Context(), conn, func(tx pgx.Tx) error {
-				sch, err := a.loadSchema(c.Context(), tx, t.Schema, []string{query.OptionTable, query.ControlOptionTable, t.TableName()})
-				if err != nil {
-					return err
-				}
-				why = sch.DeploymentWhy
-				if table = options.OptionTableFor(t.Silo, sch); table == "" {
-					return fmt.Errorf("no options table here for the %s outbox (%s); check --dsn, --schema, --silo or --deployment", t.Silo, sch.DeploymentWhy)
-				}
-				valueType = sch.Table(table).ValueType
-				res, err := query.Run(c.Context(), tx, query.OptionValues(t.Schema, table, []string{key}))
-				if err != nil {
-					return db.Classify(err, "option-values")
-				}
-				if len(res.Rows) > 0 {
-					raw, _ := res.Rows[0][1].(string)
-					v, err := options.Decode(key, raw)
-					if err != nil {
-						return err
-					}
-					if before, err = v.StrictIDs(); err != nil {
-						return err
-					}
-				}
-				if sch.Table(t.TableName()).Present {
-					if depth, err = query.Run(c.Context(), tx, query.ShardDepths(sch.Adapt(t), *scope, ids)); err != nil {
-						return db.Classify(err, "shard-depths")
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			after, changed, unchanged := applyChange(before, ids, add)
-			for _, id := range unchanged {
-				if add {
-					a.printer().Notef("note: %s shard %d is already disabled in %s", scope.Name, id, table)
-				} else {
-					a.printer().Notef("note: %s shard %d is not disabled in %s", scope.Name, id, table)
-				}
-			}
-			if len(changed) == 0 {
-				a.printer().Notef("nothing to change")
-				return a.printer().Print(render.Doc{{Name: "killswitch", Card: []render.Field{
-					{Key: "options_table", Value: table}, {Key: "key", Value: key}, {Key: "value", Value: options.EncodeIDs(before)}, {Key: "changed", Value: false}}}})
-			}
-			plan := []string{
-				fmt.Sprintf("%s %s shard(s) %v %s %s in %s (%s)", verb, scope.Name, changed, prep, key, table, reasonText(o.Reason)),
-				fmt.Sprintf("before: %s", options.EncodeIDs(before)),
-				fmt.Sprintf("after:  %s", options.EncodeIDs(after)),
-				fmt.Sprintf("%s is what Sentry reads for the %s outbox here (deployment %s)", table, t.Silo, why),
-			}
-			if depth != nil {
-				var rows, groups int64
-				for _, r := range depth.Rows {
-					rows += r[depth.Col("depth")].(int64)
-					groups += r[depth.Col("coalesce_groups")].(int64)
-				}
-				plan = append(plan, fmt.Sprintf("waiting in those shards of the %s outbox: %d rows, %d coalesce groups", t.Silo, rows, groups))
-			}
-			plan = append(plan, fmt.Sprintf("equivalent: sentry config set %s '%s'", key, options.EncodeIDs(after)))
-			if err := a.confirm(command, plan, o.Yes); err != nil {
-				return err
-			}
-
-			var stored string
-			err = db.WriteTx(c.Context(), conn, func(tx pgx.Tx) error {
-				if _, err := query.Run(c.Context(), tx, query.OptionEnsure(t.Schema, table, valueType, key, "[]", o.Reason)); err != nil {
-					return db.Classify(err, "option-ensure")
-				}
-				locked, err := query.Run(c.Context(), tx, query.OptionLock(t.Schema, table, key))
-				if err != nil {
-					return db.Classify(err, "option-lock")
-				}
-				raw, _ := locked.Rows[0][0].(string)
-				v, err := options.Decode(key, raw)
-				if err != nil {
-					return err
-				}
-				st := query.ShardListUpdate(t.Schema, table, valueType, key, ids, add, o.Reason)
-				if v.Encoding != options.EncodingJSON {
-					// A value still stored as a pickle: decode it under the row lock and
-					// write the list back as JSON.
-					cur, err := v.StrictIDs()
-					if err != nil {
-						return err
-					}
-					next, _, _ := applyChange(cur, ids, add)
-					st = query.OptionWrite(t.Schema, table, valueType, key, options.EncodeIDs(next), o.Reason, "killswitch "+verb)
-				}
-				res, err := query.Run(c.Context(), tx, st)
-				if err != nil {
-					return db.Classify(err, st.Name)
-				}
-				stored, _ = res.Rows[0][0].(string)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			a.audit("killswitch "+verb, map[string]any{
-				"options_table": table, "key": key, "scope": scope.Name, "shards": changed,
-				"before": options.EncodeIDs(before), "after": stored, "reason": o.Reason,
-			})
-			return a.printer().Print(render.Doc{{Name: "killswitch", Card: []render.Field{
-				{Key: "options_table", Value: table}, {Key: "key", Value: key}, {Key: "value", Value: stored}, {Key: "changed", Value: true}}}})
+			ch := killswitch.Change{Target: t, Deployment: a.deployment(), Scope: *scope, Key: key, IDs: o.ids, Add: add, Reason: o.Reason}
+			return runKillswitchChange(c.Context(), a.changeDeps(), ch, o.Yes)
 		},
 	}
 	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line (strongly recommended)")
@@ -575,38 +464,102 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 	return c
 }
 
-func reasonText(r string) string {
-	if strings.TrimSpace(r) == "" {
-		return "no reason given"
+// runKillswitchChange plans the change from a read-only look, asks, and writes it under
+// the row lock.
+func runKillswitchChange(ctx context.Context, d changeDeps, ch killswitch.Change, yes bool) error {
+	if d.printSQL {
+		return d.printScript(ch.Script(options.OptionTableFor(ch.Target.Silo, d.printSchema)))
 	}
-	return "reason: " + r
-}
-
-// applyChange adds or removes ids from a sorted list, returning the new list, the ids that
-// changed it and the ids that were already in (or not in) it.
-func applyChange(list, ids []int64, add bool) (after, changed, unchanged []int64) {
-	after = append([]int64(nil), list...)
-	for _, id := range ids {
-		has := slices.Contains(after, id)
-		switch {
-		case add && !has:
-			after = append(after, id)
-			changed = append(changed, id)
-		case !add && has:
-			after = slices.DeleteFunc(after, func(x int64) bool { return x == id })
-			changed = append(changed, id)
-		default:
-			unchanged = append(unchanged, id)
+	conn, err := d.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	plan, err := ch.Plan(ctx, conn)
+	if err != nil {
+		return err
+	}
+	for _, id := range plan.Unchanged {
+		if ch.Add {
+			d.printer.Notef("note: %s shard %d is already disabled in %s", ch.Scope.Name, id, plan.Table)
+		} else {
+			d.printer.Notef("note: %s shard %d is not disabled in %s", ch.Scope.Name, id, plan.Table)
 		}
 	}
-	slices.Sort(after)
-	return after, changed, unchanged
+	if len(plan.Changed) == 0 {
+		d.printer.Notef("nothing to change")
+		return d.printer.Print(changeCard(plan.Table, ch.Key, options.EncodeIDs(plan.Before), false))
+	}
+	if err := d.confirm("outboxctl killswitch "+ch.Verb(), changePlanLines(ch, plan), yes); err != nil {
+		return err
+	}
+	stored, err := ch.Apply(ctx, conn, plan)
+	if err != nil {
+		return err
+	}
+	d.audit("killswitch "+ch.Verb(), map[string]any{
+		"options_table": plan.Table, "key": ch.Key, "scope": ch.Scope.Name, "shards": plan.Changed,
+		"before": options.EncodeIDs(plan.Before), "after": stored, "reason": ch.Reason,
+	})
+	return d.printer.Print(changeCard(plan.Table, ch.Key, stored, true))
+}
+
+func changeCard(table, key, value string, changed bool) render.Doc {
+	return render.Doc{{Name: "killswitch", Card: []render.Field{
+		{Key: "options_table", Value: table}, {Key: "key", Value: key}, {Key: "value", Value: value}, {Key: "changed", Value: changed}}}}
+}
+
+func changePlanLines(ch killswitch.Change, p killswitch.ChangePlan) []string {
+	prep := "from"
+	if ch.Add {
+		prep = "to"
+	}
+	lines := []string{
+		fmt.Sprintf("%s %s shard(s) %v %s %s in %s (%s)", ch.Verb(), ch.Scope.Name, p.Changed, prep, ch.Key, p.Table, reasonText(ch.Reason)),
+		fmt.Sprintf("before: %s", options.EncodeIDs(p.Before)),
+		fmt.Sprintf("after:  %s", options.EncodeIDs(p.After)),
+		fmt.Sprintf("%s is what Sentry reads for the %s outbox here (deployment %s)", p.Table, ch.Target.Silo, p.Why),
+	}
+	if p.Waiting != nil {
+		lines = append(lines, fmt.Sprintf("waiting in those shards of the %s outbox: %d rows, %d coalesce groups", ch.Target.Silo, p.Waiting.Rows, p.Waiting.Groups))
+	}
+	return append(lines, fmt.Sprintf("equivalent: sentry config set %s '%s'", ch.Key, options.EncodeIDs(p.After)))
+}
+
+// killswitchGateOptions are killswitch gate's flags and argument.
+type killswitchGateOptions struct {
+	Table      string
+	Version    int64
+	VersionSet bool
+	Coded      []string
+	Reason     string
+	Yes        bool
+	table      backfill.Table // the registered table, set by Validate
+}
+
+// Validate checks the table, --coded and --version.
+func (o *killswitchGateOptions) Validate() error {
+	const command = "outboxctl killswitch gate"
+	overrides, err := backfill.ParseCoded(o.Coded)
+	if err != nil {
+		return usageErrorf("", "%s", err.Error())
+	}
+	if err := backfill.CheckName("table", o.Table); err != nil {
+		return usageErrorf(command+" sentry_organization --version 3", "%s", err.Error())
+	}
+	tb, ok := backfill.Lookup(backfill.Registered(overrides), o.Table)
+	if !ok {
+		return usageErrorf(command+" "+o.Table+" --coded "+o.Table+"=1 --version 1", "%s is not a registered replicated table; pass --coded %s=N to gate it anyway", o.Table, o.Table)
+	}
+	if !o.VersionSet || o.Version < 0 {
+		return usageErrorf(command+" "+o.Table+" --version 0", "`--version` is required and must not be negative")
+	}
+	o.table = tb
+	return nil
 }
 
 func newKillswitchGateCmd(a *app) *cobra.Command {
-	var o changeOptions
-	var version int64
-	var coded []string
+	var o killswitchGateOptions
 	c := &cobra.Command{
 		Use:   "gate TABLE --version N",
 		Short: "Set a table's backfill gate (outbox_replication.<table>.replication_version)",
@@ -622,99 +575,76 @@ the options table Sentry reads for the table's silo (--deployment).`),
 			outboxctl killswitch gate sentry_organization --version 3 --reason 'INC-1234: stop the v4 backfill' --yes`),
 		Args: exactArgs(1, "TABLE"),
 		RunE: func(c *cobra.Command, args []string) error {
-			command := "outboxctl killswitch gate"
-			overrides, err := backfill.ParseCoded(coded)
-			if err != nil {
-				return usageErrorf("", "%s", err.Error())
-			}
-			if err := backfill.CheckName("table", args[0]); err != nil {
-				return usageErrorf(command+" sentry_organization --version 3", "%s", err.Error())
-			}
-			tb, ok := backfill.Lookup(backfill.Registered(overrides), args[0])
-			if !ok {
-				return usageErrorf(command+" "+args[0]+" --coded "+args[0]+"=1 --version 1", "%s is not a registered replicated table; pass --coded %s=N to gate it anyway", args[0], args[0])
-			}
-			if !c.Flags().Changed("version") || version < 0 {
-				return usageErrorf(command+" "+args[0]+" --version 0", "`--version` is required and must not be negative")
-			}
-			if err := a.checkReason(command, o.Reason); err != nil {
+			o.Table, o.VersionSet = args[0], c.Flags().Changed("version")
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			key := backfill.OptionKey(tb.Name)
-			value := strconv.FormatInt(version, 10)
-			if printOnly, noDB := a.wantsSQL(); printOnly {
-				table := options.OptionTableFor(query.Silo(tb.Silo), a.printSchema())
-				return a.printScript(query.Script{query.OptionWrite(a.g.Schema, table, "jsonb", key, value, o.Reason, "killswitch gate")}, noDB)
-			}
-			conn, err := a.connect(c.Context(), "killswitch")
-			if err != nil {
+			if err := a.checkReason("outboxctl killswitch gate", o.Reason); err != nil {
 				return err
 			}
-			defer conn.Close(context.WithoutCancel(c.Context()))
-			var valueType, before, table string
-			err = db.ReadTx(c.Context(), conn, func(tx pgx.Tx) error {
-				sch, err := a.loadSchema(c.Context(), tx, a.g.Schema, []string{query.OptionTable, query.ControlOptionTable})
-				if err != nil {
-					return err
-				}
-				if table = options.OptionTableFor(query.Silo(tb.Silo), sch); table == "" {
-					return fmt.Errorf("no options table here for %s's gate (%s silo; %s); check --dsn, --schema or --deployment", tb.Name, tb.Silo, sch.DeploymentWhy)
-				}
-				valueType = sch.Table(table).ValueType
-				res, err := query.Run(c.Context(), tx, query.OptionValues(a.g.Schema, table, []string{key}))
-				if err != nil {
-					return db.Classify(err, "option-values")
-				}
-				before = "(unset: 0)"
-				if len(res.Rows) > 0 {
-					raw, _ := res.Rows[0][1].(string)
-					n, err := options.DecodeInt(key, raw)
-					if err != nil {
-						return err
-					}
-					before = strconv.FormatInt(n, 10)
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			if before == value {
-				a.printer().Notef("note: %s is already %s; nothing to change", key, value)
-				return nil
-			}
-			effect := fmt.Sprintf("walks at version %d unless the stored cursor version is already above it (a walk that finished stored coded + 1: then nothing runs; check outboxctl backfill status %s)", min(version, tb.Coded), tb.Name)
-			if version < tb.Coded {
-				effect = fmt.Sprintf("holds the backfill below the coded version %d", tb.Coded)
-			}
-			plan := []string{
-				fmt.Sprintf("set %s in %s: %s -> %s (%s)", key, table, before, value, reasonText(o.Reason)),
-				fmt.Sprintf("target becomes min(%s, coded %d): Sentry %s", value, tb.Coded, effect),
-				fmt.Sprintf("equivalent: sentry config set %s %s", key, value),
-			}
-			if err := a.confirm(command, plan, o.Yes); err != nil {
-				return err
-			}
-			var stored string
-			err = db.WriteTx(c.Context(), conn, func(tx pgx.Tx) error {
-				res, err := query.Run(c.Context(), tx, query.OptionWrite(a.g.Schema, table, valueType, key, value, o.Reason, "killswitch gate"))
-				if err != nil {
-					return db.Classify(err, "option-write")
-				}
-				stored, _ = res.Rows[0][0].(string)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			a.audit("killswitch gate", map[string]any{"options_table": table, "key": key, "before": before, "after": stored, "reason": o.Reason})
-			return a.printer().Print(render.Doc{{Name: "gate", Card: []render.Field{
-				{Key: "options_table", Value: table}, {Key: "key", Value: key}, {Key: "value", Value: stored}}}})
+			g := killswitch.Gate{Schema: a.g.Schema, Deployment: a.deployment(), Table: o.table, Version: o.Version, Reason: o.Reason}
+			return runKillswitchGate(c.Context(), a.changeDeps(), g, o.Yes)
 		},
 	}
-	c.Flags().Int64Var(&version, "version", 0, "the replication version to allow (required)")
+	c.Flags().Int64Var(&o.Version, "version", 0, "the replication version to allow (required)")
 	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line (strongly recommended)")
 	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
-	c.Flags().StringArrayVar(&coded, "coded", nil, "override a table's coded replication_version, TABLE=N")
+	c.Flags().StringArrayVar(&o.Coded, "coded", nil, "override a table's coded replication_version, TABLE=N")
 	return c
+}
+
+// runKillswitchGate reads the gate, asks, and writes it.
+func runKillswitchGate(ctx context.Context, d changeDeps, g killswitch.Gate, yes bool) error {
+	if d.printSQL {
+		return d.printScript(query.Script{g.Statement(options.OptionTableFor(query.Silo(g.Table.Silo), d.printSchema), "jsonb")})
+	}
+	conn, err := d.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	plan, err := g.Plan(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if plan.Before == g.Value() {
+		d.printer.Notef("note: %s is already %s; nothing to change", g.Key(), g.Value())
+		return nil
+	}
+	if err := d.confirm("outboxctl killswitch gate", gatePlanLines(g, plan), yes); err != nil {
+		return err
+	}
+	stored, err := g.Apply(ctx, conn, plan)
+	if err != nil {
+		return err
+	}
+	d.audit("killswitch gate", map[string]any{"options_table": plan.OptionsTable, "key": g.Key(), "before": plan.Before, "after": stored, "reason": g.Reason})
+	return d.printer.Print(render.Doc{{Name: "gate", Card: []render.Field{
+		{Key: "options_table", Value: plan.OptionsTable}, {Key: "key", Value: g.Key()}, {Key: "value", Value: stored}}}})
+}
+
+func gatePlanLines(g killswitch.Gate, p killswitch.GatePlan) []string {
+	tb, value := g.Table, g.Value()
+	effect := fmt.Sprintf("walks at version %d unless the stored cursor version is already above it (a walk that finished stored coded + 1: then nothing runs; check outboxctl backfill status %s)", min(g.Version, tb.Coded), tb.Name)
+	if g.Version < tb.Coded {
+		effect = fmt.Sprintf("holds the backfill below the coded version %d", tb.Coded)
+	}
+	return []string{
+		fmt.Sprintf("set %s in %s: %s -> %s (%s)", g.Key(), p.OptionsTable, p.Before, value, reasonText(g.Reason)),
+		fmt.Sprintf("target becomes min(%s, coded %d): Sentry %s", value, tb.Coded, effect),
+		fmt.Sprintf("equivalent: sentry config set %s %s", g.Key(), value),
+	}
+}
+
+// osUser names who ran a command, for audit lines.
+func osUser() string {
+	for _, k := range []string{"SUDO_USER", "USER", "LOGNAME"} {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "unknown"
 }

@@ -2,8 +2,10 @@ package options
 
 import (
 	"context"
+	"time"
 
 	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/rowscan"
 )
 
 // The kill-switch options should_skip_shard() reads. Only organization (0) and user (1)
@@ -101,16 +103,14 @@ func ReadKillswitchesFrom(ctx context.Context, q query.Querier, schema, table st
 	if table == "" {
 		return k, nil
 	}
-	res, err := query.Run(ctx, q, KillswitchStatement(schema, table))
+	rows, err := ReadValues(ctx, q, KillswitchStatement(schema, table))
 	if err != nil {
 		return nil, err
 	}
 	var first error
-	for _, r := range res.Rows {
-		key, _ := r[0].(string)
-		raw, _ := r[1].(string)
-		if err := k.add(key, raw); err != nil {
-			k.Failed[KillswitchScopes[key]] = err
+	for _, r := range rows {
+		if err := k.add(r.Key, r.Raw()); err != nil {
+			k.Failed[KillswitchScopes[r.Key]] = err
 			if first == nil {
 				first = err
 			}
@@ -136,4 +136,34 @@ func (k *Killswitches) add(key, raw string) error {
 		k.Strays[key] = strays
 	}
 	return nil
+}
+
+// ValueRow is one row of query.OptionValues (and of KillswitchStatement, which is it).
+type ValueRow struct {
+	Key           string     `db:"key"`
+	Value         *string    `db:"value"`
+	LastUpdated   *time.Time `db:"last_updated"`
+	LastUpdatedBy *string    `db:"last_updated_by"`
+}
+
+// Raw is the stored value as text ("" for a NULL).
+func (r ValueRow) Raw() string {
+	if r.Value == nil {
+		return ""
+	}
+	return *r.Value
+}
+
+// Updated is last_updated in UTC (zero for a NULL).
+func (r ValueRow) Updated() time.Time {
+	if r.LastUpdated == nil {
+		return time.Time{}
+	}
+	return r.LastUpdated.UTC()
+}
+
+// ReadValues runs st (query.OptionValues or KillswitchStatement) and returns its typed rows;
+// a database error comes back unclassified, for the caller to name.
+func ReadValues(ctx context.Context, q query.Querier, st query.Statement) ([]ValueRow, error) {
+	return rowscan.All[ValueRow](ctx, q, st)
 }

@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 func qualified(schema, table string) string {
@@ -82,4 +83,30 @@ func WatermarkTables(schema, watermarkTable string) Statement {
 		Doc:  []string{"Every table with a backfill cursor in " + qualified(schema, watermarkTable) + "."},
 		Text: tidy(text), Args: b.args,
 	}
+}
+
+// WatermarkRow is one row of Watermarks.
+type WatermarkRow struct {
+	TableName   string     `db:"table_name"`
+	LowBound    *int64     `db:"low_bound"`
+	Version     *int64     `db:"version"`
+	DateUpdated *time.Time `db:"date_updated"`
+}
+
+// TableBoundsRow is one row of TableBounds (NULL bounds for an empty table).
+type TableBoundsRow struct {
+	TableName    string `db:"table_name"`
+	MinID        *int64 `db:"min_id"`
+	MaxID        *int64 `db:"max_id"`
+	RowsEstimate *int64 `db:"rows_estimate"`
+}
+
+// RowsBelowRow is the row of RowsBelow.
+type RowsBelowRow struct {
+	RowsDone int64 `db:"rows_done"`
+}
+
+// WatermarkTableRow is one row of WatermarkTables.
+type WatermarkTableRow struct {
+	TableName *string `db:"table_name"`
 }

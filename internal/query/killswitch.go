@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ShardDepths answers "what waits behind these shards?": depth, coalesce groups, oldest
@@ -96,4 +97,27 @@ SELECT k.options_table, k.shard_scope, k.shard_identifier, d.silo, d.cell AS reg
 		},
 		Text: tidy(text), Args: b.args,
 	}
+}
+
+// KillswitchShardRow is one row of KillswitchShards.
+type KillswitchShardRow struct {
+	OptionsTable    string     `db:"options_table"`
+	ShardScope      int64      `db:"shard_scope"`
+	ShardIdentifier int64      `db:"shard_identifier"`
+	Silo            *string    `db:"silo"`
+	RegionName      *string    `db:"region_name"`
+	Depth           int64      `db:"depth"`
+	CoalesceGroups  int64      `db:"coalesce_groups"`
+	OldestMessage   *time.Time `db:"oldest_message"`
+	NextAttempt     *time.Time `db:"next_attempt"`
+}
+
+// ShardDepthRow is one row of ShardDepths. The control outbox adds its cell column
+// (region_name or cell_name), which a plan's totals do not need: scan it laxly.
+type ShardDepthRow struct {
+	ShardIdentifier int64      `db:"shard_identifier"`
+	Depth           int64      `db:"depth"`
+	CoalesceGroups  int64      `db:"coalesce_groups"`
+	OldestMessage   *time.Time `db:"oldest_message"`
+	NextAttempt     *time.Time `db:"next_attempt"`
 }

@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // OptionValueCast is how a JSON text parameter becomes the value column's type.
@@ -110,4 +111,16 @@ RETURNING value::text AS value`, ReasonComment(command, reason), qualified(schem
 		},
 		Text: tidy(text), Args: b.args,
 	}
+}
+
+// OptionLockRow is the row of OptionLock.
+type OptionLockRow struct {
+	Value         *string    `db:"value"`
+	LastUpdated   *time.Time `db:"last_updated"`
+	LastUpdatedBy *string    `db:"last_updated_by"`
+}
+
+// OptionReturningRow is the row of OptionWrite and ShardListUpdate (RETURNING value).
+type OptionReturningRow struct {
+	Value *string `db:"value"`
 }

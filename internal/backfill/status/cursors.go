@@ -1,0 +1,250 @@
+package status
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/outboxctl/outboxctl/internal/backfill"
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/rowscan"
+)
+
+// CursorRead is one table's cursor as read from a store.
+type CursorRead struct {
+	Store  string
+	Cursor *backfill.Cursor
+	// Err is why the cursor could not be read (a *db.Error: unreachable) or is malformed.
+	Err error
+	At  time.Time
+	// Updated is the watermark's date_updated (zero for Redis, which keeps no date).
+	Updated time.Time
+}
+
+// errNoStore is the row error when neither watermark tables nor a Redis are there.
+var errNoStore = errors.New("no watermark tables here and no Redis given: pass --redis-url (or OUTBOXCTL_REDIS_URL)")
+
+// Unreachable reports whether the read failed for want of its store (Redis down, none
+// given) rather than for a malformed cursor.
+func (c CursorRead) Unreachable() bool {
+	var dbErr *db.Error
+	return c.Err != nil && (errors.As(c.Err, &dbErr) || errors.Is(c.Err, errNoStore))
+}
+
+// Cursors reads the cursors of the selected tables, from the store chosen once.
+type Cursors struct {
+	src      Source
+	sch      query.Schema
+	postgres bool
+	rc       redis.UniversalClient
+	redisErr error
+}
+
+// OpenCursors chooses the store (watermark tables when --store says so or, on auto, when
+// either exists; else Redis) and connects to Redis if that is it. Close releases it.
+func (s Source) OpenCursors(ctx context.Context, sch query.Schema) *Cursors {
+	c := &Cursors{src: s, sch: sch}
+	c.postgres = s.Store == StorePostgres || (s.Store == StoreAuto && (sch.Table(query.CellWatermark).Present || sch.Table(query.ControlWatermark).Present))
+	if c.postgres {
+		return c
+	}
+	if !s.Redis.Given() {
+		c.redisErr = errNoStore
+		return c
+	}
+	c.rc, c.redisErr = db.ConnectRedis(ctx, s.Redis)
+	return c
+}
+
+// Close closes the Redis client, if any.
+func (c *Cursors) Close() {
+	if c.rc != nil {
+		_ = c.rc.Close()
+	}
+}
+
+// Read reads every table's cursor once.
+func (c *Cursors) Read(ctx context.Context, tables []backfill.Table) (map[string]CursorRead, error) {
+	if c.postgres {
+		return c.readWatermarks(ctx, tables)
+	}
+	out := map[string]CursorRead{}
+	for _, t := range tables {
+		if c.redisErr != nil {
+			out[t.Name] = CursorRead{Store: StoreRedis, Err: c.redisErr}
+			continue
+		}
+		out[t.Name] = c.readRedis(ctx, query.BackfillRedisKey(c.src.KeyPrefix, t.Name))
+	}
+	return out, nil
+}
+
+// readWatermarks reads the cursors from the watermark tables, the table's silo first.
+func (c *Cursors) readWatermarks(ctx context.Context, tables []backfill.Table) (map[string]CursorRead, error) {
+	byTable := map[string]map[string]CursorRead{}
+	err := db.ReadTx(ctx, c.src.Conn, func(tx pgx.Tx) error {
+		for _, wt := range []string{query.CellWatermark, query.ControlWatermark} {
+			if !c.sch.Table(wt).Present {
+				continue
+			}
+			rows, err := rowscan.All[query.WatermarkRow](ctx, tx, query.Watermarks(c.src.Schema, wt, Names(tables)))
+			if err != nil {
+				return db.Classify(err, "backfill-watermarks")
+			}
+			byTable[wt] = map[string]CursorRead{}
+			for _, r := range rows {
+				byTable[wt][r.TableName] = CursorRead{Store: storeLabel(wt), At: c.src.now(), Updated: utc(r.DateUpdated),
+					Cursor: &backfill.Cursor{Low: deref(r.LowBound), Version: deref(r.Version)}}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]CursorRead{}
+	for _, t := range tables {
+		order := []string{query.CellWatermark, query.ControlWatermark}
+		if t.Silo == backfill.Control {
+			order = []string{query.ControlWatermark, query.CellWatermark}
+		}
+		cr := CursorRead{Store: storeLabel(order[0]), At: c.src.now()}
+		for _, wt := range order {
+			if found, ok := byTable[wt][t.Name]; ok {
+				cr = found
+				break
+			}
+		}
+		out[t.Name] = cr
+	}
+	return out, nil
+}
+
+// storeLabel names a watermark table briefly: postgres:cell or postgres:control.
+func storeLabel(watermarkTable string) string {
+	if watermarkTable == query.ControlWatermark {
+		return "postgres:control"
+	}
+	return "postgres:cell"
+}
+
+func (c *Cursors) readRedis(ctx context.Context, key string) CursorRead {
+	cr := CursorRead{Store: StoreRedis, At: c.src.now()}
+	raw, err := c.rc.Get(ctx, key).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return cr
+	case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+		// A key that is not a string is a malformed cursor, like a string that is not JSON.
+		cr.Err = fmt.Errorf("key %s holds a %s, not the JSON string [low, version]", query.RedisArg(key), c.redisType(ctx, key))
+		return cr
+	case err != nil:
+		cr.Err = &db.Error{Kind: db.KindUnreachable, Msg: "reading Redis key " + query.RedisArg(key) + ": " + db.RedactDSN(err.Error()), Err: err}
+		return cr
+	}
+	cur, perr := backfill.ParseRedisCursor(raw)
+	if perr != nil {
+		start := raw
+		if len(start) > 40 {
+			start = start[:40] + "…"
+		}
+		cr.Err = fmt.Errorf("key %s holds %q: %w", query.RedisArg(key), start, perr)
+		return cr
+	}
+	cr.Cursor = &cur
+	return cr
+}
+
+// redisType names a key's Redis type, for an error.
+func (c *Cursors) redisType(ctx context.Context, key string) string {
+	if t, err := c.rc.Type(ctx, key).Result(); err == nil {
+		return t
+	}
+	return "value of another type"
+}
+
+// CursorTables lists the tables that have a cursor in the watermark tables or, without
+// them, in Redis (SCAN on every master of a cluster, never KEYS). An unreachable Redis is
+// left to the main read to report, per row.
+func (s Source) CursorTables(ctx context.Context) ([]string, error) {
+	names, usedPG, err := s.watermarkTables(ctx)
+	if err != nil || usedPG || s.Store == StorePostgres || !s.Redis.Given() {
+		return names, err
+	}
+	rc, err := db.ConnectRedis(ctx, s.Redis)
+	if err != nil {
+		return names, nil //nolint:nilerr // the main read reports an unreachable Redis per row
+	}
+	defer rc.Close()
+	keys, err := ScanPrefix(ctx, rc, query.BackfillRedisKey(s.KeyPrefix, ""))
+	return append(names, keys...), err
+}
+
+func (s Source) watermarkTables(ctx context.Context) (names []string, usedPG bool, err error) {
+	err = db.ReadTx(ctx, s.Conn, func(tx pgx.Tx) error {
+		sch, err := query.LoadSchema(ctx, tx, s.Schema, []string{query.CellWatermark, query.ControlWatermark})
+		if err != nil {
+			return db.Classify(err, "introspect")
+		}
+		for _, wt := range []string{query.CellWatermark, query.ControlWatermark} {
+			if !sch.Table(wt).Present || s.Store == StoreRedis {
+				continue
+			}
+			usedPG = true
+			rows, err := rowscan.All[query.WatermarkTableRow](ctx, tx, query.WatermarkTables(s.Schema, wt))
+			if err != nil {
+				return db.Classify(err, "backfill-cursor-tables")
+			}
+			for _, r := range rows {
+				if r.TableName != nil {
+					names = append(names, *r.TableName)
+				}
+			}
+		}
+		return nil
+	})
+	return names, usedPG, err
+}
+
+// ScanPrefix lists, without the prefix, every key that starts with prefix: SCAN (never
+// KEYS), on every master of a Redis Cluster.
+func ScanPrefix(ctx context.Context, rc redis.UniversalClient, prefix string) ([]string, error) {
+	var names []string
+	var mu sync.Mutex // ForEachMaster scans the masters concurrently
+	scan := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, GlobEscape(prefix)+"*", 500).Iterator()
+		for iter.Next(ctx) {
+			mu.Lock()
+			names = append(names, strings.TrimPrefix(iter.Val(), prefix))
+			mu.Unlock()
+		}
+		return iter.Err()
+	}
+	var err error
+	if cc, ok := rc.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, scan)
+	} else if c, ok := rc.(*redis.Client); ok {
+		err = scan(ctx, c)
+	}
+	return names, err
+}
+
+// GlobEscape makes a key prefix match itself in SCAN's MATCH pattern: a prefix holding *, ?,
+// [ or \ would otherwise match other keys.
+func GlobEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`, `]`, `\]`).Replace(s)
+}
+
+func utc(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}

@@ -1,0 +1,78 @@
+// Package rowscan runs a statement and scans each row into a struct by column name, so the
+// services read their results as typed rows instead of indexing into []any.
+package rowscan
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/outboxctl/outboxctl/internal/query"
+)
+
+// All runs st and scans every row into a T by name (`db:"column"` tags): a column the
+// struct lacks, or a field the result lacks, is an error rather than a silent zero.
+// Errors come back as the driver gave them, as from query.Run: the caller classifies.
+func All[T any](ctx context.Context, q query.Querier, st query.Statement) ([]T, error) {
+	return collect(ctx, q, st, pgx.RowToStructByName[T])
+}
+
+func collect[T any](ctx context.Context, q query.Querier, st query.Statement, scan pgx.RowToFunc[T]) ([]T, error) {
+	sql, args, err := st.Bind()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scan)
+}
+
+// One runs st and returns its single row (a statement that returns exactly one, such as
+// a count or a RETURNING write).
+func One[T any](ctx context.Context, q query.Querier, st query.Statement) (T, error) {
+	var zero T
+	rows, err := All[T](ctx, q, st)
+	if err != nil {
+		return zero, err
+	}
+	if len(rows) != 1 {
+		return zero, fmt.Errorf("%s returned %d rows, want 1", st.Name, len(rows))
+	}
+	return rows[0], nil
+}
+
+// Picked is All for a statement whose columns vary with the table (the control outbox adds
+// its cell column, under the name the table gives it): every field of T must be a column
+// of the result, by its `db` tag, and columns T does not name are read and dropped.
+func Picked[T any](ctx context.Context, q query.Querier, st query.Statement) ([]T, error) {
+	return collect(ctx, q, st, pick[T])
+}
+
+func pick[T any](row pgx.CollectableRow) (T, error) {
+	var value T
+	v := reflect.ValueOf(&value).Elem()
+	byTag := map[string]int{}
+	for i := range v.NumField() {
+		if tag := v.Type().Field(i).Tag.Get("db"); tag != "" {
+			byTag[tag] = i
+		}
+	}
+	targets := make([]any, len(row.FieldDescriptions()))
+	for i, fd := range row.FieldDescriptions() {
+		if f, ok := byTag[fd.Name]; ok {
+			targets[i] = v.Field(f).Addr().Interface()
+			delete(byTag, fd.Name)
+			continue
+		}
+		var discard any
+		targets[i] = &discard
+	}
+	for name := range byTag {
+		return value, fmt.Errorf("cannot find field %s in returned row", name)
+	}
+	return value, row.Scan(targets...)
+}
