@@ -366,16 +366,3 @@ func orNil[T any](p *T) any {
 	}
 	return *p
 }
-
-// optionRead and readReplicationOptions keep doctor's gate check (cmd/doctor.go) reading
-// the options through the backfill status service, with its old signature.
-type optionRead struct{ value *int64 }
-
-func readReplicationOptions(ctx context.Context, q query.Querier, schema string, sch query.Schema, tables []backfill.Table) (map[string]optionRead, error, error) {
-	read, bad, err := status.ReadOptions(ctx, q, schema, sch, tables)
-	out := make(map[string]optionRead, len(read))
-	for k, v := range read {
-		out[k] = optionRead{value: v.Value}
-	}
-	return out, bad, err
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/backfill"
+	"github.com/outboxctl/outboxctl/internal/backfill/status"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/doctor"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -159,10 +160,10 @@ func (a *app) doctorDeps(c *cobra.Command) (doctorDeps, error) {
 				ReplicationOptions: func(ctx context.Context, tx pgx.Tx, tables []backfill.Table) (map[string]*int64, error) {
 					// A malformed option leaves its table unknown (nil); only a database
 					// error fails the check.
-					read, _, err := readReplicationOptions(ctx, tx, a.g.Schema, s.schema, tables)
+					read, _, err := status.ReadOptions(ctx, tx, a.g.Schema, s.schema, tables)
 					out := make(map[string]*int64, len(read))
 					for k, v := range read {
-						out[k] = v.value
+						out[k] = v.Value
 					}
 					return out, err
 				},
