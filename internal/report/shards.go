@@ -5,10 +5,10 @@ import (
 	"math"
 	"time"
 
-	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/shardstate"
 )
 
 // StateColumns are the columns ShardStates adds, in order. The machine ones are stable JSON
@@ -35,7 +35,7 @@ func ShardStates(t *render.Table, res *query.Result, ks *options.Killswitches, n
 	}
 	t.Columns = append(t.Columns, StateColumns...)
 	for i, r := range res.Rows {
-		sh := drain.Shard{Depth: query.AsInt64(r[depthC])}
+		sh := shardstate.Shard{Depth: query.AsInt64(r[depthC])}
 		sh.NextAttempt, _ = r[nextC].(time.Time)
 		sh.HeadScheduledFrom, _ = r[claimC].(time.Time)
 		if d, ok := r[delayC].(float64); ok && !sh.HeadScheduledFrom.IsZero() {
@@ -47,7 +47,7 @@ func ShardStates(t *render.Table, res *query.Result, ks *options.Killswitches, n
 			f := false
 			sh.Killswitched = &f // only organization and user shards can be disabled
 		}
-		st := drain.Classify(now, sh)
+		st := shardstate.Classify(now, sh)
 		var killed any
 		if sh.Killswitched != nil {
 			killed = *sh.Killswitched
@@ -58,47 +58,47 @@ func ShardStates(t *render.Table, res *query.Result, ks *options.Killswitches, n
 	}
 }
 
-func stateText(st drain.Status) render.Styled {
+func stateText(st shardstate.Status) render.Styled {
 	tone := render.ToneNone
 	switch st.State {
-	case drain.StateReady:
+	case shardstate.StateReady:
 		tone = render.ToneGood
-	case drain.StateBackingOff:
+	case shardstate.StateBackingOff:
 		tone = render.ToneWarn
 		if st.AtCap {
 			tone = render.ToneBad
 		}
-	case drain.StateKilled:
+	case shardstate.StateKilled:
 		tone = render.ToneBad
-	case drain.StateInFlight, drain.StateEmpty, drain.StateUnknown:
+	case shardstate.StateInFlight, shardstate.StateEmpty, shardstate.StateUnknown:
 		tone = render.ToneMuted
 	}
 	return render.Styled{Text: string(st.State), Tone: tone}
 }
 
 // detail sums a state up for a person: "delay 8m32s, next in 3m1s, ~9 attempts".
-func detail(st drain.Status) string {
+func detail(st shardstate.Status) string {
 	attempts := fmt.Sprintf("~%d attempts", st.Attempts)
 	if st.AttemptsAtLeast {
 		attempts = fmt.Sprintf("≥%d attempts", st.Attempts)
 	}
 	switch st.State {
-	case drain.StateBackingOff:
+	case shardstate.StateBackingOff:
 		s := fmt.Sprintf("delay %s, next in %s, %s", render.Duration(st.Delay), render.Duration(st.NextIn), attempts)
 		if st.AtCap {
 			s += ", at 1 h cap: poison message?"
 		}
 		return s
-	case drain.StateInFlight:
+	case shardstate.StateInFlight:
 		return fmt.Sprintf("claimed %s ago (delay %s): probably draining now", render.Duration(st.SinceClaim), render.Duration(st.Delay))
-	case drain.StateKilled:
+	case shardstate.StateKilled:
 		return "disabled by option: each visit (on the usual backoff, 2 s doubling to 1 h) deletes the head group's older duplicates and delivers nothing; once the lowest row is its group's newest, nothing more is trimmed"
-	case drain.StateReady:
+	case shardstate.StateReady:
 		if st.Attempts > 0 {
 			return fmt.Sprintf("due; head row's last delay %s (%s)", render.Duration(st.Delay), attempts)
 		}
 		return "due"
-	case drain.StateEmpty, drain.StateUnknown:
+	case shardstate.StateEmpty, shardstate.StateUnknown:
 	}
 	return ""
 }
