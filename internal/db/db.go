@@ -155,7 +155,8 @@ func ReadTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
 	return fn(tx)
 }
 
-// Kind classifies a database error for the one-line message and the exit code.
+// Kind classifies a database error for its one-line message and hint. Every kind exits 1
+// (ExitError, cmd/exit.go): the kind says what to fix, not how the process ends.
 type Kind int
 
 // Error kinds.
