@@ -415,18 +415,29 @@ func Describe(dsn string) string {
 	return fmt.Sprintf("%s@%s:%d/%s", pc.User, pc.Host, pc.Port, pc.Database)
 }
 
-// ErrReplica is returned by WriteTx on a server in recovery: mutations go to the primary.
-var ErrReplica = errors.New("this server is a read replica (pg_is_in recovery); connect to the primary to change anything")
+// ErrReplica is the cause of CheckPrimary's error on a server in recovery: mutations go
+// to the primary.
+var ErrReplica = errors.New("the server is a read replica (pg_is_in_recovery() is true)")
 
-// WriteTx runs fn in a read-write transaction with the session's timeouts, after checking
-// that the server is not a replica. fn's error rolls everything back.
-func WriteTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
+// CheckPrimary is the one replica check: it refuses a server in recovery, saying what was
+// refused (action: "change anything", "drain").
+func CheckPrimary(ctx context.Context, conn *Conn, action string) error {
 	var inRecovery bool
 	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil {
 		return Classify(err, "replica check")
 	}
 	if inRecovery {
-		return &Error{Kind: KindConfig, Msg: strings.Replace(ErrReplica.Error(), "pg_is_in recovery", "pg_is_in_recovery()", 1), Err: ErrReplica}
+		return &Error{Kind: KindConfig, Err: ErrReplica,
+			Msg: "refusing to " + action + " on a read replica (pg_is_in_recovery() is true): connect to the primary"}
+	}
+	return nil
+}
+
+// WriteTx runs fn in a read-write transaction with the session's timeouts, after checking
+// that the server is not a replica. fn's error rolls everything back.
+func WriteTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
+	if err := CheckPrimary(ctx, conn, "change anything"); err != nil {
+		return err
 	}
 	return RunWriteTx(ctx, conn, "", fn)
 }
