@@ -36,9 +36,6 @@ type drainOptions struct {
 
 // Validate checks the flags before anything connects.
 func (o drainOptions) Validate() error {
-	if m := drain.Mode(o.Mode); m != drain.ModeBatch && m != drain.ModeExact {
-		return usageErrorf("outboxctl drain organization 42 --mode batch", "invalid `--mode` %q: valid values are batch and exact", o.Mode)
-	}
 	if o.MaxMessages < 0 {
 		return usageErrorf("", "`--max-messages` must not be negative (0 means all)")
 	}
@@ -105,17 +102,17 @@ that reads only, unless run again with -v delivered=ID.`),
 	f.StringVar(&o.Handler, "handler", "", "where messages go: exec:COMMAND, http(s)://URL or discard")
 	f.StringArrayVar(&o.HandlerHeaders, "handler-header", nil, "extra HTTP header 'Name: value'; $VARS in the value come from the environment (repeatable; values never printed)")
 	f.DurationVar(&o.HandlerTimeout, "handler-timeout", 30*time.Second, "give up on one delivery after this long")
-	f.StringVar(&o.Mode, "mode", "batch", "batch (several messages per transaction, fast) or exact (Sentry's statements one for one)")
-	f.BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and stop")
+	addEnumFlag(c, &o.Mode, "mode", "batch (several messages per transaction, fast) or exact (Sentry's statements one for one)",
+		"outboxctl drain organization 42 --mode batch", string(drain.ModeBatch), string(drain.ModeExact))
+	addYesFlag(f, &o.Yes)
+	addDryRunFlag(f, &o.DryRun)
 	f.IntVar(&o.MaxMessages, "max-messages", 0, "stop after this many deliveries (0: all)")
 	f.Float64Var(&o.Rate, "rate", 0, "at most this many messages per second (0: no limit)")
 	f.BoolVar(&o.Follow, "follow", false, "also drain rows inserted while draining")
 	f.BoolVar(&o.IgnoreKillswitch, "ignore-killswitch", false, "drain a shard its kill switch disables")
-	f.StringVar(&o.Archive, "archive", "", "JSONL file to append this operation's archive to (default: a file of its own, $XDG_STATE_HOME/outboxctl/archive-OPERATION.jsonl)")
-	f.StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line")
+	addArchiveFlag(f, &o.Archive)
+	addReasonFlag(f, &o.Reason)
 	f.BoolVar(&o.CoalescedIDs, "coalesced-ids", false, "list in each handler document the first 100 ids its delivery stands for (reads every row of the group)")
-	_ = c.RegisterFlagCompletionFunc("mode", fixedCompletion("batch", "exact"))
 	return c
 }
 

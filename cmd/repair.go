@@ -23,10 +23,10 @@ type repairOptions struct {
 }
 
 func addRepairFlags(c *cobra.Command, o *repairOptions, archives bool) {
-	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
-	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line")
+	addYesFlag(c.Flags(), &o.Yes)
+	addReasonFlag(c.Flags(), &o.Reason)
 	if archives {
-		c.Flags().StringVar(&o.Archive, "archive", "", "JSONL file to append this operation's archive to (default: a file of its own, $XDG_STATE_HOME/outboxctl/archive-OPERATION.jsonl)")
+		addArchiveFlag(c.Flags(), &o.Archive)
 	}
 }
 

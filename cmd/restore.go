@@ -78,23 +78,21 @@ Archives written before per-operation archives are read with their limits stated
 			return a.runRestore(c.Context(), f, plan, o)
 		},
 	}
-	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
-	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line")
+	addYesFlag(c.Flags(), &o.Yes)
+	addReasonFlag(c.Flags(), &o.Reason)
 	c.Flags().StringSliceVar(&o.Ops, "operation", nil, "restore these operations (ids as the plan and the error list them; repeatable); a named skip is restored")
 	c.Flags().BoolVar(&o.All, "all", false, "restore every operation of the file except skips")
 	c.Flags().BoolVar(&o.IncludeSkipped, "include-skipped", false, "with --all (or a file of one skip): restore skip operations too (poison messages)")
 	c.Flags().BoolVar(&o.IncludeUncommitted, "include-uncommitted", false, "also restore staged rows with no commit or rollback marker (ids that exist are skipped)")
 	c.Flags().StringSliceVar(&o.IDs, "id", nil, "restore only these row ids (repeatable, or comma-separated)")
 	c.Flags().StringVar(&o.Shard, "shard", "", "restore only the rows of this shard, as SCOPE/ID (organization/42)")
+	c.MarkFlagsMutuallyExclusive("operation", "all")
 	return c
 }
 
 // restoreSelection parses the selection flags.
 func (a *app) restoreSelection(o *restoreOptions) error {
 	o.Operations = o.Ops
-	if len(o.Ops) > 0 && o.All {
-		return usageErrorf("outboxctl restore FILE --operation ID", "`--operation` and `--all` exclude each other: name operations, or take all of them")
-	}
 	for _, s := range o.IDs {
 		id, err := idArg("row id", s)
 		if err != nil {

@@ -180,7 +180,7 @@ func (a *app) validate(c *cobra.Command) error {
 	if _, err := a.target(); err != nil {
 		return err
 	}
-	return nil
+	return checkEnumFlags(c)
 }
 
 // registry loads the enum registry: --enums if given, the built-in one otherwise.
