@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/db"
@@ -30,17 +29,9 @@ func addRepairFlags(c *cobra.Command, o *repairOptions, archives bool) {
 	}
 }
 
-// shardDepth is a shard's depth, groups and state before or after a repair.
+// shardSummary is a shard's depth and next attempt before or after a repair.
 func (a *app) shardSummary(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (depth int64, nextAttempt any) {
-	_ = db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
-		res, err := query.Run(ctx, tx, query.ShardState(t, k))
-		if err != nil || len(res.Rows) == 0 {
-			return err
-		}
-		depth, _ = res.Rows[0][res.Col("depth")].(int64)
-		nextAttempt = res.Rows[0][res.Col("next_attempt")]
-		return nil
-	})
+	depth, nextAttempt, _ = a.shardState(ctx, conn, t, k)
 	return depth, nextAttempt
 }
 
@@ -115,7 +106,7 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 				return err
 			}
 			var n int64
-			err = db.WriteTx(ctx, conn, func(tx pgx.Tx) error {
+			err = db.WriteTx(ctx, conn, func(tx db.Tx) error {
 				st := query.Reschedule(t, k, 0)
 				st.Text = query.ReasonComment("reschedule", o.Reason) + st.Text
 				n, err = query.Exec(ctx, tx, st)
@@ -157,7 +148,7 @@ func (a *app) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target,
 	var deleted []int64
 	committing := false
 	st.Text = query.ReasonComment(meta.Command, o.Reason) + st.Text
-	err = db.WriteTx(ctx, conn, func(tx pgx.Tx) error {
+	err = db.WriteTx(ctx, conn, func(tx db.Tx) error {
 		res, err := query.Run(ctx, tx, st)
 		if err != nil {
 			return db.Classify(err, st.Name)
@@ -286,7 +277,7 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 			defer conn.Close(context.WithoutCancel(ctx))
 			var count int64
 			var wm int64
-			err = db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
+			err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
 				res, err := query.Run(ctx, tx, query.Superseded(t, k, 0))
 				if err != nil {
 					return db.Classify(err, "superseded")
@@ -343,71 +334,106 @@ archived and the DELETE commented out, and changes nothing.`),
 		Example: examples(`outboxctl skip 123456 --reason 'INC-5: poison payload' --yes`),
 		Args:    exactArgs(1, "MESSAGE_ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			ctx := c.Context()
-			id, err := idArg("message id", args[0])
-			if err != nil {
-				return err
-			}
-			if a.g.PrintSQL {
-				t, err := a.target()
-				if err != nil {
-					return err
-				}
-				return a.printArchivingDelete(t, query.SkipGroupRows(t, id, 0), "skip", o.Reason)
-			}
-			if err := a.requireDatabase("outboxctl skip"); err != nil {
-				return err
-			}
-			reg, err := a.registry()
-			if err != nil {
-				return err
-			}
-			var msg *query.Result
-			var t query.Target
-			var payloadType string
-			err = a.readSession(ctx, "skip", func(s *session) error {
-				t, payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
-				msg, err = s.run(query.Message(t, id))
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			if len(msg.Rows) == 0 {
-				return &exitError{code: ExitError, msg: fmt.Sprintf("no outbox row with id %d in %s", id, t.Describe())}
-			}
-			r := msg.Rows[0]
-			scope := int(query.AsInt64(r[msg.Col("shard_scope")]))
-			shard, _ := r[msg.Col("shard_identifier")].(int64)
-			cat := query.AsInt64(r[msg.Col("category")])
-			obj, _ := r[msg.Col("object_identifier")].(int64)
-			rows, _ := r[msg.Col("group_rows")].(int64)
-			newest, _ := r[msg.Col("newest_id")].(int64)
-			if t.Control() {
-				if cell, ok := r[msg.Col(t.CellColumn)].(string); ok {
-					t.Cell = cell
-				}
-			}
-			k := query.ShardKey{Scope: query.Enum{Value: scope, Name: reg.ScopeName(scope)}, ID: shard}
-			plan := []string{fmt.Sprintf("skip message %d: archive and delete its coalesce group (%s, object %d): %d row(s) up to id %d, undelivered, in shard %s/%d (%s)",
-				id, reg.CategoryName(int(cat)), obj, rows, newest, k.Scope.Name, shard, reasonText(o.Reason))}
-			if err := a.confirm("outboxctl skip", plan, o.Yes); err != nil {
-				return err
-			}
-			conn, err := a.connect(ctx, "skip")
-			if err != nil {
-				return err
-			}
-			defer conn.Close(context.WithoutCancel(ctx))
-			deleted, op, err := a.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, newest), o, archiveMeta(t, payloadType, "skip", o.Reason))
-			if err != nil {
-				return err
-			}
-			a.audit("skip", map[string]any{"message": id, "shard_scope": k.Scope.Name, "shard": shard, "deleted": deleted, "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason})
-			return a.printer().Print(render.Doc{{Name: "skip", Card: []render.Field{
-				{Key: "message", Value: id}, {Key: "deleted", Value: deleted}, {Key: "archive", Value: op.Path}, {Key: "operation", Value: op.Meta.ID}}}})
+			return a.skip(c.Context(), o, args)
 		},
 	}
 	addRepairFlags(c, &o, true)
 	return c
+}
+
+// messageRow is what skip reads of query.Message's row (the cell column's name depends on
+// the table, so it is read by that name).
+type messageRow struct {
+	Scope     int   `db:"shard_scope"`
+	Shard     int64 `db:"shard_identifier"`
+	Category  int   `db:"category"`
+	Object    int64 `db:"object_identifier"`
+	GroupRows int64 `db:"group_rows"`
+	NewestID  int64 `db:"newest_id"`
+}
+
+// skipped is the message skip looked up: its shard and coalesce group.
+type skipped struct {
+	t           query.Target
+	payloadType string
+	k           query.ShardKey
+	cat         int
+	obj, rows   int64
+	newest      int64
+}
+
+// skipLookup reads the message and its group in one read-only snapshot.
+func (a *app) skipLookup(ctx context.Context, reg *enums.Registry, id int64) (skipped, error) {
+	var sk skipped
+	var msg *query.Result
+	err := a.readSession(ctx, "skip", func(s *session) error {
+		var err error
+		sk.t, sk.payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
+		msg, err = s.run(query.Message(sk.t, id))
+		return err
+	})
+	if err != nil {
+		return sk, err
+	}
+	if len(msg.Rows) == 0 {
+		return sk, &exitError{code: ExitError, msg: fmt.Sprintf("no outbox row with id %d in %s", id, sk.t.Describe())}
+	}
+	rows, err := query.Rows[messageRow](msg)
+	if err != nil {
+		return sk, err
+	}
+	r := rows[0]
+	scope, shard := r.Scope, r.Shard
+	sk.cat, sk.obj, sk.rows, sk.newest = r.Category, r.Object, r.GroupRows, r.NewestID
+	if sk.t.Control() {
+		if cell, ok := msg.Rows[0][msg.Col(sk.t.CellColumn)].(string); ok {
+			sk.t.Cell = cell
+		}
+	}
+	sk.k = query.ShardKey{Scope: query.Enum{Value: scope, Name: reg.ScopeName(scope)}, ID: shard}
+	return sk, nil
+}
+
+// skip archives and deletes a message's coalesce group, after the plan is confirmed.
+func (a *app) skip(ctx context.Context, o repairOptions, args []string) error {
+	id, err := idArg("message id", args[0])
+	if err != nil {
+		return err
+	}
+	if a.g.PrintSQL {
+		t, err := a.target()
+		if err != nil {
+			return err
+		}
+		return a.printArchivingDelete(t, query.SkipGroupRows(t, id, 0), "skip", o.Reason)
+	}
+	if err := a.requireDatabase("outboxctl skip"); err != nil {
+		return err
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return err
+	}
+	sk, err := a.skipLookup(ctx, reg, id)
+	if err != nil {
+		return err
+	}
+	t, k := sk.t, sk.k
+	plan := []string{fmt.Sprintf("skip message %d: archive and delete its coalesce group (%s, object %d): %d row(s) up to id %d, undelivered, in shard %s/%d (%s)",
+		id, reg.CategoryName(sk.cat), sk.obj, sk.rows, sk.newest, k.Scope.Name, k.ID, reasonText(o.Reason))}
+	if err := a.confirm("outboxctl skip", plan, o.Yes); err != nil {
+		return err
+	}
+	conn, err := a.connect(ctx, "skip")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	deleted, op, err := a.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.newest), o, archiveMeta(t, sk.payloadType, "skip", o.Reason))
+	if err != nil {
+		return err
+	}
+	a.audit("skip", map[string]any{"message": id, "shard_scope": k.Scope.Name, "shard": k.ID, "deleted": deleted, "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason})
+	return a.printer().Print(render.Doc{{Name: "skip", Card: []render.Field{
+		{Key: "message", Value: id}, {Key: "deleted", Value: deleted}, {Key: "archive", Value: op.Path}, {Key: "operation", Value: op.Meta.ID}}}})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/db"
@@ -207,7 +206,7 @@ func (a *app) runRestore(ctx context.Context, f *drain.ArchiveFile, plan *drain.
 // reinsert puts the planned rows back in one transaction and counts the rows inserted.
 func reinsert(ctx context.Context, conn *db.Conn, targets []restoreTarget, reason string) (int64, error) {
 	var inserted int64
-	err := db.WriteTx(ctx, conn, func(tx pgx.Tx) error {
+	err := db.WriteTx(ctx, conn, func(tx db.Tx) error {
 		for _, t := range targets {
 			n, err := drain.Reinsert(ctx, tx, drain.RestoreStatements(t.dest, t.Rows, reason))
 			if err != nil {
@@ -223,7 +222,7 @@ func reinsert(ctx context.Context, conn *db.Conn, targets []restoreTarget, reaso
 // restoreTargets introspects each operation's table and reads which ids it holds.
 func (a *app) restoreTargets(ctx context.Context, conn *db.Conn, plan *drain.RestorePlan) ([]restoreTarget, error) {
 	var out []restoreTarget
-	err := db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
+	err := db.ReadTx(ctx, conn, func(tx db.Tx) error {
 		for _, p := range plan.Operations {
 			t := restoreTarget{PlannedOperation: p, dest: p.Op.Destination(a.g.Schema)}
 			sch, err := query.LoadSchema(ctx, tx, t.dest.Schema, []string{t.dest.Table})

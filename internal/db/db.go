@@ -61,6 +61,10 @@ func Resolve(flagDSN string, getenv func(string) string) (dsn string, given bool
 	return "", false
 }
 
+// Tx is a transaction ReadTx, WriteTx or RunWriteTx opened: the one transaction API, named
+// here so commands run statements without importing the driver.
+type Tx = pgx.Tx
+
 // Conn is a connection with outboxctl's session settings.
 type Conn struct {
 	*pgx.Conn
