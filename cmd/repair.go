@@ -88,7 +88,7 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 					return err
 				}
 				t, _ := a.target()
-				return a.printScript(query.Script{query.Reschedule(t, k, 0)}, false)
+				return a.printScript(query.Script{query.Reschedule(t, k, 0, query.Why{Command: "reschedule", Reason: o.Reason})}, false)
 			}
 			t, k, conn, _, err := a.repairTarget(ctx, "outboxctl reschedule", args[0], args[1])
 			if err != nil {
@@ -107,9 +107,7 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 			}
 			var n int64
 			err = db.WriteTx(ctx, conn, func(tx db.Tx) error {
-				st := query.Reschedule(t, k, 0)
-				st.Text = query.ReasonComment("reschedule", o.Reason) + st.Text
-				n, err = query.Exec(ctx, tx, st)
+				n, err = query.Exec(ctx, tx, query.Reschedule(t, k, 0, query.Why{Command: "reschedule", Reason: o.Reason}))
 				return db.Classify(err, "reschedule")
 			})
 			if err != nil {
@@ -147,7 +145,6 @@ func (a *app) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target,
 	var batch *drain.Batch
 	var deleted []int64
 	committing := false
-	st.Text = query.ReasonComment(meta.Command, o.Reason) + st.Text
 	err = db.WriteTx(ctx, conn, func(tx db.Tx) error {
 		res, err := query.Run(ctx, tx, st)
 		if err != nil {
@@ -162,8 +159,7 @@ func (a *app) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target,
 			return err
 		}
 		batch = &b
-		del := query.DeleteArchivedIDs(t, b.IDs)
-		del.Text = query.ReasonComment(meta.Command, o.Reason) + del.Text
+		del := query.DeleteArchivedIDs(t, b.IDs, query.Why{Command: meta.Command, Reason: o.Reason})
 		out, err := query.Run(ctx, tx, del)
 		if err != nil {
 			return db.Classify(err, "delete")
@@ -212,10 +208,9 @@ func archiveMeta(t query.Target, payloadType, command, reason string) drain.Oper
 // printArchivingDelete prints, for --print-sql, the SELECT of what a repair would archive and
 // its DELETE commented out: a psql script cannot write outboxctl's archive, and a printed
 // script must not delete what nothing archived.
-func (a *app) printArchivingDelete(t query.Target, sel query.Statement, command, reason string) error {
-	del := query.DeleteSelected(t, sel)
-	del.Text = query.ReasonComment(command, reason) + del.Text
-	sel.Text = query.ReasonComment(command, reason) + sel.Text
+func (a *app) printArchivingDelete(t query.Target, rows func(query.Why) query.Statement, why query.Why) error {
+	sel := rows(why)
+	del := query.DeleteSelected(t, rows(query.Why{}), why)
 	script, err := query.Script{sel}.Render()
 	if err != nil {
 		return err
@@ -229,7 +224,7 @@ func (a *app) printArchivingDelete(t query.Target, sel query.Statement, command,
 -- commented out and this script changes nothing. To archive and delete: outboxctl %[1]s … --yes
 
 %[2]s
-%[3]s`, command, script, query.CommentOut(delSQL)))
+%[3]s`, why.Command, script, query.CommentOut(delSQL)))
 }
 
 // printCompact is compact --print-sql: no connection, nothing written.
@@ -245,7 +240,8 @@ func (a *app) printCompact(scopeArg, idText, reason string) error {
 	if err := requireCell(t, "outboxctl compact"); err != nil {
 		return err
 	}
-	return a.printArchivingDelete(t, query.Superseded(t, k, 0), "compact", reason)
+	return a.printArchivingDelete(t, func(why query.Why) query.Statement { return query.Superseded(t, k, 0, why) },
+		query.Why{Command: "compact", Reason: reason})
 }
 
 func newCompactCmd(a *app) *cobra.Command {
@@ -278,7 +274,7 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 			var count int64
 			var wm int64
 			err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
-				res, err := query.Run(ctx, tx, query.Superseded(t, k, 0))
+				res, err := query.Run(ctx, tx, query.Superseded(t, k, 0, query.Why{}))
 				if err != nil {
 					return db.Classify(err, "superseded")
 				}
@@ -302,7 +298,7 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 			if err := a.confirm("outboxctl compact", plan, o.Yes); err != nil {
 				return err
 			}
-			deleted, op, err := a.deleteArchived(ctx, conn, t, query.Superseded(t, k, wm), o, archiveMeta(t, payloadType, "compact", o.Reason))
+			deleted, op, err := a.deleteArchived(ctx, conn, t, query.Superseded(t, k, wm, query.Why{Command: "compact", Reason: o.Reason}), o, archiveMeta(t, payloadType, "compact", o.Reason))
 			if err != nil {
 				return err
 			}
@@ -405,7 +401,8 @@ func (a *app) skip(ctx context.Context, o repairOptions, args []string) error {
 		if err != nil {
 			return err
 		}
-		return a.printArchivingDelete(t, query.SkipGroupRows(t, id, 0), "skip", o.Reason)
+		return a.printArchivingDelete(t, func(why query.Why) query.Statement { return query.SkipGroupRows(t, id, 0, why) },
+			query.Why{Command: "skip", Reason: o.Reason})
 	}
 	if err := a.requireDatabase("outboxctl skip"); err != nil {
 		return err
@@ -429,7 +426,7 @@ func (a *app) skip(ctx context.Context, o repairOptions, args []string) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	deleted, op, err := a.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.newest), o, archiveMeta(t, sk.payloadType, "skip", o.Reason))
+	deleted, op, err := a.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.newest, query.Why{Command: "skip", Reason: o.Reason}), o, archiveMeta(t, sk.payloadType, "skip", o.Reason))
 	if err != nil {
 		return err
 	}

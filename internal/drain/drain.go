@@ -214,10 +214,7 @@ func Guard(ctx context.Context, conn *db.Conn) error {
 // st marks a statement with the drain's --reason, as a SQL comment that shows in
 // pg_stat_activity while it runs.
 func (o Options) st(s query.Statement) query.Statement {
-	if o.Reason != "" || o.Command != "" {
-		s.Text = query.ReasonComment(o.Command, o.Reason) + s.Text
-	}
-	return s
+	return query.Why{Command: o.Command, Reason: o.Reason}.Mark(s)
 }
 
 func isLockNotAvailable(err error) bool {
