@@ -268,18 +268,8 @@ func (a *app) drainPlan(ctx context.Context, o drainOptions, t query.Target, k q
 		if catRes, err = s.run(query.ShardCategories(s.target, k)); err != nil {
 			return err
 		}
-		max, err := s.run(query.ShardMaxID(s.target, k))
-		if err != nil {
-			return err
-		}
-		maxRows, err := query.Rows[struct {
-			ID int64 `db:"max_id"`
-		}](max)
-		if err != nil {
-			return err
-		}
-		if len(maxRows) > 0 {
-			p.watermark = maxRows[0].ID
+		if p.watermark, err = maxID(s.ctx, s.tx, s.target, k); err != nil {
+			return db.Classify(err, "shard-max-id")
 		}
 		ks, err := options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
 		if err != nil {

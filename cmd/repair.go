@@ -124,6 +124,26 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 	return c
 }
 
+// idRow is a row of a statement that returns ids (DELETE … RETURNING o.id).
+type idRow struct {
+	ID int64 `db:"id"`
+}
+
+// maxID is the shard's highest id (0 when empty): the watermark a repair stops at.
+func maxID(ctx context.Context, tx db.Tx, t query.Target, k query.ShardKey) (int64, error) {
+	res, err := query.Run(ctx, tx, query.ShardMaxID(t, k))
+	if err != nil {
+		return 0, err
+	}
+	rows, err := query.Rows[struct {
+		ID int64 `db:"max_id"`
+	}](res)
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	return rows[0].ID, nil
+}
+
 // deleteArchived archives the rows st reads and deletes them, as one operation of the archive
 // in two phases: the rows are staged (synced) before the DELETE, and the commit marker is
 // written only after the transaction committed, naming the ids it deleted.
@@ -164,8 +184,12 @@ func (a *app) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target,
 		if err != nil {
 			return db.Classify(err, "delete")
 		}
-		for _, r := range out.Rows {
-			deleted = append(deleted, query.AsInt64(r[0]))
+		ids, err := query.Rows[idRow](out)
+		if err != nil {
+			return err
+		}
+		for _, r := range ids {
+			deleted = append(deleted, r.ID)
 		}
 		committing = true
 		return nil
@@ -279,10 +303,7 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 					return db.Classify(err, "superseded")
 				}
 				count = int64(len(res.Rows))
-				max, err := query.Run(ctx, tx, query.ShardMaxID(t, k))
-				if err == nil && len(max.Rows) > 0 {
-					wm, _ = max.Rows[0][0].(int64)
-				}
+				wm, err = maxID(ctx, tx, t, k)
 				return err
 			})
 			if err != nil {
