@@ -136,7 +136,9 @@ func (a *app) shardHead(s *session, p *render.Printer, reg *enums.Registry, k qu
 		p.Notef("shard %s/%d is empty in %s", k.Scope.Name, k.ID, s.target.Describe())
 	}
 	state := report.Table(reg, stateRes)
-	report.ShardStates(state, stateRes, ks, time.Now())
+	if err := report.ShardStates(state, stateRes, ks, time.Now()); err != nil {
+		return nil, err
+	}
 	head := render.Section{Name: "shard", Title: fmt.Sprintf("Shard %s/%d", k.Scope.Name, k.ID), Table: state}
 	if len(state.Rows) == 1 {
 		head = render.Section{Name: head.Name, Title: head.Title, Card: render.CardOf(state)}

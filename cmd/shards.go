@@ -131,7 +131,9 @@ func (a *app) shards(ctx context.Context, o shardsOptions) error {
 func (a *app) printShards(o shardsOptions, reg *enums.Registry, res *query.Result, ks *options.Killswitches) error {
 	p := a.printer()
 	tbl := report.Table(reg, res)
-	report.ShardStates(tbl, res, ks, time.Now())
+	if err := report.ShardStates(tbl, res, ks, time.Now()); err != nil {
+		return err
+	}
 	if !p.Structured() {
 		if len(res.Rows) == 0 {
 			p.Notef("no shards matched")

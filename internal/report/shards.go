@@ -15,13 +15,25 @@ import (
 // keys; "detail" is a sentence for a person.
 var StateColumns = []string{"state", "detail", "backoff_seconds", "next_attempt_in_seconds", "attempts_estimate", "at_cap", "killswitched"} //nolint:gochecknoglobals // constant list
 
+// shardRow is what classification reads of a shard listing's row, by column name.
+type shardRow struct {
+	Scope       int        `db:"shard_scope"`
+	Shard       int64      `db:"shard_identifier"`
+	Depth       int64      `db:"depth"`
+	NextAttempt *time.Time `db:"next_attempt"`
+	Delay       *float64   `db:"last_delay_seconds"`
+	LastAttempt *time.Time `db:"last_attempt"`
+}
+
 // ShardStates classifies every shard row of res (which must carry shard_scope,
 // shard_identifier, depth, next_attempt, last_delay_seconds and last_attempt) and appends the
-// state columns to t, whose rows are res's rows in the same order.
-func ShardStates(t *render.Table, res *query.Result, ks *options.Killswitches, now time.Time) {
-	col := func(name string) int { return res.Col(name) }
-	scopeC, shardC, depthC := col("shard_scope"), col("shard_identifier"), col("depth")
-	nextC, delayC, claimC := col("next_attempt"), col("last_delay_seconds"), col("last_attempt")
+// state columns to t, whose rows are res's rows in the same order. A missing column or a
+// value of the wrong type is an error, never a shard classified from zeros.
+func ShardStates(t *render.Table, res *query.Result, ks *options.Killswitches, now time.Time) error {
+	rows, err := query.Rows[shardRow](res)
+	if err != nil {
+		return err
+	}
 	if t.HumanOnly == nil {
 		t.HumanOnly = map[string]bool{}
 	}
@@ -34,15 +46,19 @@ func ShardStates(t *render.Table, res *query.Result, ks *options.Killswitches, n
 		t.MachineOnly[c] = true
 	}
 	t.Columns = append(t.Columns, StateColumns...)
-	for i, r := range res.Rows {
-		sh := shardstate.Shard{Depth: query.AsInt64(r[depthC])}
-		sh.NextAttempt, _ = r[nextC].(time.Time)
-		sh.HeadScheduledFrom, _ = r[claimC].(time.Time)
-		if d, ok := r[delayC].(float64); ok && !sh.HeadScheduledFrom.IsZero() {
-			sh.HeadScheduledFor = sh.HeadScheduledFrom.Add(time.Duration(d * float64(time.Second)))
+	for i, r := range rows {
+		sh := shardstate.Shard{Depth: r.Depth}
+		if r.NextAttempt != nil {
+			sh.NextAttempt = *r.NextAttempt
 		}
-		scope := int(query.AsInt64(r[scopeC]))
-		sh.Killswitched = ks.IsDisabled(scope, query.AsInt64(r[shardC]))
+		if r.LastAttempt != nil {
+			sh.HeadScheduledFrom = *r.LastAttempt
+		}
+		if r.Delay != nil && !sh.HeadScheduledFrom.IsZero() {
+			sh.HeadScheduledFor = sh.HeadScheduledFrom.Add(time.Duration(*r.Delay * float64(time.Second)))
+		}
+		scope := r.Scope
+		sh.Killswitched = ks.IsDisabled(scope, r.Shard)
 		if scope != 0 && scope != 1 && ks.Known() {
 			f := false
 			sh.Killswitched = &f // only organization and user shards can be disabled
@@ -56,6 +72,7 @@ func ShardStates(t *render.Table, res *query.Result, ks *options.Killswitches, n
 			stateText(st), detail(st),
 			round(st.Delay.Seconds()), round(st.NextIn.Seconds()), st.Attempts, st.AtCap, killed)
 	}
+	return nil
 }
 
 func stateText(st shardstate.Status) render.Styled {
