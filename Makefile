@@ -58,7 +58,8 @@ bench: build ## Run the benchmarks (see docs/performance.md; builds a 2M-row dat
 	go test ./cmd -run '^$$' -bench DrainEndToEnd -benchtime 1x -count 1 -timeout 30m
 	go test ./cmd -run '^$$' -bench KillswitchList100k -benchtime 3x -count 1 -timeout 10m
 
-fuzz: ## Fuzz the resolver and the literal renderer for 30 s each
+fuzz: ## Fuzz every parser and renderer for 30 s each; drain 2,000 more random shards against the model
+	go test ./internal/drain -run TestDrainMatchesSentryModel -count=1 -timeout 60m -diff.cases=2000 -diff.seed=$$(date +%s)
 	go test ./internal/enums -run '^$$' -fuzz FuzzResolve -fuzztime 30s
 	go test ./internal/query -run '^$$' -fuzz FuzzLiteral -fuzztime 30s
 	go test ./internal/drain -run '^$$' -fuzz FuzzParseArchive -fuzztime 30s

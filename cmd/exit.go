@@ -21,6 +21,7 @@ const (
 	ExitThreshold   = 3   // a --fail-if-… threshold was crossed
 	ExitWarn        = 4   // doctor: the worst finding is a warning
 	ExitCritical    = 5   // doctor: at least one finding is critical
+	ExitPartial     = 6   // fan-out: some contexts answered (rows printed), some failed
 	ExitPending     = 8   // ran fine, the answer is "not yet" (--exit-status)
 	ExitInterrupted = 130 // SIGINT or SIGTERM
 )

@@ -71,6 +71,8 @@ type globalOptions struct {
 	Deployment       string
 	PrintSQL         bool
 	NoColor          bool
+	NoHeaders        bool
+	Time             render.TimeMode
 	StatementTimeout time.Duration
 	LockTimeout      time.Duration
 	ConnectTimeout   time.Duration
@@ -113,8 +115,10 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 	f.StringVar(&a.g.Silo, "silo", "cell", "outbox table of which silo: cell (sentry_regionoutbox) or control (sentry_controloutbox)")
 	f.StringVar(&a.g.Cell, "cell", "", "control silo: only this cell (the region_name column)")
 	f.StringVar(&a.g.Table, "table", "", "outbox table name, overriding the silo's default (e.g. sentry_groupactionlogoutbox)")
-	f.StringVar(&a.g.Schema, "schema", "", "schema holding the tables (default: the search_path)")
-	f.StringVarP(&a.g.Output, "output", "o", "", "output format: table, json, jsonl, csv, markdown (default: table on a terminal, tab-separated otherwise)")
+	f.StringVar(&a.g.Schema, "schema", a.getenv("OUTBOXCTL_SCHEMA"), "schema holding the tables (default: $OUTBOXCTL_SCHEMA, then the search_path)")
+	f.StringVarP(&a.g.Output, "output", "o", "", "output format: table, wide (every column, no cell cut), json, jsonl, csv, markdown (default: table on a terminal, tab-separated otherwise)")
+	f.BoolVar(&a.g.NoHeaders, "no-headers", false, "print tables without their header line")
+	f.Var(&a.g.Time, "time", "times on a terminal: relative (\"3m ago\") or absolute (UTC)")
 	f.BoolVar(&a.g.PrintSQL, "print-sql", false, "print the SQL instead of running it")
 	f.StringVar(&a.g.Deployment, "deployment", "auto", "which options table Sentry reads: auto (a database with both outbox tables is a monolith), monolith (sentry_option for both outboxes) or split (sentry_controloption for the control outbox)")
 	f.StringVar(&a.g.EnumsPath, "enums", "", "load categories and scopes from a Sentry checkout's category.py instead of the built-in registry")
@@ -124,6 +128,7 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 	f.DurationVar(&a.g.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "give up connecting after this long")
 
 	_ = root.RegisterFlagCompletionFunc("silo", fixedCompletion("cell", "control"))
+	_ = root.RegisterFlagCompletionFunc("time", fixedCompletion("relative", "absolute"))
 	_ = root.RegisterFlagCompletionFunc("deployment", fixedCompletion("auto", "monolith", "split"))
 	_ = root.RegisterFlagCompletionFunc("output", fixedCompletion(render.Formats...))
 	_ = root.RegisterFlagCompletionFunc("enums", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -144,6 +149,7 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 		newCompactCmd(a),
 		newSkipCmd(a),
 		newEnumsCmd(a),
+		newContextCmd(a),
 		newVersionCmd(),
 	)
 	wrapCobraErrors(root)
@@ -231,7 +237,12 @@ func (a *app) printSchema() query.Schema {
 // printer builds the output printer for the chosen format.
 func (a *app) printer() *render.Printer {
 	f, _ := render.ParseFormat(a.g.Output) // validated in PersistentPreRunE
-	return render.NewPrinter(a.io, f, a.g.NoColor)
+	p := render.NewPrinter(a.io, f, a.g.NoColor)
+	p.Time = a.g.Time
+	if a.g.NoHeaders {
+		p.Headers = render.HeadersOff
+	}
+	return p
 }
 
 // connect opens the database connection for command, or reports that none was given.

@@ -46,7 +46,6 @@ const (
 // Defaults of the batch mode.
 const (
 	DefaultBatchSize = 500
-	DefaultPageSize  = 5000
 	// DefaultBatchTime bounds how long one batch transaction stays open: a failure or a kill
 	// redelivers at most this much work, and row locks are held no longer.
 	DefaultBatchTime = 2 * time.Second
@@ -110,11 +109,10 @@ type Options struct {
 	// HandlerTimeout is the longest one delivery may take; the drain's transactions allow
 	// the server to keep them open (idle in transaction) at least this long.
 	HandlerTimeout time.Duration
-	// BatchSize is the most messages ModeBatch delivers in one transaction; PageSize the
-	// rows it reads per page while looking for the next groups; BatchTime the longest one
-	// batch transaction stays open before it commits.
-	BatchSize, PageSize int
-	BatchTime           time.Duration
+	// BatchSize is the most messages ModeBatch delivers in one transaction; BatchTime the
+	// longest one batch transaction stays open before it commits.
+	BatchSize int
+	BatchTime time.Duration
 	// Names resolves enum names for messages.
 	CategoryName func(int) string
 	ScopeName    func(int) string
@@ -141,14 +139,17 @@ func (o Options) discards() bool {
 
 // archive stages the rows of the given groups (up to, or below, each id) in the archive,
 // with their schedules from before the claim; the transaction's end writes their marker.
-func (r *run) archive(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int64, below bool) error {
+//
+// It returns the ids it archived: the caller deletes exactly those, so a row that becomes
+// visible between this read and the delete (a late commit) is never deleted unarchived.
+func (r *run) archive(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int64, below bool) ([]int64, error) {
 	o := r.o
 	if o.Archive == nil {
-		return ErrNoArchive
+		return nil, ErrNoArchive
 	}
 	res, err := query.Run(ctx, tx, o.st(query.DrainArchiveRows(o.Target, o.Shard, cats, objs, upTo, below)))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var before map[int64]Schedule
 	if o.Claimed != nil {
@@ -156,14 +157,14 @@ func (r *run) archive(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int64, 
 	}
 	rows, err := RowsFromResult(res, before)
 	if err != nil || len(rows) == 0 {
-		return err
+		return nil, err
 	}
 	b, err := o.Archive.Stage(rows)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r.staged = append(r.staged, b)
-	return nil
+	return b.IDs, nil
 }
 
 // finishArchive writes the second phase of the batches a transaction staged: commit markers
@@ -256,10 +257,11 @@ func Claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey)
 		sfor, _ := head.Rows[0][head.Col("scheduled_for")].(time.Time)
 		return query.Stream(ctx, tx, query.DrainClaim(t, k, from, sfor), func([]string) error { return nil }, func(r []any) error {
 			id, _ := r[0].(int64)
-			var s Schedule
-			s.From, _ = r[1].(time.Time)
-			s.For, _ = r[2].(time.Time)
-			c.Before[id] = s
+			from, okFrom := r[1].(time.Time)
+			sfor, okFor := r[2].(time.Time)
+			if okFrom && okFor { // an infinite timestamp cannot be put back as a time: leave it
+				c.Before[id] = Schedule{From: from, For: sfor}
+			}
 			c.At, _ = r[3].(time.Time)
 			c.Next, _ = r[4].(time.Time)
 			return nil
@@ -301,8 +303,6 @@ type run struct {
 	local string
 	// last is when the last delivery started (for --rate).
 	last time.Time
-	// after: every row at or below it belongs to a group already delivered (a scan hint).
-	after int64
 	// staged are the archive batches of the transaction in progress.
 	staged []Batch
 }
@@ -324,9 +324,6 @@ func Run(ctx context.Context, conn *db.Conn, o Options) (Result, error) {
 	}
 	if r.o.BatchSize <= 0 {
 		r.o.BatchSize = DefaultBatchSize
-	}
-	if r.o.PageSize <= 0 {
-		r.o.PageSize = DefaultPageSize
 	}
 	if r.o.BatchTime <= 0 {
 		r.o.BatchTime = DefaultBatchTime
@@ -365,7 +362,8 @@ func (r *run) sessionSettings(ctx context.Context) error {
 	if err := r.conn.QueryRow(ctx, "SELECT setting::bigint FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout'").Scan(&ms); err != nil {
 		return db.Classify(err, "reading the idle timeout")
 	}
-	if want := (r.o.HandlerTimeout + 10*time.Second).Milliseconds(); ms != 0 && ms < want {
+	// PostgreSQL's limit for the setting is INT_MAX milliseconds (~24.8 days).
+	if want := min((r.o.HandlerTimeout + 10*time.Second).Milliseconds(), math.MaxInt32); ms != 0 && ms < want {
 		r.local = fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d;", want)
 	}
 	return nil
@@ -425,8 +423,8 @@ func (r *run) tx(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) er
 
 // lockHead locks the shard's lowest row at or below the watermark (NOWAIT). It returns nil
 // when there is none, and errStop when another drainer holds it.
-func (r *run) lockHead(ctx context.Context, tx pgx.Tx, after int64) (*query.Result, error) {
-	head, err := query.Run(ctx, tx, r.o.st(query.DrainHead(r.o.Target, r.o.Shard, r.o.Watermark, after)))
+func (r *run) lockHead(ctx context.Context, tx pgx.Tx) (*query.Result, error) {
+	head, err := query.Run(ctx, tx, r.o.st(query.DrainHead(r.o.Target, r.o.Shard, r.o.Watermark, 0)))
 	switch {
 	case isLockNotAvailable(err):
 		r.res.Contended = true
@@ -506,7 +504,7 @@ func (r *run) exactStep(ctx context.Context) (bool, error) {
 	var found, handed bool
 	var deleted, trimmed int64
 	err := r.tx(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		head, err := r.lockHead(ctx, tx, 0)
+		head, err := r.lockHead(ctx, tx)
 		if err != nil || head == nil {
 			return err
 		}
@@ -525,20 +523,22 @@ func (r *run) exactStep(ctx context.Context) (bool, error) {
 			r.res.Failed, r.res.FailedErr = &m, err
 			return errStop
 		}
-		handed = !o.Killswitched && o.Handler != nil
+		handed = !o.Killswitched && !o.Discard && o.Handler != nil
 		if o.discards() {
 			// Nothing here is delivered: archive the group (all of it when discarding, the
-			// older rows when trimming a disabled shard) before any of it is deleted.
-			if err := r.archive(ctx, tx, []int64{int64(cat)}, []int64{obj}, []int64{m.ID}, o.Killswitched); err != nil {
+			// older rows when trimming a disabled shard) and delete exactly what was archived.
+			ids, err := r.archive(ctx, tx, []int64{int64(cat)}, []int64{obj}, []int64{m.ID}, o.Killswitched)
+			if err != nil {
 				return err
 			}
+			deleted, err = r.deleteIDs(ctx, tx, ids)
+			if o.Killswitched {
+				trimmed = deleted // Sentry keeps the newest row of a disabled shard and stops
+			}
+			return err
 		}
 		if deleted, err = r.deleteOlder(ctx, tx, cat, obj, m.ID); err != nil {
 			return err
-		}
-		if o.Killswitched {
-			trimmed = deleted
-			return nil // Sentry keeps the newest row of a disabled shard and stops
 		}
 		n, err := query.Exec(ctx, tx, o.st(query.DrainDeleteIDs(o.Target, []int64{m.ID})))
 		deleted += n

@@ -115,7 +115,10 @@ func ParseHandler(c HandlerConfig) (Handler, error) {
 		if err != nil || u.Host == "" {
 			return nil, fmt.Errorf("invalid `--handler` %s: not a URL with a host", RedactURL(spec))
 		}
-		h := &HTTP{URL: spec, Timeout: c.Timeout, Client: &http.Client{Timeout: c.Timeout}, Header: http.Header{}}
+		// A redirect is an answer, not a delivery: Go's client would turn the POST into a
+		// GET without the document (and could carry secret headers to another host).
+		client := &http.Client{Timeout: c.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		h := &HTTP{URL: spec, Timeout: c.Timeout, Client: client, Header: http.Header{}}
 		for _, line := range c.Headers {
 			if err := h.addHeader(line, c.Getenv); err != nil {
 				return nil, err
@@ -153,18 +156,12 @@ var shellWords = map[string]bool{ //nolint:gochecknoglobals // constant set
 }
 
 // Preflight finds the command the line starts with (after any VAR=value assignments) the
-// way the shell would: a path must be an executable file, a bare name must be on PATH.
+// way the shell would: a path must be an executable file, a bare name must be on PATH. A
+// line the small lexer below cannot read for sure is left to the shell.
 func (e *Exec) Preflight(context.Context) error {
-	word := ""
-	for _, f := range strings.Fields(e.Command) {
-		if strings.Contains(f, "=") && !strings.HasPrefix(f, "=") && !strings.ContainsAny(f[:strings.Index(f, "=")], "/'\"$") {
-			continue
-		}
-		word = strings.Trim(f, `'"`)
-		break
-	}
-	if word == "" || shellWords[word] || strings.ContainsAny(word, "$`*?;|&<>()") {
-		return nil // something only the shell can judge
+	word, ok := firstCommandWord(e.Command)
+	if !ok || word == "" || shellWords[word] {
+		return nil
 	}
 	if strings.Contains(word, "/") {
 		st, err := os.Stat(word)
@@ -180,6 +177,67 @@ func (e *Exec) Preflight(context.Context) error {
 		return unavailable{fmt.Errorf("handler command %s not found on PATH", word)}
 	}
 	return nil
+}
+
+// firstCommandWord reads sh words (single and double quotes, backslash escapes) until the
+// first one that is not a VAR=value assignment. ok is false where the shell would do more
+// than split words (expansions, substitutions, operators, an unclosed quote).
+func firstCommandWord(line string) (string, bool) {
+	i := 0
+	for {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		var w strings.Builder
+		assignment, quoted := false, false
+		for i < len(line) && line[i] != ' ' && line[i] != '\t' {
+			switch c := line[i]; c {
+			case '\'', '"':
+				end := strings.IndexByte(line[i+1:], c)
+				if end < 0 || (c == '"' && strings.ContainsAny(line[i+1:i+1+end], "$`\\")) {
+					return "", false
+				}
+				w.WriteString(line[i+1 : i+1+end])
+				i += end + 2
+				quoted = true
+			case '\\':
+				if i+1 >= len(line) {
+					return "", false
+				}
+				w.WriteByte(line[i+1])
+				i += 2
+				quoted = true
+			case '$', '`', '*', '?', '[', ';', '|', '&', '<', '>', '(', ')', '{', '}', '~', '#', '!':
+				return "", false
+			case '=':
+				// NAME= with NAME unquoted makes the word an assignment, whatever follows.
+				if !quoted && !assignment && validEnvName(w.String()) {
+					assignment = true
+				}
+				w.WriteByte(c)
+				i++
+			default:
+				w.WriteByte(c)
+				i++
+			}
+		}
+		if assignment {
+			continue
+		}
+		return w.String(), true
+	}
+}
+
+func validEnvName(s string) bool {
+	if s == "" || (s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
 }
 
 // Deliver runs the command in its own process group: the terminal's Ctrl-C goes to
@@ -321,7 +379,11 @@ func (h *HTTP) Deliver(ctx context.Context, m Message) error {
 		if errors.As(err, &uerr) {
 			err = uerr.Err
 		}
-		return unavailable{fmt.Errorf("handler %s: %s", RedactURL(h.URL), strings.ReplaceAll(err.Error(), h.URL, RedactURL(h.URL)))}
+		out := fmt.Errorf("handler %s: %s", RedactURL(h.URL), strings.ReplaceAll(err.Error(), h.URL, RedactURL(h.URL)))
+		if notReached(err) {
+			return unavailable{out}
+		}
+		return out // the receiver was reached (a reset, an EOF): it may have seen the message
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 500))
@@ -329,6 +391,23 @@ func (h *HTTP) Deliver(ctx context.Context, m Message) error {
 		return fmt.Errorf("handler %s answered %s: %s", RedactURL(h.URL), resp.Status, strings.Join(strings.Fields(string(body)), " "))
 	}
 	return nil
+}
+
+// notReached reports whether an HTTP error happened before the request reached the
+// receiver: the name did not resolve, the connection was refused or never made, TLS failed.
+func notReached(err error) bool {
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	var certErr *tls.CertificateVerificationError
+	var recErr tls.RecordHeaderError
+	var alert tls.AlertError
+	switch {
+	case errors.As(err, &dnsErr), errors.As(err, &certErr), errors.As(err, &recErr), errors.As(err, &alert):
+		return true
+	case errors.As(err, &opErr):
+		return opErr.Op == "dial"
+	}
+	return strings.Contains(err.Error(), "tls: ") || strings.Contains(err.Error(), "x509: ")
 }
 
 // RedactURL hides what may be a secret in a handler URL (its userinfo and every query

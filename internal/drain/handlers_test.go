@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -77,5 +78,50 @@ func TestRedactURL(t *testing.T) {
 		if got := RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestFirstCommandWord(t *testing.T) {
+	t.Parallel()
+	for line, want := range map[string]string{
+		`./deliver.sh --region us`:       "./deliver.sh",
+		`"/tmp/my dir/h.sh" x`:           "/tmp/my dir/h.sh",
+		`'/tmp/my dir/h.sh'`:             "/tmp/my dir/h.sh",
+		`TOKEN='a b' /bin/cat`:           "/bin/cat",
+		`A=1 B="x y" python3 handler.py`: "python3",
+		`my\ cmd arg`:                    "my cmd",
+		`'A=b' cmd`:                      "A=b",
+	} {
+		if got, ok := firstCommandWord(line); !ok || got != want {
+			t.Errorf("firstCommandWord(%q) = %q, %v; want %q", line, got, ok, want)
+		}
+	}
+	for _, line := range []string{`$HANDLER x`, "`which x`", `a|b`, `"unclosed`, `a; b`} {
+		if got, ok := firstCommandWord(line); ok {
+			t.Errorf("firstCommandWord(%q) = %q, ok; want left to the shell", line, got)
+		}
+	}
+}
+
+func TestHTTPRedirectIsNotDelivery(t *testing.T) {
+	t.Parallel()
+	var posted atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/old" {
+			http.Redirect(w, r, "/new", http.StatusFound)
+			return
+		}
+		posted.Add(1)
+	}))
+	defer srv.Close()
+	h, err := ParseHandler(HandlerConfig{Spec: srv.URL + "/old", Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Deliver(context.Background(), Message{ID: 1}); err == nil || !strings.Contains(err.Error(), "answered 302 Found") {
+		t.Fatalf("a redirect counted as delivered: %v", err)
+	}
+	if posted.Load() != 0 {
+		t.Fatal("the redirect was followed")
 	}
 }

@@ -257,8 +257,7 @@ func TestDrainStatementsParse(t *testing.T) {
 			DrainHead(target, k, 0, 0), DrainHead(target, k, 99, 5), DrainClaim(target, k, now, now),
 			DrainUnclaim(target, k, []int64{1, 2}, []int64{now.UnixMicro(), 0}, []int64{now.UnixMicro(), 0}, now, now),
 			DrainNewest(target, k, 2, 1), DrainDuplicateSlice(target, k, 2, 1), DrainDeleteIDs(target, []int64{1, 2}),
-			DrainPage(target, k, 99, 5, 10), DrainPage(target, k, 0, 0, 10), DrainNewestOf(target, k, []int64{2, 3}, []int64{1, 4}),
-			DrainArrivals(target, k, 7), DrainDeleteGroups(target, k, []int64{2}, []int64{1}, []int64{5}),
+			DrainNext(target, k, 99), DrainNext(target, k, 0), DrainDeleteGroupChunk(target, k, 2, 1, 5),
 		} {
 			printed, err := st.Render()
 			if err != nil {

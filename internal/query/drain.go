@@ -128,109 +128,62 @@ func DrainDeleteIDs(t Target, ids []int64) Statement {
 	return Statement{Name: "drain-delete", Doc: []string{"Delete delivered or superseded rows by id."}, Text: tidy(text), Args: b.args}
 }
 
-// DrainPage reads the shard's rows in id order from a given id (inclusive), ids and group keys
-// only, so the drain can find the next coalesce groups in the order Sentry reaches them (by
-// each group's lowest id). The caller pages on until it has a batch of groups or the shard
-// (up to the watermark) is exhausted: a hot group larger than any page never ends a drain.
-func DrainPage(t Target, k ShardKey, wm, from int64, limit int) Statement {
+// DrainNext is one iteration's reads in one statement: the shard's head (its lowest row at or
+// below the watermark), and the newest row of the head's coalesce group (no watermark: the
+// row Sentry delivers) with how many rows that group holds. Run before every delivery of a
+// batch, it sees every row committed since, a late-committing lower id included, exactly
+// as Sentry's per-iteration reads do.
+func DrainNext(t Target, k ShardKey, wm int64) Statement {
 	b := newBuilder()
 	b.shardPredicates(t, k, "o")
 	b.watermark("o", wm)
-	b.and("o.id >= " + b.arg("from", from, "the first id not yet read"))
-	text := fmt.Sprintf(`SELECT o.id, o.category, o.object_identifier
-  FROM %s o
-%s
- ORDER BY o.id
- LIMIT %s`, t.From(), b.whereClause(" "), b.arg("limit", limit, ""))
-	return Statement{Name: "drain-page", Doc: []string{"The shard's next rows in id order: the order in which Sentry reaches coalesce groups."}, Text: tidy(text), Args: b.args}
-}
-
-// DrainNewestOf reads, for each given group, its newest row (no watermark, as DrainNewest),
-// and the shard's highest id at that moment: rows above it arrived later and are read before
-// each delivery (DrainArrivals), so a group is always delivered with its newest payload.
-//
-// Most groups with many rows have one among the shard's newest ids, so one backward scan of
-// the shard index finds their newest rows; only the groups not found there are looked up one
-// by one on the (…, category, object_identifier) index.
-func DrainNewestOf(t Target, k ShardKey, categories, objects []int64) Statement {
-	b := newBuilder()
-	b.shardPredicates(t, k, "r")
-	recentWhere := b.whereClause("             ")
+	headWhere := b.whereClause("     ")
 	b.where = nil
 	b.shardPredicates(t, k, "x")
-	b.and("x.category = g.category")
-	b.and("x.object_identifier = g.object_identifier")
-	b.and("rc.id IS NULL")
-	lateralWhere := b.whereClause("     ")
-	b.where = nil
-	b.shardPredicates(t, k, "m")
-	maxWhere := b.whereClause("     ")
-	text := fmt.Sprintf(`WITH g AS (
-    SELECT * FROM unnest(%[2]s::bigint[], %[3]s::bigint[]) WITH ORDINALITY AS g(category, object_identifier, n)
-),
-recent AS (
-    SELECT DISTINCT ON (r.category, r.object_identifier) r.*
-      FROM (SELECT r.id, r.category, r.object_identifier, r.payload::text AS payload, r.date_added, r.scheduled_for
-              FROM %[1]s r
-%[4]s
-             ORDER BY r.id DESC
-             LIMIT %[5]s) r
-     ORDER BY r.category, r.object_identifier, r.id DESC
+	b.and("x.category = h.category")
+	b.and("x.object_identifier = h.object_identifier")
+	groupWhere := b.whereClause("     ")
+	text := fmt.Sprintf(`WITH h AS (
+    SELECT o.id, o.category, o.object_identifier
+      FROM %[1]s o
+%[2]s
+     ORDER BY o.id
+     LIMIT 1
 )
-SELECT coalesce(rc.id, n.id) AS id, g.category, g.object_identifier,
-       CASE WHEN rc.id IS NOT NULL THEN rc.payload ELSE n.payload END AS payload,
-       coalesce(rc.date_added, n.date_added) AS date_added,
-       coalesce(rc.scheduled_for, n.scheduled_for) AS scheduled_for,
-       (SELECT m.id FROM %[1]s m
-%[6]s
-         ORDER BY m.id DESC LIMIT 1) AS shard_max_id
-  FROM g
-  LEFT JOIN recent rc ON rc.category = g.category AND rc.object_identifier = g.object_identifier
-  LEFT JOIN LATERAL (
-    -- Only for a group with no row among the newest ids. "x.id + 0" keeps the planner on
-    -- the (…, category, object_identifier) index (the group's rows, then a top-1) rather
-    -- than a backward primary-key walk through every newer row.
+SELECT n.id, h.category, h.object_identifier, n.payload, n.date_added, n.scheduled_for, h.id AS head_id,
+       (SELECT count(*) FROM %[1]s x
+%[3]s) AS coalesced_count
+  FROM h
+ CROSS JOIN LATERAL (
+    -- "x.id + 0" keeps the planner on the (…, category, object_identifier) index: the
+    -- group's rows, then a top-1, rather than a backward walk through the shard's newer rows.
     SELECT x.id, x.payload::text AS payload, x.date_added, x.scheduled_for
       FROM %[1]s x
-%[7]s
+%[3]s
      ORDER BY x.id + 0 DESC
      LIMIT 1
-  ) n ON true
- ORDER BY g.n`, t.From(), b.arg("categories", categories, ""), b.arg("objects", objects, ""), recentWhere,
-		b.arg("recent", max(10*len(categories), 100), "how many of the shard's newest rows to look among"), maxWhere, lateralWhere)
-	return Statement{Name: "drain-newest-of", Doc: []string{"Each group's newest row (the one delivered) and the shard's highest id."}, Text: tidy(text), Args: b.args}
+ ) n`, t.From(), headWhere, groupWhere)
+	return Statement{Name: "drain-next", Doc: []string{"The shard's head and the newest row of its coalesce group: the next message."}, Text: tidy(text), Args: b.args}
 }
 
-// ArrivalsPage is how many arrived rows DrainArrivals reads at a time.
-const ArrivalsPage = 1000
+// DeleteChunk is the most rows one delete statement of a drain removes: a hot group of
+// millions of rows is deleted in statements that each finish well inside the statement
+// timeout (Sentry moved to slices for the same reason, PR #63890).
+const DeleteChunk = 10000
 
-// DrainArrivals reads the rows that arrived in the shard above an id (group keys only): read
-// before each delivery of a batch, it keeps every group's newest row current, as Sentry's
-// per-message read of the newest row does.
-func DrainArrivals(t Target, k ShardKey, above int64) Statement {
+// DrainDeleteGroupChunk deletes up to DeleteChunk rows of one coalesce group up to the
+// delivered id; the caller repeats it until it deletes fewer.
+func DrainDeleteGroupChunk(t Target, k ShardKey, category int, object, upTo int64) Statement {
 	b := newBuilder()
-	b.shardPredicates(t, k, "o")
-	b.and("o.id > " + b.arg("above", above, "the highest id already seen"))
-	text := fmt.Sprintf(`SELECT o.id, o.category, o.object_identifier, o.payload::text AS payload, o.date_added, o.scheduled_for
-  FROM %s o
-%s
- ORDER BY o.id
- LIMIT %d`, t.From(), b.whereClause(" "), ArrivalsPage)
-	return Statement{Name: "drain-arrivals", Doc: []string{"Rows that arrived in the shard while a batch was being delivered."}, Text: tidy(text), Args: b.args}
-}
-
-// DrainDeleteGroups deletes, in one statement, every row of the delivered groups up to the
-// delivered id (rows inserted into a group after it was read survive).
-func DrainDeleteGroups(t Target, k ShardKey, categories, objects, newest []int64) Statement {
-	b := newBuilder()
-	b.shardPredicates(t, k, "o")
-	b.and("o.category = g.category")
-	b.and("o.object_identifier = g.object_identifier")
-	b.and("o.id <= g.newest_id")
-	text := fmt.Sprintf(`DELETE FROM %s o
- USING unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS g(category, object_identifier, newest_id)
-%s`, t.From(), b.arg("categories", categories, ""), b.arg("objects", objects, ""), b.arg("newest", newest, ""), b.whereClause(" "))
-	return Statement{Name: "drain-delete-groups", Doc: []string{"Delete the delivered groups' rows up to each delivered id."}, Text: tidy(text), Args: b.args}
+	b.shardPredicates(t, k, "x")
+	b.and("x.category = " + b.arg("category", category, ""))
+	b.and("x.object_identifier = " + b.arg("object", object, ""))
+	b.and("x.id <= " + b.arg("up_to", upTo, "the delivered row"))
+	text := fmt.Sprintf(`DELETE FROM %[1]s o
+ WHERE o.id IN (SELECT x.id FROM %[1]s x
+%[2]s
+                 LIMIT %[3]s)`, t.From(), b.whereClause("                 "), b.arg("chunk", DeleteChunk, ""))
+	return Statement{Name: "drain-delete-group-chunk", Doc: []string{"Delete the delivered group up to the delivered row, a chunk at a time."}, Text: tidy(text), Args: b.args}
 }
 
 // DrainArchiveRows reads, whole, the rows of the given groups up to each id (below it when

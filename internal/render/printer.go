@@ -29,15 +29,17 @@ const (
 	FormatJSONL    Format = "jsonl"
 	FormatCSV      Format = "csv"
 	FormatMarkdown Format = "markdown"
+	// FormatWide is the terminal table with every column and no cell cut, even on a pipe.
+	FormatWide Format = "wide"
 )
 
 // Formats lists the values -o accepts, for help and completion.
-var Formats = []string{"table", "json", "jsonl", "csv", "markdown"} //nolint:gochecknoglobals // constant list
+var Formats = []string{"table", "wide", "json", "jsonl", "csv", "markdown"} //nolint:gochecknoglobals // constant list
 
 // ParseFormat validates -o.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(strings.ToLower(strings.TrimSpace(s))); f {
-	case FormatAuto, FormatTable, FormatJSON, FormatJSONL, FormatCSV, FormatMarkdown:
+	case FormatAuto, FormatTable, FormatWide, FormatJSON, FormatJSONL, FormatCSV, FormatMarkdown:
 		return f, nil
 	case "md":
 		return FormatMarkdown, nil
@@ -79,6 +81,10 @@ type Table struct {
 	// HumanOnly columns (a sentence summing up other columns) are shown only on a terminal
 	// and in Markdown.
 	HumanOnly map[string]bool
+	// Priority ranks columns for a narrow terminal: when the table is wider than the
+	// terminal, the column with the lowest priority is dropped first (-o wide keeps all).
+	// Columns not listed are never dropped.
+	Priority map[string]int
 }
 
 // machine returns the table as scripts see it: every column but the human-only ones.
@@ -106,12 +112,19 @@ func (t *Table) machine() *Table {
 
 // human returns the table as a person sees it: machine-only columns dropped, labels applied.
 func (t *Table) human() (headers []string, rows [][]any) {
+	headers, _, rows = t.humanNamed()
+	return headers, rows
+}
+
+// humanNamed is human with the column names of the headers (for priorities).
+func (t *Table) humanNamed() (headers, names []string, rows [][]any) {
 	var keep []int
 	for i, c := range t.Columns {
 		if t.MachineOnly[c] {
 			continue
 		}
 		keep = append(keep, i)
+		names = append(names, c)
 		h := c
 		if l, ok := t.Labels[c]; ok {
 			h = l
@@ -125,7 +138,7 @@ func (t *Table) human() (headers []string, rows [][]any) {
 		}
 		rows = append(rows, row)
 	}
-	return headers, rows
+	return headers, names, rows
 }
 
 // Field is one line of a card.
@@ -156,6 +169,9 @@ type Section struct {
 	Title string // heading on a terminal
 	Card  []Field
 	Table *Table
+	// Footer says what the section leaves out ("showing 20 of 466 stuck shards (--limit)",
+	// see Shown). It goes to stderr in every format, so data consumers never see it.
+	Footer string
 }
 
 // Doc is everything one command prints. A single-section document prints as that section
@@ -169,16 +185,24 @@ type Printer struct {
 	color  bool
 	// Now anchors relative times ("3m ago") so output is reproducible in tests.
 	Now func() time.Time
-	// MaxCell truncates long cells in table output (0: no limit).
+	// MaxCell truncates long cells in table output (0: no limit, and no fitting to the
+	// terminal's width either: the command asked for cells in full).
 	MaxCell int
-	r       *lipgloss.Renderer
+	// Time is how times read on a terminal: relative (default) or absolute UTC.
+	Time TimeMode
+	// Headers says whether tables carry a header line (see HeaderMode).
+	Headers HeaderMode
+	// Width is the terminal width tables fit into (0: no fitting); NewPrinter takes it from
+	// the streams.
+	Width int
+	r     *lipgloss.Renderer
 }
 
 // NewPrinter resolves the format: the default is a styled table on a terminal and plain
 // tab-separated rows elsewhere. JSON output never carries colour.
 func NewPrinter(s *Streams, format Format, noColor bool) *Printer {
-	p := &Printer{s: s, format: format, Now: time.Now, MaxCell: 80}
-	p.color = s.ColorEnabled(noColor) && (format == FormatAuto || format == FormatTable)
+	p := &Printer{s: s, format: format, Now: time.Now, MaxCell: 80, Width: s.Width}
+	p.color = s.ColorEnabled(noColor) && (format == FormatAuto || format == FormatTable || format == FormatWide)
 	p.r = lipgloss.NewRenderer(s.Out)
 	if p.color {
 		p.r.SetColorProfile(termenv.ANSI256)
@@ -201,7 +225,7 @@ func (p *Printer) Structured() bool {
 	switch p.format {
 	case FormatJSON, FormatJSONL, FormatCSV:
 		return true
-	case FormatAuto, FormatTable, FormatMarkdown:
+	case FormatAuto, FormatTable, FormatWide, FormatMarkdown:
 	}
 	return false
 }
@@ -232,9 +256,19 @@ func (p *Printer) SQL(text string) error {
 	return err
 }
 
-// Print writes a document.
+// Print writes a document, then the footers of its sections on stderr.
 func (p *Printer) Print(doc Doc) error {
+	if err := p.print(doc); err != nil {
+		return err
+	}
+	p.footers(doc)
+	return nil
+}
+
+func (p *Printer) print(doc Doc) error {
 	switch p.format {
+	case FormatWide:
+		return p.printTerminal(doc, true)
 	case FormatJSON:
 		return p.printJSON(doc)
 	case FormatJSONL:
@@ -258,6 +292,10 @@ func jsonValue(v any) any {
 	switch x := v.(type) {
 	case time.Time:
 		return x.UTC().Format(time.RFC3339Nano)
+	case Due:
+		return time.Time(x).UTC().Format(time.RFC3339Nano)
+	case Ratio:
+		return jsonValue(float64(x))
 	case Styled:
 		return x.Text
 	case []any:
@@ -434,6 +472,10 @@ func plain(v any) string {
 		return x.Text
 	case time.Time:
 		return x.UTC().Format(time.RFC3339)
+	case Due:
+		return time.Time(x).UTC().Format(time.RFC3339)
+	case Ratio:
+		return plain(float64(x))
 	case float64:
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	case []any:
@@ -530,7 +572,11 @@ func (p *Printer) printTerminal(doc Doc, tty bool) error {
 
 func (p *Printer) printTSV(s Section) error {
 	if s.Table != nil {
-		for _, r := range s.Table.machine().Rows {
+		m := s.Table.machine()
+		if err := p.tsvHeader(m.Columns); err != nil {
+			return err
+		}
+		for _, r := range m.Rows {
 			cells := make([]string, len(r))
 			for j, v := range r {
 				cells[j] = escapeTSV(plain(v))
@@ -549,11 +595,63 @@ func (p *Printer) printTSV(s Section) error {
 	return nil
 }
 
+// tsvHeader writes the column names above tab-separated rows when headers are on.
+func (p *Printer) tsvHeader(cols []string) error {
+	if p.Headers != HeadersOn {
+		return nil
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = escapeTSV(c)
+	}
+	if _, err := fmt.Fprintln(p.s.Out, strings.Join(names, "\t")); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	return nil
+}
+
+// tableCells renders a table for a terminal and fits it to the printer's width (not for
+// -o wide): the header texts, the rows' cells and what was cut.
+func (p *Printer) tableCells(t *Table) (header []string, cells [][]string, f fitted) {
+	labels, names, rows := t.humanNamed()
+	for _, c := range labels {
+		header = append(header, strings.ToUpper(strings.ReplaceAll(c, "_", " ")))
+	}
+	for _, r := range rows {
+		row := make([]string, len(r))
+		for j, v := range r {
+			if p.format == FormatWide {
+				row[j] = p.cellFull(v)
+			} else {
+				row[j] = p.cell(v)
+			}
+		}
+		cells = append(cells, row)
+	}
+	width := p.Width
+	if p.format == FormatWide || p.MaxCell == 0 {
+		width = 0 // -o wide, or a command showing cells in full (inspect --show-payload)
+	}
+	f = fitTable(names, header, cells, t.Priority, width)
+	pick := func(vals []string) []string {
+		out := make([]string, len(f.keep))
+		for j, i := range f.keep {
+			out[j] = cutCell(vals[i], f.width[j])
+		}
+		return out
+	}
+	header = pick(header)
+	for i := range cells {
+		cells[i] = pick(cells[i])
+	}
+	return header, cells, f
+}
+
 func (p *Printer) printTable(t *Table) error {
-	headers, rows := t.human()
+	headers, cells, fit := p.tableCells(t)
 	header := make([]any, len(headers))
 	for i, c := range headers {
-		header[i] = strings.ToUpper(strings.ReplaceAll(c, "_", " "))
+		header[i] = c
 	}
 	tbl := tablewriter.NewTable(p.s.Out,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
@@ -574,18 +672,19 @@ func (p *Printer) printTable(t *Table) error {
 	for i := range header {
 		header[i] = bold.Render(header[i].(string))
 	}
-	tbl.Header(header...)
-	for _, r := range rows {
-		cells := make([]string, len(r))
-		for j, v := range r {
-			cells[j] = p.cell(v)
-		}
-		if err := tbl.Append(cells); err != nil {
+	if p.Headers != HeadersOff {
+		tbl.Header(header...)
+	}
+	for _, row := range cells {
+		if err := tbl.Append(row); err != nil {
 			return fmt.Errorf("writing table: %w", err)
 		}
 	}
 	if err := tbl.Render(); err != nil {
 		return fmt.Errorf("writing table: %w", err)
+	}
+	if note := hiddenNote(fit.dropped, p.Width); note != "" {
+		p.Notef("%s", note)
 	}
 	return nil
 }
@@ -622,7 +721,11 @@ func (p *Printer) cellFull(v any) string {
 	case Styled:
 		return p.tone(Styled{Text: Escape(x.Text), Tone: x.Tone})
 	case time.Time:
-		return Relative(x, p.Now())
+		return FormatTime(x, p.Now(), p.Time)
+	case Due:
+		return FormatDue(time.Time(x), p.Now(), p.Time)
+	case Ratio:
+		return Percent(float64(x))
 	}
 	return Escape(plain(v))
 }
@@ -653,24 +756,8 @@ func Truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// thePast is Sentry's THE_PAST, the scheduled_for of a row never attempted.
-var thePast = time.Date(2016, 8, 1, 0, 0, 0, 0, time.UTC) //nolint:gochecknoglobals // constant
-
-// Relative renders a time for a person: "3m12s ago", "in 59m48s", or the date for times far
-// away; Sentry's THE_PAST shows as "never attempted".
-func Relative(t, now time.Time) string {
-	if t.Equal(thePast) {
-		return "2016-08-01 (never attempted)"
-	}
-	d := now.Sub(t)
-	switch {
-	case d >= 0 && d < 48*time.Hour:
-		return Duration(d) + " ago"
-	case d < 0 && -d < 48*time.Hour:
-		return "in " + Duration(-d)
-	}
-	return t.UTC().Format("2006-01-02 15:04Z")
-}
+// Relative renders a time for a person relative to now (see FormatTime).
+func Relative(t, now time.Time) string { return FormatTime(t, now, TimeRelative) }
 
 // Duration renders a duration to the second, or to the millisecond below one second.
 func Duration(d time.Duration) string {
@@ -745,7 +832,10 @@ func (d *DocStream) Columns(cols []string) error {
 		d.csv = csv.NewWriter(out)
 		return d.csv.Write(csvHeader(d.pick(cols)))
 	case d.p.format == FormatAuto && !d.p.s.OutTTY:
-		return d.p.printTerminal(d.head, false)
+		if err := d.p.printTerminal(d.head, false); err != nil {
+			return err
+		}
+		return d.p.tsvHeader(d.pick(cols))
 	}
 	d.buf = t
 	return nil
@@ -803,11 +893,23 @@ func (d *DocStream) Row(vals []any) error {
 	return err
 }
 
-// Close finishes the document.
+// Footer sets the streamed table's footer (see Section.Footer), printed on Close.
+func (d *DocStream) Footer(s string) { d.last.Footer = s }
+
+// Close finishes the document and writes the footers on stderr.
 func (d *DocStream) Close() error {
-	switch {
-	case d.buf != nil:
+	if d.buf != nil {
 		return d.p.Print(append(d.head, d.last))
+	}
+	if err := d.close(); err != nil {
+		return err
+	}
+	d.p.footers(append(d.head, d.last))
+	return nil
+}
+
+func (d *DocStream) close() error {
+	switch {
 	case d.p.format == FormatJSON:
 		if d.n > 0 {
 			fmt.Fprint(d.p.s.Out, "\n  ")
@@ -820,3 +922,7 @@ func (d *DocStream) Close() error {
 	}
 	return nil
 }
+
+// Plain is a cell's text as tab-separated output carries it (times in RFC 3339 UTC,
+// numbers in full): for keys and comparisons outside render.
+func Plain(v any) string { return plain(v) }

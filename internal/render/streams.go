@@ -46,6 +46,10 @@ func System() *Streams {
 	if forced, _ := strconv.ParseBool(os.Getenv("OUTBOXCTL_FORCE_TTY")); forced {
 		s.InTTY, s.OutTTY, s.ErrTTY = true, true, true
 	}
+	// COLUMNS stands in when the terminal does not say its width (a forced TTY in tests).
+	if c, err := strconv.Atoi(os.Getenv("COLUMNS")); s.OutTTY && s.Width == 0 && err == nil && c > 0 {
+		s.Width = c
+	}
 	return s
 }
 
@@ -81,4 +85,12 @@ func (s *Streams) ColorEnabled(noColorFlag bool) bool {
 		return true
 	}
 	return s.OutTTY
+}
+
+// To returns streams that send stdout and stderr to w and keep what is known of the
+// terminal (TTY, width, colour): a watch renders each frame, footers included, this way.
+func (s *Streams) To(w io.Writer) *Streams {
+	c := *s
+	c.Out, c.Err = w, w
+	return &c
 }

@@ -1,0 +1,268 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/outboxctl/outboxctl/internal/db"
+)
+
+// Select names the contexts a command runs against: --context (a comma-separated list),
+// else $OUTBOXCTL_CONTEXT, else current-context; --all-contexts (all) means every context in
+// name order. It returns nil for "no context": the command runs as it did before contexts.
+func (f *File) Select(flag string, all bool, getenv func(string) string) ([]*Context, error) {
+	if all {
+		if flag != "" {
+			return nil, errorf("", "`--context` and `--all-contexts` both pick contexts; pass one")
+		}
+		if !f.Exists {
+			return nil, f.noFile("--all-contexts")
+		}
+		var out []*Context
+		for _, n := range f.Names() {
+			out = append(out, f.contexts[n])
+		}
+		if len(out) == 0 {
+			return nil, errorf("", "--all-contexts: %s defines no contexts", f.Path)
+		}
+		return out, nil
+	}
+	spec, from := f.spec(flag, getenv)
+	if spec == "" {
+		return nil, nil
+	}
+	if !f.Exists {
+		return nil, f.noFile(from)
+	}
+	var out []*Context
+	seen := map[string]bool{}
+	for _, name := range strings.Split(spec, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return nil, errorf("", "%s %q has an empty name: write names separated by single commas", from, spec)
+		}
+		if seen[name] {
+			return nil, errorf("", "%s names context %q twice", from, name)
+		}
+		seen[name] = true
+		c, err := f.Context(name)
+		if err != nil && from != "--context" {
+			var ce *Error
+			errors.As(err, &ce)
+			return nil, &Error{Msg: from + ": " + ce.Msg, Hint: ce.Hint}
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// spec is the context list asked for, and which setting asked.
+func (f *File) spec(flag string, getenv func(string) string) (spec, from string) {
+	switch {
+	case flag != "":
+		return flag, "--context"
+	case getenv(EnvContext) != "":
+		return getenv(EnvContext), EnvContext
+	case f.Current != "":
+		return f.Current, fmt.Sprintf("current-context (%s:%d)", f.Path, f.CurrentLine)
+	}
+	return "", ""
+}
+
+// One is Select for a command that changes a database: it takes exactly one context.
+func (f *File) One(flag string, all bool, getenv func(string) string) (*Context, error) {
+	cs, err := f.Select(flag, all, getenv)
+	switch {
+	case err != nil:
+		return nil, err
+	case all || len(cs) > 1:
+		spec, _ := f.spec(flag, getenv)
+		if all {
+			spec = "--all-contexts"
+		}
+		return nil, errorf("run the command once per context, e.g. --context "+cs[0].Name,
+			"a command that changes a database takes exactly one context, got %d (%s)", len(cs), spec)
+	case len(cs) == 0:
+		return nil, nil
+	}
+	return cs[0], nil
+}
+
+// Overrides are the global flags the operator typed (nil: not given). They win over the
+// context.
+type Overrides struct {
+	DSN, Schema, Silo, Cell, Table, RedisURL      *string
+	StatementTimeout, LockTimeout, ConnectTimeout *time.Duration
+}
+
+// Settings are one target's resolved settings, each with where it came from.
+type Settings struct {
+	// Context is the context's name ("" without one).
+	Context string
+	// DSN is where to connect ("" with DSNGiven: the libpq environment). DSNEnv names a
+	// dsn-env variable that turned out unset.
+	DSN                     string
+	DSNGiven                bool
+	DSNEnv                  string
+	ReplicaDSN              string
+	Schema, Silo, Cell      string
+	Table, RedisURL         string
+	StatementTimeout        time.Duration
+	LockTimeout             time.Duration
+	ConnectTimeout          time.Duration
+	sources                 map[string]string
+	dsnFromFlag, hasReplica bool
+}
+
+// Resolve applies the precedence flags > context > environment (OUTBOXCTL_DSN, the libpq
+// variables, OUTBOXCTL_REDIS_URL) > defaults. c may be nil (no context).
+func Resolve(c *Context, o Overrides, getenv func(string) string) Settings {
+	s := Settings{sources: map[string]string{}, StatementTimeout: db.DefaultStatementTimeout,
+		LockTimeout: db.DefaultLockTimeout, ConnectTimeout: db.DefaultConnectTimeout, Silo: "cell"}
+	if c != nil {
+		s.Context = c.Name
+	}
+	s.resolveDSN(c, o.DSN, getenv)
+	for _, x := range []struct {
+		key  string
+		flag *string
+		dst  *string
+		env  string
+	}{
+		{KeySchema, o.Schema, &s.Schema, ""}, {KeySilo, o.Silo, &s.Silo, ""}, {KeyCell, o.Cell, &s.Cell, ""},
+		{KeyTable, o.Table, &s.Table, ""}, {KeyRedisURL, o.RedisURL, &s.RedisURL, "OUTBOXCTL_REDIS_URL"},
+		{KeyReplicaDSN, nil, &s.ReplicaDSN, ""},
+	} {
+		s.pick(c, x.key, x.flag, x.dst, x.env, getenv)
+	}
+	s.hasReplica = s.ReplicaDSN != ""
+	for _, x := range []struct {
+		key  string
+		flag *time.Duration
+		dst  *time.Duration
+	}{
+		{KeyStatementTimeout, o.StatementTimeout, &s.StatementTimeout},
+		{KeyLockTimeout, o.LockTimeout, &s.LockTimeout},
+		{KeyConnectTimeout, o.ConnectTimeout, &s.ConnectTimeout},
+	} {
+		s.pickDuration(c, x.key, x.flag, x.dst)
+	}
+	return s
+}
+
+// contextSource names a context's line as a value's source.
+func contextSource(c *Context, key string) string {
+	return fmt.Sprintf("context %s, line %d", c.Name, c.lines[key])
+}
+
+func (s *Settings) pick(c *Context, key string, flag, dst *string, env string, getenv func(string) string) {
+	if flag != nil {
+		*dst, s.sources[key] = *flag, "flag --"+key
+		return
+	}
+	if v, _, ok := c.Get(key); ok {
+		*dst, s.sources[key] = v, contextSource(c, key)
+		return
+	}
+	if env != "" && getenv(env) != "" {
+		*dst, s.sources[key] = getenv(env), "env "+env
+		return
+	}
+	s.sources[key] = "default"
+}
+
+func (s *Settings) pickDuration(c *Context, key string, flag, dst *time.Duration) {
+	if flag != nil {
+		*dst, s.sources[key] = *flag, "flag --"+key
+		return
+	}
+	if v, _, ok := c.Get(key); ok {
+		d, _ := time.ParseDuration(v) // checked by Parse
+		*dst, s.sources[key] = d, contextSource(c, key)
+		return
+	}
+	s.sources[key] = "default"
+}
+
+// resolveDSN: --dsn, else the context's dsn, dsn-env or service, else OUTBOXCTL_DSN, else
+// the libpq environment.
+func (s *Settings) resolveDSN(c *Context, flag *string, getenv func(string) string) {
+	if v, line, ok := c.Get(KeyDSNEnv); ok && flag == nil {
+		s.sources[KeyDSN] = fmt.Sprintf("env %s (dsn-env, context %s, line %d)", v, c.Name, line)
+		s.DSN, s.DSNGiven = getenv(v), getenv(v) != ""
+		if !s.DSNGiven {
+			s.DSNEnv = v
+		}
+		return
+	}
+	if v, line, ok := c.Get(KeyService); ok && flag == nil {
+		s.sources[KeyDSN] = fmt.Sprintf("pg_service.conf (service, context %s, line %d)", c.Name, line)
+		s.DSN, s.DSNGiven = "service="+v, true
+		return
+	}
+	var given bool
+	var src string
+	switch v, _, ok := c.Get(KeyDSN); {
+	case flag != nil:
+		s.DSN, src, s.dsnFromFlag = *flag, "flag --dsn", true
+	case ok:
+		s.DSN, src = v, contextSource(c, KeyDSN)
+	case getenv("OUTBOXCTL_DSN") != "":
+		s.DSN, src = getenv("OUTBOXCTL_DSN"), "env OUTBOXCTL_DSN"
+	default:
+		_, given = db.Resolve("", getenv)
+		src = "default (none given)"
+		if given {
+			src = "libpq environment (PGHOST, PGDATABASE, …)"
+		}
+	}
+	s.DSNGiven = given || s.DSN != ""
+	s.sources[KeyDSN] = src
+}
+
+// Connection returns where a command connects: a read goes to replica-dsn when the context
+// has one and --dsn did not name another server; a write (mutation) never does. given is
+// false when nothing says where to connect (the command prints its SQL instead).
+func (s Settings) Connection(write bool) (dsn string, given bool, err error) {
+	if !write && s.hasReplica && !s.dsnFromFlag {
+		return s.ReplicaDSN, true, nil
+	}
+	if s.DSNEnv != "" {
+		return "", false, errorf("export "+s.DSNEnv+"=postgres://USER@HOST:5432/DB, or pass --dsn",
+			"context %s: its dsn-env variable %s is not set", s.Context, s.DSNEnv)
+	}
+	return s.DSN, s.DSNGiven, nil
+}
+
+// Setting is one line of `context show`: a key, its value (passwords redacted) and source.
+type Setting struct {
+	Key, Value, Source string
+}
+
+// Show lists the settings in Keys order, with every password redacted (db.RedactDSN).
+// dsn-env and service show as the dsn they resolve to.
+func (s Settings) Show() []Setting {
+	dsn := s.DSN
+	if s.DSNEnv != "" {
+		dsn = "(" + s.DSNEnv + " is not set)"
+	}
+	vals := map[string]string{
+		KeyDSN: dsn, KeyReplicaDSN: s.ReplicaDSN, KeySchema: s.Schema, KeySilo: s.Silo, KeyCell: s.Cell,
+		KeyTable: s.Table, KeyRedisURL: s.RedisURL, KeyStatementTimeout: s.StatementTimeout.String(),
+		KeyLockTimeout: s.LockTimeout.String(), KeyConnectTimeout: s.ConnectTimeout.String(),
+	}
+	var out []Setting
+	for _, k := range Keys {
+		src, ok := s.sources[k]
+		if !ok {
+			continue // dsn-env and service are shown as dsn's source
+		}
+		out = append(out, Setting{Key: k, Value: db.RedactDSN(vals[k]), Source: src})
+	}
+	return out
+}
