@@ -7,6 +7,7 @@ COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X github.com/outboxctl/outboxctl/cmd.version=$(VERSION) -X github.com/outboxctl/outboxctl/cmd.commit=$(COMMIT)
 BIN     := bin/outboxctl
 STATICCHECK_VERSION := v0.8.2
+GOLANGCI_LINT_VERSION := v2.15.0
 # Where make demo puts its data set: never the real tables.
 DEMO_SCHEMA ?= outboxctl_demo
 DEMO_DSN    ?= $(or $(OUTBOXCTL_DSN),postgres://postgres@127.0.0.1:5432/test?sslmode=disable)
@@ -28,11 +29,13 @@ test: ## Run every test (unit, golden, real PostgreSQL/Redis, end-to-end scripts
 test/race: ## Run the tests with the race detector
 	go test ./... -count=1 -race -timeout 15m
 
-lint: ## go vet, gofmt and staticcheck
+lint: ## go vet, gofmt, staticcheck and golangci-lint (.golangci.yml: the architecture's import rules)
 	go vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@command -v staticcheck >/dev/null || GOFLAGS= go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	staticcheck ./...
+	@command -v golangci-lint >/dev/null || GOFLAGS= go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	golangci-lint run ./...
 
 docs: ## Regenerate docs/reference from the command tree
 	go test ./cmd -run TestReferenceDocsUpToDate -update-docs -count=1

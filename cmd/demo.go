@@ -78,11 +78,6 @@ func newDemoSeedCmd(a *app) *cobra.Command {
 			if o.Shards < 100 {
 				return usageErrorf("", "`--shards` must be at least 100")
 			}
-			switch fixture.PayloadType(payload) {
-			case fixture.PayloadJSONB, fixture.PayloadText:
-			default:
-				return usageErrorf("outboxctl demo seed --payload text", "invalid `--payload` %q: valid values are jsonb and text", payload)
-			}
 			o.Payload = fixture.PayloadType(payload)
 			o.Schema = a.demoSchema()
 			if err := a.confirm("outboxctl demo seed", fixture.DemoPlan(o), yes); err != nil {
@@ -107,9 +102,9 @@ func newDemoSeedCmd(a *app) *cobra.Command {
 	}
 	c.Flags().IntVar(&o.Rows, "rows", 200_000, "cell outbox rows to create")
 	c.Flags().IntVar(&o.Shards, "shards", 50_000, "organization shards to spread them over")
-	c.Flags().StringVar(&payload, "payload", "jsonb", "payload column type: jsonb (Sentry since Aug 2025) or text (before)")
-	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
-	_ = c.RegisterFlagCompletionFunc("payload", fixedCompletion("jsonb", "text"))
+	addEnumFlag(c, &payload, "payload", "payload column type: jsonb (Sentry since Aug 2025) or text (before)",
+		"outboxctl demo seed --payload text", string(fixture.PayloadJSONB), string(fixture.PayloadText))
+	addYesFlag(c.Flags(), &yes)
 	return c
 }
 
@@ -143,7 +138,7 @@ func newDemoDropCmd(a *app) *cobra.Command {
 				return nil
 			},
 		}
-		c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
+		addYesFlag(c.Flags(), &yes)
 		return c
 	}()
 }

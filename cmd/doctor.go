@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/backfill"
@@ -157,7 +156,7 @@ func (a *app) doctorDeps(c *cobra.Command) (doctorDeps, error) {
 		env: func(s *session, targets []query.Target) *doctor.Env {
 			return &doctor.Env{
 				Tx: s.tx, SchemaName: a.g.Schema, Schema: s.schema, Targets: targets, Registry: reg, Now: time.Now(), Prefix: prefix,
-				ReplicationOptions: func(ctx context.Context, tx pgx.Tx, tables []backfill.Table) (map[string]*int64, error) {
+				ReplicationOptions: func(ctx context.Context, tx db.Tx, tables []backfill.Table) (map[string]*int64, error) {
 					// A malformed option leaves its table unknown (nil); only a database
 					// error fails the check.
 					read, _, err := status.ReadOptions(ctx, tx, a.g.Schema, s.schema, tables)

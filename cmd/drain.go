@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/db"
@@ -36,9 +35,6 @@ type drainOptions struct {
 
 // Validate checks the flags before anything connects.
 func (o drainOptions) Validate() error {
-	if m := drain.Mode(o.Mode); m != drain.ModeBatch && m != drain.ModeExact {
-		return usageErrorf("outboxctl drain organization 42 --mode batch", "invalid `--mode` %q: valid values are batch and exact", o.Mode)
-	}
 	if o.MaxMessages < 0 {
 		return usageErrorf("", "`--max-messages` must not be negative (0 means all)")
 	}
@@ -105,17 +101,17 @@ that reads only, unless run again with -v delivered=ID.`),
 	f.StringVar(&o.Handler, "handler", "", "where messages go: exec:COMMAND, http(s)://URL or discard")
 	f.StringArrayVar(&o.HandlerHeaders, "handler-header", nil, "extra HTTP header 'Name: value'; $VARS in the value come from the environment (repeatable; values never printed)")
 	f.DurationVar(&o.HandlerTimeout, "handler-timeout", 30*time.Second, "give up on one delivery after this long")
-	f.StringVar(&o.Mode, "mode", "batch", "batch (several messages per transaction, fast) or exact (Sentry's statements one for one)")
-	f.BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and stop")
+	addEnumFlag(c, &o.Mode, "mode", "batch (several messages per transaction, fast) or exact (Sentry's statements one for one)",
+		"outboxctl drain organization 42 --mode batch", string(drain.ModeBatch), string(drain.ModeExact))
+	addYesFlag(f, &o.Yes)
+	addDryRunFlag(f, &o.DryRun)
 	f.IntVar(&o.MaxMessages, "max-messages", 0, "stop after this many deliveries (0: all)")
 	f.Float64Var(&o.Rate, "rate", 0, "at most this many messages per second (0: no limit)")
 	f.BoolVar(&o.Follow, "follow", false, "also drain rows inserted while draining")
 	f.BoolVar(&o.IgnoreKillswitch, "ignore-killswitch", false, "drain a shard its kill switch disables")
-	f.StringVar(&o.Archive, "archive", "", "JSONL file to append this operation's archive to (default: a file of its own, $XDG_STATE_HOME/outboxctl/archive-OPERATION.jsonl)")
-	f.StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line")
+	addArchiveFlag(f, &o.Archive)
+	addReasonFlag(f, &o.Reason)
 	f.BoolVar(&o.CoalescedIDs, "coalesced-ids", false, "list in each handler document the first 100 ids its delivery stands for (reads every row of the group)")
-	_ = c.RegisterFlagCompletionFunc("mode", fixedCompletion("batch", "exact"))
 	return c
 }
 
@@ -153,15 +149,9 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 	if err := a.requireDatabase("outboxctl drain"); err != nil {
 		return err
 	}
-	var handler drain.Handler
-	if !o.DryRun {
-		if o.Handler == "" {
-			return usageErrorf("outboxctl drain "+args[0]+" "+args[1]+" --handler 'exec:./deliver.sh'",
-				"`--handler` is required: exec:COMMAND, http(s)://URL or discard (or --dry-run to see the plan)")
-		}
-		if handler, err = drain.ParseHandler(drain.HandlerConfig{Spec: o.Handler, Timeout: o.HandlerTimeout, Headers: o.HandlerHeaders, Getenv: a.getenv}); err != nil {
-			return usageErrorf("", "%s", err.Error())
-		}
+	handler, err := a.drainHandler(o, args)
+	if err != nil {
+		return err
 	}
 	reg, err := a.registry()
 	if err != nil {
@@ -199,6 +189,29 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 	if err := a.confirm(command, plan.lines, o.Yes); err != nil {
 		return err
 	}
+	return a.runDrain(ctx, conn, o, plan, k, reg, handler)
+}
+
+// drainHandler parses --handler (none is needed for --dry-run).
+func (a *app) drainHandler(o drainOptions, args []string) (drain.Handler, error) {
+	if o.DryRun {
+		return nil, nil
+	}
+	if o.Handler == "" {
+		return nil, usageErrorf("outboxctl drain "+args[0]+" "+args[1]+" --handler 'exec:./deliver.sh'",
+			"`--handler` is required: exec:COMMAND, http(s)://URL or discard (or --dry-run to see the plan)")
+	}
+	handler, err := drain.ParseHandler(drain.HandlerConfig{Spec: o.Handler, Timeout: o.HandlerTimeout, Headers: o.HandlerHeaders, Getenv: a.getenv})
+	if err != nil {
+		return nil, usageErrorf("", "%s", err.Error())
+	}
+	return handler, nil
+}
+
+// runDrain checks the handler, claims the shard, drains it and prints the summary.
+func (a *app) runDrain(ctx context.Context, conn *db.Conn, o drainOptions, plan drainPlan, k query.ShardKey, reg *enums.Registry, handler drain.Handler) error {
+	t := plan.target
+	var err error
 	// The handler is checked before the claim: a typo must not push the shard's backoff.
 	if p, ok := handler.(drain.Preflighter); ok {
 		if err := p.Preflight(ctx); err != nil {
@@ -233,6 +246,13 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 	return a.drainSummary(ctx, o, t, k, res, runErr, restored, start)
 }
 
+// categoryRow is one row of query.ShardCategories, as the drain's plan reads it.
+type categoryRow struct {
+	Category int   `db:"category"`
+	Depth    int64 `db:"depth"`
+	Groups   int64 `db:"coalesce_groups"`
+}
+
 // drainPlan reads, in one read-only snapshot, what the plan shows.
 func (a *app) drainPlan(ctx context.Context, o drainOptions, t query.Target, k query.ShardKey, reg *enums.Registry) (drainPlan, error) {
 	p := drainPlan{target: t}
@@ -248,12 +268,8 @@ func (a *app) drainPlan(ctx context.Context, o drainOptions, t query.Target, k q
 		if catRes, err = s.run(query.ShardCategories(s.target, k)); err != nil {
 			return err
 		}
-		max, err := s.run(query.ShardMaxID(s.target, k))
-		if err != nil {
-			return err
-		}
-		if len(max.Rows) > 0 {
-			p.watermark, _ = max.Rows[0][0].(int64)
+		if p.watermark, err = maxID(s.ctx, s.tx, s.target, k); err != nil {
+			return db.Classify(err, "shard-max-id")
 		}
 		ks, err := options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
 		if err != nil {
@@ -269,15 +285,16 @@ func (a *app) drainPlan(ctx context.Context, o drainOptions, t query.Target, k q
 		p.empty = true
 		return p, nil
 	}
+	cats, err := query.Rows[categoryRow](catRes)
+	if err != nil {
+		return p, err
+	}
 	var rows, groups int64
 	var byCategory []string
-	for _, r := range catRes.Rows {
-		cat := int(query.AsInt64(r[catRes.Col("category")]))
-		d, _ := r[catRes.Col("depth")].(int64)
-		g, _ := r[catRes.Col("coalesce_groups")].(int64)
-		rows += d
-		groups += g
-		byCategory = append(byCategory, fmt.Sprintf("%s: %d message(s) from %d row(s)", reg.CategoryName(cat), g, d))
+	for _, c := range cats {
+		rows += c.Depth
+		groups += c.Groups
+		byCategory = append(byCategory, fmt.Sprintf("%s: %d message(s) from %d row(s)", reg.CategoryName(c.Category), c.Groups, c.Depth))
 	}
 	bound := fmt.Sprintf("groups with a row up to id %d, each delivered with its newest row (groups that only appear later stay; --follow drains them too)", p.watermark)
 	if o.Follow {
@@ -290,20 +307,7 @@ func (a *app) drainPlan(ctx context.Context, o drainOptions, t query.Target, k q
 	for _, c := range byCategory {
 		p.lines = append(p.lines, "  "+c)
 	}
-	if len(o.HandlerHeaders) > 0 {
-		names := make([]string, 0, len(o.HandlerHeaders))
-		for _, h := range o.HandlerHeaders {
-			n, _, _ := strings.Cut(h, ":")
-			names = append(names, strings.TrimSpace(n))
-		}
-		p.lines = append(p.lines, "handler headers: "+strings.Join(names, ", ")+" (values not shown)")
-	}
-	if o.MaxMessages > 0 {
-		p.lines = append(p.lines, fmt.Sprintf("stop after %d message(s)", o.MaxMessages))
-	}
-	if o.Rate > 0 {
-		p.lines = append(p.lines, fmt.Sprintf("at most %g message(s) per second", o.Rate))
-	}
+	p.lines = append(p.lines, o.planLines()...)
 	switch {
 	case killed == nil:
 		p.lines = append(p.lines, "kill switch: unknown (no options table)")
@@ -316,6 +320,26 @@ func (a *app) drainPlan(ctx context.Context, o drainOptions, t query.Target, k q
 		p.lines = append(p.lines, "discard: nothing is delivered; every deleted row is archived first")
 	}
 	return p, nil
+}
+
+// planLines are the plan's lines about the flags: headers (names only), limits.
+func (o drainOptions) planLines() []string {
+	var lines []string
+	if len(o.HandlerHeaders) > 0 {
+		names := make([]string, 0, len(o.HandlerHeaders))
+		for _, h := range o.HandlerHeaders {
+			n, _, _ := strings.Cut(h, ":")
+			names = append(names, strings.TrimSpace(n))
+		}
+		lines = append(lines, "handler headers: "+strings.Join(names, ", ")+" (values not shown)")
+	}
+	if o.MaxMessages > 0 {
+		lines = append(lines, fmt.Sprintf("stop after %d message(s)", o.MaxMessages))
+	}
+	if o.Rate > 0 {
+		lines = append(lines, fmt.Sprintf("at most %g message(s) per second", o.Rate))
+	}
+	return lines
 }
 
 // openArchive opens the archive operation a discard writes to, and says where it is.
@@ -460,14 +484,25 @@ func (a *app) shardAfter(ctx context.Context, t query.Target, k query.ShardKey) 
 }
 
 // shardState reads a shard's depth and next attempt; ok is false when it could not.
+// shardDepthRow is what a repair or drain reports of query.ShardState before and after.
+type shardDepthRow struct {
+	Depth       int64 `db:"depth"`
+	NextAttempt any   `db:"next_attempt"` // printed as it is: a time, or NULL
+}
+
+// shardState reads a shard's depth and next attempt in a snapshot of their own; ok is false
+// when the read failed (the summary then says so rather than guessing).
 func (a *app) shardState(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (depth int64, next any, ok bool) {
-	err := db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
+	err := db.ReadTx(ctx, conn, func(tx db.Tx) error {
 		res, err := query.Run(ctx, tx, query.ShardState(t, k))
-		if err != nil || len(res.Rows) == 0 {
+		if err != nil {
 			return err
 		}
-		depth, _ = res.Rows[0][res.Col("depth")].(int64)
-		next = res.Rows[0][res.Col("next_attempt")]
+		rows, err := query.Rows[shardDepthRow](res)
+		if err != nil || len(rows) == 0 {
+			return err
+		}
+		depth, next = rows[0].Depth, rows[0].NextAttempt
 		return nil
 	})
 	return depth, next, err == nil

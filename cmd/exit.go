@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -68,23 +70,55 @@ func exitCode(ctx context.Context, err error) int {
 	if errors.As(err, &u) && u.UsageError() {
 		return ExitUsage
 	}
-	if isCobraUsage(err) {
-		return ExitUsage
-	}
 	return ExitError
 }
 
-// isCobraUsage recognises the argument errors cobra returns as plain errors.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument",
-		"invalid argument", "accepts ", "requires at least", "requires at most", "bad flag syntax",
-		"if any flags in the group", "none of the others can be"} {
-		if strings.HasPrefix(msg, p) || strings.Contains(msg, " "+p) {
-			return true
-		}
+// asUsage marks err as the operator's input (exit 2, "Run … --help"). Cobra's own argument,
+// flag and command-name errors are plain errors: they are wrapped where cobra returns them
+// (the flag error func, every Args validator, the flag-group check, an unknown command),
+// so no message is ever matched.
+func asUsage(err error) error {
+	if err == nil {
+		return nil
 	}
-	return false
+	var u usage
+	if errors.As(err, &u) && u.UsageError() {
+		return err
+	}
+	return &usageError{msg: err.Error()}
+}
+
+// wrapCobraErrors makes every command's argument check and flag check return usage errors.
+func wrapCobraErrors(c *cobra.Command) {
+	c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErrorf(c.CommandPath()+" --help", "%s", err.Error())
+	})
+	walk(c, func(c *cobra.Command) {
+		if args := c.Args; args != nil {
+			c.Args = func(c *cobra.Command, a []string) error { return asUsage(args(c, a)) }
+		}
+	})
+}
+
+// walk calls fn on c and every command below it.
+func walk(c *cobra.Command, fn func(*cobra.Command)) {
+	fn(c)
+	for _, sub := range c.Commands() {
+		walk(sub, fn)
+	}
+}
+
+// commandLineError reports, after cobra returned err, whether the command line named no
+// command: cobra's Find fails only then (an unknown command under the root), and returns
+// before anything runs.
+func commandLineError(root *cobra.Command, args []string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, _, ferr := root.Find(args); ferr != nil {
+		return asUsage(err)
+	}
+	return err
 }
 
 // printError prints an error once, on stderr, as one line (plus a hint line for usage errors).

@@ -28,3 +28,25 @@ func TestPrintErrorEscapesControlCharacters(t *testing.T) {
 		t.Errorf("stderr = %q, want %q", errOut.String(), want)
 	}
 }
+
+// TestExitCodesAreTyped: a runtime failure whose text happens to read like cobra's (a handler
+// answering "invalid argument", a table called "unknown command") is a failure, exit 1; only
+// typed usage errors exit 2. Cobra's own errors are typed where cobra returns them.
+func TestExitCodesAreTyped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, msg := range []string{"invalid argument for handler", "handler: unknown command", "accepts 3 rows"} {
+		if got := exitCode(ctx, errors.New(msg)); got != ExitError {
+			t.Errorf("exitCode(%q) = %d, want %d", msg, got, ExitError)
+		}
+	}
+	for _, args := range [][]string{
+		{"nosuchcommand"}, {"shards", "--nope"}, {"shards", "--fail-if-depth", "x"},
+		{"completion", "bash", "extra"}, {"version", "extra"}, {"inspect", "shard", "a"},
+	} {
+		io, _, errOut := render.Test()
+		if got := Main(ctx, args, io); got != ExitUsage {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", args, got, ExitUsage, errOut.String())
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -29,9 +30,14 @@ outboxes of one object, the pending rows of one category, or one message.`),
 	return c
 }
 
+// inspectShardOptions are inspect shard's flags.
+type inspectShardOptions struct {
+	Limit                   int
+	All, ShowPayload, Exact bool
+}
+
 func newInspectShardCmd(a *app) *cobra.Command {
-	var limit int
-	var all, showPayload, exact bool
+	var o inspectShardOptions
 	c := &cobra.Command{
 		Use:   "shard SCOPE ID",
 		Short: "Show a shard's backoff state, categories and messages",
@@ -55,74 +61,89 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: func(c *cobra.Command, args []string) error {
-			k, err := a.shardArg(args[0], args[1])
-			if err != nil {
-				return err
-			}
-			scope, id := &k.Scope, k.ID
-			if limit <= 0 {
-				return usageErrorf("outboxctl inspect shard "+args[0]+" "+args[1]+" --limit 50", "`--limit` must be positive")
-			}
-			messages := func(t query.Target) query.Statement {
-				if all {
-					return query.ShardMessagesAll(t, k)
-				}
-				return query.ShardMessages(t, k, limit, exact)
-			}
-			if printOnly, noDB := a.wantsSQL(); printOnly {
-				t, err := a.target()
-				if err != nil {
-					return err
-				}
-				return a.printScript(query.Script{query.ShardState(t, k), query.ShardCategories(t, k), messages(t),
-					options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, a.printSchema()))}, noDB)
-			}
-			reg, err := a.registry()
-			if err != nil {
-				return err
-			}
-			p := a.printer()
-			if showPayload {
-				p.MaxCell = 0
-			}
-			var ksErr error
-			err = a.readSession(c.Context(), "inspect", func(s *session) error {
-				stateRes, err := s.run(query.ShardState(s.target, k))
-				if err != nil {
-					return err
-				}
-				catRes, err := s.run(query.ShardCategories(s.target, k))
-				if err != nil {
-					return err
-				}
-				ks, err := options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
-				if err != nil && ks == nil {
-					return db.Classify(err, "killswitch-options")
-				}
-				ksErr = err
-				if len(stateRes.Rows) == 0 && !p.Structured() {
-					p.Notef("shard %s/%d is empty in %s", scope.Name, id, s.target.Describe())
-				}
-				state := report.Table(reg, stateRes)
-				report.ShardStates(state, stateRes, ks, time.Now())
-				head := render.Section{Name: "shard", Title: fmt.Sprintf("Shard %s/%d", scope.Name, id), Table: state}
-				if len(state.Rows) == 1 {
-					head = render.Section{Name: head.Name, Title: head.Title, Card: render.CardOf(state)}
-				}
-				doc := render.Doc{head, {Name: "categories", Title: "Categories", Table: report.Table(reg, catRes)}}
-				return a.streamMessages(s, p, doc, messages(s.target), reg)
-			})
-			if err != nil {
-				return err
-			}
-			return ksErr
+			return a.inspectShard(c.Context(), o, args)
 		},
 	}
-	c.Flags().IntVar(&limit, "limit", 50, "at most this many messages")
-	c.Flags().BoolVar(&all, "all", false, "every message of the shard (streams with -o jsonl, csv, json or when piped)")
-	c.Flags().BoolVar(&showPayload, "show-payload", false, "show whole payloads in terminal tables")
-	c.Flags().BoolVar(&exact, "exact", false, fmt.Sprintf("count every coalesce group exactly (by default a group is counted up to %d: %d means at least)", query.GroupCap, query.GroupCap))
+	c.Flags().IntVar(&o.Limit, "limit", 50, "at most this many messages")
+	c.Flags().BoolVar(&o.All, "all", false, "every message of the shard (streams with -o jsonl, csv, json or when piped)")
+	c.Flags().BoolVar(&o.ShowPayload, "show-payload", false, "show whole payloads in terminal tables")
+	c.Flags().BoolVar(&o.Exact, "exact", false, fmt.Sprintf("count every coalesce group exactly (by default a group is counted up to %d: %d means at least)", query.GroupCap, query.GroupCap))
 	return c
+}
+
+// inspectShard prints (or runs) a shard's state, categories and messages.
+func (a *app) inspectShard(ctx context.Context, o inspectShardOptions, args []string) error {
+	k, err := a.shardArg(args[0], args[1])
+	if err != nil {
+		return err
+	}
+	if o.Limit <= 0 {
+		return usageErrorf("outboxctl inspect shard "+args[0]+" "+args[1]+" --limit 50", "`--limit` must be positive")
+	}
+	messages := func(t query.Target) query.Statement {
+		if o.All {
+			return query.ShardMessagesAll(t, k)
+		}
+		return query.ShardMessages(t, k, o.Limit, o.Exact)
+	}
+	if printOnly, noDB := a.wantsSQL(); printOnly {
+		t, err := a.target()
+		if err != nil {
+			return err
+		}
+		return a.printScript(query.Script{query.ShardState(t, k), query.ShardCategories(t, k), messages(t),
+			options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, a.printSchema()))}, noDB)
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return err
+	}
+	p := a.printer()
+	if o.ShowPayload {
+		p.MaxCell = 0
+	}
+	var ksErr error
+	err = a.readSession(ctx, "inspect", func(s *session) error {
+		doc, err := a.shardHead(s, p, reg, k, &ksErr)
+		if err != nil {
+			return err
+		}
+		return a.streamMessages(s, p, doc, messages(s.target), reg)
+	})
+	if err != nil {
+		return err
+	}
+	return ksErr
+}
+
+// shardHead reads a shard's state (with its kill switch) and categories into the sections
+// printed above its messages; a kill-switch read that failed late is left in ksErr.
+func (a *app) shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.ShardKey, ksErr *error) (render.Doc, error) {
+	stateRes, err := s.run(query.ShardState(s.target, k))
+	if err != nil {
+		return nil, err
+	}
+	catRes, err := s.run(query.ShardCategories(s.target, k))
+	if err != nil {
+		return nil, err
+	}
+	ks, err := options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
+	if err != nil && ks == nil {
+		return nil, db.Classify(err, "killswitch-options")
+	}
+	*ksErr = err
+	if len(stateRes.Rows) == 0 && !p.Structured() {
+		p.Notef("shard %s/%d is empty in %s", k.Scope.Name, k.ID, s.target.Describe())
+	}
+	state := report.Table(reg, stateRes)
+	if err := report.ShardStates(state, stateRes, ks, time.Now()); err != nil {
+		return nil, err
+	}
+	head := render.Section{Name: "shard", Title: fmt.Sprintf("Shard %s/%d", k.Scope.Name, k.ID), Table: state}
+	if len(state.Rows) == 1 {
+		head = render.Section{Name: head.Name, Title: head.Title, Card: render.CardOf(state)}
+	}
+	return render.Doc{head, {Name: "categories", Title: "Categories", Table: report.Table(reg, catRes)}}, nil
 }
 
 // streamMessages prints doc, then the rows of st as they arrive.

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/db"
@@ -22,7 +21,7 @@ const connectHint = "note: no database given, so this is the SQL rather than its
 // session is one read-only snapshot of the database, with what introspection learned.
 type session struct {
 	ctx    context.Context
-	tx     pgx.Tx
+	tx     db.Tx
 	target query.Target
 	schema query.Schema
 }
@@ -69,7 +68,7 @@ func (a *app) openSession(ctx context.Context, command string, fn func(*session)
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	return db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
+	return db.ReadTx(ctx, conn, func(tx db.Tx) error {
 		s := &session{ctx: ctx, tx: tx, target: t}
 		s.schema, err = a.loadSchema(ctx, tx, t.Schema, introspected(t))
 		if err != nil {
@@ -82,7 +81,7 @@ func (a *app) openSession(ctx context.Context, command string, fn func(*session)
 
 // loadSchema introspects tables and applies --deployment: every command reads the catalog
 // through here, so readers and writers agree on which options table Sentry reads.
-func (a *app) loadSchema(ctx context.Context, tx pgx.Tx, schema string, tables []string) (query.Schema, error) {
+func (a *app) loadSchema(ctx context.Context, tx db.Tx, schema string, tables []string) (query.Schema, error) {
 	sch, err := query.LoadSchema(ctx, tx, schema, tables)
 	if err != nil {
 		return sch, db.Classify(err, "introspect")

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/db"
@@ -23,24 +22,16 @@ type repairOptions struct {
 }
 
 func addRepairFlags(c *cobra.Command, o *repairOptions, archives bool) {
-	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
-	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line")
+	addYesFlag(c.Flags(), &o.Yes)
+	addReasonFlag(c.Flags(), &o.Reason)
 	if archives {
-		c.Flags().StringVar(&o.Archive, "archive", "", "JSONL file to append this operation's archive to (default: a file of its own, $XDG_STATE_HOME/outboxctl/archive-OPERATION.jsonl)")
+		addArchiveFlag(c.Flags(), &o.Archive)
 	}
 }
 
-// shardDepth is a shard's depth, groups and state before or after a repair.
+// shardSummary is a shard's depth and next attempt before or after a repair.
 func (a *app) shardSummary(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (depth int64, nextAttempt any) {
-	_ = db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
-		res, err := query.Run(ctx, tx, query.ShardState(t, k))
-		if err != nil || len(res.Rows) == 0 {
-			return err
-		}
-		depth, _ = res.Rows[0][res.Col("depth")].(int64)
-		nextAttempt = res.Rows[0][res.Col("next_attempt")]
-		return nil
-	})
+	depth, nextAttempt, _ = a.shardState(ctx, conn, t, k)
 	return depth, nextAttempt
 }
 
@@ -97,7 +88,7 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 					return err
 				}
 				t, _ := a.target()
-				return a.printScript(query.Script{query.Reschedule(t, k, 0)}, false)
+				return a.printScript(query.Script{query.Reschedule(t, k, 0, query.Why{Command: "reschedule", Reason: o.Reason})}, false)
 			}
 			t, k, conn, _, err := a.repairTarget(ctx, "outboxctl reschedule", args[0], args[1])
 			if err != nil {
@@ -115,10 +106,8 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 				return err
 			}
 			var n int64
-			err = db.WriteTx(ctx, conn, func(tx pgx.Tx) error {
-				st := query.Reschedule(t, k, 0)
-				st.Text = query.ReasonComment("reschedule", o.Reason) + st.Text
-				n, err = query.Exec(ctx, tx, st)
+			err = db.WriteTx(ctx, conn, func(tx db.Tx) error {
+				n, err = query.Exec(ctx, tx, query.Reschedule(t, k, 0, query.Why{Command: "reschedule", Reason: o.Reason}))
 				return db.Classify(err, "reschedule")
 			})
 			if err != nil {
@@ -133,6 +122,26 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 	}
 	addRepairFlags(c, &o, false)
 	return c
+}
+
+// idRow is a row of a statement that returns ids (DELETE … RETURNING o.id).
+type idRow struct {
+	ID int64 `db:"id"`
+}
+
+// maxID is the shard's highest id (0 when empty): the watermark a repair stops at.
+func maxID(ctx context.Context, tx db.Tx, t query.Target, k query.ShardKey) (int64, error) {
+	res, err := query.Run(ctx, tx, query.ShardMaxID(t, k))
+	if err != nil {
+		return 0, err
+	}
+	rows, err := query.Rows[struct {
+		ID int64 `db:"max_id"`
+	}](res)
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	return rows[0].ID, nil
 }
 
 // deleteArchived archives the rows st reads and deletes them, as one operation of the archive
@@ -156,8 +165,7 @@ func (a *app) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target,
 	var batch *drain.Batch
 	var deleted []int64
 	committing := false
-	st.Text = query.ReasonComment(meta.Command, o.Reason) + st.Text
-	err = db.WriteTx(ctx, conn, func(tx pgx.Tx) error {
+	err = db.WriteTx(ctx, conn, func(tx db.Tx) error {
 		res, err := query.Run(ctx, tx, st)
 		if err != nil {
 			return db.Classify(err, st.Name)
@@ -171,14 +179,17 @@ func (a *app) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target,
 			return err
 		}
 		batch = &b
-		del := query.DeleteArchivedIDs(t, b.IDs)
-		del.Text = query.ReasonComment(meta.Command, o.Reason) + del.Text
+		del := query.DeleteArchivedIDs(t, b.IDs, query.Why{Command: meta.Command, Reason: o.Reason})
 		out, err := query.Run(ctx, tx, del)
 		if err != nil {
 			return db.Classify(err, "delete")
 		}
-		for _, r := range out.Rows {
-			deleted = append(deleted, query.AsInt64(r[0]))
+		ids, err := query.Rows[idRow](out)
+		if err != nil {
+			return err
+		}
+		for _, r := range ids {
+			deleted = append(deleted, r.ID)
 		}
 		committing = true
 		return nil
@@ -221,10 +232,9 @@ func archiveMeta(t query.Target, payloadType, command, reason string) drain.Oper
 // printArchivingDelete prints, for --print-sql, the SELECT of what a repair would archive and
 // its DELETE commented out: a psql script cannot write outboxctl's archive, and a printed
 // script must not delete what nothing archived.
-func (a *app) printArchivingDelete(t query.Target, sel query.Statement, command, reason string) error {
-	del := query.DeleteSelected(t, sel)
-	del.Text = query.ReasonComment(command, reason) + del.Text
-	sel.Text = query.ReasonComment(command, reason) + sel.Text
+func (a *app) printArchivingDelete(t query.Target, rows func(query.Why) query.Statement, why query.Why) error {
+	sel := rows(why)
+	del := query.DeleteSelected(t, rows(query.Why{}), why)
 	script, err := query.Script{sel}.Render()
 	if err != nil {
 		return err
@@ -238,7 +248,7 @@ func (a *app) printArchivingDelete(t query.Target, sel query.Statement, command,
 -- commented out and this script changes nothing. To archive and delete: outboxctl %[1]s … --yes
 
 %[2]s
-%[3]s`, command, script, query.CommentOut(delSQL)))
+%[3]s`, why.Command, script, query.CommentOut(delSQL)))
 }
 
 // printCompact is compact --print-sql: no connection, nothing written.
@@ -254,7 +264,8 @@ func (a *app) printCompact(scopeArg, idText, reason string) error {
 	if err := requireCell(t, "outboxctl compact"); err != nil {
 		return err
 	}
-	return a.printArchivingDelete(t, query.Superseded(t, k, 0), "compact", reason)
+	return a.printArchivingDelete(t, func(why query.Why) query.Statement { return query.Superseded(t, k, 0, why) },
+		query.Why{Command: "compact", Reason: reason})
 }
 
 func newCompactCmd(a *app) *cobra.Command {
@@ -286,16 +297,13 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 			defer conn.Close(context.WithoutCancel(ctx))
 			var count int64
 			var wm int64
-			err = db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
-				res, err := query.Run(ctx, tx, query.Superseded(t, k, 0))
+			err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
+				res, err := query.Run(ctx, tx, query.Superseded(t, k, 0, query.Why{}))
 				if err != nil {
 					return db.Classify(err, "superseded")
 				}
 				count = int64(len(res.Rows))
-				max, err := query.Run(ctx, tx, query.ShardMaxID(t, k))
-				if err == nil && len(max.Rows) > 0 {
-					wm, _ = max.Rows[0][0].(int64)
-				}
+				wm, err = maxID(ctx, tx, t, k)
 				return err
 			})
 			if err != nil {
@@ -311,7 +319,7 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 			if err := a.confirm("outboxctl compact", plan, o.Yes); err != nil {
 				return err
 			}
-			deleted, op, err := a.deleteArchived(ctx, conn, t, query.Superseded(t, k, wm), o, archiveMeta(t, payloadType, "compact", o.Reason))
+			deleted, op, err := a.deleteArchived(ctx, conn, t, query.Superseded(t, k, wm, query.Why{Command: "compact", Reason: o.Reason}), o, archiveMeta(t, payloadType, "compact", o.Reason))
 			if err != nil {
 				return err
 			}
@@ -343,71 +351,107 @@ archived and the DELETE commented out, and changes nothing.`),
 		Example: examples(`outboxctl skip 123456 --reason 'INC-5: poison payload' --yes`),
 		Args:    exactArgs(1, "MESSAGE_ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			ctx := c.Context()
-			id, err := idArg("message id", args[0])
-			if err != nil {
-				return err
-			}
-			if a.g.PrintSQL {
-				t, err := a.target()
-				if err != nil {
-					return err
-				}
-				return a.printArchivingDelete(t, query.SkipGroupRows(t, id, 0), "skip", o.Reason)
-			}
-			if err := a.requireDatabase("outboxctl skip"); err != nil {
-				return err
-			}
-			reg, err := a.registry()
-			if err != nil {
-				return err
-			}
-			var msg *query.Result
-			var t query.Target
-			var payloadType string
-			err = a.readSession(ctx, "skip", func(s *session) error {
-				t, payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
-				msg, err = s.run(query.Message(t, id))
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			if len(msg.Rows) == 0 {
-				return &exitError{code: ExitError, msg: fmt.Sprintf("no outbox row with id %d in %s", id, t.Describe())}
-			}
-			r := msg.Rows[0]
-			scope := int(query.AsInt64(r[msg.Col("shard_scope")]))
-			shard, _ := r[msg.Col("shard_identifier")].(int64)
-			cat := query.AsInt64(r[msg.Col("category")])
-			obj, _ := r[msg.Col("object_identifier")].(int64)
-			rows, _ := r[msg.Col("group_rows")].(int64)
-			newest, _ := r[msg.Col("newest_id")].(int64)
-			if t.Control() {
-				if cell, ok := r[msg.Col(t.CellColumn)].(string); ok {
-					t.Cell = cell
-				}
-			}
-			k := query.ShardKey{Scope: query.Enum{Value: scope, Name: reg.ScopeName(scope)}, ID: shard}
-			plan := []string{fmt.Sprintf("skip message %d: archive and delete its coalesce group (%s, object %d): %d row(s) up to id %d, undelivered, in shard %s/%d (%s)",
-				id, reg.CategoryName(int(cat)), obj, rows, newest, k.Scope.Name, shard, reasonText(o.Reason))}
-			if err := a.confirm("outboxctl skip", plan, o.Yes); err != nil {
-				return err
-			}
-			conn, err := a.connect(ctx, "skip")
-			if err != nil {
-				return err
-			}
-			defer conn.Close(context.WithoutCancel(ctx))
-			deleted, op, err := a.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, newest), o, archiveMeta(t, payloadType, "skip", o.Reason))
-			if err != nil {
-				return err
-			}
-			a.audit("skip", map[string]any{"message": id, "shard_scope": k.Scope.Name, "shard": shard, "deleted": deleted, "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason})
-			return a.printer().Print(render.Doc{{Name: "skip", Card: []render.Field{
-				{Key: "message", Value: id}, {Key: "deleted", Value: deleted}, {Key: "archive", Value: op.Path}, {Key: "operation", Value: op.Meta.ID}}}})
+			return a.skip(c.Context(), o, args)
 		},
 	}
 	addRepairFlags(c, &o, true)
 	return c
+}
+
+// messageRow is what skip reads of query.Message's row (the cell column's name depends on
+// the table, so it is read by that name).
+type messageRow struct {
+	Scope     int   `db:"shard_scope"`
+	Shard     int64 `db:"shard_identifier"`
+	Category  int   `db:"category"`
+	Object    int64 `db:"object_identifier"`
+	GroupRows int64 `db:"group_rows"`
+	NewestID  int64 `db:"newest_id"`
+}
+
+// skipped is the message skip looked up: its shard and coalesce group.
+type skipped struct {
+	t           query.Target
+	payloadType string
+	k           query.ShardKey
+	cat         int
+	obj, rows   int64
+	newest      int64
+}
+
+// skipLookup reads the message and its group in one read-only snapshot.
+func (a *app) skipLookup(ctx context.Context, reg *enums.Registry, id int64) (skipped, error) {
+	var sk skipped
+	var msg *query.Result
+	err := a.readSession(ctx, "skip", func(s *session) error {
+		var err error
+		sk.t, sk.payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
+		msg, err = s.run(query.Message(sk.t, id))
+		return err
+	})
+	if err != nil {
+		return sk, err
+	}
+	if len(msg.Rows) == 0 {
+		return sk, &exitError{code: ExitError, msg: fmt.Sprintf("no outbox row with id %d in %s", id, sk.t.Describe())}
+	}
+	rows, err := query.Rows[messageRow](msg)
+	if err != nil {
+		return sk, err
+	}
+	r := rows[0]
+	scope, shard := r.Scope, r.Shard
+	sk.cat, sk.obj, sk.rows, sk.newest = r.Category, r.Object, r.GroupRows, r.NewestID
+	if sk.t.Control() {
+		if cell, ok := msg.Rows[0][msg.Col(sk.t.CellColumn)].(string); ok {
+			sk.t.Cell = cell
+		}
+	}
+	sk.k = query.ShardKey{Scope: query.Enum{Value: scope, Name: reg.ScopeName(scope)}, ID: shard}
+	return sk, nil
+}
+
+// skip archives and deletes a message's coalesce group, after the plan is confirmed.
+func (a *app) skip(ctx context.Context, o repairOptions, args []string) error {
+	id, err := idArg("message id", args[0])
+	if err != nil {
+		return err
+	}
+	if a.g.PrintSQL {
+		t, err := a.target()
+		if err != nil {
+			return err
+		}
+		return a.printArchivingDelete(t, func(why query.Why) query.Statement { return query.SkipGroupRows(t, id, 0, why) },
+			query.Why{Command: "skip", Reason: o.Reason})
+	}
+	if err := a.requireDatabase("outboxctl skip"); err != nil {
+		return err
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return err
+	}
+	sk, err := a.skipLookup(ctx, reg, id)
+	if err != nil {
+		return err
+	}
+	t, k := sk.t, sk.k
+	plan := []string{fmt.Sprintf("skip message %d: archive and delete its coalesce group (%s, object %d): %d row(s) up to id %d, undelivered, in shard %s/%d (%s)",
+		id, reg.CategoryName(sk.cat), sk.obj, sk.rows, sk.newest, k.Scope.Name, k.ID, reasonText(o.Reason))}
+	if err := a.confirm("outboxctl skip", plan, o.Yes); err != nil {
+		return err
+	}
+	conn, err := a.connect(ctx, "skip")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	deleted, op, err := a.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.newest, query.Why{Command: "skip", Reason: o.Reason}), o, archiveMeta(t, sk.payloadType, "skip", o.Reason))
+	if err != nil {
+		return err
+	}
+	a.audit("skip", map[string]any{"message": id, "shard_scope": k.Scope.Name, "shard": k.ID, "deleted": deleted, "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason})
+	return a.printer().Print(render.Doc{{Name: "skip", Card: []render.Field{
+		{Key: "message", Value: id}, {Key: "deleted", Value: deleted}, {Key: "archive", Value: op.Path}, {Key: "operation", Value: op.Meta.ID}}}})
 }

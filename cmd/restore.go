@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/db"
@@ -78,23 +77,21 @@ Archives written before per-operation archives are read with their limits stated
 			return a.runRestore(c.Context(), f, plan, o)
 		},
 	}
-	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
-	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line")
+	addYesFlag(c.Flags(), &o.Yes)
+	addReasonFlag(c.Flags(), &o.Reason)
 	c.Flags().StringSliceVar(&o.Ops, "operation", nil, "restore these operations (ids as the plan and the error list them; repeatable); a named skip is restored")
 	c.Flags().BoolVar(&o.All, "all", false, "restore every operation of the file except skips")
 	c.Flags().BoolVar(&o.IncludeSkipped, "include-skipped", false, "with --all (or a file of one skip): restore skip operations too (poison messages)")
 	c.Flags().BoolVar(&o.IncludeUncommitted, "include-uncommitted", false, "also restore staged rows with no commit or rollback marker (ids that exist are skipped)")
 	c.Flags().StringSliceVar(&o.IDs, "id", nil, "restore only these row ids (repeatable, or comma-separated)")
 	c.Flags().StringVar(&o.Shard, "shard", "", "restore only the rows of this shard, as SCOPE/ID (organization/42)")
+	c.MarkFlagsMutuallyExclusive("operation", "all")
 	return c
 }
 
 // restoreSelection parses the selection flags.
 func (a *app) restoreSelection(o *restoreOptions) error {
 	o.Operations = o.Ops
-	if len(o.Ops) > 0 && o.All {
-		return usageErrorf("outboxctl restore FILE --operation ID", "`--operation` and `--all` exclude each other: name operations, or take all of them")
-	}
 	for _, s := range o.IDs {
 		id, err := idArg("row id", s)
 		if err != nil {
@@ -209,7 +206,7 @@ func (a *app) runRestore(ctx context.Context, f *drain.ArchiveFile, plan *drain.
 // reinsert puts the planned rows back in one transaction and counts the rows inserted.
 func reinsert(ctx context.Context, conn *db.Conn, targets []restoreTarget, reason string) (int64, error) {
 	var inserted int64
-	err := db.WriteTx(ctx, conn, func(tx pgx.Tx) error {
+	err := db.WriteTx(ctx, conn, func(tx db.Tx) error {
 		for _, t := range targets {
 			n, err := drain.Reinsert(ctx, tx, drain.RestoreStatements(t.dest, t.Rows, reason))
 			if err != nil {
@@ -225,7 +222,7 @@ func reinsert(ctx context.Context, conn *db.Conn, targets []restoreTarget, reaso
 // restoreTargets introspects each operation's table and reads which ids it holds.
 func (a *app) restoreTargets(ctx context.Context, conn *db.Conn, plan *drain.RestorePlan) ([]restoreTarget, error) {
 	var out []restoreTarget
-	err := db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
+	err := db.ReadTx(ctx, conn, func(tx db.Tx) error {
 		for _, p := range plan.Operations {
 			t := restoreTarget{PlannedOperation: p, dest: p.Op.Destination(a.g.Schema)}
 			sch, err := query.LoadSchema(ctx, tx, t.dest.Schema, []string{t.dest.Table})

@@ -30,11 +30,17 @@ func Main(ctx context.Context, args []string, io *render.Streams) int {
 		a.getenv = os.Getenv
 	}
 	root := newRootCmd(a)
+	// Cobra adds help and completion on Execute; add them now so their argument checks are
+	// wrapped as usage errors too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd(args...)
+	wrapCobraErrors(root)
 	root.SetArgs(args)
 	root.SetIn(io.In)
 	root.SetOut(io.Out)
 	root.SetErr(io.Err)
 	cmd, err := root.ExecuteContextC(ctx)
+	err = commandLineError(root, args, err)
 	path := root.Name()
 	if cmd != nil {
 		path = cmd.CommandPath()
@@ -103,9 +109,6 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error { return a.validate(c) },
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErrorf(c.CommandPath()+" --help", "%s", err.Error())
-	})
 
 	f := root.PersistentFlags()
 	f.StringVar(&a.g.DSN, "dsn", "", "PostgreSQL connection string (default: $OUTBOXCTL_DSN, then the libpq PG* environment)")
@@ -149,12 +152,21 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 		newContextCmd(a),
 		newVersionCmd(),
 	)
+	wrapCobraErrors(root)
 	return root
 }
 
 // validate checks the global flags once, before any command runs.
 func (a *app) validate(c *cobra.Command) error {
 	a.cmd = c
+	// Cobra checks required flags and flag groups only after this hook, with plain errors:
+	// check them here first so they are usage errors (exit 2).
+	if err := c.ValidateRequiredFlags(); err != nil {
+		return asUsage(err)
+	}
+	if err := c.ValidateFlagGroups(); err != nil {
+		return asUsage(err)
+	}
 	if _, err := render.ParseFormat(a.g.Output); err != nil {
 		return usageErrorf(c.CommandPath()+" -o json", "%s", err.Error())
 	}
@@ -174,7 +186,7 @@ func (a *app) validate(c *cobra.Command) error {
 	if _, err := a.target(); err != nil {
 		return err
 	}
-	return nil
+	return checkEnumFlags(c)
 }
 
 // registry loads the enum registry: --enums if given, the built-in one otherwise.

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -40,6 +41,117 @@ func (o *shardsOptions) checkDepth(res *query.Result) error {
 	return nil
 }
 
+// Validate checks the flags that need no registry or database.
+func (o shardsOptions) Validate() error {
+	if o.Limit < 0 || o.MinDepth < 0 {
+		return usageErrorf("outboxctl shards --limit 20", "`--limit` and `--min-depth` must not be negative")
+	}
+	if o.FailIfDepth < 0 {
+		return usageErrorf("outboxctl shards --fail-if-depth 10000", "`--fail-if-depth` must not be negative")
+	}
+	return nil
+}
+
+// shardFilter resolves the names of the filter flags.
+func (a *app) shardFilter(o shardsOptions) (query.ShardFilter, error) {
+	f := query.ShardFilter{Limit: o.Limit, MinDepth: o.MinDepth, Exact: o.Exact}
+	if o.Scope != "" {
+		s, err := a.scopeArg(o.Scope)
+		if err != nil {
+			return f, err
+		}
+		f.Scope = s
+	}
+	if o.Category != "" {
+		cat, err := a.categoryArg(o.Category)
+		if err != nil {
+			return f, err
+		}
+		f.Category = &query.Enum{Value: cat.Value, Name: cat.Name}
+	}
+	if o.Shard != "" {
+		id, err := idArg("shard id", o.Shard)
+		if err != nil {
+			return f, err
+		}
+		f.Shard = &id
+	}
+	return f, nil
+}
+
+// shards runs (or prints) the shard listing and its kill-switch read, then renders them.
+func (a *app) shards(ctx context.Context, o shardsOptions) error {
+	f, err := a.shardFilter(o)
+	if err != nil {
+		return err
+	}
+	build := func(t query.Target) query.Statement {
+		if o.Stuck {
+			return query.StuckShards(t, f)
+		}
+		return query.TopShards(t, f)
+	}
+	if printOnly, noDB := a.wantsSQL(); printOnly {
+		t, err := a.target()
+		if err != nil {
+			return err
+		}
+		return a.printScript(query.Script{build(t), options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, a.printSchema()))}, noDB)
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return err
+	}
+	var res *query.Result
+	var ks *options.Killswitches
+	var ksErr error
+	err = a.readSession(ctx, "shards", func(s *session) error {
+		if res, err = s.run(build(s.target)); err != nil {
+			return err
+		}
+		ks, ksErr = options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
+		if ksErr != nil && ks == nil {
+			return db.Classify(ksErr, "killswitch-options")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := a.printShards(o, reg, res, ks); err != nil {
+		return err
+	}
+	if ksErr != nil {
+		return ksErr
+	}
+	return o.checkDepth(res)
+}
+
+// printShards renders the listing with each shard's state, and the notes a terminal shows.
+func (a *app) printShards(o shardsOptions, reg *enums.Registry, res *query.Result, ks *options.Killswitches) error {
+	p := a.printer()
+	tbl := report.Table(reg, res)
+	if err := report.ShardStates(tbl, res, ks, time.Now()); err != nil {
+		return err
+	}
+	if !p.Structured() {
+		if len(res.Rows) == 0 {
+			p.Notef("no shards matched")
+		}
+		if !ks.Known() {
+			p.Warnf("no sentry_option or sentry_controloption table here: kill-switch state unknown")
+		}
+		for key, strays := range ks.Strays {
+			p.Warnf("option %s lists %s, which disable nothing: Sentry compares integers", key, options.Strays(strays))
+		}
+	}
+	title := "Deepest shards"
+	if o.Stuck {
+		title = "Shards in backoff"
+	}
+	return p.Print(render.Doc{{Name: "shards", Title: title, Table: tbl}})
+}
+
 func newShardsCmd(a *app) *cobra.Command {
 	var o shardsOptions
 	c := &cobra.Command{
@@ -61,92 +173,10 @@ each failed attempt) and when Sentry last claimed the shard.`),
   outboxctl shards --stuck --silo control --cell us -o json`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			f := query.ShardFilter{Limit: o.Limit, MinDepth: o.MinDepth, Exact: o.Exact}
-			if o.Limit < 0 || o.MinDepth < 0 {
-				return usageErrorf("outboxctl shards --limit 20", "`--limit` and `--min-depth` must not be negative")
-			}
-			if o.Scope != "" {
-				s, err := a.scopeArg(o.Scope)
-				if err != nil {
-					return err
-				}
-				f.Scope = s
-			}
-			if o.Category != "" {
-				cat, err := a.categoryArg(o.Category)
-				if err != nil {
-					return err
-				}
-				f.Category = &query.Enum{Value: cat.Value, Name: cat.Name}
-			}
-			if o.Shard != "" {
-				id, err := idArg("shard id", o.Shard)
-				if err != nil {
-					return err
-				}
-				f.Shard = &id
-			}
-			if o.FailIfDepth < 0 {
-				return usageErrorf("outboxctl shards --fail-if-depth 10000", "`--fail-if-depth` must not be negative")
-			}
-			build := func(t query.Target) query.Statement {
-				if o.Stuck {
-					return query.StuckShards(t, f)
-				}
-				return query.TopShards(t, f)
-			}
-			if printOnly, noDB := a.wantsSQL(); printOnly {
-				t, err := a.target()
-				if err != nil {
-					return err
-				}
-				return a.printScript(query.Script{build(t), options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, a.printSchema()))}, noDB)
-			}
-			reg, err := a.registry()
-			if err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			var res *query.Result
-			var ks *options.Killswitches
-			var ksErr error
-			err = a.readSession(c.Context(), "shards", func(s *session) error {
-				if res, err = s.run(build(s.target)); err != nil {
-					return err
-				}
-				ks, ksErr = options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
-				if ksErr != nil && ks == nil {
-					return db.Classify(ksErr, "killswitch-options")
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			p := a.printer()
-			tbl := report.Table(reg, res)
-			report.ShardStates(tbl, res, ks, time.Now())
-			if !p.Structured() {
-				if len(res.Rows) == 0 {
-					p.Notef("no shards matched")
-				}
-				if !ks.Known() {
-					p.Warnf("no sentry_option or sentry_controloption table here: kill-switch state unknown")
-				}
-				for key, strays := range ks.Strays {
-					p.Warnf("option %s lists %s, which disable nothing: Sentry compares integers", key, options.Strays(strays))
-				}
-			}
-			title := "Deepest shards"
-			if o.Stuck {
-				title = "Shards in backoff"
-			}
-			if err := p.Print(render.Doc{{Name: "shards", Title: title, Table: tbl}}); err != nil {
-				return err
-			}
-			if ksErr != nil {
-				return ksErr
-			}
-			return o.checkDepth(res)
+			return a.shards(c.Context(), o)
 		},
 	}
 	fl := c.Flags()

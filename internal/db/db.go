@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -59,6 +60,10 @@ func Resolve(flagDSN string, getenv func(string) string) (dsn string, given bool
 	}
 	return "", false
 }
+
+// Tx is a transaction ReadTx, WriteTx or RunWriteTx opened: the one transaction API, named
+// here so commands run statements without importing the driver.
+type Tx = pgx.Tx
 
 // Conn is a connection with outboxctl's session settings.
 type Conn struct {
@@ -155,7 +160,8 @@ func ReadTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
 	return fn(tx)
 }
 
-// Kind classifies a database error for the one-line message and the exit code.
+// Kind classifies a database error for its one-line message and hint. Every kind exits 1
+// (ExitError, cmd/exit.go): the kind says what to fix, not how the process ends.
 type Kind int
 
 // Error kinds.
@@ -286,9 +292,16 @@ func Classify(err error, name string) error {
 	return fmt.Errorf("query%s: %w", where, err)
 }
 
-// Redact removes secret from s, and any password in a URL-shaped DSN inside s.
-func Redact(s, secret string) string {
-	if secret != "" {
+// Redact is outboxctl's one redaction function: it hides each of secrets wherever it appears
+// in s (also URL-escaped), and in every URL inside s what may be a secret. A database URL
+// (postgres://, redis://) keeps its user and loses its password; any other URL (a drain
+// handler's) loses its whole userinfo and every query value (tokens travel as ?token=…),
+// keeping the names so it stays recognisable. Every password= pair is hidden too.
+func Redact(s string, secrets ...string) string {
+	for _, secret := range secrets {
+		if secret == "" {
+			continue
+		}
 		s = strings.ReplaceAll(s, secret, "xxxxx")
 		if esc := url.QueryEscape(secret); esc != secret {
 			s = strings.ReplaceAll(s, esc, "xxxxx")
@@ -297,36 +310,77 @@ func Redact(s, secret string) string {
 			s = strings.ReplaceAll(s, esc, "xxxxx")
 		}
 	}
-	return RedactDSN(s)
+	return redactPasswordPairs(redactURLs(s))
 }
 
-// RedactDSN hides the password of every postgres:// or redis:// URL and every password=
-// pair in s.
-func RedactDSN(s string) string {
+// RedactDSN is Redact with no extra secrets, kept for callers not yet moved to Redact.
+func RedactDSN(s string) string { return Redact(s) }
+
+// redactURLs rewrites every scheme://… token of s (up to white space or a quote).
+func redactURLs(s string) string {
 	var b strings.Builder
 	for {
 		i := strings.Index(s, "://")
 		if i < 0 {
 			break
 		}
-		b.WriteString(s[:i+3])
+		j := i
+		for j > 0 && isSchemeByte(s[j-1]) {
+			j--
+		}
 		rest := s[i+3:]
 		end := strings.IndexAny(rest, " \t\n\"'`")
 		if end < 0 {
 			end = len(rest)
 		}
-		authority := rest[:end]
-		if at := strings.LastIndex(authority, "@"); at >= 0 {
-			userinfo := authority[:at]
-			if c := strings.Index(userinfo, ":"); c >= 0 {
-				authority = userinfo[:c] + ":xxxxx" + authority[at:]
-			}
-		}
-		b.WriteString(authority)
+		b.WriteString(s[:j])
+		b.WriteString(redactURL(s[j:i], rest[:end]))
 		s = rest[end:]
 	}
 	b.WriteString(s)
-	out := b.String()
+	return b.String()
+}
+
+func isSchemeByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
+}
+
+// redactURL redacts one URL given as its scheme and what follows "://".
+func redactURL(scheme, rest string) string {
+	switch strings.ToLower(scheme) {
+	case "postgres", "postgresql", "redis", "rediss", "":
+		// The last @ ends the userinfo: a password may hold / or ?, a host never holds @.
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if c := strings.Index(rest[:at], ":"); c >= 0 {
+				return scheme + "://" + rest[:c] + ":xxxxx" + rest[at:]
+			}
+		}
+		return scheme + "://" + rest
+	}
+	u, err := url.Parse(scheme + "://" + rest)
+	if err != nil || u.Host == "" {
+		// Not a URL we can take apart: hide everything after the scheme's authority.
+		return scheme + "://xxxxx"
+	}
+	if u.User != nil {
+		u.User = url.User("xxxxx")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		parts := make([]string, 0, len(q))
+		for k := range q {
+			parts = append(parts, url.QueryEscape(k)+"=xxxxx")
+		}
+		sort.Strings(parts)
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
+}
+
+// redactPasswordPairs hides the value of every password= pair (libpq key=value DSNs, and
+// ?password= in a URL), quoted or not.
+func redactPasswordPairs(out string) string {
 	for _, key := range []string{"password=", "password ="} {
 		for start := 0; ; {
 			j := strings.Index(out[start:], key)
@@ -365,18 +419,29 @@ func Describe(dsn string) string {
 	return fmt.Sprintf("%s@%s:%d/%s", pc.User, pc.Host, pc.Port, pc.Database)
 }
 
-// ErrReplica is returned by WriteTx on a server in recovery: mutations go to the primary.
-var ErrReplica = errors.New("this server is a read replica (pg_is_in recovery); connect to the primary to change anything")
+// ErrReplica is the cause of CheckPrimary's error on a server in recovery: mutations go
+// to the primary.
+var ErrReplica = errors.New("the server is a read replica (pg_is_in_recovery() is true)")
 
-// WriteTx runs fn in a read-write transaction with the session's timeouts, after checking
-// that the server is not a replica. fn's error rolls everything back.
-func WriteTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
+// CheckPrimary is the one replica check: it refuses a server in recovery, saying what was
+// refused (action: "change anything", "drain").
+func CheckPrimary(ctx context.Context, conn *Conn, action string) error {
 	var inRecovery bool
 	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil {
 		return Classify(err, "replica check")
 	}
 	if inRecovery {
-		return &Error{Kind: KindConfig, Msg: strings.Replace(ErrReplica.Error(), "pg_is_in recovery", "pg_is_in_recovery()", 1), Err: ErrReplica}
+		return &Error{Kind: KindConfig, Err: ErrReplica,
+			Msg: "refusing to " + action + " on a read replica (pg_is_in_recovery() is true): connect to the primary"}
+	}
+	return nil
+}
+
+// WriteTx runs fn in a read-write transaction with the session's timeouts, after checking
+// that the server is not a replica. fn's error rolls everything back.
+func WriteTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
+	if err := CheckPrimary(ctx, conn, "change anything"); err != nil {
+		return err
 	}
 	return RunWriteTx(ctx, conn, "", fn)
 }

@@ -292,3 +292,24 @@ ignore_startup_parameters = extra_float_digits
 	t.Fatalf("pgbouncer did not start:\n%s\n%s", stderr.String(), log)
 	return 0
 }
+
+// TestRedactIsTheOneRedaction: database URLs keep their user and lose the password; any
+// other URL (a drain handler's) loses its userinfo and every query value, inside any text.
+func TestRedactIsTheOneRedaction(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"postgres://sentry:s3cr3t@db:5432/sentry?sslmode=disable": "postgres://sentry:xxxxx@db:5432/sentry?sslmode=disable",
+		"postgres://u:p/w@h/db":                                   "postgres://u:xxxxx@h/db",
+		"redis://:pw@r:6379/0":                                    "redis://:xxxxx@r:6379/0",
+		"host=db password='a b' user=x":                           "host=db password=xxxxx user=x",
+		"https://user:pw@relay/hook":                              "https://xxxxx@relay/hook",
+		`Post "https://relay/x?token=s3cr3t&region=us#f": EOF`:    `Post "https://relay/x?region=xxxxx&token=xxxxx": EOF`,
+		"https://TOKEN@relay/x":                                   "https://xxxxx@relay/x",
+		"discard":                                                 "discard",
+		"the secret hunter2 again":                                "the secret xxxxx again",
+	} {
+		if got := db.Redact(in, "hunter2"); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/shardstate"
 )
 
 // queueStatements are the statements a queue check runs on one outbox table. The
@@ -57,7 +57,7 @@ func (env *Env) schedulerFindings(t query.Target, rows []row) []Finding {
 		since := time.Duration(w.f("unclaimed_seconds") * float64(time.Second))
 		never := w.t("last_claim").Sub(w.t("head_added")) < time.Second
 		switch {
-		case !never && since < drain.InFlightWindow:
+		case !never && since < shardstate.InFlightWindow:
 			inFlight++
 			continue
 		case since < cfg.Unclaimed:
@@ -141,9 +141,9 @@ func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {
 }
 
 func (env *Env) stuckFinding(t query.Target, w row) Finding {
-	head := drain.Shard{Depth: w.i("depth"), NextAttempt: w.t("next_attempt"), HeadScheduledFrom: w.t("last_attempt")}
+	head := shardstate.Shard{Depth: w.i("depth"), NextAttempt: w.t("next_attempt"), HeadScheduledFrom: w.t("last_attempt")}
 	head.HeadScheduledFor = head.HeadScheduledFrom.Add(time.Duration(w.f("last_delay_seconds") * float64(time.Second)))
-	st := drain.Classify(env.Now, head)
+	st := shardstate.Classify(env.Now, head)
 	age := env.Now.Sub(w.t("head_added"))
 	sev := Warn
 	if age >= StuckCritAge {

@@ -20,8 +20,8 @@ var (
 	// locks across deliveries and must commit each message on its own (Sentry's drain_shard
 	// asserts the same, in tests only).
 	ErrInTransaction = errors.New("refusing to drain inside a transaction block: the drain commits each message on its own; run it on a connection outside BEGIN … COMMIT")
-	// ErrReplica: the server is in recovery.
-	ErrReplica = errors.New("refusing to drain on a read replica (pg_is_in_recovery() is true): connect to the primary")
+	// ErrReplica: the server is in recovery (db.CheckPrimary's cause).
+	ErrReplica = db.ErrReplica
 	// ErrShardLocked: another drainer holds the shard's lowest row (SQLSTATE 55P03).
 	ErrShardLocked = errors.New("another drainer holds this shard (its lowest row is locked): let it finish, or retry later")
 	// ErrEmpty: the shard has no rows.
@@ -209,23 +209,13 @@ func Guard(ctx context.Context, conn *db.Conn) error {
 	if s := conn.PgConn().TxStatus(); s != 'I' {
 		return ErrInTransaction
 	}
-	var inRecovery bool
-	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil {
-		return fmt.Errorf("checking for a replica: %w", err)
-	}
-	if inRecovery {
-		return ErrReplica
-	}
-	return nil
+	return db.CheckPrimary(ctx, conn, "drain")
 }
 
 // st marks a statement with the drain's --reason, as a SQL comment that shows in
 // pg_stat_activity while it runs.
 func (o Options) st(s query.Statement) query.Statement {
-	if o.Reason != "" || o.Command != "" {
-		s.Text = query.ReasonComment(o.Command, o.Reason) + s.Text
-	}
-	return s
+	return query.Why{Command: o.Command, Reason: o.Reason}.Mark(s)
 }
 
 func isLockNotAvailable(err error) bool {

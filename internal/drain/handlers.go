@@ -13,10 +13,11 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/outboxctl/outboxctl/internal/db"
 )
 
 // Document is the JSON a handler receives for one delivery: everything Sentry's signal
@@ -409,29 +410,6 @@ func notReached(err error) bool {
 	return strings.Contains(err.Error(), "tls: ") || strings.Contains(err.Error(), "x509: ")
 }
 
-// RedactURL hides what may be a secret in a handler URL: the userinfo and every query value
-// (tokens are often passed as ?token=…). Names stay, so the URL is still recognisable.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		// Not a URL we can take apart: hide everything after the scheme's authority.
-		if i := strings.Index(raw, "://"); i >= 0 {
-			return raw[:i+3] + "xxxxx"
-		}
-		return raw
-	}
-	if u.User != nil {
-		u.User = url.User("xxxxx")
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		parts := make([]string, 0, len(q))
-		for k := range q {
-			parts = append(parts, url.QueryEscape(k)+"=xxxxx")
-		}
-		sort.Strings(parts)
-		u.RawQuery = strings.Join(parts, "&")
-	}
-	u.Fragment, u.RawFragment = "", ""
-	return u.String()
-}
+// RedactURL hides what may be a secret in a handler URL (its userinfo and every query
+// value): db.Redact, the one redaction function, does it.
+func RedactURL(raw string) string { return db.Redact(raw) }

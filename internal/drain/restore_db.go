@@ -32,8 +32,7 @@ func RestoreStatements(d Destination, rows []Row, reason string) query.Script {
 	for _, r := range rows {
 		st := query.RestoreRow(d.Schema, d.Table, d.CellColumn, d.PayloadType, r.ID, r.ShardScope, r.ShardID, r.Category, r.ObjectID,
 			r.Cell, r.Payload, r.ScheduledFrom, r.ScheduledFor, r.DateAdded)
-		st.Text = query.ReasonComment("restore", reason) + st.Text
-		sc = append(sc, st)
+		sc = append(sc, query.Why{Command: "restore", Reason: reason}.Mark(st))
 	}
 	return sc
 }

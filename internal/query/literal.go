@@ -191,6 +191,18 @@ func comment(s string) string {
 	return b.String()
 }
 
+// Why is who changes rows and why: a mutation's command and its --reason. Every mutation
+// builder takes one, so the comment is part of the statement, printed and executed alike.
+type Why struct{ Command, Reason string }
+
+// Mark puts why's comment before s's text; a zero Why leaves s alone.
+func (w Why) Mark(s Statement) Statement {
+	if w != (Why{}) {
+		s.Text = ReasonComment(w.Command, w.Reason) + s.Text
+	}
+	return s
+}
+
 // ReasonComment renders --reason as a block comment that shows in pg_stat_activity and the
 // server log: "/* outboxctl COMMAND: REASON */ ". The reason is untrusted (incident titles
 // pasted into runbooks), so the body is built to be provably unable to leave the comment:

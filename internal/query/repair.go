@@ -8,7 +8,7 @@ import (
 // Reschedule makes a shard due now and clears its backoff: every row gets the schedule of a
 // fresh row (scheduled_for = THE_PAST, 2016-08-01), so Sentry's scheduler picks the shard at
 // its next run and its next claim starts again from a 2 s delay.
-func Reschedule(t Target, k ShardKey, wm int64) Statement {
+func Reschedule(t Target, k ShardKey, wm int64, why Why) Statement {
 	b := newBuilder()
 	b.shardPredicates(t, k, "o")
 	b.watermark("o", wm)
@@ -16,14 +16,14 @@ func Reschedule(t Target, k ShardKey, wm int64) Statement {
    SET scheduled_for = '2016-08-01 00:00:00+00'::timestamptz,
        scheduled_from = now()
 %s`, t.From(), b.whereClause(" "))
-	return Statement{Name: "reschedule", Doc: []string{
+	return why.Mark(Statement{Name: "reschedule", Doc: []string{
 		"Make the shard due now with a fresh backoff: rows get scheduled_for = THE_PAST (2016-08-01),",
-		"as a new row has; Sentry's next claim then starts again from a 2 s delay."}, Text: tidy(text), Args: b.args}
+		"as a new row has; Sentry's next claim then starts again from a 2 s delay."}, Text: tidy(text), Args: b.args})
 }
 
 // Superseded lists, whole, the rows of a shard that a successful drain would delete without
 // delivering: every row of a coalesce group below the group's newest id.
-func Superseded(t Target, k ShardKey, wm int64) Statement {
+func Superseded(t Target, k ShardKey, wm int64, why Why) Statement {
 	b := newBuilder()
 	b.shardPredicates(t, k, "o")
 	b.watermark("o", wm)
@@ -45,8 +45,8 @@ SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier,
   JOIN newest n ON true
 %[4]s
  ORDER BY o.id`, t.From(), inner, archiveCell(t, "o"), b.whereClause(" "))
-	return Statement{Name: "superseded", Doc: []string{
-		"Rows a drain would delete undelivered: each coalesce group's rows below its newest id."}, Text: tidy(text), Args: b.args}
+	return why.Mark(Statement{Name: "superseded", Doc: []string{
+		"Rows a drain would delete undelivered: each coalesce group's rows below its newest id."}, Text: tidy(text), Args: b.args})
 }
 
 // archiveCell is the cell column as the archive reads it (NULL for a cell outbox).
@@ -60,7 +60,7 @@ func archiveCell(t Target, alias string) string {
 // SkipGroupRows lists, whole, the rows skip archives and deletes for a message: every row of
 // its coalesce group (same shard, category and object). upTo, when above 0, bounds them to the
 // group's newest id in the plan: rows added to the group since are left alone.
-func SkipGroupRows(t Target, id, upTo int64) Statement {
+func SkipGroupRows(t Target, id, upTo int64, why Why) Statement {
 	b := newBuilder()
 	group := t.sameShard("o", "m", "     ") + "\n       AND o.category = m.category\n       AND o.object_identifier = m.object_identifier"
 	idArg := b.arg("id", id, "the message to skip")
@@ -77,28 +77,28 @@ SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier,
   FROM %[1]s o
   JOIN m ON %[4]s
  ORDER BY o.id`, t.From(), idArg, archiveCell(t, "o"), group)
-	return Statement{Name: "skip-group-rows", Doc: []string{
-		"The rows skip archives, then deletes: the message's whole coalesce group."}, Text: tidy(text), Args: b.args}
+	return why.Mark(Statement{Name: "skip-group-rows", Doc: []string{
+		"The rows skip archives, then deletes: the message's whole coalesce group."}, Text: tidy(text), Args: b.args})
 }
 
 // DeleteArchivedIDs deletes rows an archive has staged, by id, and returns the ids it
 // deleted: the archive's commit marker names exactly those.
-func DeleteArchivedIDs(t Target, ids []int64) Statement {
+func DeleteArchivedIDs(t Target, ids []int64, why Why) Statement {
 	b := newBuilder()
 	text := fmt.Sprintf(`DELETE FROM %s o
  WHERE o.id = ANY (%s::bigint[])
 RETURNING o.id`, t.From(), b.arg("ids", ids, ""))
-	return Statement{Name: "delete-archived", Doc: []string{"Delete rows the archive has staged, by id; returns the ids deleted."}, Text: tidy(text), Args: b.args}
+	return why.Mark(Statement{Name: "delete-archived", Doc: []string{"Delete rows the archive has staged, by id; returns the ids deleted."}, Text: tidy(text), Args: b.args})
 }
 
 // DeleteSelected is the DELETE of the rows sel lists (its first column is the id), for a
 // printed script: it cannot archive, so the printer comments it out (see CommentOut).
-func DeleteSelected(t Target, sel Statement) Statement {
+func DeleteSelected(t Target, sel Statement, why Why) Statement {
 	text := fmt.Sprintf(`DELETE FROM %s d
  WHERE d.id IN (SELECT s.id FROM (
 %s
  ) s)`, t.From(), sel.Text)
-	return Statement{Name: sel.Name + "-delete", Doc: []string{"What outboxctl deletes after archiving the rows above."}, Text: text, Args: sel.Args}
+	return why.Mark(Statement{Name: sel.Name + "-delete", Doc: []string{"What outboxctl deletes after archiving the rows above."}, Text: text, Args: sel.Args})
 }
 
 // CommentOut turns printed SQL into comment lines: every line, and every piece of a line a

@@ -17,14 +17,28 @@ import (
 // repairCases are the statements compact, skip and restore run or print.
 var repairCases = []testCase{ //nolint:gochecknoglobals // test table
 	{"compact-superseded", func(t Target) Script {
-		return Script{Superseded(t, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}, 0)}
+		return Script{Superseded(t, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}, 0, Why{})}
 	}},
 	{"compact-delete-printed", func(t Target) Script {
-		return Script{DeleteSelected(t, Superseded(t, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}, 0))}
+		return Script{DeleteSelected(t, Superseded(t, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}, 0, Why{}), Why{})}
 	}},
-	{"skip-group-rows", func(t Target) Script { return Script{SkipGroupRows(t, 2, 0), SkipGroupRows(t, 2, 1)} }},
-	{"skip-delete-printed", func(t Target) Script { return Script{DeleteSelected(t, SkipGroupRows(t, 2, 0))} }},
-	{"delete-archived", func(t Target) Script { return Script{DeleteArchivedIDs(t, []int64{1, 2, 9999})} }},
+	{"skip-group-rows", func(t Target) Script { return Script{SkipGroupRows(t, 2, 0, Why{}), SkipGroupRows(t, 2, 1, Why{})} }},
+	{"skip-delete-printed", func(t Target) Script { return Script{DeleteSelected(t, SkipGroupRows(t, 2, 0, Why{}), Why{})} }},
+	{"delete-archived", func(t Target) Script { return Script{DeleteArchivedIDs(t, []int64{1, 2, 9999}, Why{})} }},
+	// Every mutation with its reason, the way the commands print and run it: the comment is
+	// part of the statement, and a hostile reason cannot leave it.
+	{"reschedule-reason", func(t Target) Script {
+		return Script{Reschedule(t, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}, 0, hostileWhy("reschedule"))}
+	}},
+	{"compact-reason", func(t Target) Script {
+		why := hostileWhy("compact")
+		k := ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}
+		return Script{Superseded(t, k, 0, why), DeleteSelected(t, Superseded(t, k, 0, Why{}), why)}
+	}},
+	{"skip-reason", func(t Target) Script {
+		why := hostileWhy("skip")
+		return Script{SkipGroupRows(t, 2, 0, why), DeleteSelected(t, SkipGroupRows(t, 2, 0, Why{}), why), DeleteArchivedIDs(t, []int64{1, 2}, why)}
+	}},
 	{"restore-existing-ids", func(t Target) Script { return Script{ExistingIDs(t.Schema, t.TableName(), []int64{1, 3, 9999})} }},
 	{"restore-row", func(t Target) Script {
 		cell, cellCol := (*string)(nil), ""
@@ -38,6 +52,11 @@ var repairCases = []testCase{ //nolint:gochecknoglobals // test table
 			RestoreRow(t.Schema, t.TableName(), cellCol, "text", 1, 0, 1, 2, 1, cell, nil, at, at, at),
 		}
 	}},
+}
+
+// hostileWhy is a --reason that tries to end its comment and run a statement of its own.
+func hostileWhy(command string) Why {
+	return Why{Command: command, Reason: "INC-9 */ DELETE FROM x; -- it's\n/* again"}
 }
 
 // TestGoldenRepairs pins the printed repair and restore statements like TestGolden (make

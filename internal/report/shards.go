@@ -5,23 +5,35 @@ import (
 	"math"
 	"time"
 
-	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/shardstate"
 )
 
 // StateColumns are the columns ShardStates adds, in order. The machine ones are stable JSON
 // keys; "detail" is a sentence for a person.
 var StateColumns = []string{"state", "detail", "backoff_seconds", "next_attempt_in_seconds", "attempts_estimate", "at_cap", "killswitched"} //nolint:gochecknoglobals // constant list
 
+// shardRow is what classification reads of a shard listing's row, by column name.
+type shardRow struct {
+	Scope       int        `db:"shard_scope"`
+	Shard       int64      `db:"shard_identifier"`
+	Depth       int64      `db:"depth"`
+	NextAttempt *time.Time `db:"next_attempt"`
+	Delay       *float64   `db:"last_delay_seconds"`
+	LastAttempt *time.Time `db:"last_attempt"`
+}
+
 // ShardStates classifies every shard row of res (which must carry shard_scope,
 // shard_identifier, depth, next_attempt, last_delay_seconds and last_attempt) and appends the
-// state columns to t, whose rows are res's rows in the same order.
-func ShardStates(t *render.Table, res *query.Result, ks *options.Killswitches, now time.Time) {
-	col := func(name string) int { return res.Col(name) }
-	scopeC, shardC, depthC := col("shard_scope"), col("shard_identifier"), col("depth")
-	nextC, delayC, claimC := col("next_attempt"), col("last_delay_seconds"), col("last_attempt")
+// state columns to t, whose rows are res's rows in the same order. A missing column or a
+// value of the wrong type is an error, never a shard classified from zeros.
+func ShardStates(t *render.Table, res *query.Result, ks *options.Killswitches, now time.Time) error {
+	rows, err := query.Rows[shardRow](res)
+	if err != nil {
+		return err
+	}
 	if t.HumanOnly == nil {
 		t.HumanOnly = map[string]bool{}
 	}
@@ -34,20 +46,24 @@ func ShardStates(t *render.Table, res *query.Result, ks *options.Killswitches, n
 		t.MachineOnly[c] = true
 	}
 	t.Columns = append(t.Columns, StateColumns...)
-	for i, r := range res.Rows {
-		sh := drain.Shard{Depth: query.AsInt64(r[depthC])}
-		sh.NextAttempt, _ = r[nextC].(time.Time)
-		sh.HeadScheduledFrom, _ = r[claimC].(time.Time)
-		if d, ok := r[delayC].(float64); ok && !sh.HeadScheduledFrom.IsZero() {
-			sh.HeadScheduledFor = sh.HeadScheduledFrom.Add(time.Duration(d * float64(time.Second)))
+	for i, r := range rows {
+		sh := shardstate.Shard{Depth: r.Depth}
+		if r.NextAttempt != nil {
+			sh.NextAttempt = *r.NextAttempt
 		}
-		scope := int(query.AsInt64(r[scopeC]))
-		sh.Killswitched = ks.IsDisabled(scope, query.AsInt64(r[shardC]))
+		if r.LastAttempt != nil {
+			sh.HeadScheduledFrom = *r.LastAttempt
+		}
+		if r.Delay != nil && !sh.HeadScheduledFrom.IsZero() {
+			sh.HeadScheduledFor = sh.HeadScheduledFrom.Add(time.Duration(*r.Delay * float64(time.Second)))
+		}
+		scope := r.Scope
+		sh.Killswitched = ks.IsDisabled(scope, r.Shard)
 		if scope != 0 && scope != 1 && ks.Known() {
 			f := false
 			sh.Killswitched = &f // only organization and user shards can be disabled
 		}
-		st := drain.Classify(now, sh)
+		st := shardstate.Classify(now, sh)
 		var killed any
 		if sh.Killswitched != nil {
 			killed = *sh.Killswitched
@@ -56,49 +72,50 @@ func ShardStates(t *render.Table, res *query.Result, ks *options.Killswitches, n
 			stateText(st), detail(st),
 			round(st.Delay.Seconds()), round(st.NextIn.Seconds()), st.Attempts, st.AtCap, killed)
 	}
+	return nil
 }
 
-func stateText(st drain.Status) render.Styled {
+func stateText(st shardstate.Status) render.Styled {
 	tone := render.ToneNone
 	switch st.State {
-	case drain.StateReady:
+	case shardstate.StateReady:
 		tone = render.ToneGood
-	case drain.StateBackingOff:
+	case shardstate.StateBackingOff:
 		tone = render.ToneWarn
 		if st.AtCap {
 			tone = render.ToneBad
 		}
-	case drain.StateKilled:
+	case shardstate.StateKilled:
 		tone = render.ToneBad
-	case drain.StateInFlight, drain.StateEmpty, drain.StateUnknown:
+	case shardstate.StateInFlight, shardstate.StateEmpty, shardstate.StateUnknown:
 		tone = render.ToneMuted
 	}
 	return render.Styled{Text: string(st.State), Tone: tone}
 }
 
 // detail sums a state up for a person: "delay 8m32s, next in 3m1s, ~9 attempts".
-func detail(st drain.Status) string {
+func detail(st shardstate.Status) string {
 	attempts := fmt.Sprintf("~%d attempts", st.Attempts)
 	if st.AttemptsAtLeast {
 		attempts = fmt.Sprintf("≥%d attempts", st.Attempts)
 	}
 	switch st.State {
-	case drain.StateBackingOff:
+	case shardstate.StateBackingOff:
 		s := fmt.Sprintf("delay %s, next in %s, %s", render.Duration(st.Delay), render.Duration(st.NextIn), attempts)
 		if st.AtCap {
 			s += ", at 1 h cap: poison message?"
 		}
 		return s
-	case drain.StateInFlight:
+	case shardstate.StateInFlight:
 		return fmt.Sprintf("claimed %s ago (delay %s): probably draining now", render.Duration(st.SinceClaim), render.Duration(st.Delay))
-	case drain.StateKilled:
+	case shardstate.StateKilled:
 		return "disabled by option: each visit (on the usual backoff, 2 s doubling to 1 h) deletes the head group's older duplicates and delivers nothing; once the lowest row is its group's newest, nothing more is trimmed"
-	case drain.StateReady:
+	case shardstate.StateReady:
 		if st.Attempts > 0 {
 			return fmt.Sprintf("due; head row's last delay %s (%s)", render.Duration(st.Delay), attempts)
 		}
 		return "due"
-	case drain.StateEmpty, drain.StateUnknown:
+	case shardstate.StateEmpty, shardstate.StateUnknown:
 	}
 	return ""
 }

@@ -3,7 +3,7 @@ package report
 import (
 	"testing"
 
-	"github.com/outboxctl/outboxctl/internal/drain"
+	"github.com/outboxctl/outboxctl/internal/shardstate"
 )
 
 // TestKilledDetail pins the sentence for a disabled shard: Sentry revisits it on the usual
@@ -12,7 +12,7 @@ import (
 func TestKilledDetail(t *testing.T) {
 	t.Parallel()
 	want := "disabled by option: each visit (on the usual backoff, 2 s doubling to 1 h) deletes the head group's older duplicates and delivers nothing; once the lowest row is its group's newest, nothing more is trimmed"
-	if got := detail(drain.Status{State: drain.StateKilled}); got != want {
+	if got := detail(shardstate.Status{State: shardstate.StateKilled}); got != want {
 		t.Fatalf("detail = %q\nwant     %q", got, want)
 	}
 }

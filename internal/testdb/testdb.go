@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/fixture"
 )
 
@@ -70,23 +71,11 @@ func Pool(t testing.TB) *pgxpool.Pool {
 // Unreachable skips the test, or fails it under CI=true.
 func Unreachable(t testing.TB, err error) {
 	t.Helper()
-	msg := fmt.Sprintf("PostgreSQL at OUTBOXCTL_TEST_DSN (%s) is unreachable: %v", redact(DSN()), err)
+	msg := fmt.Sprintf("PostgreSQL at OUTBOXCTL_TEST_DSN (%s) is unreachable: %v", db.Redact(DSN()), err)
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
 	}
 	t.Skip(msg + " (set CI=true to make this a failure)")
-}
-
-func redact(dsn string) string {
-	if i := strings.Index(dsn, "@"); i > 0 {
-		if j := strings.Index(dsn, "://"); j > 0 && j < i {
-			userinfo := dsn[j+3 : i]
-			if k := strings.Index(userinfo, ":"); k >= 0 {
-				return dsn[:j+3] + userinfo[:k] + ":xxxxx" + dsn[i:]
-			}
-		}
-	}
-	return dsn
 }
 
 // Schema creates a schema of its own for the test, with Sentry's tables, and drops it when

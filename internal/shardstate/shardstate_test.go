@@ -1,11 +1,11 @@
-package drain
+package shardstate
 
 import (
 	"testing"
 	"time"
 )
 
-var thePast = time.Date(2016, 8, 1, 0, 0, 0, 0, time.UTC) //nolint:gochecknoglobals // Sentry's THE_PAST
+var thePast = ThePast //nolint:gochecknoglobals // Sentry's THE_PAST
 
 // TestBackoffSequence follows Sentry's test_outbox_rescheduling: a shard that always fails is
 // pushed 2 s, 4 s, 8 s … and never more than 1 h.

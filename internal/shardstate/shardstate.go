@@ -1,12 +1,15 @@
-// Package drain models how Sentry drains an outbox shard: the claim with its exponential
-// backoff, and the states a shard is seen in between drains. It prints nothing; commands
-// render what it returns.
-package drain
+// Package shardstate models what a shard is doing between drains: Sentry's claim with its
+// exponential backoff, and the state a shard is seen in. It is pure (no I/O, no printing) so
+// internal/report, internal/doctor and internal/drain share one classification.
+package shardstate
 
 import (
 	"math"
 	"time"
 )
+
+// ThePast is Sentry's THE_PAST, the scheduled_for of every new (never attempted) outbox row.
+var ThePast = time.Date(2016, 8, 1, 0, 0, 0, 0, time.UTC) //nolint:gochecknoglobals // constant
 
 // Sentry's backoff constants (prepare_next_from_shard, reference §3.4).
 const (

@@ -1,0 +1,74 @@
+package cmd
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// The flags every mutating command shares are registered here, once, so their names and help
+// texts cannot drift between commands (cmd/backfill.go and cmd/killswitch.go can adopt them).
+
+// addYesFlag registers --yes: the confirmation a mutation needs off a terminal.
+func addYesFlag(fs *pflag.FlagSet, p *bool) {
+	fs.BoolVar(p, "yes", false, "do not ask for confirmation")
+}
+
+// addReasonFlag registers --reason: why, written into the SQL as a comment and the audit line.
+func addReasonFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "reason", "", "why: written into the SQL as a comment and into the audit line")
+}
+
+// addDryRunFlag registers --dry-run: print the plan and stop.
+func addDryRunFlag(fs *pflag.FlagSet, p *bool) {
+	fs.BoolVar(p, "dry-run", false, "print the plan and stop")
+}
+
+// addArchiveFlag registers --archive: where a deleting command appends its archive.
+func addArchiveFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "archive", "", "JSONL file to append this operation's archive to (default: a file of its own, $XDG_STATE_HOME/outboxctl/archive-OPERATION.jsonl)")
+}
+
+// enumAnnotation marks a string flag whose value must be one of a fixed list; enumHint is
+// the example the usage error suggests.
+const (
+	enumAnnotation = "outboxctl_enum"
+	enumHint       = "outboxctl_enum_hint"
+)
+
+// addEnumFlag registers a string flag that takes one of values (the first is the default),
+// with shell completion; checkEnumFlags, run before every command, refuses anything else.
+func addEnumFlag(c *cobra.Command, p *string, name, help, hint string, values ...string) {
+	c.Flags().StringVar(p, name, values[0], help)
+	_ = c.Flags().SetAnnotation(name, enumAnnotation, values)
+	_ = c.Flags().SetAnnotation(name, enumHint, []string{hint})
+	_ = c.RegisterFlagCompletionFunc(name, fixedCompletion(values...))
+}
+
+// checkEnumFlags checks every enum flag of c (declared with addEnumFlag).
+func checkEnumFlags(c *cobra.Command) error {
+	var err error
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		values, ok := f.Annotations[enumAnnotation]
+		if !ok || err != nil || slices.Contains(values, f.Value.String()) {
+			return
+		}
+		var hint string
+		if h := f.Annotations[enumHint]; len(h) > 0 {
+			hint = h[0]
+		}
+		err = usageErrorf(hint, "invalid `--%s` %q: valid values are %s", f.Name, f.Value.String(), oneOf(values))
+	})
+	return err
+}
+
+// oneOf lists values as prose: "a, b and c".
+func oneOf(values []string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return fmt.Sprintf("%s and %s", strings.Join(values[:len(values)-1], ", "), values[len(values)-1])
+}

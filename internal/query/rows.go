@@ -1,0 +1,81 @@
+package query
+
+import (
+	"fmt"
+	"reflect"
+)
+
+// Rows reads res into one T per row, by column name, never by position: each field of T
+// with a `db:"column"` tag takes that column. A column T names that the statement does not
+// return, a NULL in a non-pointer field, or a value of another type is an error, never a
+// silent zero. Integers arrive as int64 (Run normalises them) and convert to any integer
+// field they fit.
+func Rows[T any](res *Result) ([]T, error) {
+	var zero T
+	rt := reflect.TypeOf(zero)
+	if rt.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("query.Rows: %s is not a struct", rt)
+	}
+	cols := make([]int, rt.NumField())
+	for i := range cols {
+		name := rt.Field(i).Tag.Get("db")
+		cols[i] = -1
+		if name == "" || name == "-" {
+			continue
+		}
+		if cols[i] = res.Col(name); cols[i] < 0 {
+			return nil, fmt.Errorf("%s returns no column %q", res.Statement, name)
+		}
+	}
+	out := make([]T, len(res.Rows))
+	for r, row := range res.Rows {
+		v := reflect.ValueOf(&out[r]).Elem()
+		for i, c := range cols {
+			if c < 0 {
+				continue
+			}
+			if err := setField(v.Field(i), row[c]); err != nil {
+				return nil, fmt.Errorf("%s, column %s: %w", res.Statement, res.Columns[c], err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// setField stores one cell in a field: a pointer field takes NULL as nil.
+func setField(f reflect.Value, cell any) error {
+	if f.Kind() == reflect.Pointer {
+		if cell == nil {
+			return nil
+		}
+		p := reflect.New(f.Type().Elem())
+		if err := setField(p.Elem(), cell); err != nil {
+			return err
+		}
+		f.Set(p)
+		return nil
+	}
+	if f.Kind() == reflect.Interface {
+		// An any field takes the cell as it is, NULL included: for values only printed.
+		if cell != nil {
+			f.Set(reflect.ValueOf(cell))
+		}
+		return nil
+	}
+	if cell == nil {
+		return fmt.Errorf("NULL where %s is expected (make the field a pointer)", f.Type())
+	}
+	cv := reflect.ValueOf(cell)
+	switch {
+	case cv.Type().AssignableTo(f.Type()):
+		f.Set(cv)
+	case cv.CanInt() && f.CanInt():
+		if f.OverflowInt(cv.Int()) {
+			return fmt.Errorf("%d does not fit %s", cv.Int(), f.Type())
+		}
+		f.SetInt(cv.Int())
+	default:
+		return fmt.Errorf("%s where %s is expected", cv.Type(), f.Type())
+	}
+	return nil
+}

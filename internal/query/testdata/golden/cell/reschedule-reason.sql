@@ -1,0 +1,8 @@
+-- outboxctl: reschedule
+-- Make the shard due now with a fresh backoff: rows get scheduled_for = THE_PAST (2016-08-01),
+-- as a new row has; Sentry's next claim then starts again from a 2 s delay.
+/* outboxctl reschedule: INC-9 * / DELETE FROM x; -- it's / * again */ UPDATE sentry_regionoutbox o
+   SET scheduled_for = '2016-08-01 00:00:00+00'::timestamptz,
+       scheduled_from = now()
+ WHERE o.shard_scope = 0  -- ORGANIZATION_SCOPE
+   AND o.shard_identifier = 1;
