@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -67,6 +68,9 @@ before it stays deleted.
 Handlers (Sentry's contract is at-least-once: make them idempotent):
   exec:COMMAND   runs COMMAND (through sh -c, in its own process group) per message with a
                  JSON document on stdin; exit 0 means delivered, stderr becomes the error
+  stream:COMMAND starts COMMAND once and writes one document per line to its stdin; it
+                 answers one line per document, {"id": ID, "ok": true} when delivered
+                 (docs/handlers: a handler that runs Sentry's own receivers)
   http(s)://URL  POSTs the document; a 2xx answer means delivered; --handler-header adds
                  headers, their values read from the environment ('Authorization: Bearer $TOKEN')
   discard        deletes without delivering (skipping a poison message); every row is
@@ -102,7 +106,7 @@ that reads only, unless run again with -v delivered=ID.`),
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.Handler, "handler", "", "where messages go: exec:COMMAND, http(s)://URL or discard")
+	f.StringVar(&o.Handler, "handler", "", "where messages go: exec:COMMAND, stream:COMMAND, http(s)://URL or discard")
 	f.StringArrayVar(&o.HandlerHeaders, "handler-header", nil, "extra HTTP header 'Name: value'; $VARS in the value come from the environment (repeatable; values never printed)")
 	f.DurationVar(&o.HandlerTimeout, "handler-timeout", 30*time.Second, "give up on one delivery after this long")
 	f.StringVar(&o.Mode, "mode", "batch", "batch (several messages per transaction, fast) or exact (Sentry's statements one for one)")
@@ -161,6 +165,9 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 		}
 		if handler, err = drain.ParseHandler(drain.HandlerConfig{Spec: o.Handler, Timeout: o.HandlerTimeout, Headers: o.HandlerHeaders, Getenv: a.getenv}); err != nil {
 			return usageErrorf("", "%s", err.Error())
+		}
+		if c, ok := handler.(io.Closer); ok {
+			defer c.Close() // a stream: co-process ends on every exit path
 		}
 	}
 	reg, err := a.registry()

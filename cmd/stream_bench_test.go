@@ -1,59 +1,78 @@
 package cmd_test
 
 import (
-	"bufio"
+	"context"
 	"fmt"
-	"os"
+	"net"
+	"net/http"
 	"os/exec"
-	"path/filepath"
-	"syscall"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
 
-// BenchmarkInspectAllStreams runs the built binary's `inspect shard … --all -o jsonl` on
-// shards of different depths of the benchmark data set and reports the process's peak
-// resident memory for each: streaming means the figure stays flat as the shard grows.
-func BenchmarkInspectAllStreams(b *testing.B) {
-	testdb.EnsureBenchData(b)
-	bin := os.Getenv("OUTBOXCTL_BIN")
-	if bin == "" {
-		bin = filepath.Join(b.TempDir(), "outboxctl")
-		if out, err := exec.Command("go", "build", "-trimpath", "-o", bin, "..").CombinedOutput(); err != nil {
-			b.Fatalf("building: %v\n%s", err, out)
-		}
+// BenchmarkHandlers drains unique messages end to end (the binary, as a user runs it)
+// through each kind of handler: stream: and exec: with the same Python handler logic, and
+// HTTP to a local (Go) server. exec: starts one Python per message, so it drains a tenth of
+// the messages; compare messages/s. docs/performance.md ("Handlers") has the figures.
+func BenchmarkHandlers(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
 	}
-	// Shard 1 is the hot shard (~10% of the rows); 2 and 50 are ordinary skewed shards.
-	for _, shard := range []int{50, 2, 1} {
-		b.Run(fmt.Sprintf("shard-%d", shard), func(b *testing.B) {
-			var rows int64
-			var peakKB int64
-			for i := 0; i < b.N; i++ {
-				c := exec.Command(bin, "--dsn", testdb.DSN(), "--schema", testdb.BenchSchema, "--statement-timeout", "5m",
-					"inspect", "shard", "organization", fmt.Sprint(shard), "--all", "-o", "jsonl")
-				out, err := c.StdoutPipe()
+	srv := &http.Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	bin := sharedBinary(b)
+	for _, h := range []struct {
+		name, handler string
+		messages      int
+	}{
+		{"stream-python", "stream:python3 testdata/stream/bench_handler.py", 20_000},
+		{"http-local", "http://" + ln.Addr().String() + "/outbox", 20_000},
+		{"exec-python", "exec:python3 testdata/stream/bench_handler.py --once", 2_000},
+	} {
+		b.Run(h.name, func(b *testing.B) {
+			var elapsed time.Duration
+			for range b.N {
+				b.StopTimer()
+				schema := uniqueMessages(b, h.messages)
+				b.StartTimer()
+				start := time.Now()
+				out, err := exec.Command(bin, "--dsn", testdb.DSN(), "--schema", schema, "drain", "organization", "1",
+					"--handler", h.handler, "--yes", "-o", "json").CombinedOutput()
+				elapsed += time.Since(start)
+				b.StopTimer()
 				if err != nil {
-					b.Fatal(err)
+					b.Fatalf("%v\n%s", err, out)
 				}
-				if err := c.Start(); err != nil {
-					b.Fatal(err)
-				}
-				sc := bufio.NewScanner(out)
-				sc.Buffer(make([]byte, 1<<20), 1<<20)
-				rows = 0
-				for sc.Scan() {
-					rows++
-				}
-				if err := c.Wait(); err != nil {
-					b.Fatal(err)
-				}
-				if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
-					peakKB = max(peakKB, ru.Maxrss)
+				var left int
+				if err := testdb.Pool(b).QueryRow(context.Background(), "SELECT count(*) FROM "+pgx.Identifier{schema}.Sanitize()+".sentry_regionoutbox").Scan(&left); err != nil || left != 0 {
+					b.Fatalf("%d rows left (%v)\n%s", left, err, out)
 				}
 			}
-			b.ReportMetric(float64(rows), "lines")
-			b.ReportMetric(float64(peakKB)/1024, "peak-rss-MiB")
+			b.ReportMetric(float64(h.messages*b.N)/elapsed.Seconds(), "messages/s")
+			b.ReportMetric(elapsed.Seconds()/float64(b.N), "s/drain")
 		})
 	}
+}
+
+// uniqueMessages seeds one shard with n rows, each its own coalesce group.
+func uniqueMessages(b *testing.B, n int) string {
+	schema := testdb.Schema(b, fixture.Options{})
+	ctx := context.Background()
+	if _, err := testdb.Pool(b).Exec(ctx, fmt.Sprintf(`INSERT INTO %s.sentry_regionoutbox
+		(shard_scope, shard_identifier, category, object_identifier, payload, scheduled_from, scheduled_for)
+		SELECT 0, 1, 3, i, '{"n": 1}', now(), '2016-08-01' FROM generate_series(1, %d) i`,
+		pgx.Identifier{schema}.Sanitize(), n)); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := testdb.Pool(b).Exec(ctx, "VACUUM ANALYZE "+pgx.Identifier{schema}.Sanitize()+".sentry_regionoutbox"); err != nil {
+		b.Fatal(err)
+	}
+	return schema
 }
