@@ -74,7 +74,9 @@ func (s *Stream) Preflight(ctx context.Context) error {
 	return (&Exec{Args: s.Args, Command: s.Command}).Preflight(ctx)
 }
 
-// Deliver writes the document and waits for its acknowledgement, at most Timeout.
+// Deliver writes the document and waits for its acknowledgement, at most Timeout. A failed
+// delivery adds at most about 3 s (exit status, kill) before it returns: the drain's
+// transactions may sit idle for Timeout + 10 s (Run raises idle_in_transaction_session_timeout).
 func (s *Stream) Deliver(_ context.Context, m Message) error {
 	doc, err := json.Marshal(NewDocument(m))
 	if err != nil {
@@ -317,7 +319,11 @@ func (s *Stream) stop(p *streamProc) {
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	select {
 	case <-p.exited:
-	case <-time.After(5 * time.Second):
+	case <-time.After(2 * time.Second): // a process stuck in the kernel: do not wait for it
+	}
+	select { // its last stderr lines
+	case <-p.relay:
+	case <-time.After(200 * time.Millisecond):
 	}
 }
 
