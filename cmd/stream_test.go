@@ -97,6 +97,18 @@ func sortedLeft(t *testing.T, schema string, seeded []int64) []string {
 	return out
 }
 
+// checkSplit: the first n seeded messages were delivered, in order, once each, and are
+// gone; the rest are all still there.
+func (r *streamRun) checkSplit(t *testing.T, schema string, seeded []int64, n int) {
+	t.Helper()
+	if got, want := strings.Join(r.delivered(t), " "), strings.Join(idStrings(seeded[:n]), " "); got != want {
+		t.Fatalf("delivered %s\nwant      %s\nstderr: %s", got, want, r.err.String())
+	}
+	if got, want := strings.Join(sortedLeft(t, schema, seeded), " "), strings.Join(idStrings(seeded[n:]), " "); got != want {
+		t.Fatalf("left %s, want %s", got, want)
+	}
+}
+
 const acksHandler = "stream:sh testdata/stream/acks.sh"
 
 // TestStreamDeliversInOrder: every message delivered once, in order, through a shell and
@@ -118,12 +130,7 @@ func TestStreamDeliversInOrder(t *testing.T) {
 			}
 			r := startStream(t, testdb.DSN(), schema, tc.handler, env, "--mode", tc.mode)
 			r.wait(t, 0)
-			if got, want := strings.Join(r.delivered(t), " "), strings.Join(idStrings(seeded), " "); got != want {
-				t.Fatalf("delivered %s\nwant      %s\nstderr: %s", got, want, r.err.String())
-			}
-			if left := sortedLeft(t, schema, seeded); len(left) != 0 {
-				t.Fatalf("left %v", left)
-			}
+			r.checkSplit(t, schema, seeded, len(seeded))
 			if !strings.Contains(r.out.String(), `"delivered": 40`) {
 				t.Errorf("summary: %s", r.out.String())
 			}
@@ -153,12 +160,7 @@ func TestStreamFailures(t *testing.T) {
 				r := startStream(t, testdb.DSN(), schema, acksHandler,
 					[]string{"MODE=" + tc.mode, fmt.Sprintf("BAD_ID=%d", bad)}, "--mode", mode, "--handler-timeout", "1s")
 				r.wait(t, 1)
-				if got, want := strings.Join(r.delivered(t), " "), strings.Join(idStrings(seeded[:5]), " "); got != want {
-					t.Fatalf("delivered %s, want %s\nstderr: %s", got, want, r.err.String())
-				}
-				if got, want := strings.Join(sortedLeft(t, schema, seeded), " "), strings.Join(idStrings(seeded[5:]), " "); got != want {
-					t.Fatalf("left %s, want %s", got, want)
-				}
+				r.checkSplit(t, schema, seeded, 5)
 				want := tc.want
 				if strings.Contains(want, "%") {
 					want = fmt.Sprintf(want, bad+1, bad)
@@ -196,17 +198,11 @@ func TestStreamCtrlC(t *testing.T) {
 			_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGINT)
 			r.wait(t, 130)
 			delivered := r.delivered(t)
-			left := sortedLeft(t, schema, seeded)
 			if len(delivered) < 5 || len(delivered) >= 60 {
 				t.Fatalf("%d delivered", len(delivered))
 			}
 			// In order, each once, and exactly the delivered ones are gone.
-			if got, want := strings.Join(delivered, " "), strings.Join(idStrings(seeded[:len(delivered)]), " "); got != want {
-				t.Fatalf("delivered %s, want %s", got, want)
-			}
-			if got, want := strings.Join(left, " "), strings.Join(idStrings(seeded[len(delivered):]), " "); got != want {
-				t.Fatalf("left %s, want %s", got, want)
-			}
+			r.checkSplit(t, schema, seeded, len(delivered))
 			if want := fmt.Sprintf(`"delivered": %d`, len(delivered)); !strings.Contains(r.out.String(), want) {
 				t.Errorf("summary does not say %s:\n%s", want, r.out.String())
 			}
@@ -248,12 +244,7 @@ func TestStreamSlowerThanIdleTimeout(t *testing.T) {
 			r := startStream(t, dsnWith("options=-c%20idle_in_transaction_session_timeout%3D500"), schema, acksHandler,
 				[]string{"SLEEP=1.2"}, "--mode", mode, "--handler-timeout", "5s")
 			r.wait(t, 0)
-			if got, want := strings.Join(r.delivered(t), " "), strings.Join(idStrings(seeded), " "); got != want {
-				t.Fatalf("delivered %s, want %s", got, want)
-			}
-			if left := sortedLeft(t, schema, seeded); len(left) != 0 {
-				t.Fatalf("left %v", left)
-			}
+			r.checkSplit(t, schema, seeded, len(seeded))
 			r.checkGroupGone(t)
 		})
 	}
