@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,8 +19,9 @@ import (
 
 // BenchmarkHandlers drains unique messages end to end (the binary, as a user runs it)
 // through each kind of handler: stream: and exec: with the same Python handler logic, and
-// HTTP to a local (Go) server. exec: starts one Python per message, so it drains a tenth of
-// the messages; compare messages/s. docs/performance.md ("Handlers") has the figures.
+// HTTP to a local (Go) server. exec: starts one Python per message, so it drains only
+// $OUTBOXCTL_BENCH_EXEC_MESSAGES (default 2,000) of them; compare messages/s.
+// docs/performance.md ("Handlers") has the figures.
 func BenchmarkHandlers(b *testing.B) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -34,7 +37,7 @@ func BenchmarkHandlers(b *testing.B) {
 	}{
 		{"stream-python", "stream:python3 testdata/stream/bench_handler.py", 20_000},
 		{"http-local", "http://" + ln.Addr().String() + "/outbox", 20_000},
-		{"exec-python", "exec:python3 testdata/stream/bench_handler.py --once", 2_000},
+		{"exec-python", "exec:python3 testdata/stream/bench_handler.py --once", execMessages(b)},
 	} {
 		b.Run(h.name, func(b *testing.B) {
 			var elapsed time.Duration
@@ -59,6 +62,17 @@ func BenchmarkHandlers(b *testing.B) {
 			b.ReportMetric(elapsed.Seconds()/float64(b.N), "s/drain")
 		})
 	}
+}
+
+func execMessages(b *testing.B) int {
+	n, err := strconv.Atoi(os.Getenv("OUTBOXCTL_BENCH_EXEC_MESSAGES"))
+	switch {
+	case os.Getenv("OUTBOXCTL_BENCH_EXEC_MESSAGES") == "":
+		return 2_000
+	case err != nil || n <= 0:
+		b.Fatalf("OUTBOXCTL_BENCH_EXEC_MESSAGES=%q: want a positive number", os.Getenv("OUTBOXCTL_BENCH_EXEC_MESSAGES"))
+	}
+	return n
 }
 
 // uniqueMessages seeds one shard with n rows, each its own coalesce group.
