@@ -94,6 +94,7 @@ that reads only, unless run again with -v delivered=ID.`),
 		Example: examples(`
   outboxctl drain organization 42 --handler 'exec:./replicate.sh' --dry-run
   outboxctl drain organization 42 --handler https://relay.internal/outbox --handler-header 'Authorization: Bearer $RELAY_TOKEN' --reason 'INC-7' --yes
+  outboxctl drain organization 42 --handler 'stream:sentry exec docs/handlers/sentry_deliver.py' --reason 'INC-7' --yes
   outboxctl drain organization 42 --handler discard --max-messages 1 --reason 'INC-7: skip poison' --yes
   outboxctl drain organization 42 --print-sql > drain-42.sql && psql -f drain-42.sql`),
 		Args:              exactArgs(2, "SCOPE ID"),
