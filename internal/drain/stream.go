@@ -75,7 +75,7 @@ func (s *Stream) Preflight(ctx context.Context) error {
 }
 
 // Deliver writes the document and waits for its acknowledgement, at most Timeout. A failed
-// delivery adds at most about 3 s (exit status, kill) before it returns: the drain's
+// delivery adds at most about 4 s (exit status, kill) before it returns: the drain's
 // transactions may sit idle for Timeout + 10 s (Run raises idle_in_transaction_session_timeout).
 func (s *Stream) Deliver(_ context.Context, m Message) error {
 	doc, err := json.Marshal(NewDocument(m))
@@ -162,7 +162,7 @@ func (s *Stream) failure(p *streamProc, id int64, err error) error {
 	case errors.Is(err, errTimeout):
 		return fmt.Errorf("%s timed out after %s waiting for the acknowledgement of message %d", prefix, s.Timeout, id)
 	case errors.Is(err, errExited) || errors.Is(err, io.EOF):
-		code := p.waitExit(time.Second)
+		code := p.waitExit(2 * time.Second)
 		msg := fmt.Sprintf("%s exited (%s) before acknowledging message %d", prefix, code, id)
 		if t := p.tail.String(); t != "" {
 			msg += ": " + t
