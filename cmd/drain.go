@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -63,6 +64,9 @@ before it stays deleted.
 Handlers (Sentry's contract is at-least-once: make them idempotent):
   exec:COMMAND   runs COMMAND (through sh -c, in its own process group) per message with a
                  JSON document on stdin; exit 0 means delivered, stderr becomes the error
+  stream:COMMAND starts COMMAND once and writes one document per line to its stdin; it
+                 answers one line per document, {"id": ID, "ok": true} when delivered
+                 (docs/handlers: a handler that runs Sentry's own receivers)
   http(s)://URL  POSTs the document; a 2xx answer means delivered; --handler-header adds
                  headers, their values read from the environment ('Authorization: Bearer $TOKEN')
   discard        deletes without delivering (skipping a poison message); every row is
@@ -86,6 +90,7 @@ that reads only, unless run again with -v delivered=ID.`),
 		Example: examples(`
   outboxctl drain organization 42 --handler 'exec:./replicate.sh' --dry-run
   outboxctl drain organization 42 --handler https://relay.internal/outbox --handler-header 'Authorization: Bearer $RELAY_TOKEN' --reason 'INC-7' --yes
+  outboxctl drain organization 42 --handler 'stream:sentry exec docs/handlers/sentry_deliver.py' --reason 'INC-7' --yes
   outboxctl drain organization 42 --handler discard --max-messages 1 --reason 'INC-7: skip poison' --yes
   outboxctl drain organization 42 --print-sql > drain-42.sql && psql -f drain-42.sql`),
 		Args:              exactArgs(2, "SCOPE ID"),
@@ -98,7 +103,7 @@ that reads only, unless run again with -v delivered=ID.`),
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.Handler, "handler", "", "where messages go: exec:COMMAND, http(s)://URL or discard")
+	f.StringVar(&o.Handler, "handler", "", "where messages go: exec:COMMAND, stream:COMMAND, http(s)://URL or discard")
 	f.StringArrayVar(&o.HandlerHeaders, "handler-header", nil, "extra HTTP header 'Name: value'; $VARS in the value come from the environment (repeatable; values never printed)")
 	f.DurationVar(&o.HandlerTimeout, "handler-timeout", 30*time.Second, "give up on one delivery after this long")
 	addEnumFlag(c, &o.Mode, "mode", "batch (several messages per transaction, fast) or exact (Sentry's statements one for one)",
@@ -153,6 +158,9 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	if c, ok := handler.(io.Closer); ok {
+		defer c.Close() // a stream: co-process ends on every exit path
+	}
 	reg, err := a.registry()
 	if err != nil {
 		return err
@@ -199,7 +207,7 @@ func (a *app) drainHandler(o drainOptions, args []string) (drain.Handler, error)
 	}
 	if o.Handler == "" {
 		return nil, usageErrorf("outboxctl drain "+args[0]+" "+args[1]+" --handler 'exec:./deliver.sh'",
-			"`--handler` is required: exec:COMMAND, http(s)://URL or discard (or --dry-run to see the plan)")
+			"`--handler` is required: exec:COMMAND, stream:COMMAND, http(s)://URL or discard (or --dry-run to see the plan)")
 	}
 	handler, err := drain.ParseHandler(drain.HandlerConfig{Spec: o.Handler, Timeout: o.HandlerTimeout, Headers: o.HandlerHeaders, Getenv: a.getenv})
 	if err != nil {

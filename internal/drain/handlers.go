@@ -94,7 +94,7 @@ type HandlerConfig struct {
 	Getenv  func(string) string
 }
 
-// ParseHandler reads --handler: exec:COMMAND, http://… or https://…, or discard.
+// ParseHandler reads --handler: exec:COMMAND, stream:COMMAND, http://… or https://…, or discard.
 func ParseHandler(c HandlerConfig) (Handler, error) {
 	spec := c.Spec
 	if len(c.Headers) > 0 && !strings.HasPrefix(spec, "http://") && !strings.HasPrefix(spec, "https://") {
@@ -110,6 +110,12 @@ func ParseHandler(c HandlerConfig) (Handler, error) {
 		}
 		// Run through sh -c, like hooks: the operator's command line as written.
 		return &Exec{Args: []string{"/bin/sh", "-c", command}, Command: command, Timeout: c.Timeout}, nil
+	case strings.HasPrefix(spec, "stream:"):
+		command := strings.TrimSpace(strings.TrimPrefix(spec, "stream:"))
+		if command == "" {
+			return nil, fmt.Errorf("invalid `--handler` %q: stream: needs a command, e.g. stream:'sentry exec docs/handlers/sentry_deliver.py'", spec)
+		}
+		return &Stream{Args: []string{"/bin/sh", "-c", command}, Command: command, Timeout: c.Timeout}, nil
 	case strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://"):
 		u, err := url.Parse(spec)
 		if err != nil || u.Host == "" {
@@ -126,7 +132,7 @@ func ParseHandler(c HandlerConfig) (Handler, error) {
 		}
 		return h, nil
 	}
-	return nil, fmt.Errorf("invalid `--handler` %q: valid forms are exec:COMMAND, http(s)://URL and discard", RedactURL(spec))
+	return nil, fmt.Errorf("invalid `--handler` %q: valid forms are exec:COMMAND, stream:COMMAND, http(s)://URL and discard", RedactURL(spec))
 }
 
 // Discard deletes without delivering: for skipping a poison message. The drain archives

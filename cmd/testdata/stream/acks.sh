@@ -1,0 +1,19 @@
+#!/bin/sh
+# A stream: handler for the tests. Acknowledges each document after logging its id to
+# $LOG; misbehaves at the document whose id is $BAD_ID the way $MODE says.
+[ -n "${PIDFILE:-}" ] && awk '{print $5}' /proc/$$/stat > "$PIDFILE"
+while IFS= read -r line; do
+  id=$(printf '%s\n' "$line" | grep -o '"id":[0-9]*' | head -n 1 | cut -d: -f2)
+  if [ "$id" = "${BAD_ID:-}" ]; then
+    case "$MODE" in
+      nack) echo "about to refuse $id" >&2; printf '{"id": %s, "ok": false, "error": "receiver said no\\u001b[31m"}\n' "$id"; continue ;;
+      wrongid) printf '{"id": %s, "ok": true}\n' "$((id + 1))"; continue ;;
+      garbage) printf 'Traceback (most recent call last):\n'; continue ;;
+      crash) printf 'dying on %s\033[2J\n' "$id" >&2; exit 3 ;;
+      hang) sleep 30; continue ;;
+    esac
+  fi
+  echo "$id" >> "$LOG"
+  sleep "${SLEEP:-0}"
+  printf '{"id": %s, "ok": true}\n' "$id"
+done
