@@ -1,0 +1,24 @@
+-- outboxctl: depth-estimate
+-- Estimated depth of sentry_controloutbox (control silo) from the planner's statistics (no table read):
+-- as fresh as the last ANALYZE; only categories common enough to be in pg_stats are listed;
+-- the whole table, whatever --cell says. depth is NULL when the table was never analyzed.
+WITH rel AS (
+    SELECT c.relname, n.nspname,
+           CASE WHEN c.reltuples < 0 THEN NULL
+                WHEN c.relpages = 0 THEN c.reltuples
+                ELSE c.reltuples / c.relpages * (pg_relation_size(c.oid) / current_setting('block_size')::int)
+           END AS total
+      FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.oid = to_regclass('sentry_controloutbox')
+),
+mcv AS (
+    SELECT v.category, v.freq
+      FROM rel
+      JOIN pg_stats s ON s.schemaname = rel.nspname AND s.tablename = rel.relname AND s.attname = 'category'
+     CROSS JOIN LATERAL unnest(s.most_common_vals::text::int[], s.most_common_freqs) AS v(category, freq)
+)
+SELECT NULL AS category, round(rel.total)::bigint AS depth, true AS estimated FROM rel
+UNION ALL
+SELECT mcv.category, round(rel.total * mcv.freq)::bigint, true FROM rel, mcv
+ ORDER BY category NULLS FIRST;
