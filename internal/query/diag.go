@@ -667,7 +667,9 @@ SELECT c.category, c.depth FROM per_category c
 // reading the table: the total is pg_class.reltuples scaled to the table's current size (as
 // the planner does), each category's depth is its frequency in pg_stats' most common values
 // times that total. It is as fresh as the last ANALYZE (autovacuum's or a manual one), lists
-// only categories common enough to be in the statistics, and ignores --cell.
+// only categories common enough to be in the statistics, and ignores --cell. The names are
+// looked up first (InitPlans), so pg_stats is read by index however many tables the
+// database has.
 func DepthEstimate(t Target) Statement {
 	b := newBuilder()
 	text := fmt.Sprintf(`WITH rel AS (
@@ -682,9 +684,11 @@ func DepthEstimate(t Target) Statement {
 ),
 mcv AS (
     SELECT v.category, v.freq
-      FROM rel
-      JOIN pg_stats s ON s.schemaname = rel.nspname AND s.tablename = rel.relname AND s.attname = 'category'
+      FROM pg_stats s
      CROSS JOIN LATERAL unnest(s.most_common_vals::text::int[], s.most_common_freqs) AS v(category, freq)
+     WHERE s.schemaname = (SELECT rel.nspname FROM rel)
+       AND s.tablename = (SELECT rel.relname FROM rel)
+       AND s.attname = 'category'
 )
 SELECT NULL AS category, round(rel.total)::bigint AS depth, true AS estimated FROM rel
 UNION ALL

@@ -205,6 +205,27 @@ func benchShapeOK(ctx context.Context, conn *pgx.Conn, want int) bool {
 	return err == nil && n >= int64(want)-300 && n <= int64(want)+300 && groups == int64(o.HotGroups) && control == int64(o.ControlRows)
 }
 
+// vacuumBench vacuums the bench table until its dead rows are gone: on a shared server another
+// session's snapshot can keep them, and then index-only scans of the re-stamped shards fall
+// back to the heap and every index-aligned figure is off.
+func vacuumBench(ctx context.Context, b testing.TB, conn *pgx.Conn) {
+	for try := 0; ; try++ {
+		if _, err := conn.Exec(ctx, "VACUUM ANALYZE "+BenchSchema+".sentry_regionoutbox"); err != nil {
+			b.Fatal(err)
+		}
+		var dead int64
+		err := conn.QueryRow(ctx, "SELECT n_dead_tup FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'sentry_regionoutbox'", BenchSchema).Scan(&dead)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if dead < 1000 || try == 5 {
+			b.Logf("bench table vacuumed (%d dead rows left after %d tries)", dead, try+1)
+			return
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
 // EnsureBenchData builds or refreshes BenchSchema.
 func EnsureBenchData(b testing.TB) {
 	b.Helper()
@@ -229,14 +250,16 @@ func EnsureBenchData(b testing.TB) {
 		if err := fixture.RefreshDemoClock(ctx, conn, BenchSchema); err != nil {
 			b.Fatal(err)
 		}
-		// The hot shard waits at the 1 h backoff cap, as in the incident the issue measured.
-		if _, err := conn.Exec(ctx, fmt.Sprintf(`UPDATE %s.sentry_regionoutbox
+		// The hot shard waits at the 1 h backoff cap, as in the incident the issue measured;
+		// re-stamped only when its next attempt comes near, since every re-stamp rewrites its
+		// 200,000 rows and leaves them to VACUUM.
+		if _, err := conn.Exec(ctx, fmt.Sprintf(`UPDATE %[1]s.sentry_regionoutbox
    SET scheduled_from = now() - interval '20 minutes', scheduled_for = now() + interval '40 minutes'
- WHERE shard_scope = 0 AND shard_identifier = %d`, BenchSchema, fixture.DemoHotShard)); err != nil {
+ WHERE shard_scope = 0 AND shard_identifier = %[2]d
+   AND (SELECT min(scheduled_for) FROM %[1]s.sentry_regionoutbox WHERE shard_scope = 0 AND shard_identifier = %[2]d) < now() + interval '10 minutes'`,
+			BenchSchema, fixture.DemoHotShard)); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := conn.Exec(ctx, "VACUUM ANALYZE "+BenchSchema+".sentry_regionoutbox"); err != nil {
-			b.Fatal(err)
-		}
+		vacuumBench(ctx, b, conn.Conn())
 	})
 }

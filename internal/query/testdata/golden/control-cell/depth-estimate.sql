@@ -14,9 +14,11 @@ WITH rel AS (
 ),
 mcv AS (
     SELECT v.category, v.freq
-      FROM rel
-      JOIN pg_stats s ON s.schemaname = rel.nspname AND s.tablename = rel.relname AND s.attname = 'category'
+      FROM pg_stats s
      CROSS JOIN LATERAL unnest(s.most_common_vals::text::int[], s.most_common_freqs) AS v(category, freq)
+     WHERE s.schemaname = (SELECT rel.nspname FROM rel)
+       AND s.tablename = (SELECT rel.relname FROM rel)
+       AND s.attname = 'category'
 )
 SELECT NULL AS category, round(rel.total)::bigint AS depth, true AS estimated FROM rel
 UNION ALL
