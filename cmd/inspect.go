@@ -166,6 +166,7 @@ func (a *app) streamMessages(s *session, p *render.Printer, doc render.Doc, st q
 func newInspectObjectCmd(a *app) *cobra.Command {
 	var limit int
 	var anyScope bool
+	var shard int64
 	c := &cobra.Command{
 		Use:   "object CATEGORY ID",
 		Short: "Show the outboxes of one object",
@@ -177,10 +178,15 @@ The lookup is narrowed to the category's registered scope. For categories whose 
 its own shard (ORGANIZATION_UPDATE, USER_UPDATE, INTEGRATION_UPDATE, API_APPLICATION_UPDATE,
 API_TOKEN_UPDATE, PROVISION_ORGANIZATION) the object id is also the shard id, so the query
 is one probe of the shard index. For other categories it reads the scope's rows, bounded by
---statement-timeout. Rows written under an older scope mapping (API_TOKEN_UPDATE lived in
-USER_SCOPE before 2025) are found with --any-scope, which scans the table.`),
+--statement-timeout, unless you know the shard: pass --shard with the organization id for a
+category of ORGANIZATION_SCOPE (ORGANIZATION_MEMBER_UPDATE, TEAM_UPDATE, …) or the user id
+for one of USER_SCOPE, and the lookup is one probe of the shard index (milliseconds instead
+of a scan; a wrong shard finds nothing). Rows written under an older scope mapping
+(API_TOKEN_UPDATE lived in USER_SCOPE before 2025) are found with --any-scope, which scans
+the table.`),
 		Example: examples(`
   outboxctl inspect object ORGANIZATION_UPDATE 42
+  outboxctl inspect object ORGANIZATION_MEMBER_UPDATE 1234 --shard 42
   outboxctl inspect object organization_member_update 1234 --print-sql
   outboxctl inspect object API_TOKEN_UPDATE 77 --any-scope`),
 		Args:              exactArgs(2, "CATEGORY ID"),
@@ -197,6 +203,9 @@ USER_SCOPE before 2025) are found with --any-scope, which scans the table.`),
 			if limit <= 0 {
 				return usageErrorf("", "`--limit` must be positive")
 			}
+			if anyScope && c.Flags().Changed("shard") {
+				return usageErrorf("", "`--shard` and `--any-scope` exclude each other: a shard belongs to one scope")
+			}
 			t, err := a.target()
 			if err != nil {
 				return err
@@ -209,6 +218,9 @@ USER_SCOPE before 2025) are found with --any-scope, which scans the table.`),
 			if !anyScope && cat.Scope >= 0 {
 				l.Scope = &query.Enum{Value: cat.Scope, Name: reg.ScopeName(cat.Scope)}
 				l.ShardFromObject = cat.ObjectIsShard
+				if c.Flags().Changed("shard") {
+					l.Shard = &shard
+				}
 			}
 			results, err := a.runRead(c.Context(), "inspect", func(t query.Target) query.Script { return query.Script{query.ObjectOutboxes(t, l)} })
 			if err != nil || results == nil {
@@ -223,6 +235,7 @@ USER_SCOPE before 2025) are found with --any-scope, which scans the table.`),
 	}
 	c.Flags().IntVar(&limit, "limit", query.DefaultLimit, "at most this many rows")
 	c.Flags().BoolVar(&anyScope, "any-scope", false, "search every scope, not only the category's (a full scan)")
+	c.Flags().Int64Var(&shard, "shard", 0, "the object's shard id (its organization or user id): one probe of the shard index instead of a scan")
 	return c
 }
 
@@ -303,18 +316,29 @@ func newInspectMessageCmd(a *app) *cobra.Command {
 }
 
 func newDepthCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var estimate bool
+	c := &cobra.Command{
 		Use:   "depth",
 		Short: "Show the total depth and the depth per category",
 		Long: strings.TrimSpace(`
 Show how many rows wait in the outbox table, in total (the first row) and per category,
-in one pass (Sentry's get_total_outbox_count and get_category_depths).`),
+in one pass (Sentry's get_total_outbox_count and get_category_depths).
+
+--estimate answers from the planner's statistics instead, in milliseconds without reading
+the table: as fresh as the last ANALYZE, only categories common enough to be in the
+statistics, the whole table whatever --cell says; each row says estimated.`),
 		Example: examples(`
   outboxctl depth
+  outboxctl depth --estimate
   outboxctl depth --silo control --cell us -o json`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			results, err := a.runRead(c.Context(), "depth", func(t query.Target) query.Script { return query.Script{query.Depth(t)} })
+			results, err := a.runRead(c.Context(), "depth", func(t query.Target) query.Script {
+				if estimate {
+					return query.Script{query.DepthEstimate(t)}
+				}
+				return query.Script{query.Depth(t)}
+			})
 			if err != nil || results == nil {
 				return err
 			}
@@ -333,6 +357,8 @@ in one pass (Sentry's get_total_outbox_count and get_category_depths).`),
 			return a.printer().Print(render.Doc{{Name: "depth", Table: tbl}})
 		},
 	}
+	c.Flags().BoolVar(&estimate, "estimate", false, "estimate from the planner's statistics without reading the table")
+	return c
 }
 
 // completeFirstArg completes enum names for a command's first argument only.

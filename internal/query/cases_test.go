@@ -59,8 +59,14 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 	{"inspect-object-any-scope", func(t Target) Script {
 		return Script{ObjectOutboxes(t, ObjectLookup{Category: Enum{32, "API_TOKEN_UPDATE"}, ObjectID: 77, Limit: 5})}
 	}},
+	{"inspect-object-given-shard", func(t Target) Script {
+		return Script{ObjectOutboxes(t, ObjectLookup{
+			Category: Enum{3, "ORGANIZATION_MEMBER_UPDATE"}, Scope: enum(0, "ORGANIZATION_SCOPE"), ObjectID: 10, Shard: i64(1),
+		})}
+	}},
 	{"inspect-message", func(t Target) Script { return Script{Message(t, 2)} }},
 	{"depth", func(t Target) Script { return Script{Depth(t)} }},
+	{"depth-estimate", func(t Target) Script { return Script{DepthEstimate(t)} }},
 	{"killswitch-shards", func(t Target) Script {
 		return Script{KillswitchShards([]Target{t}, []KillswitchList{
 			{OptionsTable: OptionTable, Scope: 0, IDs: []int64{1, 2, 404}},

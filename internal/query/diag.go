@@ -326,36 +326,42 @@ func (b *builder) shardPredicates(t Target, k ShardKey, alias string) {
 }
 
 // ShardState answers "what is this shard waiting for?": its depth, its earliest
-// scheduled_for, and the lowest-id row Sentry locks and computes the backoff from.
+// scheduled_for, and the lowest-id row Sentry locks and computes the backoff from. The head
+// row is one probe of the (…, id) index; depth and next attempt are one index-only pass over
+// the narrow (…, scheduled_for) index, so a 200,000-row shard costs milliseconds, not a read
+// of every row. In the control silo there is one head row per cell.
 func ShardState(t Target, k ShardKey) Statement {
 	b := newBuilder()
 	b.shardPredicates(t, k, "o")
-	distinct := ""
-	order := "o.id"
+	distinct, limit := "", b.arg("limit", 1, "")
+	order := func(alias string) string { return alias + ".id" }
 	if t.Control() {
 		distinct = "DISTINCT ON (o." + t.cellCol() + ") "
-		order = "o." + t.cellCol() + ", o.id"
+		order = func(alias string) string { return alias + "." + t.cellCol() + ", " + alias + ".id" }
+		limit = b.arg("limit", 1000, "")
 	}
-	text := fmt.Sprintf(`SELECT %[1]s%[2]so.shard_scope, o.shard_identifier,
-       count(*) OVER w AS depth,
-       min(o.scheduled_for) OVER w AS next_attempt,
-       min(o.scheduled_for) OVER w <= now() AS due,
-       o.id AS head_id, o.category AS head_category, o.object_identifier AS head_object,
-       o.scheduled_from AS last_attempt,
-       extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
+	headCols := "o.id, " + selectCell(t, "o") + "o.shard_scope, o.shard_identifier, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for"
+	text := fmt.Sprintf(`SELECT %[1]sh.shard_scope, h.shard_identifier,
+       d.depth, d.next_attempt, d.next_attempt <= now() AS due,
+       h.id AS head_id, h.category AS head_category, h.object_identifier AS head_object,
+       h.scheduled_from AS last_attempt,
+       extract(epoch FROM h.scheduled_for - h.scheduled_from)::float8 AS last_delay_seconds,
        now() AS observed_at
-  FROM %[3]s o
-%[4]s
-WINDOW w AS (PARTITION BY %[5]s)
- ORDER BY %[6]s
- LIMIT %[7]s`,
-		distinct, selectCell(t, "o"), t.From(), b.whereClause(" "), strings.Join(t.shardCols("o"), ", "), order,
-		func() string {
-			if t.Control() {
-				return b.arg("limit", 1000, "")
-			}
-			return b.arg("limit", 1, "")
-		}())
+  FROM (
+    SELECT %[2]s%[3]s
+      FROM %[4]s o
+%[5]s
+     ORDER BY %[6]s
+     LIMIT %[7]s
+  ) h
+ CROSS JOIN LATERAL (
+    SELECT count(*) AS depth, min(x.scheduled_for) AS next_attempt
+      FROM %[4]s x
+     WHERE %[8]s
+ ) d
+ ORDER BY %[9]s`,
+		selectCell(t, "h"), distinct, headCols, t.From(), b.whereClause("     "), order("o"), limit,
+		t.sameShard("x", "h", "     "), order("h"))
 	return Statement{
 		Name: "shard-state",
 		Doc: []string{
@@ -370,26 +376,72 @@ WINDOW w AS (PARTITION BY %[5]s)
 }
 
 // ShardCategories answers "what is in this shard?": depth per category (Sentry's
-// get_shard_category_breakdown) with coalesce groups and ages.
+// get_shard_category_breakdown) with coalesce groups and ages. The categories are walked on
+// the (…, category, object_identifier) index, one probe each; each category's depth and
+// groups are an index-only range of that index, already in group order (no sort, no heap);
+// its ages are one probe at each end of the (…, id) index: the category's lowest-id and
+// highest-id rows (ids and date_added grow together). The walk also keeps the planner's
+// estimates small, so it never pays for JIT compilation.
 func ShardCategories(t Target, k ShardKey) Statement {
 	b := newBuilder()
 	b.shardPredicates(t, k, "o")
-	group := "o.category"
+	keys := strings.Join(append(t.shardCols("o"), "o.category"), ", ")
+	walk := "o.category"
+	prev := "c.category"
 	if t.Control() {
-		group = "o." + t.cellCol() + ", o.category"
+		walk = "o." + t.cellCol() + ", o.category"
+		prev = "c." + t.cellCol() + ", c.category"
 	}
-	text := fmt.Sprintf(`SELECT %[1]so.category, count(*) AS depth,
-       count(DISTINCT o.object_identifier) AS coalesce_groups,
-       min(o.date_added) AS oldest_message, max(o.date_added) AS newest_message
-  FROM %[2]s o
+	first := b.whereClause("      ")
+	b.and(fmt.Sprintf("(%s) > (%s)", walk, prev))
+	next := b.whereClause("         ")
+	b.where = b.where[:len(b.where)-1]
+	order := prev
+	// category + 0 keeps the probe on the (…, id) index: on the category index PostgreSQL
+	// would read and sort every row of the category to find its lowest id.
+	probe := func(dir string) string {
+		return fmt.Sprintf(`(SELECT x.date_added FROM %s x
+         WHERE %s
+           AND x.category + 0 = c.category
+         ORDER BY x.id%s LIMIT 1)`, t.From(), t.sameShard("x", "c", "         "), dir)
+	}
+	text := fmt.Sprintf(`WITH RECURSIVE c AS (
+    (SELECT %[1]s
+       FROM %[2]s o
 %[3]s
- GROUP BY %[4]s
- ORDER BY depth DESC, %[4]s`, selectCell(t, "o"), t.From(), b.whereClause(" "), group)
+      ORDER BY %[4]s
+      LIMIT 1)
+    UNION ALL
+    SELECT nx.*
+      FROM c
+     CROSS JOIN LATERAL (
+        SELECT %[1]s
+          FROM %[2]s o
+%[5]s
+         ORDER BY %[4]s
+         LIMIT 1
+     ) nx
+)
+SELECT %[6]sc.category, d.depth, d.coalesce_groups,
+       %[7]s AS oldest_message,
+       %[8]s AS newest_message
+  FROM c
+ CROSS JOIN LATERAL (
+    SELECT sum(g.n)::bigint AS depth, count(*) AS coalesce_groups
+      FROM (SELECT count(*) AS n
+              FROM %[2]s x
+             WHERE %[9]s
+               AND x.category = c.category
+             GROUP BY x.object_identifier) g
+ ) d
+ ORDER BY d.depth DESC, %[10]s`, keys, t.From(), first, walk, next, selectCell(t, "c"), probe(""), probe(" DESC"),
+		t.sameShard("x", "c", "             "), order)
 	return Statement{
 		Name: "shard-categories",
 		Doc: []string{
 			fmt.Sprintf("Per-category depth of shard %s/%d in %s.", k.Scope.Name, k.ID, t.Describe()),
 			"coalesce_groups = distinct objects: the deliveries left for that category.",
+			"oldest_message / newest_message = date_added of the category's lowest-id / highest-id row.",
 		},
 		Text: tidy(text),
 		Args: b.args,
@@ -533,7 +585,11 @@ type ObjectLookup struct {
 	// ShardFromObject uses the object id as the shard id, for categories where they are equal;
 	// the lookup then runs on the shard index.
 	ShardFromObject bool
-	Limit           int
+	// Shard is the shard the caller knows the object lives in (inspect object --shard: the
+	// organization of an ORGANIZATION_MEMBER_UPDATE, …); with Scope it makes the lookup one
+	// probe of the shard index, like ShardFromObject.
+	Shard *int64
+	Limit int
 }
 
 // ObjectOutboxes answers "which outboxes exist for this object?".
@@ -541,8 +597,13 @@ func ObjectOutboxes(t Target, l ObjectLookup) Statement {
 	b := newBuilder()
 	b.cellFilter(t, "o")
 	how := "it scans the table (no index leads with category); the statement timeout bounds it."
-	shardLookup := l.ShardFromObject && l.Scope != nil
-	if shardLookup {
+	shardLookup := (l.ShardFromObject || l.Shard != nil) && l.Scope != nil
+	switch {
+	case shardLookup && l.Shard != nil:
+		b.and("o.shard_scope = " + b.arg("scope", l.Scope.Value, l.Scope.Name))
+		b.and("o.shard_identifier = " + b.arg("shard", *l.Shard, "--shard"))
+		how = "the shard is given, so this is one probe of the shard index."
+	case shardLookup:
 		b.and("o.shard_scope = " + b.arg("scope", l.Scope.Value, l.Scope.Name))
 		b.and("o.shard_identifier = " + b.arg("shard", l.ObjectID, "the object is the shard for "+l.Category.Name))
 		how = "the object id is the shard id for this category, so this is one probe of the shard index."
@@ -576,20 +637,69 @@ func ObjectOutboxes(t Target, l ObjectLookup) Statement {
 
 // Depth answers "how many rows wait in total, and of which categories?" (Sentry's
 // get_category_depths and get_total_outbox_count in one pass): the row with a NULL category
-// is the total.
+// is the total. The per-category counts are one plain GROUP BY, which PostgreSQL runs as a
+// parallel scan (a ROLLUP is never parallel); the total is their sum.
 func Depth(t Target) Statement {
 	b := newBuilder()
 	b.cellFilter(t, "o")
-	text := fmt.Sprintf(`SELECT o.category, count(*) AS depth
-  FROM %[1]s o
+	text := fmt.Sprintf(`WITH per_category AS MATERIALIZED (
+    SELECT o.category, count(*) AS depth
+      FROM %[1]s o
 %[2]s
- GROUP BY ROLLUP (o.category)
- ORDER BY o.category NULLS FIRST`, t.From(), b.whereClause(" "))
+     GROUP BY o.category
+)
+SELECT NULL AS category, coalesce(sum(c.depth), 0)::bigint AS depth FROM per_category c
+UNION ALL
+SELECT c.category, c.depth FROM per_category c
+ ORDER BY category NULLS FIRST`, t.From(), b.whereClause("     "))
 	return Statement{
 		Name: "depth",
 		Doc: []string{
 			"Total depth of " + t.Describe() + " and depth per category.",
 			"The first row (category NULL) is the total.",
+		},
+		Text: tidy(text),
+		Args: b.args,
+	}
+}
+
+// DepthEstimate answers the depth question from the planner's statistics alone, without
+// reading the table: the total is pg_class.reltuples scaled to the table's current size (as
+// the planner does), each category's depth is its frequency in pg_stats' most common values
+// times that total. It is as fresh as the last ANALYZE (autovacuum's or a manual one), lists
+// only categories common enough to be in the statistics, and ignores --cell. The names are
+// looked up first (InitPlans), so pg_stats is read by index however many tables the
+// database has.
+func DepthEstimate(t Target) Statement {
+	b := newBuilder()
+	text := fmt.Sprintf(`WITH rel AS (
+    SELECT c.relname, n.nspname,
+           CASE WHEN c.reltuples < 0 THEN NULL
+                WHEN c.relpages = 0 THEN c.reltuples
+                ELSE c.reltuples / c.relpages * (pg_relation_size(c.oid) / current_setting('block_size')::int)
+           END AS total
+      FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.oid = to_regclass(%[1]s)
+),
+mcv AS (
+    SELECT v.category, v.freq
+      FROM pg_stats s
+     CROSS JOIN LATERAL unnest(s.most_common_vals::text::int[], s.most_common_freqs) AS v(category, freq)
+     WHERE s.schemaname = (SELECT rel.nspname FROM rel)
+       AND s.tablename = (SELECT rel.relname FROM rel)
+       AND s.attname = 'category'
+)
+SELECT NULL AS category, round(rel.total)::bigint AS depth, true AS estimated FROM rel
+UNION ALL
+SELECT mcv.category, round(rel.total * mcv.freq)::bigint, true FROM rel, mcv
+ ORDER BY category NULLS FIRST`, b.arg("table", t.From(), ""))
+	return Statement{
+		Name: "depth-estimate",
+		Doc: []string{
+			"Estimated depth of " + t.Describe() + " from the planner's statistics (no table read):",
+			"as fresh as the last ANALYZE; only categories common enough to be in pg_stats are listed;",
+			"the whole table, whatever --cell says. depth is NULL when the table was never analyzed.",
 		},
 		Text: tidy(text),
 		Args: b.args,

@@ -176,6 +176,45 @@ func BenchRows() int {
 	return 2_000_000
 }
 
+// BenchOptions is the benchmark data set's shape: rows over 110,000 organization shards (with
+// the user shards, 100,000+ distinct shards), a hot shard of rows/10 rows in 600 coalesce
+// groups, and 4,000 control rows.
+func BenchOptions(rows int) fixture.DemoOptions {
+	return fixture.DemoOptions{Schema: BenchSchema, Rows: rows, Shards: 110_000, HotGroups: 600, ControlRows: 4000}
+}
+
+// benchShapeOK says the existing data set has the wanted size and shape (an older data set
+// of the same size but another hot shard is rebuilt).
+func benchShapeOK(ctx context.Context, conn *pgx.Conn, want int) bool {
+	var n, groups, control int64
+	err := conn.QueryRow(ctx, fmt.Sprintf(`SELECT (SELECT count(*) FROM %[1]s.sentry_regionoutbox),
+       (SELECT count(DISTINCT object_identifier) FROM %[1]s.sentry_regionoutbox WHERE shard_scope = 0 AND shard_identifier = %[2]d),
+       (SELECT count(*) FROM %[1]s.sentry_controloutbox)`, BenchSchema, fixture.DemoHotShard)).Scan(&n, &groups, &control)
+	o := BenchOptions(want)
+	return err == nil && n >= int64(want)-300 && n <= int64(want)+300 && groups == int64(o.HotGroups) && control == int64(o.ControlRows)
+}
+
+// vacuumBench vacuums the bench table until its dead rows are gone: on a shared server another
+// session's snapshot can keep them, and then index-only scans of the re-stamped shards fall
+// back to the heap and every index-aligned figure is off.
+func vacuumBench(ctx context.Context, b testing.TB, conn *pgx.Conn) {
+	for try := 0; ; try++ {
+		if _, err := conn.Exec(ctx, "VACUUM ANALYZE "+BenchSchema+".sentry_regionoutbox"); err != nil {
+			b.Fatal(err)
+		}
+		var dead int64
+		err := conn.QueryRow(ctx, "SELECT n_dead_tup FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'sentry_regionoutbox'", BenchSchema).Scan(&dead)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if dead < 1000 || try == 5 {
+			b.Logf("bench table vacuumed (%d dead rows left after %d tries)", dead, try+1)
+			return
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
 // EnsureBenchData builds or refreshes BenchSchema.
 func EnsureBenchData(b testing.TB) {
 	b.Helper()
@@ -191,18 +230,25 @@ func EnsureBenchData(b testing.TB) {
 			b.Fatal(err)
 		}
 		want := BenchRows()
-		var n int64
-		err = conn.QueryRow(ctx, "SELECT count(*) FROM "+BenchSchema+".sentry_regionoutbox").Scan(&n)
-		if err != nil || n < int64(want)-300 || n > int64(want)+300 {
+		if !benchShapeOK(ctx, conn.Conn(), want) {
 			b.Logf("seeding %d rows into %s (once)", want, BenchSchema)
-			if err := fixture.Seed(ctx, conn.Conn(), fixture.DemoOptions{Schema: BenchSchema, Rows: want}); err != nil {
+			if err := fixture.Seed(ctx, conn.Conn(), BenchOptions(want)); err != nil {
 				b.Fatal(err)
 			}
-		} else if err := fixture.RefreshDemoClock(ctx, conn, BenchSchema); err != nil {
+		}
+		if err := fixture.RefreshDemoClock(ctx, conn, BenchSchema); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := conn.Exec(ctx, "VACUUM ANALYZE "+BenchSchema+".sentry_regionoutbox"); err != nil {
+		// The hot shard waits at the 1 h backoff cap, as in the incident the issue measured;
+		// re-stamped only when its next attempt comes near, since every re-stamp rewrites its
+		// 200,000 rows and leaves them to VACUUM.
+		if _, err := conn.Exec(ctx, fmt.Sprintf(`UPDATE %[1]s.sentry_regionoutbox
+   SET scheduled_from = now() - interval '20 minutes', scheduled_for = now() + interval '40 minutes'
+ WHERE shard_scope = 0 AND shard_identifier = %[2]d
+   AND (SELECT min(scheduled_for) FROM %[1]s.sentry_regionoutbox WHERE shard_scope = 0 AND shard_identifier = %[2]d) < now() + interval '10 minutes'`,
+			BenchSchema, fixture.DemoHotShard)); err != nil {
 			b.Fatal(err)
 		}
+		vacuumBench(ctx, b, conn.Conn())
 	})
 }

@@ -1,7 +1,12 @@
 -- outboxctl: depth
 -- Total depth of sentry_controloutbox (control silo) and depth per category.
 -- The first row (category NULL) is the total.
-SELECT o.category, count(*) AS depth
-  FROM sentry_controloutbox o
- GROUP BY ROLLUP (o.category)
- ORDER BY o.category NULLS FIRST;
+WITH per_category AS MATERIALIZED (
+    SELECT o.category, count(*) AS depth
+      FROM sentry_controloutbox o
+     GROUP BY o.category
+)
+SELECT NULL AS category, coalesce(sum(c.depth), 0)::bigint AS depth FROM per_category c
+UNION ALL
+SELECT c.category, c.depth FROM per_category c
+ ORDER BY category NULLS FIRST;

@@ -3,32 +3,78 @@
 -- head_* = the lowest-id row: Sentry locks it to claim the shard and derives the next delay
 -- from it (next = now + min(2 × last_delay_seconds, 3600 s)). due = false means the shard waits
 -- until next_attempt; a new row makes it due at once (new rows are scheduled in 2016).
-SELECT DISTINCT ON (o.region_name) o.region_name, o.shard_scope, o.shard_identifier,
-       count(*) OVER w AS depth,
-       min(o.scheduled_for) OVER w AS next_attempt,
-       min(o.scheduled_for) OVER w <= now() AS due,
-       o.id AS head_id, o.category AS head_category, o.object_identifier AS head_object,
-       o.scheduled_from AS last_attempt,
-       extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
+SELECT h.region_name, h.shard_scope, h.shard_identifier,
+       d.depth, d.next_attempt, d.next_attempt <= now() AS due,
+       h.id AS head_id, h.category AS head_category, h.object_identifier AS head_object,
+       h.scheduled_from AS last_attempt,
+       extract(epoch FROM h.scheduled_for - h.scheduled_from)::float8 AS last_delay_seconds,
        now() AS observed_at
-  FROM sentry_controloutbox o
- WHERE o.shard_scope = 0  -- ORGANIZATION_SCOPE
-   AND o.shard_identifier = 1
-WINDOW w AS (PARTITION BY o.region_name, o.shard_scope, o.shard_identifier)
- ORDER BY o.region_name, o.id
- LIMIT 1000;
+  FROM (
+    SELECT DISTINCT ON (o.region_name) o.id, o.region_name, o.shard_scope, o.shard_identifier, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for
+      FROM sentry_controloutbox o
+     WHERE o.shard_scope = 0  -- ORGANIZATION_SCOPE
+       AND o.shard_identifier = 1
+     ORDER BY o.region_name, o.id
+     LIMIT 1000
+  ) h
+ CROSS JOIN LATERAL (
+    SELECT count(*) AS depth, min(x.scheduled_for) AS next_attempt
+      FROM sentry_controloutbox x
+     WHERE x.region_name = h.region_name
+       AND x.shard_scope = h.shard_scope
+       AND x.shard_identifier = h.shard_identifier
+ ) d
+ ORDER BY h.region_name, h.id;
 
 -- outboxctl: shard-categories
 -- Per-category depth of shard ORGANIZATION_SCOPE/1 in sentry_controloutbox (control silo).
 -- coalesce_groups = distinct objects: the deliveries left for that category.
-SELECT o.region_name, o.category, count(*) AS depth,
-       count(DISTINCT o.object_identifier) AS coalesce_groups,
-       min(o.date_added) AS oldest_message, max(o.date_added) AS newest_message
-  FROM sentry_controloutbox o
- WHERE o.shard_scope = 0  -- ORGANIZATION_SCOPE
-   AND o.shard_identifier = 1
- GROUP BY o.region_name, o.category
- ORDER BY depth DESC, o.region_name, o.category;
+-- oldest_message / newest_message = date_added of the category's lowest-id / highest-id row.
+WITH RECURSIVE c AS (
+    (SELECT o.region_name, o.shard_scope, o.shard_identifier, o.category
+       FROM sentry_controloutbox o
+      WHERE o.shard_scope = 0  -- ORGANIZATION_SCOPE
+        AND o.shard_identifier = 1
+      ORDER BY o.region_name, o.category
+      LIMIT 1)
+    UNION ALL
+    SELECT nx.*
+      FROM c
+     CROSS JOIN LATERAL (
+        SELECT o.region_name, o.shard_scope, o.shard_identifier, o.category
+          FROM sentry_controloutbox o
+         WHERE o.shard_scope = 0  -- ORGANIZATION_SCOPE
+           AND o.shard_identifier = 1
+           AND (o.region_name, o.category) > (c.region_name, c.category)
+         ORDER BY o.region_name, o.category
+         LIMIT 1
+     ) nx
+)
+SELECT c.region_name, c.category, d.depth, d.coalesce_groups,
+       (SELECT x.date_added FROM sentry_controloutbox x
+         WHERE x.region_name = c.region_name
+           AND x.shard_scope = c.shard_scope
+           AND x.shard_identifier = c.shard_identifier
+           AND x.category + 0 = c.category
+         ORDER BY x.id LIMIT 1) AS oldest_message,
+       (SELECT x.date_added FROM sentry_controloutbox x
+         WHERE x.region_name = c.region_name
+           AND x.shard_scope = c.shard_scope
+           AND x.shard_identifier = c.shard_identifier
+           AND x.category + 0 = c.category
+         ORDER BY x.id DESC LIMIT 1) AS newest_message
+  FROM c
+ CROSS JOIN LATERAL (
+    SELECT sum(g.n)::bigint AS depth, count(*) AS coalesce_groups
+      FROM (SELECT count(*) AS n
+              FROM sentry_controloutbox x
+             WHERE x.region_name = c.region_name
+               AND x.shard_scope = c.shard_scope
+               AND x.shard_identifier = c.shard_identifier
+               AND x.category = c.category
+             GROUP BY x.object_identifier) g
+ ) d
+ ORDER BY d.depth DESC, c.region_name, c.category;
 
 -- outboxctl: shard-messages
 -- Messages of shard ORGANIZATION_SCOPE/1 in sentry_controloutbox (control silo), newest first.
