@@ -256,14 +256,17 @@ func Claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey)
 		from, _ := head.Rows[0][head.Col("scheduled_from")].(time.Time)
 		sfor, _ := head.Rows[0][head.Col("scheduled_for")].(time.Time)
 		return query.Stream(ctx, tx, query.DrainClaim(t, k, from, sfor), func([]string) error { return nil }, func(r []any) error {
-			id, _ := r[0].(int64)
-			from, okFrom := r[1].(time.Time)
-			sfor, okFor := r[2].(time.Time)
-			if okFrom && okFor { // an infinite timestamp cannot be put back as a time: leave it
-				c.Before[id] = Schedule{From: from, For: sfor}
+			from, okFrom := r[0].(time.Time)
+			sfor, okFor := r[1].(time.Time)
+			c.At, _ = r[2].(time.Time)
+			c.Next, _ = r[3].(time.Time)
+			if !okFrom || !okFor { // an infinite timestamp cannot be put back as a time: leave it
+				return nil
 			}
-			c.At, _ = r[3].(time.Time)
-			c.Next, _ = r[4].(time.Time)
+			ids, _ := r[4].([]any)
+			for _, id := range ids {
+				c.Before[query.AsInt64(id)] = Schedule{From: from, For: sfor}
+			}
 			return nil
 		})
 	})

@@ -52,23 +52,26 @@ func DrainClaim(t Target, k ShardKey, headFrom, headFor time.Time) Statement {
 	b.shardPredicates(t, k, "o")
 	next := fmt.Sprintf("now() + least(greatest(%s::timestamptz - %s::timestamptz, interval '1 second') * 2, interval '1 hour')",
 		b.arg("head_for", headFor, ""), b.arg("head_from", headFrom, ""))
-	text := fmt.Sprintf(`WITH old AS (
+	where := b.whereClause("     ")
+	// Every part of one statement reads the same snapshot: "old" sees the schedules as they
+	// were before "pushed" changes them. The rows come back grouped by schedule (a shard
+	// mostly carries its last claim's), so a claim of 100,000 rows returns a few lines.
+	text := fmt.Sprintf(`WITH old AS MATERIALIZED (
     SELECT o.id, o.scheduled_from, o.scheduled_for
-      FROM %s o
-%s
-       FOR UPDATE
+      FROM %[1]s o
+%[2]s
 ),
 pushed AS (
-    UPDATE %s o
-       SET scheduled_for = %s,
+    UPDATE %[1]s o
+       SET scheduled_for = %[3]s,
            scheduled_from = now()
-      FROM old
-     WHERE o.id = old.id
-    RETURNING old.id, old.scheduled_from, old.scheduled_for, o.scheduled_from AS claimed_from, o.scheduled_for AS claimed_for
+%[2]s
+    RETURNING o.id, o.scheduled_from AS claimed_from, o.scheduled_for AS claimed_for
 )
-SELECT p.id, p.scheduled_from, p.scheduled_for, p.claimed_from, p.claimed_for
+SELECT old.scheduled_from, old.scheduled_for, p.claimed_from, p.claimed_for, array_agg(old.id ORDER BY old.id) AS ids
   FROM pushed p
- ORDER BY p.id`, t.From(), b.whereClause("     "), t.From(), next)
+  JOIN old ON old.id = p.id
+ GROUP BY old.scheduled_from, old.scheduled_for, p.claimed_from, p.claimed_for`, t.From(), where, next)
 	return Statement{Name: "drain-claim", Doc: []string{"Apply the backoff to every row of the shard before processing it; return the schedules it replaced."}, Text: tidy(text), Args: b.args}
 }
 
