@@ -11,7 +11,6 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
-	"github.com/outboxctl/outboxctl/internal/rowscan"
 )
 
 // Change adds shard ids to (or removes them from) the kill-switch list of one scope, in the
@@ -102,7 +101,7 @@ func (c Change) readList(ctx context.Context, tx pgx.Tx, table string) ([]int64,
 }
 
 func (c Change) waiting(ctx context.Context, tx pgx.Tx, t query.Target) (*Totals, error) {
-	rows, err := rowscan.Picked[query.ShardDepthRow](ctx, tx, query.ShardDepths(t, c.Scope, c.IDs))
+	rows, err := query.Picked[query.ShardDepthRow](ctx, tx, query.ShardDepths(t, c.Scope, c.IDs))
 	if err != nil {
 		return nil, db.Classify(err, "shard-depths")
 	}
@@ -123,7 +122,7 @@ func (c Change) Apply(ctx context.Context, conn *db.Conn, p ChangePlan) (stored 
 		if _, err := query.Exec(ctx, tx, query.OptionEnsure(t.Schema, p.Table, p.ValueType, c.Key, "[]", c.Reason)); err != nil {
 			return db.Classify(err, "option-ensure")
 		}
-		locked, err := rowscan.One[query.OptionLockRow](ctx, tx, query.OptionLock(t.Schema, p.Table, c.Key))
+		locked, err := query.One[query.OptionLockRow](ctx, tx, query.OptionLock(t.Schema, p.Table, c.Key))
 		if err != nil {
 			return db.Classify(err, "option-lock")
 		}
@@ -140,7 +139,7 @@ func (c Change) Apply(ctx context.Context, conn *db.Conn, p ChangePlan) (stored 
 			next, _, _ := ApplyChange(cur, c.IDs, c.Add)
 			st = query.OptionWrite(t.Schema, p.Table, p.ValueType, c.Key, options.EncodeIDs(next), c.Reason, "killswitch "+c.Verb())
 		}
-		row, err := rowscan.One[query.OptionReturningRow](ctx, tx, st)
+		row, err := query.One[query.OptionReturningRow](ctx, tx, st)
 		if err != nil {
 			return db.Classify(err, st.Name)
 		}
@@ -212,7 +211,7 @@ func (g Gate) Plan(ctx context.Context, conn *db.Conn) (GatePlan, error) {
 func (g Gate) Apply(ctx context.Context, conn *db.Conn, p GatePlan) (string, error) {
 	var stored string
 	err := db.WriteTx(ctx, conn, func(tx pgx.Tx) error {
-		row, err := rowscan.One[query.OptionReturningRow](ctx, tx, g.Statement(p.OptionsTable, p.ValueType))
+		row, err := query.One[query.OptionReturningRow](ctx, tx, g.Statement(p.OptionsTable, p.ValueType))
 		if err != nil {
 			return db.Classify(err, "option-write")
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
-	"github.com/outboxctl/outboxctl/internal/rowscan"
 )
 
 // ParseIDs reads shard ids: non-negative integers, returned sorted without repeats.
@@ -123,7 +122,7 @@ func Waiting(ctx context.Context, q query.Querier, schema string, sch query.Sche
 		qlists = append(qlists, query.KillswitchList{OptionsTable: l.Table, Scope: l.Scope, IDs: l.IDs})
 	}
 	st := query.KillswitchShards(PresentOutboxes(schema, sch), qlists)
-	rows, err := rowscan.All[query.KillswitchShardRow](ctx, q, st)
+	rows, err := query.All[query.KillswitchShardRow](ctx, q, st)
 	if err != nil {
 		return nil, db.Classify(err, st.Name)
 	}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/query"
-	"github.com/outboxctl/outboxctl/internal/rowscan"
 )
 
 // The kill-switch options should_skip_shard() reads. Only organization (0) and user (1)
@@ -165,5 +164,5 @@ func (r ValueRow) Updated() time.Time {
 // ReadValues runs st (query.OptionValues or KillswitchStatement) and returns its typed rows;
 // a database error comes back unclassified, for the caller to name.
 func ReadValues(ctx context.Context, q query.Querier, st query.Statement) ([]ValueRow, error) {
-	return rowscan.All[ValueRow](ctx, q, st)
+	return query.All[ValueRow](ctx, q, st)
 }

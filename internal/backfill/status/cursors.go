@@ -14,7 +14,6 @@ import (
 	"github.com/outboxctl/outboxctl/internal/backfill"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/query"
-	"github.com/outboxctl/outboxctl/internal/rowscan"
 )
 
 // CursorRead is one table's cursor as read from a store.
@@ -94,7 +93,7 @@ func (c *Cursors) readWatermarks(ctx context.Context, tables []backfill.Table) (
 			if !c.sch.Table(wt).Present {
 				continue
 			}
-			rows, err := rowscan.All[query.WatermarkRow](ctx, tx, query.Watermarks(c.src.Schema, wt, Names(tables)))
+			rows, err := query.All[query.WatermarkRow](ctx, tx, query.Watermarks(c.src.Schema, wt, Names(tables)))
 			if err != nil {
 				return db.Classify(err, "backfill-watermarks")
 			}
@@ -198,7 +197,7 @@ func (s Source) watermarkTables(ctx context.Context) (names []string, usedPG boo
 				continue
 			}
 			usedPG = true
-			rows, err := rowscan.All[query.WatermarkTableRow](ctx, tx, query.WatermarkTables(s.Schema, wt))
+			rows, err := query.All[query.WatermarkTableRow](ctx, tx, query.WatermarkTables(s.Schema, wt))
 			if err != nil {
 				return db.Classify(err, "backfill-cursor-tables")
 			}

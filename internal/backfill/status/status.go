@@ -15,7 +15,6 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
-	"github.com/outboxctl/outboxctl/internal/rowscan"
 )
 
 // Where the cursors are read from (--store).
@@ -130,7 +129,7 @@ func readBounds(ctx context.Context, tx pgx.Tx, schema string, snap Snapshot, na
 	if len(withID) == 0 {
 		return nil
 	}
-	rows, err := rowscan.All[query.TableBoundsRow](ctx, tx, query.TableBounds(schema, withID))
+	rows, err := query.All[query.TableBoundsRow](ctx, tx, query.TableBounds(schema, withID))
 	if err != nil {
 		return db.Classify(err, "backfill-table-bounds")
 	}
@@ -182,7 +181,7 @@ func ReadOptions(ctx context.Context, tx query.Querier, schema string, sch query
 func (s Source) CountBelow(ctx context.Context, table string, low int64) (int64, error) {
 	var n int64
 	err := db.ReadTx(ctx, s.Conn, func(tx pgx.Tx) error {
-		row, err := rowscan.One[query.RowsBelowRow](ctx, tx, query.RowsBelow(s.Schema, table, low))
+		row, err := query.One[query.RowsBelowRow](ctx, tx, query.RowsBelow(s.Schema, table, low))
 		if err != nil {
 			return db.Classify(err, "backfill-rows-below")
 		}

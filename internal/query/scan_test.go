@@ -1,11 +1,10 @@
-package rowscan_test
+package query_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/outboxctl/outboxctl/internal/query"
-	"github.com/outboxctl/outboxctl/internal/rowscan"
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
 
@@ -19,7 +18,7 @@ func statement(text string) query.Statement { return query.Statement{Name: "rows
 // TestAllByName scans by column name whatever the column order, NULL into a pointer.
 func TestAllByName(t *testing.T) {
 	t.Parallel()
-	rows, err := rowscan.All[pair](context.Background(), testdb.Pool(t), statement("SELECT NULL::text AS b, 7::bigint AS a UNION ALL SELECT 'x', 8"))
+	rows, err := query.All[pair](context.Background(), testdb.Pool(t), statement("SELECT NULL::text AS b, 7::bigint AS a UNION ALL SELECT 'x', 8"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +30,7 @@ func TestAllByName(t *testing.T) {
 // TestAllRefusesAnUnknownColumn: a column the struct does not name is an error, not dropped.
 func TestAllRefusesAnUnknownColumn(t *testing.T) {
 	t.Parallel()
-	_, err := rowscan.All[pair](context.Background(), testdb.Pool(t), statement("SELECT 1::bigint AS a, 'x'::text AS b, 2 AS c"))
+	_, err := query.All[pair](context.Background(), testdb.Pool(t), statement("SELECT 1::bigint AS a, 'x'::text AS b, 2 AS c"))
 	if err == nil || err.Error() != "struct doesn't have corresponding row field c" {
 		t.Fatalf("error %v", err)
 	}
@@ -42,11 +41,11 @@ func TestAllRefusesAnUnknownColumn(t *testing.T) {
 func TestPickedDropsExtraColumnsButNotMissingOnes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rows, err := rowscan.Picked[pair](ctx, testdb.Pool(t), statement("SELECT 'eu'::text AS region_name, 3::bigint AS a, 'y'::text AS b"))
+	rows, err := query.Picked[pair](ctx, testdb.Pool(t), statement("SELECT 'eu'::text AS region_name, 3::bigint AS a, 'y'::text AS b"))
 	if err != nil || len(rows) != 1 || rows[0].A != 3 || *rows[0].B != "y" {
 		t.Fatalf("rows %+v, %v", rows, err)
 	}
-	_, err = rowscan.Picked[pair](ctx, testdb.Pool(t), statement("SELECT 3::bigint AS a"))
+	_, err = query.Picked[pair](ctx, testdb.Pool(t), statement("SELECT 3::bigint AS a"))
 	if err == nil || err.Error() != "cannot find field b in returned row" {
 		t.Fatalf("error %v", err)
 	}
@@ -55,7 +54,7 @@ func TestPickedDropsExtraColumnsButNotMissingOnes(t *testing.T) {
 // TestOne wants exactly one row.
 func TestOne(t *testing.T) {
 	t.Parallel()
-	_, err := rowscan.One[pair](context.Background(), testdb.Pool(t), statement("SELECT 1::bigint AS a, NULL::text AS b WHERE false"))
+	_, err := query.One[pair](context.Background(), testdb.Pool(t), statement("SELECT 1::bigint AS a, NULL::text AS b WHERE false"))
 	if err == nil || err.Error() != "rowscan-test returned 0 rows, want 1" {
 		t.Fatalf("error %v", err)
 	}

@@ -1,6 +1,7 @@
-// Package rowscan runs a statement and scans each row into a struct by column name, so the
-// services read their results as typed rows instead of indexing into []any.
-package rowscan
+package query
+
+// Typed rows straight from the driver: the services' way to run a statement and read its
+// rows into structs by column name (Rows does the same from a collected Result).
 
 import (
 	"context"
@@ -8,18 +9,16 @@ import (
 	"reflect"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/outboxctl/outboxctl/internal/query"
 )
 
 // All runs st and scans every row into a T by name (`db:"column"` tags): a column the
 // struct lacks, or a field the result lacks, is an error rather than a silent zero.
 // Errors come back as the driver gave them, as from query.Run: the caller classifies.
-func All[T any](ctx context.Context, q query.Querier, st query.Statement) ([]T, error) {
-	return collect(ctx, q, st, pgx.RowToStructByName[T])
+func All[T any](ctx context.Context, q Querier, st Statement) ([]T, error) {
+	return collectRows(ctx, q, st, pgx.RowToStructByName[T])
 }
 
-func collect[T any](ctx context.Context, q query.Querier, st query.Statement, scan pgx.RowToFunc[T]) ([]T, error) {
+func collectRows[T any](ctx context.Context, q Querier, st Statement, scan pgx.RowToFunc[T]) ([]T, error) {
 	sql, args, err := st.Bind()
 	if err != nil {
 		return nil, err
@@ -33,7 +32,7 @@ func collect[T any](ctx context.Context, q query.Querier, st query.Statement, sc
 
 // One runs st and returns its single row (a statement that returns exactly one, such as
 // a count or a RETURNING write).
-func One[T any](ctx context.Context, q query.Querier, st query.Statement) (T, error) {
+func One[T any](ctx context.Context, q Querier, st Statement) (T, error) {
 	var zero T
 	rows, err := All[T](ctx, q, st)
 	if err != nil {
@@ -48,8 +47,8 @@ func One[T any](ctx context.Context, q query.Querier, st query.Statement) (T, er
 // Picked is All for a statement whose columns vary with the table (the control outbox adds
 // its cell column, under the name the table gives it): every field of T must be a column
 // of the result, by its `db` tag, and columns T does not name are read and dropped.
-func Picked[T any](ctx context.Context, q query.Querier, st query.Statement) ([]T, error) {
-	return collect(ctx, q, st, pick[T])
+func Picked[T any](ctx context.Context, q Querier, st Statement) ([]T, error) {
+	return collectRows(ctx, q, st, pick[T])
 }
 
 func pick[T any](row pgx.CollectableRow) (T, error) {
