@@ -23,31 +23,17 @@ import (
 // Document is the JSON a handler receives for one delivery: everything Sentry's signal
 // receivers get (reference §3.7), with names beside the integers.
 type Document struct {
-	Table        string          `json:"table"`
-	Silo         string          `json:"silo"`
-	Cell         string          `json:"cell,omitempty"`
-	ShardScope   int             `json:"shard_scope"`
-	ScopeName    string          `json:"shard_scope_name"`
-	ShardID      int64           `json:"shard_identifier"`
-	Category     int             `json:"category"`
-	CategoryName string          `json:"category_name"`
-	ObjectID     int64           `json:"object_identifier"`
-	ID           int64           `json:"id"`
-	Payload      json.RawMessage `json:"payload"`
-	Coalesced    []int64         `json:"coalesced_ids"`
-	// CoalescedCount is how many rows of the group were waiting at delivery; coalesced_ids
-	// lists the first 100 ids up to the delivered one with --coalesced-ids (else only it).
-	CoalescedCount int64     `json:"coalesced_count"`
-	DateAdded      time.Time `json:"date_added"`
-	ScheduledFor   time.Time `json:"scheduled_for"`
+	// Message carries every field under the same JSON name; its raw payload is not sent
+	// (json:"-"), the document's JSON payload below is.
+	Message
+	Payload json.RawMessage `json:"payload"`
 }
 
 // NewDocument builds the handler document of a message. A payload that is not valid JSON
 // (a text column can hold anything) is passed as a JSON string rather than dropped.
 func NewDocument(m Message) Document {
-	d := Document{Table: m.Table, Silo: m.Silo, Cell: m.Cell, ShardScope: m.Scope, ScopeName: m.ScopeName,
-		ShardID: m.Shard, Category: m.Category, CategoryName: m.CategoryName, ObjectID: m.Object, ID: m.ID,
-		Coalesced: m.Coalesced, CoalescedCount: m.CoalescedCount, DateAdded: m.DateAdded, ScheduledFor: m.ScheduledFor, Payload: json.RawMessage("null")}
+	d := Document{Message: m, Payload: json.RawMessage("null")}
+	d.Message.Payload = nil
 	if d.Coalesced == nil {
 		d.Coalesced = []int64{m.ID}
 	}

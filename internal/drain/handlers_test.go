@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,7 +19,7 @@ func TestHTTPHandler(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(body, &got)
-		if got.ObjectID == 13 {
+		if got.Object == 13 {
 			http.Error(w, "no such object", http.StatusUnprocessableEntity)
 			return
 		}
@@ -123,5 +124,30 @@ func TestHTTPRedirectIsNotDelivery(t *testing.T) {
 	}
 	if posted.Load() != 0 {
 		t.Fatal("the redirect was followed")
+	}
+}
+
+// TestDocumentKeys pins the handler document's JSON keys: handlers in the field parse them.
+func TestDocumentKeys(t *testing.T) {
+	t.Parallel()
+	p := `not json`
+	b, err := json.Marshal(NewDocument(Message{ID: 5, Table: "sentry_controloutbox", Silo: "control", Cell: "us", Scope: 1, ScopeName: "USER_SCOPE",
+		Shard: 7, Category: 4, CategoryName: "USER_UPDATE", Object: 7, Payload: &p}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"category", "category_name", "cell", "coalesced_count", "coalesced_ids", "date_added", "id", "object_identifier",
+		"payload", "scheduled_for", "shard_identifier", "shard_scope", "shard_scope_name", "silo", "table"}
+	got := make([]string, 0, len(keys))
+	for k := range keys {
+		got = append(got, k)
+	}
+	sort.Strings(got)
+	if strings.Join(got, ",") != strings.Join(want, ",") || string(keys["payload"]) != `"not json"` || string(keys["coalesced_ids"]) != "[5]" {
+		t.Fatalf("document keys %v, payload %s, coalesced %s", got, keys["payload"], keys["coalesced_ids"])
 	}
 }
