@@ -46,8 +46,9 @@ type injectionCase struct {
 	want  string
 }
 
-// injectionCases covers the mutations that print SQL with a reason. Other commands join
-// by adding a row (compact, skip, restore, backfill status --redis-key-prefix, --coded).
+// injectionCases covers the mutations that print SQL with a reason. (restore prints SQL
+// from an archive file, whose text is tested in cmd/archive_test.go; backfill status
+// refuses a key prefix or table name with a control character, backfill_hostile.txtar.)
 var injectionCases = []injectionCase{ //nolint:gochecknoglobals // test table
 	{
 		name:  "reschedule",
@@ -73,6 +74,21 @@ var injectionCases = []injectionCase{ //nolint:gochecknoglobals // test table
 		name:  "killswitch-gate",
 		args:  []string{"killswitch", "gate", "sentry_organization", "--version", "1", "--yes"},
 		check: "SELECT value::text FROM S.sentry_option WHERE key = 'outbox_replication.sentry_organization.replication_version'",
+		want:  "1",
+	},
+	{
+		// compact prints what it would archive and its DELETE commented out: nothing changes.
+		name:  "compact",
+		args:  []string{"compact", "organization", "5", "--yes"},
+		setup: "INSERT INTO S.sentry_regionoutbox (shard_scope, shard_identifier, category, object_identifier, scheduled_from, scheduled_for, payload) SELECT 0, 5, 2, 5, now(), '2016-08-01', '{}' FROM generate_series(1, 3)",
+		check: "SELECT count(*)::text FROM S.sentry_regionoutbox WHERE shard_identifier = 5",
+		want:  "3",
+	},
+	{
+		name:  "skip",
+		args:  []string{"skip", "999999", "--yes"},
+		setup: "INSERT INTO S.sentry_regionoutbox (shard_scope, shard_identifier, category, object_identifier, scheduled_from, scheduled_for, payload) VALUES (0, 5, 2, 5, now(), '2016-08-01', '{}')",
+		check: "SELECT count(*)::text FROM S.sentry_regionoutbox WHERE shard_identifier = 5",
 		want:  "1",
 	},
 	{

@@ -236,7 +236,12 @@ func bigCases() []*diffCase {
 	for i := range 705 {
 		many = append(many, [3]int{3, 100 + i, 1})
 	}
+	thousands := make([][3]int, 0, 2500)
+	for i := range 2500 {
+		thousands = append(thousands, [3]int{2 + i%3, i, 1 + i%2})
+	}
 	return []*diffCase{
+		mk(9004, thousands...), // 2,500 groups, more than any batch
 		mk(9001, [3]int{3, 7, 5000}, [3]int{2, 42, 1}),
 		mk(9002, [3]int{3, 7, 6000}, [3]int{2, 1, 1}, [3]int{2, 2, 1}, [3]int{3, 8, 1}, [3]int{4, 9, 1}),
 		mk(9003, many...),
