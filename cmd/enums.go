@@ -24,6 +24,41 @@ Sentry's category.py (categories 0–48, scopes 0–12); --enums PATH loads anot
 	return c
 }
 
+// enumsDeps are what the enums commands need from the process: the streams, the printer
+// for -o, the registry (--enums or the built-in one) and whether -o was given.
+type enumsDeps struct {
+	streams  *render.Streams
+	printer  *render.Printer
+	registry func() (*enums.Registry, error)
+	// lines is true without -o: resolve then prints one line per match.
+	lines bool
+}
+
+func (a *app) enumsDeps() enumsDeps {
+	return enumsDeps{streams: a.io, printer: a.printer(), registry: a.registry, lines: a.g.Output == ""}
+}
+
+// enumsListOptions are enums list's arguments: categories, scopes or nothing (both).
+type enumsListOptions struct {
+	Args []string
+}
+
+// Validate checks the arguments before the registry is loaded.
+func (o enumsListOptions) Validate() error {
+	if len(o.Args) > 1 || (len(o.Args) == 1 && o.Args[0] != "categories" && o.Args[0] != "scopes") {
+		return usageErrorf("outboxctl enums list scopes", "enums list takes categories, scopes or nothing; got %q", strings.Join(o.Args, " "))
+	}
+	return nil
+}
+
+// which is the one list asked for, or "" for both.
+func (o enumsListOptions) which() string {
+	if len(o.Args) == 1 {
+		return o.Args[0]
+	}
+	return ""
+}
+
 func newEnumsListCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list [categories|scopes]",
@@ -33,49 +68,68 @@ func newEnumsListCmd(a *app) *cobra.Command {
   outboxctl enums list scopes -o json
   outboxctl enums list categories --enums ~/sentry/src/sentry/hybridcloud/outbox/category.py`),
 		ValidArgs: []string{"categories", "scopes"},
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) > 1 || (len(args) == 1 && args[0] != "categories" && args[0] != "scopes") {
-				return usageErrorf("outboxctl enums list scopes", "enums list takes categories, scopes or nothing; got %q", strings.Join(args, " "))
-			}
-			return nil
-		},
+		// Validated as cobra validates arguments (before the global flags), so a bad
+		// argument is reported first, as it always was.
+		Args: func(_ *cobra.Command, args []string) error { return enumsListOptions{Args: args}.Validate() },
 		RunE: func(_ *cobra.Command, args []string) error {
-			reg, err := a.registry()
-			if err != nil {
+			o := enumsListOptions{Args: args}
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			which := ""
-			if len(args) == 1 {
-				which = args[0]
-			}
-			var doc render.Doc
-			if which != "scopes" {
-				t := &render.Table{Columns: []string{"value", "name", "scope_value", "scope", "retired", "object_is_shard"},
-					Labels:      map[string]string{"object_is_shard": "object is shard"},
-					MachineOnly: map[string]bool{"scope_value": true}}
-				for _, cat := range reg.Categories() {
-					t.Rows = append(t.Rows, []any{cat.Value, cat.Name, cat.Scope, reg.ScopeName(cat.Scope), cat.Retired, cat.ObjectIsShard})
-				}
-				doc = append(doc, render.Section{Name: "categories", Title: "Categories", Table: t})
-			}
-			if which != "categories" {
-				t := &render.Table{Columns: []string{"value", "name", "tag", "retired", "killswitch_option", "categories"},
-					Labels: map[string]string{"killswitch_option": "kill switch"}}
-				for _, s := range reg.Scopes() {
-					names := make([]any, 0, len(s.Categories))
-					for _, v := range s.Categories {
-						names = append(names, reg.CategoryName(v))
-					}
-					t.Rows = append(t.Rows, []any{s.Value, s.Name, s.Tag, s.Retired, s.KillswitchOption, names})
-				}
-				doc = append(doc, render.Section{Name: "scopes", Title: "Scopes", Table: t})
-			}
-			p := a.printer()
-			p.MaxCell = 0
-			return p.Print(doc)
+			return runEnumsList(a.enumsDeps(), o)
 		},
 	}
 }
+
+// runEnumsList prints the categories, the scopes or both. o must have passed Validate.
+func runEnumsList(d enumsDeps, o enumsListOptions) error {
+	reg, err := d.registry()
+	if err != nil {
+		return err
+	}
+	which := o.which()
+	var doc render.Doc
+	if which != "scopes" {
+		doc = append(doc, categoriesSection(reg))
+	}
+	if which != "categories" {
+		doc = append(doc, scopesSection(reg))
+	}
+	d.printer.MaxCell = 0
+	return d.printer.Print(doc)
+}
+
+func categoriesSection(reg *enums.Registry) render.Section {
+	t := &render.Table{Columns: []string{"value", "name", "scope_value", "scope", "retired", "object_is_shard"},
+		Labels:      map[string]string{"object_is_shard": "object is shard"},
+		MachineOnly: map[string]bool{"scope_value": true}}
+	for _, cat := range reg.Categories() {
+		t.Rows = append(t.Rows, []any{cat.Value, cat.Name, cat.Scope, reg.ScopeName(cat.Scope), cat.Retired, cat.ObjectIsShard})
+	}
+	return render.Section{Name: "categories", Title: "Categories", Table: t}
+}
+
+func scopesSection(reg *enums.Registry) render.Section {
+	t := &render.Table{Columns: []string{"value", "name", "tag", "retired", "killswitch_option", "categories"},
+		Labels: map[string]string{"killswitch_option": "kill switch"}}
+	for _, s := range reg.Scopes() {
+		names := make([]any, 0, len(s.Categories))
+		for _, v := range s.Categories {
+			names = append(names, reg.CategoryName(v))
+		}
+		t.Rows = append(t.Rows, []any{s.Value, s.Name, s.Tag, s.Retired, s.KillswitchOption, names})
+	}
+	return render.Section{Name: "scopes", Title: "Scopes", Table: t}
+}
+
+// enumsResolveOptions are enums resolve's argument: a name or an integer.
+type enumsResolveOptions struct {
+	Query string
+}
+
+// Validate has nothing to check: exactArgs has made sure there is one argument, and what
+// it names (an empty one included) is the registry's to say, with its closest names.
+func (o enumsResolveOptions) Validate() error { return nil }
 
 func newEnumsResolveCmd(a *app) *cobra.Command {
 	return &cobra.Command{
@@ -91,43 +145,59 @@ category and a scope, so it resolves to each that exists. A typo gets the closes
 		Args:              exactArgs(1, "NAME|INT"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindAny),
 		RunE: func(_ *cobra.Command, args []string) error {
-			reg, err := a.registry()
-			if err != nil {
+			o := enumsResolveOptions{Query: args[0]}
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			res, err := reg.Resolve(args[0])
-			if err != nil {
-				return err
-			}
-			t := &render.Table{Columns: []string{"kind", "name", "value", "scope", "retired"}}
-			for _, r := range res {
-				switch r.Kind {
-				case enums.KindCategory:
-					t.Rows = append(t.Rows, []any{"category", r.Category.Name, r.Category.Value, reg.ScopeName(r.Category.Scope), r.Category.Retired})
-				case enums.KindScope:
-					t.Rows = append(t.Rows, []any{"scope", r.Scope.Name, r.Scope.Value, nil, r.Scope.Retired})
-				case enums.KindAny:
-				}
-			}
-			p := a.printer()
-			// The default is one line per match, "ORGANIZATION_SCOPE (0)", on a terminal or not:
-			// it is what runbooks grep for. -o picks a table or JSON.
-			if a.g.Output == "" {
-				for _, r := range res {
-					line := fmt.Sprintf("%s (%d)", r.Name(), r.Value())
-					if r.Kind == enums.KindCategory {
-						line += fmt.Sprintf("  category in %s", reg.ScopeName(r.Category.Scope))
-					} else {
-						line += "  scope"
-					}
-					fmt.Fprintln(a.io.Out, line)
-				}
-				return nil
-			}
-			return p.Print(render.Doc{{Name: "resolved", Table: t}})
+			return runEnumsResolve(a.enumsDeps(), o)
 		},
 	}
 }
+
+// runEnumsResolve prints what o.Query names: one line per match by default (what runbooks
+// grep for, on a terminal or not), a table or JSON with -o.
+func runEnumsResolve(d enumsDeps, o enumsResolveOptions) error {
+	reg, err := d.registry()
+	if err != nil {
+		return err
+	}
+	res, err := reg.Resolve(o.Query)
+	if err != nil {
+		return err
+	}
+	if d.lines {
+		for _, r := range res {
+			line := fmt.Sprintf("%s (%d)", r.Name(), r.Value())
+			if r.Kind == enums.KindCategory {
+				line += fmt.Sprintf("  category in %s", reg.ScopeName(r.Category.Scope))
+			} else {
+				line += "  scope"
+			}
+			fmt.Fprintln(d.streams.Out, line)
+		}
+		return nil
+	}
+	t := &render.Table{Columns: []string{"kind", "name", "value", "scope", "retired"}}
+	for _, r := range res {
+		switch r.Kind {
+		case enums.KindCategory:
+			t.Rows = append(t.Rows, []any{"category", r.Category.Name, r.Category.Value, reg.ScopeName(r.Category.Scope), r.Category.Retired})
+		case enums.KindScope:
+			t.Rows = append(t.Rows, []any{"scope", r.Scope.Name, r.Scope.Value, nil, r.Scope.Retired})
+		case enums.KindAny:
+		}
+	}
+	return d.printer.Print(render.Doc{{Name: "resolved", Table: t}})
+}
+
+// enumsLintOptions are enums lint's argument: the category.py to check.
+type enumsLintOptions struct {
+	Path string
+}
+
+// Validate has nothing to check: exactArgs has made sure there is one argument, and
+// reading the file says whether it is one.
+func (o enumsLintOptions) Validate() error { return nil }
 
 func newEnumsLintCmd(a *app) *cobra.Command {
 	return &cobra.Command{
@@ -141,30 +211,39 @@ are not categories. Exits 1 when there is any problem, 0 when there is none.`),
   outboxctl enums lint ~/sentry/src/sentry/hybridcloud/outbox/category.py`),
 		Args: exactArgs(1, "PATH/category.py"),
 		RunE: func(_ *cobra.Command, args []string) error {
-			src, err := enums.LoadFile(args[0])
-			if err != nil {
+			o := enumsLintOptions{Path: args[0]}
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			problems := enums.Lint(src)
-			p := a.printer()
-			if p.Structured() {
-				t := &render.Table{Columns: []string{"path", "line", "message"}}
-				for _, pr := range problems {
-					t.Rows = append(t.Rows, []any{args[0], pr.Line, pr.Message})
-				}
-				if err := p.Print(render.Doc{{Name: "problems", Table: t}}); err != nil {
-					return err
-				}
-			} else {
-				for _, pr := range problems {
-					fmt.Fprintf(a.io.Out, "%s:%d: %s\n", render.Escape(args[0]), pr.Line, render.Escape(pr.Message))
-				}
-			}
-			if len(problems) > 0 {
-				return &exitError{code: ExitError, msg: fmt.Sprintf("%d problem(s) in %s", len(problems), args[0])}
-			}
-			fmt.Fprintf(a.io.Err, "%s: %d categories, %d scopes, no problems\n", args[0], len(src.Categories), len(src.Scopes))
-			return nil
+			return runEnumsLint(a.enumsDeps(), o)
 		},
 	}
+}
+
+// runEnumsLint reports the problems of o.Path, one line each (or as rows with -o), and
+// exits 1 when there is any.
+func runEnumsLint(d enumsDeps, o enumsLintOptions) error {
+	src, err := enums.LoadFile(o.Path)
+	if err != nil {
+		return err
+	}
+	problems := enums.Lint(src)
+	if d.printer.Structured() {
+		t := &render.Table{Columns: []string{"path", "line", "message"}}
+		for _, pr := range problems {
+			t.Rows = append(t.Rows, []any{o.Path, pr.Line, pr.Message})
+		}
+		if err := d.printer.Print(render.Doc{{Name: "problems", Table: t}}); err != nil {
+			return err
+		}
+	} else {
+		for _, pr := range problems {
+			fmt.Fprintf(d.streams.Out, "%s:%d: %s\n", render.Escape(o.Path), pr.Line, render.Escape(pr.Message))
+		}
+	}
+	if len(problems) > 0 {
+		return &exitError{code: ExitError, msg: fmt.Sprintf("%d problem(s) in %s", len(problems), o.Path)}
+	}
+	fmt.Fprintf(d.streams.Err, "%s: %d categories, %d scopes, no problems\n", o.Path, len(src.Categories), len(src.Scopes))
+	return nil
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"io"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -17,9 +18,27 @@ var (
 	commit  = "" //nolint:gochecknoglobals // set by -ldflags
 )
 
-func resolveVersion() (string, string) {
-	v, c := version, commit
-	if info, ok := debug.ReadBuildInfo(); ok {
+// versionOptions are what version prints from: the -ldflags values, which win over the
+// module's build information.
+type versionOptions struct {
+	Version, Commit string
+}
+
+// Validate has nothing to check: version takes no flags, and exactArgs refuses arguments.
+func (o versionOptions) Validate() error { return nil }
+
+// versionDeps are version's dependencies: where it prints and the build information
+// (debug.ReadBuildInfo, replaced in tests).
+type versionDeps struct {
+	out       io.Writer
+	buildInfo func() (*debug.BuildInfo, bool)
+}
+
+// resolve is the version and commit to print: the -ldflags values, else the module's
+// version and VCS revision, else "(devel)" and "unknown".
+func (o versionOptions) resolve(buildInfo func() (*debug.BuildInfo, bool)) (string, string) {
+	v, c := o.Version, o.Commit
+	if info, ok := buildInfo(); ok {
 		if v == "" && info.Main.Version != "" {
 			v = info.Main.Version
 		}
@@ -38,9 +57,14 @@ func resolveVersion() (string, string) {
 	return v, c
 }
 
-func versionString() string {
-	v, c := resolveVersion()
+func (o versionOptions) String(buildInfo func() (*debug.BuildInfo, bool)) string {
+	v, c := o.resolve(buildInfo)
 	return fmt.Sprintf("outboxctl %s (commit %s)", v, c)
+}
+
+// versionString is this binary's version line (also --version's).
+func versionString() string {
+	return versionOptions{Version: version, Commit: commit}.String(debug.ReadBuildInfo)
 }
 
 func newVersionCmd() *cobra.Command {
@@ -49,8 +73,17 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print outboxctl's version and commit",
 		Args:  exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(c.OutOrStdout(), versionString())
-			return err
+			o := versionOptions{Version: version, Commit: commit}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return runVersion(versionDeps{out: c.OutOrStdout(), buildInfo: debug.ReadBuildInfo}, o)
 		},
 	}
+}
+
+// runVersion prints the version line.
+func runVersion(d versionDeps, o versionOptions) error {
+	_, err := fmt.Fprintln(d.out, o.String(d.buildInfo))
+	return err
 }

@@ -44,9 +44,14 @@ func ReadCursors(ctx context.Context, q query.Querier, schema string, sch query.
 		if err != nil {
 			return nil, true, fmt.Errorf("backfill-watermarks: %w", err)
 		}
+		rows, err := query.Rows[query.WatermarkRow](res)
+		if err != nil {
+			return nil, true, err
+		}
 		byTable[wt] = map[string]backfill.Cursor{}
-		for _, w := range rowsOf(res) {
-			byTable[wt][w.s("table_name")] = backfill.Cursor{Low: w.i("low_bound"), Version: w.i("version")}
+		for _, w := range rows {
+			// A NULL bound or version reads as 0: nothing walked yet.
+			byTable[wt][w.TableName] = backfill.Cursor{Low: deref(w.LowBound), Version: deref(w.Version)}
 		}
 	}
 	cursors = map[string]backfill.Cursor{}

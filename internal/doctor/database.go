@@ -51,19 +51,21 @@ func checkVacuum(ctx context.Context, env *Env) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := env.run(ctx, query.DoctorTables(env.SchemaName, tableNames(env.Targets)))
+	rows, err := readRows[query.DoctorTableRow](ctx, env, query.DoctorTables(env.SchemaName, tableNames(env.Targets)))
 	if err != nil {
 		return nil, err
 	}
 	var out []Finding
-	for _, w := range rowsOf(res) {
+	for _, w := range rows {
 		out = append(out, env.vacuumFinding(srv, w))
 	}
 	return out, nil
 }
 
-func (env *Env) vacuumFinding(srv *serverInfo, w row) Finding {
-	opts, _ := w.v("reloptions").([]any)
+// vacuumFinding grades one table; statistics the server has none of read as 0, and a table
+// never vacuumed has no last vacuum.
+func (env *Env) vacuumFinding(srv *serverInfo, w query.DoctorTableRow) Finding {
+	opts := w.RelOptions
 	threshold, scale := float64(srv.VacThreshold), srv.VacScale
 	if v, ok := reloption(opts, "autovacuum_vacuum_threshold"); ok {
 		threshold, _ = strconv.ParseFloat(v, 64)
@@ -75,20 +77,20 @@ func (env *Env) vacuumFinding(srv *serverInfo, w row) Finding {
 	if v, ok := reloption(opts, "autovacuum_enabled"); ok && isFalse(v) {
 		tableOn = false
 	}
-	table := w.s("table_name")
-	trigger := threshold + scale*max(w.f("reltuples"), 0)
-	dead, live := w.i("n_dead_tup"), w.i("n_live_tup")
-	size := w.i("heap_bytes") + w.i("index_bytes")
-	lastVac := latest(w.t("last_vacuum"), w.t("last_autovacuum"))
+	table := w.TableName
+	trigger := threshold + scale*max(w.RelTuples, 0)
+	dead, live := deref(w.DeadTuples), deref(w.LiveTuples)
+	size := w.HeapBytes + w.IndexBytes
+	lastVac := latest(deref(w.LastVacuum), deref(w.LastAutovacuum))
 	qualified := query.Ident(table)
 	if env.SchemaName != "" {
 		qualified = query.Ident(env.SchemaName) + "." + qualified
 	}
 	f := Finding{Check: CheckVacuum, Evidence: Evidence{
 		{"table", table}, {"n_dead_tup", dead}, {"autovacuum_trigger", int64(trigger)}, {"n_live_tup", live},
-		{"reltuples", int64(max(w.f("reltuples"), 0))}, {"autovacuum_server", srv.Autovacuum}, {"autovacuum_table", tableOn},
+		{"reltuples", int64(max(w.RelTuples, 0))}, {"autovacuum_server", srv.Autovacuum}, {"autovacuum_table", tableOn},
 		{"last_vacuum", nullTime(lastVac)}, {"since_last_vacuum_seconds", sinceSeconds(env.Now, lastVac)},
-		{"autovacuum_count", w.i("autovacuum_count")}, {"heap_bytes", w.i("heap_bytes")}, {"index_bytes", w.i("index_bytes")},
+		{"autovacuum_count", deref(w.AutovacuumCount)}, {"heap_bytes", w.HeapBytes}, {"index_bytes", w.IndexBytes},
 		{"bytes_per_live_row", size / max(live, 1)},
 	}}
 	var why []string

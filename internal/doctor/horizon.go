@@ -28,35 +28,35 @@ func checkXmin(ctx context.Context, env *Env) ([]Finding, error) {
 		return nil, err
 	}
 	var out []Finding
-	sessions, err := env.run(ctx, query.DoctorXminSessions(env.Config.Limit))
+	sessions, err := readRows[query.DoctorXminSessionRow](ctx, env, query.DoctorXminSessions(env.Config.Limit))
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range rowsOf(sessions) {
+	for _, w := range sessions {
 		if f, ok := env.sessionFinding(srv, w); ok {
 			out = append(out, f)
 		}
 	}
-	prepared, err := env.run(ctx, query.DoctorPreparedXacts(env.Config.Limit))
+	prepared, err := readRows[query.DoctorPreparedXactRow](ctx, env, query.DoctorPreparedXacts(env.Config.Limit))
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range rowsOf(prepared) {
+	for _, w := range prepared {
 		if f, ok := env.preparedFinding(w); ok {
 			out = append(out, f)
 		}
 	}
-	slots, err := env.run(ctx, query.DoctorReplicationSlots())
+	slots, err := readRows[query.DoctorReplicationSlotRow](ctx, env, query.DoctorReplicationSlots())
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range rowsOf(slots) {
+	for _, w := range slots {
 		if f, ok := env.slotFinding(w); ok {
 			out = append(out, f)
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, env.horizonOK(srv, len(sessions.Rows), len(prepared.Rows), len(slots.Rows)))
+		out = append(out, env.horizonOK(srv, len(sessions), len(prepared), len(slots)))
 	}
 	return out, nil
 }
@@ -78,37 +78,40 @@ func hiddenNote(role string) string {
 		ShellQuote(role))
 }
 
-func (env *Env) sessionFinding(srv *serverInfo, w row) (Finding, bool) {
-	xids := w.i("xmin_age_xids")
+// sessionFinding grades one session holding the horizon; its state, transaction start and
+// query are NULL when this role may not see them, and it may have no user or application.
+func (env *Env) sessionFinding(srv *serverInfo, w query.DoctorXminSessionRow) (Finding, bool) {
+	xids := w.XminAgeXids
 	var age *time.Duration
-	if !w.null("xact_age_seconds") {
-		d := time.Duration(w.f("xact_age_seconds") * float64(time.Second))
+	if w.XactAgeSeconds != nil {
+		d := time.Duration(*w.XactAgeSeconds * float64(time.Second))
 		age = &d
 	}
 	sev := env.Config.grade(age, xids)
 	if sev == OK {
 		return Finding{}, false
 	}
-	pid := w.i("pid")
-	state := w.s("state")
-	who := fmt.Sprintf("pid %d (application %s, user %s)", pid, ShellQuote(w.s("application_name")), ShellQuote(w.s("usename")))
+	pid := w.PID
+	state := deref(w.State)
+	app, user := deref(w.ApplicationName), deref(w.Usename)
+	who := fmt.Sprintf("pid %d (application %s, user %s)", pid, ShellQuote(app), ShellQuote(user))
 	var what string
 	switch {
-	case w.null("state"):
+	case w.State == nil:
 		what = fmt.Sprintf("holds the xmin horizon %d xids back; %s", xids, hiddenNote(srv.Role))
 	case strings.HasPrefix(state, "idle in transaction"):
 		what = fmt.Sprintf("is %s: its transaction has been open %s and holds the xmin horizon %d xids back", state, dur(age.Seconds()), xids)
 	default:
 		what = fmt.Sprintf("(%s) has had its transaction open %s, holding the xmin horizon %d xids back", state, dur(age.Seconds()), xids)
 	}
-	ev := Evidence{{"pid", pid}, {"application_name", Clean(w.s("application_name"))}, {"usename", Clean(w.s("usename"))},
-		{"state", w.v("state")}, {"backend_type", w.v("backend_type")}, {"backend_xid", w.v("backend_xid")}, {"backend_xmin", w.v("backend_xmin")},
-		{"xmin_age_xids", xids}, {"xact_age_seconds", nil}, {"query", w.v("query")}}
+	ev := Evidence{{"pid", pid}, {"application_name", Clean(app)}, {"usename", Clean(user)},
+		{"state", orNil(w.State)}, {"backend_type", orNil(w.BackendType)}, {"backend_xid", orNil(w.BackendXid)}, {"backend_xmin", orNil(w.BackendXmin)},
+		{"xmin_age_xids", xids}, {"xact_age_seconds", nil}, {"query", nil}}
 	if age != nil {
 		ev[8].Value = seconds(*age)
 	}
-	if q, ok := w.v("query").(string); ok {
-		ev[9].Value = Clean(truncate(q, 120))
+	if w.Query != nil {
+		ev[9].Value = Clean(truncate(*w.Query, 120))
 	}
 	return Finding{Check: CheckXmin, Severity: sev, Summary: who + " " + what, Evidence: ev,
 		Next: fmt.Sprintf("SELECT pg_terminate_backend(%d);  -- rolls its transaction back: ask its owner first", pid)}, true
@@ -122,69 +125,73 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func (env *Env) preparedFinding(w row) (Finding, bool) {
-	age := time.Duration(w.f("age_seconds") * float64(time.Second))
-	xids := w.i("xmin_age_xids")
+// preparedFinding grades one prepared transaction; its owner or database reads as empty
+// once dropped.
+func (env *Env) preparedFinding(w query.DoctorPreparedXactRow) (Finding, bool) {
+	age := time.Duration(w.AgeSeconds * float64(time.Second))
+	xids := w.XminAgeXids
 	sev := env.Config.grade(&age, xids)
 	if sev == OK {
 		return Finding{}, false
 	}
-	gid := w.s("gid")
+	gid, owner, database := w.GID, deref(w.Owner), deref(w.Database)
 	return Finding{Check: CheckXmin, Severity: sev,
 		Summary: fmt.Sprintf("prepared transaction %s (owner %s, database %s) was prepared %s ago and holds the xmin horizon %d xids back, and its locks, until it is committed or rolled back",
-			SQLString(gid), ShellQuote(w.s("owner")), ShellQuote(w.s("database")), dur(age.Seconds()), xids),
-		Evidence: Evidence{{"gid", Clean(gid)}, {"owner", Clean(w.s("owner"))}, {"database", Clean(w.s("database"))},
-			{"xid", w.v("xid")}, {"xmin_age_xids", xids}, {"prepared", w.t("prepared")}, {"age_seconds", seconds(age)}},
-		Next: fmt.Sprintf("ROLLBACK PREPARED %s;  -- in database %s, once its transaction manager has given up on it", SQLString(gid), ShellQuote(w.s("database"))),
+			SQLString(gid), ShellQuote(owner), ShellQuote(database), dur(age.Seconds()), xids),
+		Evidence: Evidence{{"gid", Clean(gid)}, {"owner", Clean(owner)}, {"database", Clean(database)},
+			{"xid", w.Xid}, {"xmin_age_xids", xids}, {"prepared", w.Prepared}, {"age_seconds", seconds(age)}},
+		Next: fmt.Sprintf("ROLLBACK PREPARED %s;  -- in database %s, once its transaction manager has given up on it", SQLString(gid), ShellQuote(database)),
 	}, true
 }
 
-func (env *Env) slotFinding(w row) (Finding, bool) {
-	xids := max(w.i("xmin_age_xids"), w.i("catalog_xmin_age_xids"))
+// slotFinding grades one replication slot: the xmin it holds (a slot holding neither xmin
+// reads as age 0) and, inactive, the WAL it keeps.
+func (env *Env) slotFinding(w query.DoctorReplicationSlotRow) (Finding, bool) {
+	xids := max(deref(w.XminAgeXids), deref(w.CatalogXminAgeXids))
 	sev := env.Config.grade(nil, xids)
-	active := w.b("active")
+	active := w.Active
 	var why []string
-	if !w.null("xmin") || !w.null("catalog_xmin") {
-		why = append(why, fmt.Sprintf("holds the xmin horizon %d xids back (xmin %v, catalog_xmin %v)", xids, orNone(w.v("xmin")), orNone(w.v("catalog_xmin"))))
+	if w.Xmin != nil || w.CatalogXmin != nil {
+		why = append(why, fmt.Sprintf("holds the xmin horizon %d xids back (xmin %v, catalog_xmin %v)", xids, orNone(w.Xmin), orNone(w.CatalogXmin)))
 	} else {
 		why = append(why, "holds no xmin")
 	}
-	if !active && !w.null("restart_lsn") {
+	if !active && w.RestartLSN != nil {
 		sev = max(sev, Warn)
-		why = append(why, fmt.Sprintf("is inactive and keeps %d MiB of WAL from %s", w.i("retained_wal_bytes")>>20, w.s("restart_lsn")))
+		why = append(why, fmt.Sprintf("is inactive and keeps %d MiB of WAL from %s", deref(w.RetainedWALBytes)>>20, *w.RestartLSN))
 	}
 	if sev == OK {
 		return Finding{}, false
 	}
-	name := w.s("slot_name")
+	name := w.SlotName
 	return Finding{Check: CheckXmin, Severity: sev,
-		Summary: fmt.Sprintf("replication slot %s (%s, %s) %s", SQLString(name), w.s("slot_type"), map[bool]string{true: "active", false: "inactive"}[active], strings.Join(why, "; ")),
-		Evidence: Evidence{{"slot_name", Clean(name)}, {"slot_type", w.v("slot_type")}, {"active", active}, {"xmin", w.v("xmin")},
-			{"catalog_xmin", w.v("catalog_xmin")}, {"xmin_age_xids", xids}, {"restart_lsn", w.v("restart_lsn")},
-			{"retained_wal_bytes", w.v("retained_wal_bytes")}},
+		Summary: fmt.Sprintf("replication slot %s (%s, %s) %s", SQLString(name), w.SlotType, map[bool]string{true: "active", false: "inactive"}[active], strings.Join(why, "; ")),
+		Evidence: Evidence{{"slot_name", Clean(name)}, {"slot_type", w.SlotType}, {"active", active}, {"xmin", orNil(w.Xmin)},
+			{"catalog_xmin", orNil(w.CatalogXmin)}, {"xmin_age_xids", xids}, {"restart_lsn", orNil(w.RestartLSN)},
+			{"retained_wal_bytes", orNil(w.RetainedWALBytes)}},
 		Next: fmt.Sprintf("SELECT pg_drop_replication_slot(%s);  -- only if no standby or consumer will use it again", SQLString(name)),
 	}, true
 }
 
-func orNone(v any) any {
-	if v == nil {
+func orNone(p *string) any {
+	if p == nil {
 		return "none"
 	}
-	return v
+	return *p
 }
 
 // checkLocks: sessions waiting on locks of the outbox tables, who blocks them, and the shard
 // when the lock is on a row. pg_blocking_pids runs once per waiter, under a short timeout.
 func checkLocks(ctx context.Context, env *Env) ([]Finding, error) {
-	if _, err := env.run(ctx, query.DoctorLockTimeout(env.Config.LockTimeout)); err != nil {
+	if _, err := readRows[query.DoctorLockTimeoutRow](ctx, env, query.DoctorLockTimeout(env.Config.LockTimeout)); err != nil {
 		return nil, err
 	}
-	res, err := env.run(ctx, query.DoctorLockWaits(env.Targets))
+	rows, err := readRows[query.DoctorLockWaitRow](ctx, env, query.DoctorLockWaits(env.Targets))
 	if err != nil {
 		return nil, err
 	}
 	var out []Finding
-	for _, w := range rowsOf(res) {
+	for _, w := range rows {
 		out = append(out, env.lockFinding(w))
 	}
 	if len(out) == 0 {
@@ -195,30 +202,31 @@ func checkLocks(ctx context.Context, env *Env) ([]Finding, error) {
 	return out, nil
 }
 
-func (env *Env) lockFinding(w row) Finding {
-	pid := w.i("pid")
+// lockFinding reports one waiting session; the shard columns are set only when the lock is
+// on an outbox row, and the waiter's application and start are gone if it has ended.
+func (env *Env) lockFinding(w query.DoctorLockWaitRow) Finding {
+	pid := w.PID
 	var blockers []int64
-	if bs, ok := w.v("blocked_by").([]any); ok {
-		for _, b := range bs {
-			blockers = append(blockers, query.AsInt64(b))
-		}
+	for _, b := range w.BlockedBy {
+		blockers = append(blockers, query.AsInt64(b))
 	}
 	f := Finding{Check: CheckLocks, Severity: Warn, Evidence: Evidence{
-		{"pid", pid}, {"application_name", Clean(w.s("application_name"))}, {"table", w.s("table_name")},
-		{"locktype", w.v("locktype")}, {"mode", w.v("mode")}, {"blocked_by", blockers}, {"waiting_seconds", nil},
+		{"pid", pid}, {"application_name", Clean(deref(w.ApplicationName))}, {"table", w.TableName},
+		{"locktype", w.LockType}, {"mode", w.Mode}, {"blocked_by", blockers}, {"waiting_seconds", nil},
 	}}
-	if !w.null("waiting_seconds") {
-		f.Evidence[6].Value = roundTo(w.f("waiting_seconds"), 1)
-		if time.Duration(w.f("waiting_seconds")*float64(time.Second)) >= LockCritWait {
+	if w.WaitingSeconds != nil {
+		f.Evidence[6].Value = roundTo(*w.WaitingSeconds, 1)
+		if time.Duration(*w.WaitingSeconds*float64(time.Second)) >= LockCritWait {
 			f.Severity = Crit
 		}
 	}
-	on := fmt.Sprintf("a %s lock on %s", w.s("mode"), w.s("table_name"))
-	if !w.null("row_id") {
-		t := env.targetByName(w.s("table_name"))
-		cell := w.s("cell")
-		on = fmt.Sprintf("the row lock of row %d, shard %s of %s", w.i("row_id"), env.shardName(t, cell, w.i("shard_scope"), w.i("shard_identifier")), w.s("table_name"))
-		f.Evidence = append(f.Evidence, KV{"shard_scope", w.i("shard_scope")}, KV{"shard_identifier", w.i("shard_identifier")}, KV{"row_id", w.i("row_id")})
+	on := fmt.Sprintf("a %s lock on %s", w.Mode, w.TableName)
+	if w.RowID != nil {
+		t := env.targetByName(w.TableName)
+		cell := deref(w.Cell)
+		scope, shard := deref(w.ShardScope), deref(w.ShardIdentifier)
+		on = fmt.Sprintf("the row lock of row %d, shard %s of %s", *w.RowID, env.shardName(t, cell, scope, shard), w.TableName)
+		f.Evidence = append(f.Evidence, KV{"shard_scope", scope}, KV{"shard_identifier", shard}, KV{"row_id", *w.RowID})
 		if t.Control() {
 			f.Evidence = append(f.Evidence, KV{"cell", Clean(cell)})
 		}

@@ -40,22 +40,22 @@ func killswitchTable(t query.Target) string {
 func checkScheduler(ctx context.Context, env *Env) ([]Finding, error) {
 	var out []Finding
 	for _, t := range env.Targets {
-		res, err := env.run(ctx, query.DoctorUnclaimed(t, env.Config.Sample, env.Config.Limit))
+		rows, cells, err := shardRows[query.DoctorUnclaimedRow](ctx, env, t, query.DoctorUnclaimed(t, env.Config.Sample, env.Config.Limit))
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, env.schedulerFindings(t, rowsOf(res))...)
+		out = append(out, env.schedulerFindings(t, rows, cells)...)
 	}
 	return out, nil
 }
 
-func (env *Env) schedulerFindings(t query.Target, rows []row) []Finding {
+func (env *Env) schedulerFindings(t query.Target, rows []query.DoctorUnclaimedRow, cells []string) []Finding {
 	cfg := env.Config
 	var out []Finding
 	var inFlight, waiting int
-	for _, w := range rows {
-		since := time.Duration(w.f("unclaimed_seconds") * float64(time.Second))
-		never := w.t("last_claim").Sub(w.t("head_added")) < time.Second
+	for i, w := range rows {
+		since := time.Duration(w.UnclaimedSeconds * float64(time.Second))
+		never := w.LastClaim.Sub(w.HeadAdded) < time.Second
 		switch {
 		case !never && since < shardstate.InFlightWindow:
 			inFlight++
@@ -68,7 +68,7 @@ func (env *Env) schedulerFindings(t query.Target, rows []row) []Finding {
 		if since >= cfg.Unclaimed*UnclaimedCritFactor {
 			sev = Crit
 		}
-		cell := w.s(cellColumn(t))
+		cell := cells[i]
 		how := "last claimed"
 		if never {
 			how = "never claimed since it was written"
@@ -76,14 +76,14 @@ func (env *Env) schedulerFindings(t query.Target, rows []row) []Finding {
 		out = append(out, Finding{
 			Check: CheckScheduler, Severity: sev,
 			Summary: fmt.Sprintf("%s: shard %s is due but its head was %s %s ago: Sentry's drain tasks are not running or not reaching this database",
-				t.TableName(), env.shardName(t, cell, w.i("shard_scope"), w.i("shard_identifier")), how, dur(since.Seconds())),
+				t.TableName(), env.shardName(t, cell, w.ShardScope, w.ShardIdentifier), how, dur(since.Seconds())),
 			Evidence: Evidence{
-				{"table", t.TableName()}, {"shard_scope", w.i("shard_scope")}, {"shard_identifier", w.i("shard_identifier")},
-				{"head_id", w.i("head_id")}, {"head_category", env.Registry.CategoryName(int(w.i("head_category")))},
-				{"last_claim", w.t("last_claim")}, {"unclaimed_seconds", seconds(since)}, {"never_claimed", never},
-				{"due_shards_among_oldest", w.i("due_shards")}, {"oldest_rows_examined", cfg.Sample},
+				{"table", t.TableName()}, {"shard_scope", w.ShardScope}, {"shard_identifier", w.ShardIdentifier},
+				{"head_id", w.HeadID}, {"head_category", env.Registry.CategoryName(int(w.HeadCategory))},
+				{"last_claim", w.LastClaim}, {"unclaimed_seconds", seconds(since)}, {"never_claimed", never},
+				{"due_shards_among_oldest", w.DueShards}, {"oldest_rows_examined", cfg.Sample},
 			},
-			Next: env.shardCommand(t, cell, w.i("shard_scope"), w.i("shard_identifier")),
+			Next: env.shardCommand(t, cell, w.ShardScope, w.ShardIdentifier),
 		})
 		if len(out) >= cfg.Limit {
 			break
@@ -94,7 +94,7 @@ func (env *Env) schedulerFindings(t query.Target, rows []row) []Finding {
 	}
 	due, longest := int64(0), 0.0
 	if len(rows) > 0 {
-		due, longest = rows[0].i("due_shards"), rows[0].f("unclaimed_seconds")
+		due, longest = rows[0].DueShards, rows[0].UnclaimedSeconds
 	}
 	return []Finding{{Check: CheckScheduler, Severity: OK,
 		Summary: fmt.Sprintf("%s: none of the %d due shard(s) among the oldest rows' shards has waited %s for a claim (longest %s; of the %d longest waiting, %d were claimed seconds ago, probably draining now)",
@@ -116,7 +116,7 @@ func cellColumn(t query.Target) string {
 func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {
 	var out []Finding
 	for _, t := range env.Targets {
-		res, err := env.run(ctx, query.DoctorCappedShards(t, env.Config.Limit))
+		rows, cells, err := shardRows[query.DoctorCappedRow](ctx, env, t, query.DoctorCappedShards(t, env.Config.Limit))
 		if err != nil {
 			return nil, err
 		}
@@ -124,11 +124,11 @@ func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {
 		// kill-switch check's business, not a poison message.
 		ks, _ := options.ReadKillswitches(ctx, env.Tx, env.SchemaName, env.Schema, t.Silo)
 		n := 0
-		for _, w := range rowsOf(res) {
-			if d := ks.IsDisabled(int(w.i("shard_scope")), w.i("shard_identifier")); d != nil && *d {
+		for i, w := range rows {
+			if d := ks.IsDisabled(int(w.ShardScope), w.ShardIdentifier); d != nil && *d {
 				continue
 			}
-			out = append(out, env.stuckFinding(t, w))
+			out = append(out, env.stuckFinding(t, w, cells[i]))
 			n++
 		}
 		if n == 0 {
@@ -140,29 +140,28 @@ func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {
 	return out, nil
 }
 
-func (env *Env) stuckFinding(t query.Target, w row) Finding {
-	head := shardstate.Shard{Depth: w.i("depth"), NextAttempt: w.t("next_attempt"), HeadScheduledFrom: w.t("last_attempt")}
-	head.HeadScheduledFor = head.HeadScheduledFrom.Add(time.Duration(w.f("last_delay_seconds") * float64(time.Second)))
+func (env *Env) stuckFinding(t query.Target, w query.DoctorCappedRow, cell string) Finding {
+	head := shardstate.Shard{Depth: w.Depth, NextAttempt: w.NextAttempt, HeadScheduledFrom: w.LastAttempt}
+	head.HeadScheduledFor = head.HeadScheduledFrom.Add(time.Duration(w.LastDelaySeconds * float64(time.Second)))
 	st := shardstate.Classify(env.Now, head)
-	age := env.Now.Sub(w.t("head_added"))
+	age := env.Now.Sub(w.HeadAdded)
 	sev := Warn
 	if age >= StuckCritAge {
 		sev = Crit
 	}
-	cell := w.s(cellColumn(t))
-	cat := env.Registry.CategoryName(int(w.i("head_category")))
+	cat := env.Registry.CategoryName(int(w.HeadCategory))
 	return Finding{
 		Check: CheckStuck, Severity: sev,
 		Summary: fmt.Sprintf("%s: shard %s at the 1 h backoff cap: head message %d (%s, object %d, %s old, ≥%d attempts) is a poison suspect blocking %d row(s)",
-			t.TableName(), env.shardName(t, cell, w.i("shard_scope"), w.i("shard_identifier")), w.i("head_id"), cat, w.i("head_object"),
-			dur(age.Seconds()), st.Attempts, w.i("depth")),
+			t.TableName(), env.shardName(t, cell, w.ShardScope, w.ShardIdentifier), w.HeadID, cat, w.HeadObject,
+			dur(age.Seconds()), st.Attempts, w.Depth),
 		Evidence: Evidence{
-			{"table", t.TableName()}, {"shard_scope", w.i("shard_scope")}, {"shard_identifier", w.i("shard_identifier")},
-			{"depth", w.i("depth")}, {"head_id", w.i("head_id")}, {"head_category", cat}, {"head_object", w.i("head_object")},
+			{"table", t.TableName()}, {"shard_scope", w.ShardScope}, {"shard_identifier", w.ShardIdentifier},
+			{"depth", w.Depth}, {"head_id", w.HeadID}, {"head_category", cat}, {"head_object", w.HeadObject},
 			{"head_age_seconds", seconds(age)}, {"attempts_estimate", st.Attempts}, {"backoff_seconds", seconds(st.Delay)},
-			{"next_attempt", w.t("next_attempt")}, {"capped_shards", w.i("capped_shards")},
+			{"next_attempt", w.NextAttempt}, {"capped_shards", w.CappedShards},
 		},
-		Next: fmt.Sprintf("%s inspect message %d", env.Prefix, w.i("head_id")),
+		Next: fmt.Sprintf("%s inspect message %d", env.Prefix, w.HeadID),
 	}
 }
 
@@ -203,12 +202,12 @@ func (env *Env) disabledFindings(ctx context.Context, t query.Target, ks *option
 			continue
 		}
 		st := query.DoctorDisabledShards(t, query.Enum{Value: scope, Name: env.Registry.ScopeName(scope)}, sorted(ids))
-		res, err := env.run(ctx, st)
+		rows, cells, err := shardRows[query.DoctorDisabledRow](ctx, env, t, st)
 		if err != nil {
 			return nil, err
 		}
-		for _, w := range rowsOf(res) {
-			out = append(out, env.disabledFinding(t, ks.Table, w))
+		for i, w := range rows {
+			out = append(out, env.disabledFinding(t, ks.Table, w, cells[i]))
 		}
 	}
 	if len(out) == 0 {
@@ -219,27 +218,26 @@ func (env *Env) disabledFindings(ctx context.Context, t query.Target, ks *option
 	return out, nil
 }
 
-func (env *Env) disabledFinding(t query.Target, optTable string, w row) Finding {
-	cell := w.s(cellColumn(t))
-	stalled := w.b("trimming_stalled")
+func (env *Env) disabledFinding(t query.Target, optTable string, w query.DoctorDisabledRow, cell string) Finding {
+	stalled := w.TrimmingStalled
 	trim := "Sentry still trims its head group on each visit"
 	if stalled {
 		trim = "trimming has stalled (the head row is the newest of its group): nothing more is deleted until it is re-enabled"
 	}
-	depth := fmt.Sprint(w.i("depth"))
-	if w.i("depth") >= query.DisabledDepthCap {
+	depth := fmt.Sprint(w.Depth)
+	if w.Depth >= query.DisabledDepthCap {
 		depth = "at least " + depth
 	}
 	return Finding{
 		Check: CheckKillswitch, Severity: Warn,
 		Summary: fmt.Sprintf("%s: kill-switched shard %s holds %s row(s) that are never delivered while it is disabled; %s",
-			t.TableName(), env.shardName(t, cell, w.i("shard_scope"), w.i("shard_identifier")), depth, trim),
+			t.TableName(), env.shardName(t, cell, w.ShardScope, w.ShardIdentifier), depth, trim),
 		Evidence: Evidence{
-			{"table", t.TableName()}, {"options_table", optTable}, {"shard_scope", w.i("shard_scope")},
-			{"shard_identifier", w.i("shard_identifier")}, {"depth", w.i("depth")}, {"head_id", w.i("head_id")},
-			{"last_visit", w.t("last_visit")}, {"oldest_message", w.t("head_added")}, {"trimming_stalled", stalled},
+			{"table", t.TableName()}, {"options_table", optTable}, {"shard_scope", w.ShardScope},
+			{"shard_identifier", w.ShardIdentifier}, {"depth", w.Depth}, {"head_id", w.HeadID},
+			{"last_visit", w.LastVisit}, {"oldest_message", w.HeadAdded}, {"trimming_stalled", stalled},
 		},
-		Next: fmt.Sprintf("%s killswitch check %s %d", env.Prefix, env.scopeArg(w.i("shard_scope")), w.i("shard_identifier")),
+		Next: fmt.Sprintf("%s killswitch check %s %d", env.Prefix, env.scopeArg(w.ShardScope), w.ShardIdentifier),
 	}
 }
 

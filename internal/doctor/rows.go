@@ -3,6 +3,7 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -10,52 +11,76 @@ import (
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
-// row reads one result row by column name.
-type row struct {
-	res *query.Result
-	r   []any
-}
+// Every statement's rows are read into its row type by column name (query.Rows): a NULL
+// where the type has no pointer, a missing column or a value of another type is an error,
+// never a silent zero. Where a column may be NULL the finding says what NULL means.
 
-func rowsOf(res *query.Result) []row {
-	out := make([]row, len(res.Rows))
-	for i, r := range res.Rows {
-		out[i] = row{res: res, r: r}
+// deref is *p, or the zero value for NULL: for the columns whose NULL reads as "none"
+// (a table never vacuumed, a session without a user).
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
 	}
-	return out
+	return *p
 }
 
-func (w row) v(name string) any {
-	if i := w.res.Col(name); i >= 0 {
-		return w.r[i]
+// orNil is a nullable column as evidence: nil (JSON null) for NULL, else the value.
+func orNil[T any](p *T) any {
+	if p == nil {
+		return nil
 	}
-	return nil
+	return *p
 }
 
-func (w row) i(name string) int64 { return query.AsInt64(w.v(name)) }
-
-func (w row) f(name string) float64 {
-	switch x := w.v(name).(type) {
-	case float64:
-		return x
-	case int64:
-		return float64(x)
+// readRows runs st in the snapshot and reads its rows into T by column name.
+func readRows[T any](ctx context.Context, env *Env, st query.Statement) ([]T, error) {
+	res, err := env.run(ctx, st)
+	if err != nil {
+		return nil, err
 	}
-	return 0
+	return query.Rows[T](res)
 }
 
-func (w row) s(name string) string {
-	s, _ := w.v(name).(string)
-	return s
+// shardRows runs a shard listing of t and reads its rows into T by name, with each row's
+// cell in the control silo (empty in the cell silo): the cell column is named as the
+// table names it, so it is read apart, under the same rules.
+func shardRows[T any](ctx context.Context, env *Env, t query.Target, st query.Statement) ([]T, []string, error) {
+	res, err := env.run(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	return readShardRows[T](res, t)
 }
 
-func (w row) t(name string) time.Time {
-	t, _ := w.v(name).(time.Time)
-	return t
+func readShardRows[T any](res *query.Result, t query.Target) ([]T, []string, error) {
+	rows, err := query.Rows[T](res)
+	if err != nil {
+		return nil, nil, err
+	}
+	cells := make([]string, len(rows))
+	if !t.Control() {
+		return rows, cells, nil
+	}
+	c := res.Col(cellColumn(t))
+	if c < 0 {
+		return nil, nil, fmt.Errorf("%s returns no column %q", res.Statement, cellColumn(t))
+	}
+	renamed := *res
+	renamed.Columns = slices.Clone(res.Columns)
+	renamed.Columns[c] = "cell"
+	type cellRow struct {
+		Cell string `db:"cell"`
+	}
+	cr, err := query.Rows[cellRow](&renamed)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, r := range cr {
+		cells[i] = r.Cell
+	}
+	return rows, cells, nil
 }
-
-func (w row) b(name string) bool { return w.v(name) == true }
-
-func (w row) null(name string) bool { return w.v(name) == nil }
 
 // run executes one statement in the snapshot.
 func (env *Env) run(ctx context.Context, st query.Statement) (*query.Result, error) {
@@ -67,44 +92,22 @@ func (env *Env) run(ctx context.Context, st query.Statement) (*query.Result, err
 }
 
 // serverInfo is what DoctorServer read; several checks share it.
-type serverInfo struct {
-	InRecovery      bool
-	ReplayLag       *float64
-	ReplayLagBytes  *int64
-	Autovacuum      bool
-	VacThreshold    int64
-	VacScale        float64
-	MaxPrepared     int64
-	Role            string
-	SeesAllSessions bool
-	OldestXidAge    int64
-}
+type serverInfo query.DoctorServerRow
 
 func (env *Env) serverInfo(ctx context.Context) (*serverInfo, error) {
 	if env.server != nil {
 		return env.server, nil
 	}
-	res, err := env.run(ctx, query.DoctorServer())
+	rows, err := readRows[query.DoctorServerRow](ctx, env, query.DoctorServer())
 	if err != nil {
 		return nil, err
 	}
-	w := rowsOf(res)[0]
-	s := &serverInfo{
-		InRecovery: w.b("in_recovery"), Autovacuum: w.b("autovacuum"),
-		VacThreshold: w.i("vacuum_threshold"), VacScale: w.f("vacuum_scale_factor"),
-		MaxPrepared: w.i("max_prepared_transactions"), Role: w.s("role"),
-		SeesAllSessions: w.b("sees_all_sessions"), OldestXidAge: w.i("oldest_running_xid_age"),
+	if len(rows) != 1 {
+		return nil, fmt.Errorf("doctor-server returned %d rows, want 1", len(rows))
 	}
-	if !w.null("replay_lag_seconds") {
-		lag := w.f("replay_lag_seconds")
-		s.ReplayLag = &lag
-	}
-	if !w.null("replay_lag_bytes") {
-		b := w.i("replay_lag_bytes")
-		s.ReplayLagBytes = &b
-	}
-	env.server = s
-	return s, nil
+	s := serverInfo(rows[0])
+	env.server = &s
+	return env.server, nil
 }
 
 // scopeArg is a scope as the outboxctl command line takes it: "organization", or raw:N for

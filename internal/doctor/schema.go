@@ -23,13 +23,13 @@ var sentryIndexes = []struct { //nolint:gochecknoglobals // constant table
 // indexes by column set, region_name on control) and the options tables' value type is one
 // outboxctl decodes. Drift is a finding, never a crash.
 func checkSchema(ctx context.Context, env *Env) ([]Finding, error) {
-	res, err := env.run(ctx, query.DoctorIndexes(env.SchemaName, tableNames(env.Targets)))
+	rows, err := readRows[query.DoctorIndexRow](ctx, env, query.DoctorIndexes(env.SchemaName, tableNames(env.Targets)))
 	if err != nil {
 		return nil, err
 	}
-	indexes := map[string][]row{}
-	for _, w := range rowsOf(res) {
-		indexes[w.s("table_name")] = append(indexes[w.s("table_name")], w)
+	indexes := map[string][]query.DoctorIndexRow{}
+	for _, w := range rows {
+		indexes[w.TableName] = append(indexes[w.TableName], w)
 	}
 	var out []Finding
 	for _, t := range env.Targets {
@@ -38,7 +38,7 @@ func checkSchema(ctx context.Context, env *Env) ([]Finding, error) {
 	return append(out, env.optionsSchemaFinding()), nil
 }
 
-func (env *Env) tableSchemaFinding(t query.Target, idx []row) Finding {
+func (env *Env) tableSchemaFinding(t query.Target, idx []query.DoctorIndexRow) Finding {
 	ti := env.Schema.Table(t.TableName())
 	var drift []string
 	sev := OK
@@ -85,19 +85,19 @@ func (env *Env) tableSchemaFinding(t query.Target, idx []row) Finding {
 
 // matchIndexes finds Sentry's three indexes among idx by column set (names differ between
 // databases that did or did not run migration 0640) and says which are missing or invalid.
-func matchIndexes(idx []row, lead []string) (found []string, missing []string) {
+func matchIndexes(idx []query.DoctorIndexRow, lead []string) (found []string, missing []string) {
 	for _, want := range sentryIndexes {
 		cols := append(append([]string(nil), lead...), want.cols...)
 		key := strings.Join(cols, ",")
 		hit := false
 		for _, w := range idx {
-			if strings.Join(strs(w.v("columns")), ",") != key {
+			if strings.Join(strs(w.Columns), ",") != key {
 				continue
 			}
 			hit = true
-			found = append(found, Clean(w.s("index_name")))
-			if !w.b("valid") {
-				missing = append(missing, fmt.Sprintf("index %s (%s) is invalid (a failed CREATE INDEX CONCURRENTLY): %s", Clean(w.s("index_name")), key, want.use))
+			found = append(found, Clean(w.IndexName))
+			if !w.Valid {
+				missing = append(missing, fmt.Sprintf("index %s (%s) is invalid (a failed CREATE INDEX CONCURRENTLY): %s", Clean(w.IndexName), key, want.use))
 			}
 			break
 		}
@@ -108,8 +108,7 @@ func matchIndexes(idx []row, lead []string) (found []string, missing []string) {
 	return found, missing
 }
 
-func strs(v any) []string {
-	xs, _ := v.([]any)
+func strs(xs []any) []string {
 	out := make([]string, len(xs))
 	for i, x := range xs {
 		out[i], _ = x.(string)

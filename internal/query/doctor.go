@@ -14,6 +14,20 @@ import (
 // has failed about a dozen times in a row.
 const BackoffCapSeconds = 3600
 
+// DoctorServerRow is the row of DoctorServer; the replay lag is NULL on a primary.
+type DoctorServerRow struct {
+	InRecovery      bool     `db:"in_recovery"`
+	ReplayLag       *float64 `db:"replay_lag_seconds"`
+	ReplayLagBytes  *int64   `db:"replay_lag_bytes"`
+	Autovacuum      bool     `db:"autovacuum"`
+	VacThreshold    int64    `db:"vacuum_threshold"`
+	VacScale        float64  `db:"vacuum_scale_factor"`
+	MaxPrepared     int64    `db:"max_prepared_transactions"`
+	Role            string   `db:"role"`
+	SeesAllSessions bool     `db:"sees_all_sessions"`
+	OldestXidAge    int64    `db:"oldest_running_xid_age"`
+}
+
 // DoctorServer reads what the server says about itself: primary or standby and its replay
 // lag, the autovacuum settings, and whether this role sees other sessions' state.
 func DoctorServer() Statement {
@@ -52,6 +66,21 @@ func qualifiedNames(schema string, tables []string) []string {
 	return out
 }
 
+// DoctorTableRow is one row of DoctorTables. The statistics come from a LEFT JOIN of
+// pg_stat_all_tables, so each may be NULL; a table never vacuumed has NULL vacuum times.
+type DoctorTableRow struct {
+	TableName       string     `db:"table_name"`
+	LiveTuples      *int64     `db:"n_live_tup"`
+	DeadTuples      *int64     `db:"n_dead_tup"`
+	RelTuples       float64    `db:"reltuples"`
+	LastVacuum      *time.Time `db:"last_vacuum"`
+	LastAutovacuum  *time.Time `db:"last_autovacuum"`
+	AutovacuumCount *int64     `db:"autovacuum_count"`
+	RelOptions      []any      `db:"reloptions"`
+	HeapBytes       int64      `db:"heap_bytes"`
+	IndexBytes      int64      `db:"index_bytes"`
+}
+
 // DoctorTables reads the vacuum state of the outbox tables from the statistics views and the
 // catalog: dead and live tuples, the last (auto)vacuum, the table's autovacuum reloptions,
 // and heap and index sizes.
@@ -80,6 +109,15 @@ func DoctorTables(schema string, tables []string) Statement {
 	}
 }
 
+// DoctorIndexRow is one row of DoctorIndexes; Columns holds one name per key column
+// ("(expression)" for an expression).
+type DoctorIndexRow struct {
+	TableName string `db:"table_name"`
+	IndexName string `db:"index_name"`
+	Columns   []any  `db:"columns"`
+	Valid     bool   `db:"valid"`
+}
+
 // DoctorIndexes lists the indexes of the outbox tables with their column sets, so drift from
 // Sentry's three indexes (reference §1.4) is seen by columns, whatever the index names.
 func DoctorIndexes(schema string, tables []string) Statement {
@@ -105,6 +143,23 @@ func DoctorIndexes(schema string, tables []string) Statement {
 		Text: tidy(text),
 		Args: b.args,
 	}
+}
+
+// DoctorXminSessionRow is one row of DoctorXminSessions. pg_stat_activity hides the state,
+// times and query of other roles' sessions from a role without pg_read_all_stats (NULL),
+// and background processes have no user; one of the two xids is NULL.
+type DoctorXminSessionRow struct {
+	PID             int64    `db:"pid"`
+	Usename         *string  `db:"usename"`
+	ApplicationName *string  `db:"application_name"`
+	BackendType     *string  `db:"backend_type"`
+	State           *string  `db:"state"`
+	BackendXid      *string  `db:"backend_xid"`
+	BackendXmin     *string  `db:"backend_xmin"`
+	XminAgeXids     int64    `db:"xmin_age_xids"`
+	XactAgeSeconds  *float64 `db:"xact_age_seconds"`
+	StateAgeSeconds *float64 `db:"state_age_seconds"`
+	Query           *string  `db:"query"`
 }
 
 // DoctorXminSessions lists the sessions holding back the xmin horizon, oldest first: those
@@ -136,6 +191,18 @@ func DoctorXminSessions(limit int) Statement {
 	}
 }
 
+// DoctorPreparedXactRow is one row of DoctorPreparedXacts; owner and database are NULL
+// once the role or the database has been dropped.
+type DoctorPreparedXactRow struct {
+	GID         string    `db:"gid"`
+	Owner       *string   `db:"owner"`
+	Database    *string   `db:"database"`
+	Xid         string    `db:"xid"`
+	XminAgeXids int64     `db:"xmin_age_xids"`
+	Prepared    time.Time `db:"prepared"`
+	AgeSeconds  float64   `db:"age_seconds"`
+}
+
 // DoctorPreparedXacts lists prepared transactions (two-phase commit), oldest first: an
 // orphaned one holds the xmin horizon and its locks until someone commits or rolls it back.
 func DoctorPreparedXacts(limit int) Statement {
@@ -156,6 +223,21 @@ func DoctorPreparedXacts(limit int) Statement {
 		Text: tidy(text),
 		Args: b.args,
 	}
+}
+
+// DoctorReplicationSlotRow is one row of DoctorReplicationSlots: a slot holds an xmin, a
+// catalog_xmin, both or neither, has a pid only while active, and a restart_lsn once used.
+type DoctorReplicationSlotRow struct {
+	SlotName           string  `db:"slot_name"`
+	SlotType           string  `db:"slot_type"`
+	Active             bool    `db:"active"`
+	ActivePID          *int64  `db:"active_pid"`
+	Xmin               *string `db:"xmin"`
+	XminAgeXids        *int64  `db:"xmin_age_xids"`
+	CatalogXmin        *string `db:"catalog_xmin"`
+	CatalogXminAgeXids *int64  `db:"catalog_xmin_age_xids"`
+	RestartLSN         *string `db:"restart_lsn"`
+	RetainedWALBytes   *int64  `db:"retained_wal_bytes"`
 }
 
 // DoctorReplicationSlots lists replication slots with the xmin they hold and the WAL they keep.
@@ -179,6 +261,11 @@ func DoctorReplicationSlots() Statement {
 	}
 }
 
+// DoctorLockTimeoutRow is the row of DoctorLockTimeout: the setting now in force.
+type DoctorLockTimeoutRow struct {
+	StatementTimeout string `db:"statement_timeout"`
+}
+
 // DoctorLockTimeout shortens the statement timeout for the rest of the transaction, before
 // DoctorLockWaits: pg_blocking_pids takes the lock manager's partition locks, which must
 // never be held for long on a busy primary.
@@ -192,6 +279,23 @@ func DoctorLockTimeout(d time.Duration) Statement {
 		Text: text,
 		Args: b.args,
 	}
+}
+
+// DoctorLockWaitRow is one row of DoctorLockWaits. The session's application and start
+// come from a LEFT JOIN of pg_stat_activity (NULL once it has gone); the row columns are
+// NULL unless the lock is on a row of an outbox (and cell unless that row is a control one).
+type DoctorLockWaitRow struct {
+	PID             int64    `db:"pid"`
+	ApplicationName *string  `db:"application_name"`
+	TableName       string   `db:"table_name"`
+	LockType        string   `db:"locktype"`
+	Mode            string   `db:"mode"`
+	BlockedBy       []any    `db:"blocked_by"`
+	WaitingSeconds  *float64 `db:"waiting_seconds"`
+	Cell            *string  `db:"cell"`
+	ShardScope      *int64   `db:"shard_scope"`
+	ShardIdentifier *int64   `db:"shard_identifier"`
+	RowID           *int64   `db:"row_id"`
 }
 
 // DoctorLockWaits lists the sessions waiting on locks of the outbox tables, who blocks them
@@ -255,6 +359,21 @@ SELECT w.pid, a.application_name, o.table_name, w.locktype, w.mode,
 	}
 }
 
+// DoctorUnclaimedRow is one row of DoctorUnclaimed (every outbox column is NOT NULL). In the
+// control silo the row also has the cell, under the column name the table gives it.
+type DoctorUnclaimedRow struct {
+	ShardScope       int64     `db:"shard_scope"`
+	ShardIdentifier  int64     `db:"shard_identifier"`
+	NextAttempt      time.Time `db:"next_attempt"`
+	HeadID           int64     `db:"head_id"`
+	HeadCategory     int64     `db:"head_category"`
+	HeadObject       int64     `db:"head_object"`
+	LastClaim        time.Time `db:"last_claim"`
+	HeadAdded        time.Time `db:"head_added"`
+	UnclaimedSeconds float64   `db:"unclaimed_seconds"`
+	DueShards        int64     `db:"due_shards"`
+}
+
 // DoctorUnclaimed looks for due shards whose head has not been claimed for a while: the
 // shards of the oldest rows (schedule_batch splits [min(id), max(id)] into ranges on every
 // run, and the first range, holding the oldest rows, is always handed out: if the workers
@@ -311,6 +430,21 @@ SELECT %[5]ss.shard_scope, s.shard_identifier, n.next_attempt,
 		Text: tidy(text),
 		Args: b.args,
 	}
+}
+
+// DoctorCappedRow is one row of DoctorCappedShards (plus the cell column in the control silo).
+type DoctorCappedRow struct {
+	ShardScope       int64     `db:"shard_scope"`
+	ShardIdentifier  int64     `db:"shard_identifier"`
+	Depth            int64     `db:"depth"`
+	NextAttempt      time.Time `db:"next_attempt"`
+	HeadID           int64     `db:"head_id"`
+	HeadCategory     int64     `db:"head_category"`
+	HeadObject       int64     `db:"head_object"`
+	LastAttempt      time.Time `db:"last_attempt"`
+	HeadAdded        time.Time `db:"head_added"`
+	LastDelaySeconds float64   `db:"last_delay_seconds"`
+	CappedShards     int64     `db:"capped_shards"`
 }
 
 // DoctorCappedShards finds shards in backoff whose head row's delay reached the 1 h cap
@@ -373,6 +507,19 @@ SELECT %[5]sk.shard_scope, k.shard_identifier, k.depth, k.next_attempt,
 // DisabledDepthCap bounds the depth count of a kill-switched shard: a count of the cap
 // means "at least".
 const DisabledDepthCap = 10000
+
+// DoctorDisabledRow is one row of DoctorDisabledShards (plus the cell column in the control silo).
+type DoctorDisabledRow struct {
+	ShardScope      int64     `db:"shard_scope"`
+	ShardIdentifier int64     `db:"shard_identifier"`
+	Depth           int64     `db:"depth"`
+	HeadID          int64     `db:"head_id"`
+	HeadCategory    int64     `db:"head_category"`
+	HeadObject      int64     `db:"head_object"`
+	LastVisit       time.Time `db:"last_visit"`
+	HeadAdded       time.Time `db:"head_added"`
+	TrimmingStalled bool      `db:"trimming_stalled"`
+}
 
 // DoctorDisabledShards reads the kill-switched shards of one scope that still hold rows:
 // depth (counted on the (…, id) index up to DisabledDepthCap), the head row, when Sentry last

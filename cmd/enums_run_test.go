@@ -1,0 +1,105 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/render"
+)
+
+// testEnumsDeps are the enums commands' dependencies on test streams, printing as -o output.
+func testEnumsDeps(output string) (enumsDeps, *bytes.Buffer) {
+	streams, out, _ := render.Test()
+	a := &app{io: streams, getenv: streams.Getenv, g: globalOptions{Output: output}, reg: enums.Builtin()}
+	return a.enumsDeps(), out
+}
+
+// TestRunEnumsDirect calls the enums run functions with their dependencies, without the
+// binary: resolve prints one line per match without -o and CSV rows with it; list scopes
+// prints the scopes only; lint reports each problem and exits 1, or says there is none.
+func TestRunEnumsDirect(t *testing.T) {
+	t.Parallel()
+	d, out := testEnumsDeps("")
+	if err := runEnumsResolve(d, enumsResolveOptions{Query: "11"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != "TEAM_UPDATE (11)  category in ORGANIZATION_SCOPE\nAPI_TOKEN_SCOPE (11)  scope\n" {
+		t.Fatalf("resolve 11 = %q", got)
+	}
+	d, out = testEnumsDeps("csv")
+	if err := runEnumsResolve(d, enumsResolveOptions{Query: "organization"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != "kind,name,value,scope,retired\nscope,ORGANIZATION_SCOPE,0,,false\n" {
+		t.Fatalf("resolve organization -o csv = %q", got)
+	}
+	d, _ = testEnumsDeps("")
+	err := runEnumsResolve(d, enumsResolveOptions{Query: "ORGANIZATON_UPDATE"})
+	if err == nil || err.Error() != "unknown category or scope \"ORGANIZATON_UPDATE\"; did you mean ORGANIZATION_UPDATE? (run `outboxctl enums list` to see every name)" ||
+		exitCode(context.Background(), err) != ExitUsage {
+		t.Fatalf("resolve of a typo = %v, want a usage error", err)
+	}
+
+	o := enumsListOptions{Args: []string{"scopes"}}
+	d, out = testEnumsDeps("csv")
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := runEnumsList(d, o); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if lines[0] != "value,name,tag,retired,killswitch_option,categories" || !strings.HasPrefix(lines[1], "0,ORGANIZATION_SCOPE,") || strings.Contains(out.String(), "SEER_RUN_CREATE,0") {
+		t.Fatalf("list scopes -o csv = %q", out.String())
+	}
+	if err := (enumsListOptions{Args: []string{"cats"}}).Validate(); err == nil || err.Error() != `enums list takes categories, scopes or nothing; got "cats"` {
+		t.Fatalf("list cats: %v", err)
+	}
+
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "category.py")
+	src := "from enum import IntEnum\n\n\nclass OutboxCategory(IntEnum):\n    A = 0\n    B = 0\n\n\nclass OutboxScope(IntEnum):\n    ORGANIZATION_SCOPE = scope_categories(0, {OutboxCategory.A, OutboxCategory.B})\n"
+	if err := os.WriteFile(bad, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, out = testEnumsDeps("")
+	err = runEnumsLint(d, enumsLintOptions{Path: bad})
+	if err == nil || err.Error() != "1 problem(s) in "+bad || exitCode(context.Background(), err) != ExitError ||
+		out.String() != bad+":6: category integer 0 is reused by A and B\n" {
+		t.Fatalf("lint = %v, out %q", err, out.String())
+	}
+}
+
+// TestRunVersionDirect: the -ldflags values win over the build information, which fills in
+// what they leave empty; without either, "(devel)" and "unknown".
+func TestRunVersionDirect(t *testing.T) {
+	t.Parallel()
+	info := func() (*debug.BuildInfo, bool) {
+		return &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}}}, true
+	}
+	none := func() (*debug.BuildInfo, bool) { return nil, false }
+	for _, tc := range []struct {
+		o    versionOptions
+		info func() (*debug.BuildInfo, bool)
+		want string
+	}{
+		{versionOptions{}, info, "outboxctl v1.2.3 (commit abc123)\n"},
+		{versionOptions{Version: "v9.9.9"}, info, "outboxctl v9.9.9 (commit abc123)\n"},
+		{versionOptions{Version: "v9.9.9", Commit: "fff"}, info, "outboxctl v9.9.9 (commit fff)\n"},
+		{versionOptions{}, none, "outboxctl (devel) (commit unknown)\n"},
+	} {
+		var out strings.Builder
+		if err := tc.o.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if err := runVersion(versionDeps{out: &out, buildInfo: tc.info}, tc.o); err != nil || out.String() != tc.want {
+			t.Errorf("runVersion(%+v) = %q, %v; want %q", tc.o, out.String(), err, tc.want)
+		}
+	}
+}
