@@ -12,11 +12,10 @@ type HeaderMode int
 
 // The header modes.
 const (
-	// HeadersAuto: a header on a terminal table; tab-separated output on a pipe has none
-	// (what the end-to-end scripts parse today; see docs/README.md "Terminal output").
+	// HeadersAuto (the default): a header line on terminal tables and above tab-separated
+	// rows on a pipe (the column names JSON uses), so piped output says what each field is.
 	HeadersAuto HeaderMode = iota
-	// HeadersOn: a header everywhere, tab-separated output included (the column names
-	// JSON uses).
+	// HeadersOn: the same as HeadersAuto, kept for callers that ask for headers explicitly.
 	HeadersOn
 	// HeadersOff (--no-headers): no header line on a terminal or a pipe. CSV keeps its
 	// header, which is part of the format.

@@ -118,8 +118,8 @@ func TestWideShowsEverything(t *testing.T) {
 }
 
 // TestHeadersAndFootersPerFormat: the footer is on stderr in every format and never in the
-// data; tab-separated output has a header line only with HeadersOn; --no-headers drops the
-// terminal header.
+// data; tab-separated output has a header line unless --no-headers, which drops the
+// terminal header too.
 func TestHeadersAndFootersPerFormat(t *testing.T) {
 	t.Parallel()
 	doc := func() Doc {
@@ -132,7 +132,7 @@ func TestHeadersAndFootersPerFormat(t *testing.T) {
 		headers HeaderMode
 		out     string
 	}{
-		{"PipeAuto", FormatAuto, false, HeadersAuto, "USER_SCOPE\t3\n"},
+		{"PipeAuto", FormatAuto, false, HeadersAuto, "scope\tdepth\nUSER_SCOPE\t3\n"},
 		{"PipeOn", FormatAuto, false, HeadersOn, "scope\tdepth\nUSER_SCOPE\t3\n"},
 		{"PipeOff", FormatAuto, false, HeadersOff, "USER_SCOPE\t3\n"},
 		{"TTY", FormatAuto, true, HeadersAuto, "SCOPE       DEPTH  \nUSER_SCOPE  3      \n"},
@@ -184,12 +184,13 @@ func TestShown(t *testing.T) {
 func TestFitCutsHeadersLast(t *testing.T) {
 	t.Parallel()
 	doc := Doc{{Table: &Table{
-		Columns: []string{"scheduled_for", "date_added", "category_name"},
+		// Names outside defaultPriority, so nothing is dropped and only cutting is tested.
+		Columns: []string{"scheduled_at", "added_on", "category_label"},
 		Rows:    [][]any{{Due(thePast), now.Add(-time.Hour), "ORGANIZATION_UPDATE"}},
 	}}}
 	out, _ := printWith(t, FormatTable, true, 30, HeadersAuto, doc)
 	want := "" +
-		"SCHEDUL…  DATE AD…  CATEGOR…  \n" +
+		"SCHEDUL…  ADDED ON  CATEGOR…  \n" +
 		"never a…  1h ago    ORGANIZ…  \n"
 	if got := ansi.Strip(out); got != want {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
@@ -211,5 +212,44 @@ func TestStreamsToRendersAFrame(t *testing.T) {
 	if !strings.HasPrefix(frame.String(), "SCOPE               SHARD  STATE") || !strings.HasSuffix(frame.String(), footer) ||
 		out.Len() != 0 || errOut.Len() != 0 {
 		t.Errorf("frame %q, out %q, err %q", frame.String(), out, errOut)
+	}
+}
+
+// TestPipeHeaderOnlyAboveRows: piped output has its header line by default, --no-headers
+// drops it, and an empty list prints nothing at all (collected or streamed), so a script's
+// emptiness check keeps working.
+func TestPipeHeaderOnlyAboveRows(t *testing.T) {
+	t.Parallel()
+	empty := Doc{{Name: "s", Table: &Table{Columns: []string{"scope", "depth"}}}}
+	if out, _ := printWith(t, FormatAuto, false, 0, HeadersAuto, empty); out != "" {
+		t.Errorf("empty collected: %q", out)
+	}
+	for _, tt := range []struct {
+		headers HeaderMode
+		rows    int
+		want    string
+	}{
+		{HeadersAuto, 0, ""},
+		{HeadersAuto, 2, "id\n1\n2\n"},
+		{HeadersOff, 2, "1\n2\n"},
+	} {
+		s, out, _ := Test()
+		p := NewPrinter(s, FormatAuto, false)
+		p.Headers = tt.headers
+		d := p.StartDoc(nil, Section{Name: "messages", Table: &Table{}})
+		if err := d.Columns([]string{"id"}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range tt.rows {
+			if err := d.Row([]any{int64(i + 1)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != tt.want {
+			t.Errorf("streamed %v/%d rows: %q, want %q", tt.headers, tt.rows, out, tt.want)
+		}
 	}
 }

@@ -86,7 +86,7 @@ func TestDueAndRatioKeepMachineOutput(t *testing.T) {
 		t.Errorf("json:\n%s", js)
 	}
 	tsv, _ := printWith(t, FormatAuto, false, 0, HeadersAuto, doc())
-	if tsv != "2026-11-30T11:59:59Z\t0.308\n" {
+	if tsv != "next\tprogress\n2026-11-30T11:59:59Z\t0.308\n" {
 		t.Errorf("tsv %q", tsv)
 	}
 	tty, _ := printWith(t, FormatAuto, true, 0, HeadersAuto, doc())

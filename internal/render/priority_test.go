@@ -1,0 +1,43 @@
+package render
+
+import (
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// TestDefaultPriorityByColumnName: a table that declares no priorities (as the shards
+// listing built in cmd does) still fits: the category list goes first, then the sentence,
+// and the shard's identity and state never go (values are cut only after dropping).
+func TestDefaultPriorityByColumnName(t *testing.T) {
+	t.Parallel()
+	doc := Doc{{Table: &Table{
+		Columns: []string{"scope", "shard_identifier", "depth", "category_names", "state", "detail"},
+		Labels:  map[string]string{"shard_identifier": "shard", "category_names": "categories"},
+		Rows: [][]any{{"ORGANIZATION_SCOPE", int64(4242), int64(66), "AUTH_PROVIDER_UPDATE,ORGANIZATION_UPDATE",
+			"backing off", "delay 1h0m0s, next in 39m36s, ≥12 attempts, at 1 h cap: poison message?"}},
+	}}}
+	for _, tt := range []struct {
+		width    int
+		out, err string
+	}{
+		{130, "" +
+			"SCOPE               SHARD  DEPTH  STATE        DETAIL                                                                   \n" +
+			"ORGANIZATION_SCOPE  4242   66     backing off  delay 1h0m0s, next in 39m36s, ≥12 attempts, at 1 h cap: poison message?  \n",
+			"1 column(s) hidden to fit 130 columns: category_names (-o wide shows every column)\n"},
+		{60, "" +
+			"SCOPE               SHARD  DEPTH  STATE        \n" +
+			"ORGANIZATION_SCOPE  4242   66     backing off  \n",
+			"2 column(s) hidden to fit 60 columns: category_names, detail (-o wide shows every column)\n"},
+	} {
+		out, errOut := printWith(t, FormatTable, true, tt.width, HeadersAuto, doc)
+		if got := ansi.Strip(out); got != tt.out || errOut != tt.err {
+			t.Errorf("width %d: got\n%q\nwant\n%q\nstderr %q want %q", tt.width, got, tt.out, errOut, tt.err)
+		}
+	}
+	// A table's own priority wins over the default.
+	doc[0].Table.Priority = map[string]int{"detail": 1}
+	if _, errOut := printWith(t, FormatTable, true, 130, HeadersAuto, doc); errOut != "1 column(s) hidden to fit 130 columns: detail (-o wide shows every column)\n" {
+		t.Errorf("override: stderr %q", errOut)
+	}
+}
