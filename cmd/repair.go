@@ -319,7 +319,12 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 			if err := a.confirm("outboxctl compact", plan, o.Yes); err != nil {
 				return err
 			}
+			// One transaction: the line moves (elapsed, rate) while it runs and counts the rows
+			// once they are deleted.
+			progress := a.progress(ctx, "compacted", count, true)
 			deleted, op, err := a.deleteArchived(ctx, conn, t, query.Superseded(t, k, wm, query.Why{Command: "compact", Reason: o.Reason}), o, archiveMeta(t, payloadType, "compact", o.Reason))
+			progress.Set(deleted)
+			progress.done()
 			if err != nil {
 				return err
 			}
