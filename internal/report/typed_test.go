@@ -1,0 +1,30 @@
+package report
+
+import (
+	"testing"
+	"time"
+
+	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
+)
+
+// TestScheduleAndFractionCellsAreTyped: a result's scheduled_for and next_attempt become
+// render.Due and its progress render.Ratio, so a terminal reads "due now" and "30.8%"; other
+// times, NULLs and numbers stay as they are.
+func TestScheduleAndFractionCellsAreTyped(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	res := &query.Result{Columns: []string{"scheduled_for", "next_attempt", "date_added", "progress", "depth"},
+		Rows: [][]any{{at, nil, at, 0.308, 0.5}}}
+	got := Table(enums.Builtin(), res).Rows[0]
+	want := []any{render.Due(at), nil, at, render.Ratio(0.308), 0.5}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%s: %#v, want %#v", res.Columns[i], got[i], want[i])
+		}
+	}
+	if s := render.Due(at).String(); s != "2026-11-30T12:00:00.000000000Z" {
+		t.Errorf("Due.String() = %q", s)
+	}
+}
