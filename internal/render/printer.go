@@ -297,6 +297,11 @@ func jsonValue(v any) any {
 		return time.Time(x).UTC().Format(time.RFC3339Nano)
 	case Ratio:
 		return jsonValue(float64(x))
+	case JSONText:
+		if json.Valid([]byte(x)) {
+			return json.RawMessage(x)
+		}
+		return string(x)
 	case Styled:
 		return x.Text
 	case []any:
@@ -477,6 +482,8 @@ func plain(v any) string {
 		return time.Time(x).UTC().Format(time.RFC3339)
 	case Ratio:
 		return plain(float64(x))
+	case JSONText:
+		return string(x)
 	case float64:
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	case []any:

@@ -38,6 +38,11 @@ type Due time.Time
 // text (a fan-out merge's fallback) sorts like the time it is.
 func (d Due) String() string { return time.Time(d).UTC().Format("2006-01-02T15:04:05.000000000Z") }
 
+// JSONText is text that may hold a JSON document (an outbox payload): JSON output nests it
+// when it is valid JSON and carries it as a string otherwise, exactly as the handler
+// document does; every other format shows the text.
+type JSONText string
+
 // Ratio is a fraction (0.308) that a person reads as a percentage ("30.8%"); JSON and plain
 // output keep the number, so scripts are unaffected.
 type Ratio float64

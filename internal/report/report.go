@@ -4,6 +4,7 @@
 package report
 
 import (
+	"slices"
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/enums"
@@ -41,14 +42,15 @@ var (
 
 // cellOf reads column c (at i) of a row, typed for the printer by its name.
 func cellOf(c string, i int) func(r []any) any {
-	if dueColumns[c] || ratioColumns[c] {
+	if dueColumns[c] || ratioColumns[c] || c == "payload" {
 		return func(r []any) any { return Typed(c, r[i]) }
 	}
 	return func(r []any) any { return r[i] }
 }
 
 // Typed is a cell of column c as the printer should read it: a schedule as render.Due, a
-// fraction as render.Ratio, anything else (and NULL) as it is. Tables built outside report
+// fraction as render.Ratio, a payload as render.JSONText (nested in JSON output when it is
+// valid JSON, as the handler document does), anything else (and NULL) as it is. Tables built outside report
 // (backfill status) call it for their cells.
 func Typed(c string, v any) any {
 	switch x := v.(type) {
@@ -59,6 +61,10 @@ func Typed(c string, v any) any {
 	case float64:
 		if ratioColumns[c] {
 			return render.Ratio(x)
+		}
+	case string:
+		if c == "payload" {
+			return render.JSONText(x)
 		}
 	}
 	return v
@@ -96,6 +102,14 @@ func NewDecorator(reg *enums.Registry, columns []string) *Decorator {
 			namer = reg.ScopeName
 		}
 		d.plan = append(d.plan, func(r []any) any { return Names(r[i], namer) })
+		if c == "shard_scope" && slices.Contains(columns, "payload") {
+			// A message row also carries the handler document's name for its scope
+			// (drain.Document), so a script reads one key for both; "scope" stays for
+			// the scripts that read it.
+			d.Columns = append(d.Columns, "shard_scope_name")
+			d.MachineOnly["shard_scope_name"] = true
+			d.plan = append(d.plan, func(r []any) any { return Names(r[i], namer) })
+		}
 	}
 	return d
 }

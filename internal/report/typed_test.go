@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -26,5 +27,22 @@ func TestScheduleAndFractionCellsAreTyped(t *testing.T) {
 	}
 	if s := render.Due(at).String(); s != "2026-11-30T12:00:00.000000000Z" {
 		t.Errorf("Due.String() = %q", s)
+	}
+}
+
+// TestMessageRowsCarryHandlerNames: a message row (it has a payload) gets the handler
+// document's shard_scope_name beside the older "scope", both machine-only names of the
+// same integer; a shard listing (no payload) does not.
+func TestMessageRowsCarryHandlerNames(t *testing.T) {
+	t.Parallel()
+	reg := enums.Builtin()
+	msg := Table(reg, &query.Result{Columns: []string{"id", "shard_scope", "payload"}, Rows: [][]any{{int64(1), int64(1), `{"a":1}`}}})
+	if got := strings.Join(msg.Columns, ","); got != "id,shard_scope,scope,shard_scope_name,payload" ||
+		msg.Rows[0][3] != "USER_SCOPE" || msg.Rows[0][4] != render.JSONText(`{"a":1}`) || !msg.MachineOnly["shard_scope_name"] {
+		t.Errorf("message columns %s, row %#v", got, msg.Rows[0])
+	}
+	shards := Table(reg, &query.Result{Columns: []string{"shard_scope", "depth"}})
+	if got := strings.Join(shards.Columns, ","); got != "shard_scope,scope,depth" {
+		t.Errorf("shard columns %s", got)
 	}
 }
