@@ -49,24 +49,25 @@ func TestFitTableToWidth(t *testing.T) {
 		out   string
 		err   string
 	}{
+		// attempts was dropped before next_attempt, then fits again once that one is gone.
 		{80, "" +
-			"SCOPE               SHARD  STATE        DEPTH  OLDEST           \n" +
-			"ORGANIZATION_SCOPE  4242   backing off  7      54m11s ago       \n" +
-			"USER_SCOPE          5      due          466    never attempted  \n" +
-			"AUDIT_LOG_SCOPE     77     due          1      1d23h ago        \n",
-			"4 column(s) hidden to fit 80 columns: last_error, categories, attempts, next_attempt (-o wide shows every column)\n" + footer},
+			"SCOPE               SHARD  STATE        DEPTH  OLDEST           ATTEMPTS  \n" +
+			"ORGANIZATION_SCOPE  4242   backing off  7      54m11s ago       12        \n" +
+			"USER_SCOPE          5      due          466    never attempted  0         \n" +
+			"AUDIT_LOG_SCOPE     77     due          1      1d23h ago        3         \n",
+			"-o wide shows 3 hidden column(s): last_error, categories, next_attempt\n" + footer},
 		{120, "" +
 			"SCOPE               SHARD  STATE        DEPTH  OLDEST           NEXT ATTEMPT     ATTEMPTS  \n" +
 			"ORGANIZATION_SCOPE  4242   backing off  7      54m11s ago       in 4m            12        \n" +
 			"USER_SCOPE          5      due          466    never attempted  never attempted  0         \n" +
 			"AUDIT_LOG_SCOPE     77     due          1      1d23h ago        due now          3         \n",
-			"2 column(s) hidden to fit 120 columns: last_error, categories (-o wide shows every column)\n" + footer},
+			"-o wide shows 2 hidden column(s): last_error, categories\n" + footer},
 		{200, "" +
 			"SCOPE               SHARD  STATE        DEPTH  OLDEST           NEXT ATTEMPT     ATTEMPTS  CATEGORIES                                      \n" +
 			"ORGANIZATION_SCOPE  4242   backing off  7      54m11s ago       in 4m            12        ORGANIZATION_UPDATE,ORGANIZATION_MEMBER_UPDATE  \n" +
 			"USER_SCOPE          5      due          466    never attempted  never attempted  0         USER_UPDATE                                     \n" +
 			"AUDIT_LOG_SCOPE     77     due          1      1d23h ago        due now          3         AUDIT_LOG_EVENT                                 \n",
-			"1 column(s) hidden to fit 200 columns: last_error (-o wide shows every column)\n" + footer},
+			"-o wide shows 1 hidden column(s): last_error\n" + footer},
 	} {
 		out, errOut := printWith(t, FormatTable, true, tt.width, HeadersAuto, stuck())
 		out = ansi.Strip(out)

@@ -24,20 +24,24 @@ func TestDefaultPriorityByColumnName(t *testing.T) {
 		{130, "" +
 			"SCOPE               SHARD  DEPTH  STATE        DETAIL                                                                   \n" +
 			"ORGANIZATION_SCOPE  4242   66     backing off  delay 1h0m0s, next in 39m36s, ≥12 attempts, at 1 h cap: poison message?  \n",
-			"1 column(s) hidden to fit 130 columns: category_names (-o wide shows every column)\n"},
+			"-o wide shows 1 hidden column(s): category_names\n"},
 		{60, "" +
 			"SCOPE               SHARD  DEPTH  STATE        \n" +
 			"ORGANIZATION_SCOPE  4242   66     backing off  \n",
-			"2 column(s) hidden to fit 60 columns: category_names, detail (-o wide shows every column)\n"},
+			"-o wide shows 2 hidden column(s): category_names, detail\n"},
 	} {
 		out, errOut := printWith(t, FormatTable, true, tt.width, HeadersAuto, doc)
 		if got := ansi.Strip(out); got != tt.out || errOut != tt.err {
 			t.Errorf("width %d: got\n%q\nwant\n%q\nstderr %q want %q", tt.width, got, tt.out, errOut, tt.err)
 		}
 	}
+	// The note fits the terminal too: the flag first, the list cut.
+	if _, errOut := printWith(t, FormatTable, true, 45, HeadersAuto, doc); errOut != "-o wide shows 2 hidden column(s): category_n…\n" {
+		t.Errorf("width 45: stderr %q", errOut)
+	}
 	// A table's own priority wins over the default.
 	doc[0].Table.Priority = map[string]int{"detail": 1}
-	if _, errOut := printWith(t, FormatTable, true, 130, HeadersAuto, doc); errOut != "1 column(s) hidden to fit 130 columns: detail (-o wide shows every column)\n" {
+	if _, errOut := printWith(t, FormatTable, true, 130, HeadersAuto, doc); errOut != "-o wide shows 1 hidden column(s): detail\n" {
 		t.Errorf("override: stderr %q", errOut)
 	}
 }

@@ -66,6 +66,10 @@ func Typed(c string, v any) any {
 		if c == "payload" {
 			return render.JSONText(x)
 		}
+	case []byte: // a jsonb payload read without a cast
+		if c == "payload" {
+			return render.JSONText(x)
+		}
 	}
 	return v
 }
@@ -102,14 +106,15 @@ func NewDecorator(reg *enums.Registry, columns []string) *Decorator {
 			namer = reg.ScopeName
 		}
 		d.plan = append(d.plan, func(r []any) any { return Names(r[i], namer) })
-		if c == "shard_scope" && slices.Contains(columns, "payload") {
-			// A message row also carries the handler document's name for its scope
-			// (drain.Document), so a script reads one key for both; "scope" stays for
-			// the scripts that read it.
-			d.Columns = append(d.Columns, "shard_scope_name")
-			d.MachineOnly["shard_scope_name"] = true
-			d.plan = append(d.plan, func(r []any) any { return Names(r[i], namer) })
-		}
+	}
+	if i := slices.Index(columns, "shard_scope"); i >= 0 && slices.Contains(columns, "payload") {
+		// A message row also carries the handler document's name for its scope
+		// (drain.Document), so a script reads one key for both. It comes last, so the
+		// columns CSV and tab-separated scripts read by position stay where they were, and
+		// "scope" stays for the scripts that read it.
+		d.Columns = append(d.Columns, "shard_scope_name")
+		d.MachineOnly["shard_scope_name"] = true
+		d.plan = append(d.plan, func(r []any) any { return Names(r[i], reg.ScopeName) })
 	}
 	return d
 }

@@ -37,9 +37,13 @@ func TestMessageRowsCarryHandlerNames(t *testing.T) {
 	t.Parallel()
 	reg := enums.Builtin()
 	msg := Table(reg, &query.Result{Columns: []string{"id", "shard_scope", "payload"}, Rows: [][]any{{int64(1), int64(1), `{"a":1}`}}})
-	if got := strings.Join(msg.Columns, ","); got != "id,shard_scope,scope,shard_scope_name,payload" ||
-		msg.Rows[0][3] != "USER_SCOPE" || msg.Rows[0][4] != render.JSONText(`{"a":1}`) || !msg.MachineOnly["shard_scope_name"] {
+	if got := strings.Join(msg.Columns, ","); got != "id,shard_scope,scope,payload,shard_scope_name" ||
+		msg.Rows[0][4] != "USER_SCOPE" || msg.Rows[0][3] != render.JSONText(`{"a":1}`) || !msg.MachineOnly["shard_scope_name"] {
 		t.Errorf("message columns %s, row %#v", got, msg.Rows[0])
+	}
+	raw := Table(reg, &query.Result{Columns: []string{"payload"}, Rows: [][]any{{[]byte(`{"b":2}`)}}})
+	if raw.Rows[0][0] != render.JSONText(`{"b":2}`) {
+		t.Errorf("a jsonb payload as bytes: %#v", raw.Rows[0][0])
 	}
 	shards := Table(reg, &query.Result{Columns: []string{"shard_scope", "depth"}})
 	if got := strings.Join(shards.Columns, ","); got != "shard_scope,scope,depth" {
