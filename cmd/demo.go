@@ -93,7 +93,11 @@ func newDemoSeedCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer conn.Close(c.Context())
-			if err := fixture.Seed(c.Context(), conn, o); err != nil {
+			progress := a.progress(c.Context(), "seeded rows", fixture.DemoRows(o), false)
+			o.Progress = progress.Set
+			err = fixture.Seed(c.Context(), conn, o)
+			progress.done()
+			if err != nil {
 				return db.Classify(err, "demo seed")
 			}
 			fmt.Fprintf(a.io.Err, "seeded schema %s; try: outboxctl --schema %s shards --stuck\n", o.Schema, o.Schema)

@@ -14,6 +14,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/live"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -242,12 +243,12 @@ func (a *app) runDrain(ctx context.Context, conn *db.Conn, o drainOptions, plan 
 		}
 		return db.Classify(err, "drain-claim")
 	}
-	progress := a.drainProgress(plan)
+	progress := a.progress(ctx, "delivered", plan.groups, true)
 	res, runErr := drain.Run(ctx, conn, drain.Options{
 		Target: t, Shard: k, Mode: drain.Mode(o.Mode), Handler: handler, Discard: o.Handler == "discard",
 		Watermark: plan.watermark, MaxMessages: o.MaxMessages, Rate: o.Rate, HandlerTimeout: o.HandlerTimeout,
 		Archive: archive, Claimed: claimed, Command: "drain", Reason: o.Reason, CoalescedIDs: o.CoalescedIDs,
-		CategoryName: reg.CategoryName, ScopeName: reg.ScopeName, OnDelivered: progress.delivered,
+		CategoryName: reg.CategoryName, ScopeName: reg.ScopeName, OnDelivered: func(drain.Message) { progress.Add(1) },
 	})
 	progress.done()
 	restored := a.unclaimIfUnavailable(ctx, conn, t, k, claimed, res)
@@ -383,28 +384,25 @@ func (a *app) unclaimIfUnavailable(ctx context.Context, conn *db.Conn, t query.T
 	return true
 }
 
-// drainProgress shows "delivered N / ~M" on a terminal.
-type drainProgressLine struct {
-	a     *app
-	total int64
-	n     int
+// workProgress is a live progress line for long work (drain, compact, restore, demo seed):
+// done/total, percentage, rate and ETA on a terminal's stderr, redrawn several times a second
+// (so it moves while a statement runs), then a one-line summary; on a pipe nothing at all.
+type workProgress struct {
+	*live.Progress
+	stop func()
 }
 
-func (a *app) drainProgress(p drainPlan) *drainProgressLine {
-	return &drainProgressLine{a: a, total: p.groups}
+// progress starts a progress line of total units (approx marks an estimate "~").
+func (a *app) progress(ctx context.Context, label string, total int64, approx bool) *workProgress {
+	p := live.NewProgress(a.io.Err, a.io.ErrTTY, time.Now, label, total, approx)
+	p.Tick() // draw at once: the first unit may take a while
+	return &workProgress{Progress: p, stop: p.Run(ctx)}
 }
 
-func (p *drainProgressLine) delivered(drain.Message) {
-	p.n++
-	if p.a.io.ErrTTY && p.n%10 == 0 {
-		fmt.Fprintf(p.a.io.Err, "\rdelivered %d / ~%d", p.n, p.total)
-	}
-}
-
-func (p *drainProgressLine) done() {
-	if p.a.io.ErrTTY && p.n >= 10 {
-		fmt.Fprintln(p.a.io.Err)
-	}
+// done stops the redraws and replaces the line with its summary.
+func (w *workProgress) done() {
+	w.stop()
+	w.Finish()
 }
 
 // drainSummary prints what the drain did and what is left, from a fresh connection when the

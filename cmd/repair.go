@@ -100,8 +100,8 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 				a.printer().Notef("shard %s/%d is empty: nothing to reschedule", k.Scope.Name, k.ID)
 				return nil
 			}
-			plan := []string{fmt.Sprintf("make shard %s/%d due now with a fresh backoff: %d row(s), next attempt now %v (%s)",
-				k.Scope.Name, k.ID, depth, next, reasonText(o.Reason))}
+			plan := []string{fmt.Sprintf("make shard %s/%d due now with a fresh backoff: %d row(s), next attempt currently: %s (%s)",
+				k.Scope.Name, k.ID, depth, a.schedule(next), reasonText(o.Reason))}
 			if err := a.confirm("outboxctl reschedule", plan, o.Yes); err != nil {
 				return err
 			}
@@ -117,11 +117,33 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 			a.audit("reschedule", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "rows": n, "reason": o.Reason})
 			return a.printer().Print(render.Doc{{Name: "reschedule", Card: []render.Field{
 				{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}, {Key: "rows", Value: n},
-				{Key: "next_attempt_before", Value: next}, {Key: "next_attempt_after", Value: after}}}})
+				{Key: "next_attempt_before", Value: due(next)},
+				// JSON keeps the time (Sentry's THE_PAST); a person reads what it means.
+				{Key: "next_attempt_after", Value: due(after), MachineOnly: true},
+				{Key: "next_attempt", Value: render.Styled{Text: "due now", Tone: render.ToneGood}, HumanOnly: true}}}})
 		},
 	}
 	addRepairFlags(c, &o, false)
 	return c
+}
+
+// due wraps a shard's next attempt (a time, or NULL) so a person reads "due now", "in 4m"
+// or "never attempted" and JSON the time.
+func due(v any) any {
+	if t, ok := v.(time.Time); ok {
+		return render.Due(t)
+	}
+	return v
+}
+
+// schedule is a shard's next attempt as the plan line shows it, in the one time format.
+func (a *app) schedule(v any) string {
+	t, ok := v.(time.Time)
+	if !ok {
+		return "unknown"
+	}
+	p := a.printer()
+	return render.FormatDue(t, p.Now(), p.Time)
 }
 
 // idRow is a row of a statement that returns ids (DELETE … RETURNING o.id).
@@ -319,7 +341,12 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 			if err := a.confirm("outboxctl compact", plan, o.Yes); err != nil {
 				return err
 			}
+			// One transaction: the line moves (elapsed, rate) while it runs and counts the rows
+			// once they are deleted.
+			progress := a.progress(ctx, "compacted", count, true)
 			deleted, op, err := a.deleteArchived(ctx, conn, t, query.Superseded(t, k, wm, query.Why{Command: "compact", Reason: o.Reason}), o, archiveMeta(t, payloadType, "compact", o.Reason))
+			progress.Set(deleted)
+			progress.done()
 			if err != nil {
 				return err
 			}

@@ -186,7 +186,10 @@ func (a *app) runRestore(ctx context.Context, f *drain.ArchiveFile, plan *drain.
 		if err := a.confirm("outboxctl restore "+f.Path, lines, o.Yes); err != nil {
 			return err
 		}
-		if inserted, err = reinsert(ctx, conn, targets, o.Reason); err != nil {
+		progress := a.progress(ctx, "restored", int64(toInsert), false)
+		inserted, err = reinsert(ctx, conn, targets, o.Reason, progress.Add)
+		progress.done()
+		if err != nil {
 			return err
 		}
 	}
@@ -203,8 +206,9 @@ func (a *app) runRestore(ctx context.Context, f *drain.ArchiveFile, plan *drain.
 		{Key: "inserted", Value: inserted}, {Key: "skipped", Value: skipped}}}})
 }
 
-// reinsert puts the planned rows back in one transaction and counts the rows inserted.
-func reinsert(ctx context.Context, conn *db.Conn, targets []restoreTarget, reason string) (int64, error) {
+// reinsert puts the planned rows back in one transaction and counts the rows inserted,
+// telling progress after each operation's rows.
+func reinsert(ctx context.Context, conn *db.Conn, targets []restoreTarget, reason string, progress func(int64)) (int64, error) {
 	var inserted int64
 	err := db.WriteTx(ctx, conn, func(tx db.Tx) error {
 		for _, t := range targets {
@@ -213,6 +217,7 @@ func reinsert(ctx context.Context, conn *db.Conn, targets []restoreTarget, reaso
 				return db.Classify(err, "restore-row")
 			}
 			inserted += n
+			progress(n)
 		}
 		return nil
 	})

@@ -265,7 +265,7 @@ func (r *Registry) suggest(key string, kind Kind) []string {
 		switch {
 		case d <= limit:
 			cands = append(cands, cand{name, d})
-		case len(key) >= 4 && strings.Contains(name, key):
+		case len(key) >= 4 && strings.Contains(name, key), abbreviates(key, name):
 			cands = append(cands, cand{name, limit + 1})
 		}
 	}
@@ -283,6 +283,23 @@ func (r *Registry) suggest(key string, kind Kind) []string {
 		out = append(out, c.name)
 	}
 	return out
+}
+
+// abbreviates reports whether key shortens name word by word (ORG_UPDATE for
+// ORGANIZATION_UPDATE, ORG_MEMBER_UPD for ORGANIZATION_MEMBER_UPDATE): the same number of
+// underscore-separated words, each a prefix of name's. Operators shorten long names this way,
+// and no edit distance finds them.
+func abbreviates(key, name string) bool {
+	kw, nw := strings.Split(key, "_"), strings.Split(name, "_")
+	if len(kw) != len(nw) || key == name {
+		return false
+	}
+	for i, w := range kw {
+		if w == "" || !strings.HasPrefix(nw[i], w) {
+			return false
+		}
+	}
+	return true
 }
 
 // distance is the Damerau–Levenshtein (optimal string alignment) distance, so that a swapped

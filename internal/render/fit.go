@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -12,11 +13,10 @@ type HeaderMode int
 
 // The header modes.
 const (
-	// HeadersAuto: a header on a terminal table; tab-separated output on a pipe has none
-	// (what the end-to-end scripts parse today; see docs/README.md "Terminal output").
+	// HeadersAuto (the default): a header line on terminal tables and above tab-separated
+	// rows on a pipe (the column names JSON uses), so piped output says what each field is.
 	HeadersAuto HeaderMode = iota
-	// HeadersOn: a header everywhere, tab-separated output included (the column names
-	// JSON uses).
+	// HeadersOn: the same as HeadersAuto, kept for callers that ask for headers explicitly.
 	HeadersOn
 	// HeadersOff (--no-headers): no header line on a terminal or a pipe. CSV keeps its
 	// header, which is part of the format.
@@ -89,15 +89,18 @@ func fitTable(names, header []string, cells [][]string, prio map[string]int, wid
 		}
 		return t
 	}
+	var gone []int
 	for total() > width {
 		j := lowestPriority(f.keep, names, prio)
 		if j < 0 {
 			break
 		}
 		f.dropped = append(f.dropped, names[f.keep[j]])
+		gone = append(gone, f.keep[j])
 		f.keep = append(f.keep[:j], f.keep[j+1:]...)
 		f.width = append(f.width[:j], f.width[j+1:]...)
 	}
+	f.restore(gone, names, natural, width)
 	// Values are cut down to their header first; headers themselves only as a last resort.
 	for _, headers := range []bool{false, true} {
 		for excess := total() - width; excess > 0; excess-- {
@@ -110,6 +113,29 @@ func fitTable(names, header []string, cells [][]string, prio map[string]int, wid
 		}
 	}
 	return f
+}
+
+// restore brings back, highest priority first, the dropped columns that fit after all: a
+// wide column dropped later can leave room for a narrow one dropped before it.
+func (f *fitted) restore(gone []int, names []string, natural []int, width int) {
+	used := 0
+	for _, w := range f.width {
+		used += w + columnGap
+	}
+	for k := len(gone) - 1; k >= 0; k-- {
+		i := gone[k]
+		if used+natural[i]+columnGap > width {
+			continue
+		}
+		used += natural[i] + columnGap
+		at := 0
+		for at < len(f.keep) && f.keep[at] < i {
+			at++
+		}
+		f.keep = slices.Insert(f.keep, at, i)
+		f.width = slices.Insert(f.width, at, natural[i])
+		f.dropped = slices.DeleteFunc(f.dropped, func(n string) bool { return n == names[i] })
+	}
 }
 
 // lowestPriority is the position in keep of the column to drop next, or -1.
@@ -155,11 +181,15 @@ func cutCell(s string, w int) string {
 	return ansi.Truncate(s, w, "…")
 }
 
-// hiddenNote says which columns a narrow terminal hid, so nothing is dropped silently.
+// hiddenNote says which columns a narrow terminal hid, so nothing is dropped silently. It
+// fits the terminal itself: the flag that shows them comes first, the list is cut with "…".
 func hiddenNote(dropped []string, width int) string {
 	if len(dropped) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d column(s) hidden to fit %d columns: %s (-o wide shows every column)",
-		len(dropped), width, strings.Join(dropped, ", "))
+	note := fmt.Sprintf("-o wide shows %d hidden column(s): %s", len(dropped), strings.Join(dropped, ", "))
+	if width > 0 {
+		note = cutCell(note, width)
+	}
+	return note
 }

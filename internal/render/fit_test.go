@@ -49,24 +49,25 @@ func TestFitTableToWidth(t *testing.T) {
 		out   string
 		err   string
 	}{
+		// attempts was dropped before next_attempt, then fits again once that one is gone.
 		{80, "" +
-			"SCOPE               SHARD  STATE        DEPTH  OLDEST           \n" +
-			"ORGANIZATION_SCOPE  4242   backing off  7      54m11s ago       \n" +
-			"USER_SCOPE          5      due          466    never attempted  \n" +
-			"AUDIT_LOG_SCOPE     77     due          1      1d23h ago        \n",
-			"4 column(s) hidden to fit 80 columns: last_error, categories, attempts, next_attempt (-o wide shows every column)\n" + footer},
+			"SCOPE               SHARD  STATE        DEPTH  OLDEST           ATTEMPTS  \n" +
+			"ORGANIZATION_SCOPE  4242   backing off  7      54m11s ago       12        \n" +
+			"USER_SCOPE          5      due          466    never attempted  0         \n" +
+			"AUDIT_LOG_SCOPE     77     due          1      1d23h ago        3         \n",
+			"-o wide shows 3 hidden column(s): last_error, categories, next_attempt\n" + footer},
 		{120, "" +
 			"SCOPE               SHARD  STATE        DEPTH  OLDEST           NEXT ATTEMPT     ATTEMPTS  \n" +
 			"ORGANIZATION_SCOPE  4242   backing off  7      54m11s ago       in 4m            12        \n" +
 			"USER_SCOPE          5      due          466    never attempted  never attempted  0         \n" +
 			"AUDIT_LOG_SCOPE     77     due          1      1d23h ago        due now          3         \n",
-			"2 column(s) hidden to fit 120 columns: last_error, categories (-o wide shows every column)\n" + footer},
+			"-o wide shows 2 hidden column(s): last_error, categories\n" + footer},
 		{200, "" +
 			"SCOPE               SHARD  STATE        DEPTH  OLDEST           NEXT ATTEMPT     ATTEMPTS  CATEGORIES                                      \n" +
 			"ORGANIZATION_SCOPE  4242   backing off  7      54m11s ago       in 4m            12        ORGANIZATION_UPDATE,ORGANIZATION_MEMBER_UPDATE  \n" +
 			"USER_SCOPE          5      due          466    never attempted  never attempted  0         USER_UPDATE                                     \n" +
 			"AUDIT_LOG_SCOPE     77     due          1      1d23h ago        due now          3         AUDIT_LOG_EVENT                                 \n",
-			"1 column(s) hidden to fit 200 columns: last_error (-o wide shows every column)\n" + footer},
+			"-o wide shows 1 hidden column(s): last_error\n" + footer},
 	} {
 		out, errOut := printWith(t, FormatTable, true, tt.width, HeadersAuto, stuck())
 		out = ansi.Strip(out)
@@ -118,8 +119,8 @@ func TestWideShowsEverything(t *testing.T) {
 }
 
 // TestHeadersAndFootersPerFormat: the footer is on stderr in every format and never in the
-// data; tab-separated output has a header line only with HeadersOn; --no-headers drops the
-// terminal header.
+// data; tab-separated output has a header line unless --no-headers, which drops the
+// terminal header too.
 func TestHeadersAndFootersPerFormat(t *testing.T) {
 	t.Parallel()
 	doc := func() Doc {
@@ -132,7 +133,7 @@ func TestHeadersAndFootersPerFormat(t *testing.T) {
 		headers HeaderMode
 		out     string
 	}{
-		{"PipeAuto", FormatAuto, false, HeadersAuto, "USER_SCOPE\t3\n"},
+		{"PipeAuto", FormatAuto, false, HeadersAuto, "scope\tdepth\nUSER_SCOPE\t3\n"},
 		{"PipeOn", FormatAuto, false, HeadersOn, "scope\tdepth\nUSER_SCOPE\t3\n"},
 		{"PipeOff", FormatAuto, false, HeadersOff, "USER_SCOPE\t3\n"},
 		{"TTY", FormatAuto, true, HeadersAuto, "SCOPE       DEPTH  \nUSER_SCOPE  3      \n"},
@@ -184,12 +185,13 @@ func TestShown(t *testing.T) {
 func TestFitCutsHeadersLast(t *testing.T) {
 	t.Parallel()
 	doc := Doc{{Table: &Table{
-		Columns: []string{"scheduled_for", "date_added", "category_name"},
+		// Names outside defaultPriority, so nothing is dropped and only cutting is tested.
+		Columns: []string{"scheduled_at", "added_on", "category_label"},
 		Rows:    [][]any{{Due(thePast), now.Add(-time.Hour), "ORGANIZATION_UPDATE"}},
 	}}}
 	out, _ := printWith(t, FormatTable, true, 30, HeadersAuto, doc)
 	want := "" +
-		"SCHEDUL…  DATE AD…  CATEGOR…  \n" +
+		"SCHEDUL…  ADDED ON  CATEGOR…  \n" +
 		"never a…  1h ago    ORGANIZ…  \n"
 	if got := ansi.Strip(out); got != want {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
@@ -211,5 +213,44 @@ func TestStreamsToRendersAFrame(t *testing.T) {
 	if !strings.HasPrefix(frame.String(), "SCOPE               SHARD  STATE") || !strings.HasSuffix(frame.String(), footer) ||
 		out.Len() != 0 || errOut.Len() != 0 {
 		t.Errorf("frame %q, out %q, err %q", frame.String(), out, errOut)
+	}
+}
+
+// TestPipeHeaderOnlyAboveRows: piped output has its header line by default, --no-headers
+// drops it, and an empty list prints nothing at all (collected or streamed), so a script's
+// emptiness check keeps working.
+func TestPipeHeaderOnlyAboveRows(t *testing.T) {
+	t.Parallel()
+	empty := Doc{{Name: "s", Table: &Table{Columns: []string{"scope", "depth"}}}}
+	if out, _ := printWith(t, FormatAuto, false, 0, HeadersAuto, empty); out != "" {
+		t.Errorf("empty collected: %q", out)
+	}
+	for _, tt := range []struct {
+		headers HeaderMode
+		rows    int
+		want    string
+	}{
+		{HeadersAuto, 0, ""},
+		{HeadersAuto, 2, "id\n1\n2\n"},
+		{HeadersOff, 2, "1\n2\n"},
+	} {
+		s, out, _ := Test()
+		p := NewPrinter(s, FormatAuto, false)
+		p.Headers = tt.headers
+		d := p.StartDoc(nil, Section{Name: "messages", Table: &Table{}})
+		if err := d.Columns([]string{"id"}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range tt.rows {
+			if err := d.Row([]any{int64(i + 1)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != tt.want {
+			t.Errorf("streamed %v/%d rows: %q, want %q", tt.headers, tt.rows, out, tt.want)
+		}
 	}
 }

@@ -83,7 +83,8 @@ type Table struct {
 	HumanOnly map[string]bool
 	// Priority ranks columns for a narrow terminal: when the table is wider than the
 	// terminal, the column with the lowest priority is dropped first (-o wide keeps all).
-	// Columns not listed are never dropped.
+	// It is laid over defaultPriority (priority.go), which ranks the columns of every wide
+	// table by name; columns in neither are never dropped.
 	Priority map[string]int
 }
 
@@ -296,6 +297,11 @@ func jsonValue(v any) any {
 		return time.Time(x).UTC().Format(time.RFC3339Nano)
 	case Ratio:
 		return jsonValue(float64(x))
+	case JSONText:
+		if json.Valid([]byte(x)) {
+			return json.RawMessage(x)
+		}
+		return string(x)
 	case Styled:
 		return x.Text
 	case []any:
@@ -476,6 +482,8 @@ func plain(v any) string {
 		return time.Time(x).UTC().Format(time.RFC3339)
 	case Ratio:
 		return plain(float64(x))
+	case JSONText:
+		return string(x)
 	case float64:
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	case []any:
@@ -544,7 +552,8 @@ func toAny(ss []string) []any {
 // ---- terminal and plain tables ----
 
 // printTerminal writes aligned tables and cards for a person (tty) or tab-separated rows
-// with no header and no colour for a pipe, so cut and awk work.
+// under a header line of column names (none with --no-headers) and no colour for a pipe,
+// so cut and awk work.
 func (p *Printer) printTerminal(doc Doc, tty bool) error {
 	for i, s := range doc {
 		if !tty {
@@ -573,6 +582,9 @@ func (p *Printer) printTerminal(doc Doc, tty bool) error {
 func (p *Printer) printTSV(s Section) error {
 	if s.Table != nil {
 		m := s.Table.machine()
+		if len(m.Rows) == 0 {
+			return nil // an empty list prints nothing, so `[ -z "$(outboxctl …)" ]` still works
+		}
 		if err := p.tsvHeader(m.Columns); err != nil {
 			return err
 		}
@@ -595,9 +607,9 @@ func (p *Printer) printTSV(s Section) error {
 	return nil
 }
 
-// tsvHeader writes the column names above tab-separated rows when headers are on.
+// tsvHeader writes the column names above tab-separated rows unless --no-headers.
 func (p *Printer) tsvHeader(cols []string) error {
-	if p.Headers != HeadersOn {
+	if p.Headers == HeadersOff {
 		return nil
 	}
 	names := make([]string, len(cols))
@@ -632,7 +644,7 @@ func (p *Printer) tableCells(t *Table) (header []string, cells [][]string, f fit
 	if p.format == FormatWide || p.MaxCell == 0 {
 		width = 0 // -o wide, or a command showing cells in full (inspect --show-payload)
 	}
-	f = fitTable(names, header, cells, t.Priority, width)
+	f = fitTable(names, header, cells, t.priority(), width)
 	pick := func(vals []string) []string {
 		out := make([]string, len(f.keep))
 		for j, i := range f.keep {
@@ -781,6 +793,7 @@ type DocStream struct {
 	enc     *json.Encoder
 	csv     *csv.Writer
 	buf     *Table
+	tsv     bool // tab-separated rows, whose header line is still to write before the first
 }
 
 // StartDoc begins a streamed document; last.Table holds the labels and column flags and no
@@ -832,10 +845,8 @@ func (d *DocStream) Columns(cols []string) error {
 		d.csv = csv.NewWriter(out)
 		return d.csv.Write(csvHeader(d.pick(cols)))
 	case d.p.format == FormatAuto && !d.p.s.OutTTY:
-		if err := d.p.printTerminal(d.head, false); err != nil {
-			return err
-		}
-		return d.p.tsvHeader(d.pick(cols))
+		d.tsv = true // the header waits for the first row: an empty list prints nothing
+		return d.p.printTerminal(d.head, false)
 	}
 	d.buf = t
 	return nil
@@ -884,6 +895,12 @@ func (d *DocStream) Row(vals []any) error {
 		return d.enc.Encode(orderedObject{keys: keys, vals: row})
 	case d.csv != nil:
 		return d.csv.Write(csvRow(d.pickAny(vals)))
+	}
+	if d.tsv {
+		d.tsv = false
+		if err := d.p.tsvHeader(d.pick(d.cols)); err != nil {
+			return err
+		}
 	}
 	cells := make([]string, 0, len(d.machine))
 	for _, v := range d.pickAny(vals) {

@@ -92,7 +92,7 @@ func TestFormats(t *testing.T) {
 	}
 
 	tsv := print(t, FormatAuto, false, sample())
-	wantTSV := "0\tORGANIZATION_SCOPE\t42\t2026-11-30T11:58:30Z\t{\"a\": \"tab\\tand\\nnewline\"}\n1\tUSER_SCOPE\t5\t2026-11-30T13:00:00Z\t\n"
+	wantTSV := "shard_scope\tscope\tshard_identifier\tnext_attempt\tpayload\n0\tORGANIZATION_SCOPE\t42\t2026-11-30T11:58:30Z\t{\"a\": \"tab\\tand\\nnewline\"}\n1\tUSER_SCOPE\t5\t2026-11-30T13:00:00Z\t\n"
 	if tsv != wantTSV {
 		t.Errorf("plain output:\n%q\nwant\n%q", tsv, wantTSV)
 	}

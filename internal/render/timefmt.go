@@ -34,6 +34,15 @@ func ParseTimeMode(s string) (TimeMode, error) {
 // and plain output carry it as the time it is.
 type Due time.Time
 
+// String is the time in UTC to the nanosecond at a fixed width, so a Due compared by its
+// text (a fan-out merge's fallback) sorts like the time it is.
+func (d Due) String() string { return time.Time(d).UTC().Format("2006-01-02T15:04:05.000000000Z") }
+
+// JSONText is text that may hold a JSON document (an outbox payload): JSON output nests it
+// when it is valid JSON and carries it as a string otherwise, exactly as the handler
+// document does; every other format shows the text.
+type JSONText string
+
 // Ratio is a fraction (0.308) that a person reads as a percentage ("30.8%"); JSON and plain
 // output keep the number, so scripts are unaffected.
 type Ratio float64

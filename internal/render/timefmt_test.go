@@ -86,7 +86,7 @@ func TestDueAndRatioKeepMachineOutput(t *testing.T) {
 		t.Errorf("json:\n%s", js)
 	}
 	tsv, _ := printWith(t, FormatAuto, false, 0, HeadersAuto, doc())
-	if tsv != "2026-11-30T11:59:59Z\t0.308\n" {
+	if tsv != "next\tprogress\n2026-11-30T11:59:59Z\t0.308\n" {
 		t.Errorf("tsv %q", tsv)
 	}
 	tty, _ := printWith(t, FormatAuto, true, 0, HeadersAuto, doc())
@@ -103,5 +103,23 @@ func TestDueAndRatioKeepMachineOutput(t *testing.T) {
 	}
 	if out.String() != "oldest  2026-11-30 11:00:00Z\n" {
 		t.Errorf("absolute card %q", out)
+	}
+}
+
+// TestJSONTextNestsValidJSON: a payload that is valid JSON is nested in JSON output, one
+// that is not stays a string; tab-separated output shows the text either way.
+func TestJSONTextNestsValidJSON(t *testing.T) {
+	t.Parallel()
+	doc := func() Doc {
+		return Doc{{Name: "m", Table: &Table{Columns: []string{"id", "payload"},
+			Rows: [][]any{{int64(1), JSONText(`{"a": [1, "x"]}`)}, {int64(2), JSONText(`not {json`)}}}}}
+	}
+	js, _ := printWith(t, FormatJSONL, false, 0, HeadersAuto, doc())
+	if js != "{\"id\":1,\"payload\":{\"a\":[1,\"x\"]}}\n{\"id\":2,\"payload\":\"not {json\"}\n" {
+		t.Errorf("jsonl %q", js)
+	}
+	tsv, _ := printWith(t, FormatAuto, false, 0, HeadersAuto, doc())
+	if tsv != "id\tpayload\n1\t{\"a\": [1, \"x\"]}\n2\tnot {json\n" {
+		t.Errorf("tsv %q", tsv)
 	}
 }

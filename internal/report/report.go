@@ -4,6 +4,9 @@
 package report
 
 import (
+	"slices"
+	"time"
+
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -30,6 +33,47 @@ var labels = map[string]string{ //nolint:gochecknoglobals // constant table
 	"last_delay_seconds": "last delay",
 }
 
+// dueColumns hold a schedule (a person reads "due now", "in 4m", "never attempted");
+// ratioColumns a fraction (read as a percentage). Machine output keeps the value as it is.
+var (
+	dueColumns   = map[string]bool{"scheduled_for": true, "next_attempt": true}       //nolint:gochecknoglobals // constant table
+	ratioColumns = map[string]bool{"progress": true, "fraction": true, "share": true} //nolint:gochecknoglobals // constant table
+)
+
+// cellOf reads column c (at i) of a row, typed for the printer by its name.
+func cellOf(c string, i int) func(r []any) any {
+	if dueColumns[c] || ratioColumns[c] || c == "payload" {
+		return func(r []any) any { return Typed(c, r[i]) }
+	}
+	return func(r []any) any { return r[i] }
+}
+
+// Typed is a cell of column c as the printer should read it: a schedule as render.Due, a
+// fraction as render.Ratio, a payload as render.JSONText (nested in JSON output when it is
+// valid JSON, as the handler document does), anything else (and NULL) as it is. Tables built outside report
+// (backfill status) call it for their cells.
+func Typed(c string, v any) any {
+	switch x := v.(type) {
+	case time.Time:
+		if dueColumns[c] {
+			return render.Due(x)
+		}
+	case float64:
+		if ratioColumns[c] {
+			return render.Ratio(x)
+		}
+	case string:
+		if c == "payload" {
+			return render.JSONText(x)
+		}
+	case []byte: // a jsonb payload read without a cast
+		if c == "payload" {
+			return render.JSONText(x)
+		}
+	}
+	return v
+}
+
 // Decorator adds enum names to rows of one result shape, row by row, so a streamed result
 // is decorated exactly like a collected one.
 type Decorator struct {
@@ -44,7 +88,7 @@ func NewDecorator(reg *enums.Registry, columns []string) *Decorator {
 	d := &Decorator{Labels: map[string]string{}, MachineOnly: map[string]bool{}}
 	for i, c := range columns {
 		d.Columns = append(d.Columns, c)
-		d.plan = append(d.plan, func(r []any) any { return r[i] })
+		d.plan = append(d.plan, cellOf(c, i))
 		if l, ok := labels[c]; ok {
 			d.Labels[c] = l
 		}
@@ -62,6 +106,15 @@ func NewDecorator(reg *enums.Registry, columns []string) *Decorator {
 			namer = reg.ScopeName
 		}
 		d.plan = append(d.plan, func(r []any) any { return Names(r[i], namer) })
+	}
+	if i := slices.Index(columns, "shard_scope"); i >= 0 && slices.Contains(columns, "payload") {
+		// A message row also carries the handler document's name for its scope
+		// (drain.Document), so a script reads one key for both. It comes last, so the
+		// columns CSV and tab-separated scripts read by position stay where they were, and
+		// "scope" stays for the scripts that read it.
+		d.Columns = append(d.Columns, "shard_scope_name")
+		d.MachineOnly["shard_scope_name"] = true
+		d.plan = append(d.plan, func(r []any) any { return Names(r[i], reg.ScopeName) })
 	}
 	return d
 }
