@@ -551,7 +551,7 @@ SELECT o.id, %[4]so.category, o.object_identifier,
 // DistinctCap is how many rows of a category CategoryDepth counts distinct shards and
 // objects over: a count over more rows would be a sort of all of them, which PostgreSQL
 // cannot run in parallel (6× the guide's count on 2,000,000 rows).
-const DistinctCap = 10000
+const DistinctCap = 1000
 
 // CategoryDepth answers "how many rows of this category are pending?", per scope: rows
 // written under an older scope mapping (API_TOKEN_UPDATE was in USER_SCOPE until 2025) show

@@ -1,7 +1,7 @@
 -- outboxctl: category-depth
 -- Pending rows of category ORGANIZATION_UPDATE (2) in sentry_regionoutbox (cell silo), per scope.
 -- shards = shards holding the category; objects = distinct objects (deliveries left, at most).
--- shards and objects are counted over the first 10000 rows of the category (distinct_rows of
+-- shards and objects are counted over the first 1000 rows of the category (distinct_rows of
 -- them in the scope): exact when distinct_exact, at least that many otherwise. pending and the
 -- ages read the whole table (no index leads with category), in parallel like a bare count(*).
 WITH per_scope AS (
@@ -19,7 +19,7 @@ first_rows AS (
       FROM (SELECT o.shard_scope, o.shard_identifier, o.object_identifier
               FROM sentry_regionoutbox o
              WHERE o.category = 2  -- ORGANIZATION_UPDATE
-             LIMIT 10000) f  -- count distinct shards and objects over at most this many rows
+             LIMIT 1000) f  -- count distinct shards and objects over at most this many rows
      GROUP BY f.shard_scope
 )
 SELECT p.shard_scope, p.pending,
