@@ -76,9 +76,10 @@ type Conn struct {
 	local []string
 }
 
-// flush sends the session settings once, before the first statement outside ReadTx.
+// flush sends the session settings once, before the first statement outside ReadTx. Inside
+// a transaction it waits: SET LOCAL covers it, and a SET there would end with its rollback.
 func (c *Conn) flush(ctx context.Context) error {
-	if c.session == "" {
+	if c.session == "" || c.Conn.PgConn().TxStatus() != 'I' {
 		return nil
 	}
 	if err := c.Conn.PgConn().Exec(ctx, c.session).Close(); err != nil {

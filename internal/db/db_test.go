@@ -319,6 +319,14 @@ func TestRedactIsTheOneRedaction(t *testing.T) {
 func TestSessionSettingsOutsideTransaction(t *testing.T) {
 	t.Parallel()
 	conn := connect(t, db.Config{Command: "drain", StatementTimeout: 9 * time.Second})
+	// A statement on the connection inside a read transaction must not spend the session SET
+	// there: the rollback would undo it.
+	err := db.ReadTx(context.Background(), conn, func(pgx.Tx) error {
+		return conn.QueryRow(context.Background(), "SELECT 1").Scan(new(int))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for range 2 {
 		var st, idle string
 		if err := conn.QueryRow(context.Background(), "SELECT current_setting('statement_timeout'), current_setting('idle_in_transaction_session_timeout')").Scan(&st, &idle); err != nil {
