@@ -57,7 +57,8 @@ func (a *app) readSession(ctx context.Context, command string, fn func(*session)
 	})
 }
 
-// openSession connects, opens a read-only snapshot, reads the catalog, and calls fn.
+// openSession connects, opens a read-only snapshot, reads the catalog, and calls fn. The
+// catalog read goes to the server in one round trip with the BEGIN (db.ReadTxFirst).
 func (a *app) openSession(ctx context.Context, command string, fn func(*session) error) error {
 	t, err := a.target()
 	if err != nil {
@@ -68,25 +69,24 @@ func (a *app) openSession(ctx context.Context, command string, fn func(*session)
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	return db.ReadTx(ctx, conn, func(tx db.Tx) error {
-		s := &session{ctx: ctx, tx: tx, target: t}
-		s.schema, err = a.loadSchema(ctx, tx, t.Schema, introspected(t))
-		if err != nil {
-			return err
-		}
-		s.target = s.schema.Adapt(t)
+	tables := query.SchemaTables(introspected(t))
+	st := query.Introspect(t.Schema, tables)
+	sql, args, err := st.Bind()
+	if err != nil {
+		return err
+	}
+	var res *query.Result
+	first := &db.First{SQL: sql, Args: args, Read: func(rows db.Rows) error {
+		res, err = query.Collect(st.Name, rows)
+		return db.Classify(err, st.Name)
+	}}
+	// Every command reads the catalog through here and applies --deployment, so readers and
+	// writers agree on which options table Sentry reads.
+	return db.ReadTxFirst(ctx, conn, first, func(tx db.Tx) error {
+		s := &session{ctx: ctx, tx: tx, target: t, schema: query.SchemaFrom(res, tables).WithDeployment(a.deployment())}
+		s.target = s.schema.Adapt(s.target)
 		return fn(s)
 	})
-}
-
-// loadSchema introspects tables and applies --deployment: every command reads the catalog
-// through here, so readers and writers agree on which options table Sentry reads.
-func (a *app) loadSchema(ctx context.Context, tx db.Tx, schema string, tables []string) (query.Schema, error) {
-	sch, err := query.LoadSchema(ctx, tx, schema, tables)
-	if err != nil {
-		return sch, db.Classify(err, "introspect")
-	}
-	return sch.WithDeployment(a.deployment()), nil
 }
 
 // runRead prints the script build makes (on --print-sql, or when no database is given) or

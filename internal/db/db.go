@@ -68,9 +68,65 @@ type Tx = pgx.Tx
 // Conn is a connection with outboxctl's session settings.
 type Conn struct {
 	*pgx.Conn
-	// local is the SET LOCAL script that ReadTx and WriteTx run first in every transaction.
-	local string
+	// session is the SET script of the session settings, not yet sent: it goes with the
+	// first statement that runs outside ReadTx (see flush), so a read command, whose
+	// transaction sets them with SET LOCAL, never pays a round trip for it.
+	session string
+	// local is the SET LOCAL statements that ReadTx and WriteTx run first in every transaction.
+	local []string
 }
+
+// flush sends the session settings once, before the first statement outside ReadTx. Inside
+// a transaction it waits: SET LOCAL covers it, and a SET there would end with its rollback.
+func (c *Conn) flush(ctx context.Context) error {
+	if c.session == "" || c.Conn.PgConn().TxStatus() != 'I' {
+		return nil
+	}
+	if err := c.Conn.PgConn().Exec(ctx, c.session).Close(); err != nil {
+		return Classify(err, "session settings")
+	}
+	c.session = ""
+	return nil
+}
+
+// Exec is pgx's, after the session settings.
+func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if err := c.flush(ctx); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return c.Conn.Exec(ctx, sql, args...)
+}
+
+// Query is pgx's, after the session settings.
+func (c *Conn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if err := c.flush(ctx); err != nil {
+		return nil, err
+	}
+	return c.Conn.Query(ctx, sql, args...)
+}
+
+// QueryRow is pgx's, after the session settings.
+func (c *Conn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if err := c.flush(ctx); err != nil {
+		return errRow{err}
+	}
+	return c.Conn.QueryRow(ctx, sql, args...)
+}
+
+// BeginTx is pgx's, after the session settings.
+func (c *Conn) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
+	if err := c.flush(ctx); err != nil {
+		return nil, err
+	}
+	return c.Conn.BeginTx(ctx, opts)
+}
+
+// Begin is pgx's, after the session settings.
+func (c *Conn) Begin(ctx context.Context) (pgx.Tx, error) { return c.BeginTx(ctx, pgx.TxOptions{}) }
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 // Connect opens one connection configured for safe use on a production primary or replica.
 func Connect(ctx context.Context, cfg Config) (*Conn, error) {
@@ -92,21 +148,22 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 	pc.DefaultQueryExecMode = pgx.QueryExecModeExec
 	pc.StatementCacheCapacity = 0
 	pc.DescriptionCacheCapacity = 0
-	local := applySessionSettings(pc, cfg)
+	session, local := applySessionSettings(pc, cfg)
 
 	conn, err := pgx.ConnectConfig(ctx, pc)
 	if err != nil {
 		return nil, classifyConnect(err, pc, password)
 	}
-	return &Conn{Conn: conn, local: local}, nil
+	return &Conn{Conn: conn, session: session, local: local}, nil
 }
 
 // applySessionSettings sets the timeouts the DSN left unset. PgBouncer rejects unknown startup
-// parameters, so they are not sent at startup: they are SET once the session is up, and again
-// with SET LOCAL at the start of every transaction, because in transaction pooling mode the
-// next transaction may run on another server connection that never saw the session SET.
-// It returns the SET LOCAL script.
-func applySessionSettings(pc *pgx.ConnConfig, cfg Config) string {
+// parameters, so they are not sent at startup: they are SET before the first statement that
+// runs outside ReadTx (Conn.flush), and with SET LOCAL at the start of every transaction,
+// because in transaction pooling mode the next transaction may run on another server
+// connection that never saw the session SET. It returns the SET script and the SET LOCAL
+// statements.
+func applySessionSettings(pc *pgx.ConnConfig, cfg Config) (session string, local []string) {
 	st := cfg.StatementTimeout
 	if st <= 0 {
 		st = DefaultStatementTimeout
@@ -129,36 +186,156 @@ func applySessionSettings(pc *pgx.ConnConfig, cfg Config) string {
 	if _, ok := pc.RuntimeParams["application_name"]; !ok {
 		pc.RuntimeParams["application_name"] = app
 	}
-	var session, local strings.Builder
+	var sb strings.Builder
 	for _, k := range []string{"statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"} {
 		if v, set := pc.RuntimeParams[k]; set {
 			// The DSN chose it; keep its value, but still apply it per transaction.
 			settings[k] = v
 			delete(pc.RuntimeParams, k)
 		}
-		fmt.Fprintf(&session, "SET %s = '%s';", k, strings.ReplaceAll(settings[k], "'", "''"))
-		fmt.Fprintf(&local, "SET LOCAL %s = '%s';", k, strings.ReplaceAll(settings[k], "'", "''"))
+		fmt.Fprintf(&sb, "SET %s = '%s';", k, strings.ReplaceAll(settings[k], "'", "''"))
+		local = append(local, fmt.Sprintf("SET LOCAL %s = '%s'", k, strings.ReplaceAll(settings[k], "'", "''")))
 	}
-	pc.AfterConnect = func(ctx context.Context, c *pgconn.PgConn) error {
-		return c.Exec(ctx, session.String()).Close()
-	}
-	return local.String()
+	return sb.String(), local
+}
+
+// Rows is a statement's rows, as ReadTxFirst hands them to its caller.
+type Rows = pgx.Rows
+
+// First is a statement sent together with a transaction's BEGIN, and what reads its rows.
+type First struct {
+	SQL  string
+	Args []any
+	Read func(Rows) error
 }
 
 // ReadTx runs fn in a READ ONLY, REPEATABLE READ transaction (one snapshot for every
 // statement of a command) and always rolls back: a read command cannot write, even by
 // accident, and leaves nothing behind.
 func ReadTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return Classify(err, "")
+	return ReadTxFirst(ctx, conn, nil, fn)
+}
+
+// ReadTxFirst is ReadTx that also runs first (when not nil) as the transaction's first
+// statement. BEGIN, the SET LOCAL settings and first go to the server as one pipeline (one
+// round trip): the fixed cost of a read command is the connection and this round trip.
+func ReadTxFirst(ctx context.Context, conn *Conn, first *First, fn func(pgx.Tx) error) error {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+	for _, set := range conn.local {
+		b.Queue(set)
 	}
+	if first != nil {
+		b.Queue(first.SQL, first.Args...)
+	}
+	tx := &readTx{conn: conn.Conn, n: new(int)}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only; nothing to keep
-	if _, err := tx.Exec(ctx, conn.local); err != nil {
-		return Classify(err, "session settings")
+	// The session settings are not sent: SET LOCAL covers the transaction.
+	br := conn.Conn.SendBatch(ctx, b)
+	for range 1 + len(conn.local) {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return Classify(err, "session settings")
+		}
+	}
+	if first != nil {
+		if err := readFirst(br, first); err != nil {
+			_ = br.Close()
+			return err
+		}
+	}
+	if err := br.Close(); err != nil {
+		return Classify(err, "")
 	}
 	return fn(tx)
 }
+
+func readFirst(br pgx.BatchResults, first *First) error {
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	return first.Read(rows)
+}
+
+// readTx is the transaction ReadTxFirst began in its pipeline: pgx's own Tx can only be had
+// from a BEGIN that waits for its answer. It runs statements on the connection and ends
+// with ROLLBACK; Begin nests a savepoint (sp names it), as pgx's Tx does.
+type readTx struct {
+	conn   *pgx.Conn
+	n      *int // savepoints made so far in the transaction
+	sp     string
+	closed bool
+}
+
+var _ pgx.Tx = (*readTx)(nil)
+
+func (t *readTx) Begin(ctx context.Context) (pgx.Tx, error) {
+	if t.closed {
+		return nil, pgx.ErrTxClosed
+	}
+	*t.n++
+	sp := "sp_" + strconv.Itoa(*t.n)
+	if _, err := t.conn.Exec(ctx, "SAVEPOINT "+sp); err != nil {
+		return nil, err
+	}
+	return &readTx{conn: t.conn, n: t.n, sp: sp}, nil
+}
+
+// Commit releases a savepoint; the transaction itself ends like Rollback: it wrote nothing.
+func (t *readTx) Commit(ctx context.Context) error {
+	if t.sp == "" || t.closed {
+		return t.Rollback(ctx)
+	}
+	t.closed = true
+	_, err := t.conn.Exec(ctx, "RELEASE SAVEPOINT "+t.sp)
+	return err
+}
+
+func (t *readTx) Rollback(ctx context.Context) error {
+	if t.closed {
+		return pgx.ErrTxClosed
+	}
+	t.closed = true
+	if t.conn.PgConn().TxStatus() == 'I' {
+		return nil
+	}
+	sql := "ROLLBACK"
+	if t.sp != "" {
+		sql = "ROLLBACK TO SAVEPOINT " + t.sp
+	}
+	_, err := t.conn.Exec(ctx, sql)
+	return err
+}
+
+func (t *readTx) CopyFrom(ctx context.Context, name pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error) {
+	return t.conn.CopyFrom(ctx, name, cols, src)
+}
+
+func (t *readTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	return t.conn.SendBatch(ctx, b)
+}
+
+func (t *readTx) LargeObjects() pgx.LargeObjects { return pgx.LargeObjects{} }
+
+func (t *readTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	return t.conn.Prepare(ctx, name, sql)
+}
+
+func (t *readTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return t.conn.Exec(ctx, sql, args...)
+}
+
+func (t *readTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return t.conn.Query(ctx, sql, args...)
+}
+
+func (t *readTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return t.conn.QueryRow(ctx, sql, args...)
+}
+
+func (t *readTx) Conn() *pgx.Conn { return t.conn }
 
 // Kind classifies a database error for its one-line message and hint. Every kind exits 1
 // (ExitError, cmd/exit.go): the kind says what to fix, not how the process ends.
@@ -456,7 +633,7 @@ func RunWriteTx(ctx context.Context, conn *Conn, extra string, fn func(pgx.Tx) e
 		return Classify(err, "")
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // committed below on success
-	if _, err := tx.Exec(ctx, conn.local+extra); err != nil {
+	if _, err := tx.Exec(ctx, strings.Join(conn.local, ";")+";"+extra); err != nil {
 		return Classify(err, "session settings")
 	}
 	if err := fn(tx); err != nil {

@@ -313,3 +313,87 @@ func TestRedactIsTheOneRedaction(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionSettingsOutsideTransaction: a statement outside ReadTx (the drain's, the replica
+// check) runs with the session settings, sent once before it.
+func TestSessionSettingsOutsideTransaction(t *testing.T) {
+	t.Parallel()
+	conn := connect(t, db.Config{Command: "drain", StatementTimeout: 9 * time.Second})
+	// A statement on the connection inside a read transaction must not spend the session SET
+	// there: the rollback would undo it.
+	err := db.ReadTx(context.Background(), conn, func(pgx.Tx) error {
+		return conn.QueryRow(context.Background(), "SELECT 1").Scan(new(int))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		var st, idle string
+		if err := conn.QueryRow(context.Background(), "SELECT current_setting('statement_timeout'), current_setting('idle_in_transaction_session_timeout')").Scan(&st, &idle); err != nil {
+			t.Fatal(err)
+		}
+		if st != "9s" || idle != "19s" {
+			t.Fatalf("outside a transaction: statement_timeout=%s idle=%s, want 9s and 19s", st, idle)
+		}
+	}
+}
+
+// TestReadTxFirstPipelined: the first statement's rows reach the caller, the transaction is
+// read-only with the settings, savepoints nest, and no session SET was sent for it (the
+// session keeps the server's default after the transaction: SET LOCAL alone covered it).
+func TestReadTxFirstPipelined(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conn := connect(t, db.Config{Command: "shards", StatementTimeout: 7 * time.Second})
+	var serverDefault string
+	if err := conn.Conn.QueryRow(ctx, "SELECT reset_val FROM pg_settings WHERE name = 'statement_timeout'").Scan(&serverDefault); err != nil {
+		t.Fatal(err)
+	}
+	var first []int64
+	read := func(rows db.Rows) error {
+		for rows.Next() {
+			var n int64
+			if err := rows.Scan(&n); err != nil {
+				return err
+			}
+			first = append(first, n)
+		}
+		return rows.Err()
+	}
+	err := db.ReadTxFirst(ctx, conn, &db.First{SQL: "SELECT g FROM generate_series(1, $1::int) g", Args: []any{3}, Read: read}, func(tx pgx.Tx) error {
+		var st, ro string
+		if err := tx.QueryRow(ctx, "SELECT current_setting('statement_timeout'), current_setting('transaction_read_only')").Scan(&st, &ro); err != nil {
+			return err
+		}
+		if st != "7s" || ro != "on" {
+			return fmt.Errorf("in the transaction: statement_timeout=%s read_only=%s, want 7s and on", st, ro)
+		}
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := sp.Exec(ctx, "SELECT 1/0"); err == nil {
+			return errors.New("1/0 did not fail")
+		}
+		if err := sp.Rollback(ctx); err != nil {
+			return fmt.Errorf("rolling back to the savepoint: %w", err)
+		}
+		return tx.QueryRow(ctx, "SELECT 1").Scan(new(int))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(first) != "[1 2 3]" {
+		t.Fatalf("first statement rows = %v, want [1 2 3]", first)
+	}
+	var after string
+	if err := conn.Conn.QueryRow(ctx, "SELECT setting FROM pg_settings WHERE name = 'statement_timeout'").Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != serverDefault {
+		t.Fatalf("statement_timeout after the read = %s, want the server default %s (no session SET)", after, serverDefault)
+	}
+	if s := conn.PgConn().TxStatus(); s != 'I' {
+		t.Fatalf("transaction status after ReadTxFirst = %c, want I (rolled back)", s)
+	}
+}

@@ -146,6 +146,20 @@ func BenchmarkInspectCategory(b *testing.B) {
 		CategoryDepth(benchTarget(), Enum{3, "ORGANIZATION_MEMBER_UPDATE"}))
 }
 
+// The exact distinct counts (query.CategoryDepthExact): two sorts of every row of the category.
+func BenchmarkInspectCategoryExact(b *testing.B) {
+	compare(b, fmt.Sprintf(`SELECT count(*) AS pending FROM %s.sentry_regionoutbox WHERE category = 3`, benchSchema),
+		CategoryDepthExact(benchTarget(), Enum{3, "ORGANIZATION_MEMBER_UPDATE"}))
+}
+
+// The floor of any exact depth per category: the cheapest pass that reads the category of
+// every row (a parallel scan of the heap, with nothing to group), against the guide's
+// count(*), which reads only the narrow (…, scheduled_for) index.
+func BenchmarkDepthFloor(b *testing.B) {
+	compare(b, fmt.Sprintf(`SELECT count(*) FROM %s.sentry_regionoutbox`, benchSchema),
+		Statement{Name: "depth-floor", Text: fmt.Sprintf(`SELECT count(*) FROM %s.sentry_regionoutbox o WHERE o.category >= 0`, benchSchema)})
+}
+
 // depth against get_total_outbox_count (the total alone).
 func BenchmarkDepth(b *testing.B) {
 	compare(b, fmt.Sprintf(`SELECT count(*) FROM %s.sentry_regionoutbox`, benchSchema), Depth(benchTarget()))

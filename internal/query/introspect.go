@@ -137,15 +137,27 @@ func Introspect(schema string, tables []string) Statement {
 // LoadSchema runs Introspect and reads its rows. The two outbox tables are always looked up
 // (besides tables), since they tell the deployment.
 func LoadSchema(ctx context.Context, q Querier, schema string, tables []string) (Schema, error) {
+	tables = SchemaTables(tables)
+	res, err := Run(ctx, q, Introspect(schema, tables))
+	if err != nil {
+		return Schema{}, err
+	}
+	return SchemaFrom(res, tables), nil
+}
+
+// SchemaTables is what LoadSchema looks up for tables: them and the two outbox tables.
+func SchemaTables(tables []string) []string {
 	for _, t := range []string{CellTable, ControlTable} {
 		if !slices.Contains(tables, t) {
 			tables = append(slices.Clip(tables), t)
 		}
 	}
-	res, err := Run(ctx, q, Introspect(schema, tables))
-	if err != nil {
-		return Schema{}, err
-	}
+	return tables
+}
+
+// SchemaFrom reads the result of Introspect(schema, tables), already fetched (a read session
+// pipelines it with its BEGIN), for tables as SchemaTables returned them.
+func SchemaFrom(res *Result, tables []string) Schema {
 	s := Schema{Tables: map[string]TableInfo{}}
 	for i, r := range res.Rows {
 		ti := TableInfo{Name: str(r[0]), Present: r[1] == true, PayloadType: str(r[2]), CellColumn: str(r[3]), ValueType: str(r[4])}
@@ -156,7 +168,7 @@ func LoadSchema(ctx context.Context, q Querier, schema string, tables []string) 
 		s.Tables[tables[i]] = ti
 	}
 	s.detectDeployment()
-	return s, nil
+	return s
 }
 
 func str(v any) string {

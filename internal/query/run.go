@@ -47,11 +47,17 @@ func Run(ctx context.Context, q Querier, st Statement) (*Result, error) {
 // RunBound runs SQL already bound (or the name of a statement prepared on the connection)
 // and collects its rows like Run.
 func RunBound(ctx context.Context, q Querier, name, sql string, args []any) (*Result, error) {
-	res := &Result{Statement: name}
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
+	return Collect(name, rows)
+}
+
+// Collect reads rows already sent for the statement name (a pipelined statement's) like Run,
+// and closes them.
+func Collect(name string, rows pgx.Rows) (*Result, error) {
+	res := &Result{Statement: name}
 	defer rows.Close()
 	res.Columns = columnNames(rows.FieldDescriptions())
 	for rows.Next() {
