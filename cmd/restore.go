@@ -311,7 +311,7 @@ func noneIfEmpty(s string) string {
 // the terminal with control characters: they become "?".
 func safeText(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || (r >= 0x7f && r < 0xa0) || r == '\u2028' || r == '\u2029' {
+		if render.IsControl(r) {
 			return '?'
 		}
 		return r

@@ -192,6 +192,9 @@ type Config struct {
 	LockTimeout time.Duration
 	// SelfHosted: backfill targets are the coded versions (self-hosted Sentry ignores options).
 	SelfHosted bool
+	// Deployment is --deployment, for printed SQL (a run reads the options table introspection
+	// chose): it decides which options table holds a silo's kill switches.
+	Deployment query.Deployment
 }
 
 // Defaults, documented in `outboxctl doctor --help` and docs/runbooks.md.

@@ -20,18 +20,10 @@ func queueStatements(t query.Target, name string, cfg Config) query.Script {
 	case CheckStuck:
 		return query.Script{query.DoctorCappedShards(t, cfg.Limit)}
 	}
-	ks := options.KillswitchStatement(t.Schema, killswitchTable(t))
+	ks := options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, query.Schema{Deployment: cfg.Deployment}))
 	return query.Script{ks,
 		query.DoctorDisabledShards(t, query.Enum{Value: 0, Name: "ORGANIZATION_SCOPE"}, []int64{}),
 		query.DoctorDisabledShards(t, query.Enum{Value: 1, Name: "USER_SCOPE"}, []int64{})}
-}
-
-// killswitchTable is the options table a silo's workers read, for printed SQL.
-func killswitchTable(t query.Target) string {
-	if t.Control() {
-		return query.ControlOptionTable
-	}
-	return query.OptionTable
 }
 
 // checkScheduler: due shards whose head has not been claimed for a while mean Sentry's drain

@@ -164,17 +164,24 @@ func (r *run) discardGroup(ctx context.Context, tx pgx.Tx, g query.GroupUpTo) (i
 	return r.deleteIDs(ctx, tx, ids)
 }
 
-// deleteIDs deletes rows by id, a chunk at a time.
+// deleteIDs deletes rows by id, a chunk at a time, and returns how many it deleted. The ids
+// it really deleted are recorded on the archive batch staged last, whose commit marker
+// names exactly them (another session may have deleted some meanwhile).
 func (r *run) deleteIDs(ctx context.Context, tx pgx.Tx, ids []int64) (int64, error) {
-	var deleted int64
+	var deleted []int64
 	for len(ids) > 0 {
 		n := min(len(ids), query.DeleteChunk)
-		got, err := query.Exec(ctx, tx, r.o.st(query.DrainDeleteIDs(r.o.Target, ids[:n])))
-		deleted += got
+		res, err := query.Run(ctx, tx, r.o.st(query.DrainDeleteIDs(r.o.Target, ids[:n])))
 		if err != nil {
-			return deleted, err
+			return int64(len(deleted)), err
+		}
+		for _, row := range res.Rows {
+			deleted = append(deleted, query.AsInt64(row[0]))
 		}
 		ids = ids[n:]
 	}
-	return deleted, nil
+	if k := len(r.staged); k > 0 {
+		r.staged[k-1].deleted = append(r.staged[k-1].deleted, deleted...)
+	}
+	return int64(len(deleted)), nil
 }

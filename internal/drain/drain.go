@@ -163,8 +163,14 @@ func (r *run) archive(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int64, 
 	if err != nil {
 		return nil, err
 	}
-	r.staged = append(r.staged, b)
+	r.staged = append(r.staged, stagedBatch{batch: b})
 	return b.IDs, nil
+}
+
+// stagedBatch is an archive batch and the ids its transaction deleted.
+type stagedBatch struct {
+	batch   Batch
+	deleted []int64
 }
 
 // finishArchive writes the second phase of the batches a transaction staged: commit markers
@@ -173,10 +179,11 @@ func (r *run) archive(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int64, 
 func (r *run) finishArchive(err error, committing bool) error {
 	staged := r.staged
 	r.staged = nil
-	for _, b := range staged {
+	for _, sb := range staged {
+		b := sb.batch
 		switch {
 		case err == nil:
-			if cerr := r.o.Archive.Commit(b); cerr != nil {
+			if cerr := r.o.Archive.CommitDeleted(b, sb.deleted); cerr != nil {
 				return fmt.Errorf("the rows were deleted, but their commit marker could not be written (%w): restore them with outboxctl restore %s --operation %s --include-uncommitted",
 					cerr, r.o.Archive.Path, r.o.Archive.Meta.ID)
 			}
@@ -306,8 +313,8 @@ type run struct {
 	local string
 	// last is when the last delivery started (for --rate).
 	last time.Time
-	// staged are the archive batches of the transaction in progress.
-	staged []Batch
+	// staged are the archive batches of the transaction in progress, with the ids deleted.
+	staged []stagedBatch
 	// prepared maps the SQL of statements prepared in the transaction in progress to their
 	// names; seq numbers them.
 	prepared map[string]string

@@ -126,7 +126,7 @@ func (c Change) Apply(ctx context.Context, conn *db.Conn, p ChangePlan) (stored 
 		if err != nil {
 			return db.Classify(err, "option-lock")
 		}
-		v, err := options.Decode(c.Key, deref(locked.Value))
+		v, err := options.Decode(c.Key, options.RawValue(locked.Value))
 		if err != nil {
 			return err
 		}

@@ -233,3 +233,23 @@ VALUES (0, 42, 1, 9, NULL, $1, $1, $1), (0, 42, 2, 9, NULL, $1, $1, $1)`, schema
 		t.Fatalf("shard 42 %+v", r42)
 	}
 }
+
+// TestChangeOnSQLNull: a list option whose jsonb value is SQL NULL (the column's
+// nullability after Sentry's jsonb conversion is not known) reads as an empty list, in the
+// plan and in the SQL that rewrites it, as a JSON null does.
+func TestChangeOnSQLNull(t *testing.T) {
+	t.Parallel()
+	schema, conn := setup(t, fixture.PayloadJSONB)
+	ctx := context.Background()
+	exec(t, fmt.Sprintf(`ALTER TABLE %[1]s.sentry_option ALTER COLUMN value DROP NOT NULL;
+INSERT INTO %[1]s.sentry_option (key, value, last_updated) VALUES ('%[2]s', NULL, now())`, schema, options.DisabledOrgShards))
+	ch := killswitch.Change{Target: query.Target{Silo: query.SiloCell, Schema: schema}, Scope: orgScope(),
+		Key: options.DisabledOrgShards, IDs: []int64{9}, Add: true, Reason: "test"}
+	plan, err := ch.Plan(ctx, conn)
+	if err != nil || len(plan.Before) != 0 || !slices.Equal(plan.After, []int64{9}) {
+		t.Fatalf("plan %+v, %v", plan, err)
+	}
+	if got, err := ch.Apply(ctx, conn, plan); err != nil || got != "[9]" {
+		t.Fatalf("returned %q, %v", got, err)
+	}
+}

@@ -145,12 +145,17 @@ type ValueRow struct {
 	LastUpdatedBy *string    `db:"last_updated_by"`
 }
 
-// Raw is the stored value as text ("" for a NULL).
-func (r ValueRow) Raw() string {
-	if r.Value == nil {
-		return ""
+// Raw is the stored value as text. A SQL NULL (the jsonb column's nullability is not known
+// for every Sentry version) reads as JSON null: a list option holding it is an empty list,
+// as the SQL that rewrites lists treats it (query.ShardListUpdate).
+func (r ValueRow) Raw() string { return RawValue(r.Value) }
+
+// RawValue is a stored option value as text, a SQL NULL as JSON null.
+func RawValue(v *string) string {
+	if v == nil {
+		return "null"
 	}
-	return *r.Value
+	return *v
 }
 
 // Updated is last_updated in UTC (zero for a NULL).

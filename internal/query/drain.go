@@ -123,11 +123,13 @@ func DrainDuplicateSlice(t Target, k ShardKey, category int, object int64) State
 	return Statement{Name: "drain-duplicates", Doc: []string{"Up to 50 ids of the coalesce group (Sentry: no ORDER BY)."}, Text: tidy(text), Args: b.args}
 }
 
-// DrainDeleteIDs deletes rows by id.
+// DrainDeleteIDs deletes rows by id and returns the ids it deleted (an archive's commit
+// marker names exactly those).
 func DrainDeleteIDs(t Target, ids []int64) Statement {
 	b := newBuilder()
 	text := fmt.Sprintf(`DELETE FROM %s o
- WHERE o.id = ANY (%s::bigint[])`, t.From(), b.arg("ids", ids, ""))
+ WHERE o.id = ANY (%s::bigint[])
+RETURNING o.id`, t.From(), b.arg("ids", ids, ""))
 	return Statement{Name: "drain-delete", Doc: []string{"Delete delivered or superseded rows by id."}, Text: tidy(text), Args: b.args}
 }
 

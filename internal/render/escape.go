@@ -69,7 +69,7 @@ func needsEscape(s string, backslash bool, keep string) bool {
 // overrides and isolates (they reorder what is displayed).
 func IsControl(r rune) bool {
 	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '\u2028' || r == '\u2029' ||
-		(r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069')
+		(r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069') || r == '\u200e' || r == '\u200f' || r == '\u061c'
 }
 
 // escapeArgs escapes the text among a note's arguments: the format string is outboxctl's
