@@ -122,12 +122,31 @@ func ReadArchiveFile(path string) (*ArchiveFile, error) {
 	return af, nil
 }
 
+// MaxArchiveLine bounds one archive line: a row with the largest payload PostgreSQL's text
+// can hold is far below it, and a file that is one huge line must not be read into memory.
+const MaxArchiveLine = 256 << 20
+
+// readLine reads up to and including '\n', refusing a line longer than max.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > max {
+			return nil, fmt.Errorf("a line longer than %d MiB: not an outboxctl archive", max>>20)
+		}
+		line = append(line, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
+
 // ParseArchive reads archive lines from r (errors start with the line number).
 func ParseArchive(r io.Reader) (*ArchiveFile, error) {
 	p := newParser()
 	br := bufio.NewReaderSize(r, 1<<16)
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br, MaxArchiveLine)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%d: %w", n, err)
 		}
