@@ -99,6 +99,7 @@ func (o *backfillStatusOptions) Validate() error {
 type backfillDeps struct {
 	streams     *render.Streams
 	printer     *render.Printer
+	print       func(render.Doc) error
 	connect     func(ctx context.Context) (*db.Conn, error)
 	printSQL    bool
 	printScript func(query.Script) error
@@ -112,7 +113,7 @@ type backfillDeps struct {
 func (a *app) backfillDeps() backfillDeps {
 	printOnly, noDB := a.wantsSQL()
 	return backfillDeps{
-		streams: a.io, printer: a.printer(), printSQL: printOnly,
+		streams: a.io, printer: a.printer(), print: a.print, printSQL: printOnly,
 		connect:     func(ctx context.Context) (*db.Conn, error) { return a.connect(ctx, "backfill") },
 		printScript: func(s query.Script) error { return a.printScript(s, noDB) },
 		schema:      a.g.Schema, deployment: a.deployment(), getenv: a.getenv,
@@ -238,7 +239,7 @@ func runBackfillStatus(ctx context.Context, d backfillDeps, o backfillStatusOpti
 	if err != nil {
 		return err
 	}
-	if err := printBackfill(d.printer, rep); err != nil {
+	if err := printBackfill(d.printer, d.emit, rep); err != nil {
 		return err
 	}
 	return backfillVerdict(rep, o.ExitStatus)
@@ -303,7 +304,7 @@ func printBackfillSQL(d backfillDeps, o backfillStatusOptions, selected []backfi
 	return nil
 }
 
-func printBackfill(p *render.Printer, rep status.Report) error {
+func printBackfill(p *render.Printer, print func(render.Doc) error, rep status.Report) error {
 	t := &render.Table{
 		Columns: []string{"table", "silo", "coded", "option", "target", "store", "low_bound", "version", "state",
 			"max_id", "progress", "rows_estimate", "rows_done", "rate_ids_per_minute", "eta_seconds", "note", "walked_version", "option_in"},
@@ -329,7 +330,7 @@ func printBackfill(p *render.Printer, rep status.Report) error {
 	if !p.Structured() && rep.Sampled {
 		p.Notef("rates are ids per minute of the cursor; Sentry backfills at most %d rows per minute across all tables", status.Budget)
 	}
-	return p.Print(render.Doc{{Name: "backfill", Title: "Backfill status", Table: t}})
+	return print(render.Doc{{Name: "backfill", Title: "Backfill status", Table: t}})
 }
 
 func backfillVerdict(rep status.Report, exitStatus bool) error {
@@ -365,4 +366,12 @@ func orNil[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// emit prints the status, or hands it to a fan-out collecting it (print).
+func (d backfillDeps) emit(doc render.Doc) error {
+	if d.print != nil {
+		return d.print(doc)
+	}
+	return d.printer.Print(doc)
 }

@@ -230,7 +230,7 @@ the table.`),
 			if len(results[0].Rows) == 0 && !p.Structured() {
 				p.Notef("no outboxes for %s object %d in %s", cat.Name, id, t.Describe())
 			}
-			return p.Print(render.Doc{{Name: "outboxes", Table: report.Table(reg, results[0])}})
+			return a.print(render.Doc{{Name: "outboxes", Table: report.Table(reg, results[0])}})
 		},
 	}
 	c.Flags().IntVar(&limit, "limit", query.DefaultLimit, "at most this many rows")
@@ -275,7 +275,7 @@ oldest message. No index leads with category, so this reads the table.`),
 			if len(results[0].Rows) == 0 && !p.Structured() {
 				p.Notef("no pending %s rows in %s", cat.Name, t.Describe())
 			}
-			return p.Print(render.Doc{{Name: "category", Table: report.Table(reg, results[0])}})
+			return a.print(render.Doc{{Name: "category", Table: report.Table(reg, results[0])}})
 		},
 	}
 	return c
@@ -309,7 +309,7 @@ func newInspectMessageCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.printer().Print(render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", id), Card: report.Card(reg, results[0])}})
+			return a.print(render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", id), Card: report.Card(reg, results[0])}})
 		},
 	}
 	return c
@@ -354,7 +354,7 @@ statistics, the whole table whatever --cell says; each row says estimated.`),
 					}
 				}
 			}
-			return a.printer().Print(render.Doc{{Name: "depth", Table: tbl}})
+			return a.print(render.Doc{{Name: "depth", Table: tbl}})
 		},
 	}
 	c.Flags().BoolVar(&estimate, "estimate", false, "estimate from the planner's statistics without reading the table")

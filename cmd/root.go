@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/config"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -25,10 +26,11 @@ import (
 func Main(ctx context.Context, args []string, io *render.Streams) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	a := &app{io: io, getenv: io.Getenv}
+	a := &app{io: io, getenv: io.Getenv, args: args}
 	if a.getenv == nil {
 		a.getenv = os.Getenv
 	}
+	a.env = a.getenv
 	root := newRootCmd(a)
 	// Cobra adds help and completion on Execute; add them now so their argument checks are
 	// wrapped as usage errors too.
@@ -58,6 +60,19 @@ type app struct {
 	reg    *enums.Registry
 	// cmd is the command being run (set before it runs), for the no-database verdict rule.
 	cmd *cobra.Command
+	// args is the command line, env the process environment before a context's settings
+	// were layered onto getenv; fan-out re-runs the command line once per context.
+	args []string
+	env  func(string) string
+	// fan are the contexts a read runs against when --context names several (or
+	// --all-contexts); only is the one context a fan-out run is for.
+	fan  []*config.Context
+	only string
+	// sink, when set, collects the documents a read prints instead of printing them: the
+	// fan-out merges them (see print).
+	sink *[]render.Doc
+	// read says the command only reads, so it may go to a context's replica-dsn.
+	read bool
 }
 
 type globalOptions struct {
@@ -76,6 +91,8 @@ type globalOptions struct {
 	StatementTimeout time.Duration
 	LockTimeout      time.Duration
 	ConnectTimeout   time.Duration
+	Context          string
+	AllContexts      bool
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -126,6 +143,8 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 	f.DurationVar(&a.g.StatementTimeout, "statement-timeout", db.DefaultStatementTimeout, "abort any statement that runs longer")
 	f.DurationVar(&a.g.LockTimeout, "lock-timeout", db.DefaultLockTimeout, "abort any statement that waits longer for a lock")
 	f.DurationVar(&a.g.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "give up connecting after this long")
+	f.StringVar(&a.g.Context, "context", "", "use these named contexts of the config file (default: $OUTBOXCTL_CONTEXT, then current-context); read commands take a comma-separated list")
+	f.BoolVar(&a.g.AllContexts, "all-contexts", false, "read commands: run against every context of the config file at once")
 
 	_ = root.RegisterFlagCompletionFunc("silo", fixedCompletion("cell", "control"))
 	_ = root.RegisterFlagCompletionFunc("time", fixedCompletion("relative", "absolute"))
@@ -182,6 +201,9 @@ func (a *app) validate(c *cobra.Command) error {
 		if d < time.Millisecond {
 			return usageErrorf("", "`%s` must be at least 1ms, got %s", name, d)
 		}
+	}
+	if err := a.applyContexts(c); err != nil {
+		return err
 	}
 	if _, err := a.target(); err != nil {
 		return err

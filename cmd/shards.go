@@ -149,7 +149,7 @@ func (a *app) printShards(o shardsOptions, reg *enums.Registry, res *query.Resul
 	if o.Stuck {
 		title = "Shards in backoff"
 	}
-	return p.Print(render.Doc{{Name: "shards", Title: title, Table: tbl}})
+	return a.print(render.Doc{{Name: "shards", Title: title, Table: tbl}})
 }
 
 func newShardsCmd(a *app) *cobra.Command {
