@@ -60,7 +60,7 @@ func newCells(t *testing.T) cells {
 	return c
 }
 
-func writeConfig(t *testing.T, mode os.FileMode, text string) string {
+func writeConfig(t testing.TB, mode os.FileMode, text string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(text), mode); err != nil {
