@@ -360,16 +360,8 @@ func (a *app) fanOut(ctx context.Context) error {
 
 // runContext runs the command line for one context, collecting what it prints.
 func (a *app) runContext(ctx context.Context, name string, errs io.Writer) (fanAnswer, error) {
-	var docs []render.Doc
 	var sql bytes.Buffer
-	streams := *a.io
-	streams.Out, streams.Err = &sql, errs
-	sub := &app{io: &streams, getenv: a.env, env: a.env, args: a.args, only: name, sink: &docs}
-	root := newRootCmd(sub)
-	root.SetArgs(a.args)
-	root.SetOut(io.Discard)
-	root.SetErr(errs)
-	_, err := root.ExecuteContextC(ctx)
+	docs, err := a.rerun(ctx, name, &sql, errs)
 	if err == nil && sql.Len() > 0 {
 		return fanAnswer{}, fmt.Errorf("it names no database (set dsn, dsn-env or service in the context)")
 	}
@@ -382,12 +374,28 @@ func (a *app) runContext(ctx context.Context, name string, errs io.Writer) (fanA
 	return fanAnswer{}, err
 }
 
+// rerun runs the command line again, in a fresh command tree of its own, for one context
+// ("" for the one the flags select): what it prints as documents is collected, anything
+// else goes to out and errs.
+func (a *app) rerun(ctx context.Context, only string, out, errs io.Writer) ([]render.Doc, error) {
+	var docs []render.Doc
+	streams := *a.io
+	streams.Out, streams.Err = out, errs
+	sub := &app{io: &streams, getenv: a.env, env: a.env, args: a.args, only: only, sink: &docs}
+	root := newRootCmd(sub)
+	root.SetArgs(a.args)
+	root.SetOut(io.Discard)
+	root.SetErr(errs)
+	_, err := root.ExecuteContextC(ctx)
+	return docs, err
+}
+
 // mergeFan prints the rows of the contexts that answered, one "context gone" line per
 // context that did not, and picks the exit: 6 when some failed (it outranks any verdict: the
 // missing context could hide a worse one), 1 when all did, else the worst verdict.
 func (a *app) mergeFan(results []fanout.Result[fanAnswer]) error {
 	if fanout.OutcomeOf(results) != fanout.AllFailed {
-		if err := a.printer().Print(mergeDocs(results, fanOutCommands[a.cmd.CommandPath()])); err != nil {
+		if err := a.print(mergeDocs(results, fanOutCommands[a.cmd.CommandPath()])); err != nil {
 			return err
 		}
 	}

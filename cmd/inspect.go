@@ -68,6 +68,7 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 	c.Flags().BoolVar(&o.All, "all", false, "every message of the shard (streams with -o jsonl, csv, json or when piped)")
 	c.Flags().BoolVar(&o.ShowPayload, "show-payload", false, "show whole payloads in terminal tables")
 	c.Flags().BoolVar(&o.Exact, "exact", false, fmt.Sprintf("count every coalesce group exactly (by default a group is counted up to %d: %d means at least)", query.GroupCap, query.GroupCap))
+	a.addWatch(c, nil, nil)
 	return c
 }
 
@@ -358,6 +359,7 @@ statistics, the whole table whatever --cell says; each row says estimated.`),
 		},
 	}
 	c.Flags().BoolVar(&estimate, "estimate", false, "estimate from the planner's statistics without reading the table")
+	a.addWatch(c, []string{"category"}, []string{"depth"})
 	return c
 }
 

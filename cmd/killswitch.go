@@ -147,6 +147,7 @@ list in sentry_controloption disables nothing.`),
 		},
 	}
 	c.Flags().StringArrayVar(&o.Coded, "coded", nil, "override a table's coded replication_version, TABLE=N (repeatable), for the backfill gates")
+	a.addWatch(c, []string{"options_table", "scope", "shard"}, []string{"depth"})
 	return c
 }
 

@@ -37,6 +37,8 @@ func Main(ctx context.Context, args []string, io *render.Streams) int {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd(args...)
 	wrapCobraErrors(root)
+	args = watchArgs(args)
+	a.args = args
 	root.SetArgs(args)
 	root.SetIn(io.In)
 	root.SetOut(io.Out)
@@ -73,6 +75,8 @@ type app struct {
 	sink *[]render.Doc
 	// read says the command only reads, so it may go to a context's replica-dsn.
 	read bool
+	// watches are the commands that take --watch, with what their frames follow.
+	watches map[*cobra.Command]*watchSpec
 }
 
 type globalOptions struct {
@@ -205,6 +209,9 @@ func (a *app) validate(c *cobra.Command) error {
 	if err := a.applyContexts(c); err != nil {
 		return err
 	}
+	if err := a.applyWatch(c); err != nil {
+		return err
+	}
 	if _, err := a.target(); err != nil {
 		return err
 	}
@@ -257,9 +264,12 @@ func (a *app) printSchema() query.Schema {
 }
 
 // printer builds the output printer for the chosen format.
-func (a *app) printer() *render.Printer {
+func (a *app) printer() *render.Printer { return a.printerFor(a.io) }
+
+// printerFor is printer writing to other streams (a watch's frame).
+func (a *app) printerFor(s *render.Streams) *render.Printer {
 	f, _ := render.ParseFormat(a.g.Output) // validated in PersistentPreRunE
-	p := render.NewPrinter(a.io, f, a.g.NoColor)
+	p := render.NewPrinter(s, f, a.g.NoColor)
 	p.Time = a.g.Time
 	if a.g.NoHeaders {
 		p.Headers = render.HeadersOff
