@@ -207,7 +207,7 @@ var fanOutCommands = map[string]map[string][]sortKey{ //nolint:gochecknoglobals 
 	"outboxctl inspect message":  {},
 	"outboxctl killswitch list":  {"disabled": {{"depth", true}}, "backfill_gates": {{"key", false}}},
 	"outboxctl backfill status":  {"backfill": {{"table", false}}},
-	"outboxctl doctor":           {},
+	"outboxctl doctor":           {"findings": {{"severity", true}}},
 }
 
 // readOnlyCommands may read from a context's replica-dsn besides the fan-out reads; every
@@ -218,6 +218,9 @@ type sortKey struct {
 	column string
 	desc   bool
 }
+
+// ranks order a column's text by its place in the list rather than alphabetically.
+var ranks = map[string][]string{"severity": {"ok", "warn", "crit"}} //nolint:gochecknoglobals // constant table
 
 // contextless commands never connect, so a broken config file must not stop them.
 func contextless(c *cobra.Command) bool {
@@ -510,7 +513,21 @@ func sortRows(t *render.Table, keys []sortKey) {
 		return
 	}
 	compare := fanout.ByColumns(ks...)
-	slices.SortStableFunc(t.Rows, compare)
+	slices.SortStableFunc(t.Rows, func(a, b []any) int { return compare(ranked(a, t, keys), ranked(b, t, keys)) })
+}
+
+// ranked is a row with each ranked column's text replaced by its rank.
+func ranked(row []any, t *render.Table, keys []sortKey) []any {
+	out := row
+	for _, k := range keys {
+		if i := slices.Index(t.Columns, k.column); i >= 0 && ranks[k.column] != nil {
+			if &out[0] == &row[0] {
+				out = slices.Clone(row)
+			}
+			out[i] = int64(slices.Index(ranks[k.column], render.Plain(row[i])))
+		}
+	}
+	return out
 }
 
 // lockedWriter lets the contexts' runs share stderr without interleaving within a line.

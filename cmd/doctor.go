@@ -170,7 +170,7 @@ func (a *app) doctorDeps(c *cobra.Command) (doctorDeps, error) {
 			}
 		},
 		printer: a.printer(), print: a.print,
-		cards:  f == render.FormatTable || f == render.FormatMarkdown || (f == render.FormatAuto && a.io.OutTTY),
+		cards:  a.sink == nil && (f == render.FormatTable || f == render.FormatMarkdown || (f == render.FormatAuto && a.io.OutTTY)), // merged findings are one table
 		schema: a.g.Schema, prefix: prefix,
 		sleep: func(ctx context.Context, d time.Duration) error {
 			select {

@@ -281,3 +281,34 @@ func TestContextFileModeRuleThroughCommand(t *testing.T) {
 		t.Errorf("version with a bad config file: exit %d, stdout %q", code, out)
 	}
 }
+
+func TestFanOutDoctorWorstSeverityFirst(t *testing.T) {
+	t.Parallel()
+	c := newCells(t)
+	usCode, _, _ := runConfig(c.config, []string{"--context", "us", "doctor", "-o", "csv"})
+	deCode, _, _ := runConfig(c.config, []string{"--context", "de", "doctor", "-o", "csv"})
+	code, out, _ := runConfig(c.config, []string{"--context", "us,de", "doctor", "-o", "csv"})
+	rank := map[int]int{cmd.ExitOK: 0, cmd.ExitWarn: 1, cmd.ExitCritical: 2}
+	want := usCode
+	if rank[deCode] > rank[usCode] {
+		want = deCode
+	}
+	if code != want {
+		t.Errorf("doctor over us,de exits %d; us alone %d, de alone %d", code, usCode, deCode)
+	}
+	sev := map[string]int{"crit": 0, "warn": 1, "ok": 2}
+	lines := strings.Split(strings.TrimSpace(firstColumns(out, 3)), "\n")
+	seen, last := map[string]bool{}, 0
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		seen[f[0]] = true
+		if sev[f[2]] < last {
+			t.Errorf("findings not worst first:\n%s", out)
+			break
+		}
+		last = sev[f[2]]
+	}
+	if lines[0] != "context,check,severity" || !seen["us"] || !seen["de"] {
+		t.Errorf("findings not tagged by both contexts:\n%s", out)
+	}
+}
