@@ -113,8 +113,11 @@ outboxctl prints it for a DBA to paste into psql; with one, it runs the same sta
 bind parameters in a read-only transaction and renders the rows.
 
 Connecting: --dsn wins over OUTBOXCTL_DSN, which wins over the libpq environment (PGHOST,
-PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass, PGSSLMODE). Names: categories and scopes
-are accepted by name in any case (scopes with or without _SCOPE) or by integer.`),
+PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass, PGSSLMODE). --context NAME takes the
+settings of a named context of the config file (see outboxctl context), under the flags;
+the read commands take several (--context us,de or --all-contexts) and merge their rows.
+Names: categories and scopes are accepted by name in any case (scopes with or without
+_SCOPE) or by integer.`),
 		Example: examples(`
   # Stuck shards as SQL, no database needed
   outboxctl shards --stuck --print-sql
@@ -123,7 +126,10 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
   outboxctl shards --stuck --dsn postgres://sentry@db.internal:5432/sentry
 
   # What waits in organization 42's shard
-  outboxctl inspect shard organization 42`),
+  outboxctl inspect shard organization 42
+
+  # The stuck shards of every cell at once, redrawn every 2s
+  outboxctl --all-contexts shards --stuck --watch`),
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		Version:           versionString(),
