@@ -100,6 +100,9 @@ default. NAME defaults to $OUTBOXCTL_CONTEXT, then current-context. Passwords ar
 			if err != nil {
 				return err
 			}
+			if len(args) == 0 && a.g.Context != "" {
+				args = []string{a.g.Context} // --context names it as well as NAME does
+			}
 			ctx, err := showTarget(f, args, a.getenv)
 			if err != nil {
 				return configError(err)

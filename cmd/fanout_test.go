@@ -245,6 +245,11 @@ func TestContextSettingsUnderFlags(t *testing.T) {
 	wantRunEnv(t, c.config, []string{"OUTBOXCTL_CONTEXT=de"}, cmd.ExitOK, de, "", "depth", "-o", "csv")
 	// A flag wins over the context.
 	wantRun(t, c.config, cmd.ExitOK, us, "", "--context", "de", "--schema", c.us, "depth", "-o", "csv")
+	// context show takes --context as its NAME.
+	if code, out, _ := runConfig(c.config, []string{"--context", "de", "context", "show", "-o", "csv"}); code != cmd.ExitOK ||
+		!strings.Contains(out, "\nschema,"+c.de+",\"context de, line 7\"\n") {
+		t.Errorf("--context de context show: exit %d\n%s", code, out)
+	}
 	// A context that names no database the mutation can reach fails like --dsn would.
 	wantRun(t, c.config, cmd.ExitError, "",
 		"Error: cannot reach PostgreSQL at "+c.gone+": connection refused; check that the server is running and --dsn / PGHOST / PGPORT point at it\n",
