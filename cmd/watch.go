@@ -112,7 +112,7 @@ func (a *app) frame(ctx context.Context, out io.Writer, tr *live.Tracker, untilD
 	var direct, errs bytes.Buffer
 	docs, err := a.rerun(ctx, "", &direct, &errs)
 	streams := *a.io
-	streams.Out = out
+	streams.Out, streams.Err = out, &errs
 	p := a.printerFor(&streams)
 	now := time.Now()
 	for _, doc := range docs {
@@ -121,14 +121,20 @@ func (a *app) frame(ctx context.Context, out io.Writer, tr *live.Tracker, untilD
 		}
 	}
 	_, _ = io.Copy(out, &direct) // a streamed command (inspect shard) printed directly
+	// The notes, footers, the verdict and the contexts that failed: on a terminal the frame
+	// is the screen, so they go under the rows; on a pipe they stay off the data.
+	notes := a.io.Err
+	if a.io.OutTTY {
+		notes = out
+	}
 	code := exitCode(ctx, err)
 	switch {
 	case code == ExitOK, code == ExitPending && untilDone:
+		_, _ = io.Copy(notes, &errs)
 	case code == ExitPartial || slices.Contains(verdictSeverity, code):
-		// Rows were drawn: the verdict, or the contexts that failed, go under them.
-		_, _ = io.Copy(out, &errs)
+		_, _ = io.Copy(notes, &errs)
 		if msg := err.Error(); msg != "" {
-			_, _ = io.WriteString(out, "Error: "+oneLine(msg)+"\n")
+			_, _ = io.WriteString(notes, "Error: "+oneLine(msg)+"\n")
 		}
 	default:
 		return code, err
