@@ -156,13 +156,7 @@ _SCOPE) or by integer.`),
 	f.StringVar(&a.g.Context, "context", "", "use these named contexts of the config file (default: $OUTBOXCTL_CONTEXT, then current-context); read commands take a comma-separated list")
 	f.BoolVar(&a.g.AllContexts, "all-contexts", false, "read commands: run against every context of the config file at once")
 
-	_ = root.RegisterFlagCompletionFunc("silo", fixedCompletion("cell", "control"))
-	_ = root.RegisterFlagCompletionFunc("time", fixedCompletion("relative", "absolute"))
-	_ = root.RegisterFlagCompletionFunc("deployment", fixedCompletion("auto", "monolith", "split"))
-	_ = root.RegisterFlagCompletionFunc("output", fixedCompletion(render.Formats...))
-	_ = root.RegisterFlagCompletionFunc("enums", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{"py"}, cobra.ShellCompDirectiveFilterFileExt
-	})
+	addGlobalCompletions(root)
 
 	root.AddCommand(
 		newShardsCmd(a),
@@ -183,6 +177,17 @@ _SCOPE) or by integer.`),
 	)
 	wrapCobraErrors(root)
 	return root
+}
+
+// addGlobalCompletions completes the values of the global flags.
+func addGlobalCompletions(root *cobra.Command) {
+	_ = root.RegisterFlagCompletionFunc("silo", fixedCompletion("cell", "control"))
+	_ = root.RegisterFlagCompletionFunc("time", fixedCompletion("relative", "absolute"))
+	_ = root.RegisterFlagCompletionFunc("deployment", fixedCompletion("auto", "monolith", "split"))
+	_ = root.RegisterFlagCompletionFunc("output", fixedCompletion(render.Formats...))
+	_ = root.RegisterFlagCompletionFunc("enums", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"py"}, cobra.ShellCompDirectiveFilterFileExt
+	})
 }
 
 // validate checks the global flags once, before any command runs.
