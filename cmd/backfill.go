@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -99,6 +98,7 @@ func (o *backfillStatusOptions) Validate() error {
 type backfillDeps struct {
 	streams     *render.Streams
 	printer     *render.Printer
+	print       func(render.Doc) error
 	connect     func(ctx context.Context) (*db.Conn, error)
 	printSQL    bool
 	printScript func(query.Script) error
@@ -112,7 +112,7 @@ type backfillDeps struct {
 func (a *app) backfillDeps() backfillDeps {
 	printOnly, noDB := a.wantsSQL()
 	return backfillDeps{
-		streams: a.io, printer: a.printer(), printSQL: printOnly,
+		streams: a.io, printer: a.printer(), print: a.print, printSQL: printOnly,
 		connect:     func(ctx context.Context) (*db.Conn, error) { return a.connect(ctx, "backfill") },
 		printScript: func(s query.Script) error { return a.printScript(s, noDB) },
 		schema:      a.g.Schema, deployment: a.deployment(), getenv: a.getenv,
@@ -122,6 +122,7 @@ func (a *app) backfillDeps() backfillDeps {
 
 func newBackfillStatusCmd(a *app) *cobra.Command {
 	var o backfillStatusOptions
+	var w *watchSpec
 	c := &cobra.Command{
 		Use:   "status [TABLE...]",
 		Short: "Show each replicated table's backfill: running, stuck, finished or gated",
@@ -151,8 +152,9 @@ Cursors are read from the watermark tables (Sentry since September 2026) when th
 else from Redis (key outbox_backfill.<table>, JSON [low, version]); --store chooses. The
 gating options are read from the options table Sentry reads for the table's silo
 (--deployment; the option_in field). With --sample, the cursors are read twice and the
-rate and ETA shown against Sentry's budget of 10,000 rows per minute; --watch 10s repeats
-that until every table is complete. A cursor that cannot be read (Redis unreachable) or
+rate and ETA shown against Sentry's budget of 10,000 rows per minute; --watch 10s redraws
+the status every 10s, with each table's rows_done change and rate since the last frame,
+until every table is complete (exit 0) or q. A cursor that cannot be read (Redis unreachable) or
 is malformed (not the JSON [low, version], a key of another Redis type, a table without
 an id column) gives a row saying so while the rest answers, then exit 1. --exit-status
 exits 8 while any selected table is not complete.`),
@@ -162,7 +164,7 @@ exits 8 while any selected table is not complete.`),
   outboxctl backfill status --store redis --redis-url redis://cache:6379/0
   outboxctl backfill status sentry_organization --exit-status && echo done`),
 		RunE: func(c *cobra.Command, args []string) error {
-			o.Tables = args
+			o.Tables, o.Watch = args, w.every
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -174,7 +176,8 @@ exits 8 while any selected table is not complete.`),
 	f.BoolVar(&o.SelfHosted, "self-hosted", false, "ignore the options, as self-hosted Sentry does (target = coded version)")
 	f.StringVar(&o.Store, "store", "auto", "where the cursors are: auto (watermark tables if present, else Redis), postgres or redis")
 	f.DurationVar(&o.Sample, "sample", 0, "read the cursors again after this long and show the rate and ETA")
-	f.DurationVar(&o.Watch, "watch", 0, "repeat every interval with rate and ETA until every selected table is complete (Ctrl-C stops)")
+	w = a.addWatch(c, []string{"table"}, []string{"rows_done"})
+	w.untilDone = true
 	f.BoolVar(&o.ExitStatus, "exit-status", false, "exit 8 while any selected table is not complete (for runbooks that wait)")
 	f.BoolVar(&o.Exact, "exact", false, "count the rows below each cursor exactly (an index scan) instead of estimating by id span")
 	addRedisFlags(c, &o.Redis)
@@ -191,24 +194,14 @@ exits 8 while any selected table is not complete.`),
 	return c
 }
 
-// watchBackfill runs the status once or, with --watch, in rounds: each reads the cursors
-// twice, o.Watch apart, and prints rate and ETA; it ends when every selected table is
-// complete, or on Ctrl-C (exit 130).
+// watchBackfill runs the status once. Under --watch this is one frame of the watch (see
+// applyWatch), which asks for the verdict so that the watch ends when every selected table
+// is complete: the frames show rows_done's change and rate from frame to frame.
 func watchBackfill(ctx context.Context, d backfillDeps, o backfillStatusOptions) error {
-	if o.Watch <= 0 {
-		return runBackfillStatus(ctx, d, o)
+	if o.Watch > 0 {
+		o.ExitStatus = true
 	}
-	round := o
-	round.Sample, round.ExitStatus = o.Watch, true
-	for {
-		err := runBackfillStatus(ctx, d, round)
-		var ee *exitError
-		if errors.As(err, &ee) && ee.code == ExitPending {
-			fmt.Fprintln(d.streams.Err)
-			continue
-		}
-		return err
-	}
+	return runBackfillStatus(ctx, d, o)
 }
 
 // runBackfillStatus selects the tables, prints the SQL or reads the status, and renders it.
@@ -238,7 +231,7 @@ func runBackfillStatus(ctx context.Context, d backfillDeps, o backfillStatusOpti
 	if err != nil {
 		return err
 	}
-	if err := printBackfill(d.printer, rep); err != nil {
+	if err := printBackfill(d.printer, d.emit, rep); err != nil {
 		return err
 	}
 	return backfillVerdict(rep, o.ExitStatus)
@@ -303,7 +296,7 @@ func printBackfillSQL(d backfillDeps, o backfillStatusOptions, selected []backfi
 	return nil
 }
 
-func printBackfill(p *render.Printer, rep status.Report) error {
+func printBackfill(p *render.Printer, print func(render.Doc) error, rep status.Report) error {
 	t := &render.Table{
 		Columns: []string{"table", "silo", "coded", "option", "target", "store", "low_bound", "version", "state",
 			"max_id", "progress", "rows_estimate", "rows_done", "rate_ids_per_minute", "eta_seconds", "note", "walked_version", "option_in"},
@@ -329,7 +322,7 @@ func printBackfill(p *render.Printer, rep status.Report) error {
 	if !p.Structured() && rep.Sampled {
 		p.Notef("rates are ids per minute of the cursor; Sentry backfills at most %d rows per minute across all tables", status.Budget)
 	}
-	return p.Print(render.Doc{{Name: "backfill", Title: "Backfill status", Table: t}})
+	return print(render.Doc{{Name: "backfill", Title: "Backfill status", Table: t}})
 }
 
 func backfillVerdict(rep status.Report, exitStatus bool) error {
@@ -365,4 +358,12 @@ func orNil[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// emit prints the status, or hands it to a fan-out collecting it (print).
+func (d backfillDeps) emit(doc render.Doc) error {
+	if d.print != nil {
+		return d.print(doc)
+	}
+	return d.printer.Print(doc)
 }

@@ -1,13 +1,20 @@
 package cmd
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/config"
 	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/fanout"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
@@ -92,6 +99,9 @@ default. NAME defaults to $OUTBOXCTL_CONTEXT, then current-context. Passwords ar
 			f, err := a.configFile()
 			if err != nil {
 				return err
+			}
+			if len(args) == 0 && a.g.Context != "" {
+				args = []string{a.g.Context} // --context names it as well as NAME does
 			}
 			ctx, err := showTarget(f, args, a.getenv)
 			if err != nil {
@@ -188,4 +198,349 @@ func configError(err error) error {
 		return usageErrorf(ce.Hint, "%s", ce.Msg)
 	}
 	return err
+}
+
+// fanOutCommands are the reads that run against several contexts at once, each with the
+// sort keys of its sections (column, descending) as its single-target SQL orders them.
+var fanOutCommands = map[string]map[string][]sortKey{ //nolint:gochecknoglobals // constant table
+	"outboxctl shards":           {"shards": {{"depth", true}, {"shard_scope", false}, {"shard_identifier", false}}},
+	"outboxctl depth":            {"depth": {{"category", false}}},
+	"outboxctl inspect category": {"category": {{"pending", true}, {"shard_scope", false}}},
+	"outboxctl inspect object":   {"outboxes": {{"id", true}}},
+	"outboxctl inspect message":  {},
+	"outboxctl killswitch list":  {"disabled": {{"depth", true}}, "backfill_gates": {{"key", false}}},
+	"outboxctl backfill status":  {"backfill": {{"table", false}}},
+	"outboxctl doctor":           {"findings": {{"severity", true}}},
+}
+
+// readOnlyCommands may read from a context's replica-dsn besides the fan-out reads; every
+// other command (the mutations) connects to the primary.
+var readOnlyCommands = map[string]bool{"outboxctl inspect shard": true} //nolint:gochecknoglobals // constant set
+
+type sortKey struct {
+	column string
+	desc   bool
+}
+
+// ranks order a column's text by its place in the list rather than alphabetically.
+var ranks = map[string][]string{"severity": {"ok", "warn", "crit"}} //nolint:gochecknoglobals // constant table
+
+// contextless commands never connect, so a broken config file must not stop them.
+func contextless(c *cobra.Command) bool {
+	for p := c; p != nil; p = p.Parent() {
+		switch p.Name() {
+		case "context", "enums", "version", "help", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+			return true
+		}
+	}
+	return false
+}
+
+// applyContexts picks the contexts --context, --all-contexts, $OUTBOXCTL_CONTEXT or
+// current-context select. One context's settings go under the flags (flags still win); a
+// list, allowed for the fan-out reads only, replaces the command's run with the fan-out.
+func (a *app) applyContexts(c *cobra.Command) error {
+	if contextless(c) {
+		return nil
+	}
+	if a.env == nil {
+		a.env = a.getenv
+	}
+	path := c.CommandPath()
+	_, fans := fanOutCommands[path]
+	a.read = fans || readOnlyCommands[path]
+	f, err := a.configFile()
+	if err != nil {
+		return err
+	}
+	spec, all := a.g.Context, a.g.AllContexts
+	if a.only != "" {
+		spec, all = a.only, false
+	}
+	var one *config.Context
+	if fans {
+		cs, err := f.Select(spec, all, a.env)
+		if err != nil {
+			return configError(err)
+		}
+		if len(cs) > 1 {
+			a.fan = cs
+			c.RunE = func(c *cobra.Command, _ []string) error { return a.fanOut(c.Context()) }
+			return nil
+		}
+		if len(cs) == 1 {
+			one = cs[0]
+		}
+	} else if one, err = a.oneContext(f, path, spec, all); err != nil {
+		return err
+	}
+	if one == nil {
+		return nil
+	}
+	return a.useContext(c, one)
+}
+
+// oneContext is the context of a command that takes exactly one: a mutation, or a read that
+// streams (inspect shard).
+func (a *app) oneContext(f *config.File, path, spec string, all bool) (*config.Context, error) {
+	if cs, err := f.Select(spec, all, a.env); err == nil && len(cs) > 1 && a.read {
+		return nil, usageErrorf(path+" --context "+cs[0].Name,
+			"%s streams one context's rows and takes one context, got %d", strings.TrimPrefix(path, "outboxctl "), len(cs))
+	}
+	one, err := f.One(spec, all, a.env)
+	return one, configError(err)
+}
+
+// useContext layers one context's settings under the flags: the context's dsn (its
+// replica-dsn for a read) stands in for $OUTBOXCTL_DSN, so --dsn still wins and every
+// connection of the command, wherever it is made, goes where the context says.
+func (a *app) useContext(c *cobra.Command, one *config.Context) error {
+	s := config.Resolve(one, a.overrides(c), a.env)
+	dsn, given, err := s.Connection(!a.read)
+	if err != nil {
+		return configError(err)
+	}
+	for _, x := range []struct {
+		key      string
+		dst      *string
+		resolved string
+	}{
+		{config.KeySchema, &a.g.Schema, s.Schema}, {config.KeySilo, &a.g.Silo, s.Silo},
+		{config.KeyCell, &a.g.Cell, s.Cell}, {config.KeyTable, &a.g.Table, s.Table},
+	} {
+		if _, _, ok := one.Get(x.key); ok {
+			*x.dst = x.resolved
+		}
+	}
+	a.g.StatementTimeout, a.g.LockTimeout, a.g.ConnectTimeout = s.StatementTimeout, s.LockTimeout, s.ConnectTimeout
+	_, _, hasRedis := one.Get(config.KeyRedisURL)
+	env := a.env
+	a.getenv = func(k string) string {
+		switch {
+		case k == "OUTBOXCTL_DSN" && given && dsn != "":
+			return dsn
+		case k == "OUTBOXCTL_REDIS_URL" && hasRedis:
+			return s.RedisURL
+		}
+		return env(k)
+	}
+	return nil
+}
+
+// print prints a read's document, or hands it to the fan-out collecting it.
+func (a *app) print(doc render.Doc) error {
+	if a.sink != nil {
+		*a.sink = append(*a.sink, doc)
+		return nil
+	}
+	return a.printer().Print(doc)
+}
+
+// fanAnswer is what one context's run printed, and its verdict (exit 3, 4, 5 or 8) if any.
+type fanAnswer struct {
+	docs    []render.Doc
+	code    int
+	verdict error
+}
+
+// verdictSeverity orders the verdicts a read can end with, best first.
+var verdictSeverity = []int{ExitOK, ExitPending, ExitWarn, ExitThreshold, ExitCritical} //nolint:gochecknoglobals // constant list
+
+// fanOut runs the command line once per selected context, concurrently (fanout.Run bounds
+// it), each run with its own connection and timeouts, and prints the merged rows.
+func (a *app) fanOut(ctx context.Context) error {
+	if a.g.PrintSQL {
+		return usageErrorf(a.cmd.CommandPath()+" --print-sql --context "+a.fan[0].Name,
+			"--print-sql prints one context's SQL, and %d contexts are selected: pass one --context", len(a.fan))
+	}
+	names := make([]string, len(a.fan))
+	for i, c := range a.fan {
+		names[i] = c.Name
+	}
+	errs := &lockedWriter{w: a.io.Err}
+	results := fanout.Run(ctx, names, fanout.Options{}, func(ctx context.Context, name string) (fanAnswer, error) {
+		return a.runContext(ctx, name, errs)
+	})
+	return a.mergeFan(results)
+}
+
+// runContext runs the command line for one context, collecting what it prints.
+func (a *app) runContext(ctx context.Context, name string, errs io.Writer) (fanAnswer, error) {
+	var sql bytes.Buffer
+	docs, err := a.rerun(ctx, name, &sql, errs)
+	if err == nil && sql.Len() > 0 {
+		return fanAnswer{}, fmt.Errorf("it names no database (set dsn, dsn-env or service in the context)")
+	}
+	switch code := exitCode(ctx, err); {
+	case code == ExitOK:
+		return fanAnswer{docs: docs}, nil
+	case slices.Contains(verdictSeverity, code):
+		return fanAnswer{docs: docs, code: code, verdict: err}, nil
+	}
+	return fanAnswer{}, err
+}
+
+// rerun runs the command line again, in a fresh command tree of its own, for one context
+// ("" for the one the flags select): what it prints as documents is collected, anything
+// else goes to out and errs.
+func (a *app) rerun(ctx context.Context, only string, out, errs io.Writer) ([]render.Doc, error) {
+	var docs []render.Doc
+	streams := *a.io
+	streams.Out, streams.Err = out, errs
+	sub := &app{io: &streams, getenv: a.env, env: a.env, args: a.args, only: only, sink: &docs}
+	root := newRootCmd(sub)
+	root.SetArgs(a.args)
+	root.SetOut(io.Discard)
+	root.SetErr(errs)
+	_, err := root.ExecuteContextC(ctx)
+	return docs, err
+}
+
+// mergeFan prints the rows of the contexts that answered, one "context gone" line per
+// context that did not, and picks the exit: 6 when some failed (it outranks any verdict: the
+// missing context could hide a worse one), 1 when all did, else the worst verdict.
+func (a *app) mergeFan(results []fanout.Result[fanAnswer]) error {
+	if fanout.OutcomeOf(results) != fanout.AllFailed {
+		if err := a.print(mergeDocs(results, fanOutCommands[a.cmd.CommandPath()])); err != nil {
+			return err
+		}
+	}
+	for _, f := range fanout.Failures(results) {
+		fmt.Fprintf(a.io.Err, "Error: context gone: %s: %s\n", render.Escape(f.Target), oneLine(db.RedactDSN(f.Err.Error())))
+	}
+	switch fanout.OutcomeOf(results) {
+	case fanout.AllFailed:
+		return &exitError{code: ExitError}
+	case fanout.Partial:
+		return &exitError{code: ExitPartial}
+	case fanout.Complete:
+	}
+	codes := make([]int, len(results))
+	for i, r := range results {
+		codes[i] = r.Value.code
+	}
+	worst := fanout.Worst(codes, verdictSeverity)
+	for _, r := range results {
+		if r.Value.code == worst && r.Value.verdict != nil {
+			return &exitError{code: worst, msg: "context " + r.Target + ": " + r.Value.verdict.Error()}
+		}
+	}
+	return nil
+}
+
+// mergeDocs joins the answers' sections by name: tables gain a leading context column
+// and are sorted as the single-target command sorts them; cards become one row per context.
+func mergeDocs(results []fanout.Result[fanAnswer], keys map[string][]sortKey) render.Doc {
+	var out render.Doc
+	index := map[string]int{}
+	for _, r := range results {
+		if r.Err != nil {
+			continue
+		}
+		for _, doc := range r.Value.docs {
+			for _, sec := range doc {
+				i, ok := index[sec.Name]
+				if !ok {
+					i, index[sec.Name] = len(out), len(out)
+					out = append(out, render.Section{Name: sec.Name, Title: sec.Title, Table: tagged(sec)})
+				}
+				appendRows(&out[i], r.Target, sec)
+			}
+		}
+	}
+	for i := range out {
+		sortRows(out[i].Table, keys[out[i].Name])
+	}
+	return out
+}
+
+// tagged is an empty table with a section's columns behind a context column.
+func tagged(sec render.Section) *render.Table {
+	t := &render.Table{Columns: []string{fanout.ContextColumn}, Rows: [][]any{}, MachineOnly: map[string]bool{}, HumanOnly: map[string]bool{}}
+	if sec.Table == nil {
+		for _, f := range sec.Card {
+			t.Columns = append(t.Columns, f.Key)
+			t.MachineOnly[f.Key], t.HumanOnly[f.Key] = f.MachineOnly, f.HumanOnly
+		}
+		return t
+	}
+	t.Columns = append(t.Columns, sec.Table.Columns...)
+	t.Labels, t.Priority = sec.Table.Labels, sec.Table.Priority
+	for k, v := range sec.Table.MachineOnly {
+		t.MachineOnly[k] = v
+	}
+	for k, v := range sec.Table.HumanOnly {
+		t.HumanOnly[k] = v
+	}
+	return t
+}
+
+// appendRows adds one context's rows (or card) to a merged section, by column name so a
+// column one context lacks stays empty rather than shifting the others.
+func appendRows(dst *render.Section, name string, sec render.Section) {
+	var cols []string
+	var rows [][]any
+	if sec.Table != nil {
+		cols, rows = sec.Table.Columns, sec.Table.Rows
+	} else if len(sec.Card) > 0 {
+		row := make([]any, len(sec.Card))
+		for i, f := range sec.Card {
+			cols, row[i] = append(cols, f.Key), f.Value
+		}
+		rows = [][]any{row}
+	}
+	for _, r := range rows {
+		out := make([]any, len(dst.Table.Columns))
+		out[0] = name
+		for j, c := range cols {
+			if k := slices.Index(dst.Table.Columns, c); k > 0 {
+				out[k] = r[j]
+			}
+		}
+		dst.Table.Rows = append(dst.Table.Rows, out)
+	}
+	if sec.Footer != "" {
+		dst.Footer = strings.TrimPrefix(dst.Footer+"\n"+name+": "+sec.Footer, "\n")
+	}
+}
+
+// sortRows orders merged rows by the section's keys; equal rows keep the contexts' order.
+func sortRows(t *render.Table, keys []sortKey) {
+	var ks []fanout.Key
+	for _, k := range keys {
+		if i := slices.Index(t.Columns, k.column); i >= 0 {
+			ks = append(ks, fanout.Key{Index: i, Desc: k.desc})
+		}
+	}
+	if len(ks) == 0 {
+		return
+	}
+	compare := fanout.ByColumns(ks...)
+	slices.SortStableFunc(t.Rows, func(a, b []any) int { return compare(ranked(a, t, keys), ranked(b, t, keys)) })
+}
+
+// ranked is a row with each ranked column's text replaced by its rank.
+func ranked(row []any, t *render.Table, keys []sortKey) []any {
+	out := row
+	for _, k := range keys {
+		if i := slices.Index(t.Columns, k.column); i >= 0 && ranks[k.column] != nil {
+			if &out[0] == &row[0] {
+				out = slices.Clone(row)
+			}
+			out[i] = int64(slices.Index(ranks[k.column], render.Plain(row[i])))
+		}
+	}
+	return out
+}
+
+// lockedWriter lets the contexts' runs share stderr without interleaving within a line.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -56,6 +56,7 @@ type doctorDeps struct {
 	session  func(ctx context.Context, fn func(*session) error) error
 	env      func(s *session, targets []query.Target) *doctor.Env
 	printer  *render.Printer
+	print    func(render.Doc) error
 	cards    bool
 	schema   string
 	prefix   string
@@ -168,9 +169,9 @@ func (a *app) doctorDeps(c *cobra.Command) (doctorDeps, error) {
 				},
 			}
 		},
-		printer: a.printer(),
-		cards:   f == render.FormatTable || f == render.FormatMarkdown || (f == render.FormatAuto && a.io.OutTTY),
-		schema:  a.g.Schema, prefix: prefix,
+		printer: a.printer(), print: a.print,
+		cards:  a.sink == nil && (f == render.FormatTable || f == render.FormatMarkdown || (f == render.FormatAuto && a.io.OutTTY)), // merged findings are one table
+		schema: a.g.Schema, prefix: prefix,
 		sleep: func(ctx context.Context, d time.Duration) error {
 			select {
 			case <-time.After(d):
@@ -285,7 +286,7 @@ func printFindings(d doctorDeps, fs []doctor.Finding) error {
 	if d.cards {
 		doc = doctor.Cards(fs)
 	}
-	if err := d.printer.Print(doc); err != nil {
+	if err := d.emit(doc); err != nil {
 		return err
 	}
 	switch doctor.Worst(fs) {
@@ -296,4 +297,12 @@ func printFindings(d doctorDeps, fs []doctor.Finding) error {
 	case doctor.OK:
 	}
 	return nil
+}
+
+// emit prints the findings, or hands them to a fan-out collecting them (print).
+func (d doctorDeps) emit(doc render.Doc) error {
+	if d.print != nil {
+		return d.print(doc)
+	}
+	return d.printer.Print(doc)
 }

@@ -68,6 +68,7 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 	c.Flags().BoolVar(&o.All, "all", false, "every message of the shard (streams with -o jsonl, csv, json or when piped)")
 	c.Flags().BoolVar(&o.ShowPayload, "show-payload", false, "show whole payloads in terminal tables")
 	c.Flags().BoolVar(&o.Exact, "exact", false, fmt.Sprintf("count every coalesce group exactly (by default a group is counted up to %d: %d means at least)", query.GroupCap, query.GroupCap))
+	a.addWatch(c, nil, nil)
 	return c
 }
 
@@ -230,7 +231,7 @@ the table.`),
 			if len(results[0].Rows) == 0 && !p.Structured() {
 				p.Notef("no outboxes for %s object %d in %s", cat.Name, id, t.Describe())
 			}
-			return p.Print(render.Doc{{Name: "outboxes", Table: report.Table(reg, results[0])}})
+			return a.print(render.Doc{{Name: "outboxes", Table: report.Table(reg, results[0])}})
 		},
 	}
 	c.Flags().IntVar(&limit, "limit", query.DefaultLimit, "at most this many rows")
@@ -275,7 +276,7 @@ oldest message. No index leads with category, so this reads the table.`),
 			if len(results[0].Rows) == 0 && !p.Structured() {
 				p.Notef("no pending %s rows in %s", cat.Name, t.Describe())
 			}
-			return p.Print(render.Doc{{Name: "category", Table: report.Table(reg, results[0])}})
+			return a.print(render.Doc{{Name: "category", Table: report.Table(reg, results[0])}})
 		},
 	}
 	return c
@@ -309,7 +310,7 @@ func newInspectMessageCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.printer().Print(render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", id), Card: report.Card(reg, results[0])}})
+			return a.print(render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", id), Card: report.Card(reg, results[0])}})
 		},
 	}
 	return c
@@ -354,10 +355,11 @@ statistics, the whole table whatever --cell says; each row says estimated.`),
 					}
 				}
 			}
-			return a.printer().Print(render.Doc{{Name: "depth", Table: tbl}})
+			return a.print(render.Doc{{Name: "depth", Table: tbl}})
 		},
 	}
 	c.Flags().BoolVar(&estimate, "estimate", false, "estimate from the planner's statistics without reading the table")
+	a.addWatch(c, []string{"category"}, []string{"depth"})
 	return c
 }
 

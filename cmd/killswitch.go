@@ -147,6 +147,7 @@ list in sentry_controloption disables nothing.`),
 		},
 	}
 	c.Flags().StringArrayVar(&o.Coded, "coded", nil, "override a table's coded replication_version, TABLE=N (repeatable), for the backfill gates")
+	a.addWatch(c, []string{"options_table", "scope", "shard"}, []string{"depth"})
 	return c
 }
 
@@ -179,7 +180,7 @@ func (a *app) killswitchList(ctx context.Context, o killswitchListOptions) error
 	if err != nil {
 		return err
 	}
-	return printKillswitchListing(a.printer(), l)
+	return printKillswitchListing(a.printer(), a.print, l)
 }
 
 func readKillswitchListing(s *session, reg *enums.Registry, tables []backfill.Table) (killswitchListing, error) {
@@ -215,7 +216,7 @@ func readKillswitchListing(s *session, reg *enums.Registry, tables []backfill.Ta
 	return l, err
 }
 
-func printKillswitchListing(p *render.Printer, l killswitchListing) error {
+func printKillswitchListing(p *render.Printer, print func(render.Doc) error, l killswitchListing) error {
 	if !p.Structured() {
 		if len(l.disabled.Rows) == 0 {
 			p.Notef("no shard is disabled")
@@ -226,7 +227,7 @@ func printKillswitchListing(p *render.Printer, l killswitchListing) error {
 			}
 		}
 	}
-	if err := p.Print(render.Doc{
+	if err := print(render.Doc{
 		storesSection(l.sch),
 		{Name: "disabled", Title: "Disabled shards", Table: l.disabled},
 		{Name: "backfill_gates", Title: "Backfill gates (option below the coded version)", Table: l.gates},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/config"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -25,16 +26,19 @@ import (
 func Main(ctx context.Context, args []string, io *render.Streams) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	a := &app{io: io, getenv: io.Getenv}
+	a := &app{io: io, getenv: io.Getenv, args: args}
 	if a.getenv == nil {
 		a.getenv = os.Getenv
 	}
+	a.env = a.getenv
 	root := newRootCmd(a)
 	// Cobra adds help and completion on Execute; add them now so their argument checks are
 	// wrapped as usage errors too.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd(args...)
 	wrapCobraErrors(root)
+	args = watchArgs(args)
+	a.args = args
 	root.SetArgs(args)
 	root.SetIn(io.In)
 	root.SetOut(io.Out)
@@ -58,6 +62,21 @@ type app struct {
 	reg    *enums.Registry
 	// cmd is the command being run (set before it runs), for the no-database verdict rule.
 	cmd *cobra.Command
+	// args is the command line, env the process environment before a context's settings
+	// were layered onto getenv; fan-out re-runs the command line once per context.
+	args []string
+	env  func(string) string
+	// fan are the contexts a read runs against when --context names several (or
+	// --all-contexts); only is the one context a fan-out run is for.
+	fan  []*config.Context
+	only string
+	// sink, when set, collects the documents a read prints instead of printing them: the
+	// fan-out merges them (see print).
+	sink *[]render.Doc
+	// read says the command only reads, so it may go to a context's replica-dsn.
+	read bool
+	// watches are the commands that take --watch, with what their frames follow.
+	watches map[*cobra.Command]*watchSpec
 }
 
 type globalOptions struct {
@@ -76,6 +95,8 @@ type globalOptions struct {
 	StatementTimeout time.Duration
 	LockTimeout      time.Duration
 	ConnectTimeout   time.Duration
+	Context          string
+	AllContexts      bool
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -92,8 +113,11 @@ outboxctl prints it for a DBA to paste into psql; with one, it runs the same sta
 bind parameters in a read-only transaction and renders the rows.
 
 Connecting: --dsn wins over OUTBOXCTL_DSN, which wins over the libpq environment (PGHOST,
-PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass, PGSSLMODE). Names: categories and scopes
-are accepted by name in any case (scopes with or without _SCOPE) or by integer.`),
+PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass, PGSSLMODE). --context NAME takes the
+settings of a named context of the config file (see outboxctl context), under the flags;
+the read commands take several (--context us,de or --all-contexts) and merge their rows.
+Names: categories and scopes are accepted by name in any case (scopes with or without
+_SCOPE) or by integer.`),
 		Example: examples(`
   # Stuck shards as SQL, no database needed
   outboxctl shards --stuck --print-sql
@@ -102,7 +126,10 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
   outboxctl shards --stuck --dsn postgres://sentry@db.internal:5432/sentry
 
   # What waits in organization 42's shard
-  outboxctl inspect shard organization 42`),
+  outboxctl inspect shard organization 42
+
+  # The stuck shards of every cell at once, redrawn every 2s
+  outboxctl --all-contexts shards --stuck --watch`),
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		Version:           versionString(),
@@ -126,14 +153,10 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 	f.DurationVar(&a.g.StatementTimeout, "statement-timeout", db.DefaultStatementTimeout, "abort any statement that runs longer")
 	f.DurationVar(&a.g.LockTimeout, "lock-timeout", db.DefaultLockTimeout, "abort any statement that waits longer for a lock")
 	f.DurationVar(&a.g.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "give up connecting after this long")
+	f.StringVar(&a.g.Context, "context", "", "use these named contexts of the config file (default: $OUTBOXCTL_CONTEXT, then current-context); read commands take a comma-separated list")
+	f.BoolVar(&a.g.AllContexts, "all-contexts", false, "read commands: run against every context of the config file at once")
 
-	_ = root.RegisterFlagCompletionFunc("silo", fixedCompletion("cell", "control"))
-	_ = root.RegisterFlagCompletionFunc("time", fixedCompletion("relative", "absolute"))
-	_ = root.RegisterFlagCompletionFunc("deployment", fixedCompletion("auto", "monolith", "split"))
-	_ = root.RegisterFlagCompletionFunc("output", fixedCompletion(render.Formats...))
-	_ = root.RegisterFlagCompletionFunc("enums", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{"py"}, cobra.ShellCompDirectiveFilterFileExt
-	})
+	addGlobalCompletions(root)
 
 	root.AddCommand(
 		newShardsCmd(a),
@@ -154,6 +177,17 @@ are accepted by name in any case (scopes with or without _SCOPE) or by integer.`
 	)
 	wrapCobraErrors(root)
 	return root
+}
+
+// addGlobalCompletions completes the values of the global flags.
+func addGlobalCompletions(root *cobra.Command) {
+	_ = root.RegisterFlagCompletionFunc("silo", fixedCompletion("cell", "control"))
+	_ = root.RegisterFlagCompletionFunc("time", fixedCompletion("relative", "absolute"))
+	_ = root.RegisterFlagCompletionFunc("deployment", fixedCompletion("auto", "monolith", "split"))
+	_ = root.RegisterFlagCompletionFunc("output", fixedCompletion(render.Formats...))
+	_ = root.RegisterFlagCompletionFunc("enums", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"py"}, cobra.ShellCompDirectiveFilterFileExt
+	})
 }
 
 // validate checks the global flags once, before any command runs.
@@ -182,6 +216,12 @@ func (a *app) validate(c *cobra.Command) error {
 		if d < time.Millisecond {
 			return usageErrorf("", "`%s` must be at least 1ms, got %s", name, d)
 		}
+	}
+	if err := a.applyContexts(c); err != nil {
+		return err
+	}
+	if err := a.applyWatch(c); err != nil {
+		return err
 	}
 	if _, err := a.target(); err != nil {
 		return err
@@ -235,9 +275,12 @@ func (a *app) printSchema() query.Schema {
 }
 
 // printer builds the output printer for the chosen format.
-func (a *app) printer() *render.Printer {
+func (a *app) printer() *render.Printer { return a.printerFor(a.io) }
+
+// printerFor is printer writing to other streams (a watch's frame).
+func (a *app) printerFor(s *render.Streams) *render.Printer {
 	f, _ := render.ParseFormat(a.g.Output) // validated in PersistentPreRunE
-	p := render.NewPrinter(a.io, f, a.g.NoColor)
+	p := render.NewPrinter(s, f, a.g.NoColor)
 	p.Time = a.g.Time
 	if a.g.NoHeaders {
 		p.Headers = render.HeadersOff

@@ -149,7 +149,7 @@ func (a *app) printShards(o shardsOptions, reg *enums.Registry, res *query.Resul
 	if o.Stuck {
 		title = "Shards in backoff"
 	}
-	return p.Print(render.Doc{{Name: "shards", Title: title, Table: tbl}})
+	return a.print(render.Doc{{Name: "shards", Title: title, Table: tbl}})
 }
 
 func newShardsCmd(a *app) *cobra.Command {
@@ -188,6 +188,7 @@ each failed attempt) and when Sentry last claimed the shard.`),
 	fl.IntVar(&o.MinDepth, "min-depth", 0, "only shards with at least this many rows")
 	fl.BoolVar(&o.Exact, "exact", false, fmt.Sprintf("count every coalesce group (by default a shard's groups are counted up to %d: %d means at least)", query.GroupCap, query.GroupCap))
 	fl.Int64Var(&o.FailIfDepth, "fail-if-depth", 0, "exit 3 when a listed shard holds more rows than this (for alerts and runbooks)")
+	a.addWatch(c, []string{"shard_scope", "shard_identifier"}, []string{"depth"})
 	_ = c.RegisterFlagCompletionFunc("scope", a.completeNames(enums.KindScope))
 	_ = c.RegisterFlagCompletionFunc("category", a.completeNames(enums.KindCategory))
 	return c

@@ -1,0 +1,143 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outboxctl/outboxctl/internal/live"
+)
+
+// defaultWatch is the interval of a bare --watch.
+const defaultWatch = "2s"
+
+// watchSpec is a command's --watch: the interval asked for, and what its frames follow from
+// frame to frame (the key columns of a row and the numeric columns whose change is shown).
+type watchSpec struct {
+	every   time.Duration
+	key     []string
+	columns []string
+	// untilDone ends the watch (exit 0) after the first frame whose run exits 0; a run that
+	// exits 8 (ExitPending: not yet) is a frame like any other.
+	untilDone bool
+}
+
+// addWatch gives c a --watch [INTERVAL] flag: the command redraws every interval.
+func (a *app) addWatch(c *cobra.Command, key, columns []string) *watchSpec {
+	if a.watches == nil {
+		a.watches = map[*cobra.Command]*watchSpec{}
+	}
+	w := &watchSpec{key: key, columns: columns}
+	a.watches[c] = w
+	c.Flags().DurationVar(&w.every, "watch", 0, "redraw every INTERVAL (bare --watch: "+defaultWatch+
+		"), in place on a terminal, with what changed since the last frame; q or Ctrl-C quits")
+	c.Flags().Lookup("watch").NoOptDefVal = defaultWatch
+	return w
+}
+
+// watchArgs lets --watch take its interval as the next argument (`--watch 1s`), which a flag
+// with a default value (a bare --watch) cannot do by itself: an argument that parses as a
+// duration right after --watch is its value.
+func watchArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--" {
+			return append(out, args[i:]...)
+		}
+		if args[i] == "--watch" && i+1 < len(args) {
+			if _, err := time.ParseDuration(args[i+1]); err == nil {
+				out = append(out, "--watch="+args[i+1])
+				i++
+				continue
+			}
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+// applyWatch replaces the run of a command given --watch by the watch loop. A frame re-runs
+// the command line (a fan-out over contexts included) and collects what it prints.
+func (a *app) applyWatch(c *cobra.Command) error {
+	w, ok := a.watches[c]
+	if !ok || !c.Flags().Changed("watch") || a.sink != nil {
+		return nil
+	}
+	if w.every < 100*time.Millisecond {
+		return usageErrorf(c.CommandPath()+" --watch 2s", "`--watch` must be at least 100ms, got %s", w.every)
+	}
+	if a.g.PrintSQL {
+		return usageErrorf(c.CommandPath()+" --print-sql", "`--watch` redraws results: it has no SQL to print again; drop one of them")
+	}
+	c.RunE = func(c *cobra.Command, _ []string) error { return a.watch(c.Context(), c, w) }
+	return nil
+}
+
+// watch draws frames until q, Ctrl-C or SIGTERM (exit 0).
+func (a *app) watch(ctx context.Context, c *cobra.Command, w *watchSpec) error {
+	keys, restore := a.io.KeyInput()
+	defer restore()
+	key := w.key
+	if len(a.fan) > 0 {
+		key = append([]string{"context"}, key...)
+	}
+	tr := &live.Tracker{Key: key, Columns: w.columns}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var done bool
+	lw := &live.Watch{Out: a.io.Out, TTY: a.io.OutTTY, Keys: keys, Interval: w.every,
+		Title: strings.TrimPrefix(c.CommandPath(), "outboxctl "), Now: time.Now,
+		// A finished watch ends once its last frame is drawn, when it would wait.
+		After: func(d time.Duration) <-chan time.Time {
+			if done {
+				cancel()
+			}
+			return time.After(d)
+		}}
+	return lw.Run(ctx, func(ctx context.Context, out io.Writer) error {
+		code, err := a.frame(ctx, out, tr, w.untilDone)
+		done = w.untilDone && code == ExitOK
+		return err
+	})
+}
+
+// frame runs the command line once and prints what it printed into out, with the changes
+// since the last frame.
+func (a *app) frame(ctx context.Context, out io.Writer, tr *live.Tracker, untilDone bool) (int, error) {
+	var direct, errs bytes.Buffer
+	docs, err := a.rerun(ctx, "", &direct, &errs)
+	streams := *a.io
+	streams.Out, streams.Err = out, &errs
+	p := a.printerFor(&streams)
+	now := time.Now()
+	for _, doc := range docs {
+		if perr := p.Print(tr.Annotate(doc, now)); perr != nil {
+			return ExitError, perr
+		}
+	}
+	_, _ = io.Copy(out, &direct) // a streamed command (inspect shard) printed directly
+	// The notes, footers, the verdict and the contexts that failed: on a terminal the frame
+	// is the screen, so they go under the rows; on a pipe they stay off the data.
+	notes := a.io.Err
+	if a.io.OutTTY {
+		notes = out
+	}
+	code := exitCode(ctx, err)
+	switch {
+	case code == ExitOK, code == ExitPending && untilDone:
+		_, _ = io.Copy(notes, &errs)
+	case code == ExitPartial || slices.Contains(verdictSeverity, code):
+		_, _ = io.Copy(notes, &errs)
+		if msg := err.Error(); msg != "" {
+			_, _ = io.WriteString(notes, "Error: "+oneLine(msg)+"\n")
+		}
+	default:
+		return code, err
+	}
+	return code, nil
+}
