@@ -119,6 +119,7 @@ critical (1: runtime failure, 2: usage).`),
 			}
 			// The lock query's timeout is short, and never longer than the user's own.
 			o.Config.LockTimeout = min(doctor.DefaultLockTimeout, a.g.StatementTimeout)
+			o.Config.Deployment = a.deployment() // printed kill-switch SQL reads the table it decides
 			return runDoctor(c.Context(), o, names, deps)
 		},
 	}

@@ -404,15 +404,19 @@ func (a *app) changeDeps() changeDeps {
 
 // killswitchChangeOptions are killswitch add/remove's flags and arguments.
 type killswitchChangeOptions struct {
-	Add    bool
-	IDArgs []string
-	Reason string
-	Yes    bool
-	ids    []int64 // parsed IDArgs, set by Validate
+	Add       bool
+	IDArgs    []string
+	Reason    string
+	Yes       bool
+	ValueType string
+	ids       []int64 // parsed IDArgs, set by Validate
 }
 
 // Validate checks the shard ids.
 func (o *killswitchChangeOptions) Validate() error {
+	if err := validValueType(o.ValueType); err != nil {
+		return err
+	}
 	ids, err := parseIDs(o.IDArgs)
 	o.ids = ids
 	return err
@@ -456,13 +460,27 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ch := killswitch.Change{Target: t, Deployment: a.deployment(), Scope: *scope, Key: key, IDs: o.ids, Add: add, Reason: o.Reason}
+			ch := killswitch.Change{Target: t, Deployment: a.deployment(), Scope: *scope, Key: key, IDs: o.ids, Add: add, Reason: o.Reason, PrintValueType: o.ValueType}
 			return runKillswitchChange(c.Context(), a.changeDeps(), ch, o.Yes)
 		},
 	}
 	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line (strongly recommended)")
 	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
+	addValueTypeFlag(c, &o.ValueType)
 	return c
+}
+
+// addValueTypeFlag registers --value-type, which only printed SQL needs.
+func addValueTypeFlag(c *cobra.Command, vt *string) {
+	c.Flags().StringVar(vt, "value-type", "jsonb", "with --print-sql: the options table's value column type, jsonb (Sentry since Aug 2025) or text (before); a run reads it from the catalog")
+	_ = c.RegisterFlagCompletionFunc("value-type", fixedCompletion("jsonb", "text"))
+}
+
+func validValueType(vt string) error {
+	if vt != "jsonb" && vt != "text" {
+		return usageErrorf("… --print-sql --value-type text", "invalid `--value-type` %q: valid values are jsonb and text", vt)
+	}
+	return nil
 }
 
 // runKillswitchChange plans the change from a read-only look, asks, and writes it under
@@ -535,6 +553,7 @@ type killswitchGateOptions struct {
 	Coded      []string
 	Reason     string
 	Yes        bool
+	ValueType  string
 	table      backfill.Table // the registered table, set by Validate
 }
 
@@ -583,7 +602,10 @@ the options table Sentry reads for the table's silo (--deployment).`),
 			if err := a.checkReason("outboxctl killswitch gate", o.Reason); err != nil {
 				return err
 			}
-			g := killswitch.Gate{Schema: a.g.Schema, Deployment: a.deployment(), Table: o.table, Version: o.Version, Reason: o.Reason}
+			if err := validValueType(o.ValueType); err != nil {
+				return err
+			}
+			g := killswitch.Gate{Schema: a.g.Schema, Deployment: a.deployment(), Table: o.table, Version: o.Version, Reason: o.Reason, PrintValueType: o.ValueType}
 			return runKillswitchGate(c.Context(), a.changeDeps(), g, o.Yes)
 		},
 	}
@@ -591,13 +613,18 @@ the options table Sentry reads for the table's silo (--deployment).`),
 	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line (strongly recommended)")
 	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
 	c.Flags().StringArrayVar(&o.Coded, "coded", nil, "override a table's coded replication_version, TABLE=N")
+	addValueTypeFlag(c, &o.ValueType)
 	return c
 }
 
 // runKillswitchGate reads the gate, asks, and writes it.
 func runKillswitchGate(ctx context.Context, d changeDeps, g killswitch.Gate, yes bool) error {
 	if d.printSQL {
-		return d.printScript(query.Script{g.Statement(options.OptionTableFor(query.Silo(g.Table.Silo), d.printSchema), "jsonb")})
+		vt := g.PrintValueType
+		if vt == "" {
+			vt = "jsonb"
+		}
+		return d.printScript(query.Script{g.Statement(options.OptionTableFor(query.Silo(g.Table.Silo), d.printSchema), vt)})
 	}
 	conn, err := d.connect(ctx)
 	if err != nil {

@@ -43,8 +43,13 @@ func (o *shardsOptions) checkDepth(res *query.Result) error {
 
 // Validate checks the flags that need no registry or database.
 func (o shardsOptions) Validate() error {
-	if o.Limit < 0 || o.MinDepth < 0 {
-		return usageErrorf("outboxctl shards --limit 20", "`--limit` and `--min-depth` must not be negative")
+	if o.Limit < 1 {
+		// 0 used to mean the default silently; "all" is not offered: on a table of 100,000
+		// shards it is a long scan and a long screen. Ask for a number.
+		return usageErrorf("outboxctl shards --limit 100", "`--limit` must be at least 1 (default %d)", query.DefaultLimit)
+	}
+	if o.MinDepth < 0 {
+		return usageErrorf("outboxctl shards --min-depth 100", "`--min-depth` must not be negative")
 	}
 	if o.FailIfDepth < 0 {
 		return usageErrorf("outboxctl shards --fail-if-depth 10000", "`--fail-if-depth` must not be negative")

@@ -23,6 +23,18 @@ type Change struct {
 	IDs        []int64
 	Add        bool
 	Reason     string
+	// PrintValueType is the options value column's type printed SQL is written for (jsonb,
+	// Sentry since Aug 2025, or text before): a run reads it from the catalog, a script
+	// cannot, and one script cannot serve both (text has no assignment cast from jsonb).
+	PrintValueType string
+}
+
+// printType is PrintValueType, jsonb when unset.
+func printType(vt string) string {
+	if vt == "" {
+		return "jsonb"
+	}
+	return vt
 }
 
 // Verb is "add" or "remove".
@@ -54,8 +66,8 @@ type Totals struct{ Rows, Groups int64 }
 // values); a text column takes the same statements with the ::jsonb casts.
 func (c Change) Script(table string) query.Script {
 	return query.Script{
-		query.OptionEnsure(c.Target.Schema, table, "jsonb", c.Key, "[]", c.Reason),
-		query.ShardListUpdate(c.Target.Schema, table, "jsonb", c.Key, c.IDs, c.Add, c.Reason),
+		query.OptionEnsure(c.Target.Schema, table, printType(c.PrintValueType), c.Key, "[]", c.Reason),
+		query.ShardListUpdate(c.Target.Schema, table, printType(c.PrintValueType), c.Key, c.IDs, c.Add, c.Reason),
 	}
 }
 
@@ -157,6 +169,8 @@ type Gate struct {
 	Table      backfill.Table
 	Version    int64
 	Reason     string
+	// PrintValueType: as Change's.
+	PrintValueType string
 }
 
 // Key is the gate's option.

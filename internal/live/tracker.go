@@ -107,6 +107,9 @@ func change(h []sample) []any {
 		return []any{nil, nil, line}
 	}
 	a, b := h[len(h)-2], h[len(h)-1]
+	if math.IsNaN(a.v) || math.IsNaN(b.v) {
+		return []any{nil, nil, line} // a cell that is not a number (NULL) has no change
+	}
 	d := b.v - a.v
 	var rate any
 	if secs := b.at.Sub(a.at).Seconds(); secs > 0 {
