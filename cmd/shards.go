@@ -150,11 +150,15 @@ func (a *app) printShards(o shardsOptions, reg *enums.Registry, res *query.Resul
 			p.Warnf("option %s lists %s, which disable nothing: Sentry compares integers", key, options.Strays(strays))
 		}
 	}
-	title := "Deepest shards"
+	title, noun := "Deepest shards", "shards"
 	if o.Stuck {
-		title = "Shards in backoff"
+		title, noun = "Shards in backoff", "stuck shards"
 	}
-	return a.print(render.Doc{{Name: "shards", Title: title, Table: tbl}})
+	if tbl.MachineOnly == nil {
+		tbl.MachineOnly = map[string]bool{}
+	}
+	tbl.MachineOnly["total_shards"] = true // said by the footer on a terminal
+	return a.print(render.Doc{{Name: "shards", Title: title, Table: tbl, Footer: report.ListFooter(res, "total_shards", noun)}})
 }
 
 func newShardsCmd(a *app) *cobra.Command {

@@ -103,7 +103,8 @@ func TopShards(t Target, f ShardFilter) Statement {
 		depthOf = "rows of " + f.Category.Name
 	}
 	text := fmt.Sprintf(`WITH top AS (
-    SELECT %[1]s, count(*) AS depth
+    -- total_shards: how many shards matched before the LIMIT (the footer's "of N").
+    SELECT %[1]s, count(*) AS depth, count(*) OVER () AS total_shards
       FROM %[2]s o
 %[3]s
      GROUP BY %[1]s%[4]s
@@ -114,7 +115,7 @@ SELECT %[6]stop.shard_scope, top.shard_identifier, top.depth,
 %[11]s AS coalesce_groups,
 %[12]s AS categories,
        n.next_attempt, n.next_attempt <= now() AS due,
-       head.last_delay_seconds, head.last_attempt, head.oldest_message
+       head.last_delay_seconds, head.last_attempt, head.oldest_message, top.total_shards
   FROM top
  CROSS JOIN LATERAL (
     SELECT o.scheduled_for AS next_attempt
@@ -271,7 +272,8 @@ backing_off AS (
      WHERE h.next_attempt > now()%[6]s
 ),
 ranked AS (
-    SELECT k.*
+    -- total_shards: how many shards are backing off before the LIMIT (the footer's "of N").
+    SELECT k.*, count(*) OVER () AS total_shards
       FROM backing_off k%[9]s
      ORDER BY k.depth DESC, %[4]s
      LIMIT %[10]s
@@ -280,7 +282,7 @@ SELECT %[7]sk.shard_scope, k.shard_identifier, k.depth,
 %[11]s AS coalesce_groups,
 %[12]s AS categories,
        k.next_attempt, head.last_delay_seconds, head.last_attempt,
-       head.oldest_message
+       head.oldest_message, k.total_shards
   FROM ranked k
  CROSS JOIN LATERAL (
     SELECT extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,

@@ -27,7 +27,8 @@ backing_off AS (
      WHERE h.next_attempt > now()
 ),
 ranked AS (
-    SELECT k.*
+    -- total_shards: how many shards are backing off before the LIMIT (the footer's "of N").
+    SELECT k.*, count(*) OVER () AS total_shards
       FROM backing_off k
      ORDER BY k.depth DESC, k.shard_scope, k.shard_identifier
      LIMIT 20
@@ -75,7 +76,7 @@ SELECT k.shard_scope, k.shard_identifier, k.depth,
                 ) nx)
              SELECT c.category FROM c) AS categories,
        k.next_attempt, head.last_delay_seconds, head.last_attempt,
-       head.oldest_message
+       head.oldest_message, k.total_shards
   FROM ranked k
  CROSS JOIN LATERAL (
     SELECT extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,

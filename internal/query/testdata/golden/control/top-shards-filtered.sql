@@ -7,7 +7,8 @@
 -- date_added is the shard's oldest message. Only the top rows pay for these columns;
 -- coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).
 WITH top AS (
-    SELECT o.region_name, o.shard_scope, o.shard_identifier, count(*) AS depth
+    -- total_shards: how many shards matched before the LIMIT (the footer's "of N").
+    SELECT o.region_name, o.shard_scope, o.shard_identifier, count(*) AS depth, count(*) OVER () AS total_shards
       FROM sentry_controloutbox o
      WHERE o.shard_scope = 0  -- ORGANIZATION_SCOPE
        AND o.category = 2  -- ORGANIZATION_UPDATE
@@ -67,7 +68,7 @@ SELECT top.region_name, top.shard_scope, top.shard_identifier, top.depth,
                 ) nx)
              SELECT c.category FROM c) AS categories,
        n.next_attempt, n.next_attempt <= now() AS due,
-       head.last_delay_seconds, head.last_attempt, head.oldest_message
+       head.last_delay_seconds, head.last_attempt, head.oldest_message, top.total_shards
   FROM top
  CROSS JOIN LATERAL (
     SELECT o.scheduled_for AS next_attempt
