@@ -34,6 +34,7 @@ outboxes of one object, the pending rows of one category, or one message.`),
 type inspectShardOptions struct {
 	Limit                   int
 	All, ShowPayload, Exact bool
+	Order                   string
 }
 
 func newInspectShardCmd(a *app) *cobra.Command {
@@ -44,7 +45,8 @@ func newInspectShardCmd(a *app) *cobra.Command {
 		Long: strings.TrimSpace(`
 Show one shard: its state (ready, backing off with the current delay and the estimated
 failed attempts, in flight, or kill-switched), the lowest-id row Sentry locks and derives
-the delay from, its depth per category, and its messages newest first. Each message is
+the delay from, its depth per category, and its messages: the head first (HEAD: the lowest
+row, the one Sentry is blocked on), then the newest (--order oldest: the oldest). Each message is
 marked with its coalesce group: DELIVERS is true for the row Sentry will deliver (the newest
 of its (category, object) group); the others are superseded and will be deleted unsent.
 
@@ -64,7 +66,9 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 			return a.inspectShard(c.Context(), o, args)
 		},
 	}
-	c.Flags().IntVar(&o.Limit, "limit", 50, "at most this many messages")
+	c.Flags().IntVar(&o.Limit, "limit", 50, "at most this many messages besides the head")
+	c.Flags().StringVar(&o.Order, "order", "newest", "which messages fill the page after the head: newest or oldest")
+	_ = c.RegisterFlagCompletionFunc("order", fixedCompletion("newest", "oldest"))
 	c.Flags().BoolVar(&o.All, "all", false, "every message of the shard (streams with -o jsonl, csv, json or when piped)")
 	c.Flags().BoolVar(&o.ShowPayload, "show-payload", false, "show whole payloads in terminal tables")
 	c.Flags().BoolVar(&o.Exact, "exact", false, fmt.Sprintf("count every coalesce group exactly (by default a group is counted up to %d: %d means at least)", query.GroupCap, query.GroupCap))
@@ -81,11 +85,14 @@ func (a *app) inspectShard(ctx context.Context, o inspectShardOptions, args []st
 	if o.Limit <= 0 {
 		return usageErrorf("outboxctl inspect shard "+args[0]+" "+args[1]+" --limit 50", "`--limit` must be positive")
 	}
+	if o.Order != "newest" && o.Order != "oldest" {
+		return usageErrorf("outboxctl inspect shard "+args[0]+" "+args[1]+" --order oldest", "invalid `--order` %q: valid values are newest and oldest", o.Order)
+	}
 	messages := func(t query.Target) query.Statement {
 		if o.All {
 			return query.ShardMessagesAll(t, k)
 		}
-		return query.ShardMessages(t, k, o.Limit, o.Exact)
+		return query.ShardMessagesOrdered(t, k, o.Limit, o.Exact, o.Order == "oldest")
 	}
 	if printOnly, noDB := a.wantsSQL(); printOnly {
 		t, err := a.target()
@@ -105,11 +112,15 @@ func (a *app) inspectShard(ctx context.Context, o inspectShardOptions, args []st
 	}
 	var ksErr error
 	err = a.readSession(ctx, "inspect", func(s *session) error {
-		doc, err := a.shardHead(s, p, reg, k, &ksErr)
+		doc, depth, err := a.shardHead(s, p, reg, k, &ksErr)
 		if err != nil {
 			return err
 		}
-		return a.streamMessages(s, p, doc, messages(s.target), reg)
+		title := "Messages (the head, then the " + o.Order + ")"
+		if o.All {
+			title, depth = "Messages (newest first)", 0 // every message: nothing left out
+		}
+		return a.streamMessages(s, p, doc, messages(s.target), reg, title, depth)
 	})
 	if err != nil {
 		return err
@@ -119,47 +130,57 @@ func (a *app) inspectShard(ctx context.Context, o inspectShardOptions, args []st
 
 // shardHead reads a shard's state (with its kill switch) and categories into the sections
 // printed above its messages; a kill-switch read that failed late is left in ksErr.
-func (a *app) shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.ShardKey, ksErr *error) (render.Doc, error) {
+func (a *app) shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.ShardKey, ksErr *error) (render.Doc, int64, error) {
 	stateRes, err := s.run(query.ShardState(s.target, k))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	catRes, err := s.run(query.ShardCategories(s.target, k))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	ks, err := options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
 	if err != nil && ks == nil {
-		return nil, db.Classify(err, "killswitch-options")
+		return nil, 0, db.Classify(err, "killswitch-options")
 	}
 	*ksErr = err
 	if len(stateRes.Rows) == 0 && !p.Structured() {
 		p.Notef("shard %s/%d is empty in %s", k.Scope.Name, k.ID, s.target.Describe())
 	}
+	var depth int64
+	if len(stateRes.Rows) == 1 {
+		depth = query.AsInt64(stateRes.Rows[0][stateRes.Col("depth")])
+	}
 	state := report.Table(reg, stateRes)
 	if err := report.ShardStates(state, stateRes, ks, time.Now()); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	head := render.Section{Name: "shard", Title: fmt.Sprintf("Shard %s/%d", k.Scope.Name, k.ID), Table: state}
 	if len(state.Rows) == 1 {
 		head = render.Section{Name: head.Name, Title: head.Title, Card: render.CardOf(state)}
 	}
-	return render.Doc{head, {Name: "categories", Title: "Categories", Table: report.Table(reg, catRes)}}, nil
+	return render.Doc{head, {Name: "categories", Title: "Categories", Table: report.Table(reg, catRes)}}, depth, nil
 }
 
-// streamMessages prints doc, then the rows of st as they arrive.
-func (a *app) streamMessages(s *session, p *render.Printer, doc render.Doc, st query.Statement, reg *enums.Registry) error {
+// streamMessages prints doc, then the rows of st as they arrive; with the shard's depth, a
+// footer says how many the page left out.
+func (a *app) streamMessages(s *session, p *render.Printer, doc render.Doc, st query.Statement, reg *enums.Registry, title string, depth int64) error {
 	var dec *report.Decorator
 	var ds *render.DocStream
+	shown := 0
 	err := query.Stream(s.ctx, s.tx, st, func(cols []string) error {
 		dec = report.NewDecorator(reg, cols)
-		ds = p.StartDoc(doc, render.Section{Name: "messages", Title: "Messages (newest first)", Table: dec.Table()})
+		ds = p.StartDoc(doc, render.Section{Name: "messages", Title: title, Table: dec.Table()})
 		return ds.Columns(dec.Columns)
 	}, func(row []any) error {
+		shown++
 		return ds.Row(dec.Row(row))
 	})
 	if err != nil {
 		return db.Classify(err, st.Name)
+	}
+	if depth > int64(shown) {
+		ds.Footer(report.MessagesFooter(shown, depth))
 	}
 	return ds.Close()
 }

@@ -170,11 +170,16 @@ func TestExpectedRows(t *testing.T) {
 	for _, m := range msgs {
 		delivers = append(delivers, m[4].(bool))
 	}
-	if !reflect.DeepEqual(delivers, []bool{true, true, false, false}) {
-		t.Fatalf("delivers flags newest first = %v, want [true true false false]", delivers)
+	// The head (lowest row, superseded) first, then the rest newest first.
+	if !reflect.DeepEqual(delivers, []bool{false, true, true, false}) || msgs[0][len(msgs[0])-1] != true || msgs[1][len(msgs[1])-1] != false {
+		t.Fatalf("delivers flags (head, then newest first) = %v, heads %v %v; want [false true true false]", delivers, msgs[0][len(msgs[0])-1], msgs[1][len(msgs[1])-1])
 	}
-	if !strings.Contains(msgs[0][5].(string), "Zoë") {
-		t.Fatalf("newest payload = %v", msgs[0][5])
+	if !strings.Contains(msgs[1][5].(string), "Zoë") {
+		t.Fatalf("newest payload = %v", msgs[1][5])
+	}
+	oldest := run(ShardMessagesOrdered(cell, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}, 2, false, true))
+	if len(oldest) != 2 || oldest[0][0].(int64) >= oldest[1][0].(int64) || oldest[0][len(oldest[0])-1] != true {
+		t.Fatalf("oldest first, limit 2 = %v: want the head, then the next row up", oldest)
 	}
 
 	cat := run(CategoryDepth(cell, Enum{32, "API_TOKEN_UPDATE"}))

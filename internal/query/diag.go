@@ -457,15 +457,29 @@ const GroupCap = 100
 // ShardMessages answers "which messages wait in this shard?", newest first, each marked with
 // its coalesce group: delivers = true for the row Sentry would deliver (the newest of its
 // group, whose payload wins); false rows are superseded and will be deleted undelivered.
+// The shard's head (its lowest row: the one Sentry locks and is blocked on) always comes
+// first, marked head = true, even when it is older than the page.
 // The page is read first from the (…, id) index; "is there a newer row in my group" then
 // looks only at rows newer than the message (fewer than the page size), and the group size
 // is counted up to GroupCap on the (…, category, object_identifier) index unless exact.
 func ShardMessages(t Target, k ShardKey, limit int, exact bool) Statement {
+	return ShardMessagesOrdered(t, k, limit, exact, false)
+}
+
+// ShardMessagesOrdered is ShardMessages, the page taken from the oldest rows when oldest is
+// set (--order oldest). Rows far from the shard's newest end (the head, an oldest page) ask
+// "is there a newer row in my group" of the group's own index instead of walking every
+// newer row of the shard.
+func ShardMessagesOrdered(t Target, k ShardKey, limit int, exact, oldest bool) Statement {
 	b := newBuilder()
 	b.shardPredicates(t, k, "o")
 	capClause := ""
 	if !exact {
 		capClause = "\n          LIMIT " + b.arg("group_cap", GroupCap, "count at most this many")
+	}
+	dir, order := "DESC", "newest"
+	if oldest {
+		dir, order = "ASC", "oldest"
 	}
 	text := fmt.Sprintf(`SELECT p.id, %[1]sp.category, p.object_identifier,
        (SELECT count(*) FROM (
@@ -473,25 +487,42 @@ func ShardMessages(t Target, k ShardKey, limit int, exact bool) Statement {
            WHERE %[3]s
              AND x.category = p.category
              AND x.object_identifier = p.object_identifier%[4]s) g) AS group_rows,
-       NOT EXISTS (
+       CASE WHEN p.head OR %[9]s THEN NOT EXISTS (
+          SELECT 1 FROM %[2]s x
+           WHERE %[3]s
+             AND x.category = p.category
+             AND x.object_identifier = p.object_identifier
+             AND x.id > p.id)
+       ELSE NOT EXISTS (
           SELECT 1 FROM (
              SELECT x.category, x.object_identifier FROM %[2]s x
               WHERE %[7]s
                 AND x.id > p.id
              OFFSET 0) newer
            WHERE newer.category = p.category
-             AND newer.object_identifier = p.object_identifier) AS delivers,
+             AND newer.object_identifier = p.object_identifier) END AS delivers,
        p.payload::text AS payload,
-       p.scheduled_from, p.scheduled_for, p.date_added
+       p.scheduled_from, p.scheduled_for, p.date_added, p.head
   FROM (
-    SELECT o.*
-      FROM %[2]s o
-%[5]s
-     ORDER BY o.id DESC
-     LIMIT %[6]s
+    SELECT h.*, true AS head
+      FROM (SELECT o.*
+              FROM %[2]s o
+%[8]s
+             ORDER BY o.id
+             LIMIT 1) h
+    UNION ALL
+    SELECT r.*, false AS head
+      FROM (SELECT o.*
+              FROM %[2]s o
+%[8]s
+             ORDER BY o.id %[10]s
+             LIMIT %[6]s) r
+     WHERE r.id > (SELECT min(o.id) FROM %[2]s o
+%[8]s)
   ) p
- ORDER BY p.id DESC`, selectCell(t, "p"), t.From(), t.sameShard("x", "p", "           "), capClause,
-		b.whereClause("     "), b.arg("limit", limitOrDefault(limit), ""), t.sameShard("x", "p", "              "))
+ ORDER BY p.head DESC, p.id %[10]s`, selectCell(t, "p"), t.From(), t.sameShard("x", "p", "           "), capClause,
+		b.whereClause("     "), b.arg("limit", limitOrDefault(limit), ""), t.sameShard("x", "p", "              "),
+		b.whereClause("             "), map[bool]string{true: "true", false: "false"}[oldest], dir)
 	countDoc := fmt.Sprintf("group_rows = rows sharing (category, object_identifier), counted up to %d (%d means at least).", GroupCap, GroupCap)
 	if exact {
 		countDoc = "group_rows = rows sharing (category, object_identifier)."
@@ -499,7 +530,7 @@ func ShardMessages(t Target, k ShardKey, limit int, exact bool) Statement {
 	return Statement{
 		Name: "shard-messages",
 		Doc: []string{
-			fmt.Sprintf("Messages of shard %s/%d in %s, newest first.", k.Scope.Name, k.ID, t.Describe()),
+			fmt.Sprintf("Messages of shard %s/%d in %s: the head (head = true: the lowest row, which Sentry locks and is blocked on), then the %s.", k.Scope.Name, k.ID, t.Describe(), order),
 			countDoc,
 			"delivers = true marks the newest row of its group, the one Sentry delivers (its payload wins);",
 			"the others are superseded.",
