@@ -13,6 +13,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/report"
 )
 
 func newBackfillCmd(a *app) *cobra.Command {
@@ -313,7 +314,7 @@ func printBackfill(p *render.Printer, print func(render.Doc) error, rep status.R
 			optionIn = r.OptionIn
 		}
 		t.Rows = append(t.Rows, []any{r.Table.Name, string(r.Table.Silo), r.Table.Coded, orNil(r.Option), r.Status.Target, r.Store, low, version,
-			styledBackfillState(r), orNil(r.MaxID), orNil(r.Progress), orNil(r.Estimate), orNil(r.RowsDone), orNil(r.Rate), orNil(r.ETA), r.Note,
+			styledBackfillState(r), orNil(r.MaxID), report.Typed("progress", orNil(r.Progress)), orNil(r.Estimate), orNil(r.RowsDone), orNil(r.Rate), orNil(r.ETA), r.Note,
 			orNil(r.Status.Walked), optionIn})
 	}
 	if !p.Structured() {

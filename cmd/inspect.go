@@ -325,7 +325,7 @@ func newInspectMessageCmd(a *app) *cobra.Command {
 				return err
 			}
 			if len(results[0].Rows) == 0 {
-				return &exitError{code: ExitError, msg: fmt.Sprintf("no outbox row with id %d in %s (already delivered, or another silo: try --silo control)", id, t.Describe())}
+				return &exitError{code: ExitError, msg: fmt.Sprintf("no outbox row with id %d in %s (already delivered, or another silo: try --silo %s)", id, t.Describe(), otherSilo(t))}
 			}
 			reg, err := a.registry()
 			if err != nil {
@@ -393,4 +393,12 @@ func (a *app) completeFirstArg(kind enums.Kind) func(*cobra.Command, []string, s
 		}
 		return names(c, args, prefix)
 	}
+}
+
+// otherSilo is the silo a hint suggests trying: the one the command did not look at.
+func otherSilo(t query.Target) query.Silo {
+	if t.Control() {
+		return query.SiloCell
+	}
+	return query.SiloControl
 }

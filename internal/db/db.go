@@ -444,7 +444,7 @@ func Classify(err error, name string) error {
 		case "57014":
 			return &Error{Kind: KindTimeout, SQLState: pgErr.Code, Err: err,
 				Msg:  "statement timed out" + where,
-				Hint: "raise --statement-timeout, or narrow the query (--scope, --cell, --limit)"}
+				Hint: "raise --statement-timeout (see the command's --help for flags that narrow it)"}
 		case "55P03":
 			return &Error{Kind: KindTimeout, SQLState: pgErr.Code, Err: err,
 				Msg:  "gave up waiting for a lock" + where + " (lock_timeout)",
