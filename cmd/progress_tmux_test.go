@@ -1,0 +1,42 @@
+package cmd_test
+
+import (
+	"fmt"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/outboxctl/outboxctl/internal/fixture"
+	"github.com/outboxctl/outboxctl/internal/testdb"
+)
+
+// TestDrainProgressMovesInRealTerminal: in a real terminal the drain's progress line moves
+// while it delivers (two captures show different counts on the same line), and ends in the
+// summary line with exit 0.
+func TestDrainProgressMovesInRealTerminal(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{})
+	var rows []testdb.Row
+	for i := range 30 {
+		rows = append(rows, testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: int64(i), Payload: testdb.Str(`{"i": 1}`)})
+	}
+	testdb.Insert(t, schema, "sentry_regionoutbox", rows...)
+	s := newTmux(t, 120, 40)
+	s.typeLine(fmt.Sprintf("outboxctl --dsn '%s' --schema %s drain organization 1 --yes --handler 'exec:cat >/dev/null; sleep 0.1' -o json >/dev/null; echo rc=$?", testdb.DSN(), schema))
+	line := regexp.MustCompile(`delivered (\d+)/~30`)
+	first := s.waitScreen(line)
+	firstN := line.FindStringSubmatch(first)[1]
+	var moved bool
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !moved; time.Sleep(200 * time.Millisecond) {
+		if m := line.FindStringSubmatch(s.screen()); m != nil && m[1] != firstN {
+			moved = true
+		}
+	}
+	if !moved {
+		t.Fatalf("the progress line stayed at %s:\n%s", firstN, s.screen())
+	}
+	screen := s.waitScreen(exited)
+	if !regexp.MustCompile(`(?m)^rc=0$`).MatchString(screen) || !regexp.MustCompile(`delivered 30 in `).MatchString(screen) {
+		t.Fatalf("no summary line or a failure:\n%s", screen)
+	}
+}
