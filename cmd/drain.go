@@ -193,7 +193,7 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 			"shard %s/%d is kill-switched: Sentry itself only trims its head coalesce group (older duplicates deleted undelivered) each time its backoff (2 s doubling to 1 h) comes round, and delivers nothing; pass --ignore-killswitch to deliver it anyway, or remove it from the kill switch first", k.Scope.Name, k.ID)
 	case o.DryRun:
 		a.printPlan(plan.lines)
-		return nil
+		return a.dryRunPreflight(ctx, handler)
 	}
 	if err := a.confirm(command, plan.lines, o.Yes); err != nil {
 		return err
@@ -203,8 +203,8 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 
 // drainHandler parses --handler (none is needed for --dry-run).
 func (a *app) drainHandler(o drainOptions, args []string) (drain.Handler, error) {
-	if o.DryRun {
-		return nil, nil
+	if o.DryRun && o.Handler == "" {
+		return nil, nil // a dry run without a handler: the plan only
 	}
 	if o.Handler == "" {
 		return nil, usageErrorf("outboxctl drain "+args[0]+" "+args[1]+" --handler 'exec:./deliver.sh'",
@@ -215,6 +215,20 @@ func (a *app) drainHandler(o drainOptions, args []string) (drain.Handler, error)
 		return nil, usageErrorf("", "%s", err.Error())
 	}
 	return handler, nil
+}
+
+// dryRunPreflight checks a dry run's handler as a real run would before its claim, so a
+// clean dry run means the handler can be reached.
+func (a *app) dryRunPreflight(ctx context.Context, handler drain.Handler) error {
+	p, ok := handler.(drain.Preflighter)
+	if !ok {
+		return nil
+	}
+	if err := p.Preflight(ctx); err != nil {
+		return usageErrorf("", "%s (dry run: nothing was claimed or changed)", err.Error())
+	}
+	a.printer().Notef("handler check: ok (the command resolves, or the receiver accepts a connection)")
+	return nil
 }
 
 // runDrain checks the handler, claims the shard, drains it and prints the summary.
