@@ -12,6 +12,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 type restoreOptions struct {
@@ -311,7 +312,7 @@ func noneIfEmpty(s string) string {
 // the terminal with control characters: they become "?".
 func safeText(s string) string {
 	return strings.Map(func(r rune) rune {
-		if render.IsControl(r) {
+		if textsafe.IsControl(r) {
 			return '?'
 		}
 		return r

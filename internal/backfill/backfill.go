@@ -12,8 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // Silo is the side of Sentry a replicated table lives on; its cursor lives in that side's
@@ -119,15 +120,13 @@ func CheckName(kind, name string) error {
 	switch {
 	case !utf8.ValidString(name):
 		return fmt.Errorf("%s name %q is not valid UTF-8", kind, name)
-	case strings.IndexFunc(name, isControl) >= 0:
+	case strings.IndexFunc(name, textsafe.IsControl) >= 0:
 		return fmt.Errorf("%s name %q holds a control character", kind, name)
 	case kind == "table" && len(name) > 63:
 		return fmt.Errorf("table name %q is longer than PostgreSQL's 63-byte limit", name)
 	}
 	return nil
 }
-
-func isControl(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }
 
 // OptionKey is the option gating a table's backfill.
 func OptionKey(table string) string { return "outbox_replication." + table + ".replication_version" }

@@ -22,6 +22,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // Severity ranks a finding.
@@ -335,7 +336,7 @@ func Count(fs []Finding, s Severity) int {
 // "?", so a crafted application_name or query cannot move the cursor or end a line.
 func Clean(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || (r >= 0x7f && r < 0xa0) {
+		if textsafe.IsControl(r) {
 			return '?'
 		}
 		return r

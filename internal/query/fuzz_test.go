@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/outboxctl/outboxctl/internal/testdb"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // unquote reads back a literal Literal produced, the way PostgreSQL's lexer does for the
@@ -153,7 +154,7 @@ func FuzzIdent(f *testing.F) {
 // assertPrintable fails if rendered holds a control character or invalid UTF-8.
 func assertPrintable(t *testing.T, in, rendered string) {
 	t.Helper()
-	if !utf8.ValidString(rendered) || strings.IndexFunc(rendered, isControl) >= 0 {
+	if !utf8.ValidString(rendered) || strings.IndexFunc(rendered, textsafe.IsControl) >= 0 {
 		t.Fatalf("%q rendered as %q, which holds a control character or invalid UTF-8", in, rendered)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // Literal renders v as a PostgreSQL literal that means the same value whatever the session's
@@ -66,7 +68,7 @@ func quoteString(s string) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", fmt.Errorf("%w: it is not valid UTF-8", ErrNotText)
 	}
-	if !strings.Contains(s, `\`) && strings.IndexFunc(s, isControl) < 0 {
+	if !strings.Contains(s, `\`) && strings.IndexFunc(s, textsafe.IsControl) < 0 {
 		return "'" + strings.ReplaceAll(s, "'", "''") + "'", nil
 	}
 	// An escape-string literal can spell a control character as \xHH or \uXXXX, so the
@@ -81,9 +83,9 @@ func quoteString(s string) (string, error) {
 			b.WriteString(`\\`)
 		case escapeNames[r] != "":
 			b.WriteString(escapeNames[r])
-		case r < 0x80 && isControl(r):
+		case r < 0x80 && textsafe.IsControl(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case isControl(r):
+		case textsafe.IsControl(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteRune(r)
@@ -95,14 +97,6 @@ func quoteString(s string) (string, error) {
 
 // escapeNames are the escape-string spellings a reader knows by sight.
 var escapeNames = map[rune]string{'\b': `\b`, '\f': `\f`, '\n': `\n`, '\r': `\r`, '\t': `\t`} //nolint:gochecknoglobals // immutable table
-
-// isControl reports the characters that can move a terminal's cursor, end a line (for
-// PostgreSQL, an editor or a terminal) or reorder what is displayed: C0, DEL, C1, the
-// Unicode line and paragraph separators and the bidirectional overrides.
-func isControl(r rune) bool {
-	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '\u2028' || r == '\u2029' ||
-		(r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069')
-}
 
 var simpleIdent = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
@@ -140,7 +134,7 @@ func Ident(name string) string {
 	if simpleIdent.MatchString(name) && !keywords[name] {
 		return name
 	}
-	if strings.IndexFunc(name, isControl) < 0 {
+	if strings.IndexFunc(name, textsafe.IsControl) < 0 {
 		return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 	}
 	var b strings.Builder
@@ -151,7 +145,7 @@ func Ident(name string) string {
 			b.WriteString(`""`)
 		case r == '\\':
 			b.WriteString(`\\`)
-		case isControl(r):
+		case textsafe.IsControl(r):
 			fmt.Fprintf(&b, `\%04x`, r)
 		default:
 			b.WriteRune(r)
@@ -170,7 +164,7 @@ func ValidateIdent(kind, name string) error {
 		return fmt.Errorf("%s name %q is longer than PostgreSQL's 63-byte limit", kind, name)
 	case strings.IndexByte(name, 0) >= 0 || !utf8.ValidString(name):
 		return fmt.Errorf("%s name %q is not valid text", kind, name)
-	case strings.IndexFunc(name, isControl) >= 0:
+	case strings.IndexFunc(name, textsafe.IsControl) >= 0:
 		return fmt.Errorf("%s name %q contains a control character", kind, name)
 	}
 	return nil
@@ -183,7 +177,7 @@ func ValidateIdent(kind, name string) error {
 func comment(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if isControl(r) || r == utf8.RuneError {
+		if textsafe.IsControl(r) || r == utf8.RuneError {
 			r = ' '
 		}
 		b.WriteRune(r)

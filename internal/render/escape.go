@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // Text outboxctl prints comes from places it does not control: handler output, payloads,
@@ -39,7 +41,7 @@ func escape(s string, backslash bool, keep string) string {
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == '\\' && backslash:
 			b.WriteString(`\\`)
-		case !IsControl(r) || strings.ContainsRune(keep, r):
+		case !textsafe.IsControl(r) || strings.ContainsRune(keep, r):
 			b.WriteString(s[i : i+size])
 		case r == '\n':
 			b.WriteString(`\n`)
@@ -61,15 +63,7 @@ func needsEscape(s string, backslash bool, keep string) bool {
 	if !utf8.ValidString(s) || (backslash && strings.Contains(s, `\`)) {
 		return true
 	}
-	return strings.IndexFunc(s, func(r rune) bool { return IsControl(r) && !strings.ContainsRune(keep, r) }) >= 0
-}
-
-// IsControl reports the characters a terminal may act on rather than show: C0, DEL, C1,
-// U+2028 and U+2029 (line ends to some terminals and editors), and the bidirectional
-// overrides and isolates (they reorder what is displayed).
-func IsControl(r rune) bool {
-	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '\u2028' || r == '\u2029' ||
-		(r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069') || r == '\u200e' || r == '\u200f' || r == '\u061c'
+	return strings.IndexFunc(s, func(r rune) bool { return textsafe.IsControl(r) && !strings.ContainsRune(keep, r) }) >= 0
 }
 
 // escapeArgs escapes the text among a note's arguments: the format string is outboxctl's
@@ -100,12 +94,12 @@ type jsonWriter struct {
 
 func (j jsonWriter) Write(p []byte) (int, error) {
 	s := string(p)
-	if strings.IndexFunc(s, IsControl) < 0 {
+	if strings.IndexFunc(s, textsafe.IsControl) < 0 {
 		return j.w.Write(p)
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if IsControl(r) && r != '\n' && r != '\t' {
+		if textsafe.IsControl(r) && r != '\n' && r != '\t' {
 			fmt.Fprintf(&b, `\u%04x`, r)
 			continue
 		}

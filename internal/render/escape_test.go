@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // hostile is text a handler, a payload or a name could carry to the terminal.
@@ -56,7 +58,7 @@ func TestEveryPrinterEscapes(t *testing.T) {
 					out = strings.ReplaceAll(out, "\t", "") // CSV keeps a value's tabs and newlines, quoted
 					out = strings.ReplaceAll(out, "d\ne", "de")
 				}
-				if i := strings.IndexFunc(out, func(r rune) bool { return IsControl(r) && !strings.ContainsRune(layout, r) }); i >= 0 || !utf8.ValidString(out) {
+				if i := strings.IndexFunc(out, func(r rune) bool { return textsafe.IsControl(r) && !strings.ContainsRune(layout, r) }); i >= 0 || !utf8.ValidString(out) {
 					t.Errorf("%s (tty=%v): raw control character in output:\n%q", f, tty, out)
 				}
 			}
@@ -107,7 +109,7 @@ func FuzzEscape(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for name, out := range map[string]string{"Escape": Escape(s), "escapeTSV": escapeTSV(s)} {
-			if strings.IndexFunc(out, IsControl) >= 0 || !utf8.ValidString(out) {
+			if strings.IndexFunc(out, textsafe.IsControl) >= 0 || !utf8.ValidString(out) {
 				t.Fatalf("%s(%q) = %q holds a control character", name, s, out)
 			}
 		}
