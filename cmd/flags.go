@@ -74,3 +74,17 @@ func oneOf(values []string) string {
 	}
 	return fmt.Sprintf("%s and %s", strings.Join(values[:len(values)-1], ", "), values[len(values)-1])
 }
+
+// nonNegativeID parses a shard, object, message or row id given on the command line. Sentry's
+// ids are never negative (killswitch refuses them too), so "-42" is a typo, refused before
+// anything connects; hint is the command line the error suggests.
+func nonNegativeID(what, s, hint string) (int64, error) {
+	n, err := idArg(what, s)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 {
+		return 0, usageErrorf(hint, "invalid %s %q: want a non-negative integer id", what, s)
+	}
+	return n, nil
+}
