@@ -379,16 +379,11 @@ func runInspectCategory(ctx context.Context, d readDeps, o inspectCategoryOption
 
 // inspectMessageOptions are inspect message's argument.
 type inspectMessageOptions struct {
-	ID string
-	id int64 // parsed ID, set by Validate
+	messageArg
 }
 
 // Validate checks the message id.
-func (o *inspectMessageOptions) Validate() error {
-	id, err := nonNegativeID("message id", o.ID, "outboxctl inspect message 123456")
-	o.id = id
-	return err
-}
+func (o *inspectMessageOptions) Validate() error { return o.validate("outboxctl inspect message") }
 
 func newInspectMessageCmd(a *app) *cobra.Command {
 	var o inspectMessageOptions

@@ -29,13 +29,13 @@ func TestValidateOptions(t *testing.T) {
 			"invalid `--shard` -1: " + nonNeg, "outboxctl inspect object TEAM_UPDATE 7 --shard 42"},
 		{"object --shard with --any-scope", (&inspectObjectOptions{Category: "TEAM_UPDATE", ID: "7", Limit: 1, ShardSet: true, AnyScope: true}).Validate,
 			"`--shard` and `--any-scope` exclude each other: a shard belongs to one scope", ""},
-		{"message id not a number", (&inspectMessageOptions{ID: "abc"}).Validate, `invalid message id "abc": want an integer id`, ""},
-		{"message id negative", (&inspectMessageOptions{ID: "-5"}).Validate, `invalid message id "-5": ` + nonNeg, "outboxctl inspect message 123456"},
+		{"message id not a number", (&inspectMessageOptions{messageArg{ID: "abc"}}).Validate, `invalid message id "abc": want an integer id`, ""},
+		{"message id negative", (&inspectMessageOptions{messageArg{ID: "-5"}}).Validate, `invalid message id "-5": ` + nonNeg, "outboxctl inspect message 123456"},
 		{"reschedule shard id negative", (&rescheduleOptions{shardArgs: shardArgs{Scope: "organization", ID: "-1"}}).Validate,
 			`invalid shard id "-1": ` + nonNeg, "outboxctl reschedule organization 42"},
 		{"compact shard id not a number", (&compactOptions{shardArgs: shardArgs{Scope: "organization", ID: "one"}}).Validate,
 			`invalid shard id "one": want an integer id`, ""},
-		{"skip message id negative", (&skipOptions{Message: "-9"}).Validate, `invalid message id "-9": ` + nonNeg, "outboxctl skip 123456"},
+		{"skip message id negative", (&skipOptions{messageArg: messageArg{ID: "-9"}}).Validate, `invalid message id "-9": ` + nonNeg, "outboxctl skip 123456"},
 		{"restore --id negative", (&restoreOptions{IDs: []string{"4", "-3"}}).Validate, `invalid row id "-3": ` + nonNeg, "outboxctl restore FILE --id 123456"},
 		{"restore --shard without id", (&restoreOptions{Shard: "organization"}).Validate,
 			"invalid `--shard` \"organization\": want SCOPE/ID", "outboxctl restore FILE --shard organization/42"},
@@ -155,7 +155,7 @@ func TestRunReadsDirect(t *testing.T) {
 `; got != want {
 		t.Errorf("inspect category:\n%s\nwant\n%s", got, want)
 	}
-	msg := inspectMessageOptions{ID: fmt.Sprint(ids[1])}
+	msg := inspectMessageOptions{messageArg{ID: fmt.Sprint(ids[1])}}
 	if err := msg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestRunReadsDirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = runInspectMessage(ctx, d, inspectMessageOptions{id: ids[4] + 1000})
+	err = runInspectMessage(ctx, d, inspectMessageOptions{messageArg{id: ids[4] + 1000}})
 	if want := fmt.Sprintf("no outbox row with id %d in %s.sentry_regionoutbox (cell silo) (already delivered, or another silo: try --silo control)", ids[4]+1000, schema); err == nil || err.Error() != want || exitCode(ctx, err) != ExitError {
 		t.Errorf("missing message: %v, want %q (exit 1)", err, want)
 	}

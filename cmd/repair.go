@@ -438,19 +438,26 @@ func runCompact(ctx context.Context, d repairDeps, o compactOptions, t query.Tar
 		{Key: "deleted", Value: deleted}, {Key: "depth_after", Value: after}, {Key: "archive", Value: op.Path}, {Key: "operation", Value: op.Meta.ID}}}})
 }
 
+// messageArg is a command's MESSAGE_ID argument: an outbox row id.
+type messageArg struct {
+	ID string
+	id int64 // parsed ID, set by validate
+}
+
+func (m *messageArg) validate(command string) error {
+	id, err := nonNegativeID("message id", m.ID, command+" 123456")
+	m.id = id
+	return err
+}
+
 // skipOptions are skip's flags and argument.
 type skipOptions struct {
 	repairOptions
-	Message string
-	id      int64 // parsed Message, set by Validate
+	messageArg
 }
 
 // Validate checks the message id.
-func (o *skipOptions) Validate() error {
-	id, err := nonNegativeID("message id", o.Message, "outboxctl skip 123456")
-	o.id = id
-	return err
-}
+func (o *skipOptions) Validate() error { return o.validate("outboxctl skip") }
 
 func newSkipCmd(a *app) *cobra.Command {
 	var o skipOptions
@@ -469,7 +476,7 @@ archived and the DELETE commented out, and changes nothing.`),
 		Example: examples(`outboxctl skip 123456 --reason 'INC-5: poison payload' --yes`),
 		Args:    exactArgs(1, "MESSAGE_ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			o.Message = args[0]
+			o.ID = args[0]
 			if err := o.Validate(); err != nil {
 				return err
 			}

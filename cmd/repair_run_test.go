@@ -41,6 +41,18 @@ func auditedDeps(a *app, audited *[]string) repairDeps {
 	return d
 }
 
+// runConfirmed runs a mutation on a terminal answering "y"; it returns what it printed and
+// the audit lines it wrote.
+func runConfirmed(t *testing.T, schema string, run func(a *app, d repairDeps, yes bool) error) (string, []string) {
+	t.Helper()
+	a, out := directApp(schema, true, "y\n")
+	var audited []string
+	if err := run(a, auditedDeps(a, &audited), false); err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), audited
+}
+
 // outboxRows reads cols of every row of schema's cell outbox, one line per row, by id.
 func outboxRows(t *testing.T, schema, cols string) []string {
 	t.Helper()
@@ -126,13 +138,9 @@ func TestRunRescheduleDirect(t *testing.T) {
 	}
 	checkRefusals(t, schema, run)
 
-	a, out := directApp(schema, true, "y\n")
-	var audited []string
-	if err := run(a, auditedDeps(a, &audited), false); err != nil {
-		t.Fatal(err)
-	}
+	out, audited := runConfirmed(t, schema, run)
 	wantOut := "{\n  \"shard\": \"ORGANIZATION_SCOPE/1\",\n  \"rows\": 4,\n  \"next_attempt_before\": \"2040-01-01T00:00:00Z\",\n  \"next_attempt_after\": \"2016-08-01T00:00:00Z\"\n}\n"
-	if out.String() != wantOut || !reflect.DeepEqual(audited, []string{"reschedule reason=INC-3"}) {
+	if out != wantOut || !reflect.DeepEqual(audited, []string{"reschedule reason=INC-3"}) {
 		t.Fatalf("stdout %q, audited %v", out, audited)
 	}
 	got := outboxRows(t, schema, "id, shard_identifier, (scheduled_for AT TIME ZONE 'UTC')::text, scheduled_from = '2039-12-31 23:00:00+00'")
@@ -166,14 +174,10 @@ func TestRunCompactAndRestoreDirect(t *testing.T) {
 		t.Fatalf("a refused compact wrote its archive: %v", err)
 	}
 
-	a, out := directApp(schema, true, "y\n")
-	var audited []string
-	if err := compact(a, auditedDeps(a, &audited), false); err != nil {
-		t.Fatal(err)
-	}
-	op := operationOfCard(t, out.String())
+	out, audited := runConfirmed(t, schema, compact)
+	op := operationOfCard(t, out)
 	wantOut := fmt.Sprintf("{\n  \"shard\": \"ORGANIZATION_SCOPE/1\",\n  \"depth_before\": 4,\n  \"deleted\": 2,\n  \"depth_after\": 2,\n  \"archive\": %q,\n  \"operation\": %q\n}\n", archive, op)
-	if out.String() != wantOut || !reflect.DeepEqual(audited, []string{"compact reason=INC-4"}) {
+	if out != wantOut || !reflect.DeepEqual(audited, []string{"compact reason=INC-4"}) {
 		t.Fatalf("stdout %q, audited %v", out, audited)
 	}
 	compacted := outboxRows(t, schema, wholeRow)
@@ -187,13 +191,9 @@ func TestRunCompactAndRestoreDirect(t *testing.T) {
 		return runRestore(context.Background(), d, ro)
 	}
 	checkRefusals(t, schema, restore)
-	a, out = directApp(schema, true, "y\n")
-	audited = nil
-	if err := restore(a, auditedDeps(a, &audited), false); err != nil {
-		t.Fatal(err)
-	}
+	out, audited = runConfirmed(t, schema, restore)
 	wantOut = fmt.Sprintf("{\n  \"archive\": %q,\n  \"operations\": %q,\n  \"inserted\": 2,\n  \"skipped\": 0\n}\n", archive, op)
-	if out.String() != wantOut || !reflect.DeepEqual(audited, []string{"restore reason=INC-4 undo"}) {
+	if out != wantOut || !reflect.DeepEqual(audited, []string{"restore reason=INC-4 undo"}) {
 		t.Fatalf("stdout %q, audited %v", out, audited)
 	}
 	if got := outboxRows(t, schema, wholeRow); !reflect.DeepEqual(got, original) {
@@ -210,7 +210,7 @@ func TestRunSkipDirect(t *testing.T) {
 	original := outboxRows(t, schema, wholeRow)
 	target := query.Target{Silo: query.SiloCell, Schema: schema}
 	archive := filepath.Join(t.TempDir(), "skip.jsonl")
-	o := skipOptions{repairOptions: repairOptions{Reason: "INC-5", Archive: archive}, Message: fmt.Sprint(ids[2])}
+	o := skipOptions{repairOptions: repairOptions{Reason: "INC-5", Archive: archive}, messageArg: messageArg{ID: fmt.Sprint(ids[2])}}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -220,13 +220,9 @@ func TestRunSkipDirect(t *testing.T) {
 	}
 	checkRefusals(t, schema, skip)
 
-	a, out := directApp(schema, true, "y\n")
-	var audited []string
-	if err := skip(a, auditedDeps(a, &audited), false); err != nil {
-		t.Fatal(err)
-	}
-	wantOut := fmt.Sprintf("{\n  \"message\": %d,\n  \"deleted\": 3,\n  \"archive\": %q,\n  \"operation\": %q\n}\n", ids[2], archive, operationOfCard(t, out.String()))
-	if out.String() != wantOut || !reflect.DeepEqual(audited, []string{"skip reason=INC-5"}) {
+	out, audited := runConfirmed(t, schema, skip)
+	wantOut := fmt.Sprintf("{\n  \"message\": %d,\n  \"deleted\": 3,\n  \"archive\": %q,\n  \"operation\": %q\n}\n", ids[2], archive, operationOfCard(t, out))
+	if out != wantOut || !reflect.DeepEqual(audited, []string{"skip reason=INC-5"}) {
 		t.Fatalf("stdout %q, audited %v", out, audited)
 	}
 	if got, want := outboxRows(t, schema, wholeRow), original[3:]; !reflect.DeepEqual(got, want) {
@@ -234,7 +230,7 @@ func TestRunSkipDirect(t *testing.T) {
 	}
 
 	// A message that is not there: exit 1, before any prompt.
-	a, _ = directApp(schema, false, "")
+	a, _ := directApp(schema, false, "")
 	o.id = ids[4] + 1000
 	err := runSkip(context.Background(), a.repairDeps(), o, target)
 	if want := fmt.Sprintf("no outbox row with id %d in %s.sentry_regionoutbox (cell silo)", o.id, schema); err == nil || err.Error() != want || exitCode(context.Background(), err) != ExitError {
