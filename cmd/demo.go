@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -47,17 +49,50 @@ func (a *app) requireDatabase(command string) error {
 
 // refusePrintSQL refuses --print-sql, before connecting, for a command that cannot print
 // its work as SQL: --print-sql never writes.
-func (a *app) refusePrintSQL(command string) error {
-	if !a.g.PrintSQL {
+func refusePrintSQL(printSQL bool, command string) error {
+	if !printSQL {
 		return nil
 	}
 	return usageErrorf("outboxctl "+command+" --yes", "outboxctl %s cannot print its work as SQL, and `--print-sql` never writes: drop --print-sql to run it", command)
 }
 
+// demoDeps are what demo seed and drop take from outside: stderr, --print-sql (refused),
+// the schema (--schema or the demo's own), the database, the prompter and the progress line.
+type demoDeps struct {
+	stderr    io.Writer
+	printSQL  bool
+	schema    string
+	requireDB func(command string) error
+	connect   func(ctx context.Context, command string) (*db.Conn, error)
+	confirm   func(command string, plan []string, yes bool) error
+	progress  func(ctx context.Context, label string, total int64, approx bool) *workProgress
+}
+
+func (a *app) demoDeps() demoDeps {
+	return demoDeps{stderr: a.io.Err, printSQL: a.g.PrintSQL, schema: a.demoSchema(),
+		requireDB: a.requireDatabase, connect: a.connect, confirm: a.confirm, progress: a.progress}
+}
+
+// demoSeedOptions are demo seed's flags.
+type demoSeedOptions struct {
+	Rows, Shards int
+	Payload      string // checked against its values before any command runs (addEnumFlag)
+	Yes          bool
+}
+
+// Validate checks the size of the data set.
+func (o demoSeedOptions) Validate() error {
+	if o.Rows < 1000 {
+		return usageErrorf("outboxctl demo seed --rows 200000", "`--rows` must be at least 1000")
+	}
+	if o.Shards < 100 {
+		return usageErrorf("outboxctl demo seed --shards 50000", "`--shards` must be at least 100")
+	}
+	return nil
+}
+
 func newDemoSeedCmd(a *app) *cobra.Command {
-	var o fixture.DemoOptions
-	var payload string
-	var yes bool
+	var o demoSeedOptions
 	c := &cobra.Command{
 		Use:   "seed",
 		Short: "Create the demo schema and fill it (replaces an earlier demo schema)",
@@ -66,21 +101,7 @@ func newDemoSeedCmd(a *app) *cobra.Command {
 			outboxctl demo seed --rows 2000000 --schema outboxctl_bench --yes`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			if err := a.refusePrintSQL("demo seed"); err != nil {
-				return err
-			}
-			if err := a.requireDatabase("outboxctl demo seed"); err != nil {
-				return err
-			}
-			if o.Rows < 1000 {
-				return usageErrorf("outboxctl demo seed --rows 200000", "`--rows` must be at least 1000")
-			}
-			if o.Shards < 100 {
-				return usageErrorf("", "`--shards` must be at least 100")
-			}
-			o.Payload = fixture.PayloadType(payload)
-			o.Schema = a.demoSchema()
-			if err := a.confirm("outboxctl demo seed", fixture.DemoPlan(o), yes); err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
 			// Seeding millions of rows is one long statement per step: unless the operator chose a
@@ -88,61 +109,90 @@ func newDemoSeedCmd(a *app) *cobra.Command {
 			if f := c.Flag("statement-timeout"); f == nil || !f.Changed {
 				a.g.StatementTimeout = 30 * time.Minute
 			}
-			conn, err := a.connect(c.Context(), "demo")
-			if err != nil {
-				return err
-			}
-			defer conn.Close(c.Context())
-			progress := a.progress(c.Context(), "seeded rows", fixture.DemoRows(o), false)
-			o.Progress = progress.Set
-			err = fixture.Seed(c.Context(), conn, o)
-			progress.done()
-			if err != nil {
-				return db.Classify(err, "demo seed")
-			}
-			fmt.Fprintf(a.io.Err, "seeded schema %s; try: outboxctl --schema %s shards --stuck\n", o.Schema, o.Schema)
-			return nil
+			return runDemoSeed(c.Context(), a.demoDeps(), o)
 		},
 	}
 	c.Flags().IntVar(&o.Rows, "rows", 200_000, "cell outbox rows to create")
 	c.Flags().IntVar(&o.Shards, "shards", 50_000, "organization shards to spread them over")
-	addEnumFlag(c, &payload, "payload", "payload column type: jsonb (Sentry since Aug 2025) or text (before)",
+	addEnumFlag(c, &o.Payload, "payload", "payload column type: jsonb (Sentry since Aug 2025) or text (before)",
 		"outboxctl demo seed --payload text", string(fixture.PayloadJSONB), string(fixture.PayloadText))
-	addYesFlag(c.Flags(), &yes)
+	addYesFlag(c.Flags(), &o.Yes)
 	return c
 }
 
+// runDemoSeed creates the demo schema and fills it, after the plan is confirmed.
+func runDemoSeed(ctx context.Context, d demoDeps, o demoSeedOptions) error {
+	if err := refusePrintSQL(d.printSQL, "demo seed"); err != nil {
+		return err
+	}
+	if err := d.requireDB("outboxctl demo seed"); err != nil {
+		return err
+	}
+	do := fixture.DemoOptions{Rows: o.Rows, Shards: o.Shards, Payload: fixture.PayloadType(o.Payload), Schema: d.schema}
+	if err := d.confirm("outboxctl demo seed", fixture.DemoPlan(do), o.Yes); err != nil {
+		return err
+	}
+	conn, err := d.connect(ctx, "demo")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	progress := d.progress(ctx, "seeded rows", fixture.DemoRows(do), false)
+	do.Progress = progress.Set
+	err = fixture.Seed(ctx, conn, do)
+	progress.done()
+	if err != nil {
+		return db.Classify(err, "demo seed")
+	}
+	fmt.Fprintf(d.stderr, "seeded schema %s; try: outboxctl --schema %s shards --stuck\n", do.Schema, do.Schema)
+	return nil
+}
+
+// demoDropOptions are demo drop's flags.
+type demoDropOptions struct {
+	Yes bool
+}
+
+// Validate checks the flags: --yes needs nothing more.
+func (o demoDropOptions) Validate() error { return nil }
+
 func newDemoDropCmd(a *app) *cobra.Command {
-	var yes bool
-	return func() *cobra.Command {
-		c := &cobra.Command{
-			Use:   "drop",
-			Short: "Drop the demo schema (only a schema demo seed created)",
-			Args:  exactArgs(0, "(no arguments)"),
-			RunE: func(c *cobra.Command, _ []string) error {
-				if err := a.refusePrintSQL("demo drop"); err != nil {
-					return err
-				}
-				if err := a.requireDatabase("outboxctl demo drop"); err != nil {
-					return err
-				}
-				schema := a.demoSchema()
-				if err := a.confirm("outboxctl demo drop", []string{"drop schema " + schema + " and everything in it"}, yes); err != nil {
-					return err
-				}
-				conn, err := a.connect(c.Context(), "demo")
-				if err != nil {
-					return err
-				}
-				defer conn.Close(c.Context())
-				if err := fixture.Drop(c.Context(), conn, schema); err != nil {
-					return db.Classify(err, "demo drop")
-				}
-				fmt.Fprintf(a.io.Err, "dropped schema %s\n", schema)
-				return nil
-			},
-		}
-		addYesFlag(c.Flags(), &yes)
-		return c
-	}()
+	var o demoDropOptions
+	c := &cobra.Command{
+		Use:   "drop",
+		Short: "Drop the demo schema (only a schema demo seed created)",
+		Args:  exactArgs(0, "(no arguments)"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return runDemoDrop(c.Context(), a.demoDeps(), o)
+		},
+	}
+	addYesFlag(c.Flags(), &o.Yes)
+	return c
+}
+
+// runDemoDrop drops the demo schema, after the plan is confirmed; fixture.Drop refuses a
+// schema demo seed did not create.
+func runDemoDrop(ctx context.Context, d demoDeps, o demoDropOptions) error {
+	if err := refusePrintSQL(d.printSQL, "demo drop"); err != nil {
+		return err
+	}
+	if err := d.requireDB("outboxctl demo drop"); err != nil {
+		return err
+	}
+	if err := d.confirm("outboxctl demo drop", []string{"drop schema " + d.schema + " and everything in it"}, o.Yes); err != nil {
+		return err
+	}
+	conn, err := d.connect(ctx, "demo")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if err := fixture.Drop(ctx, conn, d.schema); err != nil {
+		return db.Classify(err, "demo drop")
+	}
+	fmt.Fprintf(d.stderr, "dropped schema %s\n", d.schema)
+	return nil
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // The flags every mutating command shares are registered here, once, so their names and help
-// texts cannot drift between commands (cmd/backfill.go and cmd/killswitch.go can adopt them).
+// texts cannot drift between commands.
 
 // addYesFlag registers --yes: the confirmation a mutation needs off a terminal.
 func addYesFlag(fs *pflag.FlagSet, p *bool) {
@@ -18,8 +18,10 @@ func addYesFlag(fs *pflag.FlagSet, p *bool) {
 }
 
 // addReasonFlag registers --reason: why, written into the SQL as a comment and the audit line.
+// Without one the audit line and pg_stat_activity cannot say why a change was made, so every
+// mutation's help says the same: strongly recommended.
 func addReasonFlag(fs *pflag.FlagSet, p *string) {
-	fs.StringVar(p, "reason", "", "why: written into the SQL as a comment and into the audit line")
+	fs.StringVar(p, "reason", "", "why: written into the SQL as a comment and into the audit line (strongly recommended)")
 }
 
 // addDryRunFlag registers --dry-run: print the plan and stop.
@@ -71,4 +73,18 @@ func oneOf(values []string) string {
 		return strings.Join(values, "")
 	}
 	return fmt.Sprintf("%s and %s", strings.Join(values[:len(values)-1], ", "), values[len(values)-1])
+}
+
+// nonNegativeID parses a shard, object, message or row id given on the command line. Sentry's
+// ids are never negative (killswitch refuses them too), so "-42" is a typo, refused before
+// anything connects; hint is the command line the error suggests.
+func nonNegativeID(what, s, hint string) (int64, error) {
+	n, err := idArg(what, s)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 {
+		return 0, usageErrorf(hint, "invalid %s %q: want a non-negative integer id", what, s)
+	}
+	return n, nil
 }

@@ -185,10 +185,58 @@ func (a *app) streamMessages(s *session, p *render.Printer, doc render.Doc, st q
 	return ds.Close()
 }
 
+// readDeps are what a one-statement read (depth, inspect object, category, message) takes
+// from outside: the outbox table the flags select, the read (runRead prints the SQL without
+// a database or on --print-sql, and returns no results then), the registry and the output.
+type readDeps struct {
+	target   query.Target
+	runRead  func(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error)
+	registry func() (*enums.Registry, error)
+	printer  *render.Printer
+	print    func(render.Doc) error
+}
+
+func (a *app) readDeps() (readDeps, error) {
+	t, err := a.target()
+	if err != nil {
+		return readDeps{}, err
+	}
+	return readDeps{target: t, runRead: a.runRead, registry: a.registry, printer: a.printer(), print: a.print}, nil
+}
+
+// inspectObjectOptions are inspect object's flags and arguments.
+type inspectObjectOptions struct {
+	Category, ID string
+	Limit        int
+	AnyScope     bool
+	Shard        int64
+	ShardSet     bool  // --shard was given (0 is a shard id too)
+	id           int64 // parsed ID, set by Validate
+}
+
+// Validate checks the object id, --limit and --shard.
+func (o *inspectObjectOptions) Validate() error {
+	id, err := nonNegativeID("object id", o.ID, "outboxctl inspect object "+o.Category+" 42")
+	if err != nil {
+		return err
+	}
+	o.id = id
+	if o.Limit <= 0 {
+		return usageErrorf("outboxctl inspect object "+o.Category+" "+o.ID+" --limit 100", "`--limit` must be positive")
+	}
+	if o.ShardSet && o.Shard < 0 {
+		return usageErrorf("outboxctl inspect object "+o.Category+" "+o.ID+" --shard 42", "invalid `--shard` %d: want a non-negative integer id", o.Shard)
+	}
+	// Checked here rather than declared with MarkFlagsMutuallyExclusive: cobra's message
+	// cannot say why the two exclude each other.
+	if o.AnyScope && o.ShardSet {
+		return usageErrorf("", "`--shard` and `--any-scope` exclude each other: a shard belongs to one scope")
+	}
+	return nil
+}
+
 func newInspectObjectCmd(a *app) *cobra.Command {
-	var limit int
-	var anyScope bool
-	var shard int64
+	var o inspectObjectOptions
 	c := &cobra.Command{
 		Use:   "object CATEGORY ID",
 		Short: "Show the outboxes of one object",
@@ -214,55 +262,64 @@ the table.`),
 		Args:              exactArgs(2, "CATEGORY ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindCategory),
 		RunE: func(c *cobra.Command, args []string) error {
-			cat, err := a.categoryArg(args[0])
+			o.Category, o.ID, o.ShardSet = args[0], args[1], c.Flags().Changed("shard")
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			cat, err := a.categoryArg(o.Category)
 			if err != nil {
 				return err
 			}
-			id, err := idArg("object id", args[1])
+			d, err := a.readDeps()
 			if err != nil {
 				return err
 			}
-			if limit <= 0 {
-				return usageErrorf("", "`--limit` must be positive")
-			}
-			if anyScope && c.Flags().Changed("shard") {
-				return usageErrorf("", "`--shard` and `--any-scope` exclude each other: a shard belongs to one scope")
-			}
-			t, err := a.target()
-			if err != nil {
-				return err
-			}
-			reg, err := a.registry()
-			if err != nil {
-				return err
-			}
-			l := query.ObjectLookup{Category: query.Enum{Value: cat.Value, Name: cat.Name}, ObjectID: id, Limit: limit}
-			if !anyScope && cat.Scope >= 0 {
-				l.Scope = &query.Enum{Value: cat.Scope, Name: reg.ScopeName(cat.Scope)}
-				l.ShardFromObject = cat.ObjectIsShard
-				if c.Flags().Changed("shard") {
-					l.Shard = &shard
-				}
-			}
-			results, err := a.runRead(c.Context(), "inspect", func(t query.Target) query.Script { return query.Script{query.ObjectOutboxes(t, l)} })
-			if err != nil || results == nil {
-				return err
-			}
-			p := a.printer()
-			if len(results[0].Rows) == 0 && !p.Structured() {
-				p.Notef("no outboxes for %s object %d in %s", cat.Name, id, t.Describe())
-			}
-			return a.print(render.Doc{{Name: "outboxes", Table: report.Table(reg, results[0])}})
+			return runInspectObject(c.Context(), d, o, cat)
 		},
 	}
-	c.Flags().IntVar(&limit, "limit", query.DefaultLimit, "at most this many rows")
-	c.Flags().BoolVar(&anyScope, "any-scope", false, "search every scope, not only the category's (a full scan)")
-	c.Flags().Int64Var(&shard, "shard", 0, "the object's shard id (its organization or user id): one probe of the shard index instead of a scan")
+	c.Flags().IntVar(&o.Limit, "limit", query.DefaultLimit, "at most this many rows")
+	c.Flags().BoolVar(&o.AnyScope, "any-scope", false, "search every scope, not only the category's (a full scan)")
+	c.Flags().Int64Var(&o.Shard, "shard", 0, "the object's shard id (its organization or user id): one probe of the shard index instead of a scan")
 	return c
 }
 
+// runInspectObject prints (or runs) the lookup of one object's outboxes.
+func runInspectObject(ctx context.Context, d readDeps, o inspectObjectOptions, cat enums.Category) error {
+	reg, err := d.registry()
+	if err != nil {
+		return err
+	}
+	l := query.ObjectLookup{Category: query.Enum{Value: cat.Value, Name: cat.Name}, ObjectID: o.id, Limit: o.Limit}
+	if !o.AnyScope && cat.Scope >= 0 {
+		l.Scope = &query.Enum{Value: cat.Scope, Name: reg.ScopeName(cat.Scope)}
+		l.ShardFromObject = cat.ObjectIsShard
+		if o.ShardSet {
+			shard := o.Shard
+			l.Shard = &shard
+		}
+	}
+	results, err := d.runRead(ctx, "inspect", func(t query.Target) query.Script { return query.Script{query.ObjectOutboxes(t, l)} })
+	if err != nil || results == nil {
+		return err
+	}
+	if len(results[0].Rows) == 0 && !d.printer.Structured() {
+		d.printer.Notef("no outboxes for %s object %d in %s", cat.Name, o.id, d.target.Describe())
+	}
+	return d.print(render.Doc{{Name: "outboxes", Table: report.Table(reg, results[0])}})
+}
+
+// inspectCategoryOptions are inspect category's flags and argument.
+type inspectCategoryOptions struct {
+	Category string
+	Exact    bool
+}
+
+// Validate checks the flags that need no registry: there are none yet (the category is a
+// name the registry resolves).
+func (o inspectCategoryOptions) Validate() error { return nil }
+
 func newInspectCategoryCmd(a *app) *cobra.Command {
-	var exact bool
+	var o inspectCategoryOptions
 	c := &cobra.Command{
 		Use:   "category CATEGORY",
 		Short: "Show how many rows of one category are pending",
@@ -279,39 +336,57 @@ many; distinct_exact is true when that was all of them, else the counts are lowe
 		Args:              exactArgs(1, "CATEGORY"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindCategory),
 		RunE: func(c *cobra.Command, args []string) error {
-			cat, err := a.categoryArg(args[0])
+			o.Category = args[0]
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			cat, err := a.categoryArg(o.Category)
 			if err != nil {
 				return err
 			}
-			t, err := a.target()
+			d, err := a.readDeps()
 			if err != nil {
 				return err
 			}
-			results, err := a.runRead(c.Context(), "inspect", func(t query.Target) query.Script {
-				if exact {
-					return query.Script{query.CategoryDepthExact(t, query.Enum{Value: cat.Value, Name: cat.Name})}
-				}
-				return query.Script{query.CategoryDepth(t, query.Enum{Value: cat.Value, Name: cat.Name})}
-			})
-			if err != nil || results == nil {
-				return err
-			}
-			reg, err := a.registry()
-			if err != nil {
-				return err
-			}
-			p := a.printer()
-			if len(results[0].Rows) == 0 && !p.Structured() {
-				p.Notef("no pending %s rows in %s", cat.Name, t.Describe())
-			}
-			return a.print(render.Doc{{Name: "category", Table: report.Table(reg, results[0])}})
+			return runInspectCategory(c.Context(), d, o, cat)
 		},
 	}
-	c.Flags().BoolVar(&exact, "exact", false, "count distinct shards and objects over every row (slower; by default over the first 1,000 rows, labelled)")
+	c.Flags().BoolVar(&o.Exact, "exact", false, "count distinct shards and objects over every row (slower; by default over the first 1,000 rows, labelled)")
 	return c
 }
 
+// runInspectCategory prints (or runs) the depth of one category.
+func runInspectCategory(ctx context.Context, d readDeps, o inspectCategoryOptions, cat enums.Category) error {
+	c := query.Enum{Value: cat.Value, Name: cat.Name}
+	results, err := d.runRead(ctx, "inspect", func(t query.Target) query.Script {
+		if o.Exact {
+			return query.Script{query.CategoryDepthExact(t, c)}
+		}
+		return query.Script{query.CategoryDepth(t, c)}
+	})
+	if err != nil || results == nil {
+		return err
+	}
+	reg, err := d.registry()
+	if err != nil {
+		return err
+	}
+	if len(results[0].Rows) == 0 && !d.printer.Structured() {
+		d.printer.Notef("no pending %s rows in %s", cat.Name, d.target.Describe())
+	}
+	return d.print(render.Doc{{Name: "category", Table: report.Table(reg, results[0])}})
+}
+
+// inspectMessageOptions are inspect message's argument.
+type inspectMessageOptions struct {
+	messageArg
+}
+
+// Validate checks the message id.
+func (o *inspectMessageOptions) Validate() error { return o.validate("outboxctl inspect message") }
+
 func newInspectMessageCmd(a *app) *cobra.Command {
+	var o inspectMessageOptions
 	c := &cobra.Command{
 		Use:   "message ID",
 		Short: "Show one outbox row with its coalesce group and shard",
@@ -320,33 +395,47 @@ func newInspectMessageCmd(a *app) *cobra.Command {
   outboxctl inspect message 123456 --silo control -o json`),
 		Args: exactArgs(1, "ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			id, err := idArg("message id", args[0])
+			o.ID = args[0]
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			d, err := a.readDeps()
 			if err != nil {
 				return err
 			}
-			t, err := a.target()
-			if err != nil {
-				return err
-			}
-			results, err := a.runRead(c.Context(), "inspect", func(t query.Target) query.Script { return query.Script{query.Message(t, id)} })
-			if err != nil || results == nil {
-				return err
-			}
-			if len(results[0].Rows) == 0 {
-				return &exitError{code: ExitError, msg: fmt.Sprintf("no outbox row with id %d in %s (already delivered, or another silo: try --silo %s)", id, t.Describe(), otherSilo(t))}
-			}
-			reg, err := a.registry()
-			if err != nil {
-				return err
-			}
-			return a.print(render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", id), Card: report.Card(reg, results[0])}})
+			return runInspectMessage(c.Context(), d, o)
 		},
 	}
 	return c
 }
 
+// runInspectMessage prints (or runs) the lookup of one message; a message that is not
+// there is an error (exit 1) naming the other silo.
+func runInspectMessage(ctx context.Context, d readDeps, o inspectMessageOptions) error {
+	results, err := d.runRead(ctx, "inspect", func(t query.Target) query.Script { return query.Script{query.Message(t, o.id)} })
+	if err != nil || results == nil {
+		return err
+	}
+	if len(results[0].Rows) == 0 {
+		return &exitError{code: ExitError, msg: fmt.Sprintf("no outbox row with id %d in %s (already delivered, or another silo: try --silo %s)", o.id, d.target.Describe(), otherSilo(d.target))}
+	}
+	reg, err := d.registry()
+	if err != nil {
+		return err
+	}
+	return d.print(render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", o.id), Card: report.Card(reg, results[0])}})
+}
+
+// depthOptions are depth's flags.
+type depthOptions struct {
+	Estimate bool
+}
+
+// Validate checks the flags: --estimate needs nothing more.
+func (o depthOptions) Validate() error { return nil }
+
 func newDepthCmd(a *app) *cobra.Command {
-	var estimate bool
+	var o depthOptions
 	c := &cobra.Command{
 		Use:   "depth",
 		Short: "Show the total depth and the depth per category",
@@ -363,33 +452,45 @@ statistics, the whole table whatever --cell says; each row says estimated.`),
   outboxctl depth --silo control --cell us -o json`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			results, err := a.runRead(c.Context(), "depth", func(t query.Target) query.Script {
-				if estimate {
-					return query.Script{query.DepthEstimate(t)}
-				}
-				return query.Script{query.Depth(t)}
-			})
-			if err != nil || results == nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			reg, err := a.registry()
+			d, err := a.readDeps()
 			if err != nil {
 				return err
 			}
-			tbl := report.Table(reg, results[0])
-			if col := results[0].Col("category"); col >= 0 {
-				for _, r := range tbl.Rows {
-					if r[col] == nil {
-						r[col+1] = "(total)"
-					}
-				}
-			}
-			return a.print(render.Doc{{Name: "depth", Table: tbl}})
+			return runDepth(c.Context(), d, o)
 		},
 	}
-	c.Flags().BoolVar(&estimate, "estimate", false, "estimate from the planner's statistics without reading the table")
+	c.Flags().BoolVar(&o.Estimate, "estimate", false, "estimate from the planner's statistics without reading the table")
 	a.addWatch(c, []string{"category"}, []string{"depth"})
 	return c
+}
+
+// runDepth prints (or runs) the total depth and the depth per category.
+func runDepth(ctx context.Context, d readDeps, o depthOptions) error {
+	results, err := d.runRead(ctx, "depth", func(t query.Target) query.Script {
+		if o.Estimate {
+			return query.Script{query.DepthEstimate(t)}
+		}
+		return query.Script{query.Depth(t)}
+	})
+	if err != nil || results == nil {
+		return err
+	}
+	reg, err := d.registry()
+	if err != nil {
+		return err
+	}
+	tbl := report.Table(reg, results[0])
+	if col := results[0].Col("category"); col >= 0 {
+		for _, r := range tbl.Rows {
+			if r[col] == nil {
+				r[col+1] = "(total)"
+			}
+		}
+	}
+	return d.print(render.Doc{{Name: "depth", Table: tbl}})
 }
 
 // completeFirstArg completes enum names for a command's first argument only.

@@ -464,8 +464,8 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 			return runKillswitchChange(c.Context(), a.changeDeps(), ch, o.Yes)
 		},
 	}
-	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line (strongly recommended)")
-	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
+	addReasonFlag(c.Flags(), &o.Reason)
+	addYesFlag(c.Flags(), &o.Yes)
 	addValueTypeFlag(c, &o.ValueType)
 	return c
 }
@@ -610,8 +610,8 @@ the options table Sentry reads for the table's silo (--deployment).`),
 		},
 	}
 	c.Flags().Int64Var(&o.Version, "version", 0, "the replication version to allow (required)")
-	c.Flags().StringVar(&o.Reason, "reason", "", "why: written into the SQL as a comment and into the audit line (strongly recommended)")
-	c.Flags().BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
+	addReasonFlag(c.Flags(), &o.Reason)
+	addYesFlag(c.Flags(), &o.Yes)
 	c.Flags().StringArrayVar(&o.Coded, "coded", nil, "override a table's coded replication_version, TABLE=N")
 	addValueTypeFlag(c, &o.ValueType)
 	return c

@@ -15,6 +15,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
+// repairOptions are the flags every repair (reschedule, compact, skip) shares.
 type repairOptions struct {
 	Yes     bool
 	Reason  string
@@ -29,47 +30,93 @@ func addRepairFlags(c *cobra.Command, o *repairOptions, archives bool) {
 	}
 }
 
-// shardSummary is a shard's depth and next attempt before or after a repair.
-func (a *app) shardSummary(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (depth int64, nextAttempt any) {
-	depth, nextAttempt, _ = a.shardState(ctx, conn, t, k)
-	return depth, nextAttempt
+// shardArgs are a repair's SCOPE ID arguments: Validate checks the id; the scope is a name
+// the registry resolves when the command runs (shardKey).
+type shardArgs struct {
+	Scope, ID string
+	id        int64 // parsed ID, set by validate
 }
 
-// repairTarget resolves a repair's shard and table, connects, and reads the table's payload
-// type (the archive records it).
-func (a *app) repairTarget(ctx context.Context, command string, scopeArg, idArgText string) (query.Target, query.ShardKey, *db.Conn, string, error) {
-	k, err := a.shardArg(scopeArg, idArgText)
+func (s *shardArgs) validate(command string) error {
+	id, err := nonNegativeID("shard id", s.ID, command+" organization 42")
+	s.id = id
+	return err
+}
+
+// shardKey resolves the scope of a validated SCOPE ID.
+func (a *app) shardKey(s shardArgs) (query.ShardKey, error) {
+	scope, err := a.scopeArg(s.Scope)
 	if err != nil {
-		return query.Target{}, query.ShardKey{}, nil, "", err
+		return query.ShardKey{}, err
 	}
-	t, err := a.target()
-	if err != nil {
-		return query.Target{}, query.ShardKey{}, nil, "", err
+	return query.ShardKey{Scope: *scope, ID: s.id}, nil
+}
+
+// repairDeps are what a repair or a restore takes from outside: the printer and SQL
+// printing, the database (connect; session opens a read-only snapshot with the catalog),
+// the registry, the prompter, the audit line, the progress line and the clock.
+type repairDeps struct {
+	printer     *render.Printer
+	printSQL    bool                       // --print-sql: print, connect to nothing
+	printScript func(query.Script) error   // prints statements as they would run
+	schema      string                     // --schema: restore's destination when given
+	requireDB   func(command string) error // a usage error when no database is given
+	connect     func(ctx context.Context, command string) (*db.Conn, error)
+	session     func(ctx context.Context, command string, fn func(*session) error) error
+	registry    func() (*enums.Registry, error)
+	state       func(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (depth int64, next any, ok bool)
+	confirm     func(command string, plan []string, yes bool) error
+	audit       func(command string, fields map[string]any)
+	progress    func(ctx context.Context, label string, total int64, approx bool) *workProgress
+	now         func() time.Time
+}
+
+func (a *app) repairDeps() repairDeps {
+	return repairDeps{
+		printer: a.printer(), printSQL: a.g.PrintSQL, schema: a.g.Schema,
+		printScript: func(s query.Script) error { return a.printScript(s, false) },
+		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSession, registry: a.registry,
+		state: a.shardState, confirm: a.confirm, audit: a.audit, progress: a.progress, now: time.Now,
 	}
+}
+
+// open checks that a repair of t can run (a control shard names its cell, a database is
+// given), connects, and reads the table's payload type (the archive records it) and its
+// cell column, adapting t.
+func (d repairDeps) open(ctx context.Context, command string, t query.Target) (query.Target, *db.Conn, string, error) {
 	if err := requireCell(t, command); err != nil {
-		return t, k, nil, "", err
+		return t, nil, "", err
 	}
-	if err := a.requireDatabase(command); err != nil {
-		return t, k, nil, "", err
+	if err := d.requireDB(command); err != nil {
+		return t, nil, "", err
 	}
-	conn, err := a.connect(ctx, strings.TrimPrefix(command, "outboxctl "))
+	conn, err := d.connect(ctx, strings.TrimPrefix(command, "outboxctl "))
 	if err != nil {
-		return t, k, nil, "", err
+		return t, nil, "", err
 	}
 	var payloadType string
-	err = a.readSession(ctx, "repair", func(s *session) error {
+	err = d.session(ctx, "repair", func(s *session) error {
 		t, payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
 		return nil
 	})
 	if err != nil {
 		conn.Close(ctx)
-		return t, k, nil, "", err
+		return t, nil, "", err
 	}
-	return t, k, conn, payloadType, nil
+	return t, conn, payloadType, nil
 }
 
+// rescheduleOptions are reschedule's flags and arguments.
+type rescheduleOptions struct {
+	repairOptions
+	shardArgs
+}
+
+// Validate checks the shard id.
+func (o *rescheduleOptions) Validate() error { return o.validate("outboxctl reschedule") }
+
 func newRescheduleCmd(a *app) *cobra.Command {
-	var o repairOptions
+	var o rescheduleOptions
 	c := &cobra.Command{
 		Use:   "reschedule SCOPE ID",
 		Short: "Make a shard due now and clear its backoff, so Sentry's workers pick it up",
@@ -81,50 +128,63 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: func(c *cobra.Command, args []string) error {
-			ctx := c.Context()
-			if a.g.PrintSQL {
-				k, err := a.shardArg(args[0], args[1])
-				if err != nil {
-					return err
-				}
-				t, _ := a.target()
-				return a.printScript(query.Script{query.Reschedule(t, k, 0, query.Why{Command: "reschedule", Reason: o.Reason})}, false)
+			o.Scope, o.ID = args[0], args[1]
+			if err := o.Validate(); err != nil {
+				return err
 			}
-			t, k, conn, _, err := a.repairTarget(ctx, "outboxctl reschedule", args[0], args[1])
+			k, err := a.shardKey(o.shardArgs)
 			if err != nil {
 				return err
 			}
-			defer conn.Close(context.WithoutCancel(ctx))
-			depth, next := a.shardSummary(ctx, conn, t, k)
-			if depth == 0 {
-				a.printer().Notef("shard %s/%d is empty: nothing to reschedule", k.Scope.Name, k.ID)
-				return nil
-			}
-			plan := []string{fmt.Sprintf("make shard %s/%d due now with a fresh backoff: %d row(s), next attempt currently: %s (%s)",
-				k.Scope.Name, k.ID, depth, a.schedule(next), reasonText(o.Reason))}
-			if err := a.confirm("outboxctl reschedule", plan, o.Yes); err != nil {
-				return err
-			}
-			var n int64
-			err = db.WriteTx(ctx, conn, func(tx db.Tx) error {
-				n, err = query.Exec(ctx, tx, query.Reschedule(t, k, 0, query.Why{Command: "reschedule", Reason: o.Reason}))
-				return db.Classify(err, "reschedule")
-			})
+			t, err := a.target()
 			if err != nil {
 				return err
 			}
-			_, after := a.shardSummary(ctx, conn, t, k)
-			a.audit("reschedule", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "rows": n, "reason": o.Reason})
-			return a.printer().Print(render.Doc{{Name: "reschedule", Card: []render.Field{
-				{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}, {Key: "rows", Value: n},
-				{Key: "next_attempt_before", Value: due(next)},
-				// JSON keeps the time (Sentry's THE_PAST); a person reads what it means.
-				{Key: "next_attempt_after", Value: due(after), MachineOnly: true},
-				{Key: "next_attempt", Value: render.Styled{Text: "due now", Tone: render.ToneGood}, HumanOnly: true}}}})
+			return runReschedule(c.Context(), a.repairDeps(), o, t, k)
 		},
 	}
-	addRepairFlags(c, &o, false)
+	addRepairFlags(c, &o.repairOptions, false)
 	return c
+}
+
+// runReschedule makes shard k of t due now with a fresh backoff, after the plan is confirmed
+// (--print-sql: prints the UPDATE).
+func runReschedule(ctx context.Context, d repairDeps, o rescheduleOptions, t query.Target, k query.ShardKey) error {
+	why := query.Why{Command: "reschedule", Reason: o.Reason}
+	if d.printSQL {
+		return d.printScript(query.Script{query.Reschedule(t, k, 0, why)})
+	}
+	t, conn, _, err := d.open(ctx, "outboxctl reschedule", t)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	depth, next, _ := d.state(ctx, conn, t, k)
+	if depth == 0 {
+		d.printer.Notef("shard %s/%d is empty: nothing to reschedule", k.Scope.Name, k.ID)
+		return nil
+	}
+	plan := []string{fmt.Sprintf("make shard %s/%d due now with a fresh backoff: %d row(s), next attempt currently: %s (%s)",
+		k.Scope.Name, k.ID, depth, schedule(d.printer, next), reasonText(o.Reason))}
+	if err := d.confirm("outboxctl reschedule", plan, o.Yes); err != nil {
+		return err
+	}
+	var n int64
+	err = db.WriteTx(ctx, conn, func(tx db.Tx) error {
+		n, err = query.Exec(ctx, tx, query.Reschedule(t, k, 0, why))
+		return db.Classify(err, "reschedule")
+	})
+	if err != nil {
+		return err
+	}
+	_, after, _ := d.state(ctx, conn, t, k)
+	d.audit("reschedule", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "rows": n, "reason": o.Reason})
+	return d.printer.Print(render.Doc{{Name: "reschedule", Card: []render.Field{
+		{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}, {Key: "rows", Value: n},
+		{Key: "next_attempt_before", Value: due(next)},
+		// JSON keeps the time (Sentry's THE_PAST); a person reads what it means.
+		{Key: "next_attempt_after", Value: due(after), MachineOnly: true},
+		{Key: "next_attempt", Value: render.Styled{Text: "due now", Tone: render.ToneGood}, HumanOnly: true}}}})
 }
 
 // due wraps a shard's next attempt (a time, or NULL) so a person reads "due now", "in 4m"
@@ -137,12 +197,11 @@ func due(v any) any {
 }
 
 // schedule is a shard's next attempt as the plan line shows it, in the one time format.
-func (a *app) schedule(v any) string {
+func schedule(p *render.Printer, v any) string {
 	t, ok := v.(time.Time)
 	if !ok {
 		return "unknown"
 	}
-	p := a.printer()
 	return render.FormatDue(t, p.Now(), p.Time)
 }
 
@@ -169,8 +228,8 @@ func maxID(ctx context.Context, tx db.Tx, t query.Target, k query.ShardKey) (int
 // deleteArchived archives the rows st reads and deletes them, as one operation of the archive
 // in two phases: the rows are staged (synced) before the DELETE, and the commit marker is
 // written only after the transaction committed, naming the ids it deleted.
-func (a *app) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target, st query.Statement, o repairOptions, meta drain.OperationMeta) (int64, *drain.Operation, error) {
-	meta.Started = time.Now().UTC()
+func (d repairDeps) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target, st query.Statement, o repairOptions, meta drain.OperationMeta) (int64, *drain.Operation, error) {
+	meta.Started = d.now().UTC()
 	meta.ID = drain.NewOperationID(meta.Command, meta.Started)
 	path := o.Archive
 	var err error
@@ -216,18 +275,18 @@ func (a *app) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target,
 		committing = true
 		return nil
 	})
-	return int64(len(deleted)), op, a.finishArchive(op, batch, deleted, committing, err)
+	return int64(len(deleted)), op, d.finishArchive(op, batch, deleted, committing, err)
 }
 
 // finishArchive writes a batch's second phase: the commit marker after a commit, the abort
 // marker after a certain rollback, nothing when the COMMIT's outcome is unknown.
-func (a *app) finishArchive(op *drain.Operation, batch *drain.Batch, deleted []int64, committing bool, err error) error {
+func (d repairDeps) finishArchive(op *drain.Operation, batch *drain.Batch, deleted []int64, committing bool, err error) error {
 	switch {
 	case batch == nil:
 		return err
 	case err != nil && !committing:
 		if aerr := op.Abort(*batch, err); aerr != nil {
-			a.printer().Warnf("the rows were not deleted, but the archive could not say so: %v", aerr)
+			d.printer.Warnf("the rows were not deleted, but the archive could not say so: %v", aerr)
 		}
 		return err
 	case err != nil:
@@ -254,7 +313,7 @@ func archiveMeta(t query.Target, payloadType, command, reason string) drain.Oper
 // printArchivingDelete prints, for --print-sql, the SELECT of what a repair would archive and
 // its DELETE commented out: a psql script cannot write outboxctl's archive, and a printed
 // script must not delete what nothing archived.
-func (a *app) printArchivingDelete(t query.Target, rows func(query.Why) query.Statement, why query.Why) error {
+func (d repairDeps) printArchivingDelete(t query.Target, rows func(query.Why) query.Statement, why query.Why) error {
 	sel := rows(why)
 	del := query.DeleteSelected(t, rows(query.Why{}), why)
 	script, err := query.Script{sel}.Render()
@@ -265,7 +324,7 @@ func (a *app) printArchivingDelete(t query.Target, rows func(query.Why) query.St
 	if err != nil {
 		return err
 	}
-	return a.printer().SQL(fmt.Sprintf(`-- outboxctl %[1]s --print-sql: the rows %[1]s would archive, then delete. outboxctl writes
+	return d.printer.SQL(fmt.Sprintf(`-- outboxctl %[1]s --print-sql: the rows %[1]s would archive, then delete. outboxctl writes
 -- them to its archive file (synced) before the DELETE; psql cannot, so the DELETE below is
 -- commented out and this script changes nothing. To archive and delete: outboxctl %[1]s … --yes
 
@@ -273,25 +332,17 @@ func (a *app) printArchivingDelete(t query.Target, rows func(query.Why) query.St
 %[3]s`, why.Command, script, query.CommentOut(delSQL)))
 }
 
-// printCompact is compact --print-sql: no connection, nothing written.
-func (a *app) printCompact(scopeArg, idText, reason string) error {
-	k, err := a.shardArg(scopeArg, idText)
-	if err != nil {
-		return err
-	}
-	t, err := a.target()
-	if err != nil {
-		return err
-	}
-	if err := requireCell(t, "outboxctl compact"); err != nil {
-		return err
-	}
-	return a.printArchivingDelete(t, func(why query.Why) query.Statement { return query.Superseded(t, k, 0, why) },
-		query.Why{Command: "compact", Reason: reason})
+// compactOptions are compact's flags and arguments.
+type compactOptions struct {
+	repairOptions
+	shardArgs
 }
 
+// Validate checks the shard id.
+func (o *compactOptions) Validate() error { return o.validate("outboxctl compact") }
+
 func newCompactCmd(a *app) *cobra.Command {
-	var o repairOptions
+	var o compactOptions
 	c := &cobra.Command{
 		Use:   "compact SCOPE ID",
 		Short: "Delete the superseded rows of every coalesce group of a shard, keeping the newest",
@@ -308,61 +359,108 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: func(c *cobra.Command, args []string) error {
-			ctx := c.Context()
-			if a.g.PrintSQL {
-				return a.printCompact(args[0], args[1], o.Reason)
+			o.Scope, o.ID = args[0], args[1]
+			if err := o.Validate(); err != nil {
+				return err
 			}
-			t, k, conn, payloadType, err := a.repairTarget(ctx, "outboxctl compact", args[0], args[1])
+			k, err := a.shardKey(o.shardArgs)
 			if err != nil {
 				return err
 			}
-			defer conn.Close(context.WithoutCancel(ctx))
-			var count int64
-			var wm int64
-			err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
-				res, err := query.Run(ctx, tx, query.Superseded(t, k, 0, query.Why{}))
-				if err != nil {
-					return db.Classify(err, "superseded")
-				}
-				count = int64(len(res.Rows))
-				wm, err = maxID(ctx, tx, t, k)
-				return err
-			})
+			t, err := a.target()
 			if err != nil {
 				return err
 			}
-			depth, _ := a.shardSummary(ctx, conn, t, k)
-			if count == 0 {
-				a.printer().Notef("shard %s/%d has no superseded rows: nothing to compact", k.Scope.Name, k.ID)
-				return nil
-			}
-			plan := []string{fmt.Sprintf("delete %d superseded row(s) of shard %s/%d (of %d), archived first; the newest row of every group stays (%s)",
-				count, k.Scope.Name, k.ID, depth, reasonText(o.Reason))}
-			if err := a.confirm("outboxctl compact", plan, o.Yes); err != nil {
-				return err
-			}
-			// One transaction: the line moves (elapsed, rate) while it runs and counts the rows
-			// once they are deleted.
-			progress := a.progress(ctx, "compacted", count, true)
-			deleted, op, err := a.deleteArchived(ctx, conn, t, query.Superseded(t, k, wm, query.Why{Command: "compact", Reason: o.Reason}), o, archiveMeta(t, payloadType, "compact", o.Reason))
-			progress.Set(deleted)
-			progress.done()
-			if err != nil {
-				return err
-			}
-			after, _ := a.shardSummary(ctx, conn, t, k)
-			a.audit("compact", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "deleted": deleted, "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason})
-			return a.printer().Print(render.Doc{{Name: "compact", Card: []render.Field{
-				{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}, {Key: "depth_before", Value: depth},
-				{Key: "deleted", Value: deleted}, {Key: "depth_after", Value: after}, {Key: "archive", Value: op.Path}, {Key: "operation", Value: op.Meta.ID}}}})
+			return runCompact(c.Context(), a.repairDeps(), o, t, k)
 		},
 	}
-	addRepairFlags(c, &o, true)
+	addRepairFlags(c, &o.repairOptions, true)
 	return c
 }
 
+// superseded counts a shard's superseded rows and reads its highest id, the watermark the
+// DELETE stops at, in one snapshot.
+func superseded(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (count, watermark int64, err error) {
+	err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
+		res, err := query.Run(ctx, tx, query.Superseded(t, k, 0, query.Why{}))
+		if err != nil {
+			return db.Classify(err, "superseded")
+		}
+		count = int64(len(res.Rows))
+		watermark, err = maxID(ctx, tx, t, k)
+		return err
+	})
+	return count, watermark, err
+}
+
+// runCompact archives and deletes the superseded rows of shard k of t, after the plan is
+// confirmed (--print-sql: prints what it would archive, and the DELETE commented out).
+func runCompact(ctx context.Context, d repairDeps, o compactOptions, t query.Target, k query.ShardKey) error {
+	why := query.Why{Command: "compact", Reason: o.Reason}
+	if d.printSQL {
+		if err := requireCell(t, "outboxctl compact"); err != nil {
+			return err
+		}
+		return d.printArchivingDelete(t, func(why query.Why) query.Statement { return query.Superseded(t, k, 0, why) }, why)
+	}
+	t, conn, payloadType, err := d.open(ctx, "outboxctl compact", t)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	count, wm, err := superseded(ctx, conn, t, k)
+	if err != nil {
+		return err
+	}
+	depth, _, _ := d.state(ctx, conn, t, k)
+	if count == 0 {
+		d.printer.Notef("shard %s/%d has no superseded rows: nothing to compact", k.Scope.Name, k.ID)
+		return nil
+	}
+	plan := []string{fmt.Sprintf("delete %d superseded row(s) of shard %s/%d (of %d), archived first; the newest row of every group stays (%s)",
+		count, k.Scope.Name, k.ID, depth, reasonText(o.Reason))}
+	if err := d.confirm("outboxctl compact", plan, o.Yes); err != nil {
+		return err
+	}
+	// One transaction: the line moves (elapsed, rate) while it runs and counts the rows
+	// once they are deleted.
+	progress := d.progress(ctx, "compacted", count, true)
+	deleted, op, err := d.deleteArchived(ctx, conn, t, query.Superseded(t, k, wm, why), o.repairOptions, archiveMeta(t, payloadType, "compact", o.Reason))
+	progress.Set(deleted)
+	progress.done()
+	if err != nil {
+		return err
+	}
+	after, _, _ := d.state(ctx, conn, t, k)
+	d.audit("compact", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "deleted": deleted, "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason})
+	return d.printer.Print(render.Doc{{Name: "compact", Card: []render.Field{
+		{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}, {Key: "depth_before", Value: depth},
+		{Key: "deleted", Value: deleted}, {Key: "depth_after", Value: after}, {Key: "archive", Value: op.Path}, {Key: "operation", Value: op.Meta.ID}}}})
+}
+
+// messageArg is a command's MESSAGE_ID argument: an outbox row id.
+type messageArg struct {
+	ID string
+	id int64 // parsed ID, set by validate
+}
+
+func (m *messageArg) validate(command string) error {
+	id, err := nonNegativeID("message id", m.ID, command+" 123456")
+	m.id = id
+	return err
+}
+
+// skipOptions are skip's flags and argument.
+type skipOptions struct {
+	repairOptions
+	messageArg
+}
+
+// Validate checks the message id.
+func (o *skipOptions) Validate() error { return o.validate("outboxctl skip") }
+
 func newSkipCmd(a *app) *cobra.Command {
-	var o repairOptions
+	var o skipOptions
 	c := &cobra.Command{
 		Use:   "skip MESSAGE_ID",
 		Short: "Archive and delete a poison message's coalesce group, unblocking its shard",
@@ -378,10 +476,18 @@ archived and the DELETE commented out, and changes nothing.`),
 		Example: examples(`outboxctl skip 123456 --reason 'INC-5: poison payload' --yes`),
 		Args:    exactArgs(1, "MESSAGE_ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.skip(c.Context(), o, args)
+			o.ID = args[0]
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			t, err := a.target()
+			if err != nil {
+				return err
+			}
+			return runSkip(c.Context(), a.repairDeps(), o, t)
 		},
 	}
-	addRepairFlags(c, &o, true)
+	addRepairFlags(c, &o.repairOptions, true)
 	return c
 }
 
@@ -407,10 +513,10 @@ type skipped struct {
 }
 
 // skipLookup reads the message and its group in one read-only snapshot.
-func (a *app) skipLookup(ctx context.Context, reg *enums.Registry, id int64) (skipped, error) {
+func (d repairDeps) skipLookup(ctx context.Context, reg *enums.Registry, id int64) (skipped, error) {
 	var sk skipped
 	var msg *query.Result
-	err := a.readSession(ctx, "skip", func(s *session) error {
+	err := d.session(ctx, "skip", func(s *session) error {
 		var err error
 		sk.t, sk.payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
 		msg, err = s.run(query.Message(sk.t, id))
@@ -438,47 +544,41 @@ func (a *app) skipLookup(ctx context.Context, reg *enums.Registry, id int64) (sk
 	return sk, nil
 }
 
-// skip archives and deletes a message's coalesce group, after the plan is confirmed.
-func (a *app) skip(ctx context.Context, o repairOptions, args []string) error {
-	id, err := idArg("message id", args[0])
-	if err != nil {
-		return err
-	}
-	if a.g.PrintSQL {
-		t, err := a.target()
-		if err != nil {
-			return err
-		}
-		return a.printArchivingDelete(t, func(why query.Why) query.Statement { return query.SkipGroupRows(t, id, 0, why) },
+// runSkip archives and deletes a message's coalesce group in t, after the plan is confirmed
+// (--print-sql: prints what it would archive, and the DELETE commented out).
+func runSkip(ctx context.Context, d repairDeps, o skipOptions, t query.Target) error {
+	id := o.id
+	if d.printSQL {
+		return d.printArchivingDelete(t, func(why query.Why) query.Statement { return query.SkipGroupRows(t, id, 0, why) },
 			query.Why{Command: "skip", Reason: o.Reason})
 	}
-	if err := a.requireDatabase("outboxctl skip"); err != nil {
+	if err := d.requireDB("outboxctl skip"); err != nil {
 		return err
 	}
-	reg, err := a.registry()
+	reg, err := d.registry()
 	if err != nil {
 		return err
 	}
-	sk, err := a.skipLookup(ctx, reg, id)
+	sk, err := d.skipLookup(ctx, reg, id)
 	if err != nil {
 		return err
 	}
 	t, k := sk.t, sk.k
 	plan := []string{fmt.Sprintf("skip message %d: archive and delete its coalesce group (%s, object %d): %d row(s) up to id %d, undelivered, in shard %s/%d (%s)",
 		id, reg.CategoryName(sk.cat), sk.obj, sk.rows, sk.newest, k.Scope.Name, k.ID, reasonText(o.Reason))}
-	if err := a.confirm("outboxctl skip", plan, o.Yes); err != nil {
+	if err := d.confirm("outboxctl skip", plan, o.Yes); err != nil {
 		return err
 	}
-	conn, err := a.connect(ctx, "skip")
+	conn, err := d.connect(ctx, "skip")
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	deleted, op, err := a.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.newest, query.Why{Command: "skip", Reason: o.Reason}), o, archiveMeta(t, sk.payloadType, "skip", o.Reason))
+	deleted, op, err := d.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.newest, query.Why{Command: "skip", Reason: o.Reason}), o.repairOptions, archiveMeta(t, sk.payloadType, "skip", o.Reason))
 	if err != nil {
 		return err
 	}
-	a.audit("skip", map[string]any{"message": id, "shard_scope": k.Scope.Name, "shard": k.ID, "deleted": deleted, "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason})
-	return a.printer().Print(render.Doc{{Name: "skip", Card: []render.Field{
+	d.audit("skip", map[string]any{"message": id, "shard_scope": k.Scope.Name, "shard": k.ID, "deleted": deleted, "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason})
+	return d.printer.Print(render.Doc{{Name: "skip", Card: []render.Field{
 		{Key: "message", Value: id}, {Key: "deleted", Value: deleted}, {Key: "archive", Value: op.Path}, {Key: "operation", Value: op.Meta.ID}}}})
 }

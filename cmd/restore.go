@@ -15,13 +15,57 @@ import (
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
+// restoreOptions are restore's flags and argument; Validate and restoreShard turn the
+// selection flags into the embedded drain.RestoreSelection.
 type restoreOptions struct {
+	Path   string
 	Yes    bool
 	Reason string
 	Ops    []string
 	IDs    []string
 	Shard  string
 	drain.RestoreSelection
+	shardScope string // the SCOPE of --shard, resolved by restoreShard
+	shardID    int64  // the ID of --shard, parsed by Validate
+}
+
+// Validate checks the selection flags that need no registry: the row ids and the form of
+// --shard.
+func (o *restoreOptions) Validate() error {
+	o.Operations = o.Ops
+	o.RestoreSelection.IDs = nil
+	for _, s := range o.IDs {
+		id, err := nonNegativeID("row id", s, "outboxctl restore FILE --id 123456")
+		if err != nil {
+			return err
+		}
+		o.RestoreSelection.IDs = append(o.RestoreSelection.IDs, id)
+	}
+	if o.Shard != "" {
+		scope, id, ok := strings.Cut(o.Shard, "/")
+		if !ok {
+			return usageErrorf("outboxctl restore FILE --shard organization/42", "invalid `--shard` %q: want SCOPE/ID", o.Shard)
+		}
+		n, err := nonNegativeID("shard id", id, "outboxctl restore FILE --shard organization/42")
+		if err != nil {
+			return err
+		}
+		o.shardScope, o.shardID = scope, n
+	}
+	return nil
+}
+
+// restoreShard resolves the scope of --shard into the selection.
+func (a *app) restoreShard(o *restoreOptions) error {
+	if o.Shard == "" {
+		return nil
+	}
+	scope, err := a.scopeArg(o.shardScope)
+	if err != nil {
+		return err
+	}
+	o.RestoreSelection.Shard = &drain.ShardFilter{Scope: scope.Value, ID: o.shardID}
+	return nil
 }
 
 // restoreTarget is one planned operation with its destination and what the table holds.
@@ -60,22 +104,14 @@ Archives written before per-operation archives are read with their limits stated
   outboxctl restore shared.jsonl --all --shard organization/42 --yes`),
 		Args: exactArgs(1, "ARCHIVE.jsonl"),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := a.restoreSelection(&o); err != nil {
+			o.Path = args[0]
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			if !a.g.PrintSQL {
-				if err := a.requireDatabase("outboxctl restore"); err != nil {
-					return err
-				}
-			}
-			f, plan, err := a.planRestore(args[0], o.RestoreSelection)
-			if err != nil || plan == nil {
+			if err := a.restoreShard(&o); err != nil {
 				return err
 			}
-			if a.g.PrintSQL {
-				return a.printRestore(plan, o.Reason)
-			}
-			return a.runRestore(c.Context(), f, plan, o)
+			return runRestore(c.Context(), a.repairDeps(), o)
 		},
 	}
 	addYesFlag(c.Flags(), &o.Yes)
@@ -90,41 +126,35 @@ Archives written before per-operation archives are read with their limits stated
 	return c
 }
 
-// restoreSelection parses the selection flags.
-func (a *app) restoreSelection(o *restoreOptions) error {
-	o.Operations = o.Ops
-	for _, s := range o.IDs {
-		id, err := idArg("row id", s)
-		if err != nil {
+// runRestore reads the archive, plans what to restore and reinserts it after the plan is
+// confirmed (--print-sql: prints the INSERTs).
+func runRestore(ctx context.Context, d repairDeps, o restoreOptions) error {
+	if !d.printSQL {
+		if err := d.requireDB("outboxctl restore"); err != nil {
 			return err
 		}
-		o.RestoreSelection.IDs = append(o.RestoreSelection.IDs, id)
 	}
-	if o.Shard != "" {
-		scope, id, ok := strings.Cut(o.Shard, "/")
-		if !ok {
-			return usageErrorf("outboxctl restore FILE --shard organization/42", "invalid `--shard` %q: want SCOPE/ID", o.Shard)
-		}
-		k, err := a.shardArg(scope, id)
-		if err != nil {
-			return err
-		}
-		o.RestoreSelection.Shard = &drain.ShardFilter{Scope: k.Scope.Value, ID: k.ID}
+	f, plan, err := planRestore(d.printer, o.Path, o.RestoreSelection)
+	if err != nil || plan == nil {
+		return err
 	}
-	return nil
+	if d.printSQL {
+		return printRestore(d.printer, d.schema, plan, o.Reason)
+	}
+	return restoreRows(ctx, d, f, plan, o)
 }
 
 // planRestore reads the archive and chooses what to restore (nil plan: nothing to do).
-func (a *app) planRestore(path string, sel drain.RestoreSelection) (*drain.ArchiveFile, *drain.RestorePlan, error) {
+func planRestore(p *render.Printer, path string, sel drain.RestoreSelection) (*drain.ArchiveFile, *drain.RestorePlan, error) {
 	f, err := drain.ReadArchiveFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	if f.Truncated {
-		a.printer().Warnf("%s: the last line was cut short (a write interrupted before its sync; the rows it held were never deleted): ignored", path)
+		p.Warnf("%s: the last line was cut short (a write interrupted before its sync; the rows it held were never deleted): ignored", path)
 	}
 	if len(f.Operations) == 0 {
-		a.printer().Notef("%s holds no operations: nothing to restore", path)
+		p.Notef("%s holds no operations: nothing to restore", path)
 		return f, nil, nil
 	}
 	plan, err := drain.PlanRestore(f, sel)
@@ -136,18 +166,18 @@ func (a *app) planRestore(path string, sel drain.RestoreSelection) (*drain.Archi
 }
 
 // printRestore is --print-sql: the INSERTs, in one transaction, as they would run.
-func (a *app) printRestore(plan *drain.RestorePlan, reason string) error {
+func printRestore(p *render.Printer, schema string, plan *drain.RestorePlan, reason string) error {
 	var b strings.Builder
 	b.WriteString("-- outboxctl restore --print-sql: reinsert archived rows with their original ids, payloads and\n-- schedules; ids that exist are left alone (ON CONFLICT (id) DO NOTHING).\nBEGIN;\n")
-	for _, p := range plan.Operations {
-		fmt.Fprintf(&b, "\n-- operation %s (%s): %d row(s)\n", p.Op.ID, safeText(p.Op.Command), len(p.Rows))
-		if p.Op.Legacy {
+	for _, op := range plan.Operations {
+		fmt.Fprintf(&b, "\n-- operation %s (%s): %d row(s)\n", op.Op.ID, safeText(op.Op.Command), len(op.Rows))
+		if op.Op.Legacy {
 			b.WriteString(query.CommentOut(drain.LegacyLimits))
 		}
-		if len(p.Rows) == 0 {
+		if len(op.Rows) == 0 {
 			continue
 		}
-		sql, err := drain.RestoreStatements(p.Op.Destination(a.g.Schema), p.Rows, reason).Render()
+		sql, err := drain.RestoreStatements(op.Op.Destination(schema), op.Rows, reason).Render()
 		if err != nil {
 			return err
 		}
@@ -157,17 +187,17 @@ func (a *app) printRestore(plan *drain.RestorePlan, reason string) error {
 		fmt.Fprintf(&b, "\n-- left out: skip operation %s (poison messages); to restore it add --operation %s\n", op.ID, op.ID)
 	}
 	b.WriteString("\nCOMMIT;\n")
-	return a.printer().SQL(b.String())
+	return p.SQL(b.String())
 }
 
-// runRestore checks the table, shows the plan by operation, and reinserts in one transaction.
-func (a *app) runRestore(ctx context.Context, f *drain.ArchiveFile, plan *drain.RestorePlan, o restoreOptions) error {
-	conn, err := a.connect(ctx, "restore")
+// restoreRows checks the table, shows the plan by operation, and reinserts in one transaction.
+func restoreRows(ctx context.Context, d repairDeps, f *drain.ArchiveFile, plan *drain.RestorePlan, o restoreOptions) error {
+	conn, err := d.connect(ctx, "restore")
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	targets, err := a.restoreTargets(ctx, conn, plan)
+	targets, err := restoreTargets(ctx, conn, d.schema, plan)
 	if err != nil {
 		return err
 	}
@@ -176,18 +206,18 @@ func (a *app) runRestore(ctx context.Context, f *drain.ArchiveFile, plan *drain.
 	if toInsert == 0 {
 		// Nothing to write, so nothing to confirm and no transaction to open.
 		for _, l := range lines {
-			a.printer().Notef("  - %s", l)
+			d.printer.Notef("  - %s", l)
 		}
 		if selected == 0 {
-			a.printer().Notef("nothing to restore: no committed archived row matches the selection")
+			d.printer.Notef("nothing to restore: no committed archived row matches the selection")
 		} else {
-			a.printer().Notef("nothing to restore: all %d selected row(s) are already in the table", selected)
+			d.printer.Notef("nothing to restore: all %d selected row(s) are already in the table", selected)
 		}
 	} else {
-		if err := a.confirm("outboxctl restore "+f.Path, lines, o.Yes); err != nil {
+		if err := d.confirm("outboxctl restore "+f.Path, lines, o.Yes); err != nil {
 			return err
 		}
-		progress := a.progress(ctx, "restored", int64(toInsert), false)
+		progress := d.progress(ctx, "restored", int64(toInsert), false)
 		inserted, err = reinsert(ctx, conn, targets, o.Reason, progress.Add)
 		progress.done()
 		if err != nil {
@@ -200,9 +230,9 @@ func (a *app) runRestore(ctx context.Context, f *drain.ArchiveFile, plan *drain.
 	}
 	skipped := int64(selected) - inserted
 	if toInsert > 0 {
-		a.audit("restore", map[string]any{"archive": f.Path, "operations": ops, "inserted": inserted, "skipped": skipped, "reason": o.Reason})
+		d.audit("restore", map[string]any{"archive": f.Path, "operations": ops, "inserted": inserted, "skipped": skipped, "reason": o.Reason})
 	}
-	return a.printer().Print(render.Doc{{Name: "restore", Card: []render.Field{
+	return d.printer.Print(render.Doc{{Name: "restore", Card: []render.Field{
 		{Key: "archive", Value: f.Path}, {Key: "operations", Value: strings.Join(ops, ", ")},
 		{Key: "inserted", Value: inserted}, {Key: "skipped", Value: skipped}}}})
 }
@@ -226,11 +256,12 @@ func reinsert(ctx context.Context, conn *db.Conn, targets []restoreTarget, reaso
 }
 
 // restoreTargets introspects each operation's table and reads which ids it holds.
-func (a *app) restoreTargets(ctx context.Context, conn *db.Conn, plan *drain.RestorePlan) ([]restoreTarget, error) {
+// schema, when given (--schema), is where the rows go instead of the schema recorded.
+func restoreTargets(ctx context.Context, conn *db.Conn, schema string, plan *drain.RestorePlan) ([]restoreTarget, error) {
 	var out []restoreTarget
 	err := db.ReadTx(ctx, conn, func(tx db.Tx) error {
 		for _, p := range plan.Operations {
-			t := restoreTarget{PlannedOperation: p, dest: p.Op.Destination(a.g.Schema)}
+			t := restoreTarget{PlannedOperation: p, dest: p.Op.Destination(schema)}
 			sch, err := query.LoadSchema(ctx, tx, t.dest.Schema, []string{t.dest.Table})
 			if err != nil {
 				return db.Classify(err, "introspect")
