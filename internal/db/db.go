@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -149,12 +150,73 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 	pc.StatementCacheCapacity = 0
 	pc.DescriptionCacheCapacity = 0
 	session, local := applySessionSettings(pc, cfg)
+	if !asksForTLS(cfg.DSN, os.Environ()) {
+		plainOnLoopback(pc)
+	}
 
 	conn, err := pgx.ConnectConfig(ctx, pc)
 	if err != nil {
 		return nil, classifyConnect(err, pc, password)
 	}
 	return &Conn{Conn: conn, session: session, local: local}, nil
+}
+
+// asksForTLS says whether anything in the connection settings mentions TLS or a service file:
+// an sslmode, a certificate, a key, any PGSSL* variable, or a pg_service.conf entry that could
+// set them. Only when nothing does is sslmode libpq's default, prefer. It errs towards yes:
+// "ssl" anywhere in the DSN (a database named "classless", say) counts.
+func asksForTLS(dsn string, environ []string) bool {
+	lower := strings.ToLower(dsn)
+	if strings.Contains(lower, "ssl") || strings.Contains(lower, "service") {
+		return true
+	}
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, "PGSSL") || strings.HasPrefix(kv, "PGSERVICE") || strings.HasPrefix(kv, "PGREQUIRESSL") {
+			return true
+		}
+	}
+	return false
+}
+
+// plainOnLoopback drops the TLS attempt that sslmode=prefer makes before its plain one, for
+// loopback hosts (localhost, 127.0.0.0/8, ::1; Unix sockets never use TLS). prefer accepts
+// any certificate and falls back to plain text, so it authenticates nothing; on loopback the
+// bytes never leave the host, so it hides nothing either. The handshake is most of the cost
+// of connecting (measured here: 12.5 ms with TLS, 4.4 ms without, on 127.0.0.1), paid by
+// every command. Called only when the user left sslmode at its default (asksForTLS): an
+// explicit sslmode, even prefer, is honoured as given.
+func plainOnLoopback(pc *pgx.ConnConfig) {
+	type attempt struct {
+		host string
+		port uint16
+		tls  bool
+	}
+	all := append([]*pgconn.FallbackConfig{{Host: pc.Host, Port: pc.Port, TLSConfig: pc.TLSConfig}}, pc.Fallbacks...)
+	plain := map[attempt]bool{}
+	for _, f := range all {
+		if f.TLSConfig == nil {
+			plain[attempt{f.Host, f.Port, false}] = true
+		}
+	}
+	var keep []*pgconn.FallbackConfig
+	for _, f := range all {
+		// Only drop a TLS attempt whose plain twin follows it, as prefer queues them.
+		if f.TLSConfig != nil && isLoopback(f.Host) && plain[attempt{f.Host, f.Port, false}] {
+			continue
+		}
+		keep = append(keep, f)
+	}
+	pc.Host, pc.Port, pc.TLSConfig = keep[0].Host, keep[0].Port, keep[0].TLSConfig
+	pc.Fallbacks = keep[1:]
+}
+
+// isLoopback says whether host names this machine over TCP.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // applySessionSettings sets the timeouts the DSN left unset. PgBouncer rejects unknown startup

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -395,5 +396,42 @@ func TestReadTxFirstPipelined(t *testing.T) {
 	}
 	if s := conn.PgConn().TxStatus(); s != 'I' {
 		t.Fatalf("transaction status after ReadTxFirst = %c, want I (rolled back)", s)
+	}
+}
+
+// TestLoopbackSkipsTLSUnlessAsked connects to the test server on 127.0.0.1 and asks the
+// server whether the session is encrypted: plain when the DSN is silent about TLS, TLS when
+// it says sslmode=prefer (if the server offers TLS at all; Debian's does, with its snakeoil
+// certificate), so an explicit choice is honoured.
+func TestLoopbackSkipsTLSUnlessAsked(t *testing.T) {
+	t.Parallel()
+	// The test DSN says sslmode=disable (so that every other test is plain): drop it.
+	u, err := url.Parse(testdb.DSN())
+	if err != nil || u.Hostname() != "127.0.0.1" {
+		t.Skipf("the test DSN is not a postgres:// URL on 127.0.0.1 (%v)", err)
+	}
+	q := u.Query()
+	q.Del("sslmode")
+	u.RawQuery = q.Encode()
+	silent := u.String()
+	encrypted := func(dsn string) bool {
+		conn := connect(t, db.Config{DSN: dsn, Command: "test"})
+		var ssl bool
+		if err := conn.QueryRow(context.Background(), "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").Scan(&ssl); err != nil {
+			t.Fatal(err)
+		}
+		return ssl
+	}
+	var serverSSL string
+	if err := testdb.Pool(t).QueryRow(context.Background(), "SHOW ssl").Scan(&serverSSL); err != nil {
+		t.Fatal(err)
+	}
+	if encrypted(silent) {
+		t.Fatalf("%s: the session is encrypted; a loopback DSN silent on TLS should connect in plain text", silent)
+	}
+	q.Set("sslmode", "prefer")
+	u.RawQuery = q.Encode()
+	if got := encrypted(u.String()); got != (serverSSL == "on") {
+		t.Fatalf("sslmode=prefer given explicitly: encrypted = %v with the server's ssl = %s", got, serverSSL)
 	}
 }
