@@ -17,11 +17,13 @@ DEMO_DSN    ?= $(or $(OUTBOXCTL_DSN),postgres://postgres@127.0.0.1:5432/test?ssl
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z\/_-]+:.*## / {printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## Build bin/outboxctl with version and commit
-	go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
+# CGO_ENABLED=0: a static binary starts about 1 ms sooner (no dynamic loader, no libc) and
+# runs on any Linux; nothing in outboxctl needs cgo (the race detector, for tests, does).
+build: ## Build bin/outboxctl with version and commit (static)
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
 
-install: ## Install outboxctl into $(go env GOPATH)/bin
-	go install -trimpath -ldflags '$(LDFLAGS)' .
+install: ## Install outboxctl into $(go env GOPATH)/bin (static)
+	CGO_ENABLED=0 go install -trimpath -ldflags '$(LDFLAGS)' .
 
 test: ## Run every test (unit, golden, real PostgreSQL/Redis, end-to-end scripts, fuzz seeds)
 	go test ./... -count=1 -timeout 10m

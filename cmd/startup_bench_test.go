@@ -3,7 +3,6 @@ package cmd_test
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
@@ -16,11 +15,7 @@ import (
 func BenchmarkStartupPrintSQL(b *testing.B) {
 	bin := os.Getenv("OUTBOXCTL_BIN")
 	if bin == "" {
-		bin = filepath.Join(b.TempDir(), "outboxctl")
-		build := exec.Command("go", "build", "-trimpath", "-o", bin, "..")
-		if out, err := build.CombinedOutput(); err != nil {
-			b.Fatalf("building: %v\n%s", err, out)
-		}
+		bin = benchBinary(b)
 	}
 	durations := make([]time.Duration, 0, b.N)
 	b.ResetTimer()

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -13,14 +14,19 @@ import (
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
+// The patterns are compiled when a config file is read, not at every command's start-up.
 var (
 	// A context name is a word: commas separate names in --context us,de.
-	nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	nameRE = lazyRE(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 	// envRE is a POSIX environment variable name; serviceRE a pg_service.conf section that
 	// needs no quoting in a key=value DSN.
-	envRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	serviceRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	envRE     = lazyRE(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	serviceRE = lazyRE(`^[A-Za-z0-9_.-]+$`)
 )
+
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // topKeys are the keys of the file's top-level mapping.
 var topKeys = []string{"current-context", "contexts"} //nolint:gochecknoglobals // constant list
@@ -85,7 +91,7 @@ func (f *File) parseContexts(n *yaml.Node) error {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if !nameRE.MatchString(k.Value) {
+		if !nameRE().MatchString(k.Value) {
 			return f.at(k, "context name %q: use letters, digits, '_', '.' and '-' (commas separate names in --context)", k.Value)
 		}
 		if _, dup := f.contexts[k.Value]; dup {
@@ -152,8 +158,8 @@ func (f *File) check(c *Context) error {
 		key string
 		ok  func(string) error
 	}{
-		{KeyDSNEnv, match(envRE, "want an environment variable name such as US_DSN")},
-		{KeyService, match(serviceRE, "want a pg_service.conf section name (letters, digits, '_', '.', '-')")},
+		{KeyDSNEnv, match(envRE(), "want an environment variable name such as US_DSN")},
+		{KeyService, match(serviceRE(), "want a pg_service.conf section name (letters, digits, '_', '.', '-')")},
 		{KeySilo, func(s string) error { _, err := query.ParseSilo(s); return err }},
 		{KeySchema, func(s string) error { return query.ValidateIdent("schema", s) }},
 		{KeyTable, func(s string) error { return query.ValidateIdent("table", s) }},

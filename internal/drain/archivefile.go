@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -85,9 +86,11 @@ type ArchiveFile struct {
 	Truncated bool
 }
 
-var opIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$`)
+// opIDPattern is compiled on first use: its {0,99} unrolls into a large program (0.4–2.5 ms
+// and 1,300 allocations), which every command paid at start-up when it was a package variable.
+var opIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$`) })
 
-func validOpID(s string) bool { return opIDPattern.MatchString(s) }
+func validOpID(s string) bool { return opIDPattern().MatchString(s) }
 
 // fileLine is any line of either format.
 type fileLine struct {

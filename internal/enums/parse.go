@@ -10,19 +10,26 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // maxSourceSize caps what LoadFile reads: the real file is about 14 KB.
 const maxSourceSize = 1 << 20
 
+// The patterns of category.py. They are compiled on the first parse (only --enums FILE and
+// lint parse one), not at start-up: every command pays for package initialisation.
 var (
-	reClass      = regexp.MustCompile(`^class\s+(\w+)\s*\(\s*IntEnum\s*\)\s*:`)
-	reMember     = regexp.MustCompile(`^\s+([A-Z][A-Z0-9_]*)\s*=\s*(\d+)\s*(?:#(.*))?$`)
-	reScopeStart = regexp.MustCompile(`^\s+([A-Z][A-Z0-9_]*)\s*=\s*scope_categories\s*\(`)
-	reScopeInt   = regexp.MustCompile(`^\s*scope_categories\s*\(\s*(\d+)\s*,`)
-	reCatRef     = regexp.MustCompile(`OutboxCategory\.([A-Z][A-Z0-9_]*)`)
-	reRetired    = regexp.MustCompile(`(?i)no longer in use|not in use|retired`)
+	reClass      = lazyRE(`^class\s+(\w+)\s*\(\s*IntEnum\s*\)\s*:`)
+	reMember     = lazyRE(`^\s+([A-Z][A-Z0-9_]*)\s*=\s*(\d+)\s*(?:#(.*))?$`)
+	reScopeStart = lazyRE(`^\s+([A-Z][A-Z0-9_]*)\s*=\s*scope_categories\s*\(`)
+	reScopeInt   = lazyRE(`^\s*scope_categories\s*\(\s*(\d+)\s*,`)
+	reCatRef     = lazyRE(`OutboxCategory\.([A-Z][A-Z0-9_]*)`)
+	reRetired    = lazyRE(`(?i)no longer in use|not in use|retired`)
 )
+
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // LoadFile parses a Sentry category.py (src/sentry/hybridcloud/outbox/category.py).
 func LoadFile(path string) (Source, error) {
@@ -58,7 +65,7 @@ func Parse(origin string, data []byte) (Source, error) {
 
 	sawCategory, sawScope := false, false
 	for i := 0; i < len(lines); i++ {
-		m := reClass.FindStringSubmatch(lines[i])
+		m := reClass().FindStringSubmatch(lines[i])
 		if m == nil {
 			continue
 		}
@@ -113,7 +120,7 @@ func classEnd(lines []string, start int) int {
 func parseCategories(origin string, lines []string, from, to int) ([]CategoryDef, error) {
 	var out []CategoryDef
 	for j := from; j < to; j++ {
-		m := reMember.FindStringSubmatch(lines[j])
+		m := reMember().FindStringSubmatch(lines[j])
 		if m == nil {
 			continue
 		}
@@ -121,7 +128,7 @@ func parseCategories(origin string, lines []string, from, to int) ([]CategoryDef
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, CategoryDef{Name: m[1], Value: v, Retired: reRetired.MatchString(m[3]), Line: j + 1})
+		out = append(out, CategoryDef{Name: m[1], Value: v, Retired: reRetired().MatchString(m[3]), Line: j + 1})
 	}
 	return out, nil
 }
@@ -149,17 +156,17 @@ func parseScopes(origin string, lines []string, from, to int) ([]ScopeDef, error
 	var out []ScopeDef
 	for j := from; j < to; j++ {
 		line := lines[j]
-		if m := reMember.FindStringSubmatch(line); m != nil {
+		if m := reMember().FindStringSubmatch(line); m != nil {
 			// A scope written as a plain integer has no categories of its own.
 			v, err := enumInt(origin, j, m[1], m[2])
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, ScopeDef{Name: m[1], Value: v, Line: j + 1,
-				Retired: reRetired.MatchString(m[3]) || retiredByComment(lines, j)})
+				Retired: reRetired().MatchString(m[3]) || retiredByComment(lines, j)})
 			continue
 		}
-		m := reScopeStart.FindStringSubmatch(line)
+		m := reScopeStart().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
@@ -183,7 +190,7 @@ func parseScopes(origin string, lines []string, from, to int) ([]ScopeDef, error
 			return nil, fmt.Errorf("%s:%d: scope_categories( for %s is never closed", origin, j+1, m[1])
 		}
 		body := call.String()
-		vm := reScopeInt.FindStringSubmatch(body)
+		vm := reScopeInt().FindStringSubmatch(body)
 		if vm == nil {
 			return nil, fmt.Errorf("%s:%d: %s = scope_categories(...) does not start with an integer", origin, j+1, m[1])
 		}
@@ -191,8 +198,8 @@ func parseScopes(origin string, lines []string, from, to int) ([]ScopeDef, error
 		if err != nil {
 			return nil, err
 		}
-		def := ScopeDef{Name: m[1], Value: v, Line: j + 1, Retired: retiredByComment(lines, j) || reRetired.MatchString(commentOf(line))}
-		for _, ref := range reCatRef.FindAllStringSubmatch(body, -1) {
+		def := ScopeDef{Name: m[1], Value: v, Line: j + 1, Retired: retiredByComment(lines, j) || reRetired().MatchString(commentOf(line))}
+		for _, ref := range reCatRef().FindAllStringSubmatch(body, -1) {
 			def.Categories = append(def.Categories, ref[1])
 		}
 		out = append(out, def)
@@ -209,7 +216,7 @@ func retiredByComment(lines []string, j int) bool {
 		if !strings.HasPrefix(t, "#") {
 			return false
 		}
-		if reRetired.MatchString(t) {
+		if reRetired().MatchString(t) {
 			return true
 		}
 	}

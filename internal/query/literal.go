@@ -3,7 +3,6 @@ package query
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -98,7 +97,17 @@ func quoteString(s string) (string, error) {
 // escapeNames are the escape-string spellings a reader knows by sight.
 var escapeNames = map[rune]string{'\b': `\b`, '\f': `\f`, '\n': `\n`, '\r': `\r`, '\t': `\t`} //nolint:gochecknoglobals // immutable table
 
-var simpleIdent = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+// simpleIdent says whether name is [a-z_][a-z0-9_]*: a name PostgreSQL folds to itself.
+// (A loop, not a regexp: Ident runs for every name of every statement, and a package-level
+// regexp is compiled by every command at start-up.)
+func simpleIdent(name string) bool {
+	for i, r := range name {
+		if r != '_' && (r < 'a' || r > 'z') && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return name != ""
+}
 
 // keywords holds every PostgreSQL key word that is not unreserved (pg_get_keywords() with
 // catcode R, T or C in PostgreSQL 15, plus those later versions added): quote_ident quotes
@@ -131,7 +140,7 @@ var keywords = func() map[string]bool { //nolint:gochecknoglobals // immutable t
 // name holding a control character is written as a Unicode-escape identifier (U&"a\000ab"),
 // so printed SQL never carries the raw byte; ValidateIdent refuses such names from flags.
 func Ident(name string) string {
-	if simpleIdent.MatchString(name) && !keywords[name] {
+	if simpleIdent(name) && !keywords[name] {
 		return name
 	}
 	if strings.IndexFunc(name, textsafe.IsControl) < 0 {
