@@ -132,13 +132,34 @@ FROM %s.sentry_regionoutbox WHERE shard_scope = 0 AND shard_identifier = %d ORDE
 
 var orgScope = Enum{0, "ORGANIZATION_SCOPE"} //nolint:gochecknoglobals // constant
 
-// inspect shard on the hot shard: its state, categories and first page of messages, against
-// the guide's one template (which shows neither state, categories nor coalescing).
+// inspect shard on the hot shard, as the command runs it: its categories, its state (given
+// the categories' depth) and first page of messages, against the guide's one template (which
+// shows neither state, categories nor coalescing).
 func BenchmarkInspectHotShard(b *testing.B) {
+	ensureBenchData(b)
 	k := ShardKey{Scope: orgScope, ID: fixture.DemoHotShard}
+	cats, err := Run(context.Background(), testdb.Pool(b), ShardCategories(benchTarget(), k))
+	if err != nil {
+		b.Fatal(err)
+	}
+	depths, err := CategoryDepthSums(benchTarget(), cats)
+	if err != nil {
+		b.Fatal(err)
+	}
 	compareScript(b, fmt.Sprintf(`SELECT id, category, object_identifier, payload, scheduled_from, scheduled_for, date_added
 FROM %s.sentry_regionoutbox WHERE shard_scope = 0 AND shard_identifier = %d ORDER BY id DESC LIMIT 50`, benchSchema, fixture.DemoHotShard),
-		Script{ShardState(benchTarget(), k), ShardCategories(benchTarget(), k), ShardMessages(benchTarget(), k, 50, false)})
+		Script{ShardCategories(benchTarget(), k), ShardStateGivenDepth(benchTarget(), k, depths), ShardMessages(benchTarget(), k, 50, false)})
+}
+
+// The state alone, counting the hot shard (as drain's plan and --print-sql still do) and
+// given the depth (as inspect shard runs it), against the guide's bare count of the shard.
+func BenchmarkHotShardState(b *testing.B) {
+	k := ShardKey{Scope: orgScope, ID: fixture.DemoHotShard}
+	guide := fmt.Sprintf(`SELECT count(*) FROM %s.sentry_regionoutbox WHERE shard_scope = 0 AND shard_identifier = %d`, benchSchema, fixture.DemoHotShard)
+	b.Run("counted", func(b *testing.B) { compare(b, guide, ShardState(benchTarget(), k)) })
+	b.Run("given", func(b *testing.B) {
+		compare(b, guide, ShardStateGivenDepth(benchTarget(), k, map[string]int64{"": 200000}))
+	})
 }
 
 func BenchmarkInspectCategory(b *testing.B) {

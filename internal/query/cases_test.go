@@ -39,6 +39,10 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 		k := ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}
 		return Script{ShardState(t, k), ShardCategories(t, k), ShardMessages(t, k, 50, false)}
 	}},
+	{"inspect-shard-given-depth", func(t Target) Script {
+		k := ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}
+		return Script{ShardCategories(t, k), ShardStateGivenDepth(t, k, map[string]int64{"": 3, "us": 2, "eu": 1}), ShardMessages(t, k, 50, false)}
+	}},
 	{"inspect-shard-all", func(t Target) Script {
 		return Script{ShardMessagesAll(t, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 2})}
 	}},

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -332,7 +333,55 @@ func (b *builder) shardPredicates(t Target, k ShardKey, alias string) {
 // row is one probe of the (…, id) index; depth and next attempt are one index-only pass over
 // the narrow (…, scheduled_for) index, so a 200,000-row shard costs milliseconds, not a read
 // of every row. In the control silo there is one head row per cell.
-func ShardState(t Target, k ShardKey) Statement {
+func ShardState(t Target, k ShardKey) Statement { return shardState(t, k, nil) }
+
+// ShardStateGivenDepth is ShardState for a caller that has already counted the shard in the
+// same snapshot (inspect shard reads shard-categories first, whose depths sum to the shard's):
+// the depth is bound, not counted again, and the next attempt is one probe of the
+// (…, scheduled_for) index. On a 200,000-row shard the count is a pass over every index
+// entry (15–20 ms here), the whole of this statement's cost. depth maps each cell to its
+// depth in the control silo, and "" to the shard's in the cell silo; a cell it does not name
+// has depth 0.
+func ShardStateGivenDepth(t Target, k ShardKey, depth map[string]int64) Statement {
+	if depth == nil {
+		depth = map[string]int64{}
+	}
+	return shardState(t, k, depth)
+}
+
+// CategoryDepthSums sums the depth column of a shard-categories result per cell (the key "" in
+// the cell silo), for ShardStateGivenDepth. A depth that is not an integer is an error, never
+// a silent 0: the sum is printed as the shard's depth.
+func CategoryDepthSums(t Target, categories *Result) (map[string]int64, error) {
+	depthC, cellC := categories.Col("depth"), -1
+	if t.Control() {
+		name := t.CellColumn
+		if name == "" {
+			name = DefaultCellColumn
+		}
+		cellC = categories.Col(name)
+	}
+	if depthC < 0 || (t.Control() && cellC < 0) {
+		return nil, fmt.Errorf("%s: no depth or cell column in %v", categories.Statement, categories.Columns)
+	}
+	out := map[string]int64{}
+	for _, r := range categories.Rows {
+		d, ok := r[depthC].(int64)
+		if !ok {
+			return nil, fmt.Errorf("%s: depth %v is not an integer", categories.Statement, r[depthC])
+		}
+		cell := ""
+		if cellC >= 0 {
+			if cell, ok = r[cellC].(string); !ok {
+				return nil, fmt.Errorf("%s: cell %v is not text", categories.Statement, r[cellC])
+			}
+		}
+		out[cell] += d
+	}
+	return out, nil
+}
+
+func shardState(t Target, k ShardKey, given map[string]int64) Statement {
 	b := newBuilder()
 	b.shardPredicates(t, k, "o")
 	distinct, limit := "", b.arg("limit", 1, "")
@@ -343,6 +392,40 @@ func ShardState(t Target, k ShardKey) Statement {
 		limit = b.arg("limit", 1000, "")
 	}
 	headCols := "o.id, " + selectCell(t, "o") + "o.shard_scope, o.shard_identifier, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for"
+	doc := []string{
+		fmt.Sprintf("Backoff state of shard %s/%d in %s.", k.Scope.Name, k.ID, t.Describe()),
+		"head_* = the lowest-id row: Sentry locks it to claim the shard and derives the next delay",
+		"from it (next = now + min(2 × last_delay_seconds, 3600 s)). due = false means the shard waits",
+		"until next_attempt; a new row makes it due at once (new rows are scheduled in 2016).",
+	}
+	d := fmt.Sprintf(`SELECT count(*) AS depth, min(x.scheduled_for) AS next_attempt
+      FROM %s x
+     WHERE %s`, t.From(), t.sameShard("x", "h", "     "))
+	if given != nil {
+		var depth string
+		if !t.Control() {
+			depth = b.arg("depth", given[""], "rows of the shard: the sum of shard-categories' depth")
+		} else {
+			cells := make([]string, 0, len(given))
+			for c := range given {
+				cells = append(cells, c)
+			}
+			sort.Strings(cells)
+			depths := make([]int64, len(cells))
+			for i, c := range cells {
+				depths[i] = given[c]
+			}
+			depth = fmt.Sprintf(`coalesce((SELECT g.depth FROM unnest(%s::text[], %s::bigint[]) AS g(cell, depth)
+             WHERE g.cell = h.%s), 0)`,
+				b.arg("cells", cells, ""), b.arg("depths", depths, "rows per cell: the sums of shard-categories' depth"), t.cellCol())
+		}
+		d = fmt.Sprintf(`SELECT %s::bigint AS depth,
+           (SELECT x.scheduled_for FROM %s x
+             WHERE %s
+             ORDER BY x.scheduled_for
+             LIMIT 1) AS next_attempt`, depth, t.From(), t.sameShard("x", "h", "             "))
+		doc = append(doc, "depth is given: shard-categories counted the shard in the same snapshot.")
+	}
 	text := fmt.Sprintf(`SELECT %[1]sh.shard_scope, h.shard_identifier,
        d.depth, d.next_attempt, d.next_attempt <= now() AS due,
        h.id AS head_id, h.category AS head_category, h.object_identifier AS head_object,
@@ -357,24 +440,12 @@ func ShardState(t Target, k ShardKey) Statement {
      LIMIT %[7]s
   ) h
  CROSS JOIN LATERAL (
-    SELECT count(*) AS depth, min(x.scheduled_for) AS next_attempt
-      FROM %[4]s x
-     WHERE %[8]s
+    %[8]s
  ) d
  ORDER BY %[9]s`,
 		selectCell(t, "h"), distinct, headCols, t.From(), b.whereClause("     "), order("o"), limit,
-		t.sameShard("x", "h", "     "), order("h"))
-	return Statement{
-		Name: "shard-state",
-		Doc: []string{
-			fmt.Sprintf("Backoff state of shard %s/%d in %s.", k.Scope.Name, k.ID, t.Describe()),
-			"head_* = the lowest-id row: Sentry locks it to claim the shard and derives the next delay",
-			"from it (next = now + min(2 × last_delay_seconds, 3600 s)). due = false means the shard waits",
-			"until next_attempt; a new row makes it due at once (new rows are scheduled in 2016).",
-		},
-		Text: tidy(text),
-		Args: b.args,
-	}
+		d, order("h"))
+	return Statement{Name: "shard-state", Doc: doc, Text: tidy(text), Args: b.args}
 }
 
 // ShardCategories answers "what is in this shard?": depth per category (Sentry's

@@ -219,19 +219,37 @@ func TestIndexAlignedStatementsMatchModel(t *testing.T) {
 		for _, k := range keys {
 			t.Run(fmt.Sprintf("%s/%d-%d", name, k.Scope.Value, k.ID), func(t *testing.T) {
 				// due is checked against the clock, observed_at dropped; the rest must be equal.
-				got := runBound(t, ShardState(tgt, k))
-				for i, r := range got {
-					n := len(r)
-					if due := r[n-7].(bool); due != !r[n-8].(time.Time).After(time.Now()) {
-						t.Fatalf("due = %v for next attempt %v", due, r[n-8])
+				state := func(st Statement) [][]any {
+					got := runBound(t, st)
+					for i, r := range got {
+						n := len(r)
+						if due := r[n-7].(bool); due != !r[n-8].(time.Time).After(time.Now()) {
+							t.Fatalf("due = %v for next attempt %v", due, r[n-8])
+						}
+						got[i] = append(append([]any{}, r[:n-7]...), r[n-6:n-1]...)
 					}
-					got[i] = append(append([]any{}, r[:n-7]...), r[n-6:n-1]...)
+					return got
 				}
-				if want := modelShardState(tgt, rows, k); !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) {
+				want := modelShardState(tgt, rows, k)
+				if got := state(ShardState(tgt, k)); !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) {
 					t.Fatalf("shard-state\n got %v\nwant %v", got, want)
 				}
-				if got, want := runBound(t, ShardCategories(tgt, k)), modelShardCategories(tgt, rows, k); !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) {
-					t.Fatalf("shard-categories\n got %v\nwant %v", got, want)
+				cats := runBound(t, ShardCategories(tgt, k))
+				if want := modelShardCategories(tgt, rows, k); !reflect.DeepEqual(cats, want) && (len(cats) > 0 || len(want) > 0) {
+					t.Fatalf("shard-categories\n got %v\nwant %v", cats, want)
+				}
+				// inspect shard's order: the categories first, their depths summed per cell
+				// into the state, which then counts nothing.
+				depths := map[string]int64{}
+				for _, r := range cats {
+					if tgt.Control() {
+						depths[r[0].(string)] += r[2].(int64)
+					} else {
+						depths[""] += r[1].(int64)
+					}
+				}
+				if got := state(ShardStateGivenDepth(tgt, k, depths)); !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) {
+					t.Fatalf("shard-state given depth %v\n got %v\nwant %v", depths, got, want)
 				}
 			})
 		}
