@@ -59,15 +59,16 @@ func TestSessionSettings(t *testing.T) {
 	t.Parallel()
 	conn := connect(t, db.Config{Command: "shards", StatementTimeout: 7 * time.Second, LockTimeout: 1500 * time.Millisecond})
 	err := db.ReadTx(context.Background(), conn, func(tx pgx.Tx) error {
-		var app, st, lt, idle, ro string
+		var app, st, lt, idle, ro, jit string
 		err := tx.QueryRow(context.Background(), `SELECT current_setting('application_name'), current_setting('statement_timeout'),
-			current_setting('lock_timeout'), current_setting('idle_in_transaction_session_timeout'), current_setting('transaction_read_only')`).
-			Scan(&app, &st, &lt, &idle, &ro)
+			current_setting('lock_timeout'), current_setting('idle_in_transaction_session_timeout'), current_setting('transaction_read_only'),
+			current_setting('jit')`).
+			Scan(&app, &st, &lt, &idle, &ro, &jit)
 		if err != nil {
 			return err
 		}
-		if app != "outboxctl/shards" || st != "7s" || lt != "1500ms" || idle != "17s" || ro != "on" {
-			return fmt.Errorf("settings: application_name=%s statement_timeout=%s lock_timeout=%s idle=%s read_only=%s", app, st, lt, idle, ro)
+		if app != "outboxctl/shards" || st != "7s" || lt != "1500ms" || idle != "17s" || ro != "on" || jit != "off" {
+			return fmt.Errorf("settings: application_name=%s statement_timeout=%s lock_timeout=%s idle=%s read_only=%s jit=%s", app, st, lt, idle, ro, jit)
 		}
 		return nil
 	})
@@ -433,5 +434,29 @@ func TestLoopbackSkipsTLSUnlessAsked(t *testing.T) {
 	u.RawQuery = q.Encode()
 	if got := encrypted(u.String()); got != (serverSSL == "on") {
 		t.Fatalf("sslmode=prefer given explicitly: encrypted = %v with the server's ssl = %s", got, serverSSL)
+	}
+}
+
+// TestJITOffUnlessTheDSNSetsIt: every transaction runs with jit = off, except when the DSN
+// chose jit itself, as a parameter or in options.
+func TestJITOffUnlessTheDSNSetsIt(t *testing.T) {
+	t.Parallel()
+	sep := "?"
+	if strings.Contains(testdb.DSN(), "?") {
+		sep = "&"
+	}
+	for _, c := range []struct{ suffix, want string }{
+		{"", "off"},
+		{sep + "jit=on", "on"},
+		{sep + "options=" + url.QueryEscape("-c jit=on"), "on"},
+	} {
+		conn := connect(t, db.Config{DSN: testdb.DSN() + c.suffix, Command: "test"})
+		var got string
+		err := db.ReadTx(context.Background(), conn, func(tx pgx.Tx) error {
+			return tx.QueryRow(context.Background(), "SELECT current_setting('jit')").Scan(&got)
+		})
+		if err != nil || got != c.want {
+			t.Fatalf("DSN %s: jit = %q (%v), want %s", testdb.DSN()+c.suffix, got, err, c.want)
+		}
 	}
 }

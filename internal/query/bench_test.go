@@ -28,8 +28,18 @@ func ensureBenchData(b *testing.B) { testdb.EnsureBenchData(b) }
 // timed runs sql (with args) to completion, reading every row, and returns the wall time.
 func timed(b *testing.B, sql string, args ...any) time.Duration {
 	b.Helper()
+	return timedOn(b, testdb.Pool(b), sql, args...)
+}
+
+// timedOn is timed on q: outboxctl's statements run on a connection with its session
+// settings (jit = off, as db.Connect sets it), the guide's with the server's defaults, as a
+// DBA's psql runs them.
+func timedOn(b *testing.B, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, sql string, args ...any) time.Duration {
+	b.Helper()
 	start := time.Now()
-	rows, err := testdb.Pool(b).Query(context.Background(), sql, args...)
+	rows, err := q.Query(context.Background(), sql, args...)
 	if err != nil {
 		b.Fatalf("%v\n%s", err, sql)
 	}
@@ -69,10 +79,21 @@ func compareScript(b *testing.B, guide string, ours Script) {
 		}
 		stmts = append(stmts, bound{sql, append([]any{pgx.QueryExecModeExec}, args...)})
 	}
+	conn, err := testdb.Pool(b).Acquire(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		_, _ = conn.Exec(context.Background(), "RESET jit")
+		conn.Release()
+	}()
+	if _, err := conn.Exec(context.Background(), "SET jit = off"); err != nil {
+		b.Fatal(err)
+	}
 	runOurs := func() time.Duration {
 		var d time.Duration
 		for _, st := range stmts {
-			d += timed(b, st.sql, st.args...)
+			d += timedOn(b, conn, st.sql, st.args...)
 		}
 		return d
 	}
