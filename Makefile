@@ -55,7 +55,7 @@ verify: ## Fail if the goldens, docs, go.mod or formatting are not up to date
 bench: build ## Run the benchmarks (see docs/performance.md; builds a 2M-row data set once, ~10 min)
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench Startup -benchtime 200x -count 1
 	go test ./internal/query -run '^$$' -bench . -benchtime 20x -count 1 -timeout 30m
-	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench InspectAll -benchtime 2x -count 1 -timeout 30m
+	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench ReadCommands -benchtime 10x -count 1 -timeout 30m
 	go test ./internal/drain -run '^$$' -bench DrainModes -benchtime 1x -count 1 -timeout 30m
 	go test ./cmd -run '^$$' -bench DrainEndToEnd -benchtime 1x -count 1 -timeout 30m
 	go test ./cmd -run '^$$' -bench Handlers -benchtime 1x -count 1 -timeout 30m

@@ -34,17 +34,7 @@ func BenchmarkDatabaseCommand(b *testing.B) {
 	}
 	base := os.Getenv("OUTBOXCTL_BIN_BASE")
 	dsn := testdb.DSN()
-	run := func(bin string, args ...string) func() time.Duration {
-		return func() time.Duration {
-			c := exec.Command(bin, args...)
-			c.Env = []string{"PATH=/usr/bin:/bin"}
-			start := time.Now()
-			if out, err := c.CombinedOutput(); err != nil {
-				b.Fatalf("%s %v: %v\n%s", bin, args, err, out)
-			}
-			return time.Since(start)
-		}
-	}
+	run := func(bin string, args ...string) func() time.Duration { return timeCommand(b, bin, args...) }
 	control := []string{"shards", "--stuck", "--silo", "control", "--dsn", dsn, "--schema", testdb.BenchSchema}
 	cell := []string{"shards", "--stuck", "--dsn", dsn, "--schema", testdb.BenchSchema}
 	guide := fmt.Sprintf(`SELECT shard_scope, shard_identifier, category, count(*) AS depth,
@@ -138,6 +128,13 @@ func timeScript(b *testing.B, s query.Script) time.Duration {
 		d += time.Since(start)
 	}
 	return d
+}
+
+// execCommand is the binary run with a bare environment (no PG* variables, no config).
+func execCommand(bin string, args ...string) *exec.Cmd {
+	c := exec.Command(bin, args...)
+	c.Env = []string{"PATH=/usr/bin:/bin"}
+	return c
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
