@@ -113,22 +113,7 @@ func timeSQL(b *testing.B, sql string, args ...any) time.Duration {
 }
 
 // timeScript runs each statement of s, bound as outboxctl binds it, on the shared pool.
-func timeScript(b *testing.B, s query.Script) time.Duration {
-	b.Helper()
-	var d time.Duration
-	for _, st := range s {
-		sql, args, err := st.Bind()
-		if err != nil {
-			b.Fatal(err)
-		}
-		start := time.Now()
-		if _, err := query.RunBound(context.Background(), testdb.Pool(b), st.Name, sql, append([]any{pgx.QueryExecModeExec}, args...)); err != nil {
-			b.Fatal(err)
-		}
-		d += time.Since(start)
-	}
-	return d
-}
+func timeScript(b *testing.B, s query.Script) time.Duration { return timeScriptOn(b, testdb.Pool(b), s) }
 
 // execCommand is the binary run with a bare environment (no PG* variables, no config).
 func execCommand(bin string, args ...string) *exec.Cmd {

@@ -209,8 +209,8 @@ func timeCommand(b *testing.B, bin string, args ...string) func() time.Duration 
 	}
 }
 
-// timeScriptOn runs each statement of s, bound as outboxctl binds it, on conn.
-func timeScriptOn(b *testing.B, conn *pgx.Conn, s query.Script) time.Duration {
+// timeScriptOn runs each statement of s, bound as outboxctl binds it, on q.
+func timeScriptOn(b *testing.B, q query.Querier, s query.Script) time.Duration {
 	b.Helper()
 	var d time.Duration
 	for _, st := range s {
@@ -219,7 +219,7 @@ func timeScriptOn(b *testing.B, conn *pgx.Conn, s query.Script) time.Duration {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		if _, err := query.RunBound(context.Background(), conn, st.Name, sql, append([]any{pgx.QueryExecModeExec}, args...)); err != nil {
+		if _, err := query.RunBound(context.Background(), q, st.Name, sql, append([]any{pgx.QueryExecModeExec}, args...)); err != nil {
 			b.Fatal(err)
 		}
 		d += time.Since(start)
