@@ -213,7 +213,7 @@ type Result struct {
 
 // Guard refuses a connection that is inside a transaction block or on a replica.
 func Guard(ctx context.Context, conn *db.Conn) error {
-	if s := conn.PgConn().TxStatus(); s != 'I' {
+	if conn.InTransaction() {
 		return ErrInTransaction
 	}
 	return db.CheckPrimary(ctx, conn, "drain")
