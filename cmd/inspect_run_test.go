@@ -20,7 +20,7 @@ func TestValidateOptions(t *testing.T) {
 		msg, hint string
 	}{
 		{"object id not a number", (&inspectObjectOptions{Category: "ORGANIZATION_UPDATE", ID: "x", Limit: 100}).Validate,
-			`invalid object id "x": want an integer id`, ""},
+			`invalid object id "x": want an integer id`, "outboxctl inspect object ORGANIZATION_UPDATE 42"},
 		{"object id negative", (&inspectObjectOptions{Category: "ORGANIZATION_UPDATE", ID: "-7", Limit: 100}).Validate,
 			`invalid object id "-7": ` + nonNeg, "outboxctl inspect object ORGANIZATION_UPDATE 42"},
 		{"object --limit 0", (&inspectObjectOptions{Category: "ORGANIZATION_UPDATE", ID: "7"}).Validate,
@@ -29,12 +29,12 @@ func TestValidateOptions(t *testing.T) {
 			"invalid `--shard` -1: " + nonNeg, "outboxctl inspect object TEAM_UPDATE 7 --shard 42"},
 		{"object --shard with --any-scope", (&inspectObjectOptions{Category: "TEAM_UPDATE", ID: "7", Limit: 1, ShardSet: true, AnyScope: true}).Validate,
 			"`--shard` and `--any-scope` exclude each other: a shard belongs to one scope", ""},
-		{"message id not a number", (&inspectMessageOptions{messageArg{ID: "abc"}}).Validate, `invalid message id "abc": want an integer id`, ""},
+		{"message id not a number", (&inspectMessageOptions{messageArg{ID: "abc"}}).Validate, `invalid message id "abc": want an integer id`, "outboxctl inspect message 123456"},
 		{"message id negative", (&inspectMessageOptions{messageArg{ID: "-5"}}).Validate, `invalid message id "-5": ` + nonNeg, "outboxctl inspect message 123456"},
 		{"reschedule shard id negative", (&rescheduleOptions{shardArgs: shardArgs{Scope: "organization", ID: "-1"}}).Validate,
 			`invalid shard id "-1": ` + nonNeg, "outboxctl reschedule organization 42"},
 		{"compact shard id not a number", (&compactOptions{shardArgs: shardArgs{Scope: "organization", ID: "one"}}).Validate,
-			`invalid shard id "one": want an integer id`, ""},
+			`invalid shard id "one": want an integer id`, "outboxctl compact organization 42"},
 		{"skip message id negative", (&skipOptions{messageArg: messageArg{ID: "-9"}}).Validate, `invalid message id "-9": ` + nonNeg, "outboxctl skip 123456"},
 		{"restore --id negative", (&restoreOptions{IDs: []string{"4", "-3"}}).Validate, `invalid row id "-3": ` + nonNeg, "outboxctl restore FILE --id 123456"},
 		{"restore --shard without id", (&restoreOptions{Shard: "organization"}).Validate,

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -43,6 +44,14 @@ func (s *shardArgs) validate(command string) error {
 	return err
 }
 
+// parse checks that the id is an integer, and only that: the reads (inspect shard) and the
+// drain have always taken any integer, and a negative one finds an empty shard.
+func (s *shardArgs) parse(command string) error {
+	id, err := idArg("shard id", s.ID, command+" organization 42")
+	s.id = id
+	return err
+}
+
 // shardKey resolves the scope of a validated SCOPE ID.
 func (a *app) shardKey(s shardArgs) (query.ShardKey, error) {
 	scope, err := a.scopeArg(s.Scope)
@@ -69,6 +78,8 @@ type repairDeps struct {
 	audit       func(command string, fields map[string]any)
 	progress    func(ctx context.Context, label string, total int64, approx bool) *workProgress
 	now         func() time.Time
+	stderr      io.Writer           // a plan shown without a prompt, the archive's path
+	getenv      func(string) string // a drain handler's $VARS
 }
 
 func (a *app) repairDeps() repairDeps {
@@ -77,6 +88,7 @@ func (a *app) repairDeps() repairDeps {
 		printScript: func(s query.Script) error { return a.printScript(s, false) },
 		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSession, registry: a.registry,
 		state: a.shardState, confirm: a.confirm, audit: a.audit, progress: a.progress, now: time.Now,
+		stderr: a.io.Err, getenv: a.getenv,
 	}
 }
 
