@@ -100,21 +100,9 @@ that reads only, unless run again with -v delivered=ID.`),
   outboxctl drain organization 42 --print-sql > drain-42.sql && psql -f drain-42.sql`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
-		RunE: func(c *cobra.Command, args []string) error {
-			o.Scope, o.ID = args[0], args[1]
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			k, err := a.shardKey(o.shardArgs)
-			if err != nil {
-				return err
-			}
-			t, err := a.target()
-			if err != nil {
-				return err
-			}
-			return runDrain(c.Context(), a.repairDeps(), o, t, k)
-		},
+		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
+			return runDrain(ctx, a.repairDeps(), o, t, k)
+		}),
 	}
 	f := c.Flags()
 	f.StringVar(&o.Handler, "handler", "", "where messages go: exec:COMMAND, stream:COMMAND, http(s)://URL or discard")

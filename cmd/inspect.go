@@ -78,21 +78,13 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
   outboxctl inspect shard 0 42 --silo control --cell us --print-sql`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
-		RunE: func(c *cobra.Command, args []string) error {
-			o.Scope, o.ID = args[0], args[1]
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			k, err := a.shardKey(o.shardArgs)
+		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, _ query.Target, k query.ShardKey) error {
+			d, err := a.readDeps() // the same target, with what a read needs besides
 			if err != nil {
 				return err
 			}
-			d, err := a.readDeps()
-			if err != nil {
-				return err
-			}
-			return runInspectShard(c.Context(), d, o, k)
-		},
+			return runInspectShard(ctx, d, o, k)
+		}),
 	}
 	c.Flags().IntVar(&o.Limit, "limit", 50, "at most this many messages besides the head")
 	c.Flags().StringVar(&o.Order, "order", "newest", "which messages fill the page after the head: newest or oldest")

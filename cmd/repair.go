@@ -52,6 +52,27 @@ func (s *shardArgs) parse(command string) error {
 	return err
 }
 
+// runOnShard is the run of a command that takes SCOPE ID (inspect shard, drain, reschedule,
+// compact): it fills s from the arguments, validates the options, resolves the scope and the
+// outbox table, and calls run.
+func (a *app) runOnShard(s *shardArgs, validate func() error, run func(context.Context, query.Target, query.ShardKey) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		s.Scope, s.ID = args[0], args[1]
+		if err := validate(); err != nil {
+			return err
+		}
+		k, err := a.shardKey(*s)
+		if err != nil {
+			return err
+		}
+		t, err := a.target()
+		if err != nil {
+			return err
+		}
+		return run(c.Context(), t, k)
+	}
+}
+
 // shardKey resolves the scope of a validated SCOPE ID.
 func (a *app) shardKey(s shardArgs) (query.ShardKey, error) {
 	scope, err := a.scopeArg(s.Scope)
@@ -139,21 +160,9 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 		Example:           examples(`outboxctl reschedule organization 42 --reason 'INC-3: handler fixed' --yes`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
-		RunE: func(c *cobra.Command, args []string) error {
-			o.Scope, o.ID = args[0], args[1]
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			k, err := a.shardKey(o.shardArgs)
-			if err != nil {
-				return err
-			}
-			t, err := a.target()
-			if err != nil {
-				return err
-			}
-			return runReschedule(c.Context(), a.repairDeps(), o, t, k)
-		},
+		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
+			return runReschedule(ctx, a.repairDeps(), o, t, k)
+		}),
 	}
 	addRepairFlags(c, &o.repairOptions, false)
 	return c
@@ -370,21 +379,9 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 		Example:           examples(`outboxctl compact organization 1 --reason 'INC-4: hot shard' --yes`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
-		RunE: func(c *cobra.Command, args []string) error {
-			o.Scope, o.ID = args[0], args[1]
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			k, err := a.shardKey(o.shardArgs)
-			if err != nil {
-				return err
-			}
-			t, err := a.target()
-			if err != nil {
-				return err
-			}
-			return runCompact(c.Context(), a.repairDeps(), o, t, k)
-		},
+		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
+			return runCompact(ctx, a.repairDeps(), o, t, k)
+		}),
 	}
 	addRepairFlags(c, &o.repairOptions, true)
 	return c
