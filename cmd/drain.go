@@ -498,7 +498,6 @@ func (d repairDeps) shardAfter(ctx context.Context, t query.Target, k query.Shar
 	return out
 }
 
-// shardState reads a shard's depth and next attempt; ok is false when it could not.
 // shardDepthRow is what a repair or drain reports of query.ShardState before and after.
 type shardDepthRow struct {
 	Depth       int64 `db:"depth"`

@@ -82,9 +82,10 @@ func (a *app) shardKey(s shardArgs) (query.ShardKey, error) {
 	return query.ShardKey{Scope: *scope, ID: s.id}, nil
 }
 
-// repairDeps are what a repair or a restore takes from outside: the printer and SQL
+// repairDeps are what a repair, a restore or a drain takes from outside: the printer and SQL
 // printing, the database (connect; session opens a read-only snapshot with the catalog),
-// the registry, the prompter, the audit line, the progress line and the clock.
+// the registry, the prompter, the audit line, the progress line, the clock, stderr and the
+// environment.
 type repairDeps struct {
 	printer     *render.Printer
 	printSQL    bool                       // --print-sql: print, connect to nothing
