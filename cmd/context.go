@@ -45,22 +45,39 @@ mode 0600. Passwords are never printed.`),
 	return c
 }
 
+// contextDeps are what the context commands take from outside: the config file (loaded
+// through the environment: $OUTBOXCTL_CONFIG, $XDG_CONFIG_HOME), the environment and the
+// printer.
+type contextDeps struct {
+	configFile func() (*config.File, error)
+	getenv     func(string) string
+	printer    *render.Printer
+}
+
+func (a *app) contextDeps() contextDeps {
+	return contextDeps{configFile: a.configFile, getenv: a.getenv, printer: a.printer()}
+}
+
 func newContextListCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the contexts of the config file",
 		Args:  exactArgs(0, "(none)"),
-		RunE: func(*cobra.Command, []string) error {
-			f, err := a.configFile()
-			if err != nil {
-				return err
-			}
-			if !f.Exists {
-				a.printer().Notef("no config file at %s: see docs/README.md#contexts", f.Path)
-			}
-			return a.printer().Print(render.Doc{{Table: contextTable(f)}})
-		},
+		RunE:  func(*cobra.Command, []string) error { return runContextList(a.contextDeps()) },
 	}
+}
+
+// runContextList prints one row per context of the config file (none when there is no file,
+// with a note saying where it was looked for).
+func runContextList(d contextDeps) error {
+	f, err := d.configFile()
+	if err != nil {
+		return err
+	}
+	if !f.Exists {
+		d.printer.Notef("no config file at %s: see docs/README.md#contexts", f.Path)
+	}
+	return d.printer.Print(render.Doc{{Table: contextTable(f)}})
 }
 
 // contextTable is one row per context: where it connects (password redacted), its silo,
@@ -96,25 +113,42 @@ context), the environment (OUTBOXCTL_DSN, the libpq variables, OUTBOXCTL_REDIS_U
 default. NAME defaults to $OUTBOXCTL_CONTEXT, then current-context. Passwords are redacted.`),
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			f, err := a.configFile()
-			if err != nil {
-				return err
+			o := contextShowOptions{Name: a.g.Context, overrides: a.overrides(c)} // --context names it as well as NAME does
+			if len(args) == 1 {
+				o.Name = args[0]
 			}
-			if len(args) == 0 && a.g.Context != "" {
-				args = []string{a.g.Context} // --context names it as well as NAME does
-			}
-			ctx, err := showTarget(f, args, a.getenv)
-			if err != nil {
-				return configError(err)
-			}
-			s := config.Resolve(ctx, a.overrides(c), a.getenv)
-			t := &render.Table{Columns: []string{"key", "value", "source"}}
-			for _, x := range s.Show() {
-				t.Rows = append(t.Rows, []any{x.Key, x.Value, x.Source})
-			}
-			return a.printer().Print(render.Doc{{Table: t}})
+			return runContextShow(a.contextDeps(), o)
 		},
 	}
+}
+
+// contextShowOptions are context show's argument (or --context) and the global flags given
+// on the command line, which win over the context.
+type contextShowOptions struct {
+	Name      string
+	overrides config.Overrides
+}
+
+// runContextShow prints what a context resolves to, one setting a line with its source.
+func runContextShow(d contextDeps, o contextShowOptions) error {
+	f, err := d.configFile()
+	if err != nil {
+		return err
+	}
+	var args []string
+	if o.Name != "" {
+		args = []string{o.Name}
+	}
+	ctx, err := showTarget(f, args, d.getenv)
+	if err != nil {
+		return configError(err)
+	}
+	s := config.Resolve(ctx, o.overrides, d.getenv)
+	t := &render.Table{Columns: []string{"key", "value", "source"}}
+	for _, x := range s.Show() {
+		t.Rows = append(t.Rows, []any{x.Key, x.Value, x.Source})
+	}
+	return d.printer.Print(render.Doc{{Table: t}})
 }
 
 // showTarget is NAME, else the context OUTBOXCTL_CONTEXT or current-context selects.
@@ -149,18 +183,21 @@ func newContextUseCmd(a *app) *cobra.Command {
 		Use:   "use NAME",
 		Short: "Make NAME the current context (rewrites current-context, keeps the rest of the file)",
 		Args:  exactArgs(1, "NAME"),
-		RunE: func(_ *cobra.Command, args []string) error {
-			f, err := a.configFile()
-			if err != nil {
-				return err
-			}
-			if err := f.Use(args[0]); err != nil {
-				return configError(err)
-			}
-			a.printer().Notef("current context: %s (%s)", args[0], f.Path)
-			return nil
-		},
+		RunE:  func(_ *cobra.Command, args []string) error { return runContextUse(a.contextDeps(), args[0]) },
 	}
+}
+
+// runContextUse makes name the config file's current context, keeping the rest of the file.
+func runContextUse(d contextDeps, name string) error {
+	f, err := d.configFile()
+	if err != nil {
+		return err
+	}
+	if err := f.Use(name); err != nil {
+		return configError(err)
+	}
+	d.printer.Notef("current context: %s (%s)", name, f.Path)
+	return nil
 }
 
 // configFile loads the config file; its errors are the operator's to fix (exit 2).

@@ -21,6 +21,7 @@ import (
 )
 
 type drainOptions struct {
+	shardArgs
 	Handler          string
 	HandlerHeaders   []string
 	HandlerTimeout   time.Duration
@@ -35,8 +36,11 @@ type drainOptions struct {
 	CoalescedIDs     bool
 }
 
-// Validate checks the flags before anything connects.
-func (o drainOptions) Validate() error {
+// Validate checks the shard id and the flags before anything connects.
+func (o *drainOptions) Validate() error {
+	if err := o.parse("outboxctl drain"); err != nil {
+		return err
+	}
 	if o.MaxMessages < 0 {
 		return usageErrorf("", "`--max-messages` must not be negative (0 means all)")
 	}
@@ -96,12 +100,9 @@ that reads only, unless run again with -v delivered=ID.`),
   outboxctl drain organization 42 --print-sql > drain-42.sql && psql -f drain-42.sql`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return a.drain(c.Context(), o, args)
-		},
+		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
+			return runDrain(ctx, a.repairDeps(), o, t, k)
+		}),
 	}
 	f := c.Flags()
 	f.StringVar(&o.Handler, "handler", "", "where messages go: exec:COMMAND, stream:COMMAND, http(s)://URL or discard")
@@ -133,40 +134,34 @@ type drainPlan struct {
 	payloadType string
 }
 
-func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
-	k, err := a.shardArg(args[0], args[1])
-	if err != nil {
-		return err
-	}
-	t, err := a.target()
-	if err != nil {
-		return err
-	}
+// runDrain drains shard k of t through o's handler after the plan is confirmed (--dry-run:
+// the plan and the handler check only; --print-sql: the psql script).
+func runDrain(ctx context.Context, d repairDeps, o drainOptions, t query.Target, k query.ShardKey) error {
 	if err := requireCell(t, "outboxctl drain"); err != nil {
 		return err
 	}
-	if a.g.PrintSQL {
+	if d.printSQL {
 		script, err := query.DrainScript(t, k)
 		if err != nil {
 			return err
 		}
-		return a.printer().SQL(script)
+		return d.printer.SQL(script)
 	}
-	if err := a.requireDatabase("outboxctl drain"); err != nil {
+	if err := d.requireDB("outboxctl drain"); err != nil {
 		return err
 	}
-	handler, err := a.drainHandler(o, args)
+	handler, err := drainHandler(o, d.getenv)
 	if err != nil {
 		return err
 	}
 	if c, ok := handler.(io.Closer); ok {
 		defer c.Close() // a stream: co-process ends on every exit path
 	}
-	reg, err := a.registry()
+	reg, err := d.registry()
 	if err != nil {
 		return err
 	}
-	conn, err := a.connect(ctx, "drain")
+	conn, err := d.connect(ctx, "drain")
 	if err != nil {
 		return err
 	}
@@ -177,40 +172,40 @@ func (a *app) drain(ctx context.Context, o drainOptions, args []string) error {
 		}
 		return err
 	}
-	plan, err := a.drainPlan(ctx, o, t, k, reg)
+	plan, err := readDrainPlan(ctx, d, o, t, k, reg)
 	if err != nil {
 		return err
 	}
 	t = plan.target
-	command := "outboxctl drain " + args[0] + " " + args[1]
+	command := "outboxctl drain " + o.Scope + " " + o.ID
 	switch {
 	case plan.empty:
-		a.printer().Notef("shard %s/%d is empty in %s: nothing to drain", k.Scope.Name, k.ID, t.Describe())
+		d.printer.Notef("shard %s/%d is empty in %s: nothing to drain", k.Scope.Name, k.ID, t.Describe())
 		return nil
 	case plan.killed && !o.IgnoreKillswitch:
-		a.printPlan(plan.lines)
+		printPlan(d.stderr, plan.lines)
 		return usageErrorf(command+" --ignore-killswitch …",
 			"shard %s/%d is kill-switched: Sentry itself only trims its head coalesce group (older duplicates deleted undelivered) each time its backoff (2 s doubling to 1 h) comes round, and delivers nothing; pass --ignore-killswitch to deliver it anyway, or remove it from the kill switch first", k.Scope.Name, k.ID)
 	case o.DryRun:
-		a.printPlan(plan.lines)
-		return a.dryRunPreflight(ctx, handler)
+		printPlan(d.stderr, plan.lines)
+		return dryRunPreflight(ctx, d.printer, handler)
 	}
-	if err := a.confirm(command, plan.lines, o.Yes); err != nil {
+	if err := d.confirm(command, plan.lines, o.Yes); err != nil {
 		return err
 	}
-	return a.runDrain(ctx, conn, o, plan, k, reg, handler)
+	return drainShard(ctx, d, conn, o, plan, k, reg, handler)
 }
 
 // drainHandler parses --handler (none is needed for --dry-run).
-func (a *app) drainHandler(o drainOptions, args []string) (drain.Handler, error) {
+func drainHandler(o drainOptions, getenv func(string) string) (drain.Handler, error) {
 	if o.DryRun && o.Handler == "" {
 		return nil, nil // a dry run without a handler: the plan only
 	}
 	if o.Handler == "" {
-		return nil, usageErrorf("outboxctl drain "+args[0]+" "+args[1]+" --handler 'exec:./deliver.sh'",
+		return nil, usageErrorf("outboxctl drain "+o.Scope+" "+o.ID+" --handler 'exec:./deliver.sh'",
 			"`--handler` is required: exec:COMMAND, stream:COMMAND, http(s)://URL or discard (or --dry-run to see the plan)")
 	}
-	handler, err := drain.ParseHandler(drain.HandlerConfig{Spec: o.Handler, Timeout: o.HandlerTimeout, Headers: o.HandlerHeaders, Getenv: a.getenv})
+	handler, err := drain.ParseHandler(drain.HandlerConfig{Spec: o.Handler, Timeout: o.HandlerTimeout, Headers: o.HandlerHeaders, Getenv: getenv})
 	if err != nil {
 		return nil, usageErrorf("", "%s", err.Error())
 	}
@@ -219,7 +214,7 @@ func (a *app) drainHandler(o drainOptions, args []string) (drain.Handler, error)
 
 // dryRunPreflight checks a dry run's handler as a real run would before its claim, so a
 // clean dry run means the handler can be reached.
-func (a *app) dryRunPreflight(ctx context.Context, handler drain.Handler) error {
+func dryRunPreflight(ctx context.Context, printer *render.Printer, handler drain.Handler) error {
 	p, ok := handler.(drain.Preflighter)
 	if !ok {
 		return nil
@@ -227,12 +222,12 @@ func (a *app) dryRunPreflight(ctx context.Context, handler drain.Handler) error 
 	if err := p.Preflight(ctx); err != nil {
 		return usageErrorf("", "%s (dry run: nothing was claimed or changed)", err.Error())
 	}
-	a.printer().Notef("handler check: ok (the command resolves, or the receiver accepts a connection)")
+	printer.Notef("handler check: ok (the command resolves, or the receiver accepts a connection)")
 	return nil
 }
 
-// runDrain checks the handler, claims the shard, drains it and prints the summary.
-func (a *app) runDrain(ctx context.Context, conn *db.Conn, o drainOptions, plan drainPlan, k query.ShardKey, reg *enums.Registry, handler drain.Handler) error {
+// drainShard checks the handler, claims the shard, drains it and prints the summary.
+func drainShard(ctx context.Context, d repairDeps, conn *db.Conn, o drainOptions, plan drainPlan, k query.ShardKey, reg *enums.Registry, handler drain.Handler) error {
 	t := plan.target
 	var err error
 	// The handler is checked before the claim: a typo must not push the shard's backoff.
@@ -244,12 +239,12 @@ func (a *app) runDrain(ctx context.Context, conn *db.Conn, o drainOptions, plan 
 	var archive *drain.Operation
 	if o.Handler == "discard" {
 		meta := archiveMeta(t, plan.payloadType, drain.CommandDrainDiscard, o.Reason)
-		if archive, err = a.openArchive(o.Archive, meta); err != nil {
+		if archive, err = d.openArchive(o.Archive, meta); err != nil {
 			return err
 		}
 		defer archive.Close()
 	}
-	start := time.Now()
+	start := d.now()
 	claimed, err := drain.Claim(ctx, conn, t, k)
 	if err != nil {
 		if errors.Is(err, drain.ErrShardLocked) {
@@ -257,7 +252,7 @@ func (a *app) runDrain(ctx context.Context, conn *db.Conn, o drainOptions, plan 
 		}
 		return db.Classify(err, "drain-claim")
 	}
-	progress := a.progress(ctx, "delivered", plan.groups, true)
+	progress := d.progress(ctx, "delivered", plan.groups, true)
 	res, runErr := drain.Run(ctx, conn, drain.Options{
 		Target: t, Shard: k, Mode: drain.Mode(o.Mode), Handler: handler, Discard: o.Handler == "discard",
 		Watermark: plan.watermark, MaxMessages: o.MaxMessages, Rate: o.Rate, HandlerTimeout: o.HandlerTimeout,
@@ -265,8 +260,8 @@ func (a *app) runDrain(ctx context.Context, conn *db.Conn, o drainOptions, plan 
 		CategoryName: reg.CategoryName, ScopeName: reg.ScopeName, OnDelivered: func(drain.Message) { progress.Add(1) },
 	})
 	progress.done()
-	restored := a.unclaimIfUnavailable(ctx, conn, t, k, claimed, res)
-	return a.drainSummary(ctx, o, t, k, res, runErr, restored, start)
+	restored := unclaimIfUnavailable(ctx, d.printer, conn, t, k, claimed, res)
+	return drainSummary(ctx, d, o, t, k, res, runErr, restored, start)
 }
 
 // categoryRow is one row of query.ShardCategories, as the drain's plan reads it.
@@ -276,12 +271,12 @@ type categoryRow struct {
 	Groups   int64 `db:"coalesce_groups"`
 }
 
-// drainPlan reads, in one read-only snapshot, what the plan shows.
-func (a *app) drainPlan(ctx context.Context, o drainOptions, t query.Target, k query.ShardKey, reg *enums.Registry) (drainPlan, error) {
+// readDrainPlan reads, in one read-only snapshot, what the plan shows.
+func readDrainPlan(ctx context.Context, d repairDeps, o drainOptions, t query.Target, k query.ShardKey, reg *enums.Registry) (drainPlan, error) {
 	p := drainPlan{target: t}
 	var stateRes, catRes *query.Result
 	var killed *bool
-	err := a.readSession(ctx, "drain", func(s *session) error {
+	err := d.session(ctx, "drain", func(s *session) error {
 		var err error
 		p.target = s.target
 		p.payloadType = s.schema.Table(s.target.TableName()).PayloadType
@@ -366,8 +361,8 @@ func (o drainOptions) planLines() []string {
 }
 
 // openArchive opens the archive operation a discard writes to, and says where it is.
-func (a *app) openArchive(path string, meta drain.OperationMeta) (*drain.Operation, error) {
-	meta.Started = time.Now().UTC()
+func (d repairDeps) openArchive(path string, meta drain.OperationMeta) (*drain.Operation, error) {
+	meta.Started = d.now().UTC()
 	meta.ID = drain.NewOperationID(meta.Command, meta.Started)
 	if path == "" {
 		var err error
@@ -379,20 +374,20 @@ func (a *app) openArchive(path string, meta drain.OperationMeta) (*drain.Operati
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(a.io.Err, "archiving to %s (operation %s)\n", path, meta.ID)
+	fmt.Fprintf(d.stderr, "archiving to %s (operation %s)\n", path, meta.ID)
 	return op, nil
 }
 
 // unclaimIfUnavailable puts the shard's schedule back when the run's first delivery failed
 // because the handler itself could not be reached: nothing was attempted for real, so the
 // shard must not carry a backoff for it.
-func (a *app) unclaimIfUnavailable(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey, c *drain.Claimed, res drain.Result) bool {
+func unclaimIfUnavailable(ctx context.Context, printer *render.Printer, conn *db.Conn, t query.Target, k query.ShardKey, c *drain.Claimed, res drain.Result) bool {
 	if res.Failed == nil || res.Delivered > 0 || !errors.Is(res.FailedErr, drain.ErrHandlerUnavailable) {
 		return false
 	}
 	_, err := drain.Unclaim(context.WithoutCancel(ctx), conn, t, k, c)
 	if err != nil {
-		a.printer().Notef("could not put the shard's schedule back: %v", err)
+		printer.Notef("could not put the shard's schedule back: %v", err)
 		return false
 	}
 	return true
@@ -421,8 +416,8 @@ func (w *workProgress) done() {
 
 // drainSummary prints what the drain did and what is left, from a fresh connection when the
 // drain's own connection died, and maps the outcome to the exit code.
-func (a *app) drainSummary(ctx context.Context, o drainOptions, t query.Target, k query.ShardKey, res drain.Result, runErr error, restored bool, start time.Time) error {
-	after := a.shardAfter(context.WithoutCancel(ctx), t, k)
+func drainSummary(ctx context.Context, d repairDeps, o drainOptions, t query.Target, k query.ShardKey, res drain.Result, runErr error, restored bool, start time.Time) error {
+	after := d.shardAfter(context.WithoutCancel(ctx), t, k)
 	summary := []render.Field{
 		{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)},
 		{Key: "delivered", Value: int64(res.Delivered)},
@@ -430,7 +425,7 @@ func (a *app) drainSummary(ctx context.Context, o drainOptions, t query.Target, 
 		{Key: "left", Value: after.left},
 		{Key: "next_attempt", Value: after.next},
 		{Key: "delay", Value: after.delay},
-		{Key: "seconds", Value: float64(time.Since(start).Milliseconds()) / 1000},
+		{Key: "seconds", Value: float64(d.now().Sub(start).Milliseconds()) / 1000},
 	}
 	if res.Uncommitted > 0 {
 		summary = append(summary, render.Field{Key: "delivered_not_committed", Value: int64(res.Uncommitted)})
@@ -445,9 +440,9 @@ func (a *app) drainSummary(ctx context.Context, o drainOptions, t query.Target, 
 	if restored {
 		summary = append(summary, render.Field{Key: "schedule", Value: "restored to what it was before the claim (the handler was unavailable)"})
 	}
-	a.audit("drain", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "mode": o.Mode, "handler": handlerName(o.Handler),
+	d.audit("drain", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "mode": o.Mode, "handler": handlerName(o.Handler),
 		"delivered": res.Delivered, "deleted": res.Deleted, "left": after.left, "reason": o.Reason})
-	if err := a.printer().Print(render.Doc{{Name: "drain", Title: "Drain summary", Card: summary}}); err != nil {
+	if err := d.printer.Print(render.Doc{{Name: "drain", Title: "Drain summary", Card: summary}}); err != nil {
 		return err
 	}
 	switch {
@@ -480,14 +475,14 @@ type shardAfterDrain struct {
 
 // shardAfter reads the shard's depth and next attempt on a fresh connection: the drain's
 // own may be the one that died.
-func (a *app) shardAfter(ctx context.Context, t query.Target, k query.ShardKey) shardAfterDrain {
+func (d repairDeps) shardAfter(ctx context.Context, t query.Target, k query.ShardKey) shardAfterDrain {
 	out := shardAfterDrain{left: "unknown", next: "unknown", delay: "unknown"}
-	conn, err := a.connect(ctx, "drain")
+	conn, err := d.connect(ctx, "drain")
 	if err != nil {
 		return out
 	}
 	defer conn.Close(ctx)
-	depth, next, ok := a.shardState(ctx, conn, t, k)
+	depth, next, ok := d.state(ctx, conn, t, k)
 	if !ok {
 		return out
 	}
@@ -503,7 +498,6 @@ func (a *app) shardAfter(ctx context.Context, t query.Target, k query.ShardKey) 
 	return out
 }
 
-// shardState reads a shard's depth and next attempt; ok is false when it could not.
 // shardDepthRow is what a repair or drain reports of query.ShardState before and after.
 type shardDepthRow struct {
 	Depth       int64 `db:"depth"`
@@ -528,10 +522,11 @@ func (a *app) shardState(ctx context.Context, conn *db.Conn, t query.Target, k q
 	return depth, next, err == nil
 }
 
-func (a *app) printPlan(plan []string) {
-	fmt.Fprintln(a.io.Err, "Plan:")
+// printPlan shows a plan that asks for no confirmation (a dry run, a refusal) on stderr.
+func printPlan(stderr io.Writer, plan []string) {
+	fmt.Fprintln(stderr, "Plan:")
 	for _, p := range plan {
-		fmt.Fprintf(a.io.Err, "  - %s\n", p)
+		fmt.Fprintf(stderr, "  - %s\n", p)
 	}
 }
 

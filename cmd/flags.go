@@ -79,7 +79,7 @@ func oneOf(values []string) string {
 // ids are never negative (killswitch refuses them too), so "-42" is a typo, refused before
 // anything connects; hint is the command line the error suggests.
 func nonNegativeID(what, s, hint string) (int64, error) {
-	n, err := idArg(what, s)
+	n, err := idArg(what, s, hint)
 	if err != nil {
 		return 0, err
 	}

@@ -30,11 +30,27 @@ outboxes of one object, the pending rows of one category, or one message.`),
 	return c
 }
 
-// inspectShardOptions are inspect shard's flags.
+// inspectShardOptions are inspect shard's flags and arguments.
 type inspectShardOptions struct {
+	shardArgs
 	Limit                   int
 	All, ShowPayload, Exact bool
 	Order                   string
+}
+
+// Validate checks the shard id, --limit and --order.
+func (o *inspectShardOptions) Validate() error {
+	const command = "outboxctl inspect shard"
+	if err := o.parse(command); err != nil {
+		return err
+	}
+	if o.Limit <= 0 {
+		return usageErrorf(command+" "+o.Scope+" "+o.ID+" --limit 50", "`--limit` must be positive")
+	}
+	if o.Order != "newest" && o.Order != "oldest" {
+		return usageErrorf(command+" "+o.Scope+" "+o.ID+" --order oldest", "invalid `--order` %q: valid values are newest and oldest", o.Order)
+	}
+	return nil
 }
 
 func newInspectShardCmd(a *app) *cobra.Command {
@@ -62,9 +78,13 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
   outboxctl inspect shard 0 42 --silo control --cell us --print-sql`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
-		RunE: func(c *cobra.Command, args []string) error {
-			return a.inspectShard(c.Context(), o, args)
-		},
+		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, _ query.Target, k query.ShardKey) error {
+			d, err := a.readDeps() // the same target, with what a read needs besides
+			if err != nil {
+				return err
+			}
+			return runInspectShard(ctx, d, o, k)
+		}),
 	}
 	c.Flags().IntVar(&o.Limit, "limit", 50, "at most this many messages besides the head")
 	c.Flags().StringVar(&o.Order, "order", "newest", "which messages fill the page after the head: newest or oldest")
@@ -76,43 +96,30 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 	return c
 }
 
-// inspectShard prints (or runs) a shard's state, categories and messages.
-func (a *app) inspectShard(ctx context.Context, o inspectShardOptions, args []string) error {
-	k, err := a.shardArg(args[0], args[1])
-	if err != nil {
-		return err
-	}
-	if o.Limit <= 0 {
-		return usageErrorf("outboxctl inspect shard "+args[0]+" "+args[1]+" --limit 50", "`--limit` must be positive")
-	}
-	if o.Order != "newest" && o.Order != "oldest" {
-		return usageErrorf("outboxctl inspect shard "+args[0]+" "+args[1]+" --order oldest", "invalid `--order` %q: valid values are newest and oldest", o.Order)
-	}
+// runInspectShard prints (or runs) shard k's state, categories and messages; the messages
+// stream as they are read.
+func runInspectShard(ctx context.Context, d readDeps, o inspectShardOptions, k query.ShardKey) error {
 	messages := func(t query.Target) query.Statement {
 		if o.All {
 			return query.ShardMessagesAll(t, k)
 		}
 		return query.ShardMessagesOrdered(t, k, o.Limit, o.Exact, o.Order == "oldest")
 	}
-	if printOnly, noDB := a.wantsSQL(); printOnly {
-		t, err := a.target()
-		if err != nil {
-			return err
-		}
-		return a.printScript(query.Script{query.ShardState(t, k), query.ShardCategories(t, k), messages(t),
-			options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, a.printSchema()))}, noDB)
+	if d.printOnly {
+		t := d.target
+		return d.printScript(query.Script{query.ShardState(t, k), query.ShardCategories(t, k), messages(t), d.killswitchStatement()})
 	}
-	reg, err := a.registry()
+	reg, err := d.registry()
 	if err != nil {
 		return err
 	}
-	p := a.printer()
+	p := d.printer
 	if o.ShowPayload {
 		p.MaxCell = 0
 	}
 	var ksErr error
-	err = a.readSession(ctx, "inspect", func(s *session) error {
-		doc, depth, err := a.shardHead(s, p, reg, k, &ksErr)
+	err = d.session(ctx, "inspect", func(s *session) error {
+		doc, depth, err := shardHead(s, p, reg, k, d.now(), &ksErr)
 		if err != nil {
 			return err
 		}
@@ -120,7 +127,7 @@ func (a *app) inspectShard(ctx context.Context, o inspectShardOptions, args []st
 		if o.All {
 			title, depth = "Messages (newest first)", 0 // every message: nothing left out
 		}
-		return a.streamMessages(s, p, doc, messages(s.target), reg, title, depth)
+		return streamMessages(s, p, doc, messages(s.target), reg, title, depth)
 	})
 	if err != nil {
 		return err
@@ -130,7 +137,7 @@ func (a *app) inspectShard(ctx context.Context, o inspectShardOptions, args []st
 
 // shardHead reads a shard's state (with its kill switch) and categories into the sections
 // printed above its messages; a kill-switch read that failed late is left in ksErr.
-func (a *app) shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.ShardKey, ksErr *error) (render.Doc, int64, error) {
+func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.ShardKey, now time.Time, ksErr *error) (render.Doc, int64, error) {
 	// The categories first: their depths, summed, are the shard's (same snapshot), so the
 	// state need not count the shard a second time (a pass over 200,000 rows on a hot one).
 	catRes, err := s.run(query.ShardCategories(s.target, k))
@@ -155,10 +162,14 @@ func (a *app) shardHead(s *session, p *render.Printer, reg *enums.Registry, k qu
 	}
 	var depth int64
 	if len(stateRes.Rows) == 1 {
-		depth = query.AsInt64(stateRes.Rows[0][stateRes.Col("depth")])
+		rows, err := query.Rows[shardDepthRow](stateRes)
+		if err != nil {
+			return nil, 0, err
+		}
+		depth = rows[0].Depth
 	}
 	state := report.Table(reg, stateRes)
-	if err := report.ShardStates(state, stateRes, ks, time.Now()); err != nil {
+	if err := report.ShardStates(state, stateRes, ks, now); err != nil {
 		return nil, 0, err
 	}
 	head := render.Section{Name: "shard", Title: fmt.Sprintf("Shard %s/%d", k.Scope.Name, k.ID), Table: state}
@@ -170,7 +181,7 @@ func (a *app) shardHead(s *session, p *render.Printer, reg *enums.Registry, k qu
 
 // streamMessages prints doc, then the rows of st as they arrive; with the shard's depth, a
 // footer says how many the page left out.
-func (a *app) streamMessages(s *session, p *render.Printer, doc render.Doc, st query.Statement, reg *enums.Registry, title string, depth int64) error {
+func streamMessages(s *session, p *render.Printer, doc render.Doc, st query.Statement, reg *enums.Registry, title string, depth int64) error {
 	var dec *report.Decorator
 	var ds *render.DocStream
 	shown := 0
@@ -191,15 +202,26 @@ func (a *app) streamMessages(s *session, p *render.Printer, doc render.Doc, st q
 	return ds.Close()
 }
 
-// readDeps are what a one-statement read (depth, inspect object, category, message) takes
-// from outside: the outbox table the flags select, the read (runRead prints the SQL without
-// a database or on --print-sql, and returns no results then), the registry and the output.
+// readDeps are what a read takes from outside: the outbox table the flags select, the
+// read of one script (runRead prints the SQL without a database or on --print-sql, and
+// returns no results then), the registry and the output. The reads that are more than one
+// script (shards, inspect shard, killswitch list and check) print their SQL themselves
+// (printOnly, printScript, printSchema) and open their own snapshot (session on an outbox
+// table, plainSession on any Sentry database).
 type readDeps struct {
 	target   query.Target
 	runRead  func(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error)
 	registry func() (*enums.Registry, error)
 	printer  *render.Printer
 	print    func(render.Doc) error
+
+	printOnly    bool                     // --print-sql, or no database given
+	printScript  func(query.Script) error // with the connect hint when no database is given
+	printSchema  query.Schema             // what printed SQL knows without a database: --deployment
+	session      func(ctx context.Context, command string, fn func(*session) error) error
+	plainSession func(ctx context.Context, command string, fn func(*session) error) error
+	silo         string // --silo as given (cell, region or control), for titles
+	now          func() time.Time
 }
 
 func (a *app) readDeps() (readDeps, error) {
@@ -207,7 +229,15 @@ func (a *app) readDeps() (readDeps, error) {
 	if err != nil {
 		return readDeps{}, err
 	}
-	return readDeps{target: t, runRead: a.runRead, registry: a.registry, printer: a.printer(), print: a.print}, nil
+	printOnly, noDB := a.wantsSQL()
+	return readDeps{target: t, runRead: a.runRead, registry: a.registry, printer: a.printer(), print: a.print,
+		printOnly: printOnly, printScript: func(s query.Script) error { return a.printScript(s, noDB) }, printSchema: a.printSchema(),
+		session: a.readSession, plainSession: a.plainSession, silo: a.g.Silo, now: time.Now}, nil
+}
+
+// killswitchStatement is the read of the kill switches that guard t, as printed SQL shows it.
+func (d readDeps) killswitchStatement() query.Statement {
+	return options.KillswitchStatement(d.target.Schema, options.OptionTableFor(d.target.Silo, d.printSchema))
 }
 
 // inspectObjectOptions are inspect object's flags and arguments.

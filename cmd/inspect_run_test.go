@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/outboxctl/outboxctl/internal/enums"
 )
@@ -20,7 +21,7 @@ func TestValidateOptions(t *testing.T) {
 		msg, hint string
 	}{
 		{"object id not a number", (&inspectObjectOptions{Category: "ORGANIZATION_UPDATE", ID: "x", Limit: 100}).Validate,
-			`invalid object id "x": want an integer id`, ""},
+			`invalid object id "x": want an integer id`, "outboxctl inspect object ORGANIZATION_UPDATE 42"},
 		{"object id negative", (&inspectObjectOptions{Category: "ORGANIZATION_UPDATE", ID: "-7", Limit: 100}).Validate,
 			`invalid object id "-7": ` + nonNeg, "outboxctl inspect object ORGANIZATION_UPDATE 42"},
 		{"object --limit 0", (&inspectObjectOptions{Category: "ORGANIZATION_UPDATE", ID: "7"}).Validate,
@@ -29,18 +30,30 @@ func TestValidateOptions(t *testing.T) {
 			"invalid `--shard` -1: " + nonNeg, "outboxctl inspect object TEAM_UPDATE 7 --shard 42"},
 		{"object --shard with --any-scope", (&inspectObjectOptions{Category: "TEAM_UPDATE", ID: "7", Limit: 1, ShardSet: true, AnyScope: true}).Validate,
 			"`--shard` and `--any-scope` exclude each other: a shard belongs to one scope", ""},
-		{"message id not a number", (&inspectMessageOptions{messageArg{ID: "abc"}}).Validate, `invalid message id "abc": want an integer id`, ""},
+		{"message id not a number", (&inspectMessageOptions{messageArg{ID: "abc"}}).Validate, `invalid message id "abc": want an integer id`, "outboxctl inspect message 123456"},
 		{"message id negative", (&inspectMessageOptions{messageArg{ID: "-5"}}).Validate, `invalid message id "-5": ` + nonNeg, "outboxctl inspect message 123456"},
 		{"reschedule shard id negative", (&rescheduleOptions{shardArgs: shardArgs{Scope: "organization", ID: "-1"}}).Validate,
 			`invalid shard id "-1": ` + nonNeg, "outboxctl reschedule organization 42"},
 		{"compact shard id not a number", (&compactOptions{shardArgs: shardArgs{Scope: "organization", ID: "one"}}).Validate,
-			`invalid shard id "one": want an integer id`, ""},
+			`invalid shard id "one": want an integer id`, "outboxctl compact organization 42"},
 		{"skip message id negative", (&skipOptions{messageArg: messageArg{ID: "-9"}}).Validate, `invalid message id "-9": ` + nonNeg, "outboxctl skip 123456"},
 		{"restore --id negative", (&restoreOptions{IDs: []string{"4", "-3"}}).Validate, `invalid row id "-3": ` + nonNeg, "outboxctl restore FILE --id 123456"},
 		{"restore --shard without id", (&restoreOptions{Shard: "organization"}).Validate,
 			"invalid `--shard` \"organization\": want SCOPE/ID", "outboxctl restore FILE --shard organization/42"},
 		{"restore --shard id negative", (&restoreOptions{Shard: "organization/-2"}).Validate,
 			`invalid shard id "-2": ` + nonNeg, "outboxctl restore FILE --shard organization/42"},
+		{"inspect shard id not a number", (&inspectShardOptions{shardArgs: shardArgs{Scope: "organization", ID: "x"}, Limit: 50, Order: "newest"}).Validate,
+			`invalid shard id "x": want an integer id`, "outboxctl inspect shard organization 42"},
+		{"inspect shard --limit 0", (&inspectShardOptions{shardArgs: shardArgs{Scope: "organization", ID: "1"}, Order: "newest"}).Validate,
+			"`--limit` must be positive", "outboxctl inspect shard organization 1 --limit 50"},
+		{"inspect shard --order sideways", (&inspectShardOptions{shardArgs: shardArgs{Scope: "organization", ID: "1"}, Limit: 50, Order: "sideways"}).Validate,
+			"invalid `--order` \"sideways\": valid values are newest and oldest", "outboxctl inspect shard organization 1 --order oldest"},
+		{"drain shard id not a number", (&drainOptions{shardArgs: shardArgs{Scope: "organization", ID: "4x"}, HandlerTimeout: time.Second}).Validate,
+			`invalid shard id "4x": want an integer id`, "outboxctl drain organization 42"},
+		{"drain --rate negative", (&drainOptions{shardArgs: shardArgs{Scope: "organization", ID: "4"}, HandlerTimeout: time.Second, Rate: -1}).Validate,
+			"`--rate` must be a finite number of messages per second, 0 for no limit (got -1)", "outboxctl drain … --rate 50"},
+		{"killswitch check id negative", (&killswitchCheckOptions{Scope: "organization", IDs: []string{"-1"}}).Validate,
+			`invalid shard id "-1": want a non-negative integer`, ""},
 		{"demo seed --rows too few", demoSeedOptions{Rows: 999, Shards: 100}.Validate, "`--rows` must be at least 1000", "outboxctl demo seed --rows 200000"},
 		{"demo seed --shards too few", demoSeedOptions{Rows: 1000, Shards: 99}.Validate, "`--shards` must be at least 100", "outboxctl demo seed --shards 50000"},
 	} {
@@ -59,6 +72,13 @@ func TestValidateOptions(t *testing.T) {
 		if err := validate(); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	// inspect shard and drain take any integer shard id, as they always have: a negative one
+	// finds an empty shard.
+	is := inspectShardOptions{shardArgs: shardArgs{Scope: "organization", ID: "-3"}, Limit: 1, Order: "oldest"}
+	dr := drainOptions{shardArgs: shardArgs{Scope: "organization", ID: " 7 "}, HandlerTimeout: time.Second}
+	if is.Validate() != nil || is.id != -3 || dr.Validate() != nil || dr.id != 7 {
+		t.Errorf("valid shard options: inspect shard %+v, drain %+v", is, dr)
 	}
 	o := inspectObjectOptions{Category: "TEAM_UPDATE", ID: "0", Limit: 1, ShardSet: true}
 	r := restoreOptions{Ops: []string{"op"}, IDs: []string{"5", "3"}, Shard: "user/0"}

@@ -143,7 +143,11 @@ list in sentry_controloption disables nothing.`),
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return a.killswitchList(c.Context(), o)
+			d, err := a.readDeps()
+			if err != nil {
+				return err
+			}
+			return runKillswitchList(c.Context(), d, o)
 		},
 	}
 	c.Flags().StringArrayVar(&o.Coded, "coded", nil, "override a table's coded replication_version, TABLE=N (repeatable), for the backfill gates")
@@ -160,27 +164,29 @@ type killswitchListing struct {
 	listErr  error
 }
 
-func (a *app) killswitchList(ctx context.Context, o killswitchListOptions) error {
-	if printOnly, noDB := a.wantsSQL(); printOnly {
-		return a.printScript(query.Script{
-			options.KillswitchStatement(a.g.Schema, query.OptionTable),
-			options.KillswitchStatement(a.g.Schema, query.ControlOptionTable),
-			query.KillswitchShards(killswitch.PresentOutboxes(a.g.Schema, query.Schema{}), nil),
-		}, noDB)
+// runKillswitchList prints (or reads and prints) the kill-switch lists, what waits behind
+// them and the backfill gates, from any Sentry database (plainSession).
+func runKillswitchList(ctx context.Context, d readDeps, o killswitchListOptions) error {
+	if d.printOnly {
+		return d.printScript(query.Script{
+			options.KillswitchStatement(d.target.Schema, query.OptionTable),
+			options.KillswitchStatement(d.target.Schema, query.ControlOptionTable),
+			query.KillswitchShards(killswitch.PresentOutboxes(d.target.Schema, query.Schema{}), nil),
+		})
 	}
-	reg, err := a.registry()
+	reg, err := d.registry()
 	if err != nil {
 		return err
 	}
 	var l killswitchListing
-	err = a.plainSession(ctx, "killswitch", func(s *session) error {
+	err = d.plainSession(ctx, "killswitch", func(s *session) error {
 		l, err = readKillswitchListing(s, reg, backfill.Registered(o.overrides))
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return printKillswitchListing(a.printer(), a.print, l)
+	return printKillswitchListing(d.printer, d.print, l)
 }
 
 func readKillswitchListing(s *session, reg *enums.Registry, tables []backfill.Table) (killswitchListing, error) {
@@ -260,7 +266,22 @@ func (a *app) plainSession(ctx context.Context, command string, fn func(*session
 	})
 }
 
+// killswitchCheckOptions are killswitch check's arguments.
+type killswitchCheckOptions struct {
+	Scope string
+	IDs   []string
+	ids   []int64 // parsed IDs, set by Validate
+}
+
+// Validate checks the shard id; the scope is a name the registry resolves (killswitchKey).
+func (o *killswitchCheckOptions) Validate() error {
+	ids, err := parseIDs(o.IDs)
+	o.ids = ids
+	return err
+}
+
 func newKillswitchCheckCmd(a *app) *cobra.Command {
+	var o killswitchCheckOptions
 	return &cobra.Command{
 		Use:   "check SCOPE ID",
 		Short: "Is this shard disabled, and what is waiting behind it?",
@@ -269,33 +290,40 @@ func newKillswitchCheckCmd(a *app) *cobra.Command {
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: func(c *cobra.Command, args []string) error {
-			scope, _, err := a.killswitchKey(args[0])
+			o.Scope, o.IDs = args[0], args[1:]
+			// The scope before the id: the order of errors this command has always had.
+			scope, _, err := a.killswitchKey(o.Scope)
 			if err != nil {
 				return err
 			}
-			ids, err := parseIDs(args[1:])
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			d, err := a.readDeps()
 			if err != nil {
 				return err
 			}
-			return a.killswitchCheck(c.Context(), *scope, ids)
+			return runKillswitchCheck(c.Context(), d, o, *scope)
 		},
 	}
 }
 
-func (a *app) killswitchCheck(ctx context.Context, scope query.Enum, ids []int64) error {
+// runKillswitchCheck prints (or reads and prints) whether shard o.ids[0] of scope is disabled,
+// in each options table and in the one Sentry reads, and what waits in it.
+func runKillswitchCheck(ctx context.Context, d readDeps, o killswitchCheckOptions, scope query.Enum) error {
+	ids := o.ids
 	id := ids[0]
-	if printOnly, noDB := a.wantsSQL(); printOnly {
-		t, _ := a.target()
-		return a.printScript(query.Script{options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, a.printSchema())), query.ShardDepths(t, scope, ids)}, noDB)
+	if d.printOnly {
+		return d.printScript(query.Script{d.killswitchStatement(), query.ShardDepths(d.target, scope, ids)})
 	}
-	reg, err := a.registry()
+	reg, err := d.registry()
 	if err != nil {
 		return err
 	}
 	card := []render.Field{{Key: "scope", Value: scope.Name}, {Key: "shard", Value: id}}
 	var depth *render.Table
 	var listErr error
-	err = a.plainSession(ctx, "killswitch", func(s *session) error {
+	err = d.plainSession(ctx, "killswitch", func(s *session) error {
 		var fields []render.Field
 		if fields, listErr, err = shardVerdict(s, scope, id); err != nil {
 			return err
@@ -315,9 +343,9 @@ func (a *app) killswitchCheck(ctx context.Context, scope query.Enum, ids []int64
 	}
 	doc := render.Doc{{Name: "killswitch", Title: fmt.Sprintf("Shard %s/%d", scope.Name, id), Card: card}}
 	if depth != nil {
-		doc = append(doc, render.Section{Name: "waiting", Title: "Waiting in " + a.g.Silo + " outbox", Table: depth})
+		doc = append(doc, render.Section{Name: "waiting", Title: "Waiting in " + d.silo + " outbox", Table: depth})
 	}
-	if err := a.printer().Print(doc); err != nil {
+	if err := d.printer.Print(doc); err != nil {
 		return err
 	}
 	return listErr

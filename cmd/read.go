@@ -179,24 +179,12 @@ func (a *app) categoryArg(s string) (enums.Category, error) {
 	return reg.ResolveCategory(s)
 }
 
-// shardArg resolves a shard given as SCOPE ID on the command line.
-func (a *app) shardArg(scopeText, idText string) (query.ShardKey, error) {
-	scope, err := a.scopeArg(scopeText)
-	if err != nil {
-		return query.ShardKey{}, err
-	}
-	id, err := idArg("shard id", idText)
-	if err != nil {
-		return query.ShardKey{}, err
-	}
-	return query.ShardKey{Scope: *scope, ID: id}, nil
-}
-
-// idArg parses a shard, object or message id.
-func idArg(what, s string) (int64, error) {
+// idArg parses a shard, object or message id; hint is the command line the error suggests,
+// as for a negative id (nonNegativeID).
+func idArg(what, s, hint string) (int64, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil {
-		return 0, usageErrorf("", "invalid %s %q: want an integer id", what, s)
+		return 0, usageErrorf(hint, "invalid %s %q: want an integer id", what, s)
 	}
 	return n, nil
 }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -43,6 +44,35 @@ func (s *shardArgs) validate(command string) error {
 	return err
 }
 
+// parse checks that the id is an integer, and only that: the reads (inspect shard) and the
+// drain have always taken any integer, and a negative one finds an empty shard.
+func (s *shardArgs) parse(command string) error {
+	id, err := idArg("shard id", s.ID, command+" organization 42")
+	s.id = id
+	return err
+}
+
+// runOnShard is the run of a command that takes SCOPE ID (inspect shard, drain, reschedule,
+// compact): it fills s from the arguments, validates the options, resolves the scope and the
+// outbox table, and calls run.
+func (a *app) runOnShard(s *shardArgs, validate func() error, run func(context.Context, query.Target, query.ShardKey) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		s.Scope, s.ID = args[0], args[1]
+		if err := validate(); err != nil {
+			return err
+		}
+		k, err := a.shardKey(*s)
+		if err != nil {
+			return err
+		}
+		t, err := a.target()
+		if err != nil {
+			return err
+		}
+		return run(c.Context(), t, k)
+	}
+}
+
 // shardKey resolves the scope of a validated SCOPE ID.
 func (a *app) shardKey(s shardArgs) (query.ShardKey, error) {
 	scope, err := a.scopeArg(s.Scope)
@@ -52,9 +82,10 @@ func (a *app) shardKey(s shardArgs) (query.ShardKey, error) {
 	return query.ShardKey{Scope: *scope, ID: s.id}, nil
 }
 
-// repairDeps are what a repair or a restore takes from outside: the printer and SQL
+// repairDeps are what a repair, a restore or a drain takes from outside: the printer and SQL
 // printing, the database (connect; session opens a read-only snapshot with the catalog),
-// the registry, the prompter, the audit line, the progress line and the clock.
+// the registry, the prompter, the audit line, the progress line, the clock, stderr and the
+// environment.
 type repairDeps struct {
 	printer     *render.Printer
 	printSQL    bool                       // --print-sql: print, connect to nothing
@@ -69,6 +100,8 @@ type repairDeps struct {
 	audit       func(command string, fields map[string]any)
 	progress    func(ctx context.Context, label string, total int64, approx bool) *workProgress
 	now         func() time.Time
+	stderr      io.Writer           // a plan shown without a prompt, the archive's path
+	getenv      func(string) string // a drain handler's $VARS
 }
 
 func (a *app) repairDeps() repairDeps {
@@ -77,6 +110,7 @@ func (a *app) repairDeps() repairDeps {
 		printScript: func(s query.Script) error { return a.printScript(s, false) },
 		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSession, registry: a.registry,
 		state: a.shardState, confirm: a.confirm, audit: a.audit, progress: a.progress, now: time.Now,
+		stderr: a.io.Err, getenv: a.getenv,
 	}
 }
 
@@ -127,21 +161,9 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 		Example:           examples(`outboxctl reschedule organization 42 --reason 'INC-3: handler fixed' --yes`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
-		RunE: func(c *cobra.Command, args []string) error {
-			o.Scope, o.ID = args[0], args[1]
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			k, err := a.shardKey(o.shardArgs)
-			if err != nil {
-				return err
-			}
-			t, err := a.target()
-			if err != nil {
-				return err
-			}
-			return runReschedule(c.Context(), a.repairDeps(), o, t, k)
-		},
+		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
+			return runReschedule(ctx, a.repairDeps(), o, t, k)
+		}),
 	}
 	addRepairFlags(c, &o.repairOptions, false)
 	return c
@@ -358,21 +380,9 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 		Example:           examples(`outboxctl compact organization 1 --reason 'INC-4: hot shard' --yes`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
-		RunE: func(c *cobra.Command, args []string) error {
-			o.Scope, o.ID = args[0], args[1]
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			k, err := a.shardKey(o.shardArgs)
-			if err != nil {
-				return err
-			}
-			t, err := a.target()
-			if err != nil {
-				return err
-			}
-			return runCompact(c.Context(), a.repairDeps(), o, t, k)
-		},
+		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
+			return runCompact(ctx, a.repairDeps(), o, t, k)
+		}),
 	}
 	addRepairFlags(c, &o.repairOptions, true)
 	return c

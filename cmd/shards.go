@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -75,7 +74,7 @@ func (a *app) shardFilter(o shardsOptions) (query.ShardFilter, error) {
 		f.Category = &query.Enum{Value: cat.Value, Name: cat.Name}
 	}
 	if o.Shard != "" {
-		id, err := idArg("shard id", o.Shard)
+		id, err := idArg("shard id", o.Shard, "outboxctl shards --shard 42")
 		if err != nil {
 			return f, err
 		}
@@ -84,33 +83,26 @@ func (a *app) shardFilter(o shardsOptions) (query.ShardFilter, error) {
 	return f, nil
 }
 
-// shards runs (or prints) the shard listing and its kill-switch read, then renders them.
-func (a *app) shards(ctx context.Context, o shardsOptions) error {
-	f, err := a.shardFilter(o)
-	if err != nil {
-		return err
-	}
+// runShards runs (or prints) the shard listing of f and its kill-switch read, then renders
+// them; --fail-if-depth may end it with exit 3.
+func runShards(ctx context.Context, d readDeps, o shardsOptions, f query.ShardFilter) error {
 	build := func(t query.Target) query.Statement {
 		if o.Stuck {
 			return query.StuckShards(t, f)
 		}
 		return query.TopShards(t, f)
 	}
-	if printOnly, noDB := a.wantsSQL(); printOnly {
-		t, err := a.target()
-		if err != nil {
-			return err
-		}
-		return a.printScript(query.Script{build(t), options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, a.printSchema()))}, noDB)
+	if d.printOnly {
+		return d.printScript(query.Script{build(d.target), d.killswitchStatement()})
 	}
-	reg, err := a.registry()
+	reg, err := d.registry()
 	if err != nil {
 		return err
 	}
 	var res *query.Result
 	var ks *options.Killswitches
 	var ksErr error
-	err = a.readSession(ctx, "shards", func(s *session) error {
+	err = d.session(ctx, "shards", func(s *session) error {
 		if res, err = s.run(build(s.target)); err != nil {
 			return err
 		}
@@ -123,7 +115,7 @@ func (a *app) shards(ctx context.Context, o shardsOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := a.printShards(o, reg, res, ks); err != nil {
+	if err := printShards(d, o, reg, res, ks); err != nil {
 		return err
 	}
 	if ksErr != nil {
@@ -133,10 +125,10 @@ func (a *app) shards(ctx context.Context, o shardsOptions) error {
 }
 
 // printShards renders the listing with each shard's state, and the notes a terminal shows.
-func (a *app) printShards(o shardsOptions, reg *enums.Registry, res *query.Result, ks *options.Killswitches) error {
-	p := a.printer()
+func printShards(d readDeps, o shardsOptions, reg *enums.Registry, res *query.Result, ks *options.Killswitches) error {
+	p := d.printer
 	tbl := report.Table(reg, res)
-	if err := report.ShardStates(tbl, res, ks, time.Now()); err != nil {
+	if err := report.ShardStates(tbl, res, ks, d.now()); err != nil {
 		return err
 	}
 	if !p.Structured() {
@@ -158,7 +150,7 @@ func (a *app) printShards(o shardsOptions, reg *enums.Registry, res *query.Resul
 		tbl.MachineOnly = map[string]bool{}
 	}
 	tbl.MachineOnly["total_shards"] = true // said by the footer on a terminal
-	return a.print(render.Doc{{Name: "shards", Title: title, Table: tbl, Footer: report.ListFooter(res, "total_shards", noun)}})
+	return d.print(render.Doc{{Name: "shards", Title: title, Table: tbl, Footer: report.ListFooter(res, "total_shards", noun)}})
 }
 
 func newShardsCmd(a *app) *cobra.Command {
@@ -185,7 +177,15 @@ each failed attempt) and when Sentry last claimed the shard.`),
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return a.shards(c.Context(), o)
+			f, err := a.shardFilter(o)
+			if err != nil {
+				return err
+			}
+			d, err := a.readDeps()
+			if err != nil {
+				return err
+			}
+			return runShards(c.Context(), d, o, f)
 		},
 	}
 	fl := c.Flags()

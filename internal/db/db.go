@@ -66,9 +66,11 @@ func Resolve(flagDSN string, getenv func(string) string) (dsn string, given bool
 // here so commands run statements without importing the driver.
 type Tx = pgx.Tx
 
-// Conn is a connection with outboxctl's session settings.
+// Conn is a connection with outboxctl's session settings. The pgx connection is not
+// exposed: callers get the statements, transactions and batches below, each of which sends
+// the session settings first, so nothing can run on the connection without them.
 type Conn struct {
-	*pgx.Conn
+	conn *pgx.Conn
 	// session is the SET script of the session settings, not yet sent: it goes with the
 	// first statement that runs outside ReadTx (see flush), so a read command, whose
 	// transaction sets them with SET LOCAL, never pays a round trip for it.
@@ -80,10 +82,10 @@ type Conn struct {
 // flush sends the session settings once, before the first statement outside ReadTx. Inside
 // a transaction it waits: SET LOCAL covers it, and a SET there would end with its rollback.
 func (c *Conn) flush(ctx context.Context) error {
-	if c.session == "" || c.Conn.PgConn().TxStatus() != 'I' {
+	if c.session == "" || c.conn.PgConn().TxStatus() != 'I' {
 		return nil
 	}
-	if err := c.Conn.PgConn().Exec(ctx, c.session).Close(); err != nil {
+	if err := c.conn.PgConn().Exec(ctx, c.session).Close(); err != nil {
 		return Classify(err, "session settings")
 	}
 	c.session = ""
@@ -95,7 +97,7 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 	if err := c.flush(ctx); err != nil {
 		return pgconn.CommandTag{}, err
 	}
-	return c.Conn.Exec(ctx, sql, args...)
+	return c.conn.Exec(ctx, sql, args...)
 }
 
 // Query is pgx's, after the session settings.
@@ -103,7 +105,7 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 	if err := c.flush(ctx); err != nil {
 		return nil, err
 	}
-	return c.Conn.Query(ctx, sql, args...)
+	return c.conn.Query(ctx, sql, args...)
 }
 
 // QueryRow is pgx's, after the session settings.
@@ -111,7 +113,7 @@ func (c *Conn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	if err := c.flush(ctx); err != nil {
 		return errRow{err}
 	}
-	return c.Conn.QueryRow(ctx, sql, args...)
+	return c.conn.QueryRow(ctx, sql, args...)
 }
 
 // BeginTx is pgx's, after the session settings.
@@ -119,11 +121,24 @@ func (c *Conn) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) 
 	if err := c.flush(ctx); err != nil {
 		return nil, err
 	}
-	return c.Conn.BeginTx(ctx, opts)
+	return c.conn.BeginTx(ctx, opts)
 }
 
 // Begin is pgx's, after the session settings.
 func (c *Conn) Begin(ctx context.Context) (pgx.Tx, error) { return c.BeginTx(ctx, pgx.TxOptions{}) }
+
+// InTransaction says whether the session is inside a transaction block (or a failed one):
+// what a caller that must start from a clean session (the drain's Guard) checks.
+func (c *Conn) InTransaction() bool { return c.conn.PgConn().TxStatus() != 'I' }
+
+// Deallocate drops a prepared statement of the session (the drain prepares the statements
+// its batch repeats, for one transaction).
+func (c *Conn) Deallocate(ctx context.Context, name string) error {
+	return c.conn.Deallocate(ctx, name)
+}
+
+// Close closes the connection.
+func (c *Conn) Close(ctx context.Context) error { return c.conn.Close(ctx) }
 
 type errRow struct{ err error }
 
@@ -158,7 +173,7 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 	if err != nil {
 		return nil, classifyConnect(err, pc, password)
 	}
-	return &Conn{Conn: conn, session: session, local: local}, nil
+	return &Conn{conn: conn, session: session, local: local}, nil
 }
 
 // asksForTLS says whether anything in the connection settings mentions TLS or a service file:
@@ -303,10 +318,10 @@ func ReadTxFirst(ctx context.Context, conn *Conn, first *First, fn func(pgx.Tx) 
 	if first != nil {
 		b.Queue(first.SQL, first.Args...)
 	}
-	tx := &readTx{conn: conn.Conn, n: new(int)}
+	tx := &readTx{conn: conn.conn, n: new(int)}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only; nothing to keep
 	// The session settings are not sent: SET LOCAL covers the transaction.
-	br := conn.Conn.SendBatch(ctx, b)
+	br := conn.conn.SendBatch(ctx, b)
 	for range 1 + len(conn.local) {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()

@@ -348,7 +348,7 @@ func TestReadTxFirstPipelined(t *testing.T) {
 	ctx := context.Background()
 	conn := connect(t, db.Config{Command: "shards", StatementTimeout: 7 * time.Second})
 	var serverDefault string
-	if err := conn.Conn.QueryRow(ctx, "SELECT reset_val FROM pg_settings WHERE name = 'statement_timeout'").Scan(&serverDefault); err != nil {
+	if err := db.RawQueryRow(ctx, conn, "SELECT reset_val FROM pg_settings WHERE name = 'statement_timeout'").Scan(&serverDefault); err != nil {
 		t.Fatal(err)
 	}
 	var first []int64
@@ -389,14 +389,14 @@ func TestReadTxFirstPipelined(t *testing.T) {
 		t.Fatalf("first statement rows = %v, want [1 2 3]", first)
 	}
 	var after string
-	if err := conn.Conn.QueryRow(ctx, "SELECT setting FROM pg_settings WHERE name = 'statement_timeout'").Scan(&after); err != nil {
+	if err := db.RawQueryRow(ctx, conn, "SELECT setting FROM pg_settings WHERE name = 'statement_timeout'").Scan(&after); err != nil {
 		t.Fatal(err)
 	}
 	if after != serverDefault {
 		t.Fatalf("statement_timeout after the read = %s, want the server default %s (no session SET)", after, serverDefault)
 	}
-	if s := conn.PgConn().TxStatus(); s != 'I' {
-		t.Fatalf("transaction status after ReadTxFirst = %c, want I (rolled back)", s)
+	if conn.InTransaction() {
+		t.Fatal("still in a transaction after ReadTxFirst, want it rolled back")
 	}
 }
 

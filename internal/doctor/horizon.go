@@ -192,7 +192,11 @@ func checkLocks(ctx context.Context, env *Env) ([]Finding, error) {
 	}
 	var out []Finding
 	for _, w := range rows {
-		out = append(out, env.lockFinding(w))
+		f, err := env.lockFinding(w)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
 	}
 	if len(out) == 0 {
 		out = append(out, Finding{Check: CheckLocks, Severity: OK,
@@ -204,11 +208,12 @@ func checkLocks(ctx context.Context, env *Env) ([]Finding, error) {
 
 // lockFinding reports one waiting session; the shard columns are set only when the lock is
 // on an outbox row, and the waiter's application and start are gone if it has ended.
-func (env *Env) lockFinding(w query.DoctorLockWaitRow) Finding {
+func (env *Env) lockFinding(w query.DoctorLockWaitRow) (Finding, error) {
 	pid := w.PID
-	var blockers []int64
-	for _, b := range w.BlockedBy {
-		blockers = append(blockers, query.AsInt64(b))
+	// A blocker read as pid 0 would send the reader after a session that does not exist.
+	blockers, err := query.Int64s(w.BlockedBy)
+	if err != nil {
+		return Finding{}, fmt.Errorf("doctor-lock-waits, column blocked_by: %w", err)
 	}
 	f := Finding{Check: CheckLocks, Severity: Warn, Evidence: Evidence{
 		{"pid", pid}, {"application_name", Clean(deref(w.ApplicationName))}, {"table", w.TableName},
@@ -235,7 +240,7 @@ func (env *Env) lockFinding(w query.DoctorLockWaitRow) Finding {
 	if len(blockers) > 0 {
 		f.Next = fmt.Sprintf("SELECT pg_terminate_backend(%d);  -- the blocker: look at what it is doing first (pg_stat_activity)", blockers[0])
 	}
-	return f
+	return f, nil
 }
 
 func (env *Env) targetByName(name string) query.Target {

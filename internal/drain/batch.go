@@ -126,7 +126,10 @@ func (r *run) next(ctx context.Context, tx pgx.Tx, prev *query.GroupUpTo) (Messa
 	if row[res.Col("id")] == nil {
 		return Message{}, false, deleted, nil
 	}
-	m := r.o.message(row, res.Col)
+	m, err := r.o.message(res, 0)
+	if err != nil {
+		return Message{}, false, deleted, err
+	}
 	m.CoalescedCount = query.AsInt64(row[res.Col("coalesced_count")])
 	if r.o.CoalescedIDs {
 		one := []Message{m}

@@ -110,7 +110,10 @@ func TestDatabaseDropsTheDrainer(t *testing.T) {
 		testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1},
 		testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 2})
 	c := conn(t)
-	pid := c.PgConn().PID()
+	var pid uint32
+	if err := c.QueryRow(context.Background(), "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
 	killed := false
 	h := drain.HandlerFunc(func(ctx context.Context, m drain.Message) error {
 		if !killed {

@@ -213,7 +213,7 @@ type Result struct {
 
 // Guard refuses a connection that is inside a transaction block or on a replica.
 func Guard(ctx context.Context, conn *db.Conn) error {
-	if s := conn.PgConn().TxStatus(); s != 'I' {
+	if conn.InTransaction() {
 		return ErrInTransaction
 	}
 	return db.CheckPrimary(ctx, conn, "drain")
@@ -262,7 +262,8 @@ func Claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey)
 		}
 		from, _ := head.Rows[0][head.Col("scheduled_from")].(time.Time)
 		sfor, _ := head.Rows[0][head.Col("scheduled_for")].(time.Time)
-		return query.Stream(ctx, tx, query.DrainClaim(t, k, from, sfor), func([]string) error { return nil }, func(r []any) error {
+		claim := query.DrainClaim(t, k, from, sfor)
+		return query.Stream(ctx, tx, claim, func([]string) error { return nil }, func(r []any) error {
 			from, okFrom := r[0].(time.Time)
 			sfor, okFor := r[1].(time.Time)
 			c.At, _ = r[2].(time.Time)
@@ -270,9 +271,17 @@ func Claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey)
 			if !okFrom || !okFor { // an infinite timestamp cannot be put back as a time: leave it
 				return nil
 			}
-			ids, _ := r[4].([]any)
+			// A schedule put back on the wrong row (id 0 for a NULL) would be worse than none.
+			cells, ok := r[4].([]any)
+			if !ok {
+				return fmt.Errorf("%s, column ids: %T where an array is expected", claim.Name, r[4])
+			}
+			ids, err := query.Int64s(cells)
+			if err != nil {
+				return fmt.Errorf("%s, column ids: %w", claim.Name, err)
+			}
 			for _, id := range ids {
-				c.Before[query.AsInt64(id)] = Schedule{From: from, For: sfor}
+				c.Before[id] = Schedule{From: from, For: sfor}
 			}
 			return nil
 		})
@@ -487,21 +496,33 @@ func (r *run) lockHead(ctx context.Context, tx pgx.Tx) (*query.Result, error) {
 	return head, nil
 }
 
-func (o Options) message(r []any, cols func(string) int) Message {
+// messageKey is the key of the row a message delivers, read by name: a NULL or a value of
+// another type is an error, never message 0 of category 0.
+type messageKey struct {
+	ID       int64 `db:"id"`
+	Category int   `db:"category"`
+	Object   int64 `db:"object_identifier"`
+}
+
+// message is the row r of res (DrainNewest's or DrainNext's) as a handler receives it.
+func (o Options) message(res *query.Result, r int) (Message, error) {
+	keys, err := query.Rows[messageKey](&query.Result{Statement: res.Statement, Columns: res.Columns, Rows: res.Rows[r : r+1]})
+	if err != nil {
+		return Message{}, err
+	}
+	row := res.Rows[r]
 	m := Message{Table: o.Target.TableName(), Silo: string(o.Target.Silo), Cell: o.Target.Cell,
-		Scope: o.Shard.Scope.Value, ScopeName: o.Shard.Scope.Name, Shard: o.Shard.ID}
-	m.ID, _ = r[cols("id")].(int64)
-	m.Category = int(query.AsInt64(r[cols("category")]))
-	m.Object, _ = r[cols("object_identifier")].(int64)
-	if p, ok := r[cols("payload")].(string); ok {
+		Scope: o.Shard.Scope.Value, ScopeName: o.Shard.Scope.Name, Shard: o.Shard.ID,
+		ID: keys[0].ID, Category: keys[0].Category, Object: keys[0].Object}
+	if p, ok := row[res.Col("payload")].(string); ok {
 		m.Payload = &p
 	}
-	m.DateAdded, _ = r[cols("date_added")].(time.Time)
-	m.ScheduledFor, _ = r[cols("scheduled_for")].(time.Time)
+	m.DateAdded, _ = row[res.Col("date_added")].(time.Time)
+	m.ScheduledFor, _ = row[res.Col("scheduled_for")].(time.Time)
 	if o.CategoryName != nil {
 		m.CategoryName = o.CategoryName(m.Category)
 	}
-	return m
+	return m, nil
 }
 
 // fillCoalesced sets, on each message, the rows of its group the delivery stands for.
@@ -514,23 +535,35 @@ func (o Options) fillCoalesced(ctx context.Context, tx pgx.Tx, ms []Message) err
 	if err != nil {
 		return err
 	}
-	found := map[groupKey][]any{}
-	for _, r := range res.Rows {
-		found[groupKey{query.AsInt64(r[0]), query.AsInt64(r[1])}] = r
+	rows, err := query.Rows[coalescedRow](res)
+	if err != nil {
+		return err
+	}
+	found := map[groupKey]coalescedRow{}
+	for _, r := range rows {
+		found[groupKey{r.Category, r.Object}] = r
 	}
 	for i := range ms {
 		r, ok := found[groupKey{int64(ms[i].Category), ms[i].Object}]
 		if !ok {
 			continue
 		}
-		ms[i].CoalescedCount = query.AsInt64(r[2])
-		if arr, ok := r[3].([]any); ok {
-			for _, v := range arr {
-				ms[i].Coalesced = append(ms[i].Coalesced, query.AsInt64(v))
+		ms[i].CoalescedCount = r.Count
+		if r.IDs != nil { // NULL: the ids were not asked for
+			if ms[i].Coalesced, err = query.Int64s(*r.IDs); err != nil {
+				return fmt.Errorf("%s, column coalesced_ids: %w", res.Statement, err)
 			}
 		}
 	}
 	return nil
+}
+
+// coalescedRow is one row of query.DrainCoalesced.
+type coalescedRow struct {
+	Category int64  `db:"category"`
+	Object   int64  `db:"object_identifier"`
+	Count    int64  `db:"coalesced_count"`
+	IDs      *[]any `db:"coalesced_ids"`
 }
 
 type groupKey struct{ cat, obj int64 }
@@ -558,13 +591,20 @@ func (r *run) exactStep(ctx context.Context) (bool, error) {
 		if err != nil || head == nil {
 			return err
 		}
-		cat := int(query.AsInt64(head.Rows[0][head.Col("category")]))
-		obj, _ := head.Rows[0][head.Col("object_identifier")].(int64)
+		hk, err := query.Rows[messageKey](head)
+		if err != nil {
+			return err
+		}
+		cat, obj := hk[0].Category, hk[0].Object
 		newest, err := query.Run(ctx, tx, o.st(query.DrainNewest(o.Target, o.Shard, cat, obj)))
 		if err != nil || len(newest.Rows) == 0 {
 			return err
 		}
-		one := []Message{o.message(newest.Rows[0], newest.Col)}
+		msg, err := o.message(newest, 0)
+		if err != nil {
+			return err
+		}
+		one := []Message{msg}
 		if err := o.fillCoalesced(ctx, tx, one); err != nil {
 			return err
 		}

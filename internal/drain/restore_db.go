@@ -47,10 +47,19 @@ func Existing(ctx context.Context, tx pgx.Tx, d Destination, ids []int64) (map[i
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range res.Rows {
-		found[query.AsInt64(r[0])] = true
+	rows, err := query.Rows[existingRow](res)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		found[r.ID] = true
 	}
 	return found, nil
+}
+
+// existingRow is one row of query.ExistingIDs.
+type existingRow struct {
+	ID int64 `db:"id"`
 }
 
 // Reinsert runs the statements and counts the rows inserted (the rest existed already).

@@ -147,8 +147,30 @@ func Exec(ctx context.Context, q Execer, st Statement) (int64, error) {
 	return tag.RowsAffected(), nil
 }
 
+// Int64s reads an integer array cell of a Result (Run normalises its elements to int64): a
+// NULL element or one of another type is an error, never a zero. Read a nullable array column
+// into a pointer field (query.Rows) first: NULL is the caller's to interpret.
+func Int64s(cells []any) ([]int64, error) {
+	if len(cells) == 0 {
+		return nil, nil // nil, as appending an empty array's elements to nil gave: output unchanged
+	}
+	out := make([]int64, len(cells))
+	for i, c := range cells {
+		n, ok := c.(int64)
+		switch {
+		case c == nil:
+			return nil, fmt.Errorf("NULL at element %d where int64 is expected", i+1)
+		case !ok:
+			return nil, fmt.Errorf("%T at element %d where int64 is expected", c, i+1)
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
 // AsInt64 reads an integer cell of a Result (Run normalises every integer type to int64);
-// NULL or any other value reads as 0.
+// NULL or any other value reads as 0, which hides a wrong column: new code reads
+// rows with query.Rows (and arrays with Int64s).
 func AsInt64(v any) int64 {
 	n, _ := v.(int64)
 	return n

@@ -1,0 +1,14 @@
+package db
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// RawQueryRow runs sql on c's pgx connection without sending the session settings first:
+// the tests read what the server holds before (or without) outboxctl's SET. Compiled only
+// into this package's tests, so production code cannot bypass the settings.
+func RawQueryRow(ctx context.Context, c *Conn, sql string, args ...any) pgx.Row {
+	return c.conn.QueryRow(ctx, sql, args...)
+}
