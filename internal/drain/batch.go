@@ -3,6 +3,7 @@ package drain
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -114,6 +115,15 @@ func (r *run) batchStep(ctx context.Context) (bool, error) {
 	return more && r.res.Failed == nil, nil
 }
 
+// nextCounts are the counts drain-next returns beside the message: the rows it deleted of
+// the previous group, and the size of the next message's group (NULL, with the id, when no
+// row is left).
+type nextCounts struct {
+	Deleted        int64  `db:"deleted"`
+	ID             *int64 `db:"id"`
+	CoalescedCount *int64 `db:"coalesced_count"`
+}
+
 // next deletes (a chunk of) prev's group and reads the next message: the newest row of the
 // head's group. found is false when no row is left at or below the watermark.
 func (r *run) next(ctx context.Context, tx pgx.Tx, prev *query.GroupUpTo) (Message, bool, int64, error) {
@@ -121,16 +131,22 @@ func (r *run) next(ctx context.Context, tx pgx.Tx, prev *query.GroupUpTo) (Messa
 	if err != nil || len(res.Rows) == 0 {
 		return Message{}, false, 0, err
 	}
-	row := res.Rows[0]
-	deleted := query.AsInt64(row[res.Col("deleted")])
-	if row[res.Col("id")] == nil {
+	counts, err := query.Rows[nextCounts](res)
+	if err != nil {
+		return Message{}, false, 0, err
+	}
+	deleted := counts[0].Deleted
+	if counts[0].ID == nil {
 		return Message{}, false, deleted, nil
 	}
 	m, err := r.o.message(res, 0)
 	if err != nil {
 		return Message{}, false, deleted, err
 	}
-	m.CoalescedCount = query.AsInt64(row[res.Col("coalesced_count")])
+	if counts[0].CoalescedCount == nil {
+		return Message{}, false, deleted, fmt.Errorf("%s: NULL coalesced_count for message %d", res.Statement, *counts[0].ID)
+	}
+	m.CoalescedCount = *counts[0].CoalescedCount
 	if r.o.CoalescedIDs {
 		one := []Message{m}
 		if err := r.o.fillCoalesced(ctx, tx, one); err != nil {
@@ -167,6 +183,11 @@ func (r *run) discardGroup(ctx context.Context, tx pgx.Tx, g query.GroupUpTo) (i
 	return r.deleteIDs(ctx, tx, ids)
 }
 
+// deletedID is a row drain-delete-ids returned.
+type deletedID struct {
+	ID int64 `db:"id"`
+}
+
 // deleteIDs deletes rows by id, a chunk at a time, and returns how many it deleted. The ids
 // it really deleted are recorded on the archive batch staged last, whose commit marker
 // names exactly them (another session may have deleted some meanwhile).
@@ -178,8 +199,12 @@ func (r *run) deleteIDs(ctx context.Context, tx pgx.Tx, ids []int64) (int64, err
 		if err != nil {
 			return int64(len(deleted)), err
 		}
-		for _, row := range res.Rows {
-			deleted = append(deleted, query.AsInt64(row[0]))
+		rows, err := query.Rows[deletedID](res)
+		if err != nil {
+			return int64(len(deleted)), err
+		}
+		for _, row := range rows {
+			deleted = append(deleted, row.ID)
 		}
 		ids = ids[n:]
 	}

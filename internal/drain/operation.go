@@ -246,15 +246,19 @@ func RowsFromResult(res *query.Result, original map[int64]Schedule) ([]Row, erro
 	}
 	rows := make([]Row, 0, len(res.Rows))
 	for _, v := range res.Rows {
-		r := Row{ShardScope: int(query.AsInt64(v[col["shard_scope"]])), Category: int(query.AsInt64(v[col["category"]]))}
-		var ok [5]bool
+		var r Row
+		var ok [7]bool
+		var scope, category int64
+		scope, ok[5] = v[col["shard_scope"]].(int64)
+		category, ok[6] = v[col["category"]].(int64)
+		r.ShardScope, r.Category = int(scope), int(category)
 		r.ID, ok[0] = v[col["id"]].(int64)
 		r.ShardID, ok[1] = v[col["shard_identifier"]].(int64)
 		r.ObjectID, _ = v[col["object_identifier"]].(int64)
 		r.ScheduledFrom, ok[2] = v[col["scheduled_from"]].(time.Time)
 		r.ScheduledFor, ok[3] = v[col["scheduled_for"]].(time.Time)
 		r.DateAdded, ok[4] = v[col["date_added"]].(time.Time)
-		if ok != [5]bool{true, true, true, true, true} {
+		if ok != [7]bool{true, true, true, true, true, true, true} {
 			return nil, fmt.Errorf("archive: row %v: unexpected column types", v[col["id"]])
 		}
 		if c, isText := v[col["cell"]].(string); isText {

@@ -167,11 +167,3 @@ func Int64s(cells []any) ([]int64, error) {
 	}
 	return out, nil
 }
-
-// AsInt64 reads an integer cell of a Result (Run normalises every integer type to int64);
-// NULL or any other value reads as 0, which hides a wrong column: new code reads
-// rows with query.Rows (and arrays with Int64s).
-func AsInt64(v any) int64 {
-	n, _ := v.(int64)
-	return n
-}
