@@ -3,6 +3,7 @@ package cmd
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -12,10 +13,7 @@ import (
 // without a terminal it refuses with a usage error naming the flag (a script must say --yes
 // explicitly, and an EOF on the prompt must never count as consent).
 func (a *app) confirm(command string, plan []string, yes bool) error {
-	fmt.Fprintln(a.io.Err, "Plan:")
-	for _, p := range plan {
-		fmt.Fprintf(a.io.Err, "  - %s\n", render.Escape(p)) // a plan quotes --reason and names
-	}
+	printPlan(a.io.Err, plan)
 	if yes {
 		return nil
 	}
@@ -29,4 +27,14 @@ func (a *app) confirm(command string, plan []string, yes bool) error {
 		return nil
 	}
 	return &exitError{code: ExitUsage, msg: "cancelled: nothing was changed"}
+}
+
+// printPlan shows a plan on stderr: before a confirmation, and alone for a dry run or a
+// refusal. Every line is escaped: a plan quotes --reason, shard and handler names, which are
+// the user's text and must not put raw control bytes on the terminal.
+func printPlan(stderr io.Writer, plan []string) {
+	fmt.Fprintln(stderr, "Plan:")
+	for _, p := range plan {
+		fmt.Fprintf(stderr, "  - %s\n", render.Escape(p))
+	}
 }

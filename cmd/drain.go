@@ -522,14 +522,6 @@ func (a *app) shardState(ctx context.Context, conn *db.Conn, t query.Target, k q
 	return depth, next, err == nil
 }
 
-// printPlan shows a plan that asks for no confirmation (a dry run, a refusal) on stderr.
-func printPlan(stderr io.Writer, plan []string) {
-	fmt.Fprintln(stderr, "Plan:")
-	for _, p := range plan {
-		fmt.Fprintf(stderr, "  - %s\n", p)
-	}
-}
-
 func handlerName(spec string) string {
 	if spec == "" {
 		return "(no handler: dry run)"

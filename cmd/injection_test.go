@@ -229,3 +229,39 @@ func TestMutationStderrEscapesReason(t *testing.T) {
 		t.Fatalf("the plan does not show the reason escaped:\n%s", stderr.String())
 	}
 }
+
+// TestPlanLinesAreEscaped: the plan a drain prints without asking (--dry-run, and the
+// refusal of a kill-switched shard) quotes --reason; none of the hostile reasons may put a
+// raw control byte on the terminal, as the plan before a confirmation already could not.
+func TestPlanLinesAreEscaped(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{})
+	q := pgx.Identifier{schema}.Sanitize()
+	_, err := testdb.Pool(t).Exec(context.Background(), fmt.Sprintf(`
+INSERT INTO %[1]s.sentry_regionoutbox (shard_scope, shard_identifier, category, object_identifier, scheduled_from, scheduled_for)
+VALUES (0, 7, 2, 7, now(), '2016-08-01'), (0, 8, 2, 8, now(), '2016-08-01');
+INSERT INTO %[1]s.sentry_option (key, value, last_updated, last_updated_by)
+VALUES ('hybrid_cloud.authentication.disabled_organization_shards', '[8]', now(), 'unknown')`, q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reason := range hostileReasons {
+		for _, c := range []struct {
+			args []string
+			code int
+		}{
+			{[]string{"drain", "organization", "7", "--dry-run", "--reason", reason}, 0},
+			{[]string{"drain", "organization", "8", "--handler", "discard", "--reason", reason}, 2},
+		} {
+			code, _, stderr := runCLI(t, schema, c.args...)
+			if code != c.code || !strings.Contains(stderr, "Plan:\n") {
+				t.Fatalf("%q: exit %d (want %d), stderr:\n%s", c.args, code, c.code, stderr)
+			}
+			for _, r := range stderr {
+				if r != '\n' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029') {
+					t.Fatalf("%q: stderr holds the raw control character %U:\n%q", c.args, r, stderr)
+				}
+			}
+		}
+	}
+}
