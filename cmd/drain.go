@@ -280,10 +280,7 @@ func readDrainPlan(ctx context.Context, d repairDeps, o drainOptions, t query.Ta
 		var err error
 		p.target = s.target
 		p.payloadType = s.schema.Table(s.target.TableName()).PayloadType
-		if stateRes, err = s.run(query.ShardState(s.target, k)); err != nil {
-			return err
-		}
-		if catRes, err = s.run(query.ShardCategories(s.target, k)); err != nil {
+		if stateRes, catRes, err = s.shardStateAndCategories(k); err != nil {
 			return err
 		}
 		if p.watermark, err = maxID(s.ctx, s.tx, s.target, k); err != nil {

@@ -138,17 +138,7 @@ func runInspectShard(ctx context.Context, d readDeps, o inspectShardOptions, k q
 // shardHead reads a shard's state (with its kill switch) and categories into the sections
 // printed above its messages; a kill-switch read that failed late is left in ksErr.
 func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.ShardKey, now time.Time, ksErr *error) (render.Doc, int64, error) {
-	// The categories first: their depths, summed, are the shard's (same snapshot), so the
-	// state need not count the shard a second time (a pass over 200,000 rows on a hot one).
-	catRes, err := s.run(query.ShardCategories(s.target, k))
-	if err != nil {
-		return nil, 0, err
-	}
-	depths, err := query.CategoryDepthSums(s.target, catRes)
-	if err != nil {
-		return nil, 0, err
-	}
-	stateRes, err := s.run(query.ShardStateGivenDepth(s.target, k, depths))
+	stateRes, catRes, err := s.shardStateAndCategories(k)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -35,6 +35,24 @@ func (s *session) run(st query.Statement) (*query.Result, error) {
 	return res, nil
 }
 
+// shardStateAndCategories reads shard k's state and its categories. The categories go
+// first: their depths, summed per cell, are the shard's in this snapshot, so the state is
+// given them instead of counting the shard a second time (a pass over every row of a hot
+// shard: 14 ms of 200,000 rows).
+func (s *session) shardStateAndCategories(k query.ShardKey) (state, categories *query.Result, err error) {
+	if categories, err = s.run(query.ShardCategories(s.target, k)); err != nil {
+		return nil, nil, err
+	}
+	depths, err := query.CategoryDepthSums(s.target, categories)
+	if err != nil {
+		return nil, nil, err
+	}
+	if state, err = s.run(query.ShardStateGivenDepth(s.target, k, depths)); err != nil {
+		return nil, nil, err
+	}
+	return state, categories, nil
+}
+
 // introspected lists the tables every read session looks up.
 func introspected(t query.Target) []string {
 	names := []string{t.TableName()}
