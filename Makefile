@@ -56,6 +56,7 @@ bench: build ## Run the benchmarks (see docs/performance.md; builds a 2M-row dat
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench Startup -benchtime 200x -count 1
 	go test ./internal/query -run '^$$' -bench . -benchtime 20x -count 1 -timeout 30m
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench ReadCommands -benchtime 10x -count 1 -timeout 30m
+	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench InspectAllStreams -benchtime 2x -count 1 -timeout 30m
 	go test ./internal/drain -run '^$$' -bench DrainModes -benchtime 1x -count 1 -timeout 30m
 	go test ./cmd -run '^$$' -bench DrainEndToEnd -benchtime 1x -count 1 -timeout 30m
 	go test ./cmd -run '^$$' -bench Handlers -benchtime 1x -count 1 -timeout 30m

@@ -113,7 +113,9 @@ func timeSQL(b *testing.B, sql string, args ...any) time.Duration {
 }
 
 // timeScript runs each statement of s, bound as outboxctl binds it, on the shared pool.
-func timeScript(b *testing.B, s query.Script) time.Duration { return timeScriptOn(b, testdb.Pool(b), s) }
+func timeScript(b *testing.B, s query.Script) time.Duration {
+	return timeScriptOn(b, testdb.Pool(b), s)
+}
 
 // execCommand is the binary run with a bare environment (no PG* variables, no config).
 func execCommand(bin string, args ...string) *exec.Cmd {
