@@ -448,7 +448,7 @@ func TestJITOffUnlessTheDSNSetsIt(t *testing.T) {
 	for _, c := range []struct{ suffix, want string }{
 		{"", "off"},
 		{sep + "jit=on", "on"},
-		{sep + "options=" + url.QueryEscape("-c jit=on"), "on"},
+		{sep + "options=" + strings.ReplaceAll(url.QueryEscape("-c jit=on"), "+", "%20"), "on"},
 	} {
 		conn := connect(t, db.Config{DSN: testdb.DSN() + c.suffix, Command: "test"})
 		var got string

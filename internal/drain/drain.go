@@ -240,6 +240,23 @@ type Claimed struct {
 // Delay is the backoff the claim applied.
 func (c *Claimed) Delay() time.Duration { return c.Next.Sub(c.At) }
 
+// claimHead is the lowest row's schedule, which the claim's next delay is computed from.
+type claimHead struct {
+	From time.Time `db:"scheduled_from"`
+	For  time.Time `db:"scheduled_for"`
+}
+
+// claimedRows is one line of drain-claim: the schedule some rows had before the claim, what
+// the claim wrote, and their ids. The schedules are read as they come: an infinite
+// timestamp (which no time.Time holds) is left where it is rather than put back wrong.
+type claimedRows struct {
+	From        any   `db:"scheduled_from"`
+	For         any   `db:"scheduled_for"`
+	ClaimedFrom any   `db:"claimed_from"`
+	ClaimedFor  any   `db:"claimed_for"`
+	IDs         []any `db:"ids"`
+}
+
 // Claim is prepare_next_from_shard: lock the shard's lowest row without waiting and push
 // the whole shard's schedule forward (next = now + min(2 × last delay, 1 h), last delay from
 // the lowest row, at least 1 s), in its own transaction. The backoff is applied before
@@ -260,31 +277,37 @@ func Claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey)
 		if len(head.Rows) == 0 {
 			return ErrEmpty
 		}
-		from, _ := head.Rows[0][head.Col("scheduled_from")].(time.Time)
-		sfor, _ := head.Rows[0][head.Col("scheduled_for")].(time.Time)
-		claim := query.DrainClaim(t, k, from, sfor)
-		return query.Stream(ctx, tx, claim, func([]string) error { return nil }, func(r []any) error {
-			from, okFrom := r[0].(time.Time)
-			sfor, okFor := r[1].(time.Time)
-			c.At, _ = r[2].(time.Time)
-			c.Next, _ = r[3].(time.Time)
+		heads, err := query.Rows[claimHead](head)
+		if err != nil {
+			return err
+		}
+		claim := query.DrainClaim(t, k, heads[0].From, heads[0].For)
+		res, err := query.Run(ctx, tx, claim)
+		if err != nil {
+			return err
+		}
+		rows, err := query.Rows[claimedRows](res)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			c.At, _ = r.ClaimedFrom.(time.Time)
+			c.Next, _ = r.ClaimedFor.(time.Time)
+			from, okFrom := r.From.(time.Time)
+			sfor, okFor := r.For.(time.Time)
 			if !okFrom || !okFor { // an infinite timestamp cannot be put back as a time: leave it
-				return nil
+				continue
 			}
 			// A schedule put back on the wrong row (id 0 for a NULL) would be worse than none.
-			cells, ok := r[4].([]any)
-			if !ok {
-				return fmt.Errorf("%s, column ids: %T where an array is expected", claim.Name, r[4])
-			}
-			ids, err := query.Int64s(cells)
+			ids, err := query.Int64s(r.IDs)
 			if err != nil {
 				return fmt.Errorf("%s, column ids: %w", claim.Name, err)
 			}
 			for _, id := range ids {
 				c.Before[id] = Schedule{From: from, For: sfor}
 			}
-			return nil
-		})
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
