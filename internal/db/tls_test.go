@@ -34,9 +34,10 @@ func TestAsksForTLS(t *testing.T) {
 	}
 }
 
-// TestPlainOnLoopback checks the attempts left for each host list, as pgx parses them with
-// libpq's default sslmode (prefer: TLS, then plain, per host).
-func TestPlainOnLoopback(t *testing.T) {
+// TestPlainFirstOnLoopback checks the order of the attempts for each host list, as pgx
+// parses them with libpq's default sslmode (prefer: TLS, then plain, per host): on loopback
+// plain first, TLS after it as the fallback; elsewhere unchanged.
+func TestPlainFirstOnLoopback(t *testing.T) {
 	type attempt struct {
 		host string
 		tls  bool
@@ -45,16 +46,17 @@ func TestPlainOnLoopback(t *testing.T) {
 		dsn  string
 		want []attempt
 	}{
-		{"postgres://127.0.0.1:5432/test", []attempt{{"127.0.0.1", false}}},
-		{"postgres://localhost:5432/test", []attempt{{"localhost", false}}},
-		{"postgres://[::1]:5432/test", []attempt{{"::1", false}}},
-		{"host=127.0.0.2 dbname=test", []attempt{{"127.0.0.2", false}}},
+		{"postgres://127.0.0.1:5432/test", []attempt{{"127.0.0.1", false}, {"127.0.0.1", true}}},
+		{"postgres://localhost:5432/test", []attempt{{"localhost", false}, {"localhost", true}}},
+		{"postgres://[::1]:5432/test", []attempt{{"::1", false}, {"::1", true}}},
+		{"host=127.0.0.2 dbname=test", []attempt{{"127.0.0.2", false}, {"127.0.0.2", true}}},
 		// A remote host keeps both attempts, TLS first.
 		{"postgres://db.example.com:5432/test", []attempt{{"db.example.com", true}, {"db.example.com", false}}},
 		{"postgres://10.0.0.5:5432/test", []attempt{{"10.0.0.5", true}, {"10.0.0.5", false}}},
 		// Several hosts: each is judged on its own.
-		{"host=127.0.0.1,db.example.com dbname=test", []attempt{{"127.0.0.1", false}, {"db.example.com", true}, {"db.example.com", false}}},
-		// An explicit require has no plain attempt to fall back to: nothing is dropped.
+		{"host=127.0.0.1,db.example.com dbname=test", []attempt{{"127.0.0.1", false}, {"127.0.0.1", true}, {"db.example.com", true}, {"db.example.com", false}}},
+		{"host=db.example.com,localhost dbname=test", []attempt{{"db.example.com", true}, {"db.example.com", false}, {"localhost", false}, {"localhost", true}}},
+		// An explicit require has no plain attempt: nothing moves.
 		{"postgres://127.0.0.1:5432/test?sslmode=require", []attempt{{"127.0.0.1", true}}},
 		{"host=/var/run/postgresql dbname=test", []attempt{{"/var/run/postgresql", false}}},
 	}
@@ -63,7 +65,7 @@ func TestPlainOnLoopback(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plainOnLoopback(pc)
+		plainFirstOnLoopback(pc)
 		got := []attempt{{pc.Host, pc.TLSConfig != nil}}
 		for _, f := range pc.Fallbacks {
 			got = append(got, attempt{f.Host, f.TLSConfig != nil})
