@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -180,16 +181,7 @@ func TestReadsDoNotBlockWriters(t *testing.T) {
 // the wrong-password path is tested even though the test server trusts local connections.
 func TestThroughPgBouncer(t *testing.T) {
 	t.Parallel()
-	bin, err := exec.LookPath("pgbouncer")
-	if err != nil {
-		bin = "/usr/sbin/pgbouncer"
-		if _, serr := os.Stat(bin); serr != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatal("pgbouncer is not installed; .ci/run installs it")
-			}
-			t.Skip("pgbouncer not installed")
-		}
-	}
+	bin := pgbouncerBinary(t)
 	schema := testdb.Schema(t, fixture.Options{})
 	testdb.Insert(t, schema, "sentry_regionoutbox",
 		testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1},
@@ -224,7 +216,7 @@ func TestThroughPgBouncer(t *testing.T) {
 		}
 	}
 	bad := fmt.Sprintf("postgres://postgres:wrong-Secret-9@127.0.0.1:%d/test?sslmode=disable", port)
-	_, err = db.Connect(context.Background(), db.Config{DSN: bad})
+	_, err := db.Connect(context.Background(), db.Config{DSN: bad})
 	var dbErr *db.Error
 	if !errors.As(err, &dbErr) || dbErr.Kind != db.KindAuth {
 		t.Fatalf("wrong password gave %v, want an authentication error", err)
@@ -237,7 +229,23 @@ func TestThroughPgBouncer(t *testing.T) {
 	}
 }
 
-func startPgBouncer(t *testing.T, bin string) int {
+// pgbouncerBinary finds pgbouncer, or skips (fails under CI=true: .ci/run installs it).
+func pgbouncerBinary(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("pgbouncer")
+	if err != nil {
+		bin = "/usr/sbin/pgbouncer"
+		if _, serr := os.Stat(bin); serr != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatal("pgbouncer is not installed; .ci/run installs it")
+			}
+			t.Skip("pgbouncer not installed")
+		}
+	}
+	return bin
+}
+
+func startPgBouncer(t *testing.T, bin string, extra ...string) int {
 	t.Helper()
 	// PgBouncer drops to the postgres user when started as root, so its files live in a
 	// directory that user can read (t.TempDir's parent is private to root).
@@ -249,7 +257,13 @@ func startPgBouncer(t *testing.T, bin string) int {
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	port := 16432 + os.Getpid()%1000
+	// A port free now (two PgBouncers may run in one test process).
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
 	ini := fmt.Sprintf(`[databases]
 test = host=127.0.0.1 port=5432 dbname=test user=postgres
 
@@ -265,7 +279,8 @@ default_pool_size = 1
 logfile = %[2]s/pgbouncer.log
 pidfile = %[2]s/pgbouncer.pid
 ignore_startup_parameters = extra_float_digits
-`, port, dir)
+%[3]s
+`, port, dir, strings.Join(extra, "\n"))
 	for name, text := range map[string]string{"pgbouncer.ini": ini, "userlist.txt": `"postgres" "bouncer-Pa55"` + "\n"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -283,7 +298,7 @@ ignore_startup_parameters = extra_float_digits
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	for range 50 {
-		c, err := pgx.Connect(context.Background(), fmt.Sprintf("postgres://postgres:bouncer-Pa55@127.0.0.1:%d/test?sslmode=disable", port))
+		c, err := pgx.Connect(context.Background(), fmt.Sprintf("postgres://postgres:bouncer-Pa55@127.0.0.1:%d/test?sslmode=prefer", port))
 		if err == nil {
 			_ = c.Close(context.Background())
 			return port
@@ -458,5 +473,30 @@ func TestJITOffUnlessTheDSNSetsIt(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Fatalf("DSN %s: jit = %q (%v), want %s", testdb.DSN()+c.suffix, got, err, c.want)
 		}
+	}
+}
+
+// TestLoopbackFallsBackToTLS: a loopback server that refuses plain text (here PgBouncer with
+// client_tls_sslmode = require, as a hostssl-only pg_hba.conf would) still accepts
+// outboxctl when the DSN says nothing about TLS: the plain attempt comes first and is
+// refused, the TLS attempt after it connects.
+func TestLoopbackFallsBackToTLS(t *testing.T) {
+	t.Parallel()
+	bin := pgbouncerBinary(t)
+	const key, cert = "/etc/ssl/private/ssl-cert-snakeoil.key", "/etc/ssl/certs/ssl-cert-snakeoil.pem"
+	for _, f := range []string{key, cert} {
+		if _, err := os.Stat(f); err != nil {
+			t.Skipf("no snakeoil certificate (%v): the ssl-cert package makes one", err)
+		}
+	}
+	port := startPgBouncer(t, bin, "client_tls_sslmode = require", "client_tls_key_file = "+key, "client_tls_cert_file = "+cert)
+	base := fmt.Sprintf("postgres://postgres:bouncer-Pa55@127.0.0.1:%d/test", port)
+	if _, err := db.Connect(context.Background(), db.Config{DSN: base + "?sslmode=disable"}); err == nil {
+		t.Fatal("PgBouncer accepted a plain connection: the test would prove nothing")
+	}
+	conn := connect(t, db.Config{DSN: base, Command: "tls-fallback"})
+	var one int
+	if err := conn.QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("after the TLS fallback: %d, %v", one, err)
 	}
 }
