@@ -101,7 +101,11 @@ func (a *app) openSession(ctx context.Context, command string, fn func(*session)
 	// Every command reads the catalog through here and applies --deployment, so readers and
 	// writers agree on which options table Sentry reads.
 	return db.ReadTxFirst(ctx, conn, first, func(tx db.Tx) error {
-		s := &session{ctx: ctx, tx: tx, target: t, schema: query.SchemaFrom(res, tables).WithDeployment(a.deployment())}
+		schema, err := query.SchemaFrom(res, tables)
+		if err != nil {
+			return err
+		}
+		s := &session{ctx: ctx, tx: tx, target: t, schema: schema.WithDeployment(a.deployment())}
 		s.target = s.schema.Adapt(s.target)
 		return fn(s)
 	})

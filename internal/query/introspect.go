@@ -154,28 +154,30 @@ func LoadSchema(ctx context.Context, q Querier, schema string, tables []string) 
 	if err != nil {
 		return Schema{}, err
 	}
-	return SchemaFrom(res, tables), nil
+	return SchemaFrom(res, tables)
 }
 
-// SchemaTables is what LoadSchema looks up for tables: them and the two outbox tables.
+// SchemaTables is what LoadSchema looks up for tables: them, each once (SchemaFrom folds a
+// table's rows together, so a name given twice would count its columns twice), and the two
+// outbox tables.
 func SchemaTables(tables []string) []string {
-	for _, t := range []string{CellTable, ControlTable} {
-		if !slices.Contains(tables, t) {
-			tables = append(slices.Clip(tables), t)
+	var out []string
+	for _, t := range append(slices.Clip(tables), CellTable, ControlTable) {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
 		}
 	}
-	return tables
+	return out
 }
 
 // SchemaFrom reads the result of Introspect(schema, tables), already fetched (a read session
 // pipelines it with its BEGIN), for tables as SchemaTables returned them. A result it cannot
-// read (not Introspect's) gives an empty schema: every table absent, which the commands
-// report as a missing table.
-func SchemaFrom(res *Result, tables []string) Schema {
+// read (not Introspect's) is an error, not a schema without tables.
+func SchemaFrom(res *Result, tables []string) (Schema, error) {
 	s := Schema{Tables: map[string]TableInfo{}}
 	rows, err := Rows[introspectRow](res)
 	if err != nil {
-		rows = nil
+		return s, err
 	}
 	outbox := map[string]bool{}
 	for _, c := range outboxColumns {
@@ -211,7 +213,7 @@ func SchemaFrom(res *Result, tables []string) Schema {
 		s.Tables[key] = ti
 	}
 	s.detectDeployment()
-	return s
+	return s, nil
 }
 
 // Adapt fits a target to the database: a control outbox gets the cell column it has

@@ -72,3 +72,16 @@ DROP TABLE `+q(old)+`.sentry_regionoutbox`)
 		t.Fatalf("old schema:\n got %+v (%s)\nwant %+v", got.Tables, got.Deployment, want)
 	}
 }
+
+// TestSchemaTablesOnce: a table named twice is looked up once (its columns would otherwise
+// be counted twice, and a table with 4 of the 7 outbox columns would pass for an outbox).
+func TestSchemaTablesOnce(t *testing.T) {
+	got := SchemaTables([]string{ControlTable, OptionTable, OptionTable, ControlTable})
+	want := []string{ControlTable, OptionTable, CellTable}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("SchemaTables = %v, want %v", got, want)
+	}
+	if _, err := SchemaFrom(&Result{Statement: "introspect", Columns: []string{"x"}, Rows: [][]any{{1}}}, want); err == nil {
+		t.Fatal("SchemaFrom read a result that is not introspect's")
+	}
+}
