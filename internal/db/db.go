@@ -66,64 +66,109 @@ func Resolve(flagDSN string, getenv func(string) string) (dsn string, given bool
 type Tx = pgx.Tx
 
 // Conn is a connection with outboxctl's session settings. The pgx connection is not
-// exposed: callers get the statements, transactions and batches below, each of which sends
-// the session settings first, so nothing can run on the connection without them.
+// exposed: callers get the statements, transactions and batches below, each of which runs
+// inside a transaction that starts with the settings, so nothing can run without them.
+//
+// The settings are only ever SET LOCAL: a session SET would stay on the server connection
+// after outboxctl leaves, and under PgBouncer's transaction pooling the next client of that
+// connection (Sentry's workers) would inherit outboxctl's 2 s lock_timeout, 30 s
+// statement_timeout and jit = off.
 type Conn struct {
 	conn *pgx.Conn
-	// session is the SET script of the session settings, not yet sent: it goes with the
-	// first statement that runs outside ReadTx (see flush), so a read command, whose
-	// transaction sets them with SET LOCAL, never pays a round trip for it.
-	session string
-	// local is the SET LOCAL statements that ReadTx and WriteTx run first in every transaction.
+	// local is the SET LOCAL statements every transaction runs first.
 	local []string
 }
 
-// flush sends the session settings once, before the first statement outside ReadTx. Inside
-// a transaction it waits: SET LOCAL covers it, and a SET there would end with its rollback.
-func (c *Conn) flush(ctx context.Context) error {
-	if c.session == "" || c.conn.PgConn().TxStatus() != 'I' {
-		return nil
+// alone runs fn in a transaction of its own that starts with the settings, for a statement
+// run outside a transaction block; inside one (a caller's BeginTx), fn runs as it is.
+func (c *Conn) alone(ctx context.Context, fn func(q interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) error) error {
+	if c.InTransaction() {
+		return fn(c.conn)
 	}
-	if err := c.conn.PgConn().Exec(ctx, c.session).Close(); err != nil {
-		return Classify(err, "session settings")
+	tx, err := c.BeginTx(ctx, pgx.TxOptions{})
+	if err != nil {
+		return err
 	}
-	c.session = ""
-	return nil
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // committed below on success
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
 }
 
-// Exec is pgx's, after the session settings.
-func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if err := c.flush(ctx); err != nil {
-		return pgconn.CommandTag{}, err
-	}
-	return c.conn.Exec(ctx, sql, args...)
+// Exec is pgx's, in a transaction that starts with the settings.
+func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (tag pgconn.CommandTag, err error) {
+	err = c.alone(ctx, func(q interface {
+		Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}) error {
+		tag, err = q.Exec(ctx, sql, args...)
+		return err
+	})
+	return tag, err
 }
 
-// Query is pgx's, after the session settings.
+// ErrOutsideTx: Query streams rows, which would outlive a transaction of its own; a caller
+// runs it in ReadTx or RunWriteTx.
+var ErrOutsideTx = errors.New("db: Query outside a transaction: run it in ReadTx or RunWriteTx")
+
+// Query is pgx's, inside a transaction only (ErrOutsideTx otherwise).
 func (c *Conn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if err := c.flush(ctx); err != nil {
-		return nil, err
+	if !c.InTransaction() {
+		return nil, ErrOutsideTx
 	}
 	return c.conn.Query(ctx, sql, args...)
 }
 
-// QueryRow is pgx's, after the session settings.
+// QueryRow is pgx's, in a transaction that starts with the settings: the statement runs when
+// the row is scanned.
 func (c *Conn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if err := c.flush(ctx); err != nil {
-		return errRow{err}
-	}
-	return c.conn.QueryRow(ctx, sql, args...)
+	return localRow{c: c, ctx: ctx, sql: sql, args: args}
 }
 
-// BeginTx is pgx's, after the session settings.
+type localRow struct {
+	c    *Conn
+	ctx  context.Context //nolint:containedctx // the row runs its statement when scanned
+	sql  string
+	args []any
+}
+
+func (r localRow) Scan(dest ...any) error {
+	return r.c.alone(r.ctx, func(q interface {
+		Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}) error {
+		return q.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
+	})
+}
+
+// BeginTx is pgx's, followed by the SET LOCAL settings.
 func (c *Conn) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
-	if err := c.flush(ctx); err != nil {
+	return c.beginWith(ctx, opts, "")
+}
+
+// beginWith begins a transaction and runs the SET LOCAL settings and extra (a SET LOCAL
+// script of the caller's) in one statement.
+func (c *Conn) beginWith(ctx context.Context, opts pgx.TxOptions, extra string) (pgx.Tx, error) {
+	tx, err := c.conn.BeginTx(ctx, opts)
+	if err != nil {
 		return nil, err
 	}
-	return c.conn.BeginTx(ctx, opts)
+	script := strings.Join(c.local, ";")
+	if extra != "" {
+		script += ";" + extra
+	}
+	if _, err := tx.Exec(ctx, script); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, Classify(err, "session settings")
+	}
+	return tx, nil
 }
 
-// Begin is pgx's, after the session settings.
+// Begin is pgx's, followed by the SET LOCAL settings.
 func (c *Conn) Begin(ctx context.Context) (pgx.Tx, error) { return c.BeginTx(ctx, pgx.TxOptions{}) }
 
 // InTransaction says whether the session is inside a transaction block (or a failed one):
@@ -138,10 +183,6 @@ func (c *Conn) Deallocate(ctx context.Context, name string) error {
 
 // Close closes the connection.
 func (c *Conn) Close(ctx context.Context) error { return c.conn.Close(ctx) }
-
-type errRow struct{ err error }
-
-func (r errRow) Scan(...any) error { return r.err }
 
 // Connect opens one connection configured for safe use on a production primary or replica.
 func Connect(ctx context.Context, cfg Config) (*Conn, error) {
@@ -163,22 +204,21 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 	pc.DefaultQueryExecMode = pgx.QueryExecModeExec
 	pc.StatementCacheCapacity = 0
 	pc.DescriptionCacheCapacity = 0
-	session, local := applySessionSettings(pc, cfg)
+	local := applySessionSettings(pc, cfg)
 
 	conn, err := pgx.ConnectConfig(ctx, pc)
 	if err != nil {
 		return nil, classifyConnect(err, pc, password)
 	}
-	return &Conn{conn: conn, session: session, local: local}, nil
+	return &Conn{conn: conn, local: local}, nil
 }
 
 // applySessionSettings sets the timeouts the DSN left unset. PgBouncer rejects unknown startup
-// parameters, so they are not sent at startup: they are SET before the first statement that
-// runs outside ReadTx (Conn.flush), and with SET LOCAL at the start of every transaction,
-// because in transaction pooling mode the next transaction may run on another server
-// connection that never saw the session SET. It returns the SET script and the SET LOCAL
-// statements.
-func applySessionSettings(pc *pgx.ConnConfig, cfg Config) (session string, local []string) {
+// parameters, so they are not sent at startup, and a session SET would outlive outboxctl on
+// a pooled server connection (see Conn): they are SET LOCAL at the start of every
+// transaction, which in transaction pooling mode is also the only way they reach the server
+// connection the transaction runs on. It returns the SET LOCAL statements.
+func applySessionSettings(pc *pgx.ConnConfig, cfg Config) (local []string) {
 	st := cfg.StatementTimeout
 	if st <= 0 {
 		st = DefaultStatementTimeout
@@ -201,14 +241,12 @@ func applySessionSettings(pc *pgx.ConnConfig, cfg Config) (session string, local
 	if _, ok := pc.RuntimeParams["application_name"]; !ok {
 		pc.RuntimeParams["application_name"] = app
 	}
-	var sb strings.Builder
 	for _, k := range []string{"statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"} {
 		if v, set := pc.RuntimeParams[k]; set {
 			// The DSN chose it; keep its value, but still apply it per transaction.
 			settings[k] = v
 			delete(pc.RuntimeParams, k)
 		}
-		fmt.Fprintf(&sb, "SET %s = '%s';", k, strings.ReplaceAll(settings[k], "'", "''"))
 		local = append(local, fmt.Sprintf("SET LOCAL %s = '%s'", k, strings.ReplaceAll(settings[k], "'", "''")))
 	}
 	// JIT off: outboxctl's statements are index probes and bounded scans whose planner cost
@@ -218,13 +256,11 @@ func applySessionSettings(pc *pgx.ConnConfig, cfg Config) (session string, local
 	// its choice.
 	if v, set := pc.RuntimeParams["jit"]; set {
 		delete(pc.RuntimeParams, "jit")
-		fmt.Fprintf(&sb, "SET jit = '%s';", strings.ReplaceAll(v, "'", "''"))
 		local = append(local, fmt.Sprintf("SET LOCAL jit = '%s'", strings.ReplaceAll(v, "'", "''")))
 	} else if !strings.Contains(pc.RuntimeParams["options"], "jit") {
-		sb.WriteString("SET jit = off;")
 		local = append(local, "SET LOCAL jit = off")
 	}
-	return sb.String(), local
+	return local
 }
 
 // Rows is a statement's rows, as ReadTxFirst hands them to its caller.
@@ -656,14 +692,11 @@ func WriteTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
 // LOCAL script of the caller's. It does not check for a replica: a caller that runs many
 // transactions (the drain) checks once. fn's error rolls everything back.
 func RunWriteTx(ctx context.Context, conn *Conn, extra string, fn func(pgx.Tx) error) error {
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite})
+	tx, err := conn.beginWith(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite}, extra)
 	if err != nil {
 		return Classify(err, "")
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // committed below on success
-	if _, err := tx.Exec(ctx, strings.Join(conn.local, ";")+";"+extra); err != nil {
-		return Classify(err, "session settings")
-	}
 	if err := fn(tx); err != nil {
 		return err
 	}

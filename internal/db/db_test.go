@@ -468,3 +468,41 @@ func TestJITOffUnlessTheDSNSetsIt(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionSettingsDoNotLeakThroughPgBouncer: a write command's first statement runs
+// outside a transaction (CheckPrimary's pg_is_in_recovery()), so Conn.flush sends the session
+// script "SET statement_timeout …; SET lock_timeout …; SET idle_in_transaction_session_timeout
+// …; SET jit = off;" as plain session SETs, as it once did. In PgBouncer's transaction pooling the server
+// connection goes back to the pool with them, and the next client of the pool (Sentry itself)
+// inherits outboxctl's 2 s lock_timeout, 30 s statement_timeout and, since eb8ec3e, jit = off.
+// (Found by review; the settings are now SET LOCAL only, see db.Conn.)
+func TestSessionSettingsDoNotLeakThroughPgBouncer(t *testing.T) {
+	t.Parallel()
+	bin := pgbouncerBinary(t)
+	port := startPgBouncer(t, bin) // default_pool_size = 1: every client gets the same server connection
+	dsn := fmt.Sprintf("postgres://postgres:bouncer-Pa55@127.0.0.1:%d/test?sslmode=disable", port)
+	ctx := context.Background()
+	other := func() (jit, st, lt string) {
+		c, err := pgx.Connect(ctx, dsn+"&default_query_exec_mode=simple_protocol") // Sentry's psycopg: no named statements
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		if err := c.QueryRow(ctx, "SELECT current_setting('jit'), current_setting('statement_timeout'), current_setting('lock_timeout')").Scan(&jit, &st, &lt); err != nil {
+			t.Fatal(err)
+		}
+		return jit, st, lt
+	}
+	jit0, st0, lt0 := other()
+
+	conn := connect(t, db.Config{DSN: dsn, Command: "reschedule"})
+	if err := db.CheckPrimary(ctx, conn, "change anything"); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.Close(ctx)
+
+	if jit, st, lt := other(); jit != jit0 || st != st0 || lt != lt0 {
+		t.Fatalf("another client of the pool after outboxctl: jit=%s statement_timeout=%s lock_timeout=%s, want the server's jit=%s statement_timeout=%s lock_timeout=%s",
+			jit, st, lt, jit0, st0, lt0)
+	}
+}

@@ -78,7 +78,8 @@ func TestRefusesInsideTransaction(t *testing.T) {
 	schema, target := setup(t)
 	testdb.Insert(t, schema, "sentry_regionoutbox", testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1})
 	c := conn(t)
-	if _, err := c.Exec(context.Background(), "BEGIN"); err != nil {
+	tx, err := c.Begin(context.Background()) // the connection is now inside a transaction block
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := drain.Run(context.Background(), c, drain.Options{Target: target, Shard: org(1)}); !errors.Is(err, drain.ErrInTransaction) {
@@ -87,7 +88,7 @@ func TestRefusesInsideTransaction(t *testing.T) {
 	if _, err := drain.Claim(context.Background(), c, target, org(1)); !errors.Is(err, drain.ErrInTransaction) {
 		t.Fatalf("Claim inside BEGIN = %v", err)
 	}
-	_, _ = c.Exec(context.Background(), "ROLLBACK")
+	_ = tx.Rollback(context.Background())
 	if got := ids(t, schema); len(got) != 1 {
 		t.Fatalf("rows after refusals: %v", got)
 	}
