@@ -38,7 +38,7 @@ type drainOptions struct {
 
 // Validate checks the shard id and the flags before anything connects.
 func (o *drainOptions) Validate() error {
-	if err := o.parse("outboxctl drain"); err != nil {
+	if err := o.validate("outboxctl drain"); err != nil {
 		return err
 	}
 	if o.MaxMessages < 0 {

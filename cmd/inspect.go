@@ -41,7 +41,7 @@ type inspectShardOptions struct {
 // Validate checks the shard id, --limit and --order.
 func (o *inspectShardOptions) Validate() error {
 	const command = "outboxctl inspect shard"
-	if err := o.parse(command); err != nil {
+	if err := o.validate(command); err != nil {
 		return err
 	}
 	if o.Limit <= 0 {

@@ -73,12 +73,22 @@ func TestValidateOptions(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	// inspect shard and drain take any integer shard id, as they always have: a negative one
-	// finds an empty shard.
-	is := inspectShardOptions{shardArgs: shardArgs{Scope: "organization", ID: "-3"}, Limit: 1, Order: "oldest"}
+	is := inspectShardOptions{shardArgs: shardArgs{Scope: "organization", ID: "3"}, Limit: 1, Order: "oldest"}
 	dr := drainOptions{shardArgs: shardArgs{Scope: "organization", ID: " 7 "}, HandlerTimeout: time.Second}
-	if is.Validate() != nil || is.id != -3 || dr.Validate() != nil || dr.id != 7 {
+	if is.Validate() != nil || is.id != 3 || dr.Validate() != nil || dr.id != 7 {
 		t.Errorf("valid shard options: inspect shard %+v, drain %+v", is, dr)
+	}
+	// Every SCOPE ID command refuses a negative shard id the same way (Sentry's shard ids are
+	// organization and user ids: "-3" is a typo).
+	for name, o := range map[string]interface{ Validate() error }{
+		"inspect shard": &inspectShardOptions{shardArgs: shardArgs{Scope: "organization", ID: "-3"}, Limit: 1, Order: "oldest"},
+		"drain":         &drainOptions{shardArgs: shardArgs{Scope: "organization", ID: "-3"}, HandlerTimeout: time.Second},
+	} {
+		err := o.Validate()
+		var ue *usageError
+		if !errors.As(err, &ue) || err.Error() != `invalid shard id "-3": `+nonNeg || ue.hint != "outboxctl "+name+" organization 42" {
+			t.Errorf("%s -3: %v", name, err)
+		}
 	}
 	o := inspectObjectOptions{Category: "TEAM_UPDATE", ID: "0", Limit: 1, ShardSet: true}
 	r := restoreOptions{Ops: []string{"op"}, IDs: []string{"5", "3"}, Shard: "user/0"}

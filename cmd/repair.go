@@ -44,14 +44,6 @@ func (s *shardArgs) validate(command string) error {
 	return err
 }
 
-// parse checks that the id is an integer, and only that: the reads (inspect shard) and the
-// drain have always taken any integer, and a negative one finds an empty shard.
-func (s *shardArgs) parse(command string) error {
-	id, err := idArg("shard id", s.ID, command+" organization 42")
-	s.id = id
-	return err
-}
-
 // runOnShard is the run of a command that takes SCOPE ID (inspect shard, drain, reschedule,
 // compact): it fills s from the arguments, validates the options, resolves the scope and the
 // outbox table, and calls run.
