@@ -2,6 +2,8 @@ package drain
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -349,8 +351,9 @@ type run struct {
 	staged []stagedBatch
 	// prepared maps the SQL of statements prepared in the transaction in progress to their
 	// names; seq numbers them.
-	prepared map[string]string
-	seq      int
+	prepared   map[string]string
+	seq        int
+	namePrefix string
 }
 
 // Run drains one shard, message by message, faithful to Sentry's process_shard: lock the
@@ -459,21 +462,26 @@ func (r *run) tx(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) er
 	step := context.WithoutCancel(ctx)
 	committing := false
 	err := db.RunWriteTx(step, r.conn, r.local, func(tx pgx.Tx) error {
+		// Drop the prepared statements inside the transaction, before its COMMIT or
+		// ROLLBACK: behind PgBouncer's transaction pooling, the server connection is another
+		// client's after it, and a statement left there collides with the next drain's.
+		defer r.deallocate(step, tx)
 		if err := fn(step, tx); err != nil {
 			return err
 		}
 		committing = true
 		return nil
 	})
-	r.deallocate(step)
+	r.prepared = nil
 	return r.finishArchive(err, committing)
 }
 
 // runPrepared runs a statement the batch repeats for every message with other values,
 // planned once per transaction (plan_cache_mode = force_generic_plan in the drain's
 // transactions): planning the statement afresh cost several times its execution. The
-// statement lives only as long as the transaction, so it is safe behind PgBouncer's
-// transaction pooling too.
+// statement lives only as long as the transaction (deallocated before its end), so it is
+// safe behind PgBouncer's transaction pooling too; its name carries the process's own
+// prefix besides, so that even a statement a crash left behind never collides.
 func (r *run) runPrepared(ctx context.Context, tx pgx.Tx, st query.Statement) (*query.Result, error) {
 	sql, args, err := st.Bind()
 	if err != nil {
@@ -482,7 +490,7 @@ func (r *run) runPrepared(ctx context.Context, tx pgx.Tx, st query.Statement) (*
 	name, ok := r.prepared[sql]
 	if !ok {
 		r.seq++
-		name = fmt.Sprintf("outboxctl_drain_%d", r.seq)
+		name = fmt.Sprintf("outboxctl_drain_%s_%d", r.prefix(), r.seq)
 		if _, err := tx.Prepare(ctx, name, sql); err != nil {
 			return nil, err
 		}
@@ -494,13 +502,25 @@ func (r *run) runPrepared(ctx context.Context, tx pgx.Tx, st query.Statement) (*
 	return query.RunBound(ctx, tx, st.Name, name, args)
 }
 
-// deallocate drops the statements the transaction prepared (best effort: after a failure
-// the connection may be gone, and the names are never reused).
-func (r *run) deallocate(ctx context.Context) {
+// deallocate drops the statements the transaction prepared, on the transaction's own
+// connection (best effort: after a failure the connection may be gone, and the names are
+// never reused).
+func (r *run) deallocate(ctx context.Context, tx pgx.Tx) {
 	for _, name := range r.prepared {
-		_ = r.conn.Deallocate(ctx, name)
+		_ = tx.Conn().Deallocate(ctx, name)
 	}
 	r.prepared = nil
+}
+
+// prefix is this run's part of its prepared statements' names: random, so two processes
+// whose statements meet on one pooled server connection never share a name.
+func (r *run) prefix() string {
+	if r.namePrefix == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		r.namePrefix = hex.EncodeToString(b[:])
+	}
+	return r.namePrefix
 }
 
 // lockHead locks the shard's lowest row at or below the watermark (NOWAIT). It returns nil
