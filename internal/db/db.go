@@ -1,7 +1,10 @@
-// Package db is the one place outboxctl opens PostgreSQL connections. Every session it opens
-// names itself (application_name), carries a statement, lock and idle-in-transaction timeout,
-// and uses only unnamed prepared statements so it works through PgBouncer in transaction
-// pooling mode. Read commands run in READ ONLY transactions. Passwords never reach output.
+// Package db is the one place outboxctl opens PostgreSQL connections. Every transaction it
+// runs names itself (application_name) and carries a statement, lock and idle-in-transaction
+// timeout, all SET LOCAL: nothing outboxctl sets outlives its transaction, so it works through
+// PgBouncer in transaction pooling mode without leaving anything on a pooled server
+// connection (queries use unnamed statements; the drain's named ones are dropped inside
+// their transaction). Read commands run in READ ONLY transactions. Passwords never reach
+// output.
 package db
 
 import (
@@ -99,8 +102,33 @@ func (c *Conn) alone(ctx context.Context, fn func(q interface {
 	return tx.Commit(ctx)
 }
 
-// Exec is pgx's, in a transaction that starts with the settings.
+// ErrSessionStatement: a statement that sets or ends session or transaction state, sent
+// through Exec outside a transaction. In the transaction of its own Exec would give it, a SET
+// would outlive the COMMIT on the session (and, behind PgBouncer, on the pool's server
+// connection), and BEGIN or COMMIT would do nothing: transactions go through Begin, settings
+// through the Config.
+var ErrSessionStatement = errors.New("db: SET, RESET, DISCARD and transaction control are not run outside a transaction: use Begin, or the connection's settings")
+
+// sessionStatement says whether sql starts with a keyword that changes session or
+// transaction state.
+func sessionStatement(sql string) bool {
+	f := strings.Fields(strings.TrimLeft(sql, " \t\r\n(;"))
+	if len(f) == 0 {
+		return false
+	}
+	switch strings.ToUpper(strings.TrimRight(f[0], ";")) {
+	case "SET", "RESET", "DISCARD", "BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "SAVEPOINT", "RELEASE", "PREPARE", "LISTEN":
+		return true
+	}
+	return false
+}
+
+// Exec is pgx's, in a transaction that starts with the settings (ErrSessionStatement for a
+// statement that would outlive it or escape it).
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (tag pgconn.CommandTag, err error) {
+	if !c.InTransaction() && sessionStatement(sql) {
+		return tag, ErrSessionStatement
+	}
 	err = c.alone(ctx, func(q interface {
 		Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
 		QueryRow(context.Context, string, ...any) pgx.Row
@@ -239,7 +267,11 @@ func applySessionSettings(pc *pgx.ConnConfig, cfg Config) (local []string) {
 		"idle_in_transaction_session_timeout": strconv.FormatInt((st + 10*time.Second).Milliseconds(), 10),
 	}
 	if _, ok := pc.RuntimeParams["application_name"]; !ok {
-		pc.RuntimeParams["application_name"] = app
+		// Named per transaction, not at startup: PgBouncer passes a startup application_name
+		// on to the server connection and leaves it there, so the pool's next client that
+		// does not name itself (Sentry's workers) would show up as outboxctl. A DSN's own
+		// application_name is the operator's choice and is sent as given.
+		local = append(local, fmt.Sprintf("SET LOCAL application_name = '%s'", strings.ReplaceAll(app, "'", "''")))
 	}
 	for _, k := range []string{"statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"} {
 		if v, set := pc.RuntimeParams[k]; set {
