@@ -178,22 +178,33 @@ func (c *Conn) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) 
 	return c.beginWith(ctx, opts, "")
 }
 
-// beginWith begins a transaction and runs the SET LOCAL settings and extra (a SET LOCAL
-// script of the caller's) in one statement.
+// beginWith begins a transaction with the SET LOCAL settings and extra (a SET LOCAL script
+// of the caller's), all in one round trip: BEGIN and the settings go as one simple-protocol
+// script, as a read's pipeline does (a write transaction used to wait for BEGIN, then for the
+// settings: one round trip more per transaction, which the drain's exact mode pays per
+// message).
 func (c *Conn) beginWith(ctx context.Context, opts pgx.TxOptions, extra string) (pgx.Tx, error) {
-	tx, err := c.conn.BeginTx(ctx, opts)
-	if err != nil {
-		return nil, err
+	if c.InTransaction() {
+		return nil, errors.New("db: begin inside a transaction block")
 	}
-	script := strings.Join(c.local, ";")
+	begin := "BEGIN"
+	if opts.IsoLevel != "" {
+		begin += " ISOLATION LEVEL " + string(opts.IsoLevel)
+	}
+	if opts.AccessMode != "" {
+		begin += " " + string(opts.AccessMode)
+	}
+	script := begin + ";" + strings.Join(c.local, ";")
 	if extra != "" {
 		script += ";" + extra
 	}
-	if _, err := tx.Exec(ctx, script); err != nil {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
+	if _, err := c.conn.PgConn().Exec(ctx, script).ReadAll(); err != nil {
+		if c.InTransaction() {
+			_, _ = c.conn.PgConn().Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
+		}
 		return nil, Classify(err, "session settings")
 	}
-	return tx, nil
+	return &ownTx{conn: c.conn, n: new(int), write: true}, nil
 }
 
 // Begin is pgx's, followed by the SET LOCAL settings.
@@ -324,7 +335,7 @@ func ReadTxFirst(ctx context.Context, conn *Conn, first *First, fn func(pgx.Tx) 
 	if first != nil {
 		b.Queue(first.SQL, first.Args...)
 	}
-	tx := &readTx{conn: conn.conn, n: new(int)}
+	tx := &ownTx{conn: conn.conn, n: new(int)}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only; nothing to keep
 	// The session settings are not sent: SET LOCAL covers the transaction.
 	br := conn.conn.SendBatch(ctx, b)
@@ -355,19 +366,23 @@ func readFirst(br pgx.BatchResults, first *First) error {
 	return first.Read(rows)
 }
 
-// readTx is the transaction ReadTxFirst began in its pipeline: pgx's own Tx can only be had
-// from a BEGIN that waits for its answer. It runs statements on the connection and ends
-// with ROLLBACK; Begin nests a savepoint (sp names it), as pgx's Tx does.
-type readTx struct {
+// ownTx is a transaction outboxctl began with its settings in one round trip (ReadTxFirst's
+// pipeline, beginWith's script): pgx's own Tx can only be had from a BEGIN that waits for
+// its answer. It runs statements on the connection; Begin nests a savepoint (sp names it),
+// as pgx's Tx does. A read transaction ends with ROLLBACK even on Commit; a write one
+// (write) commits, and reports a COMMIT the server turned into a ROLLBACK (an aborted
+// transaction) as pgx does.
+type ownTx struct {
 	conn   *pgx.Conn
 	n      *int // savepoints made so far in the transaction
 	sp     string
 	closed bool
+	write  bool
 }
 
-var _ pgx.Tx = (*readTx)(nil)
+var _ pgx.Tx = (*ownTx)(nil)
 
-func (t *readTx) Begin(ctx context.Context) (pgx.Tx, error) {
+func (t *ownTx) Begin(ctx context.Context) (pgx.Tx, error) {
 	if t.closed {
 		return nil, pgx.ErrTxClosed
 	}
@@ -376,11 +391,22 @@ func (t *readTx) Begin(ctx context.Context) (pgx.Tx, error) {
 	if _, err := t.conn.Exec(ctx, "SAVEPOINT "+sp); err != nil {
 		return nil, err
 	}
-	return &readTx{conn: t.conn, n: t.n, sp: sp}, nil
+	return &ownTx{conn: t.conn, n: t.n, sp: sp, write: t.write}, nil
 }
 
 // Commit releases a savepoint; the transaction itself ends like Rollback: it wrote nothing.
-func (t *readTx) Commit(ctx context.Context) error {
+func (t *ownTx) Commit(ctx context.Context) error {
+	if t.write && t.sp == "" && !t.closed {
+		t.closed = true
+		tag, err := t.conn.Exec(ctx, "COMMIT")
+		if err != nil {
+			return err
+		}
+		if tag.String() == "ROLLBACK" {
+			return pgx.ErrTxCommitRollback
+		}
+		return nil
+	}
 	if t.sp == "" || t.closed {
 		return t.Rollback(ctx)
 	}
@@ -389,7 +415,7 @@ func (t *readTx) Commit(ctx context.Context) error {
 	return err
 }
 
-func (t *readTx) Rollback(ctx context.Context) error {
+func (t *ownTx) Rollback(ctx context.Context) error {
 	if t.closed {
 		return pgx.ErrTxClosed
 	}
@@ -405,33 +431,33 @@ func (t *readTx) Rollback(ctx context.Context) error {
 	return err
 }
 
-func (t *readTx) CopyFrom(ctx context.Context, name pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error) {
+func (t *ownTx) CopyFrom(ctx context.Context, name pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error) {
 	return t.conn.CopyFrom(ctx, name, cols, src)
 }
 
-func (t *readTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+func (t *ownTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	return t.conn.SendBatch(ctx, b)
 }
 
-func (t *readTx) LargeObjects() pgx.LargeObjects { return pgx.LargeObjects{} }
+func (t *ownTx) LargeObjects() pgx.LargeObjects { return pgx.LargeObjects{} }
 
-func (t *readTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+func (t *ownTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
 	return t.conn.Prepare(ctx, name, sql)
 }
 
-func (t *readTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+func (t *ownTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	return t.conn.Exec(ctx, sql, args...)
 }
 
-func (t *readTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+func (t *ownTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	return t.conn.Query(ctx, sql, args...)
 }
 
-func (t *readTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+func (t *ownTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	return t.conn.QueryRow(ctx, sql, args...)
 }
 
-func (t *readTx) Conn() *pgx.Conn { return t.conn }
+func (t *ownTx) Conn() *pgx.Conn { return t.conn }
 
 // Kind classifies a database error for its one-line message and hint. Every kind exits 1
 // (ExitError, cmd/exit.go): the kind says what to fix, not how the process ends.
