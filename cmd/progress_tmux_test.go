@@ -27,8 +27,15 @@ func TestDrainProgressMovesInRealTerminal(t *testing.T) {
 	first := s.waitScreen(line)
 	firstN := line.FindStringSubmatch(first)[1]
 	var moved bool
+	done := regexp.MustCompile(`delivered 30 in `)
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !moved; time.Sleep(200 * time.Millisecond) {
-		if m := line.FindStringSubmatch(s.screen()); m != nil && m[1] != firstN {
+		screen := s.screen()
+		if m := line.FindStringSubmatch(screen); m != nil && m[1] != firstN {
+			moved = true
+		}
+		// On a loaded machine the last frames can pass between two looks: the summary
+		// replacing a progress line that showed fewer than 30 is the line moving too.
+		if firstN != "30" && done.MatchString(screen) {
 			moved = true
 		}
 	}
