@@ -3,7 +3,6 @@ package cmd_test
 import (
 	"bufio"
 	"fmt"
-	"os"
 	"syscall"
 	"testing"
 
@@ -16,10 +15,7 @@ import (
 // (Restored: a rename of the handler benchmark had dropped it while make bench still named it.)
 func BenchmarkInspectAllStreams(b *testing.B) {
 	testdb.EnsureBenchData(b)
-	bin := os.Getenv("OUTBOXCTL_BIN")
-	if bin == "" {
-		bin = benchBinary(b)
-	}
+	bin := benchBinary(b)
 	// Shard 1 is the hot shard (~10% of the rows); 2 and 50 are ordinary skewed shards.
 	for _, shard := range []int{50, 2, 1} {
 		b.Run(fmt.Sprintf("shard-%d", shard), func(b *testing.B) {

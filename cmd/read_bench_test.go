@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,10 +42,7 @@ type readMeasure struct{ guide, ours, command float64 }
 // docs/performance.md).
 func BenchmarkReadCommands(b *testing.B) {
 	testdb.EnsureBenchData(b)
-	bin := os.Getenv("OUTBOXCTL_BIN")
-	if bin == "" {
-		bin = benchBinary(b)
-	}
+	bin := benchBinary(b)
 	dsn := testdb.DSN()
 	s := testdb.BenchSchema
 	cell := query.Target{Silo: query.SiloCell, Schema: s}

@@ -1,7 +1,6 @@
 package cmd_test
 
 import (
-	"os"
 	"os/exec"
 	"sort"
 	"testing"
@@ -13,10 +12,7 @@ import (
 // operator waits for. `make bench` passes the binary it built in OUTBOXCTL_BIN; otherwise the
 // benchmark builds one.
 func BenchmarkStartupPrintSQL(b *testing.B) {
-	bin := os.Getenv("OUTBOXCTL_BIN")
-	if bin == "" {
-		bin = benchBinary(b)
-	}
+	bin := benchBinary(b)
 	durations := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
