@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,12 +83,15 @@ type Conn struct {
 	local []string
 }
 
-// alone runs fn in a transaction of its own that starts with the settings, for a statement
-// run outside a transaction block; inside one (a caller's BeginTx), fn runs as it is.
-func (c *Conn) alone(ctx context.Context, fn func(q interface {
+// statements is what alone hands its function: a transaction, or the connection already in one.
+type statements interface {
 	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
 	QueryRow(context.Context, string, ...any) pgx.Row
-}) error) error {
+}
+
+// alone runs fn in a transaction of its own that starts with the settings, for a statement
+// run outside a transaction block; inside one (a caller's BeginTx), fn runs as it is.
+func (c *Conn) alone(ctx context.Context, fn func(q statements) error) error {
 	if c.InTransaction() {
 		return fn(c.conn)
 	}
@@ -129,10 +133,7 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (tag pgconn.Co
 	if !c.InTransaction() && sessionStatement(sql) {
 		return tag, ErrSessionStatement
 	}
-	err = c.alone(ctx, func(q interface {
-		Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
-		QueryRow(context.Context, string, ...any) pgx.Row
-	}) error {
+	err = c.alone(ctx, func(q statements) error {
 		tag, err = q.Exec(ctx, sql, args...)
 		return err
 	})
@@ -165,46 +166,72 @@ type localRow struct {
 }
 
 func (r localRow) Scan(dest ...any) error {
-	return r.c.alone(r.ctx, func(q interface {
-		Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
-		QueryRow(context.Context, string, ...any) pgx.Row
-	}) error {
+	return r.c.alone(r.ctx, func(q statements) error {
 		return q.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
 	})
 }
 
 // BeginTx is pgx's, followed by the SET LOCAL settings.
 func (c *Conn) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
-	return c.beginWith(ctx, opts, "")
+	return c.beginWith(ctx, opts, nil)
 }
 
-// beginWith begins a transaction with the SET LOCAL settings and extra (a SET LOCAL script
-// of the caller's), all in one round trip: BEGIN and the settings go as one simple-protocol
-// script, as a read's pipeline does (a write transaction used to wait for BEGIN, then for the
-// settings: one round trip more per transaction, which the drain's exact mode pays per
-// message).
-func (c *Conn) beginWith(ctx context.Context, opts pgx.TxOptions, extra string) (pgx.Tx, error) {
+// beginWith begins a write-capable transaction (opts) with the settings and extra, the
+// caller's own SET LOCAL statements, in one round trip (begin).
+func (c *Conn) beginWith(ctx context.Context, opts pgx.TxOptions, extra []string) (pgx.Tx, error) {
+	stmt := "BEGIN"
+	if opts.IsoLevel != "" {
+		stmt += " ISOLATION LEVEL " + string(opts.IsoLevel)
+	}
+	if opts.AccessMode != "" {
+		stmt += " " + string(opts.AccessMode)
+	}
+	tx, err := c.begin(ctx, stmt, extra, nil)
+	if err != nil {
+		return nil, err
+	}
+	tx.write = true
+	return tx, nil
+}
+
+// begin is the one way outboxctl opens a transaction: BEGIN (stmt), the SET LOCAL settings,
+// extra and, for a read, its first statement go to the server as one pipeline (one round
+// trip), where pgx's own Tx would wait for BEGIN's answer first. (A write transaction used
+// to pay one round trip more, which the exact-mode drain pays per message.)
+func (c *Conn) begin(ctx context.Context, stmt string, extra []string, first *First) (*ownTx, error) {
 	if c.InTransaction() {
 		return nil, errors.New("db: begin inside a transaction block")
 	}
-	begin := "BEGIN"
-	if opts.IsoLevel != "" {
-		begin += " ISOLATION LEVEL " + string(opts.IsoLevel)
+	sets := append(slices.Clone(c.local), extra...)
+	b := &pgx.Batch{}
+	b.Queue(stmt)
+	for _, set := range sets {
+		b.Queue(set)
 	}
-	if opts.AccessMode != "" {
-		begin += " " + string(opts.AccessMode)
+	if first != nil {
+		b.Queue(first.SQL, first.Args...)
 	}
-	script := begin + ";" + strings.Join(c.local, ";")
-	if extra != "" {
-		script += ";" + extra
-	}
-	if _, err := c.conn.PgConn().Exec(ctx, script).ReadAll(); err != nil {
-		if c.InTransaction() {
-			_, _ = c.conn.PgConn().Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
+	br := c.conn.SendBatch(ctx, b)
+	err := func() error {
+		for range 1 + len(sets) {
+			if _, err := br.Exec(); err != nil {
+				return Classify(err, "session settings")
+			}
 		}
-		return nil, Classify(err, "session settings")
+		if first != nil {
+			return readFirst(br, first)
+		}
+		return nil
+	}()
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = Classify(cerr, "")
 	}
-	return &ownTx{conn: c.conn, n: new(int), write: true}, nil
+	tx := &ownTx{conn: c.conn, n: new(int)}
+	if err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return tx, nil
 }
 
 // Begin is pgx's, followed by the SET LOCAL settings.
@@ -327,33 +354,11 @@ func ReadTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
 // statement. BEGIN, the SET LOCAL settings and first go to the server as one pipeline (one
 // round trip): the fixed cost of a read command is the connection and this round trip.
 func ReadTxFirst(ctx context.Context, conn *Conn, first *First, fn func(pgx.Tx) error) error {
-	b := &pgx.Batch{}
-	b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-	for _, set := range conn.local {
-		b.Queue(set)
+	tx, err := conn.begin(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", nil, first)
+	if err != nil {
+		return err
 	}
-	if first != nil {
-		b.Queue(first.SQL, first.Args...)
-	}
-	tx := &ownTx{conn: conn.conn, n: new(int)}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only; nothing to keep
-	// The session settings are not sent: SET LOCAL covers the transaction.
-	br := conn.conn.SendBatch(ctx, b)
-	for range 1 + len(conn.local) {
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			return Classify(err, "session settings")
-		}
-	}
-	if first != nil {
-		if err := readFirst(br, first); err != nil {
-			_ = br.Close()
-			return err
-		}
-	}
-	if err := br.Close(); err != nil {
-		return Classify(err, "")
-	}
 	return fn(tx)
 }
 
@@ -742,14 +747,14 @@ func WriteTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
 	if err := CheckPrimary(ctx, conn, "change anything"); err != nil {
 		return err
 	}
-	return RunWriteTx(ctx, conn, "", fn)
+	return RunWriteTx(ctx, conn, nil, fn)
 }
 
 // RunWriteTx runs fn in a read-write transaction that starts with the session's SET LOCAL
-// timeouts (so they hold through PgBouncer's transaction pooling) followed by extra, a SET
-// LOCAL script of the caller's. It does not check for a replica: a caller that runs many
+// timeouts (so they hold through PgBouncer's transaction pooling) followed by extra, SET
+// LOCAL statements of the caller's. It does not check for a replica: a caller that runs many
 // transactions (the drain) checks once. fn's error rolls everything back.
-func RunWriteTx(ctx context.Context, conn *Conn, extra string, fn func(pgx.Tx) error) error {
+func RunWriteTx(ctx context.Context, conn *Conn, extra []string, fn func(pgx.Tx) error) error {
 	tx, err := conn.beginWith(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite}, extra)
 	if err != nil {
 		return Classify(err, "")

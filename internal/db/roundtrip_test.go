@@ -99,7 +99,7 @@ func TestRoundTripsOfAWriteTransaction(t *testing.T) {
 	check := fc.flushes.Load()
 
 	fc.flushes.Store(0)
-	err := db.RunWriteTx(ctx, conn, "SET LOCAL plan_cache_mode = force_generic_plan", func(tx pgx.Tx) error {
+	err := db.RunWriteTx(ctx, conn, []string{"SET LOCAL plan_cache_mode = force_generic_plan"}, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, "SELECT 1")
 		return err
 	})
@@ -120,7 +120,7 @@ func TestWriteTxCommitOfAnAbortedTransaction(t *testing.T) {
 	t.Parallel()
 	conn := connect(t, db.Config{Command: "test"})
 	ctx := context.Background()
-	err := db.RunWriteTx(ctx, conn, "", func(tx pgx.Tx) error {
+	err := db.RunWriteTx(ctx, conn, nil, func(tx pgx.Tx) error {
 		_, _ = tx.Exec(ctx, "SELECT 1/0") // fails; the transaction is aborted
 		return nil
 	})

@@ -268,7 +268,7 @@ func Claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey)
 		return nil, err
 	}
 	c := &Claimed{Before: map[int64]Schedule{}}
-	err := db.RunWriteTx(ctx, conn, "", func(tx pgx.Tx) error {
+	err := db.RunWriteTx(ctx, conn, nil, func(tx pgx.Tx) error {
 		head, err := query.Run(ctx, tx, query.DrainHead(t, k, 0, 0))
 		if err != nil {
 			if isLockNotAvailable(err) {
@@ -330,7 +330,7 @@ func Unclaim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKe
 		fors = append(fors, s.For.UnixMicro())
 	}
 	var n int64
-	err := db.RunWriteTx(ctx, conn, "", func(tx pgx.Tx) error {
+	err := db.RunWriteTx(ctx, conn, nil, func(tx pgx.Tx) error {
 		var err error
 		n, err = query.Exec(ctx, tx, query.DrainUnclaim(t, k, ids, froms, fors, c.At, c.Next))
 		return err
@@ -343,8 +343,8 @@ type run struct {
 	conn *db.Conn
 	o    Options
 	res  Result
-	// local is the SET LOCAL script every transaction of the drain adds to the session's.
-	local string
+	// local is the SET LOCAL statements every transaction of the drain adds to the session's.
+	local []string
 	// last is when the last delivery started (for --rate).
 	last time.Time
 	// staged are the archive batches of the transaction in progress, with the ids deleted.
@@ -404,7 +404,7 @@ func Run(ctx context.Context, conn *db.Conn, o Options) (Result, error) {
 // delivery may take: a shorter idle_in_transaction_session_timeout would kill the drain's
 // transaction mid-delivery, roll back what it delivered, and redeliver it on every run.
 func (r *run) sessionSettings(ctx context.Context) error {
-	r.local = "SET LOCAL plan_cache_mode = force_generic_plan;"
+	r.local = []string{"SET LOCAL plan_cache_mode = force_generic_plan"}
 	if r.o.HandlerTimeout <= 0 {
 		return nil
 	}
@@ -414,7 +414,7 @@ func (r *run) sessionSettings(ctx context.Context) error {
 	}
 	// PostgreSQL's limit for the setting is INT_MAX milliseconds (~24.8 days).
 	if want := min((r.o.HandlerTimeout + 10*time.Second).Milliseconds(), math.MaxInt32); ms != 0 && ms < want {
-		r.local += fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d;", want)
+		r.local = append(r.local, fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d", want))
 	}
 	return nil
 }
