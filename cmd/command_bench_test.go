@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/testdb"
@@ -42,6 +43,7 @@ GROUP BY shard_scope, shard_identifier, category ORDER BY depth DESC LIMIT 20`, 
 		query.StuckShards(query.Target{Silo: query.SiloControl, Schema: testdb.BenchSchema}, query.ShardFilter{}),
 		options.KillswitchStatement(testdb.BenchSchema, query.OptionTable),
 	}
+	conn := testdb.CommandConn(b)
 	type measure struct {
 		metric string
 		fn     func() time.Duration
@@ -49,7 +51,7 @@ GROUP BY shard_scope, shard_identifier, category ORDER BY depth DESC LIMIT 20`, 
 	measures := []measure{
 		{"version-ms", run(bin, "version")},
 		{"control-ms", run(bin, control...)},
-		{"control-stmt-ms", func() time.Duration { return timeScript(b, ctlStmts) }},
+		{"control-stmt-ms", func() time.Duration { return timeAsCommand(b, conn, ctlStmts) }},
 		{"stuck-ms", run(bin, cell...)},
 		{"guide-stuck-ms", func() time.Duration { return timeSQL(b, guide) }},
 	}
@@ -114,9 +116,18 @@ func timeSQL(b *testing.B, sql string, args ...any) time.Duration {
 	return time.Since(start)
 }
 
-// timeScript runs each statement of s, bound as outboxctl binds it, on the shared pool.
-func timeScript(b *testing.B, s query.Script) time.Duration {
-	return timeScriptOn(b, testdb.Pool(b), s)
+// timeAsCommand times the statements of s as a command runs them: bound, in a read
+// transaction with the command's settings, on conn (testdb.CommandConn).
+func timeAsCommand(b *testing.B, conn *db.Conn, s query.Script) (d time.Duration) {
+	b.Helper()
+	err := db.ReadTx(context.Background(), conn, func(tx pgx.Tx) error {
+		d = timeScriptOn(b, tx, s)
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
 }
 
 // execCommand is the binary run with a bare environment (no PG* variables, no config).

@@ -116,15 +116,14 @@ GROUP BY region_name, shard_scope, shard_identifier, category ORDER BY depth DES
 			args: []string{"shards", "--stuck", "--silo", "control"}, target: "fixed cost ≤ 8 ms (command − statements)",
 			met: func(m readMeasure) bool { return m.command-m.ours <= 8 }},
 	}
-	conn, release := settingsConn(b)
-	defer release()
+	conn := testdb.CommandConn(b) // ours run as the command runs them (timeAsCommand)
 	version := timeCommand(b, bin, "version")
 	var versions []time.Duration
 	times := make([][3][]time.Duration, len(questions))
 	measure := func(i int, q readQuestion) {
 		if q.guide != "" {
 			times[i][0] = append(times[i][0], timeSQL(b, q.guide))
-			times[i][1] = append(times[i][1], timeScriptOn(b, conn, q.ours))
+			times[i][1] = append(times[i][1], timeAsCommand(b, conn, q.ours))
 		}
 		times[i][2] = append(times[i][2], timeCommand(b, bin, append(q.args, "--dsn", dsn, "--schema", s)...)())
 	}
@@ -187,24 +186,6 @@ func headID(b *testing.B, t query.Target, k query.ShardKey) int64 {
 		b.Fatal(err)
 	}
 	return id
-}
-
-// settingsConn is a pooled connection with the session settings db.Connect gives a command
-// (jit = off), for timing outboxctl's statements as the command runs them; release puts
-// the server's setting back and returns it to the pool.
-func settingsConn(b *testing.B) (conn *pgx.Conn, release func()) {
-	b.Helper()
-	c, err := testdb.Pool(b).Acquire(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := c.Exec(context.Background(), "SET jit = off"); err != nil {
-		b.Fatal(err)
-	}
-	return c.Conn(), func() {
-		_, _ = c.Exec(context.Background(), "RESET jit")
-		c.Release()
-	}
 }
 
 // timeCommand returns a function that runs the binary with args once and returns its wall

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
@@ -31,9 +32,9 @@ func timed(b *testing.B, sql string, args ...any) time.Duration {
 	return timedOn(b, testdb.Pool(b), sql, args...)
 }
 
-// timedOn is timed on q: outboxctl's statements run on a connection with its session
-// settings (jit = off, as db.Connect sets it), the guide's with the server's defaults, as a
-// DBA's psql runs them.
+// timedOn is timed on q: outboxctl's statements run in a transaction with the command's
+// settings (testdb.CommandConn), the guide's with the server's defaults, as a DBA's psql
+// runs them.
 func timedOn(b *testing.B, q interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
 }, sql string, args ...any) time.Duration {
@@ -79,21 +80,19 @@ func compareScript(b *testing.B, guide string, ours Script) {
 		}
 		stmts = append(stmts, bound{sql, append([]any{pgx.QueryExecModeExec}, args...)})
 	}
-	conn, err := testdb.Pool(b).Acquire(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		_, _ = conn.Exec(context.Background(), "RESET jit")
-		conn.Release()
-	}()
-	if _, err := conn.Exec(context.Background(), "SET jit = off"); err != nil {
-		b.Fatal(err)
-	}
+	// Ours run as the command runs them: on a connection opened by db.Connect, in a read
+	// transaction with the command's settings (jit = off among them).
+	conn := testdb.CommandConn(b)
 	runOurs := func() time.Duration {
 		var d time.Duration
-		for _, st := range stmts {
-			d += timedOn(b, conn, st.sql, st.args...)
+		err := db.ReadTx(context.Background(), conn, func(tx pgx.Tx) error {
+			for _, st := range stmts {
+				d += timedOn(b, tx, st.sql, st.args...)
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
 		}
 		return d
 	}

@@ -252,3 +252,18 @@ func EnsureBenchData(b testing.TB) {
 		vacuumBench(ctx, b, conn.Conn())
 	})
 }
+
+// CommandConn is a connection opened as a command opens it (db.Connect: the per-transaction
+// SET LOCAL settings, jit = off among them), for benchmarks that time outboxctl's statements
+// as its commands run them, inside db.ReadTx; it is closed when the test ends.
+func CommandConn(t testing.TB) *db.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := db.Connect(ctx, db.Config{DSN: DSN(), Command: "bench", StatementTimeout: 5 * time.Minute})
+	if err != nil {
+		Unreachable(t, err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
