@@ -316,10 +316,7 @@ func (d repairDeps) finishArchive(op *drain.Operation, batch *drain.Batch, delet
 func archiveMeta(t query.Target, payloadType, command, reason string) drain.OperationMeta {
 	m := drain.OperationMeta{Command: command, Reason: reason, User: osUser(), Schema: t.Schema, Table: t.TableName(), PayloadType: payloadType}
 	if t.Control() {
-		m.CellColumn = t.CellColumn
-		if m.CellColumn == "" {
-			m.CellColumn = query.DefaultCellColumn
-		}
+		m.CellColumn = t.CellColumnName()
 	}
 	return m
 }

@@ -96,13 +96,6 @@ func (env *Env) schedulerFindings(t query.Target, rows []query.DoctorUnclaimedRo
 	}}
 }
 
-func cellColumn(t query.Target) string {
-	if t.CellColumn != "" {
-		return t.CellColumn
-	}
-	return query.DefaultCellColumn
-}
-
 // checkStuck: shards at the 1 h backoff cap, whose head message has failed about a dozen
 // times in a row and blocks every other message of the shard.
 func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {

@@ -62,9 +62,9 @@ func readShardRows[T any](res *query.Result, t query.Target) ([]T, []string, err
 	if !t.Control() {
 		return rows, cells, nil
 	}
-	c := res.Col(cellColumn(t))
+	c := res.Col(t.CellColumnName())
 	if c < 0 {
-		return nil, nil, fmt.Errorf("%s returns no column %q", res.Statement, cellColumn(t))
+		return nil, nil, fmt.Errorf("%s returns no column %q", res.Statement, t.CellColumnName())
 	}
 	renamed := *res
 	renamed.Columns = slices.Clone(res.Columns)

@@ -63,7 +63,7 @@ func (env *Env) tableSchemaFinding(t query.Target, idx []query.DoctorIndexRow) F
 			sev = max(sev, Warn)
 			drift = append(drift, fmt.Sprintf("cell column is %s: Sentry kept db_column region_name", ti.CellColumn))
 		}
-		lead = append([]string{cellColumn(t)}, lead...)
+		lead = append([]string{t.CellColumnName()}, lead...)
 	}
 	found, missing := matchIndexes(idx, lead)
 	for _, m := range missing {

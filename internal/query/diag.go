@@ -355,11 +355,7 @@ func ShardStateGivenDepth(t Target, k ShardKey, depth map[string]int64) Statemen
 func CategoryDepthSums(t Target, categories *Result) (map[string]int64, error) {
 	depthC, cellC := categories.Col("depth"), -1
 	if t.Control() {
-		name := t.CellColumn
-		if name == "" {
-			name = DefaultCellColumn
-		}
-		cellC = categories.Col(name)
+		cellC = categories.Col(t.CellColumnName())
 	}
 	if depthC < 0 || (t.Control() && cellC < 0) {
 		return nil, fmt.Errorf("%s: no depth or cell column in %v", categories.Statement, categories.Columns)

@@ -103,12 +103,17 @@ func (t Target) From() string {
 // Control reports whether the target is keyed by cell as well as by shard.
 func (t Target) Control() bool { return t.Silo == SiloControl }
 
-func (t Target) cellCol() string {
+// CellColumnName is the control outbox's cell column as it is named (region_name unless
+// introspection found otherwise), for reading it from results by name.
+func (t Target) CellColumnName() string {
 	if t.CellColumn != "" {
-		return Ident(t.CellColumn)
+		return t.CellColumn
 	}
 	return DefaultCellColumn
 }
+
+// cellCol is the cell column quoted for SQL.
+func (t Target) cellCol() string { return Ident(t.CellColumnName()) }
 
 // shardCols are Sentry's sharding_columns, prefixed by alias: control outboxes are
 // sharded by (region_name, shard_scope, shard_identifier).
