@@ -3,15 +3,32 @@
 -- shards = shards holding the category; objects = distinct objects (deliveries left, at most).
 -- shards and objects are counted over the first 1000 rows of the category (distinct_rows of
 -- them in the scope): exact when distinct_exact, at least that many otherwise. pending and the
--- ages read the whole table (no index leads with category), in parallel like a bare count(*).
-WITH per_scope AS (
-    SELECT o.shard_scope, count(*) AS pending,
-           min(o.scheduled_for) AS next_attempt,
-           min(o.date_added) AS oldest_message
+-- ages read the whole table (no index leads with category), in parallel like a bare count(*);
+-- only a category with rows in more than one scope (an older mapping) is read twice.
+WITH whole AS (
+    SELECT min(o.shard_scope) AS lo, max(o.shard_scope) AS hi, count(*) AS pending, min(o.scheduled_for) AS next_attempt, min(o.date_added) AS oldest_message
       FROM sentry_controloutbox o
      WHERE o.category = 2  -- ORGANIZATION_UPDATE
        AND o.region_name = 'x''; DROP TABLE y; --'
-     GROUP BY o.shard_scope
+),
+per_scope AS (
+    -- One scope (nearly always): the pass above is its line.
+    SELECT w.lo AS shard_scope, w.pending, w.next_attempt, w.oldest_message
+      FROM whole w
+     WHERE w.lo = w.hi
+    UNION ALL
+    -- Rows in more than one scope: a second pass, grouped; never run otherwise.
+    SELECT s.shard_scope, s.pending, s.next_attempt, s.oldest_message
+      FROM whole w
+     CROSS JOIN LATERAL (
+        SELECT o.shard_scope, count(*) AS pending, min(o.scheduled_for) AS next_attempt, min(o.date_added) AS oldest_message
+          FROM sentry_controloutbox o
+         WHERE o.category = 2  -- ORGANIZATION_UPDATE
+           AND o.region_name = 'x''; DROP TABLE y; --'
+           AND w.lo <> w.hi
+         GROUP BY o.shard_scope
+     ) s
+     WHERE w.lo <> w.hi
 ),
 first_rows AS (
     SELECT f.shard_scope, count(*) AS distinct_rows,
