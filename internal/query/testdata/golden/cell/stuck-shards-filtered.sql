@@ -39,7 +39,15 @@ ranked AS (
      LIMIT 10
 )
 SELECT k.shard_scope, k.shard_identifier, k.depth,
-       (WITH RECURSIVE g AS (
+       CASE WHEN k.depth <= 2000  -- a shard of at most this many rows is read in one pass, a deeper one probed
+       THEN (SELECT count(*) FROM (
+                SELECT DISTINCT o.category, o.object_identifier
+                  FROM sentry_regionoutbox o
+                 WHERE o.shard_scope = k.shard_scope
+                   AND o.shard_identifier = k.shard_identifier
+                 ORDER BY o.category, o.object_identifier
+                 LIMIT 100) g)  -- count at most this many groups
+       ELSE (WITH RECURSIVE g AS (
           (SELECT o.category, o.object_identifier, 1 AS n
              FROM sentry_regionoutbox o
             WHERE o.shard_scope = k.shard_scope
@@ -59,8 +67,14 @@ SELECT k.shard_scope, k.shard_identifier, k.depth,
                LIMIT 1
            ) nx
            WHERE g.n < 100)  -- count at most this many groups
-        SELECT count(*) FROM g) AS coalesce_groups,
-       ARRAY(WITH RECURSIVE c AS (
+        SELECT count(*) FROM g) END AS coalesce_groups,
+       CASE WHEN k.depth <= 2000  -- a shard of at most this many rows is read in one pass, a deeper one probed
+       THEN ARRAY(SELECT DISTINCT o.category
+                    FROM sentry_regionoutbox o
+                   WHERE o.shard_scope = k.shard_scope
+                     AND o.shard_identifier = k.shard_identifier
+                   ORDER BY o.category)
+       ELSE ARRAY(WITH RECURSIVE c AS (
                (SELECT o.category
                   FROM sentry_regionoutbox o
                  WHERE o.shard_scope = k.shard_scope
@@ -79,7 +93,7 @@ SELECT k.shard_scope, k.shard_identifier, k.depth,
                     ORDER BY o.category
                     LIMIT 1
                 ) nx)
-             SELECT c.category FROM c) AS categories,
+             SELECT c.category FROM c) END AS categories,
        k.next_attempt, head.last_delay_seconds, head.last_attempt,
        head.oldest_message, k.total_shards
   FROM ranked k

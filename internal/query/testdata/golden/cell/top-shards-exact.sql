@@ -21,7 +21,14 @@ SELECT top.shard_scope, top.shard_identifier, top.depth,
                                WHERE o.shard_scope = top.shard_scope
                                  AND o.shard_identifier = top.shard_identifier
                                  AND o.category = 3) g) AS coalesce_groups,  -- ORGANIZATION_MEMBER_UPDATE
-       ARRAY(WITH RECURSIVE c AS (
+       CASE WHEN top.depth <= 2000  -- a shard of at most this many rows is read in one pass, a deeper one probed
+       THEN ARRAY(SELECT DISTINCT o.category
+                    FROM sentry_regionoutbox o
+                   WHERE o.shard_scope = top.shard_scope
+                     AND o.shard_identifier = top.shard_identifier
+                     AND o.category = 3  -- ORGANIZATION_MEMBER_UPDATE
+                   ORDER BY o.category)
+       ELSE ARRAY(WITH RECURSIVE c AS (
                (SELECT o.category
                   FROM sentry_regionoutbox o
                  WHERE o.shard_scope = top.shard_scope
@@ -42,7 +49,7 @@ SELECT top.shard_scope, top.shard_identifier, top.depth,
                     ORDER BY o.category
                     LIMIT 1
                 ) nx)
-             SELECT c.category FROM c) AS categories,
+             SELECT c.category FROM c) END AS categories,
        n.next_attempt, n.next_attempt <= now() AS due,
        head.last_delay_seconds, head.last_attempt, head.oldest_message, top.total_shards
   FROM top

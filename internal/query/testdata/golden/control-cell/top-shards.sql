@@ -16,7 +16,16 @@ WITH top AS (
      LIMIT 20
 )
 SELECT top.region_name, top.shard_scope, top.shard_identifier, top.depth,
-       (WITH RECURSIVE g AS (
+       CASE WHEN top.depth <= 2000  -- a shard of at most this many rows is read in one pass, a deeper one probed
+       THEN (SELECT count(*) FROM (
+                SELECT DISTINCT o.category, o.object_identifier
+                  FROM sentry_controloutbox o
+                 WHERE o.region_name = top.region_name
+                   AND o.shard_scope = top.shard_scope
+                   AND o.shard_identifier = top.shard_identifier
+                 ORDER BY o.category, o.object_identifier
+                 LIMIT 100) g)  -- count at most this many groups
+       ELSE (WITH RECURSIVE g AS (
           (SELECT o.category, o.object_identifier, 1 AS n
              FROM sentry_controloutbox o
             WHERE o.region_name = top.region_name
@@ -38,8 +47,15 @@ SELECT top.region_name, top.shard_scope, top.shard_identifier, top.depth,
                LIMIT 1
            ) nx
            WHERE g.n < 100)  -- count at most this many groups
-        SELECT count(*) FROM g) AS coalesce_groups,
-       ARRAY(WITH RECURSIVE c AS (
+        SELECT count(*) FROM g) END AS coalesce_groups,
+       CASE WHEN top.depth <= 2000  -- a shard of at most this many rows is read in one pass, a deeper one probed
+       THEN ARRAY(SELECT DISTINCT o.category
+                    FROM sentry_controloutbox o
+                   WHERE o.region_name = top.region_name
+                     AND o.shard_scope = top.shard_scope
+                     AND o.shard_identifier = top.shard_identifier
+                   ORDER BY o.category)
+       ELSE ARRAY(WITH RECURSIVE c AS (
                (SELECT o.category
                   FROM sentry_controloutbox o
                  WHERE o.region_name = top.region_name
@@ -60,7 +76,7 @@ SELECT top.region_name, top.shard_scope, top.shard_identifier, top.depth,
                     ORDER BY o.category
                     LIMIT 1
                 ) nx)
-             SELECT c.category FROM c) AS categories,
+             SELECT c.category FROM c) END AS categories,
        n.next_attempt, n.next_attempt <= now() AS due,
        head.last_delay_seconds, head.last_attempt, head.oldest_message, top.total_shards
   FROM top
