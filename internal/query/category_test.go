@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"fmt"
 	"math/rand"
 	"testing"
 	"time"
@@ -13,7 +14,8 @@ import (
 // categoryModel is an independent count of one category's rows per scope.
 type categoryModel struct {
 	pending             int64
-	shards, objects     map[int64]bool
+	shards              map[string]bool // cell/shard id: a control shard is keyed by cell too
+	objects             map[int64]bool
 	nextAttempt, oldest time.Time
 }
 
@@ -23,32 +25,62 @@ type categoryModel struct {
 // with a cap above the category's size, and in the exact variant, every count is exact. It
 // covers a category spread over three scopes (the grouped second pass), one whose rows are
 // all in one scope, not its registered one (the single pass), and one with no rows, with
-// more rows than DistinctCap.
+// more rows than DistinctCap, in the cell silo and in the control silo with and without
+// --cell (where the same shard id in two cells is two shards).
 func TestCategoryDepthAgainstModel(t *testing.T) {
 	t.Parallel()
 	schema := testdb.Schema(t, fixture.Options{})
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	seedNow := time.Now().UTC().Truncate(time.Millisecond)
 	var rows []testdb.Row
-	model := map[int]map[int64]*categoryModel{} // category → scope → counts
 	for i := range 2600 {
-		r := testdb.Row{Scope: rng.Intn(3), Shard: int64(rng.Intn(8)), Category: []int{3, 3, 3, 2, 5}[rng.Intn(5)], Object: int64(rng.Intn(1500)),
+		r := testdb.Row{Cell: []string{"us", "eu", "de"}[rng.Intn(3)], Scope: rng.Intn(3), Shard: int64(rng.Intn(8)),
+			Category: []int{3, 3, 3, 2, 5}[rng.Intn(5)], Object: int64(rng.Intn(1500)),
 			ScheduledFrom: seedNow, ScheduledFor: seedNow.Add(time.Duration(rng.Intn(1000)) * time.Second),
 			DateAdded: seedNow.Add(-time.Duration(i) * time.Second)}
 		if r.Category == 5 { // USER_UPDATE rows, all under one scope
 			r.Scope = 0
 		}
 		rows = append(rows, r)
+	}
+	testdb.Insert(t, schema, CellTable, rows...)
+	testdb.Insert(t, schema, ControlTable, rows...)
+	for _, target := range []Target{
+		{Silo: SiloCell, Schema: schema},
+		{Silo: SiloControl, Schema: schema},
+		{Silo: SiloControl, Schema: schema, Cell: "eu"},
+	} {
+		model := categoryModels(target, rows)
+		if len(model[3]) != 3 || len(model[5]) != 1 || model[5][0] == nil || model[7] != nil {
+			t.Fatalf("seed: category 3 in %d scopes, 5 in %d: want 3 and 1 (scope 0), and no category 7", len(model[3]), len(model[5]))
+		}
+		for _, cat := range []Enum{{3, "ORGANIZATION_MEMBER_UPDATE"}, {5, "USER_UPDATE"}, {7, "PROJECT_UPDATE"}} {
+			checkCategoryDepth(t, target, cat, model[int(cat.Value)])
+		}
+	}
+}
+
+// categoryModels counts rows per category and scope as target sees them.
+func categoryModels(target Target, rows []testdb.Row) map[int]map[int64]*categoryModel {
+	model := map[int]map[int64]*categoryModel{} // category → scope → counts
+	for _, r := range rows {
+		if target.Cell != "" && r.Cell != target.Cell {
+			continue
+		}
 		if model[r.Category] == nil {
 			model[r.Category] = map[int64]*categoryModel{}
 		}
 		m := model[r.Category][int64(r.Scope)]
 		if m == nil {
-			m = &categoryModel{shards: map[int64]bool{}, objects: map[int64]bool{}, nextAttempt: r.ScheduledFor, oldest: r.DateAdded}
+			m = &categoryModel{shards: map[string]bool{}, objects: map[int64]bool{}, nextAttempt: r.ScheduledFor, oldest: r.DateAdded}
 			model[r.Category][int64(r.Scope)] = m
 		}
 		m.pending++
-		m.shards[r.Shard], m.objects[r.Object] = true, true
+		shard := fmt.Sprint(r.Shard)
+		if target.Control() {
+			shard = r.Cell + "/" + shard
+		}
+		m.shards[shard], m.objects[r.Object] = true, true
 		if r.ScheduledFor.Before(m.nextAttempt) {
 			m.nextAttempt = r.ScheduledFor
 		}
@@ -56,14 +88,7 @@ func TestCategoryDepthAgainstModel(t *testing.T) {
 			m.oldest = r.DateAdded
 		}
 	}
-	testdb.Insert(t, schema, CellTable, rows...)
-	target := Target{Silo: SiloCell, Schema: schema}
-	if len(model[3]) != 3 || len(model[5]) != 1 || model[5][0] == nil || model[7] != nil {
-		t.Fatalf("seed: category 3 in %d scopes, 5 in %d: want 3 and 1 (scope 0), and no category 7", len(model[3]), len(model[5]))
-	}
-	for _, cat := range []Enum{{3, "ORGANIZATION_MEMBER_UPDATE"}, {5, "USER_UPDATE"}, {7, "PROJECT_UPDATE"}} {
-		checkCategoryDepth(t, target, cat, model[int(cat.Value)])
-	}
+	return model
 }
 
 // checkCategoryDepth runs the statement's variants for category cat against model.
@@ -83,7 +108,7 @@ func checkCategoryDepth(t *testing.T, target Target, cat Enum, model map[int64]*
 		{"capped above the category", categoryDepth(target, cat, 5000), 0},
 		{"exact", CategoryDepthExact(target, cat), 0},
 	} {
-		name := cat.Name + ", " + tc.name
+		name := target.Describe() + ", " + cat.Name + ", " + tc.name
 		res, err := Run(context.Background(), testdb.Pool(t), tc.st)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -698,8 +698,17 @@ func CategoryDepth(t Target, c Enum) Statement { return categoryDepth(t, c, Dist
 // the category, not parallel.
 func CategoryDepthExact(t Target, c Enum) Statement { return categoryDepth(t, c, 0) }
 
-// categoryAggregates are what CategoryDepth reads of every row of the category, in its one
-// pass and, for rows in several scopes, per scope.
+// shardInScope is what tells a shard from another of the same scope: its id, and in the
+// control silo its cell (a control shard is keyed by cell, scope and id).
+func shardInScope(t Target, alias string) string {
+	if t.Control() {
+		return "(" + alias + "." + t.cellCol() + ", " + alias + ".shard_identifier)"
+	}
+	return alias + ".shard_identifier"
+}
+
+// categoryAggregates are what CategoryDepth reads of every row of the category in its one
+// pass (the per-scope pass reads the same, as a row).
 const categoryAggregates = "count(*) AS pending, min(o.scheduled_for) AS next_attempt, min(o.date_added) AS oldest_message"
 
 // categoryDepth is CategoryDepth counting distinct values over at most limit rows (0: all).
@@ -714,7 +723,7 @@ func categoryDepth(t Target, c Enum, limit int) Statement {
 	}
 	if limit <= 0 {
 		text := fmt.Sprintf(`SELECT o.shard_scope, count(*) AS pending,
-       count(DISTINCT (o.shard_scope, o.shard_identifier)) AS shards,
+       count(DISTINCT %[3]s) AS shards,
        count(DISTINCT o.object_identifier) AS objects,
        min(o.scheduled_for) AS next_attempt,
        min(o.date_added) AS oldest_message,
@@ -722,7 +731,7 @@ func categoryDepth(t Target, c Enum, limit int) Statement {
   FROM %[1]s o
 %[2]s
  GROUP BY o.shard_scope
- ORDER BY pending DESC, o.shard_scope`, t.From(), b.whereClause(" "))
+ ORDER BY pending DESC, o.shard_scope`, t.From(), b.whereClause(" "), shardInScope(t, "o"))
 		return Statement{Name: "category-depth", Doc: doc, Text: tidy(text), Args: b.args}
 	}
 	where := b.whereClause("     ")
@@ -737,23 +746,22 @@ per_scope AS (
       FROM whole w
      WHERE w.lo = w.hi
     UNION ALL
-    -- Rows in more than one scope: a second pass, grouped; never run otherwise.
+    -- Rows in more than one scope: a second pass, grouped. It is an InitPlan, which runs
+    -- (in parallel) only when the CASE asks for it: otherwise it never starts, workers and all.
     SELECT s.shard_scope, s.pending, s.next_attempt, s.oldest_message
       FROM whole w
-     CROSS JOIN LATERAL (
-        SELECT o.shard_scope, %[6]s
-          FROM %[1]s o
+     CROSS JOIN LATERAL unnest(CASE WHEN w.lo <> w.hi THEN ARRAY(
+            SELECT ROW(o.shard_scope::integer, count(*), min(o.scheduled_for)::timestamptz, min(o.date_added)::timestamptz)
+              FROM %[1]s o
 %[5]s
-           AND w.lo <> w.hi
-         GROUP BY o.shard_scope
-     ) s
-     WHERE w.lo <> w.hi
+             GROUP BY o.shard_scope) END)
+           AS s(shard_scope integer, pending bigint, next_attempt timestamptz, oldest_message timestamptz)
 ),
 first_rows AS (
     SELECT f.shard_scope, count(*) AS distinct_rows,
-           count(DISTINCT f.shard_identifier) AS shards,
+           count(DISTINCT %[7]s) AS shards,
            count(DISTINCT f.object_identifier) AS objects
-      FROM (SELECT o.shard_scope, o.shard_identifier, o.object_identifier
+      FROM (SELECT %[8]so.shard_scope, o.shard_identifier, o.object_identifier
               FROM %[1]s o
 %[3]s
              LIMIT %[4]s) f
@@ -767,7 +775,7 @@ SELECT p.shard_scope, p.pending,
   FROM per_scope p
   LEFT JOIN first_rows d ON d.shard_scope = p.shard_scope
  ORDER BY p.pending DESC, p.shard_scope`, t.From(), where, b.whereClause("             "), b.arg("distinct_cap", limit, "count distinct shards and objects over at most this many rows"),
-		b.whereClause("         "), categoryAggregates)
+		b.whereClause("             "), categoryAggregates, shardInScope(t, "f"), selectCell(t, "o"))
 	doc = append(doc[:2:2],
 		fmt.Sprintf("shards and objects are counted over the first %d rows of the category (distinct_rows of", limit),
 		"them in the scope): exact when distinct_exact, at least that many otherwise. pending and the",

@@ -27,7 +27,7 @@ func seedShards(t *testing.T, schema string) {
 	// the share of rows scheduled in the future (1: the shard is backing off).
 	const shards = `(VALUES ('us', 0, 1, 2600, 7, 36, 1.0), ('us', 0, 2, 2300, 2, 20, 1.0), ('us', 0, 3, 1900, 7, 36, 1.0),
 	        ('us', 0, 4, 400, 3, 10, 1.0), ('us', 0, 5, 2100, 7, 36, 0.5), ('eu', 0, 6, 800, 7, 36, 0.0),
-	        ('eu', 0, 7, 2000, 7, 36, 1.0), ('eu', 0, 8, 2001, 7, 36, 1.0), ('eu', 0, 1, 300, 4, 36, 1.0))`
+	        ('eu', 0, 7, 2000, 7, 36, 1.0), ('eu', 0, 8, 2001, 7, 36, 1.0), ('eu', 0, 1, 300, 2, 5, 1.0))`
 	steps := []string{
 		"SELECT setseed(0.17)",
 		fmt.Sprintf(`INSERT INTO %[1]s.sentry_regionoutbox (shard_scope, shard_identifier, category, object_identifier, payload, scheduled_from, scheduled_for, date_added)

@@ -16,17 +16,16 @@ per_scope AS (
       FROM whole w
      WHERE w.lo = w.hi
     UNION ALL
-    -- Rows in more than one scope: a second pass, grouped; never run otherwise.
+    -- Rows in more than one scope: a second pass, grouped. It is an InitPlan, which runs
+    -- (in parallel) only when the CASE asks for it: otherwise it never starts, workers and all.
     SELECT s.shard_scope, s.pending, s.next_attempt, s.oldest_message
       FROM whole w
-     CROSS JOIN LATERAL (
-        SELECT o.shard_scope, count(*) AS pending, min(o.scheduled_for) AS next_attempt, min(o.date_added) AS oldest_message
-          FROM sentry_regionoutbox o
-         WHERE o.category = 2  -- ORGANIZATION_UPDATE
-           AND w.lo <> w.hi
-         GROUP BY o.shard_scope
-     ) s
-     WHERE w.lo <> w.hi
+     CROSS JOIN LATERAL unnest(CASE WHEN w.lo <> w.hi THEN ARRAY(
+            SELECT ROW(o.shard_scope::integer, count(*), min(o.scheduled_for)::timestamptz, min(o.date_added)::timestamptz)
+              FROM sentry_regionoutbox o
+             WHERE o.category = 2  -- ORGANIZATION_UPDATE
+             GROUP BY o.shard_scope) END)
+           AS s(shard_scope integer, pending bigint, next_attempt timestamptz, oldest_message timestamptz)
 ),
 first_rows AS (
     SELECT f.shard_scope, count(*) AS distinct_rows,

@@ -16,23 +16,22 @@ per_scope AS (
       FROM whole w
      WHERE w.lo = w.hi
     UNION ALL
-    -- Rows in more than one scope: a second pass, grouped; never run otherwise.
+    -- Rows in more than one scope: a second pass, grouped. It is an InitPlan, which runs
+    -- (in parallel) only when the CASE asks for it: otherwise it never starts, workers and all.
     SELECT s.shard_scope, s.pending, s.next_attempt, s.oldest_message
       FROM whole w
-     CROSS JOIN LATERAL (
-        SELECT o.shard_scope, count(*) AS pending, min(o.scheduled_for) AS next_attempt, min(o.date_added) AS oldest_message
-          FROM sentry_controloutbox o
-         WHERE o.category = 2  -- ORGANIZATION_UPDATE
-           AND w.lo <> w.hi
-         GROUP BY o.shard_scope
-     ) s
-     WHERE w.lo <> w.hi
+     CROSS JOIN LATERAL unnest(CASE WHEN w.lo <> w.hi THEN ARRAY(
+            SELECT ROW(o.shard_scope::integer, count(*), min(o.scheduled_for)::timestamptz, min(o.date_added)::timestamptz)
+              FROM sentry_controloutbox o
+             WHERE o.category = 2  -- ORGANIZATION_UPDATE
+             GROUP BY o.shard_scope) END)
+           AS s(shard_scope integer, pending bigint, next_attempt timestamptz, oldest_message timestamptz)
 ),
 first_rows AS (
     SELECT f.shard_scope, count(*) AS distinct_rows,
-           count(DISTINCT f.shard_identifier) AS shards,
+           count(DISTINCT (f.region_name, f.shard_identifier)) AS shards,
            count(DISTINCT f.object_identifier) AS objects
-      FROM (SELECT o.shard_scope, o.shard_identifier, o.object_identifier
+      FROM (SELECT o.region_name, o.shard_scope, o.shard_identifier, o.object_identifier
               FROM sentry_controloutbox o
              WHERE o.category = 2  -- ORGANIZATION_UPDATE
              LIMIT 1000) f  -- count distinct shards and objects over at most this many rows
