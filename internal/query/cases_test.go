@@ -81,10 +81,14 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 }
 
 // targets are the tables every case is rendered for.
-func targets(schema string) map[string]Target {
+func targets(schema string) map[string]Target { return targetsWithCell(schema, evilCell) }
+
+// targetsWithCell is the three targets of schema: the cell silo, the control silo, and the
+// control silo narrowed to cell (--cell).
+func targetsWithCell(schema, cell string) map[string]Target {
 	return map[string]Target{
 		"cell":         {Silo: SiloCell, Schema: schema},
 		"control":      {Silo: SiloControl, Schema: schema},
-		"control-cell": {Silo: SiloControl, Schema: schema, Cell: evilCell},
+		"control-cell": {Silo: SiloControl, Schema: schema, Cell: cell},
 	}
 }

@@ -45,11 +45,7 @@ func TestCategoryDepthAgainstModel(t *testing.T) {
 	}
 	testdb.Insert(t, schema, CellTable, rows...)
 	testdb.Insert(t, schema, ControlTable, rows...)
-	for _, target := range []Target{
-		{Silo: SiloCell, Schema: schema},
-		{Silo: SiloControl, Schema: schema},
-		{Silo: SiloControl, Schema: schema, Cell: "eu"},
-	} {
+	for _, target := range targetsWithCell(schema, "eu") {
 		model := categoryModels(target, rows)
 		if len(model[3]) != 3 || len(model[5]) != 1 || model[5][0] == nil || model[7] != nil {
 			t.Fatalf("seed: category 3 in %d scopes, 5 in %d: want 3 and 1 (scope 0), and no category 7", len(model[3]), len(model[5]))

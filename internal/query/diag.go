@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -177,17 +178,16 @@ func groupCount(t Target, b *builder, f ShardFilter, alias, catPred string) stri
                                WHERE %s%s) g)`, t.From(), t.sameShard("o", alias, "                               "), catPred)
 	}
 	groupCap := b.arg("group_cap", GroupCap, "count at most this many groups")
-	return fmt.Sprintf(`       CASE WHEN %[7]s.depth <= %[8]s
-       THEN (SELECT count(*) FROM (
+	onePass := fmt.Sprintf(`(SELECT count(*) FROM (
                 SELECT DISTINCT o.category, o.object_identifier
                   FROM %[1]s o
-                 WHERE %[9]s%[10]s
+                 WHERE %[2]s
                  ORDER BY o.category, o.object_identifier
-                 LIMIT %[6]s) g)
-       ELSE (WITH RECURSIVE g AS (
+                 LIMIT %[3]s) g)`, t.From(), shardIn(t, alias, catPred, "                 "), groupCap)
+	probed := fmt.Sprintf(`(WITH RECURSIVE g AS (
           (SELECT o.category, o.object_identifier, 1 AS n
              FROM %[1]s o
-            WHERE %[2]s%[3]s
+            WHERE %[2]s
             ORDER BY o.category, o.object_identifier
             LIMIT 1)
           UNION ALL
@@ -196,36 +196,45 @@ func groupCount(t Target, b *builder, f ShardFilter, alias, catPred string) stri
            CROSS JOIN LATERAL (
               SELECT o.category, o.object_identifier
                 FROM %[1]s o
-               WHERE %[4]s
-                 AND (o.category, o.object_identifier) > (g.category, g.object_identifier)%[5]s
+               WHERE %[3]s
+                 AND (o.category, o.object_identifier) > (g.category, g.object_identifier)%[4]s
                ORDER BY o.category, o.object_identifier
                LIMIT 1
            ) nx
-           WHERE g.n < %[6]s)
-        SELECT count(*) FROM g) END`,
-		t.From(), t.sameShard("o", alias, "            "), catIndent(catPred, "              "),
-		t.sameShard("o", alias, "               "), catIndent(catPred, "                 "),
-		groupCap, alias, onePass(b), t.sameShard("o", alias, "                 "), catIndent(catPred, "                   "))
+           WHERE g.n < %[5]s)
+        SELECT count(*) FROM g)`,
+		t.From(), shardIn(t, alias, catPred, "            "),
+		t.sameShard("o", alias, "               "), catIndent(catPred, "                 "), groupCap)
+	return byDepth(b, alias, onePass, probed)
 }
 
-// onePass binds OnePassRows, once per statement.
-func onePass(b *builder) string {
-	return b.arg("one_pass_rows", OnePassRows, "a shard of at most this many rows is read in one pass, a deeper one probed")
+// byDepth is a column of TopShards and StuckShards computed one of two equal ways by the
+// shard's depth (alias.depth): onePass for a shard of at most OnePassRows rows, probed for a
+// deeper one.
+func byDepth(b *builder, alias, onePass, probed string) string {
+	return fmt.Sprintf("       CASE WHEN %s.depth <= %s\n       THEN %s\n       ELSE %s END", alias,
+		b.arg("one_pass_rows", OnePassRows, "a shard of at most this many rows is read in one pass, a deeper one probed"),
+		onePass, probed)
+}
+
+// shardIn is the WHERE body that keeps alias's shard (and catPred, when set), for a WHERE
+// whose continuation lines start at indent.
+func shardIn(t Target, alias, catPred, indent string) string {
+	return t.sameShard("o", alias, indent) + catIndent(catPred, indent+"  ")
 }
 
 // categoryList is the categories column: the shard's distinct categories, read in one pass
 // for a shard of at most OnePassRows rows, otherwise walked on the
 // (…, category, object_identifier) index, one probe per category (there are fewer than 50).
 func categoryList(t Target, b *builder, alias, catPred string) string {
-	return fmt.Sprintf(`       CASE WHEN %[6]s.depth <= %[7]s
-       THEN ARRAY(SELECT DISTINCT o.category
+	onePass := fmt.Sprintf(`ARRAY(SELECT DISTINCT o.category
                     FROM %[1]s o
-                   WHERE %[8]s%[9]s
-                   ORDER BY o.category)
-       ELSE ARRAY(WITH RECURSIVE c AS (
+                   WHERE %[2]s
+                   ORDER BY o.category)`, t.From(), shardIn(t, alias, catPred, "                   "))
+	probed := fmt.Sprintf(`ARRAY(WITH RECURSIVE c AS (
                (SELECT o.category
                   FROM %[1]s o
-                 WHERE %[2]s%[3]s
+                 WHERE %[2]s
                  ORDER BY o.category
                  LIMIT 1)
                UNION ALL
@@ -234,15 +243,15 @@ func categoryList(t Target, b *builder, alias, catPred string) string {
                 CROSS JOIN LATERAL (
                    SELECT o.category
                      FROM %[1]s o
-                    WHERE %[4]s
-                      AND o.category > c.category%[5]s
+                    WHERE %[3]s
+                      AND o.category > c.category%[4]s
                     ORDER BY o.category
                     LIMIT 1
                 ) nx)
-             SELECT c.category FROM c) END`,
-		t.From(), t.sameShard("o", alias, "                 "), catIndent(catPred, "                   "),
-		t.sameShard("o", alias, "                    "), catIndent(catPred, "                      "),
-		alias, onePass(b), t.sameShard("o", alias, "                   "), catIndent(catPred, "                     "))
+             SELECT c.category FROM c)`,
+		t.From(), shardIn(t, alias, catPred, "                 "),
+		t.sameShard("o", alias, "                    "), catIndent(catPred, "                      "))
+	return byDepth(b, alias, onePass, probed)
 }
 
 // catIndent re-indents the optional category predicate for a WHERE at another depth.
@@ -619,7 +628,7 @@ func ShardMessagesOrdered(t Target, k ShardKey, limit int, exact, oldest bool) S
   ) p
  ORDER BY p.head DESC, p.id %[10]s`, selectCell(t, "p"), t.From(), t.sameShard("x", "p", "           "), capClause,
 		b.whereClause("     "), b.arg("limit", limitOrDefault(limit), ""), t.sameShard("x", "p", "              "),
-		b.whereClause("             "), map[bool]string{true: "true", false: "false"}[oldest], dir)
+		b.whereClause("             "), strconv.FormatBool(oldest), dir)
 	countDoc := fmt.Sprintf("group_rows = rows sharing (category, object_identifier), counted up to %d (%d means at least).", GroupCap, GroupCap)
 	if exact {
 		countDoc = "group_rows = rows sharing (category, object_identifier)."
@@ -707,10 +716,6 @@ func shardInScope(t Target, alias string) string {
 	return alias + ".shard_identifier"
 }
 
-// categoryAggregates are what CategoryDepth reads of every row of the category in its one
-// pass (the per-scope pass reads the same, as a row).
-const categoryAggregates = "count(*) AS pending, min(o.scheduled_for) AS next_attempt, min(o.date_added) AS oldest_message"
-
 // categoryDepth is CategoryDepth counting distinct values over at most limit rows (0: all).
 func categoryDepth(t Target, c Enum, limit int) Statement {
 	b := newBuilder()
@@ -736,7 +741,7 @@ func categoryDepth(t Target, c Enum, limit int) Statement {
 	}
 	where := b.whereClause("     ")
 	text := fmt.Sprintf(`WITH whole AS (
-    SELECT min(o.shard_scope) AS lo, max(o.shard_scope) AS hi, %[6]s
+    SELECT min(o.shard_scope) AS lo, max(o.shard_scope) AS hi, count(*) AS pending, min(o.scheduled_for) AS next_attempt, min(o.date_added) AS oldest_message
       FROM %[1]s o
 %[2]s
 ),
@@ -753,15 +758,15 @@ per_scope AS (
      CROSS JOIN LATERAL unnest(CASE WHEN w.lo <> w.hi THEN ARRAY(
             SELECT ROW(o.shard_scope::integer, count(*), min(o.scheduled_for)::timestamptz, min(o.date_added)::timestamptz)
               FROM %[1]s o
-%[5]s
+%[3]s
              GROUP BY o.shard_scope) END)
            AS s(shard_scope integer, pending bigint, next_attempt timestamptz, oldest_message timestamptz)
 ),
 first_rows AS (
     SELECT f.shard_scope, count(*) AS distinct_rows,
-           count(DISTINCT %[7]s) AS shards,
+           count(DISTINCT %[5]s) AS shards,
            count(DISTINCT f.object_identifier) AS objects
-      FROM (SELECT %[8]so.shard_scope, o.shard_identifier, o.object_identifier
+      FROM (SELECT %[6]so.shard_scope, o.shard_identifier, o.object_identifier
               FROM %[1]s o
 %[3]s
              LIMIT %[4]s) f
@@ -775,7 +780,7 @@ SELECT p.shard_scope, p.pending,
   FROM per_scope p
   LEFT JOIN first_rows d ON d.shard_scope = p.shard_scope
  ORDER BY p.pending DESC, p.shard_scope`, t.From(), where, b.whereClause("             "), b.arg("distinct_cap", limit, "count distinct shards and objects over at most this many rows"),
-		b.whereClause("             "), categoryAggregates, shardInScope(t, "f"), selectCell(t, "o"))
+		shardInScope(t, "f"), selectCell(t, "o"))
 	doc = append(doc[:2:2],
 		fmt.Sprintf("shards and objects are counted over the first %d rows of the category (distinct_rows of", limit),
 		"them in the scope): exact when distinct_exact, at least that many otherwise. pending and the",

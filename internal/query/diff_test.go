@@ -208,11 +208,7 @@ func TestIndexAlignedStatementsMatchModel(t *testing.T) {
 	t.Parallel()
 	schema := testdb.Schema(t, fixture.Options{})
 	seedDifferential(t, schema)
-	targets := map[string]Target{
-		"cell":         {Silo: SiloCell, Schema: schema},
-		"control":      {Silo: SiloControl, Schema: schema},
-		"control-cell": {Silo: SiloControl, Schema: schema, Cell: "eu"},
-	}
+	targets := targetsWithCell(schema, "eu")
 	keys := []ShardKey{{Scope: orgScope, ID: 1}, {Scope: orgScope, ID: 2}, {Scope: Enum{1, "USER_SCOPE"}, ID: 1}, {Scope: orgScope, ID: 999}}
 	for name, tgt := range targets {
 		rows := allRows(t, tgt)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"testing"
 	"time"
@@ -236,11 +237,7 @@ func TestShardListingsMatchModel(t *testing.T) {
 	t.Parallel()
 	schema := testdb.Schema(t, fixture.Options{})
 	seedShards(t, schema)
-	targets := map[string]Target{
-		"cell":         {Silo: SiloCell, Schema: schema},
-		"control":      {Silo: SiloControl, Schema: schema},
-		"control-cell": {Silo: SiloControl, Schema: schema, Cell: "eu"},
-	}
+	targets := targetsWithCell(schema, "eu")
 	filters := map[string]ShardFilter{
 		"default":           {},
 		"limit 3":           {Limit: 3},
@@ -257,7 +254,7 @@ func TestShardListingsMatchModel(t *testing.T) {
 		for fname, f := range filters {
 			now := time.Now()
 			want := modelTopShards(tgt, rows, f)
-			if got := gotRows(t, TopShards(tgt, f), want); !equalRows(got, want) {
+			if got := gotRows(t, TopShards(tgt, f), want); !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s, %s: top-shards\n got %v\nwant %v", tname, fname, got, want)
 			}
 			for _, w := range want {
@@ -272,7 +269,7 @@ func TestShardListingsMatchModel(t *testing.T) {
 			}
 			want = modelStuckShards(tgt, rows, f, now)
 			got := gotRows(t, StuckShards(tgt, f), want)
-			if !equalRows(got, want) {
+			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s, %s: stuck-shards\n got %v\nwant %v", tname, fname, got, want)
 			}
 			if f.Category == nil || f.Category.Value != 99 {
@@ -285,21 +282,4 @@ func TestShardListingsMatchModel(t *testing.T) {
 	if onePass < 20 || probed < 20 {
 		t.Fatalf("rows read in one pass %d, probed %d: the shape must exercise both", onePass, probed)
 	}
-}
-
-func equalRows(got, want []map[string]string) bool {
-	if len(got) != len(want) {
-		return false
-	}
-	for i := range got {
-		if len(got[i]) != len(want[i]) {
-			return false
-		}
-		for k, v := range want[i] {
-			if got[i][k] != v {
-				return false
-			}
-		}
-	}
-	return true
 }
