@@ -135,11 +135,7 @@ func runContextShow(d contextDeps, o contextShowOptions) error {
 	if err != nil {
 		return err
 	}
-	var args []string
-	if o.Name != "" {
-		args = []string{o.Name}
-	}
-	ctx, err := showTarget(f, args, d.getenv)
+	ctx, err := showTarget(f, o.Name, d.getenv)
 	if err != nil {
 		return configError(err)
 	}
@@ -152,11 +148,7 @@ func runContextShow(d contextDeps, o contextShowOptions) error {
 }
 
 // showTarget is NAME, else the context OUTBOXCTL_CONTEXT or current-context selects.
-func showTarget(f *config.File, args []string, getenv func(string) string) (*config.Context, error) {
-	name := ""
-	if len(args) == 1 {
-		name = args[0]
-	}
+func showTarget(f *config.File, name string, getenv func(string) string) (*config.Context, error) {
 	cs, err := f.Select(name, false, getenv)
 	switch {
 	case err != nil:

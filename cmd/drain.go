@@ -212,29 +212,35 @@ func drainHandler(o drainOptions, getenv func(string) string) (drain.Handler, er
 	return handler, nil
 }
 
-// dryRunPreflight checks a dry run's handler as a real run would before its claim, so a
-// clean dry run means the handler can be reached.
-func dryRunPreflight(ctx context.Context, printer *render.Printer, handler drain.Handler) error {
+// preflight checks handler (when it can be checked) before anything is claimed: a typo
+// must not push the shard's backoff, and a clean dry run means the handler can be reached.
+// A failure is a usage error ending in after; checked says a check ran.
+func preflight(ctx context.Context, handler drain.Handler, after string) (checked bool, err error) {
 	p, ok := handler.(drain.Preflighter)
 	if !ok {
-		return nil
+		return false, nil
 	}
 	if err := p.Preflight(ctx); err != nil {
-		return usageErrorf("", "%s (dry run: nothing was claimed or changed)", err.Error())
+		return true, usageErrorf("", "%s%s", err.Error(), after)
 	}
-	printer.Notef("handler check: ok (the command resolves, or the receiver accepts a connection)")
-	return nil
+	return true, nil
+}
+
+// dryRunPreflight checks a dry run's handler as a real run would before its claim.
+func dryRunPreflight(ctx context.Context, printer *render.Printer, handler drain.Handler) error {
+	checked, err := preflight(ctx, handler, " (dry run: nothing was claimed or changed)")
+	if checked && err == nil {
+		printer.Notef("handler check: ok (the command resolves, or the receiver accepts a connection)")
+	}
+	return err
 }
 
 // drainShard checks the handler, claims the shard, drains it and prints the summary.
 func drainShard(ctx context.Context, d repairDeps, conn *db.Conn, o drainOptions, plan drainPlan, k query.ShardKey, reg *enums.Registry, handler drain.Handler) error {
 	t := plan.target
 	var err error
-	// The handler is checked before the claim: a typo must not push the shard's backoff.
-	if p, ok := handler.(drain.Preflighter); ok {
-		if err := p.Preflight(ctx); err != nil {
-			return usageErrorf("", "%s; nothing was claimed or changed", err.Error())
-		}
+	if _, err := preflight(ctx, handler, "; nothing was claimed or changed"); err != nil {
+		return err
 	}
 	var archive *drain.Operation
 	if o.Handler == "discard" {
@@ -479,7 +485,7 @@ func (d repairDeps) shardAfter(ctx context.Context, t query.Target, k query.Shar
 		return out
 	}
 	defer conn.Close(ctx)
-	depth, next, ok := d.state(ctx, conn, t, k)
+	depth, next, ok := shardState(ctx, conn, t, k)
 	if !ok {
 		return out
 	}
@@ -503,7 +509,7 @@ type shardDepthRow struct {
 
 // shardState reads a shard's depth and next attempt in a snapshot of their own; ok is false
 // when the read failed (the summary then says so rather than guessing).
-func (a *app) shardState(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (depth int64, next any, ok bool) {
+func shardState(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (depth int64, next any, ok bool) {
 	err := db.ReadTx(ctx, conn, func(tx db.Tx) error {
 		res, err := query.Run(ctx, tx, query.ShardState(t, k))
 		if err != nil {

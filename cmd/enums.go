@@ -72,11 +72,7 @@ func newEnumsListCmd(a *app) *cobra.Command {
 		// argument is reported first, as it always was.
 		Args: func(_ *cobra.Command, args []string) error { return enumsListOptions{Args: args}.Validate() },
 		RunE: func(_ *cobra.Command, args []string) error {
-			o := enumsListOptions{Args: args}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return runEnumsList(a.enumsDeps(), o)
+			return runEnumsList(a.enumsDeps(), enumsListOptions{Args: args}) // Args validated them
 		},
 	}
 }

@@ -648,11 +648,7 @@ the options table Sentry reads for the table's silo (--deployment).`),
 // runKillswitchGate reads the gate, asks, and writes it.
 func runKillswitchGate(ctx context.Context, d changeDeps, g killswitch.Gate, yes bool) error {
 	if d.printSQL {
-		vt := g.PrintValueType
-		if vt == "" {
-			vt = "jsonb"
-		}
-		return d.printScript(query.Script{g.Statement(options.OptionTableFor(query.Silo(g.Table.Silo), d.printSchema), vt)})
+		return d.printScript(query.Script{g.PrintStatement(options.OptionTableFor(query.Silo(g.Table.Silo), d.printSchema))})
 	}
 	conn, err := d.connect(ctx)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/report"
 )
 
 // repairOptions are the flags every repair (reschedule, compact, skip) shares.
@@ -87,7 +88,6 @@ type repairDeps struct {
 	connect     func(ctx context.Context, command string) (*db.Conn, error)
 	session     func(ctx context.Context, command string, fn func(*session) error) error
 	registry    func() (*enums.Registry, error)
-	state       func(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (depth int64, next any, ok bool)
 	confirm     func(command string, plan []string, yes bool) error
 	audit       func(command string, fields map[string]any)
 	progress    func(ctx context.Context, label string, total int64, approx bool) *workProgress
@@ -101,7 +101,7 @@ func (a *app) repairDeps() repairDeps {
 		printer: a.printer(), printSQL: a.g.PrintSQL, schema: a.g.Schema,
 		printScript: func(s query.Script) error { return a.printScript(s, false) },
 		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSession, registry: a.registry,
-		state: a.shardState, confirm: a.confirm, audit: a.audit, progress: a.progress, now: time.Now,
+		confirm: a.confirm, audit: a.audit, progress: a.progress, now: time.Now,
 		stderr: a.io.Err, getenv: a.getenv,
 	}
 }
@@ -173,7 +173,7 @@ func runReschedule(ctx context.Context, d repairDeps, o rescheduleOptions, t que
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	depth, next, _ := d.state(ctx, conn, t, k)
+	depth, next, _ := shardState(ctx, conn, t, k)
 	if depth == 0 {
 		d.printer.Notef("shard %s/%d is empty: nothing to reschedule", k.Scope.Name, k.ID)
 		return nil
@@ -191,23 +191,14 @@ func runReschedule(ctx context.Context, d repairDeps, o rescheduleOptions, t que
 	if err != nil {
 		return err
 	}
-	_, after, _ := d.state(ctx, conn, t, k)
+	_, after, _ := shardState(ctx, conn, t, k)
 	d.audit("reschedule", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "rows": n, "reason": o.Reason})
 	return d.printer.Print(render.Doc{{Name: "reschedule", Card: []render.Field{
 		{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}, {Key: "rows", Value: n},
-		{Key: "next_attempt_before", Value: due(next)},
+		{Key: "next_attempt_before", Value: report.Typed("next_attempt", next)},
 		// JSON keeps the time (Sentry's THE_PAST); a person reads what it means.
-		{Key: "next_attempt_after", Value: due(after), MachineOnly: true},
+		{Key: "next_attempt_after", Value: report.Typed("next_attempt", after), MachineOnly: true},
 		{Key: "next_attempt", Value: render.Styled{Text: "due now", Tone: render.ToneGood}, HumanOnly: true}}}})
-}
-
-// due wraps a shard's next attempt (a time, or NULL) so a person reads "due now", "in 4m"
-// or "never attempted" and JSON the time.
-func due(v any) any {
-	if t, ok := v.(time.Time); ok {
-		return render.Due(t)
-	}
-	return v
 }
 
 // schedule is a shard's next attempt as the plan line shows it, in the one time format.
@@ -411,7 +402,7 @@ func runCompact(ctx context.Context, d repairDeps, o compactOptions, t query.Tar
 	if err != nil {
 		return err
 	}
-	depth, _, _ := d.state(ctx, conn, t, k)
+	depth, _, _ := shardState(ctx, conn, t, k)
 	if count == 0 {
 		d.printer.Notef("shard %s/%d has no superseded rows: nothing to compact", k.Scope.Name, k.ID)
 		return nil
@@ -430,7 +421,7 @@ func runCompact(ctx context.Context, d repairDeps, o compactOptions, t query.Tar
 	if err != nil {
 		return err
 	}
-	after, _, _ := d.state(ctx, conn, t, k)
+	after, _, _ := shardState(ctx, conn, t, k)
 	d.audit("compact", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "deleted": deleted, "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason})
 	return d.printer.Print(render.Doc{{Name: "compact", Card: []render.Field{
 		{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}, {Key: "depth_before", Value: depth},

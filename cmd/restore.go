@@ -160,7 +160,7 @@ func planRestore(p *render.Printer, path string, sel drain.RestoreSelection) (*d
 	plan, err := drain.PlanRestore(f, sel)
 	var se *drain.SelectionError
 	if errors.As(err, &se) {
-		return nil, nil, usageErrorf("", "%s", safeText(se.Msg))
+		return nil, nil, usageErrorf("", "%s", textsafe.Clean(se.Msg))
 	}
 	return f, plan, err
 }
@@ -170,7 +170,7 @@ func printRestore(p *render.Printer, schema string, plan *drain.RestorePlan, rea
 	var b strings.Builder
 	b.WriteString("-- outboxctl restore --print-sql: reinsert archived rows with their original ids, payloads and\n-- schedules; ids that exist are left alone (ON CONFLICT (id) DO NOTHING).\nBEGIN;\n")
 	for _, op := range plan.Operations {
-		fmt.Fprintf(&b, "\n-- operation %s (%s): %d row(s)\n", op.Op.ID, safeText(op.Op.Command), len(op.Rows))
+		fmt.Fprintf(&b, "\n-- operation %s (%s): %d row(s)\n", op.Op.ID, textsafe.Clean(op.Op.Command), len(op.Rows))
 		if op.Op.Legacy {
 			b.WriteString(query.CommentOut(drain.LegacyLimits))
 		}
@@ -268,7 +268,7 @@ func restoreTargets(ctx context.Context, conn *db.Conn, schema string, plan *dra
 			}
 			ti := sch.Table(t.dest.Table)
 			if !ti.Present {
-				return fmt.Errorf("table %s does not exist: create it, or restore into another schema with --schema", safeText(qualifiedName(t.dest.Schema, t.dest.Table)))
+				return fmt.Errorf("table %s does not exist: create it, or restore into another schema with --schema", textsafe.Clean(qualifiedName(t.dest.Schema, t.dest.Table)))
 			}
 			t.dest.CellColumn, t.dest.PayloadType = ti.CellColumn, ti.PayloadType
 			if t.present, err = drain.Existing(ctx, tx, t.dest, p.IDs()); err != nil {
@@ -293,8 +293,8 @@ func restorePlanLines(targets []restoreTarget, leftOut []*drain.ArchivedOperatio
 		toInsert += fresh
 		selected += len(t.Rows)
 		line := fmt.Sprintf("operation %s (%s by %s at %s, %s): reinsert %d of %d row(s) into %s, ids %s",
-			op.ID, safeText(op.Command), safeText(op.User), op.Started.UTC().Format("2006-01-02T15:04:05Z"), reasonText(safeText(op.Reason)),
-			fresh, len(t.Rows), safeText(qualifiedName(t.dest.Schema, t.dest.Table)), noneIfEmpty(drain.IDRanges(t.IDs(), 8)))
+			op.ID, textsafe.Clean(op.Command), textsafe.Clean(op.User), op.Started.UTC().Format("2006-01-02T15:04:05Z"), reasonText(textsafe.Clean(op.Reason)),
+			fresh, len(t.Rows), textsafe.Clean(qualifiedName(t.dest.Schema, t.dest.Table)), noneIfEmpty(drain.IDRanges(t.IDs(), 8)))
 		if len(t.present) > 0 {
 			line += fmt.Sprintf("; %d already in the table (ids %s), skipped", len(t.present), drain.IDRanges(keys(t.present), 8))
 		}
@@ -312,7 +312,7 @@ func restorePlanLines(targets []restoreTarget, leftOut []*drain.ArchivedOperatio
 	}
 	for _, op := range leftOut {
 		lines = append(lines, fmt.Sprintf("left out: skip operation %s (%s, %s): poison messages; to restore them add --operation %s (or --include-skipped)",
-			op.ID, safeText(op.User), reasonText(safeText(op.Reason)), op.ID))
+			op.ID, textsafe.Clean(op.User), reasonText(textsafe.Clean(op.Reason)), op.ID))
 	}
 	return lines, toInsert, selected
 }
@@ -337,17 +337,6 @@ func noneIfEmpty(s string) string {
 		return "none"
 	}
 	return s
-}
-
-// safeText keeps text read from an archive file (a reason, a user, a table) from reaching
-// the terminal with control characters: they become "?".
-func safeText(s string) string {
-	return strings.Map(func(r rune) rune {
-		if textsafe.IsControl(r) {
-			return '?'
-		}
-		return r
-	}, s)
 }
 
 func qualifiedName(schema, table string) string {

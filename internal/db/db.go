@@ -165,10 +165,28 @@ type localRow struct {
 	args []any
 }
 
+// Scan runs the statement: inside a caller's transaction as it is; outside one, in a
+// transaction of its own whose BEGIN, settings and statement go to the server in one round
+// trip (begin's pipeline), then COMMIT: two round trips, where Begin, the statement and
+// COMMIT each waited for the last (three; the drain pays this for every replica check).
 func (r localRow) Scan(dest ...any) error {
-	return r.c.alone(r.ctx, func(q statements) error {
-		return q.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
-	})
+	if r.c.InTransaction() {
+		return r.c.conn.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
+	}
+	tx, err := r.c.begin(r.ctx, "BEGIN", nil, &First{SQL: r.sql, Args: r.args, Read: func(rows Rows) error {
+		if !rows.Next() {
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			return pgx.ErrNoRows
+		}
+		return rows.Scan(dest...)
+	}})
+	if err != nil {
+		return err
+	}
+	tx.write = true // a statement of its own commits, as Exec's does
+	return tx.Commit(r.ctx)
 }
 
 // BeginTx is pgx's, followed by the SET LOCAL settings.
@@ -240,12 +258,6 @@ func (c *Conn) Begin(ctx context.Context) (pgx.Tx, error) { return c.BeginTx(ctx
 // InTransaction says whether the session is inside a transaction block (or a failed one):
 // what a caller that must start from a clean session (the drain's Guard) checks.
 func (c *Conn) InTransaction() bool { return c.conn.PgConn().TxStatus() != 'I' }
-
-// Deallocate drops a prepared statement of the session (the drain prepares the statements
-// its batch repeats, for one transaction).
-func (c *Conn) Deallocate(ctx context.Context, name string) error {
-	return c.conn.Deallocate(ctx, name)
-}
 
 // Close closes the connection.
 func (c *Conn) Close(ctx context.Context) error { return c.conn.Close(ctx) }

@@ -334,14 +334,7 @@ func Count(fs []Finding, s Severity) int {
 
 // Clean makes text read from the database safe for a terminal: control characters become
 // "?", so a crafted application_name or query cannot move the cursor or end a line.
-func Clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		if textsafe.IsControl(r) {
-			return '?'
-		}
-		return r
-	}, s)
-}
+func Clean(s string) string { return textsafe.Clean(s) }
 
 // Script is every statement the named checks run, for --print-sql. Statements that take
 // values read from the database (the kill-switched shard ids) are printed with an empty

@@ -472,7 +472,6 @@ func (r *run) tx(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) er
 		committing = true
 		return nil
 	})
-	r.prepared = nil
 	return r.finishArchive(err, committing)
 }
 

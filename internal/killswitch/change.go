@@ -184,6 +184,11 @@ func (g Gate) Statement(table, valueType string) query.Statement {
 	return query.OptionWrite(g.Schema, table, valueType, g.Key(), g.Value(), g.Reason, "killswitch gate")
 }
 
+// PrintStatement is the write as --print-sql prints it, for PrintValueType (jsonb when unset).
+func (g Gate) PrintStatement(table string) query.Statement {
+	return g.Statement(table, printType(g.PrintValueType))
+}
+
 // GatePlan is where the gate is and what it holds now.
 type GatePlan struct {
 	OptionsTable string

@@ -58,19 +58,14 @@ func RunBound(ctx context.Context, q Querier, name, sql string, args []any) (*Re
 // and closes them.
 func Collect(name string, rows pgx.Rows) (*Result, error) {
 	res := &Result{Statement: name}
-	defer rows.Close()
-	res.Columns = columnNames(rows.FieldDescriptions())
-	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", name, err)
-		}
-		for i, v := range vals {
-			vals[i] = normalize(v)
-		}
-		res.Rows = append(res.Rows, vals)
+	err := streamRows(name, rows, func(cols []string) error { res.Columns = cols; return nil }, func(row []any) error {
+		res.Rows = append(res.Rows, row)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return res, rows.Err()
+	return res, nil
 }
 
 // Stream executes a statement and hands each row to fn as it arrives, so a result larger than
@@ -84,6 +79,12 @@ func Stream(ctx context.Context, q Querier, st Statement, header func([]string) 
 	if err != nil {
 		return err
 	}
+	return streamRows(st.Name, rows, header, fn)
+}
+
+// streamRows hands the column names to header, then each row (normalized) to fn, and closes
+// rows: the one row loop of Run, Stream and Collect.
+func streamRows(name string, rows pgx.Rows, header func([]string) error, fn func([]any) error) error {
 	defer rows.Close()
 	if err := header(columnNames(rows.FieldDescriptions())); err != nil {
 		return err
@@ -91,7 +92,7 @@ func Stream(ctx context.Context, q Querier, st Statement, header func([]string) 
 	for rows.Next() {
 		vals, err := rows.Values()
 		if err != nil {
-			return fmt.Errorf("reading %s: %w", st.Name, err)
+			return fmt.Errorf("reading %s: %w", name, err)
 		}
 		for i, v := range vals {
 			vals[i] = normalize(v)

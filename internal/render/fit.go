@@ -16,8 +16,6 @@ const (
 	// HeadersAuto (the default): a header line on terminal tables and above tab-separated
 	// rows on a pipe (the column names JSON uses), so piped output says what each field is.
 	HeadersAuto HeaderMode = iota
-	// HeadersOn: the same as HeadersAuto, kept for callers that ask for headers explicitly.
-	HeadersOn
 	// HeadersOff (--no-headers): no header line on a terminal or a pipe. CSV keeps its
 	// header, which is part of the format.
 	HeadersOff

@@ -134,11 +134,10 @@ func TestHeadersAndFootersPerFormat(t *testing.T) {
 		out     string
 	}{
 		{"PipeAuto", FormatAuto, false, HeadersAuto, "scope\tdepth\nUSER_SCOPE\t3\n"},
-		{"PipeOn", FormatAuto, false, HeadersOn, "scope\tdepth\nUSER_SCOPE\t3\n"},
 		{"PipeOff", FormatAuto, false, HeadersOff, "USER_SCOPE\t3\n"},
 		{"TTY", FormatAuto, true, HeadersAuto, "SCOPE       DEPTH  \nUSER_SCOPE  3      \n"},
 		{"TTYNoHeaders", FormatAuto, true, HeadersOff, "USER_SCOPE  3  \n"},
-		{"JSON", FormatJSON, false, HeadersOn, "[\n  {\n    \"scope\": \"USER_SCOPE\",\n    \"depth\": 3\n  }\n]\n"},
+		{"JSON", FormatJSON, false, HeadersAuto, "[\n  {\n    \"scope\": \"USER_SCOPE\",\n    \"depth\": 3\n  }\n]\n"},
 		{"JSONL", FormatJSONL, false, HeadersOff, "{\"scope\":\"USER_SCOPE\",\"depth\":3}\n"},
 		{"CSV", FormatCSV, false, HeadersOff, "scope,depth\nUSER_SCOPE,3\n"},
 	} {
@@ -153,7 +152,7 @@ func TestDocStreamHeaderAndFooter(t *testing.T) {
 	t.Parallel()
 	s, out, errOut := Test()
 	p := NewPrinter(s, FormatAuto, false)
-	p.Headers = HeadersOn
+	p.Headers = HeadersAuto
 	d := p.StartDoc(nil, Section{Name: "messages", Table: &Table{}})
 	if err := d.Columns([]string{"id", "category"}); err != nil {
 		t.Fatal(err)
