@@ -280,13 +280,15 @@ type categoryRow struct {
 // readDrainPlan reads, in one read-only snapshot, what the plan shows.
 func readDrainPlan(ctx context.Context, d repairDeps, o drainOptions, t query.Target, k query.ShardKey, reg *enums.Registry) (drainPlan, error) {
 	p := drainPlan{target: t}
-	var stateRes, catRes *query.Result
+	var catRes *query.Result
 	var killed *bool
 	err := d.session(ctx, "drain", func(s *session) error {
 		var err error
 		p.target = s.target
 		p.payloadType = s.schema.Table(s.target.TableName()).PayloadType
-		if stateRes, catRes, err = s.shardStateAndCategories(k); err != nil {
+		// The categories alone: the plan shows them, and none means an empty shard (the
+		// state's head row would say no more).
+		if catRes, err = s.run(query.ShardCategories(s.target, k)); err != nil {
 			return err
 		}
 		if p.watermark, err = maxID(s.ctx, s.tx, s.target, k); err != nil {
@@ -302,7 +304,7 @@ func readDrainPlan(ctx context.Context, d repairDeps, o drainOptions, t query.Ta
 	if err != nil {
 		return p, err
 	}
-	if len(stateRes.Rows) == 0 {
+	if len(catRes.Rows) == 0 {
 		p.empty = true
 		return p, nil
 	}

@@ -171,7 +171,7 @@ FROM %s.sentry_regionoutbox WHERE shard_scope = 0 AND shard_identifier = %d ORDE
 		Script{ShardCategories(benchTarget(), k), ShardStateGivenDepth(benchTarget(), k, depths), ShardMessages(benchTarget(), k, 50, false)})
 }
 
-// The state alone, counting the hot shard (as drain's plan and --print-sql still do) and
+// The state alone, counting the hot shard (as --print-sql still prints it) and
 // given the depth (as inspect shard runs it), against the guide's bare count of the shard.
 func BenchmarkHotShardState(b *testing.B) {
 	k := ShardKey{Scope: orgScope, ID: fixture.DemoHotShard}
