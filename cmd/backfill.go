@@ -313,9 +313,9 @@ func printBackfill(p *render.Printer, print func(render.Doc) error, rep status.R
 		if r.OptionIn != "" {
 			optionIn = r.OptionIn
 		}
-		t.Rows = append(t.Rows, []any{r.Table.Name, string(r.Table.Silo), r.Table.Coded, orNil(r.Option), r.Status.Target, r.Store, low, version,
-			styledBackfillState(r), orNil(r.MaxID), report.Typed("progress", orNil(r.Progress)), orNil(r.Estimate), orNil(r.RowsDone), orNil(r.Rate), orNil(r.ETA), r.Note,
-			orNil(r.Status.Walked), optionIn})
+		t.Rows = append(t.Rows, []any{r.Table.Name, string(r.Table.Silo), r.Table.Coded, query.OrNil(r.Option), r.Status.Target, r.Store, low, version,
+			styledBackfillState(r), query.OrNil(r.MaxID), report.Typed("progress", query.OrNil(r.Progress)), query.OrNil(r.Estimate), query.OrNil(r.RowsDone), query.OrNil(r.Rate), query.OrNil(r.ETA), r.Note,
+			query.OrNil(r.Status.Walked), optionIn})
 	}
 	if !p.Structured() {
 		p.Notef("options read from %s", status.StoresText(rep.Schema))
@@ -351,14 +351,6 @@ func styledBackfillState(r status.Row) render.Styled {
 		return render.Styled{Text: r.State, Tone: render.ToneMuted}
 	}
 	return render.Styled{Text: r.State, Tone: render.ToneWarn}
-}
-
-// orNil is *p, or an untyped nil (an empty cell) for a nil pointer.
-func orNil[T any](p *T) any {
-	if p == nil {
-		return nil
-	}
-	return *p
 }
 
 // emit prints the status, or hands it to a fan-out collecting it (print).

@@ -213,7 +213,7 @@ func readKillswitchListing(s *session, reg *enums.Registry, tables []backfill.Ta
 	}
 	for _, r := range waiting {
 		l.disabled.Rows = append(l.disabled.Rows, []any{r.OptionsTable, governsText(r.OptionsTable, s.schema), reg.ScopeName(int(r.ShardScope)),
-			r.ShardIdentifier, orNil(r.Silo), orNil(r.RegionName), r.Depth, r.CoalesceGroups, utcOrNil(r.OldestMessage), report.Typed("next_attempt", utcOrNil(r.NextAttempt))})
+			r.ShardIdentifier, query.OrNil(r.Silo), query.OrNil(r.RegionName), r.Depth, r.CoalesceGroups, utcOrNil(r.OldestMessage), report.Typed("next_attempt", utcOrNil(r.NextAttempt))})
 	}
 	gates, err := killswitch.Gates(s.ctx, s.tx, s.target.Schema, s.schema, tables)
 	for _, g := range gates {

@@ -51,7 +51,7 @@ func ReadCursors(ctx context.Context, q query.Querier, schema string, sch query.
 		byTable[wt] = map[string]backfill.Cursor{}
 		for _, w := range rows {
 			// A NULL bound or version reads as 0: nothing walked yet.
-			byTable[wt][w.TableName] = backfill.Cursor{Low: deref(w.LowBound), Version: deref(w.Version)}
+			byTable[wt][w.TableName] = backfill.Cursor{Low: query.Deref(w.LowBound), Version: query.Deref(w.Version)}
 		}
 	}
 	cursors = map[string]backfill.Cursor{}

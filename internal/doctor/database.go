@@ -79,9 +79,9 @@ func (env *Env) vacuumFinding(srv *serverInfo, w query.DoctorTableRow) Finding {
 	}
 	table := w.TableName
 	trigger := threshold + scale*max(w.RelTuples, 0)
-	dead, live := deref(w.DeadTuples), deref(w.LiveTuples)
+	dead, live := query.Deref(w.DeadTuples), query.Deref(w.LiveTuples)
 	size := w.HeapBytes + w.IndexBytes
-	lastVac := latest(deref(w.LastVacuum), deref(w.LastAutovacuum))
+	lastVac := latest(query.Deref(w.LastVacuum), query.Deref(w.LastAutovacuum))
 	qualified := query.Ident(table)
 	if env.SchemaName != "" {
 		qualified = query.Ident(env.SchemaName) + "." + qualified
@@ -90,7 +90,7 @@ func (env *Env) vacuumFinding(srv *serverInfo, w query.DoctorTableRow) Finding {
 		{"table", table}, {"n_dead_tup", dead}, {"autovacuum_trigger", int64(trigger)}, {"n_live_tup", live},
 		{"reltuples", int64(max(w.RelTuples, 0))}, {"autovacuum_server", srv.Autovacuum}, {"autovacuum_table", tableOn},
 		{"last_vacuum", nullTime(lastVac)}, {"since_last_vacuum_seconds", sinceSeconds(env.Now, lastVac)},
-		{"autovacuum_count", deref(w.AutovacuumCount)}, {"heap_bytes", w.HeapBytes}, {"index_bytes", w.IndexBytes},
+		{"autovacuum_count", query.Deref(w.AutovacuumCount)}, {"heap_bytes", w.HeapBytes}, {"index_bytes", w.IndexBytes},
 		{"bytes_per_live_row", size / max(live, 1)},
 	}}
 	var why []string

@@ -92,8 +92,8 @@ func (env *Env) sessionFinding(srv *serverInfo, w query.DoctorXminSessionRow) (F
 		return Finding{}, false
 	}
 	pid := w.PID
-	state := deref(w.State)
-	app, user := deref(w.ApplicationName), deref(w.Usename)
+	state := query.Deref(w.State)
+	app, user := query.Deref(w.ApplicationName), query.Deref(w.Usename)
 	who := fmt.Sprintf("pid %d (application %s, user %s)", pid, ShellQuote(app), ShellQuote(user))
 	var what string
 	switch {
@@ -105,7 +105,7 @@ func (env *Env) sessionFinding(srv *serverInfo, w query.DoctorXminSessionRow) (F
 		what = fmt.Sprintf("(%s) has had its transaction open %s, holding the xmin horizon %d xids back", state, dur(age.Seconds()), xids)
 	}
 	ev := Evidence{{"pid", pid}, {"application_name", Clean(app)}, {"usename", Clean(user)},
-		{"state", orNil(w.State)}, {"backend_type", orNil(w.BackendType)}, {"backend_xid", orNil(w.BackendXid)}, {"backend_xmin", orNil(w.BackendXmin)},
+		{"state", query.OrNil(w.State)}, {"backend_type", query.OrNil(w.BackendType)}, {"backend_xid", query.OrNil(w.BackendXid)}, {"backend_xmin", query.OrNil(w.BackendXmin)},
 		{"xmin_age_xids", xids}, {"xact_age_seconds", nil}, {"query", nil}}
 	if age != nil {
 		ev[8].Value = seconds(*age)
@@ -134,7 +134,7 @@ func (env *Env) preparedFinding(w query.DoctorPreparedXactRow) (Finding, bool) {
 	if sev == OK {
 		return Finding{}, false
 	}
-	gid, owner, database := w.GID, deref(w.Owner), deref(w.Database)
+	gid, owner, database := w.GID, query.Deref(w.Owner), query.Deref(w.Database)
 	return Finding{Check: CheckXmin, Severity: sev,
 		Summary: fmt.Sprintf("prepared transaction %s (owner %s, database %s) was prepared %s ago and holds the xmin horizon %d xids back, and its locks, until it is committed or rolled back",
 			SQLString(gid), ShellQuote(owner), ShellQuote(database), dur(age.Seconds()), xids),
@@ -147,7 +147,7 @@ func (env *Env) preparedFinding(w query.DoctorPreparedXactRow) (Finding, bool) {
 // slotFinding grades one replication slot: the xmin it holds (a slot holding neither xmin
 // reads as age 0) and, inactive, the WAL it keeps.
 func (env *Env) slotFinding(w query.DoctorReplicationSlotRow) (Finding, bool) {
-	xids := max(deref(w.XminAgeXids), deref(w.CatalogXminAgeXids))
+	xids := max(query.Deref(w.XminAgeXids), query.Deref(w.CatalogXminAgeXids))
 	sev := env.Config.grade(nil, xids)
 	active := w.Active
 	var why []string
@@ -158,7 +158,7 @@ func (env *Env) slotFinding(w query.DoctorReplicationSlotRow) (Finding, bool) {
 	}
 	if !active && w.RestartLSN != nil {
 		sev = max(sev, Warn)
-		why = append(why, fmt.Sprintf("is inactive and keeps %d MiB of WAL from %s", deref(w.RetainedWALBytes)>>20, *w.RestartLSN))
+		why = append(why, fmt.Sprintf("is inactive and keeps %d MiB of WAL from %s", query.Deref(w.RetainedWALBytes)>>20, *w.RestartLSN))
 	}
 	if sev == OK {
 		return Finding{}, false
@@ -166,9 +166,9 @@ func (env *Env) slotFinding(w query.DoctorReplicationSlotRow) (Finding, bool) {
 	name := w.SlotName
 	return Finding{Check: CheckXmin, Severity: sev,
 		Summary: fmt.Sprintf("replication slot %s (%s, %s) %s", SQLString(name), w.SlotType, map[bool]string{true: "active", false: "inactive"}[active], strings.Join(why, "; ")),
-		Evidence: Evidence{{"slot_name", Clean(name)}, {"slot_type", w.SlotType}, {"active", active}, {"xmin", orNil(w.Xmin)},
-			{"catalog_xmin", orNil(w.CatalogXmin)}, {"xmin_age_xids", xids}, {"restart_lsn", orNil(w.RestartLSN)},
-			{"retained_wal_bytes", orNil(w.RetainedWALBytes)}},
+		Evidence: Evidence{{"slot_name", Clean(name)}, {"slot_type", w.SlotType}, {"active", active}, {"xmin", query.OrNil(w.Xmin)},
+			{"catalog_xmin", query.OrNil(w.CatalogXmin)}, {"xmin_age_xids", xids}, {"restart_lsn", query.OrNil(w.RestartLSN)},
+			{"retained_wal_bytes", query.OrNil(w.RetainedWALBytes)}},
 		Next: fmt.Sprintf("SELECT pg_drop_replication_slot(%s);  -- only if no standby or consumer will use it again", SQLString(name)),
 	}, true
 }
@@ -216,7 +216,7 @@ func (env *Env) lockFinding(w query.DoctorLockWaitRow) (Finding, error) {
 		return Finding{}, fmt.Errorf("doctor-lock-waits, column blocked_by: %w", err)
 	}
 	f := Finding{Check: CheckLocks, Severity: Warn, Evidence: Evidence{
-		{"pid", pid}, {"application_name", Clean(deref(w.ApplicationName))}, {"table", w.TableName},
+		{"pid", pid}, {"application_name", Clean(query.Deref(w.ApplicationName))}, {"table", w.TableName},
 		{"locktype", w.LockType}, {"mode", w.Mode}, {"blocked_by", blockers}, {"waiting_seconds", nil},
 	}}
 	if w.WaitingSeconds != nil {
@@ -228,8 +228,8 @@ func (env *Env) lockFinding(w query.DoctorLockWaitRow) (Finding, error) {
 	on := fmt.Sprintf("a %s lock on %s", w.Mode, w.TableName)
 	if w.RowID != nil {
 		t := env.targetByName(w.TableName)
-		cell := deref(w.Cell)
-		scope, shard := deref(w.ShardScope), deref(w.ShardIdentifier)
+		cell := query.Deref(w.Cell)
+		scope, shard := query.Deref(w.ShardScope), query.Deref(w.ShardIdentifier)
 		on = fmt.Sprintf("the row lock of row %d, shard %s of %s", *w.RowID, env.shardName(t, cell, scope, shard), w.TableName)
 		f.Evidence = append(f.Evidence, KV{"shard_scope", scope}, KV{"shard_identifier", shard}, KV{"row_id", *w.RowID})
 		if t.Control() {

@@ -15,24 +15,6 @@ import (
 // where the type has no pointer, a missing column or a value of another type is an error,
 // never a silent zero. Where a column may be NULL the finding says what NULL means.
 
-// deref is *p, or the zero value for NULL: for the columns whose NULL reads as "none"
-// (a table never vacuumed, a session without a user).
-func deref[T any](p *T) T {
-	if p == nil {
-		var zero T
-		return zero
-	}
-	return *p
-}
-
-// orNil is a nullable column as evidence: nil (JSON null) for NULL, else the value.
-func orNil[T any](p *T) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
 // readRows runs st in the snapshot and reads its rows into T by column name.
 func readRows[T any](ctx context.Context, env *Env, st query.Statement) ([]T, error) {
 	res, err := env.run(ctx, st)

@@ -155,7 +155,7 @@ func (c Change) Apply(ctx context.Context, conn *db.Conn, p ChangePlan) (stored 
 		if err != nil {
 			return db.Classify(err, st.Name)
 		}
-		stored = deref(row.Value)
+		stored = query.Deref(row.Value)
 		return nil
 	})
 	return stored, err
@@ -234,7 +234,7 @@ func (g Gate) Apply(ctx context.Context, conn *db.Conn, p GatePlan) (string, err
 		if err != nil {
 			return db.Classify(err, "option-write")
 		}
-		stored = deref(row.Value)
+		stored = query.Deref(row.Value)
 		return nil
 	})
 	return stored, err

@@ -188,10 +188,3 @@ func readOption(ctx context.Context, tx pgx.Tx, schema, table, key string) (raw 
 	}
 	return rows[0].Raw(), true, nil
 }
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}

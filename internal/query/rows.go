@@ -79,3 +79,22 @@ func setField(f reflect.Value, cell any) error {
 	}
 	return nil
 }
+
+// Deref is *p, or the zero value for NULL: for a nullable column (a pointer field of a row
+// Rows read) whose NULL reads as "none" (a table never vacuumed, an option never set).
+func Deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
+// OrNil is a nullable column as output: nil (JSON null, an empty cell) for NULL, else the
+// value.
+func OrNil[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

@@ -100,7 +100,7 @@ func (c *Cursors) readWatermarks(ctx context.Context, tables []backfill.Table) (
 			byTable[wt] = map[string]CursorRead{}
 			for _, r := range rows {
 				byTable[wt][r.TableName] = CursorRead{Store: storeLabel(wt), At: c.src.now(), Updated: utc(r.DateUpdated),
-					Cursor: &backfill.Cursor{Low: deref(r.LowBound), Version: deref(r.Version)}}
+					Cursor: &backfill.Cursor{Low: query.Deref(r.LowBound), Version: query.Deref(r.Version)}}
 			}
 		}
 		return nil

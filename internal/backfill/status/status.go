@@ -134,7 +134,7 @@ func readBounds(ctx context.Context, tx pgx.Tx, schema string, snap Snapshot, na
 		return db.Classify(err, "backfill-table-bounds")
 	}
 	for _, r := range rows {
-		snap.Bounds[r.TableName] = Bounds{Min: r.MinID, Max: r.MaxID, Estimate: deref(r.RowsEstimate)}
+		snap.Bounds[r.TableName] = Bounds{Min: r.MinID, Max: r.MaxID, Estimate: query.Deref(r.RowsEstimate)}
 	}
 	return nil
 }
@@ -205,11 +205,4 @@ func orNone(table string) string {
 		return "no options table"
 	}
 	return table
-}
-
-func deref(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
