@@ -70,18 +70,7 @@ func exitCode(ctx context.Context, err error) int {
 	if errors.As(err, &u) && u.UsageError() {
 		return ExitUsage
 	}
-	if badConnectionString(err) {
-		return ExitUsage
-	}
 	return ExitError
-}
-
-// badConnectionString reports a --dsn or --redis-url that does not parse: a bad flag value
-// like any other (exit 2). A database that is missing or a replica is the server's answer,
-// not the command line's, and stays exit 1.
-func badConnectionString(err error) bool {
-	var de *db.Error
-	return errors.As(err, &de) && de.Kind == db.KindConfig && de.SQLState == "" && de.Err == nil
 }
 
 // asUsage marks err as the operator's input (exit 2, "Run … --help"). Cobra's own argument,
@@ -153,7 +142,8 @@ func printError(ctx context.Context, io *render.Streams, err error, commandPath 
 	switch {
 	case errors.As(err, &ue) && ue.hint != "":
 		fmt.Fprintf(io.Err, "Try: %s\n", oneLine(ue.hint))
-	case ee == nil && !badConnectionString(err) && exitCode(ctx, err) == ExitUsage && commandPath != "":
+	// A --dsn that does not parse (a db.Error) is said in full by its own hint: no usage line.
+	case ee == nil && !errors.As(err, new(*db.Error)) && exitCode(ctx, err) == ExitUsage && commandPath != "":
 		fmt.Fprintf(io.Err, "Run '%s --help' for usage.\n", commandPath)
 	}
 }

@@ -266,7 +266,7 @@ func (c *Conn) Close(ctx context.Context) error { return c.conn.Close(ctx) }
 func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 	pc, err := pgx.ParseConfig(cfg.DSN)
 	if err != nil {
-		return nil, &Error{Kind: KindConfig, Msg: "invalid connection string: " + Redact(err.Error(), cfg.DSN),
+		return nil, &Error{Kind: KindConfig, BadInput: true, Msg: "invalid connection string: " + Redact(err.Error(), cfg.DSN),
 			Hint: "pass --dsn postgres://USER@HOST:5432/DB or set PGHOST/PGDATABASE"}
 	}
 	password := pc.Password
@@ -476,8 +476,9 @@ func (t *ownTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 
 func (t *ownTx) Conn() *pgx.Conn { return t.conn }
 
-// Kind classifies a database error for its one-line message and hint. Every kind exits 1
-// (ExitError, cmd/exit.go): the kind says what to fix, not how the process ends.
+// Kind classifies a database error for its one-line message and hint. The kind says what to
+// fix, not how the process ends: every error exits 1 (ExitError, cmd/exit.go) except one
+// whose BadInput is set (exit 2, like any bad flag value).
 type Kind int
 
 // Error kinds.
@@ -498,7 +499,14 @@ type Error struct {
 	Hint     string
 	SQLState string
 	Err      error
+	// BadInput: the command line itself is wrong (a --dsn or --redis-url that does not
+	// parse), not the server's answer (a missing database, a replica).
+	BadInput bool
 }
+
+// UsageError says whether the error is the operator's input (exit 2), as cmd's usage
+// errors do.
+func (e *Error) UsageError() bool { return e.BadInput }
 
 func (e *Error) Error() string {
 	s := e.Msg

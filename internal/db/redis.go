@@ -56,7 +56,7 @@ func ConnectRedis(ctx context.Context, c RedisConfig) (redis.UniversalClient, er
 	default:
 		opt, err := redis.ParseURL(c.URL)
 		if err != nil {
-			return nil, &Error{Kind: KindConfig, Msg: "invalid Redis URL " + RedactDSN(c.URL) + ": " + Redact(err.Error(), c.Password),
+			return nil, &Error{Kind: KindConfig, BadInput: true, Msg: "invalid Redis URL " + RedactDSN(c.URL) + ": " + Redact(err.Error(), c.Password),
 				Hint: "use redis://[:PASSWORD@]HOST:6379/DB or rediss://… for TLS"}
 		}
 		if opt.Password == "" {
