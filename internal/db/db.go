@@ -90,12 +90,12 @@ type statements interface {
 }
 
 // alone runs fn in a transaction of its own that starts with the settings, for a statement
-// run outside a transaction block; inside one (a caller's BeginTx), fn runs as it is.
+// run outside a transaction block; inside one (a caller's Begin), fn runs as it is.
 func (c *Conn) alone(ctx context.Context, fn func(q statements) error) error {
 	if c.InTransaction() {
 		return fn(c.conn)
 	}
-	tx, err := c.BeginTx(ctx, pgx.TxOptions{})
+	tx, err := c.beginWith(ctx, "BEGIN", nil)
 	if err != nil {
 		return err
 	}
@@ -189,21 +189,9 @@ func (r localRow) Scan(dest ...any) error {
 	return tx.Commit(r.ctx)
 }
 
-// BeginTx is pgx's, followed by the SET LOCAL settings.
-func (c *Conn) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
-	return c.beginWith(ctx, opts, nil)
-}
-
-// beginWith begins a write-capable transaction (opts) with the settings and extra, the
-// caller's own SET LOCAL statements, in one round trip (begin).
-func (c *Conn) beginWith(ctx context.Context, opts pgx.TxOptions, extra []string) (pgx.Tx, error) {
-	stmt := "BEGIN"
-	if opts.IsoLevel != "" {
-		stmt += " ISOLATION LEVEL " + string(opts.IsoLevel)
-	}
-	if opts.AccessMode != "" {
-		stmt += " " + string(opts.AccessMode)
-	}
+// beginWith begins a write-capable transaction (stmt: BEGIN with its options) with the
+// settings and extra, the caller's own SET LOCAL statements, in one round trip (begin).
+func (c *Conn) beginWith(ctx context.Context, stmt string, extra []string) (*ownTx, error) {
 	tx, err := c.begin(ctx, stmt, extra, nil)
 	if err != nil {
 		return nil, err
@@ -253,7 +241,13 @@ func (c *Conn) begin(ctx context.Context, stmt string, extra []string, first *Fi
 }
 
 // Begin is pgx's, followed by the SET LOCAL settings.
-func (c *Conn) Begin(ctx context.Context) (pgx.Tx, error) { return c.BeginTx(ctx, pgx.TxOptions{}) }
+func (c *Conn) Begin(ctx context.Context) (pgx.Tx, error) {
+	tx, err := c.beginWith(ctx, "BEGIN", nil)
+	if err != nil {
+		return nil, err // not a nil *ownTx in a non-nil interface
+	}
+	return tx, nil
+}
 
 // InTransaction says whether the session is inside a transaction block (or a failed one):
 // what a caller that must start from a clean session (the drain's Guard) checks.
@@ -775,7 +769,7 @@ func WriteTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
 // LOCAL statements of the caller's. It does not check for a replica: a caller that runs many
 // transactions (the drain) checks once. fn's error rolls everything back.
 func RunWriteTx(ctx context.Context, conn *Conn, extra []string, fn func(pgx.Tx) error) error {
-	tx, err := conn.beginWith(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted, AccessMode: pgx.ReadWrite}, extra)
+	tx, err := conn.beginWith(ctx, "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE", extra)
 	if err != nil {
 		return Classify(err, "")
 	}
