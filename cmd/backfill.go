@@ -157,7 +157,9 @@ rate and ETA shown against Sentry's budget of 10,000 rows per minute; --watch 10
 the status every 10s, with each table's rows_done change and rate since the last frame,
 until every table is complete (exit 0) or q. A cursor that cannot be read (Redis unreachable) or
 is malformed (not the JSON [low, version], a key of another Redis type, a table without
-an id column) gives a row saying so while the rest answers, then exit 1. --exit-status
+an id column, a NULL in a watermark row) gives a row saying so while the rest answers,
+with a warning naming each malformed cursor in full, then exit 1. A schema with neither
+options table is an error, as for killswitch list. --exit-status
 exits 8 while any selected table is not complete.`),
 		Example: examples(`
   outboxctl backfill status
@@ -319,6 +321,13 @@ func printBackfill(p *render.Printer, print func(render.Doc) error, rep status.R
 	}
 	if !p.Structured() {
 		p.Notef("options read from %s", status.StoresText(rep.Schema))
+	}
+	// Each malformed cursor in full on stderr, in every format: a table cuts the note
+	// column, and the verdict may name a malformed option instead.
+	for _, r := range rep.Rows {
+		if r.Status.State == backfill.StateMalformed {
+			p.Warnf("the cursor of %s is malformed: %s", r.Table.Name, r.Status.Note)
+		}
 	}
 	if !p.Structured() && rep.Sampled {
 		p.Notef("rates are ids per minute of the cursor; Sentry backfills at most %d rows per minute across all tables", status.Budget)

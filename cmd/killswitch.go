@@ -255,12 +255,8 @@ func utcOrNil(t *time.Time) any {
 // and options can be read from any Sentry database).
 func (a *app) plainSession(ctx context.Context, command string, fn func(*session) error) error {
 	return a.openSession(ctx, command, func(s *session) error {
-		if !s.schema.Table(query.OptionTable).Present && !s.schema.Table(query.ControlOptionTable).Present {
-			where := "the search_path"
-			if s.target.Schema != "" {
-				where = "schema " + s.target.Schema
-			}
-			return fmt.Errorf("no sentry_option or sentry_controloption table in %s: this does not look like Sentry's database; check --dsn or --schema", where)
+		if err := options.RequireTable(s.schema, s.target.Schema); err != nil {
+			return err
 		}
 		return fn(s)
 	})

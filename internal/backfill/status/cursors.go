@@ -99,8 +99,7 @@ func (c *Cursors) readWatermarks(ctx context.Context, tables []backfill.Table) (
 			}
 			byTable[wt] = map[string]CursorRead{}
 			for _, r := range rows {
-				byTable[wt][r.TableName] = CursorRead{Store: storeLabel(wt), At: c.src.now(), Updated: utc(r.DateUpdated),
-					Cursor: &backfill.Cursor{Low: query.Deref(r.LowBound), Version: query.Deref(r.Version)}}
+				byTable[wt][r.TableName] = watermarkCursor(wt, r, c.src.now())
 			}
 		}
 		return nil
@@ -124,6 +123,26 @@ func (c *Cursors) readWatermarks(ctx context.Context, tables []backfill.Table) (
 		out[t.Name] = cr
 	}
 	return out, nil
+}
+
+// watermarkCursor is one watermark row as a cursor. A NULL low_bound or version (Sentry's
+// columns are NOT NULL; a hand-made or older table may not be) is a malformed cursor, never
+// a 0 read as a position.
+func watermarkCursor(wt string, r query.WatermarkRow, at time.Time) CursorRead {
+	cr := CursorRead{Store: storeLabel(wt), At: at, Updated: utc(r.DateUpdated)}
+	var nulls []string
+	if r.LowBound == nil {
+		nulls = append(nulls, "low_bound")
+	}
+	if r.Version == nil {
+		nulls = append(nulls, "version")
+	}
+	if len(nulls) > 0 {
+		cr.Err = fmt.Errorf("the row of %s in %s holds a NULL %s, not the pair (low_bound, version)", r.TableName, wt, strings.Join(nulls, " and "))
+		return cr
+	}
+	cr.Cursor = &backfill.Cursor{Low: *r.LowBound, Version: *r.Version}
+	return cr
 }
 
 // storeLabel names a watermark table briefly: postgres:cell or postgres:control.

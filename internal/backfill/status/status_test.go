@@ -280,3 +280,17 @@ func TestRateAndProgress(t *testing.T) {
 		t.Fatalf("complete progress %v", *p)
 	}
 }
+
+// TestEvaluateSecondReadMalformed: a cursor rewritten malformed between the two reads of
+// --sample is a malformed cursor (one failure, the exact reason), not a row without a rate.
+func TestEvaluateSecondReadMalformed(t *testing.T) {
+	t.Parallel()
+	tb := backfill.Table{Name: "sentry_team", Silo: backfill.Cell, Coded: 1}
+	first := status.CursorRead{Store: status.StoreRedis, Cursor: &backfill.Cursor{Low: 5, Version: 1}}
+	second := status.CursorRead{Store: status.StoreRedis, Err: errors.New(`key outbox_backfill.sentry_team holds "x": not a JSON [low, version] pair`)}
+	row, failures := status.Snapshot{}.Evaluate(tb, first, second, true, true)
+	want := `on the second read: key outbox_backfill.sentry_team holds "x": not a JSON [low, version] pair`
+	if failures != 1 || row.State != string(backfill.StateMalformed) || row.Note != want || row.Rate != nil {
+		t.Fatalf("failures %d row %+v, want the note %q", failures, row, want)
+	}
+}
