@@ -63,6 +63,7 @@ type backfillStatusOptions struct {
 	ExitStatus bool
 	Exact      bool
 	Redis      redisFlags
+	MaxCursor  byteSize // --max-cursor-bytes
 
 	overrides map[string]int64 // parsed --coded, set by Validate
 }
@@ -184,6 +185,8 @@ exits 8 while any selected table is not complete.`),
 	f.BoolVar(&o.ExitStatus, "exit-status", false, "exit 8 while any selected table is not complete (for runbooks that wait)")
 	f.BoolVar(&o.Exact, "exact", false, "count the rows below each cursor exactly (an index scan) instead of estimating by id span")
 	addRedisFlags(c, &o.Redis)
+	o.MaxCursor = byteSize(status.DefaultMaxCursor)
+	f.Var(&o.MaxCursor, "max-cursor-bytes", "refuse a Redis cursor value longer than this (KiB, MiB, GiB), before fetching it: Sentry's is a few dozen bytes")
 	// --watch samples by itself (Validate says so to a direct caller as well).
 	c.MarkFlagsMutuallyExclusive("watch", "sample")
 	_ = c.RegisterFlagCompletionFunc("store", fixedCompletion("auto", "postgres", "redis"))
@@ -223,7 +226,7 @@ func runBackfillStatus(ctx context.Context, d backfillDeps, o backfillStatusOpti
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	src := status.Source{Conn: conn, Schema: d.schema, Deployment: d.deployment, Store: o.Store,
-		Redis: o.Redis.config(d.getenv), KeyPrefix: o.Redis.KeyPrefix, Now: d.now}
+		Redis: o.Redis.config(d.getenv), KeyPrefix: o.Redis.KeyPrefix, MaxCursor: int64(o.MaxCursor), Now: d.now}
 	if len(o.Tables) == 0 {
 		if selected, err = addCursorTables(ctx, d, src, selected); err != nil {
 			return err

@@ -37,7 +37,9 @@ type Source struct {
 	Store      string
 	Redis      db.RedisConfig
 	KeyPrefix  string
-	Now        func() time.Time
+	// MaxCursor caps one Redis cursor value in bytes (0: DefaultMaxCursor).
+	MaxCursor int64
+	Now       func() time.Time
 }
 
 func (s Source) now() time.Time {
