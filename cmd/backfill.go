@@ -63,6 +63,7 @@ type backfillStatusOptions struct {
 	ExitStatus bool
 	Exact      bool
 	Redis      redisFlags
+	MaxCursor  byteSize // --max-cursor-bytes
 
 	overrides map[string]int64 // parsed --coded, set by Validate
 }
@@ -157,7 +158,9 @@ rate and ETA shown against Sentry's budget of 10,000 rows per minute; --watch 10
 the status every 10s, with each table's rows_done change and rate since the last frame,
 until every table is complete (exit 0) or q. A cursor that cannot be read (Redis unreachable) or
 is malformed (not the JSON [low, version], a key of another Redis type, a table without
-an id column) gives a row saying so while the rest answers, then exit 1. --exit-status
+an id column, a NULL in a watermark row) gives a row saying so while the rest answers,
+with a warning naming each malformed cursor in full, then exit 1. A schema with neither
+options table is an error, as for killswitch list. --exit-status
 exits 8 while any selected table is not complete.`),
 		Example: examples(`
   outboxctl backfill status
@@ -182,6 +185,8 @@ exits 8 while any selected table is not complete.`),
 	f.BoolVar(&o.ExitStatus, "exit-status", false, "exit 8 while any selected table is not complete (for runbooks that wait)")
 	f.BoolVar(&o.Exact, "exact", false, "count the rows below each cursor exactly (an index scan) instead of estimating by id span")
 	addRedisFlags(c, &o.Redis)
+	o.MaxCursor = byteSize(status.DefaultMaxCursor)
+	f.Var(&o.MaxCursor, "max-cursor-bytes", "refuse a Redis cursor value longer than this (KiB, MiB, GiB), before fetching it: Sentry's is a few dozen bytes")
 	// --watch samples by itself (Validate says so to a direct caller as well).
 	c.MarkFlagsMutuallyExclusive("watch", "sample")
 	_ = c.RegisterFlagCompletionFunc("store", fixedCompletion("auto", "postgres", "redis"))
@@ -221,7 +226,7 @@ func runBackfillStatus(ctx context.Context, d backfillDeps, o backfillStatusOpti
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	src := status.Source{Conn: conn, Schema: d.schema, Deployment: d.deployment, Store: o.Store,
-		Redis: o.Redis.config(d.getenv), KeyPrefix: o.Redis.KeyPrefix, Now: d.now}
+		Redis: o.Redis.config(d.getenv), KeyPrefix: o.Redis.KeyPrefix, MaxCursor: int64(o.MaxCursor), Now: d.now}
 	if len(o.Tables) == 0 {
 		if selected, err = addCursorTables(ctx, d, src, selected); err != nil {
 			return err
@@ -319,6 +324,13 @@ func printBackfill(p *render.Printer, print func(render.Doc) error, rep status.R
 	}
 	if !p.Structured() {
 		p.Notef("options read from %s", status.StoresText(rep.Schema))
+	}
+	// Each malformed cursor in full on stderr, in every format: a table cuts the note
+	// column, and the verdict may name a malformed option instead.
+	for _, r := range rep.Rows {
+		if r.Status.State == backfill.StateMalformed {
+			p.Warnf("the cursor of %s is malformed: %s", r.Table.Name, r.Status.Note)
+		}
 	}
 	if !p.Structured() && rep.Sampled {
 		p.Notef("rates are ids per minute of the cursor; Sentry backfills at most %d rows per minute across all tables", status.Budget)

@@ -282,6 +282,7 @@ func readDrainPlan(ctx context.Context, d repairDeps, o drainOptions, t query.Ta
 	p := drainPlan{target: t}
 	var catRes *query.Result
 	var killed *bool
+	var unread string
 	err := d.session(ctx, "drain", func(s *session) error {
 		var err error
 		p.target = s.target
@@ -299,10 +300,14 @@ func readDrainPlan(ctx context.Context, d repairDeps, o drainOptions, t query.Ta
 			return db.Classify(err, "reading the kill switches")
 		}
 		killed = ks.IsDisabled(k.Scope.Value, k.ID)
+		unread = unreadWarning(s, ks, k.Scope, k.ID)
 		return nil
 	})
 	if err != nil {
 		return p, err
+	}
+	if unread != "" {
+		d.printer.Warnf("%s", unread)
 	}
 	if len(catRes.Rows) == 0 {
 		p.empty = true

@@ -255,12 +255,8 @@ func utcOrNil(t *time.Time) any {
 // and options can be read from any Sentry database).
 func (a *app) plainSession(ctx context.Context, command string, fn func(*session) error) error {
 	return a.openSession(ctx, command, func(s *session) error {
-		if !s.schema.Table(query.OptionTable).Present && !s.schema.Table(query.ControlOptionTable).Present {
-			where := "the search_path"
-			if s.target.Schema != "" {
-				where = "schema " + s.target.Schema
-			}
-			return fmt.Errorf("no sentry_option or sentry_controloption table in %s: this does not look like Sentry's database; check --dsn or --schema", where)
+		if err := options.RequireTable(s.schema, s.target.Schema); err != nil {
+			return err
 		}
 		return fn(s)
 	})
@@ -323,9 +319,10 @@ func runKillswitchCheck(ctx context.Context, d readDeps, o killswitchCheckOption
 	card := []render.Field{{Key: "scope", Value: scope.Name}, {Key: "shard", Value: id}}
 	var depth *render.Table
 	var listErr error
+	var warning string
 	err = d.plainSession(ctx, "killswitch", func(s *session) error {
 		var fields []render.Field
-		if fields, listErr, err = shardVerdict(s, scope, id); err != nil {
+		if fields, warning, listErr, err = shardVerdict(s, scope, id); err != nil {
 			return err
 		}
 		card = append(card, fields...)
@@ -341,6 +338,9 @@ func runKillswitchCheck(ctx context.Context, d readDeps, o killswitchCheckOption
 	if err != nil {
 		return err
 	}
+	if warning != "" {
+		d.printer.Warnf("%s", warning)
+	}
 	doc := render.Doc{{Name: "killswitch", Title: fmt.Sprintf("Shard %s/%d", scope.Name, id), Card: card}}
 	if depth != nil {
 		doc = append(doc, render.Section{Name: "waiting", Title: "Waiting in " + d.silo + " outbox", Table: depth})
@@ -352,11 +352,12 @@ func runKillswitchCheck(ctx context.Context, d readDeps, o killswitchCheckOption
 }
 
 // shardVerdict says whether a shard is disabled in each options table, and in the one
-// Sentry's workers for this outbox read: the verdict that counts.
-func shardVerdict(s *session, scope query.Enum, id int64) (fields []render.Field, listErr, err error) {
+// Sentry's workers for this outbox read: the verdict that counts. warning is set when the
+// table Sentry would read under the other deployment disables it (unreadWarning).
+func shardVerdict(s *session, scope query.Enum, id int64) (fields []render.Field, warning string, listErr, err error) {
 	lists, err := killswitch.ReadLists(s.ctx, s.tx, s.target.Schema, s.schema)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	for _, l := range lists {
 		if l.Scope != scope.Value {
@@ -374,7 +375,19 @@ func shardVerdict(s *session, scope query.Enum, id int64) (fields []render.Field
 	}
 	fields = append(fields, render.Field{Key: "read_from", Value: ks.Table}, render.Field{Key: "disabled", Value: disabled},
 		render.Field{Key: "deployment", Value: s.schema.DeploymentWhy})
-	return fields, listErr, nil
+	return fields, unreadWarning(s, ks, scope, id), listErr, nil
+}
+
+// unreadWarning is the warning for a shard that the options table Sentry does not read here
+// disables ("" when none): the verdict stays that of the table read, but a kill switch
+// written to the other table would otherwise be ignored without a word. A failed read of the
+// other table warns of nothing.
+func unreadWarning(s *session, ks *options.Killswitches, scope query.Enum, id int64) string {
+	u, _ := options.ReadUnread(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo, ks)
+	if !u.Disables(scope.Value, id) {
+		return ""
+	}
+	return u.ShardWarning(scope.Name, id, s.target.TableName(), s.schema)
 }
 
 // audit writes the JSON audit line of a change on stderr: who, when, where (without any

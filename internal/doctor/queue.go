@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/options"
@@ -170,8 +171,31 @@ func checkKillswitch(ctx context.Context, env *Env) ([]Finding, error) {
 			return nil, err
 		}
 		out = append(out, fs...)
+		// Read only to warn: a failed read of the other table is no finding.
+		if u, _ := options.ReadUnread(ctx, env.Tx, env.SchemaName, env.Schema, t.Silo, ks); u != nil {
+			out = append(out, env.unreadFinding(t, u))
+		}
 	}
 	return out, nil
+}
+
+// unreadFinding warns of the shards that the options table Sentry does not read for t here
+// disables: they are not disabled, unless --deployment is not what this database is.
+func (env *Env) unreadFinding(t query.Target, u *options.Unread) Finding {
+	var shards []string
+	for scope := range 2 {
+		for _, id := range u.Disabled[scope] {
+			shards = append(shards, fmt.Sprintf("%s %d", env.scopeArg(int64(scope)), id))
+		}
+	}
+	return Finding{
+		Check: CheckKillswitch, Severity: Warn,
+		Summary: fmt.Sprintf("%s: %s disables %d shard(s) (%s), but they are NOT disabled: %s",
+			t.TableName(), u.Table, len(shards), strings.Join(shards, ", "), u.Why(t.TableName(), env.Schema)),
+		Evidence: Evidence{{"table", t.TableName()}, {"options_table", u.Table}, {"read_from", u.Read},
+			{"deployment", env.Schema.DeploymentWhy}, {"would_read_it", string(u.Deployment)}, {"shards", strings.Join(shards, ", ")}},
+		Next: fmt.Sprintf("%s --deployment %s killswitch check %s", env.Prefix, u.Deployment, shards[0]),
+	}
 }
 
 func (env *Env) disabledFindings(ctx context.Context, t query.Target, ks *options.Killswitches) ([]Finding, error) {

@@ -2,6 +2,7 @@ package options
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -170,4 +171,29 @@ func (r ValueRow) Updated() time.Time {
 // a database error comes back unclassified, for the caller to name.
 func ReadValues(ctx context.Context, q query.Querier, st query.Statement) ([]ValueRow, error) {
 	return query.All[ValueRow](ctx, q, st)
+}
+
+// NoTableError is a database with neither options table: not Sentry's (a misspelt --schema,
+// the wrong --dsn). A command that reads kill switches or backfill gates fails with it
+// rather than report Sentry's defaults (nothing disabled, every gate at 0) as the state.
+type NoTableError struct {
+	// Schema is the schema looked in ("" for the search_path).
+	Schema string
+}
+
+func (e *NoTableError) Error() string {
+	where := "the search_path"
+	if e.Schema != "" {
+		where = "schema " + e.Schema
+	}
+	return fmt.Sprintf("no %s or %s table in %s: this does not look like Sentry's database; check --dsn or --schema", query.OptionTable, query.ControlOptionTable, where)
+}
+
+// RequireTable returns a *NoTableError when sch, introspected in schema, holds neither
+// options table.
+func RequireTable(sch query.Schema, schema string) error {
+	if sch.Table(query.OptionTable).Present || sch.Table(query.ControlOptionTable).Present {
+		return nil
+	}
+	return &NoTableError{Schema: schema}
 }

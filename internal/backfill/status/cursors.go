@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/outboxctl/outboxctl/internal/backfill"
+	"github.com/outboxctl/outboxctl/internal/bytesize"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
@@ -99,8 +100,7 @@ func (c *Cursors) readWatermarks(ctx context.Context, tables []backfill.Table) (
 			}
 			byTable[wt] = map[string]CursorRead{}
 			for _, r := range rows {
-				byTable[wt][r.TableName] = CursorRead{Store: storeLabel(wt), At: c.src.now(), Updated: utc(r.DateUpdated),
-					Cursor: &backfill.Cursor{Low: query.Deref(r.LowBound), Version: query.Deref(r.Version)}}
+				byTable[wt][r.TableName] = watermarkCursor(wt, r, c.src.now())
 			}
 		}
 		return nil
@@ -126,6 +126,26 @@ func (c *Cursors) readWatermarks(ctx context.Context, tables []backfill.Table) (
 	return out, nil
 }
 
+// watermarkCursor is one watermark row as a cursor. A NULL low_bound or version (Sentry's
+// columns are NOT NULL; a hand-made or older table may not be) is a malformed cursor, never
+// a 0 read as a position.
+func watermarkCursor(wt string, r query.WatermarkRow, at time.Time) CursorRead {
+	cr := CursorRead{Store: storeLabel(wt), At: at, Updated: utc(r.DateUpdated)}
+	var nulls []string
+	if r.LowBound == nil {
+		nulls = append(nulls, "low_bound")
+	}
+	if r.Version == nil {
+		nulls = append(nulls, "version")
+	}
+	if len(nulls) > 0 {
+		cr.Err = fmt.Errorf("the row of %s in %s holds a NULL %s, not the pair (low_bound, version)", r.TableName, wt, strings.Join(nulls, " and "))
+		return cr
+	}
+	cr.Cursor = &backfill.Cursor{Low: *r.LowBound, Version: *r.Version}
+	return cr
+}
+
 // storeLabel names a watermark table briefly: postgres:cell or postgres:control.
 func storeLabel(watermarkTable string) string {
 	if watermarkTable == query.ControlWatermark {
@@ -136,9 +156,13 @@ func storeLabel(watermarkTable string) string {
 
 func (c *Cursors) readRedis(ctx context.Context, key string) CursorRead {
 	cr := CursorRead{Store: StoreRedis, At: c.src.now()}
-	raw, err := c.rc.Get(ctx, key).Result()
+	raw, err := c.getCapped(ctx, key)
+	var tooBig *CursorTooLargeError
 	switch {
 	case errors.Is(err, redis.Nil):
+		return cr
+	case errors.As(err, &tooBig):
+		cr.Err = err
 		return cr
 	case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
 		// A key that is not a string is a malformed cursor, like a string that is not JSON.
@@ -159,6 +183,62 @@ func (c *Cursors) readRedis(ctx context.Context, key string) CursorRead {
 	}
 	cr.Cursor = &cur
 	return cr
+}
+
+// DefaultMaxCursor is backfill status's cap on one Redis cursor value (--max-cursor-bytes
+// raises it). Sentry's cursor is the JSON [low, version] of two integers, a few dozen bytes at
+// most: 64 KiB is never reached by one, and a value past it is refused having cost at most the cap.
+const DefaultMaxCursor int64 = 64 << 10
+
+// CursorTooLargeError is a Redis cursor value over the cap: a malformed cursor of its row,
+// refused before it is fetched.
+type CursorTooLargeError struct {
+	Key       string
+	Size, Max int64
+}
+
+func (e *CursorTooLargeError) Error() string {
+	return fmt.Sprintf("key %s holds %d bytes, over the %s cap on a cursor (Sentry's is the JSON [low, version], a few bytes): to read it, raise the cap with --max-cursor-bytes %s",
+		query.RedisArg(e.Key), e.Size, bytesize.Format(e.Max), bytesize.Format(nextCap(e.Size, e.Max)))
+}
+
+// nextCap is a cap that takes size: the cap doubled until it does.
+func nextCap(size, limit int64) int64 {
+	for limit < size && limit < 1<<61 {
+		limit *= 2
+	}
+	return limit
+}
+
+// getCapped is GET bounded by the cap, in one round trip: STRLEN sizes the value and
+// GETRANGE fetches at most one byte past the cap, so a value over it (even one that grew
+// between the two) costs at most the cap, never its size (a 60 MB value took 257 MiB).
+// EXISTS tells a missing key (redis.Nil) from an empty string.
+func (c *Cursors) getCapped(ctx context.Context, key string) (string, error) {
+	limit := c.src.MaxCursor
+	if limit <= 0 {
+		limit = DefaultMaxCursor
+	}
+	var size *redis.IntCmd
+	var value *redis.StringCmd
+	var exists *redis.IntCmd
+	_, _ = c.rc.Pipelined(ctx, func(p redis.Pipeliner) error {
+		size, value, exists = p.StrLen(ctx, key), p.GetRange(ctx, key, 0, limit), p.Exists(ctx, key)
+		return nil
+	})
+	for _, cmd := range []redis.Cmder{size, value, exists} {
+		if err := cmd.Err(); err != nil {
+			return "", err //nolint:wrapcheck // readRedis tells WRONGTYPE from an unreachable Redis
+		}
+	}
+	raw := value.Val()
+	switch {
+	case size.Val() > limit || int64(len(raw)) > limit:
+		return "", &CursorTooLargeError{Key: key, Size: max(size.Val(), int64(len(raw))), Max: limit}
+	case raw == "" && exists.Val() == 0:
+		return "", redis.Nil
+	}
+	return raw, nil
 }
 
 // redisType names a key's Redis type, for an error.

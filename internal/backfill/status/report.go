@@ -105,6 +105,12 @@ func (snap Snapshot) Evaluate(tb backfill.Table, first, second CursorRead, sampl
 		in.CursorErr = first.Err
 		failures++ // a malformed cursor is an error of its row, like an unreadable one
 	}
+	if sampled && in.CursorErr == nil && !unreachable && second.Err != nil && !second.Unreachable() {
+		// A cursor rewritten malformed between the two reads is malformed now: counting only
+		// the first read would leave it with no rate and no word.
+		in.CursorErr = fmt.Errorf("on the second read: %w", second.Err)
+		failures++
+	}
 	if ti := snap.Schema.Table(tb.Name); ti.Present && !ti.HasID {
 		in.CursorErr = fmt.Errorf("table %s has no id column: not a replicated model's table (a stray cursor?)", tb.Name)
 		failures++

@@ -37,7 +37,9 @@ type Source struct {
 	Store      string
 	Redis      db.RedisConfig
 	KeyPrefix  string
-	Now        func() time.Time
+	// MaxCursor caps one Redis cursor value in bytes (0: DefaultMaxCursor).
+	MaxCursor int64
+	Now       func() time.Time
 }
 
 func (s Source) now() time.Time {
@@ -99,7 +101,7 @@ func Script(schema string, tables []backfill.Table) query.Script {
 }
 
 // LoadSnapshot reads, in one read-only transaction, the catalog, the gating options and the
-// id bounds of tables. A database error (a lock timeout on sentry_option) ends the read
+// id bounds of tables; a schema with neither options table is an *options.NoTableError. A database error (a lock timeout on sentry_option) ends the read
 // there, reported as itself: running on would only add "current transaction is aborted".
 func (s Source) LoadSnapshot(ctx context.Context, tables []backfill.Table) (Snapshot, error) {
 	snap := Snapshot{Bounds: map[string]Bounds{}}
@@ -111,6 +113,12 @@ func (s Source) LoadSnapshot(ctx context.Context, tables []backfill.Table) (Snap
 			return db.Classify(err, "introspect")
 		}
 		snap.Schema = sch.WithDeployment(s.Deployment)
+		// Without an options table every gate would read as Sentry's default 0 ("gated by
+		// option"), which is a misspelt --schema's answer, not the backfill's: fail as
+		// killswitch list does, whatever store holds the cursors.
+		if err := options.RequireTable(snap.Schema, s.Schema); err != nil {
+			return err
+		}
 		if snap.Options, snap.OptionErr, err = ReadOptions(ctx, tx, s.Schema, snap.Schema, tables); err != nil {
 			return err
 		}

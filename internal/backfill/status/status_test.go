@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -278,5 +280,89 @@ func TestRateAndProgress(t *testing.T) {
 	}
 	if p := status.Progress(nil, status.Bounds{}, backfill.Status{Complete: true}); *p != 1 {
 		t.Fatalf("complete progress %v", *p)
+	}
+}
+
+// TestEvaluateSecondReadMalformed: a cursor rewritten malformed between the two reads of
+// --sample is a malformed cursor (one failure, the exact reason), not a row without a rate.
+func TestEvaluateSecondReadMalformed(t *testing.T) {
+	t.Parallel()
+	tb := backfill.Table{Name: "sentry_team", Silo: backfill.Cell, Coded: 1}
+	first := status.CursorRead{Store: status.StoreRedis, Cursor: &backfill.Cursor{Low: 5, Version: 1}}
+	second := status.CursorRead{Store: status.StoreRedis, Err: errors.New(`key outbox_backfill.sentry_team holds "x": not a JSON [low, version] pair`)}
+	row, failures := status.Snapshot{}.Evaluate(tb, first, second, true, true)
+	want := `on the second read: key outbox_backfill.sentry_team holds "x": not a JSON [low, version] pair`
+	if failures != 1 || row.State != string(backfill.StateMalformed) || row.Note != want || row.Rate != nil {
+		t.Fatalf("failures %d row %+v, want the note %q", failures, row, want)
+	}
+}
+
+// TestRedisCursorCap: a value over MaxCursor is refused by its size, before it is fetched,
+// with the cap and the flag that raises it named; a value of exactly the cap is read; a
+// missing key is no cursor and an empty string a malformed one.
+func TestRedisCursorCap(t *testing.T) {
+	t.Parallel()
+	schema, conn := setup(t)
+	prefix := "statustest:" + schema + ":"
+	rc := testRedis(t, prefix)
+	ctx := context.Background()
+	for k, v := range map[string]string{"sentry_organization": "[51, 4]", "sentry_team": "[51, 40]", "sentry_apikey": ""} {
+		if err := rc.Set(ctx, query.BackfillRedisKey(prefix, k), v, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := status.Source{Conn: conn, Schema: schema, Store: status.StoreRedis, KeyPrefix: prefix, MaxCursor: 7,
+		Redis: db.RedisConfig{URL: "redis://" + redisAddr() + "/0"}}
+	cursors := src.OpenCursors(ctx, query.Schema{})
+	defer cursors.Close()
+	got, err := cursors.Read(ctx, []backfill.Table{{Name: "sentry_organization"}, {Name: "sentry_team"}, {Name: "sentry_apikey"}, {Name: "sentry_absent"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := got["sentry_organization"]; c.Err != nil || *c.Cursor != (backfill.Cursor{Low: 51, Version: 4}) {
+		t.Fatalf("a cursor of exactly the cap: %+v", c)
+	}
+	want := "key " + prefix + "outbox_backfill.sentry_team holds 8 bytes, over the 7B cap on a cursor (Sentry's is the JSON [low, version], a few bytes): to read it, raise the cap with --max-cursor-bytes 14B"
+	var tooBig *status.CursorTooLargeError
+	if c := got["sentry_team"]; c.Cursor != nil || c.Unreachable() || c.Err == nil || c.Err.Error() != want || !errors.As(c.Err, &tooBig) {
+		t.Fatalf("over the cap: %+v, want the error %q", c, want)
+	}
+	if c := got["sentry_apikey"]; c.Cursor != nil || c.Err == nil || c.Err.Error() != `key `+prefix+`outbox_backfill.sentry_apikey holds "": not a JSON [low, version] pair` {
+		t.Fatalf("empty string: %+v", c)
+	}
+	if c := got["sentry_absent"]; c.Err != nil || c.Cursor != nil {
+		t.Fatalf("missing key: %+v", c)
+	}
+}
+
+// TestRedisCursorOverDefaultCapIsNotFetched: a 4 MiB value under the default 64 KiB cap is
+// refused having allocated less than 1 MiB (the whole GET and JSON decoding of it cost
+// several times its size). Not parallel: the allocation count is the process's.
+func TestRedisCursorOverDefaultCapIsNotFetched(t *testing.T) {
+	schema, conn := setup(t)
+	prefix := "statustest:" + schema + ":"
+	rc := testRedis(t, prefix)
+	ctx := context.Background()
+	big := "[" + strings.Repeat("1", 4<<20) + ",1]"
+	if err := rc.Set(ctx, query.BackfillRedisKey(prefix, "sentry_team"), big, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	src := status.Source{Conn: conn, Schema: schema, Store: status.StoreRedis, KeyPrefix: prefix,
+		Redis: db.RedisConfig{URL: "redis://" + redisAddr() + "/0"}}
+	cursors := src.OpenCursors(ctx, query.Schema{})
+	defer cursors.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := cursors.Read(ctx, []backfill.Table{{Name: "sentry_team"}})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("key %soutbox_backfill.sentry_team holds %d bytes, over the 64KiB cap on a cursor (Sentry's is the JSON [low, version], a few bytes): to read it, raise the cap with --max-cursor-bytes 8MiB", prefix, len(big))
+	if c := got["sentry_team"]; c.Err == nil || c.Err.Error() != want {
+		t.Fatalf("cursor %+v, want the error %q", c, want)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Fatalf("refusing a %d-byte cursor allocated %d bytes: it was fetched", len(big), alloc)
 	}
 }
