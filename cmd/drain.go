@@ -454,7 +454,7 @@ func drainSummary(ctx context.Context, d repairDeps, o drainOptions, t query.Tar
 	case errors.Is(runErr, context.Canceled):
 		return &exitError{code: ExitInterrupted, msg: fmt.Sprintf("interrupted after %d delivered message(s); the shard keeps its backoff", res.Delivered)}
 	case runErr != nil && res.Uncommitted > 0:
-		return &exitError{code: ExitError, msg: fmt.Sprintf("%v; %d delivered message(s) were not committed and will be delivered again", db.Classify(runErr, "drain"), res.Uncommitted)}
+		return &exitError{code: interruptedOr(ctx, ExitError), msg: fmt.Sprintf("%v; %d delivered message(s) were not committed and will be delivered again", db.Classify(runErr, "drain"), res.Uncommitted)}
 	case runErr != nil:
 		return db.Classify(runErr, "drain")
 	case res.Contended:
@@ -464,6 +464,15 @@ func drainSummary(ctx context.Context, d repairDeps, o drainOptions, t query.Tar
 			res.Failed.ID, res.Failed.CategoryName, res.Failed.Object, res.FailedErr, failedSchedule(restored))}
 	}
 	return nil
+}
+
+// interruptedOr is 130 once Ctrl-C or SIGTERM came, whatever failed after it (a commit the
+// signal let finish, stalled until its deadline), else code.
+func interruptedOr(ctx context.Context, code int) int {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return ExitInterrupted
+	}
+	return code
 }
 
 func failedSchedule(restored bool) string {

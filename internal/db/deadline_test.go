@@ -15,22 +15,6 @@ import (
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
 
-// within runs fn and fails the test if it has not returned by limit: the safety net that
-// turns a hang (the bug) into a failure, not a synchronisation.
-func within(t *testing.T, limit time.Duration, what string, fn func() error) (error, time.Duration) {
-	t.Helper()
-	done := make(chan error, 1)
-	start := time.Now()
-	go func() { done <- fn() }()
-	select {
-	case err := <-done:
-		return err, time.Since(start)
-	case <-time.After(limit):
-		t.Fatalf("%s: still waiting after %s: a silent server makes it hang", what, limit)
-		return nil, 0
-	}
-}
-
 // TestSilentServerEndsAtTheStatementDeadline: a server that completes the startup and then
 // stops answering ends the statement at the statement timeout plus the margin, with an
 // error naming both; the next statement on the connection says the same, not pgx's
@@ -42,7 +26,7 @@ func TestSilentServerEndsAtTheStatementDeadline(t *testing.T) {
 	conn := connect(t, db.Config{DSN: p.DSN(), Command: "test", StatementTimeout: time.Second})
 	const want = "no answer from PostgreSQL within 4s (the statement timeout, 1s, plus 3s): the server, or a proxy or the network before it, stopped answering; check the server and what is between (PgBouncer, a proxy, the network); raise --statement-timeout if the statement is only slow"
 	var one int
-	err, elapsed := within(t, 15*time.Second, "SELECT 1", func() error {
+	err, elapsed := testdb.Within(t, 15*time.Second, "SELECT 1", func() error {
 		return conn.QueryRow(context.Background(), "SELECT 1").Scan(&one)
 	})
 	var dbErr *db.Error
@@ -52,7 +36,7 @@ func TestSilentServerEndsAtTheStatementDeadline(t *testing.T) {
 	if elapsed < 4*time.Second || elapsed > 11*time.Second {
 		t.Errorf("it ended after %s, want about 4s (the statement timeout plus the margin)", elapsed)
 	}
-	err, _ = within(t, 15*time.Second, "the next statement", func() error {
+	err, _ = testdb.Within(t, 15*time.Second, "the next statement", func() error {
 		return db.ReadTx(context.Background(), conn, func(tx pgx.Tx) error {
 			_, err := tx.Exec(context.Background(), "SELECT 1")
 			return err
@@ -91,7 +75,7 @@ func TestSilentServerDuringStartup(t *testing.T) {
 	t.Parallel()
 	p := testdb.NewProxy(t)
 	p.Silence()
-	err, elapsed := within(t, 15*time.Second, "connect", func() error {
+	err, elapsed := testdb.Within(t, 15*time.Second, "connect", func() error {
 		c, err := db.Connect(context.Background(), db.Config{DSN: p.DSN(), ConnectTimeout: time.Second})
 		if err == nil {
 			_ = c.Close(context.Background())
