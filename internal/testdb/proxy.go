@@ -27,7 +27,10 @@ type Proxy struct {
 	afterStartup  atomic.Bool // each connection goes silent after its startup
 	mu            sync.Mutex
 	conns         []net.Conn
-	silencedStart chan struct{} // closed when a connection went silent after its startup
+	accepted      int
+	refuseAfter   int                              // RefuseAfter's n (0: none refused)
+	drop          func(typ byte, body []byte) bool // DropAfter's predicate
+	silencedStart chan struct{}                    // closed when a connection went silent after its startup
 	once          sync.Once
 }
 
@@ -71,11 +74,43 @@ func (p *Proxy) SilenceAfterStartup() { p.afterStartup.Store(true) }
 // is waiting for its first statement's answer.
 func (p *Proxy) SilencedStartup() <-chan struct{} { return p.silencedStart }
 
+// DropAfter closes a connection (both ends, as a network failure would) right after the
+// server sent it a message for which drop returns true (typ is the message type, body its
+// contents: 'C' and "UPDATE 3\x00" for an UPDATE's CommandComplete). drop is called from
+// one goroutine at a time.
+func (p *Proxy) DropAfter(drop func(typ byte, body []byte) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.drop = drop
+}
+
+// RefuseAfter closes every connection after the first n as soon as it is accepted: the
+// server is gone for whatever connects next.
+func (p *Proxy) RefuseAfter(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refuseAfter = n
+}
+
+func (p *Proxy) dropAfter(typ byte, body []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.drop != nil && p.drop(typ, body)
+}
+
 func (p *Proxy) accept() {
 	for {
 		c, err := p.ln.Accept()
 		if err != nil {
 			return
+		}
+		p.mu.Lock()
+		p.accepted++
+		refused := p.refuseAfter > 0 && p.accepted > p.refuseAfter
+		p.mu.Unlock()
+		if refused {
+			_ = c.Close()
+			continue
 		}
 		s, err := net.Dial("tcp", p.upstream)
 		if err != nil {
@@ -149,10 +184,16 @@ func (p *Proxy) serverToClient(s, c net.Conn, quiet *atomic.Bool) {
 			}
 			continue
 		}
-		if _, err := c.Write(head); err != nil {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r, body); err != nil {
 			return
 		}
-		if _, err := io.CopyN(c, r, n); err != nil {
+		if _, err := c.Write(append(head, body...)); err != nil {
+			return
+		}
+		if p.dropAfter(head[0], body) {
+			_ = c.Close()
+			_ = s.Close()
 			return
 		}
 		if head[0] == 'Z' && !started {
