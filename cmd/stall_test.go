@@ -30,7 +30,7 @@ const stallMsg = "no answer from PostgreSQL within 4s (the statement timeout, 1s
 func runStalled(t *testing.T, dsn, schema string, args ...string) (code int, stdout, stderr string, elapsed time.Duration) {
 	t.Helper()
 	io, out, errOut := render.Test()
-	_, elapsed = testdb.Within(t, 20*time.Second, "outboxctl against a silent server", func() error {
+	elapsed, _ = testdb.Within(t, 20*time.Second, "outboxctl against a silent server", func() error {
 		code = cmd.Main(context.Background(), append([]string{"--dsn", dsn, "--schema", schema, "--statement-timeout", "1s", "--connect-timeout", "1s"}, args...), io)
 		return nil
 	})
@@ -119,7 +119,7 @@ func TestStalledContextIsGone(t *testing.T) {
 `, testdb.DSN(), c.us, p.DSN(), c.de))
 	var code int
 	var out, errOut string
-	_, elapsed := testdb.Within(t, 20*time.Second, "fan-out with a silent context", func() error {
+	elapsed, _ := testdb.Within(t, 20*time.Second, "fan-out with a silent context", func() error {
 		code, out, errOut = runConfig(config, []string{"--context", "us,stalled", "--statement-timeout", "1s", "depth", "-o", "csv"})
 		return nil
 	})
@@ -152,7 +152,7 @@ func TestInterruptDuringStalledStatement(t *testing.T) {
 		}
 		<-p.SilencedStartup()
 		_ = c.Process.Signal(os.Interrupt)
-		err, elapsed := testdb.Within(t, 20*time.Second, "depth after SIGINT", c.Wait)
+		elapsed, err := testdb.Within(t, 20*time.Second, "depth after SIGINT", c.Wait)
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != cmd.ExitInterrupted || out.String() != "" || errOut.String() != "Error: interrupted\n" {
 			t.Errorf("exit %v, want 130\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
@@ -178,7 +178,7 @@ func TestInterruptDuringStalledStatement(t *testing.T) {
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
-		err, _ := testdb.Within(t, 20*time.Second, "drain after SIGINT", c.Wait)
+		_, err := testdb.Within(t, 20*time.Second, "drain after SIGINT", c.Wait)
 		var ee *exec.ExitError
 		lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")
 		if !errors.As(err, &ee) || ee.ExitCode() != cmd.ExitInterrupted || !strings.Contains(out.String(), `"delivered_not_committed": 1`) ||

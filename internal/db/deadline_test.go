@@ -26,7 +26,7 @@ func TestSilentServerEndsAtTheStatementDeadline(t *testing.T) {
 	conn := connect(t, db.Config{DSN: p.DSN(), Command: "test", StatementTimeout: time.Second})
 	const want = "no answer from PostgreSQL within 4s (the statement timeout, 1s, plus 3s): the server, or a proxy or the network before it, stopped answering; check the server and what is between (PgBouncer, a proxy, the network); raise --statement-timeout if the statement is only slow"
 	var one int
-	err, elapsed := testdb.Within(t, 15*time.Second, "SELECT 1", func() error {
+	elapsed, err := testdb.Within(t, 15*time.Second, "SELECT 1", func() error {
 		return conn.QueryRow(context.Background(), "SELECT 1").Scan(&one)
 	})
 	var dbErr *db.Error
@@ -36,7 +36,7 @@ func TestSilentServerEndsAtTheStatementDeadline(t *testing.T) {
 	if elapsed < 4*time.Second || elapsed > 11*time.Second {
 		t.Errorf("it ended after %s, want about 4s (the statement timeout plus the margin)", elapsed)
 	}
-	err, _ = testdb.Within(t, 15*time.Second, "the next statement", func() error {
+	_, err = testdb.Within(t, 15*time.Second, "the next statement", func() error {
 		return db.ReadTx(context.Background(), conn, func(tx pgx.Tx) error {
 			_, err := tx.Exec(context.Background(), "SELECT 1")
 			return err
@@ -75,7 +75,7 @@ func TestSilentServerDuringStartup(t *testing.T) {
 	t.Parallel()
 	p := testdb.NewProxy(t)
 	p.Silence()
-	err, elapsed := testdb.Within(t, 15*time.Second, "connect", func() error {
+	elapsed, err := testdb.Within(t, 15*time.Second, "connect", func() error {
 		c, err := db.Connect(context.Background(), db.Config{DSN: p.DSN(), ConnectTimeout: time.Second})
 		if err == nil {
 			_ = c.Close(context.Background())

@@ -208,17 +208,17 @@ func (p *Proxy) serverToClient(s, c net.Conn, quiet *atomic.Bool) {
 
 // Within runs fn and fails the test if it has not returned by limit: the safety net that
 // turns a hang (the bug a silent server causes) into a failure. It is no synchronisation:
-// fn's own deadline is what ends it. It returns fn's error and how long fn took.
-func Within(t testing.TB, limit time.Duration, what string, fn func() error) (error, time.Duration) {
+// fn's own deadline is what ends it. It returns how long fn took and its error.
+func Within(t testing.TB, limit time.Duration, what string, fn func() error) (time.Duration, error) {
 	t.Helper()
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() { done <- fn() }()
 	select {
 	case err := <-done:
-		return err, time.Since(start)
+		return time.Since(start), err
 	case <-time.After(limit):
 		t.Fatalf("%s: still waiting after %s: a silent server makes it hang", what, limit)
-		return nil, 0
+		return 0, nil
 	}
 }
