@@ -427,7 +427,7 @@ func (w *workProgress) done() {
 // drainSummary prints what the drain did and what is left, from a fresh connection when the
 // drain's own connection died, and maps the outcome to the exit code.
 func drainSummary(ctx context.Context, d repairDeps, o drainOptions, t query.Target, k query.ShardKey, res drain.Result, runErr error, restored bool, start time.Time) error {
-	after := d.shardAfter(context.WithoutCancel(ctx), t, k)
+	after, afterErr := d.shardAfter(context.WithoutCancel(ctx), t, k)
 	summary := []render.Field{
 		{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)},
 		{Key: "delivered", Value: int64(res.Delivered)},
@@ -459,7 +459,7 @@ func drainSummary(ctx context.Context, d repairDeps, o drainOptions, t query.Tar
 	case errors.Is(runErr, context.Canceled):
 		return &exitError{code: ExitInterrupted, msg: fmt.Sprintf("interrupted after %d delivered message(s); the shard keeps its backoff", res.Delivered)}
 	case runErr != nil && res.Uncommitted > 0:
-		return &exitError{code: ExitError, msg: fmt.Sprintf("%v; %d delivered message(s) were not committed and will be delivered again", db.Classify(runErr, "drain"), res.Uncommitted)}
+		return &exitError{code: interruptedOr(ctx, ExitError), msg: fmt.Sprintf("%v; %d delivered message(s) were not committed and will be delivered again", db.Classify(runErr, "drain"), res.Uncommitted)}
 	case runErr != nil:
 		return db.Classify(runErr, "drain")
 	case res.Contended:
@@ -467,8 +467,27 @@ func drainSummary(ctx context.Context, d repairDeps, o drainOptions, t query.Tar
 	case res.Failed != nil:
 		return &exitError{code: ExitError, msg: fmt.Sprintf("delivery of message %d (%s, object %d) failed: %v; %s",
 			res.Failed.ID, res.Failed.CategoryName, res.Failed.Object, res.FailedErr, failedSchedule(restored))}
+	case afterErr != nil:
+		return unreadAfter("drain", fmt.Sprintf("%d message(s) delivered, %d row(s) deleted", res.Delivered, res.Deleted), afterErr)
 	}
 	return nil
+}
+
+// unreadAfter is the error of a change that committed but whose resulting state could not
+// be read: the summary said "unknown", and the exit is 1, not a success that reports a state
+// nobody read.
+func unreadAfter(command, done string, err error) error {
+	return &exitError{code: ExitError, msg: fmt.Sprintf("%s committed (%s), but the shard's state after it could not be read: %v",
+		command, done, oneLine(db.RedactDSN(err.Error())))}
+}
+
+// interruptedOr is 130 once Ctrl-C or SIGTERM came, whatever failed after it (a commit the
+// signal let finish, stalled until its deadline), else code.
+func interruptedOr(ctx context.Context, code int) int {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return ExitInterrupted
+	}
+	return code
 }
 
 func failedSchedule(restored bool) string {
@@ -485,16 +504,17 @@ type shardAfterDrain struct {
 
 // shardAfter reads the shard's depth and next attempt on a fresh connection: the drain's
 // own may be the one that died.
-func (d repairDeps) shardAfter(ctx context.Context, t query.Target, k query.ShardKey) shardAfterDrain {
+// A failed read is "unknown" in the summary and its error.
+func (d repairDeps) shardAfter(ctx context.Context, t query.Target, k query.ShardKey) (shardAfterDrain, error) {
 	out := shardAfterDrain{left: "unknown", next: "unknown", delay: "unknown"}
 	conn, err := d.connect(ctx, "drain")
 	if err != nil {
-		return out
+		return out, err
 	}
 	defer conn.Close(ctx)
-	depth, next, ok := shardState(ctx, conn, t, k)
-	if !ok {
-		return out
+	depth, next, err := shardState(ctx, conn, t, k)
+	if err != nil {
+		return out, err
 	}
 	out.left, out.next, out.delay = depth, next, "none (empty)"
 	if tm, isTime := next.(time.Time); isTime {
@@ -505,7 +525,7 @@ func (d repairDeps) shardAfter(ctx context.Context, t query.Target, k query.Shar
 			out.delay = "due now"
 		}
 	}
-	return out
+	return out, nil
 }
 
 // shardDepthRow is what a repair or drain reports of query.ShardState before and after.
@@ -514,22 +534,31 @@ type shardDepthRow struct {
 	NextAttempt any   `db:"next_attempt"` // printed as it is: a time, or NULL
 }
 
-// shardState reads a shard's depth and next attempt in a snapshot of their own; ok is false
-// when the read failed (the summary then says so rather than guessing).
-func shardState(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (depth int64, next any, ok bool) {
-	err := db.ReadTx(ctx, conn, func(tx db.Tx) error {
+// shardState reads a shard's depth and next attempt in a snapshot of their own. A failed
+// read is its error, never a depth of 0: a caller that took it for "empty" would report a
+// state it never read. In the control silo without a cell the shard has a row per cell:
+// their depths add up and the earliest next attempt is the shard's.
+func shardState(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (depth int64, next any, err error) {
+	err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
 		res, err := query.Run(ctx, tx, query.ShardState(t, k))
 		if err != nil {
 			return err
 		}
 		rows, err := query.Rows[shardDepthRow](res)
-		if err != nil || len(rows) == 0 {
+		if err != nil {
 			return err
 		}
-		depth, next = rows[0].Depth, rows[0].NextAttempt
+		for _, r := range rows {
+			depth += r.Depth
+			if tm, ok := r.NextAttempt.(time.Time); ok {
+				if cur, ok := next.(time.Time); !ok || tm.Before(cur) {
+					next = tm
+				}
+			}
+		}
 		return nil
 	})
-	return depth, next, err == nil
+	return depth, next, db.Classify(err, "shard-state")
 }
 
 func handlerName(spec string) string {

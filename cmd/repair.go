@@ -173,7 +173,10 @@ func runReschedule(ctx context.Context, d repairDeps, o rescheduleOptions, t que
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	depth, next, _ := shardState(ctx, conn, t, k)
+	depth, next, err := shardState(ctx, conn, t, k)
+	if err != nil {
+		return err
+	}
 	if depth == 0 {
 		d.printer.Notef("shard %s/%d is empty: nothing to reschedule", k.Scope.Name, k.ID)
 		return nil
@@ -191,14 +194,22 @@ func runReschedule(ctx context.Context, d repairDeps, o rescheduleOptions, t que
 	if err != nil {
 		return err
 	}
-	_, after, _ := shardState(ctx, conn, t, k)
+	_, after, afterErr := shardState(ctx, conn, t, k)
 	d.audit("reschedule", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "rows": n, "reason": o.Reason})
-	return d.printer.Print(render.Doc{{Name: "reschedule", Card: []render.Field{
+	// JSON keeps the time (Sentry's THE_PAST); a person reads what it means.
+	afterField, now := render.Field{Key: "next_attempt_after", Value: report.Typed("next_attempt", after), MachineOnly: true}, render.Field{Key: "next_attempt", Value: render.Styled{Text: "due now", Tone: render.ToneGood}, HumanOnly: true}
+	if afterErr != nil {
+		afterField.Value, now.Value = "unknown", "unknown"
+	}
+	if err := d.printer.Print(render.Doc{{Name: "reschedule", Card: []render.Field{
 		{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}, {Key: "rows", Value: n},
-		{Key: "next_attempt_before", Value: report.Typed("next_attempt", next)},
-		// JSON keeps the time (Sentry's THE_PAST); a person reads what it means.
-		{Key: "next_attempt_after", Value: report.Typed("next_attempt", after), MachineOnly: true},
-		{Key: "next_attempt", Value: render.Styled{Text: "due now", Tone: render.ToneGood}, HumanOnly: true}}}})
+		{Key: "next_attempt_before", Value: report.Typed("next_attempt", next)}, afterField, now}}}); err != nil {
+		return err
+	}
+	if afterErr != nil {
+		return unreadAfter("reschedule", fmt.Sprintf("%d row(s) rescheduled", n), afterErr)
+	}
+	return nil
 }
 
 // schedule is a shard's next attempt as the plan line shows it, in the one time format.
@@ -402,7 +413,10 @@ func runCompact(ctx context.Context, d repairDeps, o compactOptions, t query.Tar
 	if err != nil {
 		return err
 	}
-	depth, _, _ := shardState(ctx, conn, t, k)
+	depth, _, err := shardState(ctx, conn, t, k)
+	if err != nil {
+		return err
+	}
 	if count == 0 {
 		d.printer.Notef("shard %s/%d has no superseded rows: nothing to compact", k.Scope.Name, k.ID)
 		return nil
@@ -421,11 +435,21 @@ func runCompact(ctx context.Context, d repairDeps, o compactOptions, t query.Tar
 	if err != nil {
 		return err
 	}
-	after, _, _ := shardState(ctx, conn, t, k)
+	var after any
+	after, _, afterErr := shardState(ctx, conn, t, k)
+	if afterErr != nil {
+		after = "unknown"
+	}
 	d.audit("compact", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "deleted": deleted, "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason})
-	return d.printer.Print(render.Doc{{Name: "compact", Card: []render.Field{
+	if err := d.printer.Print(render.Doc{{Name: "compact", Card: []render.Field{
 		{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}, {Key: "depth_before", Value: depth},
-		{Key: "deleted", Value: deleted}, {Key: "depth_after", Value: after}, {Key: "archive", Value: op.Path}, {Key: "operation", Value: op.Meta.ID}}}})
+		{Key: "deleted", Value: deleted}, {Key: "depth_after", Value: after}, {Key: "archive", Value: op.Path}, {Key: "operation", Value: op.Meta.ID}}}}); err != nil {
+		return err
+	}
+	if afterErr != nil {
+		return unreadAfter("compact", fmt.Sprintf("%d row(s) deleted, archived in %s as operation %s", deleted, op.Path, op.Meta.ID), afterErr)
+	}
+	return nil
 }
 
 // messageArg is a command's MESSAGE_ID argument: an outbox row id.

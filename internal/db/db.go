@@ -81,6 +81,8 @@ type Conn struct {
 	conn *pgx.Conn
 	// local is the SET LOCAL statements every transaction runs first.
 	local []string
+	// w gives every statement its client-side deadline and explains what follows a stall.
+	w *watchdog
 }
 
 // statements is what alone hands its function: a transaction, or the connection already in one.
@@ -93,7 +95,7 @@ type statements interface {
 // run outside a transaction block; inside one (a caller's Begin), fn runs as it is.
 func (c *Conn) alone(ctx context.Context, fn func(q statements) error) error {
 	if c.InTransaction() {
-		return fn(c.conn)
+		return c.w.explain(fn(c.conn))
 	}
 	tx, err := c.beginWith(ctx, "BEGIN", nil)
 	if err != nil {
@@ -149,7 +151,8 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 	if !c.InTransaction() {
 		return nil, ErrOutsideTx
 	}
-	return c.conn.Query(ctx, sql, args...)
+	rows, err := c.conn.Query(ctx, sql, args...)
+	return explainedRows{Rows: rows, w: c.w}, c.w.explain(err)
 }
 
 // QueryRow is pgx's, in a transaction that starts with the settings: the statement runs when
@@ -171,7 +174,7 @@ type localRow struct {
 // COMMIT each waited for the last (three; the drain pays this for every replica check).
 func (r localRow) Scan(dest ...any) error {
 	if r.c.InTransaction() {
-		return r.c.conn.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
+		return r.c.w.explain(r.c.conn.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...))
 	}
 	tx, err := r.c.begin(r.ctx, "BEGIN", nil, &First{SQL: r.sql, Args: r.args, Read: func(rows Rows) error {
 		if !rows.Next() {
@@ -232,7 +235,8 @@ func (c *Conn) begin(ctx context.Context, stmt string, extra []string, first *Fi
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = Classify(cerr, "")
 	}
-	tx := &ownTx{conn: c.conn, n: new(int)}
+	err = c.w.explain(err)
+	tx := &ownTx{conn: c.conn, w: c.w, n: new(int)}
 	if err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return nil, err
@@ -253,8 +257,13 @@ func (c *Conn) Begin(ctx context.Context) (pgx.Tx, error) {
 // what a caller that must start from a clean session (the drain's Guard) checks.
 func (c *Conn) InTransaction() bool { return c.conn.PgConn().TxStatus() != 'I' }
 
-// Close closes the connection.
-func (c *Conn) Close(ctx context.Context) error { return c.conn.Close(ctx) }
+// Close closes the connection. Its goodbye is bounded like a statement: a server that
+// stopped answering must not hold the command's exit.
+func (c *Conn) Close(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, StallMargin)
+	defer cancel()
+	return c.conn.Close(ctx)
+}
 
 // Connect opens one connection configured for safe use on a production primary or replica.
 func Connect(ctx context.Context, cfg Config) (*Conn, error) {
@@ -276,21 +285,29 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 	pc.DefaultQueryExecMode = pgx.QueryExecModeExec
 	pc.StatementCacheCapacity = 0
 	pc.DescriptionCacheCapacity = 0
-	local := applySessionSettings(pc, cfg)
+	local, st := applySessionSettings(pc, cfg)
+	w := newWatchdog(st, cfg.StatementTimeout)
+	pc.Tracer = w
+	if !strings.HasPrefix(pc.Host, "/") {
+		// TCP keepalive, so that a peer that vanished while a drain's handler works (no
+		// statement, so no deadline, is armed) is noticed (keepAlive).
+		pc.DialFunc = (&net.Dialer{KeepAliveConfig: keepAlive}).DialContext
+	}
 
 	conn, err := pgx.ConnectConfig(ctx, pc)
 	if err != nil {
 		return nil, classifyConnect(err, pc, password)
 	}
-	return &Conn{conn: conn, local: local}, nil
+	return &Conn{conn: conn, local: local, w: w}, nil
 }
 
 // applySessionSettings sets the timeouts the DSN left unset. PgBouncer rejects unknown startup
 // parameters, so they are not sent at startup, and a session SET would outlive outboxctl on
 // a pooled server connection (see Conn): they are SET LOCAL at the start of every
 // transaction, which in transaction pooling mode is also the only way they reach the server
-// connection the transaction runs on. It returns the SET LOCAL statements.
-func applySessionSettings(pc *pgx.ConnConfig, cfg Config) (local []string) {
+// connection the transaction runs on. It returns the SET LOCAL statements and the
+// statement_timeout they set.
+func applySessionSettings(pc *pgx.ConnConfig, cfg Config) (local []string, statementTimeout string) {
 	st := cfg.StatementTimeout
 	if st <= 0 {
 		st = DefaultStatementTimeout
@@ -336,7 +353,7 @@ func applySessionSettings(pc *pgx.ConnConfig, cfg Config) (local []string) {
 	} else if !strings.Contains(pc.RuntimeParams["options"], "jit") {
 		local = append(local, "SET LOCAL jit = off")
 	}
-	return local
+	return local, settings["statement_timeout"]
 }
 
 // Rows is a statement's rows, as ReadTxFirst hands them to its caller.
@@ -385,6 +402,7 @@ func readFirst(br pgx.BatchResults, first *First) error {
 // transaction) as pgx does.
 type ownTx struct {
 	conn   *pgx.Conn
+	w      *watchdog
 	n      *int // savepoints made so far in the transaction
 	sp     string
 	closed bool
@@ -400,9 +418,9 @@ func (t *ownTx) Begin(ctx context.Context) (pgx.Tx, error) {
 	*t.n++
 	sp := "sp_" + strconv.Itoa(*t.n)
 	if _, err := t.conn.Exec(ctx, "SAVEPOINT "+sp); err != nil {
-		return nil, err
+		return nil, t.w.explain(err)
 	}
-	return &ownTx{conn: t.conn, n: t.n, sp: sp, write: t.write}, nil
+	return &ownTx{conn: t.conn, w: t.w, n: t.n, sp: sp, write: t.write}, nil
 }
 
 // Commit releases a savepoint; the transaction itself ends like Rollback: it wrote nothing.
@@ -411,7 +429,7 @@ func (t *ownTx) Commit(ctx context.Context) error {
 		t.closed = true
 		tag, err := t.conn.Exec(ctx, "COMMIT")
 		if err != nil {
-			return err
+			return t.w.explain(err)
 		}
 		if tag.String() == "ROLLBACK" {
 			return pgx.ErrTxCommitRollback
@@ -423,7 +441,7 @@ func (t *ownTx) Commit(ctx context.Context) error {
 	}
 	t.closed = true
 	_, err := t.conn.Exec(ctx, "RELEASE SAVEPOINT "+t.sp)
-	return err
+	return t.w.explain(err)
 }
 
 func (t *ownTx) Rollback(ctx context.Context) error {
@@ -439,34 +457,76 @@ func (t *ownTx) Rollback(ctx context.Context) error {
 		sql = "ROLLBACK TO SAVEPOINT " + t.sp
 	}
 	_, err := t.conn.Exec(ctx, sql)
-	return err
+	return t.w.explain(err)
 }
 
 func (t *ownTx) CopyFrom(ctx context.Context, name pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error) {
-	return t.conn.CopyFrom(ctx, name, cols, src)
+	n, err := t.conn.CopyFrom(ctx, name, cols, src)
+	return n, t.w.explain(err)
 }
 
 func (t *ownTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	return t.conn.SendBatch(ctx, b)
+	return explainedBatch{BatchResults: t.conn.SendBatch(ctx, b), w: t.w}
 }
 
 func (t *ownTx) LargeObjects() pgx.LargeObjects { return pgx.LargeObjects{} }
 
 func (t *ownTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
-	return t.conn.Prepare(ctx, name, sql)
+	sd, err := t.conn.Prepare(ctx, name, sql)
+	return sd, t.w.explain(err)
 }
 
 func (t *ownTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	return t.conn.Exec(ctx, sql, args...)
+	tag, err := t.conn.Exec(ctx, sql, args...)
+	return tag, t.w.explain(err)
 }
 
 func (t *ownTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	return t.conn.Query(ctx, sql, args...)
+	rows, err := t.conn.Query(ctx, sql, args...)
+	return explainedRows{Rows: rows, w: t.w}, t.w.explain(err)
 }
 
 func (t *ownTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	return t.conn.QueryRow(ctx, sql, args...)
+	return explainedRow{row: t.conn.QueryRow(ctx, sql, args...), w: t.w}
 }
+
+// explainedRows, explainedRow and explainedBatch report an error after a stall as the
+// stall (watchdog.explain).
+type explainedRows struct {
+	pgx.Rows
+	w *watchdog
+}
+
+func (r explainedRows) Err() error             { return r.w.explain(r.Rows.Err()) }
+func (r explainedRows) Scan(dest ...any) error { return r.w.explain(r.Rows.Scan(dest...)) }
+
+type explainedRow struct {
+	row pgx.Row
+	w   *watchdog
+}
+
+func (r explainedRow) Scan(dest ...any) error { return r.w.explain(r.row.Scan(dest...)) }
+
+type explainedBatch struct {
+	pgx.BatchResults
+	w *watchdog
+}
+
+func (b explainedBatch) Exec() (pgconn.CommandTag, error) {
+	tag, err := b.BatchResults.Exec()
+	return tag, b.w.explain(err)
+}
+
+func (b explainedBatch) Query() (pgx.Rows, error) {
+	rows, err := b.BatchResults.Query()
+	return explainedRows{Rows: rows, w: b.w}, b.w.explain(err)
+}
+
+func (b explainedBatch) QueryRow() pgx.Row {
+	return explainedRow{row: b.BatchResults.QueryRow(), w: b.w}
+}
+
+func (b explainedBatch) Close() error { return b.w.explain(b.BatchResults.Close()) }
 
 func (t *ownTx) Conn() *pgx.Conn { return t.conn }
 

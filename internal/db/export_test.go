@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"net"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -12,3 +13,6 @@ import (
 func RawQueryRow(ctx context.Context, c *Conn, sql string, args ...any) pgx.Row {
 	return c.conn.QueryRow(ctx, sql, args...)
 }
+
+// NetConn is the socket under c, for the tests that check its options.
+func NetConn(c *Conn) net.Conn { return c.conn.PgConn().Conn() }
