@@ -49,8 +49,18 @@ func Main(ctx context.Context, args []string, io *render.Streams) int {
 	if cmd != nil {
 		path = cmd.CommandPath()
 	}
-	printError(ctx, io, err, path)
+	printError(ctx, io, err, path, a.secrets()...)
 	return exitCode(ctx, err)
+}
+
+// secrets are the passwords this invocation was given: in --dsn, in the DSN and Redis URL
+// of the environment or the context, PGPASSWORD and REDISCLI_AUTH.
+func (a *app) secrets() []string {
+	var out []string
+	for _, v := range []string{a.g.DSN, a.getenv("OUTBOXCTL_DSN"), a.env("OUTBOXCTL_DSN"), a.getenv("OUTBOXCTL_REDIS_URL")} {
+		out = append(out, db.Secrets(v)...)
+	}
+	return append(out, a.env("PGPASSWORD"), a.env("REDISCLI_AUTH"))
 }
 
 // app is the state of one invocation: the streams, the global flags, and what is built from
