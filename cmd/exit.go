@@ -122,7 +122,9 @@ func commandLineError(root *cobra.Command, args []string, err error) error {
 }
 
 // printError prints an error once, on stderr, as one line (plus a hint line for usage errors).
-func printError(ctx context.Context, io *render.Streams, err error, commandPath string) {
+// secrets are what the invocation was given as secret (the DSNs' passwords, PGPASSWORD,
+// REDISCLI_AUTH): hidden from its error, whatever the error's path, as a last guard.
+func printError(ctx context.Context, io *render.Streams, err error, commandPath string, secrets ...string) {
 	if err == nil {
 		return
 	}
@@ -136,7 +138,7 @@ func printError(ctx context.Context, io *render.Streams, err error, commandPath 
 		fmt.Fprintln(io.Err, "Error: interrupted")
 		return
 	}
-	fmt.Fprintf(io.Err, "Error: %s\n", oneLine(db.RedactDSN(err.Error())))
+	fmt.Fprintf(io.Err, "Error: %s\n", oneLine(db.Redact(err.Error(), append(db.Secrets(err.Error()), secrets...)...)))
 	// A declined prompt (an exitError) already said what happened: no usage line.
 	var ue *usageError
 	switch {

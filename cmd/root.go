@@ -49,8 +49,18 @@ func Main(ctx context.Context, args []string, io *render.Streams) int {
 	if cmd != nil {
 		path = cmd.CommandPath()
 	}
-	printError(ctx, io, err, path)
+	printError(ctx, io, err, path, a.secrets()...)
 	return exitCode(ctx, err)
+}
+
+// secrets are the passwords this invocation was given: in --dsn, in the DSN and Redis URL
+// of the environment or the context, PGPASSWORD and REDISCLI_AUTH.
+func (a *app) secrets() []string {
+	var out []string
+	for _, v := range []string{a.g.DSN, a.getenv("OUTBOXCTL_DSN"), a.env("OUTBOXCTL_DSN"), a.getenv("OUTBOXCTL_REDIS_URL")} {
+		out = append(out, db.Secrets(v)...)
+	}
+	return append(out, a.env("PGPASSWORD"), a.env("REDISCLI_AUTH"))
 }
 
 // app is the state of one invocation: the streams, the global flags, and what is built from
@@ -91,6 +101,7 @@ type globalOptions struct {
 	PrintSQL         bool
 	NoColor          bool
 	NoHeaders        bool
+	CSVRaw           bool
 	Time             render.TimeMode
 	StatementTimeout time.Duration
 	LockTimeout      time.Duration
@@ -145,6 +156,7 @@ _SCOPE) or by integer.`),
 	f.StringVar(&a.g.Schema, "schema", a.getenv("OUTBOXCTL_SCHEMA"), "schema holding the tables (default: $OUTBOXCTL_SCHEMA, then the search_path)")
 	f.StringVarP(&a.g.Output, "output", "o", "", "output format: table, wide (every column, no cell cut), json, jsonl, csv, markdown (default: table on a terminal, tab-separated otherwise)")
 	f.BoolVar(&a.g.NoHeaders, "no-headers", false, "print tables without their header line")
+	f.BoolVar(&a.g.CSVRaw, "csv-raw", false, "with -o csv, print text cells as they are: without it, a cell starting with = + - @, a tab or a carriage return gets a leading ' so a spreadsheet shows it instead of running it as a formula")
 	f.Var(&a.g.Time, "time", "times on a terminal: relative (\"3m ago\") or absolute (UTC)")
 	f.BoolVar(&a.g.PrintSQL, "print-sql", false, "print the SQL instead of running it")
 	f.StringVar(&a.g.Deployment, "deployment", "auto", "which options table Sentry reads: auto (a database with both outbox tables is a monolith), monolith (sentry_option for both outboxes) or split (sentry_controloption for the control outbox)")
@@ -201,8 +213,10 @@ func (a *app) validate(c *cobra.Command) error {
 	if err := c.ValidateFlagGroups(); err != nil {
 		return asUsage(err)
 	}
-	if _, err := render.ParseFormat(a.g.Output); err != nil {
+	if f, err := render.ParseFormat(a.g.Output); err != nil {
 		return usageErrorf(c.CommandPath()+" -o json", "%s", err.Error())
+	} else if a.g.CSVRaw && f != render.FormatCSV {
+		return usageErrorf(c.CommandPath()+" -o csv --csv-raw", "--csv-raw goes with -o csv (it leaves CSV cells that start with = + - @ unneutralised)")
 	}
 	if _, err := query.ParseSilo(a.g.Silo); err != nil {
 		return usageErrorf(c.CommandPath()+" --silo control", "%s", err.Error())
@@ -285,6 +299,7 @@ func (a *app) printerFor(s *render.Streams) *render.Printer {
 	if a.g.NoHeaders {
 		p.Headers = render.HeadersOff
 	}
+	p.CSVRaw = a.g.CSVRaw
 	return p
 }
 

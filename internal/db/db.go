@@ -12,9 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -267,12 +265,17 @@ func (c *Conn) Close(ctx context.Context) error {
 
 // Connect opens one connection configured for safe use on a production primary or replica.
 func Connect(ctx context.Context, cfg Config) (*Conn, error) {
+	// The secrets are read from the DSN's raw text: pgx's parse is what may misplace them.
+	secrets := Secrets(cfg.DSN)
 	pc, err := pgx.ParseConfig(cfg.DSN)
 	if err != nil {
-		return nil, &Error{Kind: KindConfig, BadInput: true, Msg: "invalid connection string: " + Redact(err.Error(), cfg.DSN),
+		return nil, &Error{Kind: KindConfig, BadInput: true, Msg: "invalid connection string: " + Redact(err.Error(), secrets...),
 			Hint: "pass --dsn postgres://USER@HOST:5432/DB or set PGHOST/PGDATABASE"}
 	}
-	password := pc.Password
+	if err := checkHosts(pc, secrets); err != nil {
+		return nil, err
+	}
+	secrets = append(secrets, pc.Password) // also PGPASSWORD's or ~/.pgpass's
 	ct := cfg.ConnectTimeout
 	if ct <= 0 {
 		ct = DefaultConnectTimeout
@@ -296,7 +299,9 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 
 	conn, err := pgx.ConnectConfig(ctx, pc)
 	if err != nil {
-		return nil, classifyConnect(err, pc, password)
+		e := classifyConnect(err, pc)
+		e.Msg = Redact(e.Msg, secrets...)
+		return nil, e
 	}
 	return &Conn{conn: conn, local: local, w: w}, nil
 }
@@ -575,7 +580,26 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-func classifyConnect(err error, pc *pgx.ConnConfig, password string) error {
+// checkHosts refuses a host holding an @: no host does, so it is the tail of a password
+// whose @ was not percent-encoded (libpq and pgx end the userinfo at the first @).
+func checkHosts(pc *pgx.ConnConfig, secrets []string) error {
+	hosts := []string{pc.Host}
+	for _, f := range pc.Fallbacks {
+		hosts = append(hosts, f.Host)
+	}
+	for _, h := range hosts {
+		if strings.Contains(h, "@") {
+			return &Error{Kind: KindConfig, BadInput: true,
+				Msg:  fmt.Sprintf("the connection string's host %q holds an @, so its password was cut at an unencoded @", Redact(h, secrets...)),
+				Hint: "percent-encode @ / : ? # and spaces in the password (@ is %40, / is %2F)"}
+		}
+	}
+	return nil
+}
+
+// classifyConnect explains a failed connection; its message may still hold a secret, which
+// the caller redacts.
+func classifyConnect(err error, pc *pgx.ConnConfig) *Error {
 	target := fmt.Sprintf("%s:%d", pc.Host, pc.Port)
 	if strings.HasPrefix(pc.Host, "/") {
 		target = pc.Host
@@ -588,7 +612,7 @@ func classifyConnect(err error, pc *pgx.ConnConfig, password string) error {
 		switch {
 		case pgErr.Code == "28P01" || pgErr.Code == "28000" || authFailed:
 			return &Error{Kind: KindAuth, SQLState: pgErr.Code, Err: err,
-				Msg:  fmt.Sprintf("PostgreSQL at %s refused %s: %s", target, who, Redact(pgErr.Message, password)),
+				Msg:  fmt.Sprintf("PostgreSQL at %s refused %s: %s", target, who, pgErr.Message),
 				Hint: "check the user and password (PGPASSWORD, ~/.pgpass or the DSN) and pg_hba.conf"}
 		case pgErr.Code == "3D000":
 			return &Error{Kind: KindConfig, SQLState: pgErr.Code, Err: err,
@@ -596,7 +620,7 @@ func classifyConnect(err error, pc *pgx.ConnConfig, password string) error {
 				Hint: "check the database name in --dsn or PGDATABASE"}
 		}
 		return &Error{Kind: KindOther, SQLState: pgErr.Code, Err: err,
-			Msg: fmt.Sprintf("connecting to %s as %s: %s", target, who, Redact(pgErr.Message, password))}
+			Msg: fmt.Sprintf("connecting to %s as %s: %s", target, who, pgErr.Message)}
 	}
 	var netErr net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
@@ -605,7 +629,7 @@ func classifyConnect(err error, pc *pgx.ConnConfig, password string) error {
 			Hint: "check the host and port, firewalls, and --connect-timeout"}
 	}
 	return &Error{Kind: KindUnreachable, Err: err,
-		Msg:  fmt.Sprintf("cannot reach PostgreSQL at %s: %s", target, Redact(rootCause(err), password)),
+		Msg:  fmt.Sprintf("cannot reach PostgreSQL at %s: %s", target, rootCause(err)),
 		Hint: "check that the server is running and --dsn / PGHOST / PGPORT point at it"}
 }
 
@@ -670,131 +694,13 @@ func Classify(err error, name string) error {
 	return fmt.Errorf("query%s: %w", where, err)
 }
 
-// Redact is outboxctl's one redaction function: it hides each of secrets wherever it appears
-// in s (also URL-escaped), and in every URL inside s what may be a secret. A database URL
-// (postgres://, redis://) keeps its user and loses its password; any other URL (a drain
-// handler's) loses its whole userinfo and every query value (tokens travel as ?token=…),
-// keeping the names so it stays recognisable. Every password= pair is hidden too.
-func Redact(s string, secrets ...string) string {
-	for _, secret := range secrets {
-		if secret == "" {
-			continue
-		}
-		s = strings.ReplaceAll(s, secret, "xxxxx")
-		if esc := url.QueryEscape(secret); esc != secret {
-			s = strings.ReplaceAll(s, esc, "xxxxx")
-		}
-		if esc := url.PathEscape(secret); esc != secret {
-			s = strings.ReplaceAll(s, esc, "xxxxx")
-		}
-	}
-	return redactPasswordPairs(redactURLs(s))
-}
-
-// RedactDSN is Redact with no extra secrets, kept for callers not yet moved to Redact.
-func RedactDSN(s string) string { return Redact(s) }
-
-// redactURLs rewrites every scheme://… token of s (up to white space or a quote).
-func redactURLs(s string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(s, "://")
-		if i < 0 {
-			break
-		}
-		j := i
-		for j > 0 && isSchemeByte(s[j-1]) {
-			j--
-		}
-		rest := s[i+3:]
-		end := strings.IndexAny(rest, " \t\n\"'`")
-		if end < 0 {
-			end = len(rest)
-		}
-		b.WriteString(s[:j])
-		b.WriteString(redactURL(s[j:i], rest[:end]))
-		s = rest[end:]
-	}
-	b.WriteString(s)
-	return b.String()
-}
-
-func isSchemeByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
-}
-
-// redactURL redacts one URL given as its scheme and what follows "://".
-func redactURL(scheme, rest string) string {
-	switch strings.ToLower(scheme) {
-	case "postgres", "postgresql", "redis", "rediss", "":
-		// The last @ ends the userinfo: a password may hold / or ?, a host never holds @.
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			if c := strings.Index(rest[:at], ":"); c >= 0 {
-				return scheme + "://" + rest[:c] + ":xxxxx" + rest[at:]
-			}
-		}
-		return scheme + "://" + rest
-	}
-	u, err := url.Parse(scheme + "://" + rest)
-	if err != nil || u.Host == "" {
-		// Not a URL we can take apart: hide everything after the scheme's authority.
-		return scheme + "://xxxxx"
-	}
-	if u.User != nil {
-		u.User = url.User("xxxxx")
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		parts := make([]string, 0, len(q))
-		for k := range q {
-			parts = append(parts, url.QueryEscape(k)+"=xxxxx")
-		}
-		sort.Strings(parts)
-		u.RawQuery = strings.Join(parts, "&")
-	}
-	u.Fragment, u.RawFragment = "", ""
-	return u.String()
-}
-
-// redactPasswordPairs hides the value of every password= pair (libpq key=value DSNs, and
-// ?password= in a URL), quoted or not.
-func redactPasswordPairs(out string) string {
-	for _, key := range []string{"password=", "password ="} {
-		for start := 0; ; {
-			j := strings.Index(out[start:], key)
-			if j < 0 {
-				break
-			}
-			j += start + len(key)
-			k := j
-			if k < len(out) && (out[k] == '\'' || out[k] == '"') {
-				q := out[k]
-				k++
-				for k < len(out) && out[k] != q {
-					k++
-				}
-				if k < len(out) {
-					k++
-				}
-			} else {
-				for k < len(out) && out[k] != ' ' && out[k] != '&' && out[k] != '\n' {
-					k++
-				}
-			}
-			out = out[:j] + "xxxxx" + out[k:]
-			start = j + 5
-		}
-	}
-	return out
-}
-
 // Describe names where a DSN points, without its password: for notes and audit lines.
 func Describe(dsn string) string {
 	pc, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return RedactDSN(dsn)
 	}
-	return fmt.Sprintf("%s@%s:%d/%s", pc.User, pc.Host, pc.Port, pc.Database)
+	return Redact(fmt.Sprintf("%s@%s:%d/%s", pc.User, pc.Host, pc.Port, pc.Database), append(Secrets(dsn), pc.Password)...)
 }
 
 // ErrReplica is the cause of CheckPrimary's error on a server in recovery: mutations go

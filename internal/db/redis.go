@@ -44,6 +44,8 @@ func ConnectRedis(ctx context.Context, c RedisConfig) (redis.UniversalClient, er
 	if timeout <= 0 {
 		timeout = 3 * time.Second
 	}
+	// Read from the URL's raw text: go-redis's parse is what may misplace them.
+	secrets := append(Secrets(c.URL), c.Password)
 	var client redis.UniversalClient
 	var where string
 	switch {
@@ -56,7 +58,7 @@ func ConnectRedis(ctx context.Context, c RedisConfig) (redis.UniversalClient, er
 	default:
 		opt, err := redis.ParseURL(c.URL)
 		if err != nil {
-			return nil, &Error{Kind: KindConfig, BadInput: true, Msg: "invalid Redis URL " + RedactDSN(c.URL) + ": " + Redact(err.Error(), c.Password),
+			return nil, &Error{Kind: KindConfig, BadInput: true, Msg: Redact("invalid Redis URL "+c.URL+": "+err.Error(), secrets...),
 				Hint: "use redis://[:PASSWORD@]HOST:6379/DB or rediss://… for TLS"}
 		}
 		if opt.Password == "" {
@@ -73,7 +75,7 @@ func ConnectRedis(ctx context.Context, c RedisConfig) (redis.UniversalClient, er
 	defer cancel()
 	if err := client.Ping(pctx).Err(); err != nil {
 		_ = client.Close()
-		msg := Redact(err.Error(), c.Password)
+		msg := err.Error()
 		kind, hint := KindUnreachable, "check --redis-url / OUTBOXCTL_REDIS_URL and that Redis is running"
 		if strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "invalid password") {
 			kind, hint = KindAuth, "check the password in the URL or REDISCLI_AUTH"
@@ -81,7 +83,7 @@ func ConnectRedis(ctx context.Context, c RedisConfig) (redis.UniversalClient, er
 		if errors.Is(err, context.DeadlineExceeded) {
 			msg = "timed out"
 		}
-		return nil, &Error{Kind: kind, Err: err, Msg: fmt.Sprintf("cannot use %s: %s", where, msg), Hint: hint}
+		return nil, &Error{Kind: kind, Err: err, Msg: Redact(fmt.Sprintf("cannot use %s: %s", where, msg), secrets...), Hint: hint}
 	}
 	return client, nil
 }

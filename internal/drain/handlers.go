@@ -340,7 +340,7 @@ func (h *HTTP) Preflight(ctx context.Context) error {
 		conn, err = d.DialContext(ctx, "tcp", host)
 	}
 	if err != nil {
-		return unavailable{fmt.Errorf("handler %s: %s", RedactURL(h.URL), strings.ReplaceAll(err.Error(), h.URL, RedactURL(h.URL)))}
+		return unavailable{fmt.Errorf("handler %s: %s", RedactURL(h.URL), h.redact(err.Error()))}
 	}
 	return conn.Close()
 }
@@ -371,7 +371,7 @@ func (h *HTTP) Deliver(ctx context.Context, m Message) error {
 		if errors.As(err, &uerr) {
 			err = uerr.Err
 		}
-		out := fmt.Errorf("handler %s: %s", RedactURL(h.URL), strings.ReplaceAll(err.Error(), h.URL, RedactURL(h.URL)))
+		out := fmt.Errorf("handler %s: %s", RedactURL(h.URL), h.redact(err.Error()))
 		if notReached(err) {
 			return unavailable{out}
 		}
@@ -380,9 +380,20 @@ func (h *HTTP) Deliver(ctx context.Context, m Message) error {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 500))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("handler %s answered %s: %s", RedactURL(h.URL), resp.Status, strings.Join(strings.Fields(string(body)), " "))
+		return fmt.Errorf("handler %s answered %s: %s", RedactURL(h.URL), resp.Status, h.redact(strings.Join(strings.Fields(string(body)), " ")))
 	}
 	return nil
+}
+
+// redact hides, in what the receiver or the transport said, the URL's userinfo and query
+// values and every header value sent: a receiver that echoes its request in an error body
+// would otherwise print the token outboxctl sent it.
+func (h *HTTP) redact(s string) string {
+	secrets := db.Secrets(h.URL)
+	for _, vs := range h.Header {
+		secrets = append(secrets, vs...)
+	}
+	return db.Redact(s, secrets...)
 }
 
 // notReached reports whether an HTTP error happened before the request reached the

@@ -28,6 +28,23 @@ func escapeTSV(s string) string { return escape(s, true, "") }
 // one cell) and escapes every other control character.
 func escapeCSV(s string) string { return escape(s, false, "\t\n") }
 
+// escapeMarkdown is Escape for a Markdown table cell, where a | would end the cell (a
+// newline is already \n).
+func escapeMarkdown(s string) string { return strings.ReplaceAll(Escape(s), "|", `\|`) }
+
+// formulaStart are the bytes that make a spreadsheet read a cell as a formula (OWASP's CSV
+// injection list): = + - @, tab and carriage return.
+const formulaStart = "=+-@\t\r"
+
+// neutralizeFormula prefixes ' to s when it starts with one of formulaStart: the
+// spreadsheet then shows the text and runs nothing.
+func neutralizeFormula(s string) string {
+	if s != "" && strings.IndexByte(formulaStart, s[0]) >= 0 {
+		return "'" + s
+	}
+	return s
+}
+
 // escape does the work of the escapers above: keep lists the control characters to leave.
 func escape(s string, backslash bool, keep string) string {
 	if !needsEscape(s, backslash, keep) {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -196,7 +198,10 @@ type Printer struct {
 	// Width is the terminal width tables fit into (0: no fitting); NewPrinter takes it from
 	// the streams.
 	Width int
-	r     *lipgloss.Renderer
+	// CSVRaw leaves CSV text cells as they are (--csv-raw): by default one that starts with
+	// = + - @, a tab or a carriage return gets a leading ' (see csvCell).
+	CSVRaw bool
+	r      *lipgloss.Renderer
 }
 
 // NewPrinter resolves the format: the default is a styled table on a terminal and plain
@@ -302,6 +307,8 @@ func jsonValue(v any) any {
 			return json.RawMessage(x)
 		}
 		return string(x)
+	case []byte: // JSON text read as bytes: nested or a string, never base64
+		return jsonValue(JSONText(x))
 	case Styled:
 		return x.Text
 	case []any:
@@ -420,12 +427,42 @@ func (p *Printer) printJSONL(doc Doc) error {
 
 // ---- CSV ----
 
-func csvRow(vals []any) []string {
+func (p *Printer) csvRow(vals []any) []string {
 	out := make([]string, len(vals))
 	for i, v := range vals {
-		out[i] = escapeCSV(plain(jsonValue(v)))
+		out[i] = p.csvCell(v)
 	}
 	return out
+}
+
+// csvCell is a cell as CSV carries it. A spreadsheet runs a cell that starts with = + - @,
+// a tab or a carriage return as a formula (=HYPERLINK(…) in a category name or a payload
+// would be one click away), so a text cell that does gets OWASP's leading ' unless CSVRaw.
+// Whether a cell is text is its Go type's, which is its column's (textCell): a number, -5
+// included, stays a number.
+func (p *Printer) csvCell(v any) string {
+	s := escapeCSV(plain(jsonValue(v)))
+	if p.CSVRaw || !textCell(v) {
+		return s
+	}
+	return neutralizeFormula(s)
+}
+
+// textCell reports whether a cell is text by its Go type (one per SQL type, query.normalize):
+// numbers, booleans, times and NULL are not; a list is text when one of its elements is.
+func textCell(v any) bool {
+	switch x := v.(type) {
+	case nil, time.Time, Due, Ratio:
+		return false
+	case []any:
+		return slices.ContainsFunc(x, textCell)
+	}
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return false
+	}
+	return true
 }
 
 func (p *Printer) printCSV(doc Doc) error {
@@ -441,7 +478,7 @@ func (p *Printer) printCSV(doc Doc) error {
 				return fmt.Errorf("writing CSV: %w", err)
 			}
 			for _, r := range t.Rows {
-				if err := w.Write(csvRow(r)); err != nil {
+				if err := w.Write(p.csvRow(r)); err != nil {
 					return fmt.Errorf("writing CSV: %w", err)
 				}
 			}
@@ -451,7 +488,7 @@ func (p *Printer) printCSV(doc Doc) error {
 		if err := w.Write(csvHeader(o.keys)); err != nil {
 			return fmt.Errorf("writing CSV: %w", err)
 		}
-		if err := w.Write(csvRow(o.vals)); err != nil {
+		if err := w.Write(p.csvRow(o.vals)); err != nil {
 			return fmt.Errorf("writing CSV: %w", err)
 		}
 	}
@@ -483,6 +520,10 @@ func plain(v any) string {
 	case Ratio:
 		return plain(float64(x))
 	case JSONText:
+		return string(x)
+	case json.RawMessage: // a payload, once jsonValue nested it: its JSON text, not Go's bytes
+		return string(x)
+	case []byte:
 		return string(x)
 	case float64:
 		return strconv.FormatFloat(x, 'f', -1, 64)
@@ -524,11 +565,14 @@ func (p *Printer) printMarkdown(doc Doc) error {
 			tablewriter.WithHeaderAlignment(tw.AlignLeft),
 			tablewriter.WithRowAlignment(tw.AlignLeft),
 		)
-		tbl.Header(toAny(headers)...) // headers are escaped by human()
+		for j, h := range headers { // escaped by human(); a | would still end the cell
+			headers[j] = strings.ReplaceAll(h, "|", `\|`)
+		}
+		tbl.Header(toAny(headers)...)
 		for _, r := range rows {
 			cells := make([]string, len(r))
 			for j, v := range r {
-				cells[j] = Escape(plain(v))
+				cells[j] = escapeMarkdown(plain(v))
 			}
 			if err := tbl.Append(cells); err != nil {
 				return fmt.Errorf("writing Markdown: %w", err)
@@ -894,7 +938,7 @@ func (d *DocStream) Row(vals []any) error {
 		}
 		return d.enc.Encode(orderedObject{keys: keys, vals: row})
 	case d.csv != nil:
-		return d.csv.Write(csvRow(d.pickAny(vals)))
+		return d.csv.Write(d.p.csvRow(d.pickAny(vals)))
 	}
 	if d.tsv {
 		d.tsv = false
