@@ -126,3 +126,9 @@ func addDurationFlag(fs *pflag.FlagSet, p *time.Duration, name string, def time.
 	}
 	return f
 }
+
+// addSizeFlag registers a --max-…-bytes cap (byteSize) with its default.
+func addSizeFlag(fs *pflag.FlagSet, p *byteSize, name string, def int64, help string) {
+	*p = byteSize(def)
+	fs.Var(p, name, help)
+}

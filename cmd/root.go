@@ -97,6 +97,8 @@ type globalOptions struct {
 	ConnectTimeout   time.Duration
 	Context          string
 	AllContexts      bool
+	// MaxConfig caps the config file (--max-config-bytes).
+	MaxConfig byteSize
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -155,6 +157,7 @@ _SCOPE) or by integer.`),
 	addDurationFlag(f, &a.g.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "10s", "give up connecting after this long")
 	f.StringVar(&a.g.Context, "context", "", "use these named contexts of the config file (default: $OUTBOXCTL_CONTEXT, then current-context); read commands take a comma-separated list")
 	f.BoolVar(&a.g.AllContexts, "all-contexts", false, "read commands: run against every context of the config file at once")
+	addSizeFlag(f, &a.g.MaxConfig, "max-config-bytes", config.DefaultMaxBytes, "refuse a config file larger than this (KiB, MiB, GiB): a config of a hundred contexts takes a few KiB")
 
 	addGlobalCompletions(root)
 
