@@ -179,7 +179,7 @@ exits 8 while any selected table is not complete.`),
 	f.StringArrayVar(&o.Coded, "coded", nil, "override a table's coded replication_version, TABLE=N (repeatable)")
 	f.BoolVar(&o.SelfHosted, "self-hosted", false, "ignore the options, as self-hosted Sentry does (target = coded version)")
 	f.StringVar(&o.Store, "store", "auto", "where the cursors are: auto (watermark tables if present, else Redis), postgres or redis")
-	f.DurationVar(&o.Sample, "sample", 0, "read the cursors again after this long and show the rate and ETA")
+	addDurationFlag(f, &o.Sample, "sample", 0, "30s", "read the cursors again after this long and show the rate and ETA")
 	w = a.addWatch(c, []string{"table"}, []string{"rows_done"})
 	w.untilDone = true
 	f.BoolVar(&o.ExitStatus, "exit-status", false, "exit 8 while any selected table is not complete (for runbooks that wait)")

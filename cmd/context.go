@@ -194,7 +194,7 @@ func runContextUse(d contextDeps, name string) error {
 
 // configFile loads the config file; its errors are the operator's to fix (exit 2).
 func (a *app) configFile() (*config.File, error) {
-	f, err := config.Load(a.getenv)
+	f, err := config.LoadCapped(a.getenv, int64(a.g.MaxConfig))
 	return f, configError(err)
 }
 

@@ -29,12 +29,7 @@ func (o *doctorOptions) Validate() ([]string, error) {
 	if err != nil {
 		return nil, usageErrorf("outboxctl doctor --check scheduler,xmin", "`--check`: %s", err.Error())
 	}
-	c := o.Config
-	for flag, d := range map[string]time.Duration{"--unclaimed": c.Unclaimed, "--xmin-warn": c.XminWarn, "--xmin-crit": c.XminCrit, "--sample": o.Sample} {
-		if d < 0 {
-			return nil, usageErrorf("outboxctl doctor --help", "`%s` must not be negative, got %s", flag, d)
-		}
-	}
+	c := o.Config // its durations are never negative: their flag type refuses it
 	if c.XminWarnXids < 0 || c.XminCritXids < 0 || c.Sample < 0 || c.Limit < 0 {
 		return nil, usageErrorf("outboxctl doctor --help", "`--xmin-warn-xids`, `--xmin-crit-xids`, `--oldest-rows` and `--limit` must not be negative")
 	}
@@ -125,15 +120,15 @@ critical (1: runtime failure, 2: usage).`),
 	}
 	f := c.Flags()
 	f.StringSliceVar(&o.Checks, "check", nil, "run only these checks (comma-separated): "+strings.Join(doctor.Names, ", "))
-	f.DurationVar(&o.Config.Unclaimed, "unclaimed", doctor.DefaultUnclaimed, "a due shard whose head was last claimed longer ago is a finding")
-	f.DurationVar(&o.Config.XminWarn, "xmin-warn", doctor.DefaultXminWarn, "warn about a transaction, prepared transaction or slot holding the xmin horizon longer")
-	f.DurationVar(&o.Config.XminCrit, "xmin-crit", doctor.DefaultXminCrit, "the same, critical")
+	addDurationFlag(f, &o.Config.Unclaimed, "unclaimed", doctor.DefaultUnclaimed, "10m", "a due shard whose head was last claimed longer ago is a finding")
+	addDurationFlag(f, &o.Config.XminWarn, "xmin-warn", doctor.DefaultXminWarn, "5m", "warn about a transaction, prepared transaction or slot holding the xmin horizon longer")
+	addDurationFlag(f, &o.Config.XminCrit, "xmin-crit", doctor.DefaultXminCrit, "1h", "the same, critical")
 	f.Int64Var(&o.Config.XminWarnXids, "xmin-warn-xids", doctor.DefaultXminWarnXids, "warn when the xmin horizon is held back by more transaction ids")
 	f.Int64Var(&o.Config.XminCritXids, "xmin-crit-xids", doctor.DefaultXminCritXids, "the same, critical")
 	f.IntVar(&o.Config.Sample, "oldest-rows", doctor.DefaultSample, "scheduler: examine the shards of this many oldest rows (every scheduler run hands out the range holding them)")
 	f.IntVar(&o.Config.Limit, "limit", doctor.DefaultLimit, "at most this many findings per check and table")
 	f.BoolVar(&o.Config.SelfHosted, "self-hosted", false, "backfill: ignore the options, as self-hosted Sentry does")
-	f.DurationVar(&o.Sample, "sample", 0, "backfill: read the cursors again after this long and report walks that did not move")
+	addDurationFlag(f, &o.Sample, "sample", 0, "30s", "backfill: read the cursors again after this long and report walks that did not move")
 	_ = c.RegisterFlagCompletionFunc("check", fixedCompletion(doctor.Names...))
 	return c
 }

@@ -107,7 +107,7 @@ that reads only, unless run again with -v delivered=ID.`),
 	f := c.Flags()
 	f.StringVar(&o.Handler, "handler", "", "where messages go: exec:COMMAND, stream:COMMAND, http(s)://URL or discard")
 	f.StringArrayVar(&o.HandlerHeaders, "handler-header", nil, "extra HTTP header 'Name: value'; $VARS in the value come from the environment (repeatable; values never printed)")
-	f.DurationVar(&o.HandlerTimeout, "handler-timeout", 30*time.Second, "give up on one delivery after this long")
+	addDurationFlag(f, &o.HandlerTimeout, "handler-timeout", 30*time.Second, "30s", "give up on one delivery after this long")
 	addEnumFlag(c, &o.Mode, "mode", "batch (several messages per transaction, fast) or exact (Sentry's statements one for one)",
 		"outboxctl drain organization 42 --mode batch", string(drain.ModeBatch), string(drain.ModeExact))
 	addYesFlag(f, &o.Yes)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -87,4 +88,47 @@ func nonNegativeID(what, s, hint string) (int64, error) {
 		return 0, usageErrorf(hint, "invalid %s %q: want a non-negative integer id", what, s)
 	}
 	return n, nil
+}
+
+// durationValue is the type of every duration flag of the tool (timeouts, --sample,
+// --handler-timeout, --watch, doctor's thresholds): a Go duration that is never negative.
+// pflag's own duration type takes "-5s", and each command checking its flags by hand left
+// some unchecked (backfill status --sample -5s ran), so the refusal lives in the type.
+type durationValue struct {
+	p             *time.Duration
+	name, example string
+}
+
+func (d *durationValue) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("not a duration: write one such as --%s %s", d.name, d.example)
+	}
+	if v < 0 {
+		return fmt.Errorf("a duration must not be negative: write one such as --%s %s", d.name, d.example)
+	}
+	*d.p = v
+	return nil
+}
+
+func (d *durationValue) Type() string   { return "duration" }
+func (d *durationValue) String() string { return d.p.String() }
+
+// addDurationFlag registers a duration flag (see durationValue); example is a value the
+// error suggests ("30s").
+func addDurationFlag(fs *pflag.FlagSet, p *time.Duration, name string, def time.Duration, example, help string) *pflag.Flag {
+	*p = def
+	f := fs.VarPF(&durationValue{p: p, name: name, example: example}, name, "", help)
+	if def == 0 {
+		// pflag hides a zero default from the help only for its own duration type, as "0s";
+		// for another type it must read "0".
+		f.DefValue = "0"
+	}
+	return f
+}
+
+// addSizeFlag registers a --max-…-bytes cap (byteSize) with its default.
+func addSizeFlag(fs *pflag.FlagSet, p *byteSize, name string, def int64, help string) {
+	*p = byteSize(def)
+	fs.Var(p, name, help)
 }

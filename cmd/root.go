@@ -108,6 +108,8 @@ type globalOptions struct {
 	ConnectTimeout   time.Duration
 	Context          string
 	AllContexts      bool
+	// MaxConfig caps the config file (--max-config-bytes).
+	MaxConfig byteSize
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -162,11 +164,12 @@ _SCOPE) or by integer.`),
 	f.StringVar(&a.g.Deployment, "deployment", "auto", "which options table Sentry reads: auto (a database with both outbox tables is a monolith), monolith (sentry_option for both outboxes) or split (sentry_controloption for the control outbox)")
 	f.StringVar(&a.g.EnumsPath, "enums", "", "load categories and scopes from a Sentry checkout's category.py instead of the built-in registry")
 	f.BoolVar(&a.g.NoColor, "no-color", false, "disable colour (also: NO_COLOR=1)")
-	f.DurationVar(&a.g.StatementTimeout, "statement-timeout", db.DefaultStatementTimeout, "abort any statement that runs longer")
-	f.DurationVar(&a.g.LockTimeout, "lock-timeout", db.DefaultLockTimeout, "abort any statement that waits longer for a lock")
-	f.DurationVar(&a.g.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "give up connecting after this long")
+	addDurationFlag(f, &a.g.StatementTimeout, "statement-timeout", db.DefaultStatementTimeout, "30s", "abort any statement that runs longer")
+	addDurationFlag(f, &a.g.LockTimeout, "lock-timeout", db.DefaultLockTimeout, "5s", "abort any statement that waits longer for a lock")
+	addDurationFlag(f, &a.g.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "10s", "give up connecting after this long")
 	f.StringVar(&a.g.Context, "context", "", "use these named contexts of the config file (default: $OUTBOXCTL_CONTEXT, then current-context); read commands take a comma-separated list")
 	f.BoolVar(&a.g.AllContexts, "all-contexts", false, "read commands: run against every context of the config file at once")
+	addSizeFlag(f, &a.g.MaxConfig, "max-config-bytes", config.DefaultMaxBytes, "refuse a config file larger than this (KiB, MiB, GiB): a config of a hundred contexts takes a few KiB")
 
 	addGlobalCompletions(root)
 

@@ -34,7 +34,7 @@ func (a *app) addWatch(c *cobra.Command, key, columns []string) *watchSpec {
 	}
 	w := &watchSpec{key: key, columns: columns}
 	a.watches[c] = w
-	c.Flags().DurationVar(&w.every, "watch", 0, "redraw every INTERVAL (bare --watch: "+defaultWatch+
+	addDurationFlag(c.Flags(), &w.every, "watch", 0, "2s", "redraw every INTERVAL (bare --watch: "+defaultWatch+
 		"), in place on a terminal, with what changed since the last frame; q or Ctrl-C quits")
 	c.Flags().Lookup("watch").NoOptDefVal = defaultWatch
 	return w

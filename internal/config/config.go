@@ -9,11 +9,14 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/outboxctl/outboxctl/internal/bytesize"
 )
 
 // The keys a context may set. Timeouts are Go durations ("30s", "1m30s").
@@ -90,6 +93,9 @@ type File struct {
 	CurrentLine int
 	contexts    map[string]*Context
 	raw         []byte
+	// maxBytes is the size cap the file was read under (0: DefaultMaxBytes); Use reads it
+	// again under the same cap.
+	maxBytes int64
 }
 
 // Locate returns where the config file is: $OUTBOXCTL_CONFIG (explicit), else
@@ -108,17 +114,26 @@ func Locate(getenv func(string) string) (path string, explicit bool) {
 	return "", false
 }
 
-// Load reads the config file Locate names. A missing file at the default location is no
-// error (a File with Exists false); a missing $OUTBOXCTL_CONFIG is, since the operator
-// named it.
+// Load reads the config file Locate names, under DefaultMaxBytes (LoadCapped). A missing
+// file at the default location is no error (a File with Exists false); a missing
+// $OUTBOXCTL_CONFIG is, since the operator named it.
 func Load(getenv func(string) string) (*File, error) {
+	return LoadCapped(getenv, DefaultMaxBytes)
+}
+
+// LoadCapped is Load refusing a file over limit bytes (--max-config-bytes) before reading it.
+func LoadCapped(getenv func(string) string, limit int64) (*File, error) {
 	path, explicit := Locate(getenv)
 	if path == "" {
 		return &File{}, nil
 	}
-	data, err := os.ReadFile(path)
+	data, mode, err := readConfig(path, limit)
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
 		return &File{Path: path}, nil
+	}
+	var big *TooBigError
+	if errors.As(err, &big) {
+		return nil, err
 	}
 	if err != nil {
 		if !explicit {
@@ -128,11 +143,60 @@ func Load(getenv func(string) string) (*File, error) {
 		return nil, errorf("unset "+EnvConfig+" or point it at a readable file",
 			"reading config (%s): %s", EnvConfig, strings.TrimPrefix(err.Error(), "open "))
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, errorf("", "reading config: %s", err.Error())
+	f, err := Parse(path, data, mode)
+	if f != nil {
+		f.maxBytes = limit
 	}
-	return Parse(path, data, st.Mode().Perm())
+	return f, err
+}
+
+// DefaultMaxBytes caps the config file (--max-config-bytes): a hundred contexts take a few
+// KiB, so a file over 1 MiB is a mistake (a log or a dump $OUTBOXCTL_CONFIG points at), and
+// reading it whole before saying so cost ~5× its size (966 MB for 200 MB).
+const DefaultMaxBytes = 1 << 20
+
+// TooBigError is a config file over its cap. Like every input over its cap it is the input's
+// problem, not the command line's (exit 1); the message names the flag that raises the cap.
+type TooBigError struct {
+	Path        string
+	Limit, Size int64
+}
+
+func (e *TooBigError) Error() string {
+	raise := bytesize.Format((e.Size + 1<<20 - 1) >> 20 << 20)
+	return fmt.Sprintf("reading config: %s is larger than the %s cap on a config file: point %s at the config file, or raise the cap (--max-config-bytes %s)",
+		e.Path, bytesize.Format(e.Limit), EnvConfig, raise)
+}
+
+// readConfig reads the file at path and its permissions, refusing one over limit bytes
+// (0: DefaultMaxBytes) before reading it: by its size when it has one, and by never reading
+// more than limit+1 bytes when it does not say (a pipe, /dev/zero) or grows meanwhile.
+func readConfig(path string, limit int64) ([]byte, fs.FileMode, error) {
+	if limit <= 0 {
+		limit = DefaultMaxBytes
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	// Size is what the file holds (at least, when it does not say): the cap the error
+	// suggests reads it.
+	if st.Size() > limit {
+		return nil, 0, &TooBigError{Path: path, Limit: limit, Size: st.Size()}
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
+	if err != nil {
+		return nil, 0, err
+	}
+	if int64(len(data)) > limit {
+		return nil, 0, &TooBigError{Path: path, Limit: limit, Size: int64(len(data))}
+	}
+	return data, st.Mode().Perm(), nil
 }
 
 // Names lists the contexts in name order (the order of --all-contexts).

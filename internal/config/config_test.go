@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -398,5 +399,108 @@ func TestUseAddsCurrentContext(t *testing.T) {
 	}
 	if st, _ := os.Stat(p); st.Mode().Perm() != 0o644 {
 		t.Fatalf("mode %04o, want 0644 kept", st.Mode().Perm())
+	}
+}
+
+// TestUseThroughSymlink: a config that is a symlink (a dotfiles checkout) stays a link, the
+// link's target gets the change and keeps its mode, and nothing is left beside the link.
+// On main the link was replaced by a regular file and the target kept the old context.
+func TestUseThroughSymlink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	target := filepath.Join(dir, "dotfiles", "outboxctl.yaml")
+	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, []byte(twoCells), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "config.yaml")
+	if err := os.Symlink("dotfiles/outboxctl.yaml", link); err != nil {
+		t.Fatal(err)
+	}
+	f, err := config.Load(env(map[string]string{config.EnvConfig: link}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Use("de"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("%s is no longer a symlink: %v %v", link, st.Mode(), err)
+	}
+	if to, _ := os.Readlink(link); to != "dotfiles/outboxctl.yaml" {
+		t.Fatalf("link points at %q", to)
+	}
+	got, _ := os.ReadFile(target)
+	want := strings.Replace(strings.Replace(twoCells, "current-context: us", "current-context: de", 1), "control:  #", "control: #", 1)
+	if string(got) != want {
+		t.Fatalf("target after use de:\n%s\nwant\n%s", got, want)
+	}
+	if st, _ := os.Stat(target); st.Mode().Perm() != 0o640 {
+		t.Fatalf("target mode %04o, want 0640 kept", st.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Fatalf("beside the link: %v, want only the link and dotfiles", entries)
+	}
+}
+
+// TestUseKeepsComments: comments before the document, between keys, after a value and after
+// the last line survive a use.
+func TestUseKeepsComments(t *testing.T) {
+	t.Parallel()
+	body := "# head\n\n# second head\ncurrent-context: us # trailing\n# before contexts\ncontexts:\n  # inside\n  us:\n    silo: cell\n  # between\n  de: {}\n# foot\n\n# last line\n"
+	f, p, err := load(t, body, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Use("de"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(p)
+	if want := strings.Replace(body, "current-context: us", "current-context: de", 1); string(got) != want {
+		t.Fatalf("after use de:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestConfigSizeCap: a config over the cap is refused before it is read, in one line naming
+// the cap and the flag that raises it (a runtime error, not a usage error); a raised cap
+// reads it; /dev/zero (no size) is refused after cap+1 bytes. On main a 64 MiB file was read
+// whole (64 MiB allocated at least, ~5× that through the YAML parser) before any error.
+//
+// Not parallel: it measures the allocations of the whole process.
+func TestConfigSizeCap(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	fh, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A sparse file: 64 MiB that cost no disk.
+	if _, err := fh.WriteString(twoCells + "#"); err != nil || fh.Truncate(64<<20) != nil || fh.Chmod(0o600) != nil || fh.Close() != nil {
+		t.Fatal("writing the file")
+	}
+	getenv := env(map[string]string{config.EnvConfig: p})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = config.Load(getenv)
+	runtime.ReadMemStats(&after)
+	want := "reading config: " + p + " is larger than the 1MiB cap on a config file: point OUTBOXCTL_CONFIG at the config file, or raise the cap (--max-config-bytes 64MiB)"
+	var big *config.TooBigError
+	if !errors.As(err, &big) || err.Error() != want {
+		t.Fatalf("got %#v, want %q", err, want)
+	}
+	if u, ok := err.(interface{ UsageError() bool }); ok && u.UsageError() {
+		t.Fatal("a config over its cap is a usage error: it is the input's problem (exit 1)")
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Fatalf("refusing the file allocated %d bytes: it was read", alloc)
+	}
+	// Raised, the file is read (a NUL is no YAML, which says so).
+	if _, err = config.LoadCapped(getenv, 64<<20); err == nil || errors.As(err, &big) {
+		t.Fatalf("raised cap: %v", err)
+	}
+	_, err = config.LoadCapped(env(map[string]string{config.EnvConfig: "/dev/zero"}), 4<<10)
+	if err == nil || err.Error() != "reading config: /dev/zero is larger than the 4KiB cap on a config file: point OUTBOXCTL_CONFIG at the config file, or raise the cap (--max-config-bytes 1MiB)" {
+		t.Fatalf("/dev/zero: %v", err)
 	}
 }

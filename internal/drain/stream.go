@@ -136,9 +136,7 @@ func checkAck(line []byte, id int64) error {
 	var a streamAck
 	if err := json.Unmarshal(line, &a); err != nil || a.ID == nil || a.OK == nil {
 		text := strings.TrimRight(string(line), "\r\n")
-		if len(text) > 200 {
-			text = text[:200] + "…"
-		}
+		text = render.Truncate(text, 201) // 200 runes and "…", never half a rune
 		// %q: the line as a Go string, no raw control bytes.
 		return fmt.Errorf("answered %q instead of an acknowledgement {\"id\": %d, \"ok\": true}", text, id)
 	}
@@ -351,11 +349,8 @@ func (t *tailBuffer) String() string {
 	return clip(strings.Join(strings.Fields(strings.Join(t.lines, " ")), " "))
 }
 
-// clip shortens text for an error message.
+// clip shortens text for an error message: cut first (on a rune), then escaped, so the cut
+// never falls inside an escape (`\x` of `\x1b`) or a rune.
 func clip(s string) string {
-	s = render.Escape(s)
-	if len(s) > 500 {
-		return s[:500] + "…"
-	}
-	return s
+	return render.Escape(render.Truncate(s, 500))
 }

@@ -44,8 +44,12 @@ func Shown(shown, total int, noun, flag string) string {
 // and tab-separated consumers are unaffected.
 func (p *Printer) footers(doc Doc) {
 	for _, s := range doc {
-		if s.Footer != "" {
-			p.Notef("%s", s.Footer)
+		if s.Footer == "" {
+			continue
+		}
+		// Escaped whole, a fan-out's footer printed its separators as a literal \n.
+		for _, line := range strings.Split(s.Footer, "\n") {
+			p.Notef("%s", line)
 		}
 	}
 }

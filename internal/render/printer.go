@@ -173,7 +173,8 @@ type Section struct {
 	Card  []Field
 	Table *Table
 	// Footer says what the section leaves out ("showing 20 of 466 stuck shards (--limit)",
-	// see Shown). It goes to stderr in every format, so data consumers never see it.
+	// see Shown). It goes to stderr in every format, so data consumers never see it. A
+	// newline separates notes (a fan-out's one per context): each is its own escaped line.
 	Footer string
 }
 
