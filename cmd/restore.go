@@ -24,6 +24,8 @@ type restoreOptions struct {
 	Ops    []string
 	IDs    []string
 	Shard  string
+	// MaxLine caps one archive line (--max-line-bytes).
+	MaxLine byteSize
 	drain.RestoreSelection
 	shardScope string // the SCOPE of --shard, resolved by restoreShard
 	shardID    int64  // the ID of --shard, parsed by Validate
@@ -78,7 +80,7 @@ type restoreTarget struct {
 }
 
 func newRestoreCmd(a *app) *cobra.Command {
-	var o restoreOptions
+	o := restoreOptions{MaxLine: byteSize(drain.DefaultMaxArchiveLine)}
 	c := &cobra.Command{
 		Use:   "restore ARCHIVE.jsonl",
 		Short: "Put archived outbox rows back, by operation, exactly as they were",
@@ -122,6 +124,7 @@ Archives written before per-operation archives are read with their limits stated
 	c.Flags().BoolVar(&o.IncludeUncommitted, "include-uncommitted", false, "also restore staged rows with no commit or rollback marker (ids that exist are skipped)")
 	c.Flags().StringSliceVar(&o.IDs, "id", nil, "restore only these row ids (repeatable, or comma-separated)")
 	c.Flags().StringVar(&o.Shard, "shard", "", "restore only the rows of this shard, as SCOPE/ID (organization/42)")
+	c.Flags().Var(&o.MaxLine, "max-line-bytes", "refuse an archive line longer than this (KiB, MiB, GiB): raise it for a row with a payload over ~128MiB")
 	c.MarkFlagsMutuallyExclusive("operation", "all")
 	return c
 }
@@ -134,7 +137,7 @@ func runRestore(ctx context.Context, d repairDeps, o restoreOptions) error {
 			return err
 		}
 	}
-	f, plan, err := planRestore(d.printer, o.Path, o.RestoreSelection)
+	f, plan, err := planRestore(d.printer, o.Path, int64(o.MaxLine), o.RestoreSelection)
 	if err != nil || plan == nil {
 		return err
 	}
@@ -145,8 +148,8 @@ func runRestore(ctx context.Context, d repairDeps, o restoreOptions) error {
 }
 
 // planRestore reads the archive and chooses what to restore (nil plan: nothing to do).
-func planRestore(p *render.Printer, path string, sel drain.RestoreSelection) (*drain.ArchiveFile, *drain.RestorePlan, error) {
-	f, err := drain.ReadArchiveFile(path)
+func planRestore(p *render.Printer, path string, maxLine int64, sel drain.RestoreSelection) (*drain.ArchiveFile, *drain.RestorePlan, error) {
+	f, err := drain.ReadArchiveFile(path, maxLine)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -47,7 +47,7 @@ func FuzzParseArchive(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		af, err := ParseArchive(strings.NewReader(string(data)))
+		af, err := ParseArchive(strings.NewReader(string(data)), 0)
 		if err != nil {
 			if strings.ContainsAny(err.Error(), "\n\r\x1b") {
 				t.Fatalf("error is not one clean line: %q", err)

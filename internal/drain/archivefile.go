@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/outboxctl/outboxctl/internal/bytesize"
 )
 
 // BatchState says whether a batch's deletion committed.
@@ -107,15 +109,16 @@ type fileLine struct {
 	OldPayload json.RawMessage `json:"payload"`
 }
 
-// ReadArchiveFile reads an archive of either format. A malformed line is an error naming
-// the file and line; a last line cut short is ignored (Truncated).
-func ReadArchiveFile(path string) (*ArchiveFile, error) {
+// ReadArchiveFile reads an archive of either format, refusing a line longer than maxLine
+// bytes (0: DefaultMaxArchiveLine). A malformed line is an error naming the file and line; a
+// last line cut short is ignored (Truncated).
+func ReadArchiveFile(path string, maxLine int64) (*ArchiveFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the archive: %w", err)
 	}
 	defer f.Close()
-	af, err := ParseArchive(f)
+	af, err := ParseArchive(f, maxLine)
 	if af != nil {
 		af.Path = path
 	}
@@ -125,31 +128,59 @@ func ReadArchiveFile(path string) (*ArchiveFile, error) {
 	return af, nil
 }
 
-// MaxArchiveLine bounds one archive line: a row with the largest payload PostgreSQL's text
-// can hold is far below it, and a file that is one huge line must not be read into memory.
-const MaxArchiveLine = 256 << 20
+// DefaultMaxArchiveLine is restore's cap on one archive line (--max-line-bytes raises it). A
+// row's line holds its payload twice (payload_text, and a readable copy when it is JSON), so
+// 256 MiB takes any row whose payload is under about 128 MiB: Sentry's payloads are JSON
+// objects of bytes to a few MiB (relocation's are the largest), so only a file that is not an
+// archive, or a hand-made row, reaches it, and refusing one costs at most the cap in memory.
+const DefaultMaxArchiveLine int64 = 256 << 20
 
-// readLine reads up to and including '\n', refusing a line longer than max.
-func readLine(br *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
+// LineTooLongError is an archive line over the cap, refused before it was read whole.
+type LineTooLongError struct{ Max int64 }
+
+func (e *LineTooLongError) Error() string {
+	return fmt.Sprintf("a line longer than the %s cap on an archive line (not an outboxctl archive, or a row with a larger payload): to read it, raise the cap with --max-line-bytes %s",
+		bytesize.Format(e.Max), bytesize.Format(2*e.Max))
+}
+
+// readLine reads up to and including '\n', refusing a line longer than max before copying
+// any byte past it: a refused line costs at most max bytes. A line that fits the reader's
+// buffer is returned without a copy (valid until the next read); a longer one is copied
+// chunk by chunk and joined once at its exact size, never grown by doubling (which cost
+// 3.4× the line: 867 MB to refuse a 1 GB line at a 256 MiB cap).
+func readLine(br *bufio.Reader, max int64) ([]byte, error) {
+	var chunks [][]byte
+	var n int64
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(line)+len(chunk) > max {
-			return nil, fmt.Errorf("a line longer than %d MiB: not an outboxctl archive", max>>20)
+		if n+int64(len(chunk)) > max {
+			return nil, &LineTooLongError{Max: max}
 		}
-		line = append(line, chunk...)
 		if !errors.Is(err, bufio.ErrBufferFull) {
-			return line, err
+			if chunks == nil {
+				return chunk, err
+			}
+			line := make([]byte, 0, n+int64(len(chunk)))
+			for _, c := range chunks {
+				line = append(line, c...)
+			}
+			return append(line, chunk...), err
 		}
+		chunks = append(chunks, bytes.Clone(chunk))
+		n += int64(len(chunk))
 	}
 }
 
-// ParseArchive reads archive lines from r (errors start with the line number).
-func ParseArchive(r io.Reader) (*ArchiveFile, error) {
+// ParseArchive reads archive lines from r, refusing a line longer than maxLine bytes (0:
+// DefaultMaxArchiveLine). Errors start with the line number.
+func ParseArchive(r io.Reader, maxLine int64) (*ArchiveFile, error) {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxArchiveLine
+	}
 	p := newParser()
 	br := bufio.NewReaderSize(r, 1<<16)
 	for n := 1; ; n++ {
-		line, err := readLine(br, MaxArchiveLine)
+		line, err := readLine(br, maxLine)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%d: %w", n, err)
 		}

@@ -474,7 +474,7 @@ func openOp(t *testing.T, path, reason string) *drain.Operation {
 // committedRows reads back the rows an archive records as deleted.
 func committedRows(t *testing.T, path string) []drain.Row {
 	t.Helper()
-	f, err := drain.ReadArchiveFile(path)
+	f, err := drain.ReadArchiveFile(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
