@@ -97,6 +97,9 @@ Only batches whose deletion committed are restored. Rows staged before a DELETE 
 or rolled back are reported (with a check that they are still in the table) and left alone;
 --include-uncommitted restores staged rows with no marker at all (a lost commit marker).
 Ids that exist are skipped, so running restore twice inserts nothing the second time.
+An operation whose rows are not all in its shard, or whose checksum does not match (a line
+edited, removed or moved), is refused; one written before archives carried checksums is
+restored with a warning that it could not be verified.
 --id and --shard restore part of an operation. --schema puts rows into another schema's table
 than the one recorded. --print-sql prints the INSERTs (as they would run) and changes nothing.
 Archives written before per-operation archives are read with their limits stated in the plan.`),
@@ -165,7 +168,15 @@ func planRestore(p *render.Printer, path string, maxLine int64, sel drain.Restor
 	if errors.As(err, &se) {
 		return nil, nil, usageErrorf("", "%s", textsafe.Clean(se.Msg))
 	}
-	return f, plan, err
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, op := range plan.Operations {
+		if !op.Op.Verified() {
+			p.Warnf("%s: operation %s was %s", path, op.Op.ID, drain.UnverifiedNote)
+		}
+	}
+	return f, plan, nil
 }
 
 // printRestore is --print-sql: the INSERTs, in one transaction, as they would run.
@@ -176,6 +187,9 @@ func printRestore(p *render.Printer, schema string, plan *drain.RestorePlan, rea
 		fmt.Fprintf(&b, "\n-- operation %s (%s): %d row(s)\n", op.Op.ID, textsafe.Clean(op.Op.Command), len(op.Rows))
 		if op.Op.Legacy {
 			b.WriteString(query.CommentOut(drain.LegacyLimits))
+		}
+		if !op.Op.Verified() {
+			b.WriteString(query.CommentOut("not verified: " + drain.UnverifiedNote))
 		}
 		if len(op.Rows) == 0 {
 			continue

@@ -1,6 +1,7 @@
 package drain
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,6 +61,13 @@ func FuzzParseArchive(f *testing.F) {
 			}
 		}
 		plan, err := PlanRestore(af, RestoreSelection{All: true, IncludeSkipped: true})
+		var edited *EditedError
+		if errors.As(err, &edited) {
+			if strings.ContainsAny(err.Error(), "\n\r\x1b") {
+				t.Fatalf("refusal is not one clean line: %q", err)
+			}
+			return
+		}
 		if err != nil {
 			t.Fatalf("--all --include-skipped failed: %v", err)
 		}

@@ -24,15 +24,12 @@ func archiveRows(first int64, n int) []Row {
 		rows[i] = Row{ID: first + int64(i), ShardScope: 0, ShardID: 42, Category: 2, ObjectID: int64(i % 3),
 			Payload: payloads[i%len(payloads)], ScheduledFrom: at.Add(time.Duration(i) * time.Microsecond),
 			ScheduledFor: at.Add(time.Hour), DateAdded: at.Add(-time.Minute)}
-		if i%2 == 1 {
-			rows[i].Cell = strp("us")
-		}
 	}
 	return rows
 }
 
 func meta(command string) OperationMeta {
-	return OperationMeta{Command: command, Reason: "INC-1", User: "alice", Table: "sentry_regionoutbox", PayloadType: "text"}
+	return OperationMeta{Command: command, Reason: "INC-1", User: "alice", Table: "sentry_regionoutbox", PayloadType: "text", Shard: &ArchiveShard{Scope: 0, ID: 42}}
 }
 
 // writeOperation writes one operation: a committed batch, a rolled-back one, a staged one.
