@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -179,32 +180,45 @@ func planRestore(p *render.Printer, path string, maxLine int64, sel drain.Restor
 	return f, plan, nil
 }
 
-// printRestore is --print-sql: the INSERTs, in one transaction, as they would run.
+// printRestore is --print-sql: the INSERTs, in one transaction, as they would run, written
+// as they are rendered (a payload is never copied to be printed).
 func printRestore(p *render.Printer, schema string, plan *drain.RestorePlan, reason string) error {
-	var b strings.Builder
-	b.WriteString("-- outboxctl restore --print-sql: reinsert archived rows with their original ids, payloads and\n-- schedules; ids that exist are left alone (ON CONFLICT (id) DO NOTHING).\nBEGIN;\n")
-	for _, op := range plan.Operations {
-		fmt.Fprintf(&b, "\n-- operation %s (%s): %d row(s)\n", op.Op.ID, textsafe.Clean(op.Op.Command), len(op.Rows))
-		if op.Op.Legacy {
-			b.WriteString(query.CommentOut(drain.LegacyLimits))
+	return p.SQLTo(func(w io.Writer) error {
+		ew := &errWriter{w: w}
+		ew.printf("-- outboxctl restore --print-sql: reinsert archived rows with their original ids, payloads and\n-- schedules; ids that exist are left alone (ON CONFLICT (id) DO NOTHING).\nBEGIN;\n")
+		for _, op := range plan.Operations {
+			ew.printf("\n-- operation %s (%s): %d row(s)\n", op.Op.ID, textsafe.Clean(op.Op.Command), len(op.Rows))
+			if op.Op.Legacy {
+				ew.printf("%s", query.CommentOut(drain.LegacyLimits))
+			}
+			if !op.Op.Verified() {
+				ew.printf("%s", query.CommentOut("not verified: "+drain.UnverifiedNote))
+			}
+			if len(op.Rows) == 0 || ew.err != nil {
+				continue
+			}
+			if err := drain.RestoreStatements(op.Op.Destination(schema), op.Rows, reason).RenderTo(w); err != nil {
+				return err
+			}
 		}
-		if !op.Op.Verified() {
-			b.WriteString(query.CommentOut("not verified: " + drain.UnverifiedNote))
+		for _, op := range plan.LeftOut {
+			ew.printf("\n-- left out: skip operation %s (poison messages); to restore it add --operation %s\n", op.ID, op.ID)
 		}
-		if len(op.Rows) == 0 {
-			continue
-		}
-		sql, err := drain.RestoreStatements(op.Op.Destination(schema), op.Rows, reason).Render()
-		if err != nil {
-			return err
-		}
-		b.WriteString(sql)
+		ew.printf("\nCOMMIT;\n")
+		return ew.err
+	})
+}
+
+// errWriter keeps the first error of a run of writes.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
-	for _, op := range plan.LeftOut {
-		fmt.Fprintf(&b, "\n-- left out: skip operation %s (poison messages); to restore it add --operation %s\n", op.ID, op.ID)
-	}
-	b.WriteString("\nCOMMIT;\n")
-	return p.SQL(b.String())
 }
 
 // restoreRows checks the table, shows the plan by operation, and reinserts in one transaction.

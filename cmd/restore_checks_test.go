@@ -2,15 +2,20 @@ package cmd_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/outboxctl/outboxctl/cmd"
+	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
 
@@ -163,5 +168,53 @@ func TestRestoreWarnsOnUnverifiedArchives(t *testing.T) {
 	}
 	if n := len(tableState(t, schema, query.CellTable)); n != 4 {
 		t.Fatalf("after restore: %d rows, want 4", n)
+	}
+}
+
+// counter counts and checks what it is written: the printed SQL, without keeping it.
+type counter struct {
+	n    int64
+	tail []byte
+}
+
+func (c *counter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	c.tail = append(c.tail, p[max(0, len(p)-64):]...)
+	c.tail = c.tail[max(0, len(c.tail)-64):]
+	return len(p), nil
+}
+
+// TestRestorePrintSQLStreamsPayloads: restore --print-sql of a row with a 16 MiB payload
+// allocates about twice the payload (the archive line, then the payload it holds), because
+// the SQL is written as it is rendered (main allocated 14× the payload: 237 MB for 16 MiB).
+// Not parallel: it counts the bytes the process allocates.
+func TestRestorePrintSQLStreamsPayloads(t *testing.T) {
+	const size = 16 << 20
+	payload := strings.Repeat("it's ", size/5) // quotes: the literal doubles them
+	path := filepath.Join(t.TempDir(), "big.jsonl")
+	op, err := drain.OpenOperation(path, drain.OperationMeta{Command: "compact", User: "u", Table: query.CellTable, PayloadType: "text", Shard: &drain.ArchiveShard{Scope: 0, ID: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := op.Stage([]drain.Row{{ID: 1, ShardScope: 0, ShardID: 1, Category: 2, Payload: &payload}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	op.Close()
+	out := &counter{}
+	io, _, errOut := render.Test()
+	io.Out = out
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	code := cmd.Main(context.Background(), []string{"restore", path, "--print-sql"}, io)
+	runtime.ReadMemStats(&after)
+	if code != 0 || errOut.Len() > 0 || out.n < int64(len(payload))+size/5 || !strings.HasSuffix(string(out.tail), "\nCOMMIT;\n") {
+		t.Fatalf("exit %d, %d bytes of SQL ending %q\n%s", code, out.n, out.tail, errOut)
+	}
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(len(payload))*5/2; got > limit {
+		t.Fatalf("restore --print-sql of a %d-byte payload allocated %d bytes, want at most %d", len(payload), got, limit)
 	}
 }
