@@ -245,7 +245,7 @@ func TestDefaultArchiveIsPerOperation(t *testing.T) {
 	if len(got) != 2 || !(got[0] == want[0] && got[1] == want[1] || got[0] == want[1] && got[1] == want[0]) {
 		t.Fatalf("archive files %v, want %v", got, want)
 	}
-	f, err := drain.ReadArchiveFile(files[0])
+	f, err := drain.ReadArchiveFile(files[0], 0)
 	if err != nil || len(f.Operations) != 1 || f.Operations[0].User == "" {
 		t.Fatalf("one operation with its user per file: %+v, %v", f, err)
 	}
@@ -277,7 +277,7 @@ func TestFailedDeleteLeavesOnlyStagedLines(t *testing.T) {
 	_ = locker.Rollback(ctx)
 	sameState(t, "after the failed compact", tableState(t, schema, query.CellTable), before)
 
-	f, err := drain.ReadArchiveFile(archive)
+	f, err := drain.ReadArchiveFile(archive, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,13 +21,20 @@ func (a *app) confirm(command string, plan []string, yes bool) error {
 		return usageErrorf(command+" --yes", "`--yes` required when not running interactively")
 	}
 	fmt.Fprint(a.io.Err, "Proceed? [y/N] ")
-	line, _ := bufio.NewReader(a.io.In).ReadString('\n')
+	// The answer is read within a cap, like every input: an answer longer than the cap
+	// (something pasted, or a stream of "y") is no consent, and costs at most the cap.
+	line, _ := bufio.NewReader(io.LimitReader(a.io.In, maxAnswer+1)).ReadString('\n')
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":
-		return nil
+		if len(line) <= maxAnswer {
+			return nil
+		}
 	}
 	return &exitError{code: ExitUsage, msg: "cancelled: nothing was changed"}
 }
+
+// maxAnswer caps the prompt's answer: "yes" and its newline, with room for stray spaces.
+const maxAnswer = 1 << 10
 
 // printPlan shows a plan on stderr: before a confirmation, and alone for a dry run or a
 // refusal. Every line is escaped: a plan quotes --reason, shard and handler names, which are

@@ -244,7 +244,7 @@ func drainShard(ctx context.Context, d repairDeps, conn *db.Conn, o drainOptions
 	}
 	var archive *drain.Operation
 	if o.Handler == "discard" {
-		meta := archiveMeta(t, plan.payloadType, drain.CommandDrainDiscard, o.Reason)
+		meta := archiveMeta(t, k, plan.payloadType, drain.CommandDrainDiscard, o.Reason)
 		if archive, err = d.openArchive(o.Archive, meta); err != nil {
 			return err
 		}

@@ -314,11 +314,15 @@ func (d repairDeps) finishArchive(op *drain.Operation, batch *drain.Batch, delet
 	return nil
 }
 
-// archiveMeta describes a repair's archive operation.
-func archiveMeta(t query.Target, payloadType, command, reason string) drain.OperationMeta {
-	m := drain.OperationMeta{Command: command, Reason: reason, User: osUser(), Schema: t.Schema, Table: t.TableName(), PayloadType: payloadType}
+// archiveMeta describes a repair's archive operation on shard k of t: restore refuses a row
+// of the archive that is not in that shard (and cell, for the control outbox).
+func archiveMeta(t query.Target, k query.ShardKey, payloadType, command, reason string) drain.OperationMeta {
+	m := drain.OperationMeta{Command: command, Reason: reason, User: osUser(), Schema: t.Schema, Table: t.TableName(), PayloadType: payloadType,
+		Shard: &drain.ArchiveShard{Scope: k.Scope.Value, ID: k.ID}}
 	if t.Control() {
 		m.CellColumn = t.CellColumnName()
+		cell := t.Cell
+		m.Shard.Cell = &cell
 	}
 	return m
 }
@@ -429,7 +433,7 @@ func runCompact(ctx context.Context, d repairDeps, o compactOptions, t query.Tar
 	// One transaction: the line moves (elapsed, rate) while it runs and counts the rows
 	// once they are deleted.
 	progress := d.progress(ctx, "compacted", count, true)
-	deleted, op, err := d.deleteArchived(ctx, conn, t, query.Superseded(t, k, wm, why), o.repairOptions, archiveMeta(t, payloadType, "compact", o.Reason))
+	deleted, op, err := d.deleteArchived(ctx, conn, t, query.Superseded(t, k, wm, why), o.repairOptions, archiveMeta(t, k, payloadType, "compact", o.Reason))
 	progress.Set(deleted)
 	progress.done()
 	if err != nil {
@@ -588,7 +592,7 @@ func runSkip(ctx context.Context, d repairDeps, o skipOptions, t query.Target) e
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	deleted, op, err := d.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.newest, query.Why{Command: "skip", Reason: o.Reason}), o.repairOptions, archiveMeta(t, sk.payloadType, "skip", o.Reason))
+	deleted, op, err := d.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.newest, query.Why{Command: "skip", Reason: o.Reason}), o.repairOptions, archiveMeta(t, k, sk.payloadType, "skip", o.Reason))
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,8 @@ type restoreOptions struct {
 	Ops    []string
 	IDs    []string
 	Shard  string
+	// MaxLine caps one archive line (--max-line-bytes).
+	MaxLine byteSize
 	drain.RestoreSelection
 	shardScope string // the SCOPE of --shard, resolved by restoreShard
 	shardID    int64  // the ID of --shard, parsed by Validate
@@ -78,7 +81,7 @@ type restoreTarget struct {
 }
 
 func newRestoreCmd(a *app) *cobra.Command {
-	var o restoreOptions
+	o := restoreOptions{MaxLine: byteSize(drain.DefaultMaxArchiveLine)}
 	c := &cobra.Command{
 		Use:   "restore ARCHIVE.jsonl",
 		Short: "Put archived outbox rows back, by operation, exactly as they were",
@@ -95,6 +98,9 @@ Only batches whose deletion committed are restored. Rows staged before a DELETE 
 or rolled back are reported (with a check that they are still in the table) and left alone;
 --include-uncommitted restores staged rows with no marker at all (a lost commit marker).
 Ids that exist are skipped, so running restore twice inserts nothing the second time.
+An operation whose rows are not all in its shard, or whose checksum does not match (a line
+edited, removed or moved), is refused; one written before archives carried checksums is
+restored with a warning that it could not be verified.
 --id and --shard restore part of an operation. --schema puts rows into another schema's table
 than the one recorded. --print-sql prints the INSERTs (as they would run) and changes nothing.
 Archives written before per-operation archives are read with their limits stated in the plan.`),
@@ -122,6 +128,7 @@ Archives written before per-operation archives are read with their limits stated
 	c.Flags().BoolVar(&o.IncludeUncommitted, "include-uncommitted", false, "also restore staged rows with no commit or rollback marker (ids that exist are skipped)")
 	c.Flags().StringSliceVar(&o.IDs, "id", nil, "restore only these row ids (repeatable, or comma-separated)")
 	c.Flags().StringVar(&o.Shard, "shard", "", "restore only the rows of this shard, as SCOPE/ID (organization/42)")
+	c.Flags().Var(&o.MaxLine, "max-line-bytes", "refuse an archive line longer than this (KiB, MiB, GiB): raise it for a row with a payload over ~128MiB")
 	c.MarkFlagsMutuallyExclusive("operation", "all")
 	return c
 }
@@ -134,7 +141,7 @@ func runRestore(ctx context.Context, d repairDeps, o restoreOptions) error {
 			return err
 		}
 	}
-	f, plan, err := planRestore(d.printer, o.Path, o.RestoreSelection)
+	f, plan, err := planRestore(d.printer, o.Path, int64(o.MaxLine), o.RestoreSelection)
 	if err != nil || plan == nil {
 		return err
 	}
@@ -145,8 +152,8 @@ func runRestore(ctx context.Context, d repairDeps, o restoreOptions) error {
 }
 
 // planRestore reads the archive and chooses what to restore (nil plan: nothing to do).
-func planRestore(p *render.Printer, path string, sel drain.RestoreSelection) (*drain.ArchiveFile, *drain.RestorePlan, error) {
-	f, err := drain.ReadArchiveFile(path)
+func planRestore(p *render.Printer, path string, maxLine int64, sel drain.RestoreSelection) (*drain.ArchiveFile, *drain.RestorePlan, error) {
+	f, err := drain.ReadArchiveFile(path, maxLine)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,32 +169,56 @@ func planRestore(p *render.Printer, path string, sel drain.RestoreSelection) (*d
 	if errors.As(err, &se) {
 		return nil, nil, usageErrorf("", "%s", textsafe.Clean(se.Msg))
 	}
-	return f, plan, err
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, op := range plan.Operations {
+		if !op.Op.Verified() {
+			p.Warnf("%s: operation %s was %s", path, op.Op.ID, drain.UnverifiedNote)
+		}
+	}
+	return f, plan, nil
 }
 
-// printRestore is --print-sql: the INSERTs, in one transaction, as they would run.
+// printRestore is --print-sql: the INSERTs, in one transaction, as they would run, written
+// as they are rendered (a payload is never copied to be printed).
 func printRestore(p *render.Printer, schema string, plan *drain.RestorePlan, reason string) error {
-	var b strings.Builder
-	b.WriteString("-- outboxctl restore --print-sql: reinsert archived rows with their original ids, payloads and\n-- schedules; ids that exist are left alone (ON CONFLICT (id) DO NOTHING).\nBEGIN;\n")
-	for _, op := range plan.Operations {
-		fmt.Fprintf(&b, "\n-- operation %s (%s): %d row(s)\n", op.Op.ID, textsafe.Clean(op.Op.Command), len(op.Rows))
-		if op.Op.Legacy {
-			b.WriteString(query.CommentOut(drain.LegacyLimits))
+	return p.SQLTo(func(w io.Writer) error {
+		ew := &errWriter{w: w}
+		ew.printf("-- outboxctl restore --print-sql: reinsert archived rows with their original ids, payloads and\n-- schedules; ids that exist are left alone (ON CONFLICT (id) DO NOTHING).\nBEGIN;\n")
+		for _, op := range plan.Operations {
+			ew.printf("\n-- operation %s (%s): %d row(s)\n", op.Op.ID, textsafe.Clean(op.Op.Command), len(op.Rows))
+			if op.Op.Legacy {
+				ew.printf("%s", query.CommentOut(drain.LegacyLimits))
+			}
+			if !op.Op.Verified() {
+				ew.printf("%s", query.CommentOut("not verified: "+drain.UnverifiedNote))
+			}
+			if len(op.Rows) == 0 || ew.err != nil {
+				continue
+			}
+			if err := drain.RestoreStatements(op.Op.Destination(schema), op.Rows, reason).RenderTo(w); err != nil {
+				return err
+			}
 		}
-		if len(op.Rows) == 0 {
-			continue
+		for _, op := range plan.LeftOut {
+			ew.printf("\n-- left out: skip operation %s (poison messages); to restore it add --operation %s\n", op.ID, op.ID)
 		}
-		sql, err := drain.RestoreStatements(op.Op.Destination(schema), op.Rows, reason).Render()
-		if err != nil {
-			return err
-		}
-		b.WriteString(sql)
+		ew.printf("\nCOMMIT;\n")
+		return ew.err
+	})
+}
+
+// errWriter keeps the first error of a run of writes.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
-	for _, op := range plan.LeftOut {
-		fmt.Fprintf(&b, "\n-- left out: skip operation %s (poison messages); to restore it add --operation %s\n", op.ID, op.ID)
-	}
-	b.WriteString("\nCOMMIT;\n")
-	return p.SQL(b.String())
 }
 
 // restoreRows checks the table, shows the plan by operation, and reinserts in one transaction.

@@ -24,6 +24,24 @@ func TestDeclinedPromptSaysOnlyCancelled(t *testing.T) {
 	}
 }
 
+// TestLongAnswerIsNoConsent: an answer over the prompt's cap is read no further and is not a
+// yes, whatever it starts with.
+func TestLongAnswerIsNoConsent(t *testing.T) {
+	t.Parallel()
+	io, _, errOut := render.Test()
+	io.InTTY, io.ErrTTY = true, true
+	io.In = strings.NewReader("yes" + strings.Repeat(" ", 8<<20) + "\n")
+	a := &app{io: io}
+	err := a.confirm("outboxctl skip", []string{"delete message 7"}, false)
+	if got := exitCode(context.Background(), err); got != ExitUsage || err.Error() != "cancelled: nothing was changed" {
+		t.Errorf("exit %d, %v, stderr %q", got, err, errOut.String())
+	}
+	io.In = strings.NewReader(" yes \n")
+	if err := a.confirm("outboxctl skip", []string{"delete message 7"}, false); err != nil {
+		t.Errorf("a short yes: %v", err)
+	}
+}
+
 // TestBadDSNIsUsage: a --dsn that does not parse is a bad flag value, exit 2, with the hint
 // the connection error carries and no second usage line; the password never prints.
 func TestBadDSNIsUsage(t *testing.T) {

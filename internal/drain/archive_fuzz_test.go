@@ -1,6 +1,7 @@
 package drain
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +48,7 @@ func FuzzParseArchive(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		af, err := ParseArchive(strings.NewReader(string(data)))
+		af, err := ParseArchive(strings.NewReader(string(data)), 0)
 		if err != nil {
 			if strings.ContainsAny(err.Error(), "\n\r\x1b") {
 				t.Fatalf("error is not one clean line: %q", err)
@@ -60,6 +61,13 @@ func FuzzParseArchive(f *testing.F) {
 			}
 		}
 		plan, err := PlanRestore(af, RestoreSelection{All: true, IncludeSkipped: true})
+		var edited *EditedError
+		if errors.As(err, &edited) {
+			if strings.ContainsAny(err.Error(), "\n\r\x1b") {
+				t.Fatalf("refusal is not one clean line: %q", err)
+			}
+			return
+		}
 		if err != nil {
 			t.Fatalf("--all --include-skipped failed: %v", err)
 		}

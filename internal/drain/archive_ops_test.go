@@ -24,15 +24,12 @@ func archiveRows(first int64, n int) []Row {
 		rows[i] = Row{ID: first + int64(i), ShardScope: 0, ShardID: 42, Category: 2, ObjectID: int64(i % 3),
 			Payload: payloads[i%len(payloads)], ScheduledFrom: at.Add(time.Duration(i) * time.Microsecond),
 			ScheduledFor: at.Add(time.Hour), DateAdded: at.Add(-time.Minute)}
-		if i%2 == 1 {
-			rows[i].Cell = strp("us")
-		}
 	}
 	return rows
 }
 
 func meta(command string) OperationMeta {
-	return OperationMeta{Command: command, Reason: "INC-1", User: "alice", Table: "sentry_regionoutbox", PayloadType: "text"}
+	return OperationMeta{Command: command, Reason: "INC-1", User: "alice", Table: "sentry_regionoutbox", PayloadType: "text", Shard: &ArchiveShard{Scope: 0, ID: 42}}
 }
 
 // writeOperation writes one operation: a committed batch, a rolled-back one, a staged one.
@@ -63,7 +60,7 @@ func TestOperationRoundTrip(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "a.jsonl")
 	op := writeOperation(t, path, "compact", 1)
-	f, err := ReadArchiveFile(path)
+	f, err := ReadArchiveFile(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +106,7 @@ func TestCommitDeletedRestoresOnlyDeletedIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	op.Close()
-	f, err := ReadArchiveFile(path)
+	f, err := ReadArchiveFile(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +165,7 @@ func sharedFile(t *testing.T) (*ArchiveFile, []string) {
 	for i, c := range []string{"compact", "skip", "compact"} {
 		ids = append(ids, writeOperation(t, path, c, int64(100*(i+1))).Meta.ID)
 	}
-	f, err := ReadArchiveFile(path)
+	f, err := ReadArchiveFile(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +214,7 @@ func TestPlanRestoreOneSkipNeedsNaming(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "skip.jsonl")
 	op := writeOperation(t, path, "skip", 1)
-	f, err := ReadArchiveFile(path)
+	f, err := ReadArchiveFile(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +240,7 @@ const legacyLines = `{"schema":"s","table":"sentry_controloutbox","id":3,"shard_
 
 func TestLegacyLinesAreOperationsWithLimits(t *testing.T) {
 	t.Parallel()
-	f, err := ParseArchive(strings.NewReader(legacyLines))
+	f, err := ParseArchive(strings.NewReader(legacyLines), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +265,7 @@ func TestParseArchiveRejectsAndTolerates(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A last line cut short is a write interrupted before its sync: ignored, reported.
-	f, err := ParseArchive(strings.NewReader(string(good) + `{"v":2,"kind":"row","op":"x","batch":4,"id":`))
+	f, err := ParseArchive(strings.NewReader(string(good)+`{"v":2,"kind":"row","op":"x","batch":4,"id":`), 0)
 	if err != nil || !f.Truncated || len(f.Operations[0].Batches) != 3 {
 		t.Fatalf("truncated last line: %+v %v", f, err)
 	}
@@ -281,7 +278,7 @@ func TestParseArchiveRejectsAndTolerates(t *testing.T) {
 		"row without batch": `{"v":2,"kind":"row","op":"a","id":1}` + "\n",
 		"legacy without id": `{"table":"t","command":"drain"}` + "\n",
 	} {
-		_, err := ParseArchive(strings.NewReader(string(good) + text + string(good)))
+		_, err := ParseArchive(strings.NewReader(string(good)+text+string(good)), 0)
 		if err == nil || !strings.HasPrefix(err.Error(), "22: ") || strings.ContainsAny(err.Error(), "\n\x1b") {
 			t.Errorf("%s: %v", name, err)
 		}

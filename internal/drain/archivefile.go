@@ -3,15 +3,20 @@ package drain
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/outboxctl/outboxctl/internal/bytesize"
 )
 
 // BatchState says whether a batch's deletion committed.
@@ -63,7 +68,23 @@ type ArchivedOperation struct {
 	// Legacy is true for lines of the previous release's format (see LegacyLimits).
 	Legacy  bool
 	Batches []*ArchivedBatch
+	// Problem is the first sign that the operation's lines are not as outboxctl wrote them (a
+	// row outside its shard, another operation's fields, a checksum that does not match),
+	// with its line number: restore refuses the operation. nil when none was found.
+	Problem error
+	// shard is the shard its rows must be in: Shard, or for an operation written before
+	// Shard was recorded, its first row's.
+	shard *ArchiveShard
+	// sum hashes its lines as read, for the markers' checksums.
+	sum hash.Hash
 }
+
+// Verified reports whether the operation's markers carry checksums, so that an edit would
+// have been detected (Problem): not for archives written before them.
+func (o *ArchivedOperation) Verified() bool { return o.Checksum == ChecksumSHA256 && !o.Legacy }
+
+// UnverifiedNote says why an operation that is not Verified can still be restored.
+const UnverifiedNote = "written before archives carried a shard and a checksum per operation: its rows could not be checked for edits; compare the plan with what was deleted before confirming"
 
 // LegacyLimits states what an old-format archive line cannot promise.
 const LegacyLimits = "old-format archive (before per-operation archives): it has no commit marker (rows whose DELETE failed are listed too; ids that exist are skipped), its payloads may not come back byte for byte (a non-JSON text payload comes back as a JSON string, the text null as SQL NULL, JSON re-spaced), and rows of a discard drain carry the schedule of the claim, not the original one"
@@ -92,30 +113,43 @@ var opIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 
 func validOpID(s string) bool { return opIDPattern().MatchString(s) }
 
-// fileLine is any line of either format.
-type fileLine struct {
+// lineHead is read first, to tell the formats apart before reading a line whole.
+type lineHead struct {
 	V    int    `json:"v"`
 	Kind string `json:"kind"`
+}
+
+// fileLine is a line of the current format. Its readable payload copy ("payload") has no
+// field, so decoding skips it instead of copying it.
+type fileLine struct {
+	lineHead
 	OperationMeta
 	Batch int `json:"batch"`
 	Row
-	IDs   []int64 `json:"ids"`
-	Error string  `json:"error"`
-	// The previous release's fields.
+	IDs    []int64 `json:"ids"`
+	Error  string  `json:"error"`
+	SHA256 string  `json:"sha256"`
+}
+
+// legacyLine is a line of the previous release's format.
+type legacyLine struct {
+	OperationMeta
+	Row
 	ArchivedAt time.Time       `json:"archived_at"`
 	OldCell    *string         `json:"region_name"`
 	OldPayload json.RawMessage `json:"payload"`
 }
 
-// ReadArchiveFile reads an archive of either format. A malformed line is an error naming
-// the file and line; a last line cut short is ignored (Truncated).
-func ReadArchiveFile(path string) (*ArchiveFile, error) {
+// ReadArchiveFile reads an archive of either format, refusing a line longer than maxLine
+// bytes (0: DefaultMaxArchiveLine). A malformed line is an error naming the file and line; a
+// last line cut short is ignored (Truncated).
+func ReadArchiveFile(path string, maxLine int64) (*ArchiveFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the archive: %w", err)
 	}
 	defer f.Close()
-	af, err := ParseArchive(f)
+	af, err := ParseArchive(f, maxLine)
 	if af != nil {
 		af.Path = path
 	}
@@ -125,37 +159,106 @@ func ReadArchiveFile(path string) (*ArchiveFile, error) {
 	return af, nil
 }
 
-// MaxArchiveLine bounds one archive line: a row with the largest payload PostgreSQL's text
-// can hold is far below it, and a file that is one huge line must not be read into memory.
-const MaxArchiveLine = 256 << 20
+// DefaultMaxArchiveLine is restore's cap on one archive line (--max-line-bytes raises it). A
+// row's line holds its payload twice (payload_text, and a readable copy when it is JSON), so
+// 256 MiB takes any row whose payload is under about 128 MiB: Sentry's payloads are JSON
+// objects of bytes to a few MiB (relocation's are the largest), so only a file that is not an
+// archive, or a hand-made row, reaches it, and refusing one costs at most the cap in memory.
+const DefaultMaxArchiveLine int64 = 256 << 20
 
-// readLine reads up to and including '\n', refusing a line longer than max.
-func readLine(br *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
+// LineTooLongError is an archive line over the cap, refused before it was read whole.
+type LineTooLongError struct{ Max int64 }
+
+func (e *LineTooLongError) Error() string {
+	return fmt.Sprintf("a line longer than the %s cap on an archive line (not an outboxctl archive, or a row with a larger payload): to read it, raise the cap with --max-line-bytes %s",
+		bytesize.Format(e.Max), bytesize.Format(2*e.Max))
+}
+
+// readLine reads up to and including '\n', refusing a line longer than max before copying
+// any byte past it: a refused line costs at most max bytes. A line that fits the reader's
+// buffer is returned without a copy (valid until the next read); a longer one is copied
+// chunk by chunk and joined once at its exact size, never grown by doubling (which cost
+// 3.4× the line: 867 MB to refuse a 1 GB line at a 256 MiB cap). src, when it can seek (a
+// file), lets a long line be measured first and read once instead (seekLine).
+func readLine(br *bufio.Reader, src io.ReadSeeker, max int64) ([]byte, error) {
+	chunk, err := br.ReadSlice('\n')
+	if int64(len(chunk)) > max {
+		return nil, &LineTooLongError{Max: max}
+	}
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return chunk, err
+	}
+	if src != nil {
+		if start, serr := src.Seek(0, io.SeekCurrent); serr == nil {
+			return seekLine(br, src, start-int64(br.Buffered())-int64(len(chunk)), int64(len(chunk)), max)
+		}
+	}
+	chunks := [][]byte{bytes.Clone(chunk)}
+	n := int64(len(chunk))
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(line)+len(chunk) > max {
-			return nil, fmt.Errorf("a line longer than %d MiB: not an outboxctl archive", max>>20)
+		if n+int64(len(chunk)) > max {
+			return nil, &LineTooLongError{Max: max}
 		}
-		line = append(line, chunk...)
 		if !errors.Is(err, bufio.ErrBufferFull) {
-			return line, err
+			line := make([]byte, 0, n+int64(len(chunk)))
+			for _, c := range chunks {
+				line = append(line, c...)
+			}
+			return append(line, chunk...), err
 		}
+		chunks = append(chunks, bytes.Clone(chunk))
+		n += int64(len(chunk))
 	}
 }
 
-// ParseArchive reads archive lines from r (errors start with the line number).
-func ParseArchive(r io.Reader) (*ArchiveFile, error) {
+// seekLine reads a line that started at offset start of src and of which n bytes were read:
+// it reads on to the line's end without keeping anything, refusing it past max, then goes
+// back and reads it once into a buffer of its exact size. A line over the cap costs no
+// memory, one under it its length (restore --print-sql of a 200 MB row: 605 → ~400 MB).
+func seekLine(br *bufio.Reader, src io.ReadSeeker, start, n, max int64) ([]byte, error) {
+	var end error
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if n += int64(len(chunk)); n > max {
+			return nil, &LineTooLongError{Max: max}
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			end = err
+			break
+		}
+	}
+	if end != nil && !errors.Is(end, io.EOF) {
+		return nil, end
+	}
+	if _, err := src.Seek(start, io.SeekStart); err != nil {
+		return nil, err
+	}
+	br.Reset(src)
+	line := make([]byte, n)
+	if _, err := io.ReadFull(br, line); err != nil {
+		return nil, err
+	}
+	return line, end
+}
+
+// ParseArchive reads archive lines from r, refusing a line longer than maxLine bytes (0:
+// DefaultMaxArchiveLine). Errors start with the line number.
+func ParseArchive(r io.Reader, maxLine int64) (*ArchiveFile, error) {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxArchiveLine
+	}
 	p := newParser()
 	br := bufio.NewReaderSize(r, 1<<16)
+	src, _ := r.(io.ReadSeeker)
 	for n := 1; ; n++ {
-		line, err := readLine(br, MaxArchiveLine)
+		line, err := readLine(br, src, maxLine)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%d: %w", n, err)
 		}
 		last := errors.Is(err, io.EOF)
 		if body := bytes.TrimSpace(line); len(body) > 0 {
-			if perr := p.add(body); perr != nil {
+			if perr := p.add(n, body); perr != nil {
 				if last && line[len(line)-1] != '\n' {
 					p.file.Truncated = true
 					break
@@ -184,17 +287,28 @@ func newParser() *parser {
 	return &parser{file: &ArchiveFile{}, ops: map[string]*ArchivedOperation{}, batches: map[string]map[int]*ArchivedBatch{}}
 }
 
-func (p *parser) add(body []byte) error {
-	var l fileLine
-	if err := json.Unmarshal(body, &l); err != nil {
+// add reads line n. A line that is not an archive line is an error; a line that is one but
+// not as outboxctl wrote it marks its operation (Problem), so the file's other operations
+// can still be restored.
+func (p *parser) add(n int, body []byte) error {
+	var h lineHead
+	if err := json.Unmarshal(body, &h); err != nil {
 		return fmt.Errorf("not an archive line: %w", err)
 	}
-	if l.V == 0 && l.Kind == "" {
+	if h.V == 0 && h.Kind == "" {
+		var l legacyLine
+		if err := json.Unmarshal(body, &l); err != nil {
+			return fmt.Errorf("not an archive line: %w", err)
+		}
 		return p.addLegacy(l)
 	}
 	p.legacy = nil
-	if l.V != FormatVersion {
-		return fmt.Errorf("archive format version %d is not supported (this outboxctl reads 1 and %d): upgrade outboxctl", l.V, FormatVersion)
+	if h.V != FormatVersion {
+		return fmt.Errorf("archive format version %d is not supported (this outboxctl reads 1 and %d): upgrade outboxctl", h.V, FormatVersion)
+	}
+	var l fileLine
+	if err := json.Unmarshal(body, &l); err != nil {
+		return fmt.Errorf("not an archive line: %w", err)
 	}
 	if !validOpID(l.OperationMeta.ID) || strings.HasPrefix(l.OperationMeta.ID, "legacy-") {
 		return fmt.Errorf("invalid operation id %q", l.OperationMeta.ID)
@@ -202,27 +316,63 @@ func (p *parser) add(body []byte) error {
 	op := p.operation(l.OperationMeta)
 	switch l.Kind {
 	case KindOperation:
-		return nil
 	case KindRow:
 		if l.Batch < 1 || l.Row.ID < 1 {
 			return errors.New("row line without a batch or an id")
 		}
 		b := p.batch(op, l.Batch)
 		b.Rows = append(b.Rows, l.Row)
-		return nil
 	case KindCommit, KindAbort:
 		if l.Batch < 1 {
 			return fmt.Errorf("%s line without a batch", l.Kind)
 		}
 		p.marks = append(p.marks, l)
-		return nil
+	default:
+		return fmt.Errorf("unknown line kind %q", l.Kind)
 	}
-	return fmt.Errorf("unknown line kind %q", l.Kind)
+	if op.Problem == nil {
+		if problem := op.check(l); problem != "" {
+			op.Problem = fmt.Errorf("line %d: %s", n, problem)
+		}
+	}
+	op.sum.Write(body)
+	op.sum.Write([]byte{'\n'})
+	return nil
+}
+
+// check says what is wrong with line l of the operation ("" when nothing): fields of another
+// operation, a row outside the operation's shard or one PostgreSQL could not hold, a marker
+// whose checksum does not match the lines before it.
+func (o *ArchivedOperation) check(l fileLine) string {
+	if !o.same(l.OperationMeta) {
+		return fmt.Sprintf("its operation fields (command, user, time, schema, table, shard…) differ from those of operation %s's first line", o.ID)
+	}
+	switch l.Kind {
+	case KindRow:
+		if o.shard == nil {
+			first := ArchiveShard{Scope: l.ShardScope, ID: l.ShardID, Cell: l.Cell}
+			o.shard = &first
+		}
+		if !o.shard.Holds(l.Row) {
+			return fmt.Sprintf("row %d is in shard %s, not in operation %s's shard %s", l.Row.ID, ArchiveShard{Scope: l.ShardScope, ID: l.ShardID, Cell: l.Cell}, o.ID, o.shard)
+		}
+		if (l.Payload != nil && strings.IndexByte(*l.Payload, 0) >= 0) || (l.Cell != nil && strings.IndexByte(*l.Cell, 0) >= 0) {
+			return fmt.Sprintf("row %d holds a NUL byte, which PostgreSQL text cannot", l.Row.ID)
+		}
+	case KindCommit, KindAbort:
+		if o.Checksum != ChecksumSHA256 {
+			return ""
+		}
+		if want := hex.EncodeToString(o.sum.Sum(nil)); l.SHA256 != want {
+			return fmt.Sprintf("the checksum of batch %d's %s marker does not match operation %s's lines before it (a line of it was edited, removed, added or moved)", l.Batch, l.Kind, o.ID)
+		}
+	}
+	return ""
 }
 
 // addLegacy reads a previous-release line: consecutive lines of one command, reason and
 // table make one operation.
-func (p *parser) addLegacy(l fileLine) error {
+func (p *parser) addLegacy(l legacyLine) error {
 	if l.Row.ID < 1 || l.Table == "" || l.Command == "" {
 		return errors.New("not an archive line: no id, table or command")
 	}
@@ -252,7 +402,7 @@ func (p *parser) operation(m OperationMeta) *ArchivedOperation {
 	if op, ok := p.ops[m.ID]; ok {
 		return op
 	}
-	op := &ArchivedOperation{OperationMeta: m}
+	op := &ArchivedOperation{OperationMeta: m, shard: m.Shard, sum: sha256.New()}
 	p.ops[m.ID] = op
 	p.batches[m.ID] = map[int]*ArchivedBatch{}
 	p.file.Operations = append(p.file.Operations, op)

@@ -460,11 +460,11 @@ func TestDrainConverges(t *testing.T) {
 	}
 }
 
-// openOp opens an archive operation for a test drain.
+// openOp opens an archive operation for a test drain of shard org(1).
 func openOp(t *testing.T, path, reason string) *drain.Operation {
 	t.Helper()
 	op, err := drain.OpenOperation(path, drain.OperationMeta{Command: drain.CommandDrainDiscard, Reason: reason, User: "test",
-		Table: "sentry_regionoutbox", PayloadType: "jsonb"})
+		Table: "sentry_regionoutbox", PayloadType: "jsonb", Shard: &drain.ArchiveShard{Scope: 0, ID: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +474,7 @@ func openOp(t *testing.T, path, reason string) *drain.Operation {
 // committedRows reads back the rows an archive records as deleted.
 func committedRows(t *testing.T, path string) []drain.Row {
 	t.Helper()
-	f, err := drain.ReadArchiveFile(path)
+	f, err := drain.ReadArchiveFile(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,11 @@ package drain
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"os"
 	"path/filepath"
 	"sync"
@@ -25,7 +27,18 @@ import (
 // restore uses only committed batches. A batch with neither marker (a crash, or a COMMIT whose
 // outcome is unknown) is reported, never restored by default: its rows should still be in the
 // table.
+//
+// Every line names the operation's shard, and every row must be in it. Every commit and abort
+// marker carries "sha256": the SHA-256 of every line of the operation before it (its header,
+// rows and earlier markers, each as written, with its newline), so restore detects a line of
+// the operation edited, removed, added or moved. Both were added within version 2 (an older
+// outboxctl ignores them); operations written before have neither (OperationMeta.Checksum is
+// empty) and are restored with a warning that they could not be verified.
 const FormatVersion = 2
+
+// ChecksumSHA256 is OperationMeta.Checksum for an operation whose markers carry the SHA-256
+// of the operation's lines before them.
+const ChecksumSHA256 = "sha256"
 
 // Line kinds.
 const (
@@ -49,6 +62,45 @@ type OperationMeta struct {
 	CellColumn string `json:"cell_column,omitempty"`
 	// PayloadType is the payload column's type the rows came from: "jsonb" or "text" (Sentry's).
 	PayloadType string `json:"payload_type"`
+	// Shard is the shard every row of the operation is in (nil in archives written before it
+	// was recorded). OpenOperation requires it.
+	Shard *ArchiveShard `json:"shard,omitempty"`
+	// Checksum says how the markers seal the operation: ChecksumSHA256, or "" before there
+	// was a checksum. OpenOperation sets it.
+	Checksum string `json:"checksum,omitempty"`
+}
+
+// ArchiveShard is the shard an operation archived: every drain, compact and skip works on one.
+type ArchiveShard struct {
+	Scope int   `json:"scope"`
+	ID    int64 `json:"id"`
+	// Cell is the control outbox's cell (its shards are per cell); nil for a cell outbox.
+	Cell *string `json:"cell,omitempty"`
+}
+
+// Holds reports whether r is a row of the shard.
+func (s ArchiveShard) Holds(r Row) bool {
+	return s.same(ArchiveShard{Scope: r.ShardScope, ID: r.ShardID, Cell: r.Cell})
+}
+
+func (s ArchiveShard) same(o ArchiveShard) bool {
+	return s.Scope == o.Scope && s.ID == o.ID && (s.Cell == nil) == (o.Cell == nil) && (s.Cell == nil || *s.Cell == *o.Cell)
+}
+
+func (s ArchiveShard) String() string {
+	if s.Cell == nil {
+		return fmt.Sprintf("(scope %d, id %d)", s.Scope, s.ID)
+	}
+	return fmt.Sprintf("(scope %d, id %d, cell %q)", s.Scope, s.ID, *s.Cell)
+}
+
+// same reports whether two lines' operation fields are the same operation's.
+func (m OperationMeta) same(o OperationMeta) bool {
+	if (m.Shard == nil) != (o.Shard == nil) || m.Shard != nil && !m.Shard.same(*o.Shard) {
+		return false
+	}
+	return m.ID == o.ID && m.Command == o.Command && m.Reason == o.Reason && m.User == o.User && m.Started.Equal(o.Started) &&
+		m.Schema == o.Schema && m.Table == o.Table && m.CellColumn == o.CellColumn && m.PayloadType == o.PayloadType && m.Checksum == o.Checksum
 }
 
 // Row is an outbox row exactly as it was before the operation touched it.
@@ -82,6 +134,8 @@ type Operation struct {
 	mu   sync.Mutex
 	f    *os.File
 	seq  int
+	// sum hashes every line written, for the markers' checksum.
+	sum hash.Hash
 }
 
 type rowLine struct {
@@ -104,6 +158,8 @@ type markLine struct {
 	Rows  int       `json:"rows"`
 	IDs   []int64   `json:"ids,omitempty"`
 	Error string    `json:"error,omitempty"`
+	// SHA256 is the hex SHA-256 of the operation's lines before this marker.
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // NewOperationID names an operation: UTC start time, command, random suffix.
@@ -126,10 +182,11 @@ func OperationArchivePath(opID string) (string, error) {
 // OpenOperation opens (creating) path for appending and writes the operation's header line,
 // synced. A file may hold several operations; restore tells them apart by ID.
 func OpenOperation(path string, meta OperationMeta) (*Operation, error) {
-	if meta.Command == "" || meta.User == "" || meta.Table == "" || meta.PayloadType == "" {
-		return nil, fmt.Errorf("archive: an operation needs a command, a user, a table and its payload column's type, got %q %q %q %q",
-			meta.Command, meta.User, meta.Table, meta.PayloadType)
+	if meta.Command == "" || meta.User == "" || meta.Table == "" || meta.PayloadType == "" || meta.Shard == nil {
+		return nil, fmt.Errorf("archive: an operation needs a command, a user, a table, its payload column's type and its shard, got %q %q %q %q %v",
+			meta.Command, meta.User, meta.Table, meta.PayloadType, meta.Shard)
 	}
+	meta.Checksum = ChecksumSHA256
 	if meta.Started.IsZero() {
 		meta.Started = time.Now().UTC()
 	}
@@ -146,7 +203,7 @@ func OpenOperation(path string, meta OperationMeta) (*Operation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the archive: %w", err)
 	}
-	op := &Operation{Meta: meta, Path: path, f: f}
+	op := &Operation{Meta: meta, Path: path, f: f, sum: sha256.New()}
 	if err := op.write(markLine{V: FormatVersion, Kind: KindOperation, OperationMeta: meta, At: meta.Started}); err != nil {
 		f.Close()
 		return nil, err
@@ -167,6 +224,9 @@ func (op *Operation) write(lines ...any) error {
 	if _, err := op.f.Write(buf); err != nil {
 		return fmt.Errorf("writing the archive %s: %w", op.Path, err)
 	}
+	// Hashed once written, synced or not: a failed sync leaves the lines in the file, and the
+	// next marker's checksum must cover them as restore reads them.
+	op.sum.Write(buf)
 	if err := op.f.Sync(); err != nil {
 		return fmt.Errorf("syncing the archive %s: %w", op.Path, err)
 	}
@@ -185,6 +245,9 @@ func (op *Operation) Stage(rows []Row) (Batch, error) {
 	for _, r := range rows {
 		if r.Payload != nil && !utf8.ValidString(*r.Payload) {
 			return Batch{}, fmt.Errorf("archive: row %d: payload is not valid UTF-8 and could not be restored byte for byte; refusing to delete it", r.ID)
+		}
+		if !op.Meta.Shard.Holds(r) {
+			return Batch{}, fmt.Errorf("archive: row %d is not in the operation's shard %s; refusing to delete it", r.ID, op.Meta.Shard)
 		}
 		l := rowLine{V: FormatVersion, Kind: KindRow, OperationMeta: op.Meta, Batch: b.Seq, StagedAt: now, Row: r}
 		if r.Payload != nil && json.Valid([]byte(*r.Payload)) {
@@ -212,7 +275,7 @@ func (op *Operation) CommitDeleted(b Batch, deleted []int64) error {
 	if deleted == nil {
 		deleted = []int64{}
 	}
-	return op.write(markLine{V: FormatVersion, Kind: KindCommit, OperationMeta: op.Meta, Batch: b.Seq, At: time.Now().UTC(), Rows: len(deleted), IDs: deleted})
+	return op.write(markLine{V: FormatVersion, Kind: KindCommit, OperationMeta: op.Meta, Batch: b.Seq, At: time.Now().UTC(), Rows: len(deleted), IDs: deleted, SHA256: op.checksum()})
 }
 
 // Abort records that b's transaction certainly rolled back (its rows were not deleted). When
@@ -224,8 +287,11 @@ func (op *Operation) Abort(b Batch, cause error) error {
 	if cause != nil {
 		msg = cause.Error()
 	}
-	return op.write(markLine{V: FormatVersion, Kind: KindAbort, OperationMeta: op.Meta, Batch: b.Seq, At: time.Now().UTC(), Rows: len(b.IDs), Error: msg})
+	return op.write(markLine{V: FormatVersion, Kind: KindAbort, OperationMeta: op.Meta, Batch: b.Seq, At: time.Now().UTC(), Rows: len(b.IDs), Error: msg, SHA256: op.checksum()})
 }
+
+// checksum is the hex SHA-256 of the operation's lines written so far.
+func (op *Operation) checksum() string { return hex.EncodeToString(op.sum.Sum(nil)) }
 
 // Close closes the file (every line is already synced).
 func (op *Operation) Close() error { return op.f.Close() }

@@ -53,6 +53,18 @@ type SelectionError struct{ Msg string }
 
 func (e *SelectionError) Error() string { return e.Msg }
 
+// EditedError is an operation restore refuses because its lines are not as outboxctl wrote
+// them (ArchivedOperation.Problem).
+type EditedError struct {
+	Path string
+	Op   *ArchivedOperation
+}
+
+func (e *EditedError) Error() string {
+	return fmt.Sprintf("%s: operation %s: %v: the archive was edited after outboxctl wrote it, so nothing was restored; restore from an unedited copy, or choose the file's other operations with --operation",
+		e.Path, e.Op.ID, e.Op.Problem)
+}
+
 // OperationList names a file's operations for an error message, one line.
 func (f *ArchiveFile) OperationList() string {
 	parts := make([]string, 0, len(f.Operations))
@@ -79,6 +91,11 @@ func PlanRestore(f *ArchiveFile, sel RestoreSelection) (*RestorePlan, error) {
 	}
 	plan := &RestorePlan{LeftOut: leftOut}
 	keep := sel.filter()
+	for _, op := range ops {
+		if op.Problem != nil {
+			return nil, &EditedError{Path: f.Path, Op: op}
+		}
+	}
 	for _, op := range ops {
 		plan.Operations = append(plan.Operations, planOperation(op, keep, sel.IncludeUncommitted))
 	}

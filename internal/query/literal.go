@@ -3,6 +3,7 @@ package query
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -61,37 +62,66 @@ func Literal(v any) (string, error) {
 var ErrNotText = errors.New("value cannot be a PostgreSQL text literal")
 
 func quoteString(s string) (string, error) {
+	if err := checkText(s); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	writeString(&b, s)
+	return b.String(), nil
+}
+
+// checkText refuses a string PostgreSQL text cannot hold: the check writeString relies on.
+func checkText(s string) error {
 	if strings.IndexByte(s, 0) >= 0 {
-		return "", fmt.Errorf("%w: it contains a NUL byte", ErrNotText)
+		return fmt.Errorf("%w: it contains a NUL byte", ErrNotText)
 	}
 	if !utf8.ValidString(s) {
-		return "", fmt.Errorf("%w: it is not valid UTF-8", ErrNotText)
+		return fmt.Errorf("%w: it is not valid UTF-8", ErrNotText)
 	}
+	return nil
+}
+
+// writeString writes s, which checkText accepted, as a literal: straight to w, in runs of
+// s, so a payload of hundreds of MB is never copied to be printed (restore --print-sql).
+func writeString(w io.StringWriter, s string) {
 	if !strings.Contains(s, `\`) && strings.IndexFunc(s, textsafe.IsControl) < 0 {
-		return "'" + strings.ReplaceAll(s, "'", "''") + "'", nil
+		_, _ = w.WriteString("'")
+		for i := strings.IndexByte(s, '\''); i >= 0; i = strings.IndexByte(s, '\'') {
+			_, _ = w.WriteString(s[:i+1])
+			_, _ = w.WriteString("'")
+			s = s[i+1:]
+		}
+		_, _ = w.WriteString(s)
+		_, _ = w.WriteString("'")
+		return
 	}
 	// An escape-string literal can spell a control character as \xHH or \uXXXX, so the
 	// printed SQL stays on its lines and no raw control byte reaches a terminal or an editor.
-	var b strings.Builder
-	b.WriteString("E'")
-	for _, r := range s {
+	_, _ = w.WriteString("E'")
+	start := 0
+	for i, r := range s {
+		var esc string
 		switch {
 		case r == '\'':
-			b.WriteString("''")
+			esc = "''"
 		case r == '\\':
-			b.WriteString(`\\`)
+			esc = `\\`
 		case escapeNames[r] != "":
-			b.WriteString(escapeNames[r])
+			esc = escapeNames[r]
 		case r < 0x80 && textsafe.IsControl(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
+			esc = fmt.Sprintf(`\x%02x`, r)
 		case textsafe.IsControl(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
+			esc = fmt.Sprintf(`\u%04x`, r)
 		default:
-			b.WriteRune(r)
+			continue
 		}
+		_, _ = w.WriteString(s[start:i])
+		_, _ = w.WriteString(esc)
+		start = i + utf8.RuneLen(r)
 	}
-	b.WriteByte('\'')
-	return b.String(), nil
+	_, _ = w.WriteString(s[start:])
+	_, _ = w.WriteString("'")
 }
 
 // escapeNames are the escape-string spellings a reader knows by sight.

@@ -5,6 +5,7 @@ package query
 
 import (
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -151,46 +152,78 @@ func (s Statement) Bind() (string, []any, error) {
 // as a literal and its note, if any, as a comment at the end of its line, then ";".
 func (s Statement) Render() (string, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "-- outboxctl: %s\n", comment(s.Name))
-	for _, d := range s.Doc {
-		if d == "" {
-			b.WriteString("--\n")
-			continue
-		}
-		fmt.Fprintf(&b, "-- %s\n", comment(d))
-	}
-	toks := lex(s.Text)
-	if err := s.check(toks); err != nil {
+	if err := s.RenderTo(&b); err != nil {
 		return "", err
 	}
-	// Render line by line so that each line's notes follow the end of that line: the
-	// line ends outside any literal, because literals are complete tokens.
-	type outLine struct {
-		text    string
-		comment bool // ends in a "-- note", so nothing may follow it on the line
+	return b.String(), nil
+}
+
+// piece is part of a printed line: SQL text, or a string value written as a literal only
+// when the line is, so that a value of hundreds of MB (a restored payload) is never copied
+// to be printed.
+type piece struct {
+	text string
+	str  *string
+}
+
+// outLine is a printed line; comment says it ends in a "-- note", so nothing may follow it.
+type outLine struct {
+	pieces  []piece
+	comment bool
+}
+
+func (l outLine) blank() bool {
+	for _, p := range l.pieces {
+		if p.str != nil || strings.TrimSpace(p.text) != "" {
+			return false
+		}
 	}
+	return true
+}
+
+// trimRight cuts the characters of cutset from the end of the line's text; a literal never
+// ends in them (it ends in a quote, a digit, a bracket or NULL), so the cut stops at one.
+func trimRight(pieces []piece, cutset string) []piece {
+	for len(pieces) > 0 && pieces[len(pieces)-1].str == nil {
+		last := &pieces[len(pieces)-1]
+		if last.text = strings.TrimRight(last.text, cutset); last.text != "" {
+			break
+		}
+		pieces = pieces[:len(pieces)-1]
+	}
+	return pieces
+}
+
+// RenderTo writes the printed form (Render's) to w. Every value is checked before the first
+// byte is written, so an error leaves w untouched; string values go to w without a copy.
+func (s Statement) RenderTo(w io.Writer) error {
+	toks := lex(s.Text)
+	if err := s.check(toks); err != nil {
+		return err
+	}
+	// Lines are built, then written: each line's notes follow the end of that line (the
+	// line ends outside any literal, because literals are complete tokens), and the last
+	// line is only known at the end.
 	var lines []outLine
-	var line strings.Builder
+	var line []piece
 	var notes []string
 	endLine := func() {
-		text := strings.TrimRight(line.String(), " \t")
-		l := outLine{text: text}
+		l := outLine{pieces: trimRight(line, " \t")}
 		if len(notes) > 0 {
-			l.text += "  -- " + comment(strings.Join(dedupe(notes), ", "))
+			l.pieces = append(l.pieces, piece{text: "  -- " + comment(strings.Join(dedupe(notes), ", "))})
 			l.comment = true
 		}
 		lines = append(lines, l)
-		line.Reset()
-		notes = notes[:0]
+		line, notes = nil, notes[:0]
 	}
 	for _, t := range toks {
 		if t.param != "" {
 			arg := s.Args[t.param]
-			lit, err := Literal(arg.Value)
+			p, err := literalPiece(arg.Value)
 			if err != nil {
-				return "", fmt.Errorf("query %s: @%s: %w", s.Name, t.param, err)
+				return fmt.Errorf("query %s: @%s: %w", s.Name, t.param, err)
 			}
-			line.WriteString(lit)
+			line = append(line, p)
 			if arg.Note != "" {
 				notes = append(notes, arg.Note)
 			}
@@ -200,31 +233,83 @@ func (s Statement) Render() (string, error) {
 			if i > 0 {
 				endLine()
 			}
-			line.WriteString(p)
+			line = append(line, piece{text: p})
 		}
 	}
 	endLine()
-	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1].text) == "" {
+	for len(lines) > 0 && lines[len(lines)-1].blank() {
 		lines = lines[:len(lines)-1]
 	}
-	for len(lines) > 0 && strings.TrimSpace(lines[0].text) == "" {
+	for len(lines) > 0 && lines[0].blank() {
 		lines = lines[1:]
 	}
 	if len(lines) == 0 {
-		return "", fmt.Errorf("query %s: empty statement", s.Name)
+		return fmt.Errorf("query %s: empty statement", s.Name)
 	}
 	last := &lines[len(lines)-1]
 	switch {
 	case last.comment:
-		lines = append(lines, outLine{text: ";"})
+		lines = append(lines, outLine{pieces: []piece{{text: ";"}}})
 	default:
-		last.text = strings.TrimRight(last.text, ";") + ";"
+		last.pieces = append(trimRight(last.pieces, ";"), piece{text: ";"})
+	}
+	ew := &errWriter{w: w}
+	fmt.Fprintf(ew, "-- outboxctl: %s\n", comment(s.Name))
+	for _, d := range s.Doc {
+		if d == "" {
+			ew.WriteString("--\n")
+			continue
+		}
+		fmt.Fprintf(ew, "-- %s\n", comment(d))
 	}
 	for _, l := range lines {
-		b.WriteString(l.text)
-		b.WriteString("\n")
+		for _, p := range l.pieces {
+			if p.str != nil {
+				writeString(ew, *p.str)
+				continue
+			}
+			ew.WriteString(p.text)
+		}
+		ew.WriteString("\n")
 	}
-	return b.String(), nil
+	return ew.err
+}
+
+// literalPiece checks v and returns it as a piece: a string as itself (written by
+// writeString), any other value as its literal text.
+func literalPiece(v any) (piece, error) {
+	if str, ok := v.(string); ok {
+		if err := checkText(str); err != nil {
+			return piece{}, err
+		}
+		return piece{str: &str}, nil
+	}
+	lit, err := Literal(v)
+	return piece{text: lit}, err
+}
+
+// errWriter keeps the first error of a run of writes, so they can be checked once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	var n int
+	n, e.err = e.w.Write(p)
+	return n, e.err
+}
+
+func (e *errWriter) WriteString(s string) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	var n int
+	n, e.err = io.WriteString(e.w, s)
+	return n, e.err
 }
 
 func dedupe(items []string) []string {
@@ -241,6 +326,22 @@ func dedupe(items []string) []string {
 
 // Script is the ordered statements one command runs.
 type Script []Statement
+
+// RenderTo writes every statement, separated by a blank line, to w; a statement's error
+// leaves the statements before it written.
+func (sc Script) RenderTo(w io.Writer) error {
+	for i, s := range sc {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := s.RenderTo(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Render prints every statement, separated by a blank line.
 func (sc Script) Render() (string, error) {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -261,6 +262,17 @@ func (p *Printer) Warnf(format string, args ...any) {
 func (p *Printer) SQL(text string) error {
 	_, err := io.WriteString(p.s.Out, text)
 	return err
+}
+
+// SQLTo prints the SQL write writes on stdout, exactly, as it is written (buffered): a script
+// too large to hold twice in memory (restore --print-sql of large payloads) is never built
+// whole first.
+func (p *Printer) SQLTo(write func(io.Writer) error) error {
+	bw := bufio.NewWriterSize(p.s.Out, 64<<10)
+	if err := write(bw); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // Print writes a document, then the footers of its sections on stderr.
