@@ -70,8 +70,9 @@ Handlers (Sentry's contract is at-least-once: make them idempotent):
   exec:COMMAND   runs COMMAND (through sh -c, in its own process group) per message with a
                  JSON document on stdin; exit 0 means delivered, stderr becomes the error
   stream:COMMAND starts COMMAND once and writes one document per line to its stdin; it
-                 answers one line per document, {"id": ID, "ok": true} when delivered
-                 (docs/handlers: a handler that runs Sentry's own receivers)
+                 answers one line per document, {"id": ID, "token": TOKEN, "ok": true}
+                 when delivered, TOKEN echoed from the document (stream protocol 2;
+                 docs/handlers: the protocol, a handler that runs Sentry's receivers)
   http(s)://URL  POSTs the document; a 2xx answer means delivered; --handler-header adds
                  headers, their values read from the environment ('Authorization: Bearer $TOKEN')
   discard        deletes without delivering (skipping a poison message); every row is
