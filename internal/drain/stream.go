@@ -295,21 +295,12 @@ func (p *streamProc) waitExit(d time.Duration) string {
 // start runs the command through sh -c in its own process group, so the terminal's Ctrl-C
 // reaches outboxctl, which finishes the delivery in flight and closes the co-process.
 func (s *Stream) start() (*streamProc, error) {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		closeAll(inR, inW)
-		return nil, err
-	}
 	// Not cmd.StderrPipe: Wait would close it before its last lines were read.
-	errR, errW, err := os.Pipe()
+	ends, err := pipes(3)
 	if err != nil {
-		closeAll(inR, inW, outR, outW)
 		return nil, err
 	}
+	inR, inW, outR, outW, errR, errW := ends[0], ends[1], ends[2], ends[3], ends[4], ends[5]
 	p := &streamProc{stdin: inW, stdout: outR, out: bufio.NewReaderSize(outR, maxAckLine), exited: make(chan struct{}), quit: make(chan struct{}), relay: make(chan struct{})}
 	p.cmd = exec.Command(s.Args[0], s.Args[1:]...)
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -330,6 +321,20 @@ func (s *Stream) start() (*streamProc, error) {
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// pipes makes n pipes: their read and write ends, in turn.
+func pipes(n int) ([]*os.File, error) {
+	ends := make([]*os.File, 0, 2*n)
+	for range n {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(ends...)
+			return nil, err
+		}
+		ends = append(ends, r, w)
+	}
+	return ends, nil
 }
 
 func closeAll(fs ...*os.File) {
