@@ -3,6 +3,7 @@ package cmd_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,8 @@ import (
 type streamRun struct {
 	*drainProc
 	log, pidfile string
+	// live is stderr too, safe to read while the drain runs.
+	live syncBuffer
 }
 
 func startStream(t *testing.T, dsn, schema, handler string, env []string, args ...string) *streamRun {
@@ -32,7 +35,7 @@ func startStream(t *testing.T, dsn, schema, handler string, env []string, args .
 	full := append([]string{"--dsn", dsn, "--schema", schema, "drain", "organization", "1", "--yes", "-o", "json", "--handler", handler}, args...)
 	r.cmd = exec.Command(sharedBinary(t), full...)
 	r.cmd.Env = append(append(os.Environ(), "LOG="+r.log, "DELIVERED_LOG="+r.log, "PIDFILE="+r.pidfile), env...)
-	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.err
+	r.cmd.Stdout, r.cmd.Stderr = &r.out, io.MultiWriter(&r.err, &r.live)
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
