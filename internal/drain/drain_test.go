@@ -277,6 +277,17 @@ func TestClaimDoesNotWait(t *testing.T) {
 	}
 }
 
+// threeMessages is a schema whose shard organization/1 holds three messages, objects 1, 7
+// and 8, in that order.
+func threeMessages(t *testing.T) (string, query.Target, []int64) {
+	t.Helper()
+	schema, target := setup(t)
+	return schema, target, testdb.Insert(t, schema, "sentry_regionoutbox",
+		testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1},
+		testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 7},
+		testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 8})
+}
+
 // A delivery failure stops the drain at that message (head-of-line), keeps it, and keeps
 // everything delivered before it deleted, in both modes.
 func TestFailureStopsAtTheFailingMessage(t *testing.T) {
@@ -284,11 +295,7 @@ func TestFailureStopsAtTheFailingMessage(t *testing.T) {
 	for _, mode := range []drain.Mode{drain.ModeExact, drain.ModeBatch} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
-			schema, target := setup(t)
-			r := testdb.Insert(t, schema, "sentry_regionoutbox",
-				testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1},
-				testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 7},
-				testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 8})
+			schema, target, r := threeMessages(t)
 			h := &recorder{fail: func(m drain.Message) error {
 				if m.Object == 7 {
 					return errors.New("handler says no")
@@ -500,11 +507,7 @@ func TestAbandonDuringDelivery(t *testing.T) {
 	for _, mode := range []drain.Mode{drain.ModeExact, drain.ModeBatch} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
-			schema, target := setup(t)
-			r := testdb.Insert(t, schema, "sentry_regionoutbox",
-				testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1},
-				testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 7},
-				testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 8})
+			schema, target, r := threeMessages(t)
 			hung := make(chan struct{})
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 				var d drain.Document
