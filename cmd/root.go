@@ -8,9 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,7 +22,7 @@ import (
 
 // Main runs outboxctl with args and returns the exit code.
 func Main(ctx context.Context, args []string, io *render.Streams) int {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifySignals(ctx)
 	defer stop()
 	a := &app{io: io, getenv: io.Getenv, args: args}
 	if a.getenv == nil {
