@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/outboxctl/outboxctl/internal/config"
 	"github.com/outboxctl/outboxctl/internal/db"
@@ -148,27 +149,7 @@ _SCOPE) or by integer.`),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 
-	f := root.PersistentFlags()
-	f.StringVar(&a.g.DSN, "dsn", "", "PostgreSQL connection string (default: $OUTBOXCTL_DSN, then the libpq PG* environment)")
-	f.StringVar(&a.g.Silo, "silo", "cell", "outbox table of which silo: cell (sentry_regionoutbox) or control (sentry_controloutbox)")
-	f.StringVar(&a.g.Cell, "cell", "", "control silo: only this cell (the region_name column)")
-	f.StringVar(&a.g.Table, "table", "", "outbox table name, overriding the silo's default (e.g. sentry_groupactionlogoutbox)")
-	f.StringVar(&a.g.Schema, "schema", a.getenv("OUTBOXCTL_SCHEMA"), "schema holding the tables (default: $OUTBOXCTL_SCHEMA, then the search_path)")
-	f.StringVarP(&a.g.Output, "output", "o", "", "output format: table, wide (every column, no cell cut), json, jsonl, csv, markdown (default: table on a terminal, tab-separated otherwise)")
-	f.BoolVar(&a.g.NoHeaders, "no-headers", false, "print tables without their header line")
-	f.BoolVar(&a.g.CSVRaw, "csv-raw", false, "with -o csv, print text cells as they are: without it, a cell starting with = + - @, a tab or a carriage return gets a leading ' so a spreadsheet shows it instead of running it as a formula")
-	f.Var(&a.g.Time, "time", "times on a terminal: relative (\"3m ago\") or absolute (UTC)")
-	f.BoolVar(&a.g.PrintSQL, "print-sql", false, "print the SQL instead of running it")
-	f.StringVar(&a.g.Deployment, "deployment", "auto", "which options table Sentry reads: auto (a database with both outbox tables is a monolith), monolith (sentry_option for both outboxes) or split (sentry_controloption for the control outbox)")
-	f.StringVar(&a.g.EnumsPath, "enums", "", "load categories and scopes from a Sentry checkout's category.py instead of the built-in registry")
-	f.BoolVar(&a.g.NoColor, "no-color", false, "disable colour (also: NO_COLOR=1)")
-	addDurationFlag(f, &a.g.StatementTimeout, "statement-timeout", db.DefaultStatementTimeout, "30s", "abort any statement that runs longer")
-	addDurationFlag(f, &a.g.LockTimeout, "lock-timeout", db.DefaultLockTimeout, "5s", "abort any statement that waits longer for a lock")
-	addDurationFlag(f, &a.g.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "10s", "give up connecting after this long")
-	f.StringVar(&a.g.Context, "context", "", "use these named contexts of the config file (default: $OUTBOXCTL_CONTEXT, then current-context); read commands take a comma-separated list")
-	f.BoolVar(&a.g.AllContexts, "all-contexts", false, "read commands: run against every context of the config file at once")
-	addSizeFlag(f, &a.g.MaxConfig, "max-config-bytes", config.DefaultMaxBytes, "refuse a config file larger than this (KiB, MiB, GiB): a config of a hundred contexts takes a few KiB")
-
+	addGlobalFlags(a, root.PersistentFlags())
 	addGlobalCompletions(root)
 
 	root.AddCommand(
@@ -190,6 +171,29 @@ _SCOPE) or by integer.`),
 	)
 	wrapCobraErrors(root)
 	return root
+}
+
+// addGlobalFlags registers the flags every command takes (the global options, a.g).
+func addGlobalFlags(a *app, f *pflag.FlagSet) {
+	f.StringVar(&a.g.DSN, "dsn", "", "PostgreSQL connection string (default: $OUTBOXCTL_DSN, then the libpq PG* environment)")
+	f.StringVar(&a.g.Silo, "silo", "cell", "outbox table of which silo: cell (sentry_regionoutbox) or control (sentry_controloutbox)")
+	f.StringVar(&a.g.Cell, "cell", "", "control silo: only this cell (the region_name column)")
+	f.StringVar(&a.g.Table, "table", "", "outbox table name, overriding the silo's default (e.g. sentry_groupactionlogoutbox)")
+	f.StringVar(&a.g.Schema, "schema", a.getenv("OUTBOXCTL_SCHEMA"), "schema holding the tables (default: $OUTBOXCTL_SCHEMA, then the search_path)")
+	f.StringVarP(&a.g.Output, "output", "o", "", "output format: table, wide (every column, no cell cut), json, jsonl, csv, markdown (default: table on a terminal, tab-separated otherwise)")
+	f.BoolVar(&a.g.NoHeaders, "no-headers", false, "print tables without their header line")
+	f.BoolVar(&a.g.CSVRaw, "csv-raw", false, "with -o csv, print text cells as they are: without it, a cell starting with = + - @, a tab or a carriage return gets a leading ' so a spreadsheet shows it instead of running it as a formula")
+	f.Var(&a.g.Time, "time", "times on a terminal: relative (\"3m ago\") or absolute (UTC)")
+	f.BoolVar(&a.g.PrintSQL, "print-sql", false, "print the SQL instead of running it")
+	f.StringVar(&a.g.Deployment, "deployment", "auto", "which options table Sentry reads: auto (a database with both outbox tables is a monolith), monolith (sentry_option for both outboxes) or split (sentry_controloption for the control outbox)")
+	f.StringVar(&a.g.EnumsPath, "enums", "", "load categories and scopes from a Sentry checkout's category.py instead of the built-in registry")
+	f.BoolVar(&a.g.NoColor, "no-color", false, "disable colour (also: NO_COLOR=1)")
+	addDurationFlag(f, &a.g.StatementTimeout, "statement-timeout", db.DefaultStatementTimeout, "30s", "abort any statement that runs longer")
+	addDurationFlag(f, &a.g.LockTimeout, "lock-timeout", db.DefaultLockTimeout, "5s", "abort any statement that waits longer for a lock")
+	addDurationFlag(f, &a.g.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "10s", "give up connecting after this long")
+	f.StringVar(&a.g.Context, "context", "", "use these named contexts of the config file (default: $OUTBOXCTL_CONTEXT, then current-context); read commands take a comma-separated list")
+	f.BoolVar(&a.g.AllContexts, "all-contexts", false, "read commands: run against every context of the config file at once")
+	addSizeFlag(f, &a.g.MaxConfig, "max-config-bytes", config.DefaultMaxBytes, "refuse a config file larger than this (KiB, MiB, GiB): a config of a hundred contexts takes a few KiB")
 }
 
 // addGlobalCompletions completes the values of the global flags.
