@@ -64,7 +64,8 @@ func Shell(t testing.TB, width, height int, env ...string) *Session {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	marker := "READY-" + hex.EncodeToString(b[:])
-	argv := append([]string{"env", "PS1=" + marker + "-$((outboxctl_prompt=outboxctl_prompt+1))$ "}, env...)
+	// ENV empty: an interactive sh would source the file it names, which could set PS1.
+	argv := append([]string{"env", "ENV=", "PS1=" + marker + "-$((outboxctl_prompt=outboxctl_prompt+1))$ "}, env...)
 	s := Start(t, width, height, append(argv, "sh")...)
 	s.marker, s.prompts = marker, 1
 	s.waitPrompt()
