@@ -13,10 +13,7 @@ type DepthRow struct {
 // get_category_depths and get_total_outbox_count in one pass): the row with a NULL category
 // is the total.
 func Depth(t Target) Statement {
-	args := Args{}
-	if t.Control() && t.Cell != "" {
-		args["cell"] = Arg{Value: t.Cell}
-	}
+	args := t.cellArgs()
 	return sqlStatement("depth", []string{
 		"Total depth of " + t.Describe() + " and depth per category.",
 		"The first row (category NULL) is the total.",

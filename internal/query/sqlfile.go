@@ -277,6 +277,26 @@ func (t Target) idents() map[string]string {
 	return map[string]string{"table": t.From(), "cell_column": t.cellCol()}
 }
 
+// controlFragments turns on the control fragment, the control silo's cell column, for a
+// control target.
+func (t Target) controlFragments() []string {
+	if t.Control() {
+		return []string{"control"}
+	}
+	return nil
+}
+
+// controlAndCell is controlFragments and cellFragment, for a statement that has both.
+func (t Target) controlAndCell() []string { return append(t.controlFragments(), t.cellFragment()...) }
+
+// cellArgs binds @cell when the cell fragment is on.
+func (t Target) cellArgs() Args {
+	if t.Control() && t.Cell != "" {
+		return Args{"cell": {Value: t.Cell}}
+	}
+	return Args{}
+}
+
 // cellFragment turns on the cell fragment, the control silo's --cell filter, when it is set.
 func (t Target) cellFragment() []string {
 	if t.Control() && t.Cell != "" {
