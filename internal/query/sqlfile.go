@@ -277,6 +277,9 @@ func (t Target) idents() map[string]string {
 	return map[string]string{"table": t.From(), "cell_column": t.cellCol()}
 }
 
+// tableIdent is the target's table alone, for a statement that never names the cell column.
+func (t Target) tableIdent() map[string]string { return map[string]string{"table": t.From()} }
+
 // controlFragments turns on the control fragment, the control silo's cell column, for a
 // control target.
 func (t Target) controlFragments() []string {
