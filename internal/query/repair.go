@@ -9,16 +9,17 @@ import (
 // fresh row (scheduled_for = THE_PAST, 2016-08-01), so Sentry's scheduler picks the shard at
 // its next run and its next claim starts again from a 2 s delay.
 func Reschedule(t Target, k ShardKey, wm int64, why Why) Statement {
-	b := newBuilder()
-	b.shardPredicates(t, k, "o")
-	b.watermark("o", wm)
-	text := fmt.Sprintf(`UPDATE %s o
-   SET scheduled_for = '2016-08-01 00:00:00+00'::timestamptz,
-       scheduled_from = now()
-%s`, t.From(), b.whereClause(" "))
-	return why.Mark(Statement{Name: "reschedule", Doc: []string{
+	args := t.cellArgs()
+	args["scope"] = Arg{Value: k.Scope.Value, Note: k.Scope.Name}
+	args["shard"] = Arg{Value: k.ID}
+	on := t.cellFragment()
+	if wm > 0 {
+		args["watermark"] = Arg{Value: wm, Note: "the highest id in the plan"}
+		on = append(on, "watermark")
+	}
+	return why.Mark(sqlStatement("reschedule", []string{
 		"Make the shard due now with a fresh backoff: rows get scheduled_for = THE_PAST (2016-08-01),",
-		"as a new row has; Sentry's next claim then starts again from a 2 s delay."}, Text: tidy(text), Args: b.args})
+		"as a new row has; Sentry's next claim then starts again from a 2 s delay."}, t.idents(), args, on...))
 }
 
 // Superseded lists, whole, the rows of a shard that a successful drain would delete without
@@ -84,11 +85,8 @@ SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier,
 // DeleteArchivedIDs deletes rows an archive has staged, by id, and returns the ids it
 // deleted: the archive's commit marker names exactly those.
 func DeleteArchivedIDs(t Target, ids []int64, why Why) Statement {
-	b := newBuilder()
-	text := fmt.Sprintf(`DELETE FROM %s o
- WHERE o.id = ANY (%s::bigint[])
-RETURNING o.id`, t.From(), b.arg("ids", ids, ""))
-	return why.Mark(Statement{Name: "delete-archived", Doc: []string{"Delete rows the archive has staged, by id; returns the ids deleted."}, Text: tidy(text), Args: b.args})
+	return why.Mark(sqlStatement("delete-archived", []string{"Delete rows the archive has staged, by id; returns the ids deleted."},
+		t.tableIdent(), Args{"ids": {Value: ids}}))
 }
 
 // DeleteSelected is the DELETE of the rows sel lists (its first column is the id), for a

@@ -1,0 +1,309 @@
+package query
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// The statements live in sql/<noun>.sql, one file per noun, so a DBA reads (and runs) the SQL
+// as it is, not Go that assembles it. A file is a list of statements, each starting at a
+// "-- name: <statement>" line; the comment lines right after it describe the statement for
+// the reader of the file (the printed header comes from Go: it names the target and values).
+//
+// What the target decides is written as a comment, so the file stays valid SQL (the model is
+// river's rivershared/sqlctemplate):
+//
+//   - /* TEMPLATE: name */word — an identifier the target decides (table, cell_column, …) or
+//     one of a few keywords Go picks (ASC or DESC). The word after the marker is the default:
+//     what the file runs with as it stands; Fill replaces marker and word with the value.
+//   - /* IF: name */ … /* END: name */ — an optional fragment (a filter, the control silo's
+//     cell column). As written it is included; Fill keeps it (without the markers) when Go
+//     turns name on and removes it otherwise. A line left empty by a removed fragment goes,
+//     and a removed fragment that began with WHERE hands its WHERE to the AND of the line below
+//     ("     WHERE" and "       AND" have the same width, so the printed SQL lines up).
+//
+// Values are never templated: they are @name placeholders, bound or printed by Statement.
+//
+// A statement that is unknown, a TEMPLATE without a value, a value or fragment name the
+// statement does not use, an unclosed fragment or any marker left after filling is an error:
+// every golden test renders every statement, so such a bug never ships.
+
+//go:embed sql/*.sql
+var sqlFiles embed.FS
+
+var (
+	sqlOnce  sync.Once
+	sqlTexts map[string]string
+	sqlErr   error
+)
+
+// statements parses the embedded files once.
+func statements() (map[string]string, error) {
+	sqlOnce.Do(func() { sqlTexts, sqlErr = parseSQLFiles(sqlFiles) })
+	return sqlTexts, sqlErr
+}
+
+var nameLine = regexp.MustCompile(`^-- name: ([a-z0-9-]+)\s*$`)
+
+// parseSQLFiles reads every sql/*.sql file of fsys into statement texts by name.
+func parseSQLFiles(fsys fs.FS) (map[string]string, error) {
+	paths, err := fs.Glob(fsys, "sql/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, p := range paths {
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return nil, err
+		}
+		if err := parseSQLFile(p, string(data), out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// parseSQLFile adds the statements of one file to out. Lines before the first name are the
+// file's own comment; a statement's leading comment lines are its description, not its text.
+func parseSQLFile(path, data string, out map[string]string) error {
+	var name string
+	var body []string
+	inDoc := false
+	flush := func() error {
+		if name == "" {
+			return nil
+		}
+		text := strings.TrimRight(strings.Join(body, "\n"), " \t\n;")
+		if strings.TrimSpace(text) == "" {
+			return fmt.Errorf("%s: statement %s is empty", path, name)
+		}
+		if _, dup := out[name]; dup {
+			return fmt.Errorf("%s: statement %s is defined twice", path, name)
+		}
+		out[name] = text
+		return nil
+	}
+	for i, line := range strings.Split(data, "\n") {
+		if m := nameLine.FindStringSubmatch(line); m != nil {
+			if err := flush(); err != nil {
+				return err
+			}
+			name, body, inDoc = m[1], nil, true
+			continue
+		}
+		if strings.HasPrefix(line, "-- name:") {
+			return fmt.Errorf("%s:%d: malformed name line %q", path, i+1, line)
+		}
+		if name == "" {
+			continue
+		}
+		if inDoc && (strings.HasPrefix(line, "--") || strings.TrimSpace(line) == "") {
+			continue
+		}
+		inDoc = false
+		body = append(body, line)
+	}
+	return flush()
+}
+
+var (
+	identMarker = regexp.MustCompile(`/\* TEMPLATE: ([a-z_]+) \*/([A-Za-z_][A-Za-z0-9_]*)`)
+	ifMarker    = regexp.MustCompile(`/\* IF: ([a-z_]+) \*/`)
+	anyMarker   = regexp.MustCompile(`/\*\s*(TEMPLATE|IF|END)\b`)
+)
+
+// whereHandoff stands where a removed fragment took its WHERE, until the line below takes it.
+const whereHandoff = "\x00WHERE"
+
+// Fill is the SQL of statement name with idents' values in its TEMPLATE slots and only the
+// fragments named in on kept.
+func Fill(name string, idents map[string]string, on ...string) (string, error) {
+	all, err := statements()
+	if err != nil {
+		return "", err
+	}
+	text, ok := all[name]
+	if !ok {
+		return "", fmt.Errorf("sql: no statement %q", name)
+	}
+	return fill(name, text, idents, on)
+}
+
+func fill(name, text string, idents map[string]string, on []string) (string, error) {
+	keep := map[string]bool{}
+	for _, n := range on {
+		keep[n] = true
+	}
+	used := map[string]bool{}
+	out, err := fragments(name, text, keep, used)
+	if err != nil {
+		return "", err
+	}
+	for n := range keep {
+		if !used[n] {
+			return "", fmt.Errorf("sql %s: fragment %s is not in the statement", name, n)
+		}
+	}
+	var missing []string
+	usedIdent := map[string]bool{}
+	out = identMarker.ReplaceAllStringFunc(out, func(m string) string {
+		slot := identMarker.FindStringSubmatch(m)[1]
+		v, ok := idents[slot]
+		if !ok {
+			missing = append(missing, slot)
+			return m
+		}
+		usedIdent[slot] = true
+		return v
+	})
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return "", fmt.Errorf("sql %s: no value for template %s", name, strings.Join(missing, ", "))
+	}
+	for slot := range idents {
+		if !usedIdent[slot] && !strings.Contains(text, "/* TEMPLATE: "+slot+" */") {
+			return "", fmt.Errorf("sql %s: value for %s is not used by the statement", name, slot)
+		}
+	}
+	if m := anyMarker.FindString(out); m != "" {
+		return "", fmt.Errorf("sql %s: template marker %q left after filling (a typo, or a slot without its default word)", name, m)
+	}
+	return handOffWhere(out), nil
+}
+
+// fragments keeps or removes every /* IF */ … /* END */ region of text (regions may nest),
+// recording in used the names it saw.
+func fragments(name, text string, keep, used map[string]bool) (string, error) {
+	var b strings.Builder
+	for {
+		loc := ifMarker.FindStringSubmatchIndex(text)
+		if loc == nil {
+			b.WriteString(text)
+			return b.String(), nil
+		}
+		frag := text[loc[2]:loc[3]]
+		used[frag] = true
+		end := "/* END: " + frag + " */"
+		rest := text[loc[1]:]
+		// The region ends at its own END, past any nested region of the same name.
+		depth, j := 0, 0
+		for {
+			k := strings.Index(rest[j:], end)
+			if k < 0 {
+				return "", fmt.Errorf("sql %s: fragment %s has no %s", name, frag, end)
+			}
+			open := strings.Index(rest[j:], "/* IF: "+frag+" */")
+			if open >= 0 && open < k {
+				depth++
+				j += open + 1
+				continue
+			}
+			if depth > 0 {
+				depth--
+				j += k + len(end)
+				continue
+			}
+			j += k
+			break
+		}
+		inner, after := rest[:j], rest[j+len(end):]
+		b.WriteString(text[:loc[0]])
+		if keep[frag] {
+			kept, err := fragments(name, inner, keep, used)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(kept)
+		} else {
+			// Names inside a removed region still count as used: the statement has them.
+			for _, m := range ifMarker.FindAllStringSubmatch(inner, -1) {
+				used[m[1]] = true
+			}
+			if strings.HasPrefix(inner, "WHERE ") {
+				b.WriteString(whereHandoff)
+			}
+		}
+		text = after
+	}
+}
+
+// handOffWhere drops the lines removed fragments left empty and gives each removed WHERE to
+// the AND right below it, at the same column; with no AND below, the WHERE goes.
+func handOffWhere(text string) string {
+	lines := strings.Split(text, "\n")
+	out := lines[:0]
+	pending := -1 // the indent of a WHERE waiting for its AND
+	for _, l := range lines {
+		trimmed := strings.TrimSpace(l)
+		if trimmed == "" {
+			continue
+		}
+		if trimmed == whereHandoff {
+			if pending < 0 {
+				pending = len(l) - len(strings.TrimLeft(l, " "))
+			}
+			continue
+		}
+		if pending >= 0 {
+			and := strings.Repeat(" ", pending) + "  AND "
+			if strings.HasPrefix(l, and) {
+				l = strings.Repeat(" ", pending) + "WHERE " + l[len(and):]
+			}
+			pending = -1
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+// sqlStatement is a Statement whose text comes from the SQL files: an error filling it is
+// kept and returned by Render and Bind, where every caller already handles errors.
+func sqlStatement(name string, doc []string, idents map[string]string, args Args, on ...string) Statement {
+	text, err := Fill(name, idents, on...)
+	if args == nil {
+		args = Args{}
+	}
+	return Statement{Name: name, Doc: doc, Text: text, Args: args, err: err}
+}
+
+// targetIdents are the identifiers a Target decides: its table and its cell column.
+func (t Target) idents() map[string]string {
+	return map[string]string{"table": t.From(), "cell_column": t.cellCol()}
+}
+
+// tableIdent is the target's table alone, for a statement that never names the cell column.
+func (t Target) tableIdent() map[string]string { return map[string]string{"table": t.From()} }
+
+// controlFragments turns on the control fragment, the control silo's cell column, for a
+// control target.
+func (t Target) controlFragments() []string {
+	if t.Control() {
+		return []string{"control"}
+	}
+	return nil
+}
+
+// controlAndCell is controlFragments and cellFragment, for a statement that has both.
+func (t Target) controlAndCell() []string { return append(t.controlFragments(), t.cellFragment()...) }
+
+// cellArgs binds @cell when the cell fragment is on.
+func (t Target) cellArgs() Args {
+	if t.Control() && t.Cell != "" {
+		return Args{"cell": {Value: t.Cell}}
+	}
+	return Args{}
+}
+
+// cellFragment turns on the cell fragment, the control silo's --cell filter, when it is set.
+func (t Target) cellFragment() []string {
+	if t.Control() && t.Cell != "" {
+		return []string{"cell"}
+	}
+	return nil
+}
