@@ -283,9 +283,6 @@ func (a *app) applyContexts(c *cobra.Command) error {
 		return err
 	}
 	spec, all := a.g.Context, a.g.AllContexts
-	if a.only != "" {
-		spec, all = a.only, false
-	}
 	var one *config.Context
 	if fans {
 		cs, err := f.Select(spec, all, a.env)
@@ -293,8 +290,7 @@ func (a *app) applyContexts(c *cobra.Command) error {
 			return configError(err)
 		}
 		if len(cs) > 1 {
-			a.fan = cs
-			c.RunE = func(c *cobra.Command, _ []string) error { return a.fanOut(c.Context()) }
+			a.fan = cs // runDocument runs the read once per context and merges the documents
 			return nil
 		}
 		if len(cs) == 1 {
@@ -356,92 +352,84 @@ func (a *app) useContext(c *cobra.Command, one *config.Context) error {
 	return nil
 }
 
-// print prints a read's document, or hands it to the fan-out collecting it.
-func (a *app) print(doc render.Doc) error {
-	if a.sink != nil {
-		*a.sink = append(*a.sink, doc)
-		return nil
-	}
-	return a.printer().Print(doc)
-}
-
-// fanAnswer is what one context's run printed, and its verdict (exit 3, 4, 5 or 8) if any.
+// fanAnswer is one context's document, and its verdict (exit 3, 4, 5 or 8) if any.
 type fanAnswer struct {
-	docs    []render.Doc
+	doc     render.Doc
 	code    int
 	verdict error
+}
+
+// goneContext is a context of a fan-out that did not answer, and why.
+type goneContext struct {
+	name string
+	err  error
 }
 
 // verdictSeverity orders the verdicts a read can end with, best first.
 var verdictSeverity = []int{ExitOK, ExitPending, ExitWarn, ExitThreshold, ExitCritical} //nolint:gochecknoglobals // constant list
 
-// fanOut runs the command line once per selected context, concurrently (fanout.Run bounds
-// it), each run with its own connection and timeouts, and prints the merged rows.
-func (a *app) fanOut(ctx context.Context) error {
+// fanDocument runs the read once per selected context, concurrently (fanout.Run bounds it),
+// each run with its own connection and timeouts, and merges the documents: the merged
+// document (nil when no context answered), the contexts gone, and the exit the merge picks.
+func (a *app) fanDocument(ctx context.Context, run readRun) (render.Doc, []goneContext, error) {
 	if a.g.PrintSQL {
-		return usageErrorf(a.cmd.CommandPath()+" --print-sql --context "+a.fan[0].Name,
+		return nil, nil, usageErrorf(a.cmd.CommandPath()+" --print-sql --context "+a.fan[0].Name,
 			"--print-sql prints one context's SQL, and %d contexts are selected: pass one --context", len(a.fan))
 	}
 	names := make([]string, len(a.fan))
+	byName := make(map[string]*config.Context, len(a.fan))
 	for i, c := range a.fan {
-		names[i] = c.Name
+		names[i], byName[c.Name] = c.Name, c
 	}
 	errs := &lockedWriter{w: a.io.Err}
 	results := fanout.Run(ctx, names, fanout.Options{}, func(ctx context.Context, name string) (fanAnswer, error) {
-		return a.runContext(ctx, name, errs)
+		return a.runContext(ctx, byName[name], run, errs)
 	})
 	return a.mergeFan(results)
 }
 
-// runContext runs the command line for one context, collecting what it prints.
-func (a *app) runContext(ctx context.Context, name string, errs io.Writer) (fanAnswer, error) {
+// runContext runs the read for one context: a fork of the app with the context's settings
+// under the flags, its notes on the shared stderr. A context that would print SQL names no
+// database: that is its failure, not a result.
+func (a *app) runContext(ctx context.Context, one *config.Context, run readRun, errs io.Writer) (fanAnswer, error) {
 	var sql bytes.Buffer
-	docs, err := a.rerun(ctx, name, &sql, errs)
+	streams := *a.io
+	streams.Out, streams.Err = &sql, errs
+	sub := a.fork(&streams)
+	sub.fan, sub.merged = nil, true
+	if err := sub.useContext(a.cmd, one); err != nil {
+		return fanAnswer{}, err
+	}
+	doc, err := run(ctx, sub)
 	if err == nil && sql.Len() > 0 {
 		return fanAnswer{}, fmt.Errorf("it names no database (set dsn, dsn-env or service in the context)")
 	}
 	switch code := exitCode(ctx, err); {
 	case code == ExitOK:
-		return fanAnswer{docs: docs}, nil
+		return fanAnswer{doc: doc}, nil
 	case slices.Contains(verdictSeverity, code):
-		return fanAnswer{docs: docs, code: code, verdict: err}, nil
+		return fanAnswer{doc: doc, code: code, verdict: err}, nil
 	}
 	return fanAnswer{}, err
 }
 
-// rerun runs the command line again, in a fresh command tree of its own, for one context
-// ("" for the one the flags select): what it prints as documents is collected, anything
-// else goes to out and errs.
-func (a *app) rerun(ctx context.Context, only string, out, errs io.Writer) ([]render.Doc, error) {
-	var docs []render.Doc
-	streams := *a.io
-	streams.Out, streams.Err = out, errs
-	sub := &app{io: &streams, getenv: a.env, env: a.env, args: a.args, only: only, sink: &docs}
-	root := newRootCmd(sub)
-	root.SetArgs(a.args)
-	root.SetOut(io.Discard)
-	root.SetErr(errs)
-	_, err := root.ExecuteContextC(ctx)
-	return docs, err
-}
-
-// mergeFan prints the rows of the contexts that answered, one "context gone" line per
-// context that did not, and picks the exit: 6 when some failed (it outranks any verdict: the
-// missing context could hide a worse one), 1 when all did, else the worst verdict.
-func (a *app) mergeFan(results []fanout.Result[fanAnswer]) error {
+// mergeFan merges the documents of the contexts that answered, lists the contexts that did
+// not, and picks the exit: 6 when some failed (it outranks any verdict: the missing context
+// could hide a worse one), 1 when all did, else the worst verdict.
+func (a *app) mergeFan(results []fanout.Result[fanAnswer]) (render.Doc, []goneContext, error) {
+	var doc render.Doc
 	if fanout.OutcomeOf(results) != fanout.AllFailed {
-		if err := a.print(mergeDocs(results, fanOutCommands[a.cmd.CommandPath()])); err != nil {
-			return err
-		}
+		doc = mergeDocs(results, fanOutCommands[a.cmd.CommandPath()])
 	}
+	var gone []goneContext
 	for _, f := range fanout.Failures(results) {
-		fmt.Fprintf(a.io.Err, "Error: context gone: %s: %s\n", render.Escape(f.Target), oneLine(db.RedactDSN(f.Err.Error())))
+		gone = append(gone, goneContext{name: f.Target, err: f.Err})
 	}
 	switch fanout.OutcomeOf(results) {
 	case fanout.AllFailed:
-		return &exitError{code: ExitError}
+		return doc, gone, &exitError{code: ExitError}
 	case fanout.Partial:
-		return &exitError{code: ExitPartial}
+		return doc, gone, &exitError{code: ExitPartial}
 	case fanout.Complete:
 	}
 	codes := make([]int, len(results))
@@ -451,10 +439,18 @@ func (a *app) mergeFan(results []fanout.Result[fanAnswer]) error {
 	worst := fanout.Worst(codes, verdictSeverity)
 	for _, r := range results {
 		if r.Value.code == worst && r.Value.verdict != nil {
-			return &exitError{code: worst, msg: "context " + r.Target + ": " + r.Value.verdict.Error()}
+			return doc, gone, &exitError{code: worst, msg: "context " + r.Target + ": " + r.Value.verdict.Error()}
 		}
 	}
-	return nil
+	return doc, gone, nil
+}
+
+// printGone prints one "context gone" line per context that did not answer, after the
+// merged rows.
+func printGone(w io.Writer, gone []goneContext) {
+	for _, g := range gone {
+		fmt.Fprintf(w, "Error: context gone: %s: %s\n", render.Escape(g.name), oneLine(db.RedactDSN(g.err.Error())))
+	}
 }
 
 // mergeDocs joins the answers' sections by name: tables gain a leading context column
@@ -466,15 +462,13 @@ func mergeDocs(results []fanout.Result[fanAnswer], keys map[string][]sortKey) re
 		if r.Err != nil {
 			continue
 		}
-		for _, doc := range r.Value.docs {
-			for _, sec := range doc {
-				i, ok := index[sec.Name]
-				if !ok {
-					i, index[sec.Name] = len(out), len(out)
-					out = append(out, render.Section{Name: sec.Name, Title: sec.Title, Table: tagged(sec)})
-				}
-				appendRows(&out[i], r.Target, sec)
+		for _, sec := range r.Value.doc {
+			i, ok := index[sec.Name]
+			if !ok {
+				i, index[sec.Name] = len(out), len(out)
+				out = append(out, render.Section{Name: sec.Name, Title: sec.Title, Table: tagged(sec)})
 			}
+			appendRows(&out[i], r.Target, sec)
 		}
 	}
 	for i := range out {
