@@ -230,26 +230,21 @@ func configError(err error) error {
 }
 
 // fanOutCommands are the reads that run against several contexts at once, each with the
-// sort keys of its sections (column, descending) as its single-target SQL orders them.
-var fanOutCommands = map[string]map[string][]sortKey{ //nolint:gochecknoglobals // constant table
-	"outboxctl shards":           {"shards": {{"depth", true}, {"shard_scope", false}, {"shard_identifier", false}}},
-	"outboxctl depth":            {"depth": {{"category", false}}},
-	"outboxctl inspect category": {"category": {{"pending", true}, {"shard_scope", false}}},
-	"outboxctl inspect object":   {"outboxes": {{"id", true}}},
+// sort keys of its sections as its single-target SQL orders them (fanout.MergeDocs).
+var fanOutCommands = map[string]map[string][]fanout.SortKey{ //nolint:gochecknoglobals // constant table
+	"outboxctl shards":           {"shards": {fanout.Desc("depth"), fanout.Asc("shard_scope"), fanout.Asc("shard_identifier")}},
+	"outboxctl depth":            {"depth": {fanout.Asc("category")}},
+	"outboxctl inspect category": {"category": {fanout.Desc("pending"), fanout.Asc("shard_scope")}},
+	"outboxctl inspect object":   {"outboxes": {fanout.Desc("id")}},
 	"outboxctl inspect message":  {},
-	"outboxctl killswitch list":  {"disabled": {{"depth", true}}, "backfill_gates": {{"key", false}}},
-	"outboxctl backfill status":  {"backfill": {{"table", false}}},
-	"outboxctl doctor":           {"findings": {{"severity", true}}},
+	"outboxctl killswitch list":  {"disabled": {fanout.Desc("depth")}, "backfill_gates": {fanout.Asc("key")}},
+	"outboxctl backfill status":  {"backfill": {fanout.Asc("table")}},
+	"outboxctl doctor":           {"findings": {fanout.Desc("severity")}},
 }
 
 // readOnlyCommands may read from a context's replica-dsn besides the fan-out reads; every
 // other command (the mutations) connects to the primary.
 var readOnlyCommands = map[string]bool{"outboxctl inspect shard": true} //nolint:gochecknoglobals // constant set
-
-type sortKey struct {
-	column string
-	desc   bool
-}
 
 // ranks order a column's text by its place in the list rather than alphabetically.
 var ranks = map[string][]string{"severity": {"ok", "warn", "crit"}} //nolint:gochecknoglobals // constant table
@@ -419,7 +414,13 @@ func (a *app) runContext(ctx context.Context, one *config.Context, run readRun, 
 func (a *app) mergeFan(results []fanout.Result[fanAnswer]) (render.Doc, []goneContext, error) {
 	var doc render.Doc
 	if fanout.OutcomeOf(results) != fanout.AllFailed {
-		doc = mergeDocs(results, fanOutCommands[a.cmd.CommandPath()])
+		var answers []fanout.Answer
+		for _, r := range results {
+			if r.Err == nil {
+				answers = append(answers, fanout.Answer{Context: r.Target, Doc: r.Value.doc})
+			}
+		}
+		doc = fanout.MergeDocs(answers, fanout.Order{Keys: fanOutCommands[a.cmd.CommandPath()], Ranks: ranks})
 	}
 	var gone []goneContext
 	for _, f := range fanout.Failures(results) {
@@ -451,109 +452,6 @@ func printGone(w io.Writer, gone []goneContext) {
 	for _, g := range gone {
 		fmt.Fprintf(w, "Error: context gone: %s: %s\n", render.Escape(g.name), oneLine(db.RedactDSN(g.err.Error())))
 	}
-}
-
-// mergeDocs joins the answers' sections by name: tables gain a leading context column
-// and are sorted as the single-target command sorts them; cards become one row per context.
-func mergeDocs(results []fanout.Result[fanAnswer], keys map[string][]sortKey) render.Doc {
-	var out render.Doc
-	index := map[string]int{}
-	for _, r := range results {
-		if r.Err != nil {
-			continue
-		}
-		for _, sec := range r.Value.doc {
-			i, ok := index[sec.Name]
-			if !ok {
-				i, index[sec.Name] = len(out), len(out)
-				out = append(out, render.Section{Name: sec.Name, Title: sec.Title, Table: tagged(sec)})
-			}
-			appendRows(&out[i], r.Target, sec)
-		}
-	}
-	for i := range out {
-		sortRows(out[i].Table, keys[out[i].Name])
-	}
-	return out
-}
-
-// tagged is an empty table with a section's columns behind a context column.
-func tagged(sec render.Section) *render.Table {
-	t := &render.Table{Columns: []string{fanout.ContextColumn}, Rows: [][]any{}, MachineOnly: map[string]bool{}, HumanOnly: map[string]bool{}}
-	if sec.Table == nil {
-		for _, f := range sec.Card {
-			t.Columns = append(t.Columns, f.Key)
-			t.MachineOnly[f.Key], t.HumanOnly[f.Key] = f.MachineOnly, f.HumanOnly
-		}
-		return t
-	}
-	t.Columns = append(t.Columns, sec.Table.Columns...)
-	t.Labels, t.Priority = sec.Table.Labels, sec.Table.Priority
-	for k, v := range sec.Table.MachineOnly {
-		t.MachineOnly[k] = v
-	}
-	for k, v := range sec.Table.HumanOnly {
-		t.HumanOnly[k] = v
-	}
-	return t
-}
-
-// appendRows adds one context's rows (or card) to a merged section, by column name so a
-// column one context lacks stays empty rather than shifting the others.
-func appendRows(dst *render.Section, name string, sec render.Section) {
-	var cols []string
-	var rows [][]any
-	if sec.Table != nil {
-		cols, rows = sec.Table.Columns, sec.Table.Rows
-	} else if len(sec.Card) > 0 {
-		row := make([]any, len(sec.Card))
-		for i, f := range sec.Card {
-			cols, row[i] = append(cols, f.Key), f.Value
-		}
-		rows = [][]any{row}
-	}
-	for _, r := range rows {
-		out := make([]any, len(dst.Table.Columns))
-		out[0] = name
-		for j, c := range cols {
-			if k := slices.Index(dst.Table.Columns, c); k > 0 {
-				out[k] = r[j]
-			}
-		}
-		dst.Table.Rows = append(dst.Table.Rows, out)
-	}
-	if sec.Footer != "" {
-		dst.Footer = strings.TrimPrefix(dst.Footer+"\n"+name+": "+sec.Footer, "\n")
-	}
-}
-
-// sortRows orders merged rows by the section's keys; equal rows keep the contexts' order.
-func sortRows(t *render.Table, keys []sortKey) {
-	var ks []fanout.Key
-	for _, k := range keys {
-		if i := slices.Index(t.Columns, k.column); i >= 0 {
-			ks = append(ks, fanout.Key{Index: i, Desc: k.desc})
-		}
-	}
-	if len(ks) == 0 {
-		return
-	}
-	compare := fanout.ByColumns(ks...)
-	slices.SortStableFunc(t.Rows, func(a, b []any) int { return compare(ranked(a, t, keys), ranked(b, t, keys)) })
-}
-
-// ranked is a row with each ranked column's text replaced by its rank.
-func ranked(row []any, t *render.Table, keys []sortKey) []any {
-	out := row
-	for _, k := range keys {
-		if i := slices.Index(t.Columns, k.column); i >= 0 && ranks[k.column] != nil {
-			if &out[0] == &row[0] {
-				out = slices.Clone(row)
-			}
-			out[i] = int64(slices.Index(ranks[k.column], render.Plain(row[i])))
-		}
-	}
-	return out
 }
 
 // lockedWriter lets the contexts' runs share stderr without interleaving within a line.
