@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -496,13 +495,6 @@ the exact pass explicitly (the default today).`),
 	return c
 }
 
-// depthRow is one row of the depth statements (query.Depth, query.DepthEstimate), read by
-// name: the total is the row whose category is NULL.
-type depthRow struct {
-	Category *int64 `db:"category"`
-	Depth    int64  `db:"depth"`
-}
-
 // runDepth prints the total depth and the depth per category, or runs it and returns them.
 func runDepth(ctx context.Context, d readDeps, o depthOptions) (render.Doc, error) {
 	results, err := d.runRead(ctx, "depth", func(t query.Target) query.Script {
@@ -518,21 +510,7 @@ func runDepth(ctx context.Context, d readDeps, o depthOptions) (render.Doc, erro
 	if err != nil {
 		return nil, err
 	}
-	rows, err := query.Rows[depthRow](results[0])
-	if err != nil {
-		return nil, err
-	}
-	tbl := report.Table(reg, results[0])
-	// The total's category is NULL, so the decorator named it nothing: name it here, in
-	// the column the decorator added, found by name.
-	if name := slices.Index(tbl.Columns, "category_name"); name >= 0 {
-		for i, r := range rows {
-			if r.Category == nil {
-				tbl.Rows[i][name] = "(total)"
-			}
-		}
-	}
-	return render.Doc{{Name: "depth", Table: tbl}}, nil
+	return report.Depth(reg, results[0])
 }
 
 // completeFirstArg completes enum names for a command's first argument only.
