@@ -125,14 +125,14 @@ func runShards(ctx context.Context, d readDeps, o shardsOptions, f query.ShardFi
 	return doc, o.checkDepth(res)
 }
 
-// shardsDoc is the listing with each shard's state; it says the notes a terminal shows.
+// shardsDoc is the listing with each shard's state (report.Shards); it says the notes a
+// terminal shows.
 func shardsDoc(d readDeps, o shardsOptions, reg *enums.Registry, res *query.Result, ks *options.Killswitches) (render.Doc, error) {
-	p := d.printer
-	tbl := report.Table(reg, res)
-	if err := report.ShardStates(tbl, res, ks, d.now()); err != nil {
+	doc, err := report.Shards(reg, res, ks, d.now(), o.Stuck)
+	if err != nil {
 		return nil, err
 	}
-	if !p.Structured() {
+	if p := d.printer; !p.Structured() {
 		if len(res.Rows) == 0 {
 			p.Notef("no shards matched")
 		}
@@ -143,15 +143,7 @@ func shardsDoc(d readDeps, o shardsOptions, reg *enums.Registry, res *query.Resu
 			p.Warnf("option %s lists %s, which disable nothing: Sentry compares integers", key, options.Strays(strays))
 		}
 	}
-	title, noun := "Deepest shards", "shards"
-	if o.Stuck {
-		title, noun = "Shards in backoff", "stuck shards"
-	}
-	if tbl.MachineOnly == nil {
-		tbl.MachineOnly = map[string]bool{}
-	}
-	tbl.MachineOnly["total_shards"] = true // said by the footer on a terminal
-	return render.Doc{{Name: "shards", Title: title, Table: tbl, Footer: report.ListFooter(res, "total_shards", noun)}}, nil
+	return doc, nil
 }
 
 func newShardsCmd(a *app) *cobra.Command {
