@@ -88,3 +88,38 @@ func TestParseSQLFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestFillChoosesOneForm(t *testing.T) {
+	t.Parallel()
+	// As written the first form runs; the second is a comment, which PostgreSQL nests.
+	const text = `SELECT /* EITHER: control */o./* TEMPLATE: cell_column */region_name::text/* OR: NULL::text */ AS cell,
+       /* EITHER: capped */least(count(*), @cap)/* OR: /* EITHER: fast */count(*)/* OR: count(DISTINCT o.id) */ */ AS n
+  FROM t o ORDER BY o.id /* EITHER: newest */DESC/* OR: ASC */`
+	idents := map[string]string{"cell_column": "cell_name"}
+	for _, tt := range []struct {
+		on   []string
+		want string
+	}{
+		{[]string{"control", "capped", "newest"}, "SELECT o.cell_name::text AS cell,\n       least(count(*), @cap) AS n\n  FROM t o ORDER BY o.id DESC"},
+		{[]string{"fast"}, "SELECT NULL::text AS cell,\n       count(*) AS n\n  FROM t o ORDER BY o.id ASC"},
+		{nil, "SELECT NULL::text AS cell,\n       count(DISTINCT o.id) AS n\n  FROM t o ORDER BY o.id ASC"},
+	} {
+		got, err := fill("x", text, idents, tt.on)
+		if err != nil || got != tt.want {
+			t.Errorf("fill(%v) = %q, %v\nwant %q", tt.on, got, err, tt.want)
+		}
+	}
+	for _, tt := range []struct{ text, want string }{
+		{"SELECT /* EITHER: a */1", "choice a has no /* OR: … */"},
+		{"SELECT /* EITHER: a */1/* OR: 2", "never closed"},
+		{"SELECT /* EITHER: a *//* EITHER: b */1/* OR: 2 *//* OR: 3 */", "nests a choice in its first form"},
+		{"SELECT 1/* OR: 2 */", "left after filling"},
+	} {
+		if _, err := fill("x", tt.text, nil, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want %q", tt.text, err, tt.want)
+		}
+	}
+	if _, err := fill("x", "SELECT /* EITHER: a */1/* OR: 2 */", nil, []string{"b"}); err == nil {
+		t.Error("an unknown choice name was accepted")
+	}
+}
