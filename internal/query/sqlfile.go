@@ -26,6 +26,9 @@ import (
 //     turns name on and removes it otherwise. A line left empty by a removed fragment goes,
 //     and a removed fragment that began with WHERE hands its WHERE to the AND of the line below
 //     ("     WHERE" and "       AND" have the same width, so the printed SQL lines up).
+//   - /* TEMPLATE_BEGIN: name */…/* TEMPLATE_END: name */ — a region Go replaces whole with
+//     text that itself came from the SQL files (the SELECT whose rows a printed DELETE names);
+//     as written the region holds a stand-in that runs.
 //   - /* EITHER: name */first/* OR: second */ — one of two forms (the control silo's cell
 //     column or NULL, a capped or an exact count, DESC or ASC). As written the first runs and
 //     the second is a comment (PostgreSQL nests block comments, so the second may hold markers
@@ -121,7 +124,8 @@ var (
 	identMarker  = regexp.MustCompile(`/\* TEMPLATE: ([a-z_]+) \*/([A-Za-z_][A-Za-z0-9_]*)`)
 	ifMarker     = regexp.MustCompile(`/\* IF: ([a-z_]+) \*/`)
 	eitherMarker = regexp.MustCompile(`/\* EITHER: ([a-z_]+) \*/`)
-	anyMarker    = regexp.MustCompile(`/\*\s*(TEMPLATE|IF|END|EITHER|OR)\b`)
+	regionMarker = regexp.MustCompile(`(?s)/\* TEMPLATE_BEGIN: ([a-z_]+) \*/.*?/\* TEMPLATE_END: ([a-z_]+) \*/`)
+	anyMarker    = regexp.MustCompile(`/\*\s*(TEMPLATE|TEMPLATE_BEGIN|TEMPLATE_END|IF|END|EITHER|OR)\b`)
 )
 
 // whereHandoff stands where a removed fragment took its WHERE, until the line below takes it.
@@ -162,6 +166,28 @@ func fill(name, text string, idents map[string]string, on []string) (string, err
 	}
 	var missing []string
 	usedIdent := map[string]bool{}
+	// A region's value goes in last, after every check and line tidying: it is finished SQL
+	// (with a --reason comment, maybe), not the file's.
+	var regions []string
+	var badRegion string
+	out = regionMarker.ReplaceAllStringFunc(out, func(m string) string {
+		sub := regionMarker.FindStringSubmatch(m)
+		if sub[1] != sub[2] {
+			badRegion = sub[1]
+			return m
+		}
+		v, ok := idents[sub[1]]
+		if !ok {
+			missing = append(missing, sub[1])
+			return m
+		}
+		usedIdent[sub[1]] = true
+		regions = append(regions, v)
+		return regionHole
+	})
+	if badRegion != "" {
+		return "", fmt.Errorf("sql %s: region %s ends with another region's TEMPLATE_END", name, badRegion)
+	}
 	out = identMarker.ReplaceAllStringFunc(out, func(m string) string {
 		slot := identMarker.FindStringSubmatch(m)[1]
 		v, ok := idents[slot]
@@ -177,15 +203,22 @@ func fill(name, text string, idents map[string]string, on []string) (string, err
 		return "", fmt.Errorf("sql %s: no value for template %s", name, strings.Join(missing, ", "))
 	}
 	for slot := range idents {
-		if !usedIdent[slot] && !strings.Contains(text, "/* TEMPLATE: "+slot+" */") {
+		if !usedIdent[slot] && !strings.Contains(text, "/* TEMPLATE: "+slot+" */") && !strings.Contains(text, "/* TEMPLATE_BEGIN: "+slot+" */") {
 			return "", fmt.Errorf("sql %s: value for %s is not used by the statement", name, slot)
 		}
 	}
 	if m := anyMarker.FindString(out); m != "" {
 		return "", fmt.Errorf("sql %s: template marker %q left after filling (a typo, or a slot without its default word)", name, m)
 	}
-	return handOffWhere(out), nil
+	out = handOffWhere(out)
+	for _, r := range regions {
+		out = strings.Replace(out, regionHole, r, 1)
+	}
+	return out, nil
 }
+
+// regionHole stands where a region's value goes once the statement is otherwise filled.
+const regionHole = "\x00REGION"
 
 // choices resolves every /* EITHER */ … /* OR: … */ of text: the first form when its name is
 // in keep, the second otherwise. The second form may hold choices of its own.

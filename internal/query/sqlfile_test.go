@@ -123,3 +123,20 @@ func TestFillChoosesOneForm(t *testing.T) {
 		t.Error("an unknown choice name was accepted")
 	}
 }
+
+func TestFillRegion(t *testing.T) {
+	t.Parallel()
+	const text = "DELETE FROM /* TEMPLATE: table */t d\n WHERE d.id IN (\n/* TEMPLATE_BEGIN: selected */SELECT 1/* TEMPLATE_END: selected */\n )"
+	// The region's value is finished SQL: its markers-like text and blank lines stay as given.
+	sel := "SELECT o.id\n\n  FROM t o /* IF: x */"
+	got, err := fill("x", text, map[string]string{"table": "u", "selected": sel}, nil)
+	if want := "DELETE FROM u d\n WHERE d.id IN (\n" + sel + "\n )"; err != nil || got != want {
+		t.Errorf("fill = %q, %v\nwant %q", got, err, want)
+	}
+	if _, err := fill("x", text, map[string]string{"table": "u"}, nil); err == nil || !strings.Contains(err.Error(), "no value for template selected") {
+		t.Errorf("missing region value: %v", err)
+	}
+	if _, err := fill("x", "SELECT /* TEMPLATE_BEGIN: a */1/* TEMPLATE_END: b */", map[string]string{"a": "2"}, nil); err == nil {
+		t.Error("a region closed by another name was accepted")
+	}
+}
