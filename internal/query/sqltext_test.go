@@ -33,7 +33,6 @@ var notYetInSQLFiles = map[string]bool{ //nolint:gochecknoglobals // the debt, b
 	"internal/query/introspect.go":    true,
 	"internal/query/killswitch.go":    true,
 	"internal/query/options_write.go": true,
-	"internal/query/restore.go":       true,
 }
 
 // TestNoSQLTextInGo keeps SQL in the SQL files: no string literal of a non-test Go file
