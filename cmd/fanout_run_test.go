@@ -72,3 +72,16 @@ de,3,ORGANIZATION_MEMBER_UPDATE,2,C
 		}
 	}
 }
+
+// TestFanOutUsageErrorOnce: flags are validated and names resolved once, before any
+// context runs, so a usage error over several contexts is that usage error (exit 2, with
+// its hint), not one "context gone" line per context and exit 1, as when the command line
+// was parsed again per context: every context was fine, the command line was not.
+func TestFanOutUsageErrorOnce(t *testing.T) {
+	t.Parallel()
+	c := newCells(t)
+	wantRun(t, c.config, 2, "", "Error: `--limit` must be at least 1 (default 20)\nTry: outboxctl shards --limit 100\n",
+		"--context", "us,de", "shards", "--limit", "0")
+	wantRun(t, c.config, 2, "", "Error: invalid message id \"x\": want an integer id\nTry: outboxctl inspect message 123456\n",
+		"--context", "us,de", "inspect", "message", "x")
+}
