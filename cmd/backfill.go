@@ -343,9 +343,9 @@ func backfillVerdict(rep status.Report, exitStatus bool) error {
 	case rep.OptionErr != nil:
 		return rep.OptionErr
 	case rep.Failed > 0:
-		return &exitError{code: ExitError, msg: fmt.Sprintf("the cursors of %d table(s) could not be read or are malformed (see the note column)", rep.Failed)}
+		return failuref("the cursors of %d table(s) could not be read or are malformed (see the note column)", rep.Failed)
 	case exitStatus && rep.Incomplete > 0:
-		return &exitError{code: ExitPending, msg: fmt.Sprintf("%d of %d table(s) not complete", rep.Incomplete, len(rep.Rows))}
+		return pendingf("%d of %d table(s) not complete", rep.Incomplete, len(rep.Rows))
 	}
 	return nil
 }

@@ -238,7 +238,7 @@ func runEnumsLint(d enumsDeps, o enumsLintOptions) error {
 		}
 	}
 	if len(problems) > 0 {
-		return &exitError{code: ExitError, msg: fmt.Sprintf("%d problem(s) in %s", len(problems), o.Path)}
+		return failuref("%d problem(s) in %s", len(problems), o.Path)
 	}
 	fmt.Fprintf(d.streams.Err, "%s: %d categories, %d scopes, no problems\n", o.Path, len(src.Categories), len(src.Scopes))
 	return nil

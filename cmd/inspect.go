@@ -443,7 +443,7 @@ func runInspectMessage(ctx context.Context, d readDeps, o inspectMessageOptions)
 		return err
 	}
 	if len(results[0].Rows) == 0 {
-		return &exitError{code: ExitError, msg: fmt.Sprintf("no outbox row with id %d in %s (already delivered, or another silo: try --silo %s)", o.id, d.target.Describe(), otherSilo(d.target))}
+		return failuref("no outbox row with id %d in %s (already delivered, or another silo: try --silo %s)", o.id, d.target.Describe(), otherSilo(d.target))
 	}
 	reg, err := d.registry()
 	if err != nil {
