@@ -295,11 +295,11 @@ func printBackfillSQL(d backfillDeps, o backfillStatusOptions, selected []backfi
 		return err
 	}
 	// Redis-era cursors, as redis-cli commands in comments: the script stays pasteable.
-	fmt.Fprintln(d.streams.Out, "\n-- Before September 2026 the cursors live in Redis; read them with:")
+	comments := "\n-- Before September 2026 the cursors live in Redis; read them with:\n"
 	for _, n := range status.Names(selected) {
-		fmt.Fprintln(d.streams.Out, query.RedisGetComment(query.BackfillRedisKey(o.Redis.KeyPrefix, n)))
+		comments += query.RedisGetComment(query.BackfillRedisKey(o.Redis.KeyPrefix, n)) + "\n"
 	}
-	return nil
+	return d.printer.SQL(comments)
 }
 
 func printBackfill(p *render.Printer, print func(render.Doc) error, rep status.Report) error {

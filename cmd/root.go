@@ -188,7 +188,7 @@ _SCOPE) or by integer.`),
 		newSkipCmd(a),
 		newEnumsCmd(a),
 		newContextCmd(a),
-		newVersionCmd(),
+		newVersionCmd(a),
 	)
 	wrapCobraErrors(root)
 	return root

@@ -247,6 +247,14 @@ func (p *Printer) Notef(format string, args ...any) {
 	fmt.Fprintf(p.s.Err, format+"\n", escapeArgs(args)...)
 }
 
+// Linef writes one line of text on stdout (a grep-able line: enums resolve, enums lint,
+// version). Like Notef's, its arguments are escaped and the format is outboxctl's own, so
+// no line of stdout carries a raw control character whichever command wrote it.
+func (p *Printer) Linef(format string, args ...any) error {
+	_, err := fmt.Fprintf(p.s.Out, format+"\n", escapeArgs(args)...)
+	return err
+}
+
 // Warnf writes a warning to stderr.
 func (p *Printer) Warnf(format string, args ...any) {
 	msg := fmt.Sprintf(format, escapeArgs(args)...)
