@@ -78,11 +78,6 @@ func (o *backfillStatusOptions) Validate() error {
 		return usageErrorf("outboxctl backfill status --coded sentry_organization=4", "%s", err.Error())
 	}
 	o.overrides = overrides
-	switch o.Store {
-	case status.StoreAuto, status.StorePostgres, status.StoreRedis:
-	default:
-		return usageErrorf("outboxctl backfill status --store auto", "invalid `--store` %q: valid values are auto, postgres and redis", o.Store)
-	}
 	if err := backfill.CheckName("`--redis-key-prefix`", o.Redis.KeyPrefix); err != nil {
 		return usageErrorf("outboxctl backfill status --redis-key-prefix 'sentry:'", "%s", err.Error())
 	}
@@ -178,7 +173,8 @@ exits 8 while any selected table is not complete.`),
 	f := c.Flags()
 	f.StringArrayVar(&o.Coded, "coded", nil, "override a table's coded replication_version, TABLE=N (repeatable)")
 	f.BoolVar(&o.SelfHosted, "self-hosted", false, "ignore the options, as self-hosted Sentry does (target = coded version)")
-	f.StringVar(&o.Store, "store", "auto", "where the cursors are: auto (watermark tables if present, else Redis), postgres or redis")
+	addEnumFlag(c, f, &o.Store, status.StoreAuto, enumFlag{name: "store", help: "where the cursors are: auto (watermark tables if present, else Redis), postgres or redis",
+		example: "--store auto", words: []string{status.StoreAuto, status.StorePostgres, status.StoreRedis}})
 	addDurationFlag(f, &o.Sample, "sample", 0, "30s", "read the cursors again after this long and show the rate and ETA")
 	w = a.addWatch(c, []string{"table"}, []string{"rows_done"})
 	w.untilDone = true
@@ -189,7 +185,6 @@ exits 8 while any selected table is not complete.`),
 	f.Var(&o.MaxCursor, "max-cursor-bytes", "refuse a Redis cursor value longer than this (KiB, MiB, GiB), before fetching it: Sentry's is a few dozen bytes")
 	// --watch samples by itself (Validate says so to a direct caller as well).
 	c.MarkFlagsMutuallyExclusive("watch", "sample")
-	_ = c.RegisterFlagCompletionFunc("store", fixedCompletion("auto", "postgres", "redis"))
 	c.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var names []string
 		for _, t := range backfill.Registered(nil) {

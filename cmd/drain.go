@@ -108,8 +108,8 @@ that reads only, unless run again with -v delivered=ID.`),
 	f.StringVar(&o.Handler, "handler", "", "where messages go: exec:COMMAND, stream:COMMAND, http(s)://URL or discard")
 	f.StringArrayVar(&o.HandlerHeaders, "handler-header", nil, "extra HTTP header 'Name: value'; $VARS in the value come from the environment (repeatable; values never printed)")
 	addDurationFlag(f, &o.HandlerTimeout, "handler-timeout", 30*time.Second, "30s", "give up on one delivery after this long")
-	addEnumFlag(c, &o.Mode, "mode", "batch (several messages per transaction, fast) or exact (Sentry's statements one for one)",
-		"outboxctl drain organization 42 --mode batch", string(drain.ModeBatch), string(drain.ModeExact))
+	addEnumFlag(c, f, &o.Mode, string(drain.ModeBatch), enumFlag{name: "mode", help: "batch (several messages per transaction, fast) or exact (Sentry's statements one for one)",
+		example: "--mode batch", words: []string{string(drain.ModeBatch), string(drain.ModeExact)}})
 	addYesFlag(f, &o.Yes)
 	addDryRunFlag(f, &o.DryRun)
 	f.IntVar(&o.MaxMessages, "max-messages", 0, "stop after this many deliveries (0: all)")

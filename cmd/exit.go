@@ -92,6 +92,10 @@ func wrapCobraErrors(c *cobra.Command) {
 		if arg, ok := negativeNumber(err); ok {
 			return usageErrorf(firstExample(c), "invalid id %q: want a non-negative integer id", arg)
 		}
+		// A refused enum word is said in the flag's own words, not pflag's wrapper.
+		if ee := (*enumError)(nil); errors.As(err, &ee) {
+			return usageErrorf(enumHint(c, ee.example), "%s", ee.Error())
+		}
 		return usageErrorf(c.CommandPath()+" --help", "%s", err.Error())
 	})
 	walk(c, func(c *cobra.Command) {
