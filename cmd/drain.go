@@ -70,8 +70,9 @@ Handlers (Sentry's contract is at-least-once: make them idempotent):
   exec:COMMAND   runs COMMAND (through sh -c, in its own process group) per message with a
                  JSON document on stdin; exit 0 means delivered, stderr becomes the error
   stream:COMMAND starts COMMAND once and writes one document per line to its stdin; it
-                 answers one line per document, {"id": ID, "ok": true} when delivered
-                 (docs/handlers: a handler that runs Sentry's own receivers)
+                 answers one line per document, {"id": ID, "token": TOKEN, "ok": true}
+                 when delivered, TOKEN echoed from the document (stream protocol 2;
+                 docs/handlers: the protocol, a handler that runs Sentry's receivers)
   http(s)://URL  POSTs the document; a 2xx answer means delivered; --handler-header adds
                  headers, their values read from the environment ('Authorization: Bearer $TOKEN')
   discard        deletes without delivering (skipping a poison message); every row is
@@ -89,7 +90,10 @@ always its newest, as in Sentry, even when it arrived after planning.
 The plan is shown first and needs confirmation (--yes without a terminal); --dry-run prints
 it and stops. A kill-switched shard is refused unless --ignore-killswitch. It refuses a
 connection inside a transaction block and a read replica. Ctrl-C or SIGTERM finishes the
-message being delivered, commits what was delivered, prints the summary and exits 130.
+message being delivered (saying so, with how long it may still take), commits what was
+delivered, prints the summary and exits 130; a second one abandons that delivery (the
+handler is stopped, its process group killed, and nothing of the message is deleted),
+commits what was delivered before it, prints the summary and exits 130.
 --rate waits happen outside any transaction. --print-sql prints a psql script for a DBA
 that reads only, unless run again with -v delivered=ID.`),
 		Example: examples(`
@@ -264,10 +268,20 @@ func drainShard(ctx context.Context, d repairDeps, conn *db.Conn, o drainOptions
 		Watermark: plan.watermark, MaxMessages: o.MaxMessages, Rate: o.Rate, HandlerTimeout: o.HandlerTimeout,
 		Archive: archive, Claimed: claimed, Command: "drain", Reason: o.Reason, CoalescedIDs: o.CoalescedIDs,
 		CategoryName: reg.CategoryName, ScopeName: reg.ScopeName, OnDelivered: func(drain.Message) { progress.Add(1) },
+		Abandon: abandonContext(ctx), OnWaiting: waitingNote(d.stderr, o.HandlerTimeout),
 	})
 	progress.done()
 	restored := unclaimIfUnavailable(ctx, d.printer, conn, t, k, claimed, res)
 	return drainSummary(ctx, d, o, t, k, res, runErr, restored, start)
+}
+
+// waitingNote is what the first Ctrl-C during a delivery prints: what the drain waits for,
+// for how long at most, and how to stop waiting.
+func waitingNote(w io.Writer, timeout time.Duration) func(drain.Message, time.Duration) {
+	return func(m drain.Message, left time.Duration) {
+		fmt.Fprintf(w, "interrupted: waiting for the handler to finish message %d (%s, object %d), at most %s more (--handler-timeout %s), then committing and stopping; press Ctrl-C again or send SIGTERM to abandon it: the handler is stopped and nothing of the message is deleted\n",
+			m.ID, render.Escape(m.CategoryName), m.Object, max(left, 0).Round(time.Second), timeout)
+	}
 }
 
 // categoryRow is one row of query.ShardCategories, as the drain's plan reads it.
@@ -447,6 +461,9 @@ func drainSummary(ctx context.Context, d repairDeps, o drainOptions, t query.Tar
 		summary = append(summary, render.Field{Key: "failed_message", Value: res.Failed.ID},
 			render.Field{Key: "failed_category", Value: res.Failed.CategoryName})
 	}
+	if res.Abandoned != nil {
+		summary = append(summary, render.Field{Key: "abandoned_message", Value: res.Abandoned.ID})
+	}
 	if restored {
 		summary = append(summary, render.Field{Key: "schedule", Value: "restored to what it was before the claim (the handler was unavailable)"})
 	}
@@ -456,6 +473,9 @@ func drainSummary(ctx context.Context, d repairDeps, o drainOptions, t query.Tar
 		return err
 	}
 	switch {
+	case errors.Is(runErr, context.Canceled) && res.Abandoned != nil:
+		return interruptedf("interrupted after %d delivered message(s): the delivery of message %d was abandoned (its handler stopped); it stays at the shard's head, nothing of it deleted, and the shard keeps its backoff",
+			res.Delivered, res.Abandoned.ID)
 	case errors.Is(runErr, context.Canceled):
 		return interruptedf("interrupted after %d delivered message(s); the shard keeps its backoff", res.Delivered)
 	case runErr != nil && res.Uncommitted > 0:

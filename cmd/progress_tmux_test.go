@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/testdb"
@@ -22,28 +21,18 @@ func TestDrainProgressMovesInRealTerminal(t *testing.T) {
 	}
 	testdb.Insert(t, schema, "sentry_regionoutbox", rows...)
 	s := newTmux(t, 120, 40)
-	s.typeLine(fmt.Sprintf("outboxctl --dsn '%s' --schema %s drain organization 1 --yes --handler 'exec:cat >/dev/null; sleep 0.1' -o json >/dev/null; echo rc=$?", testdb.DSN(), schema))
+	s.Command(fmt.Sprintf("outboxctl --dsn '%s' --schema %s drain organization 1 --yes --handler 'exec:cat >/dev/null; sleep 0.1' -o json >/dev/null; echo rc=$?", testdb.DSN(), schema))
 	line := regexp.MustCompile(`delivered (\d+)/~30`)
-	first := s.waitScreen(line)
-	firstN := line.FindStringSubmatch(first)[1]
-	var moved bool
 	done := regexp.MustCompile(`delivered 30 in `)
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !moved; time.Sleep(200 * time.Millisecond) {
-		screen := s.screen()
-		if m := line.FindStringSubmatch(screen); m != nil && m[1] != firstN {
-			moved = true
-		}
+	firstN := line.FindStringSubmatch(s.Wait(line))[1]
+	s.WaitFor("the progress line to move from "+firstN, func(screen string) bool {
 		// On a loaded machine the last frames can pass between two looks: the summary
 		// replacing a progress line that showed fewer than 30 is the line moving too.
-		if firstN != "30" && done.MatchString(screen) {
-			moved = true
-		}
-	}
-	if !moved {
-		t.Fatalf("the progress line stayed at %s:\n%s", firstN, s.screen())
-	}
-	screen := s.waitScreen(exited)
-	if !regexp.MustCompile(`(?m)^rc=0$`).MatchString(screen) || !regexp.MustCompile(`delivered 30 in `).MatchString(screen) {
+		m := line.FindStringSubmatch(screen)
+		return m != nil && m[1] != firstN || firstN != "30" && done.MatchString(screen)
+	})
+	screen := s.WaitDone()
+	if exitStatus(screen) != "0" || !done.MatchString(screen) {
 		t.Fatalf("no summary line or a failure:\n%s", screen)
 	}
 }

@@ -8,9 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,7 +22,7 @@ import (
 
 // Main runs outboxctl with args and returns the exit code.
 func Main(ctx context.Context, args []string, io *render.Streams) int {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifySignals(ctx)
 	defer stop()
 	a := &app{io: io, getenv: io.Getenv, args: args}
 	if a.getenv == nil {
@@ -150,6 +148,32 @@ _SCOPE) or by integer.`),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 
+	addGlobalFlags(a, root)
+	addGlobalCompletions(root)
+
+	root.AddCommand(
+		newShardsCmd(a),
+		newDoctorCmd(a),
+		newInspectCmd(a),
+		newDepthCmd(a),
+		newDemoCmd(a),
+		newBackfillCmd(a),
+		newKillswitchCmd(a),
+		newDrainCmd(a),
+		newRestoreCmd(a),
+		newRescheduleCmd(a),
+		newCompactCmd(a),
+		newSkipCmd(a),
+		newEnumsCmd(a),
+		newContextCmd(a),
+		newVersionCmd(a),
+	)
+	wrapCobraErrors(root)
+	return root
+}
+
+// addGlobalFlags registers the flags every command takes (the global options, a.g) on root.
+func addGlobalFlags(a *app, root *cobra.Command) {
 	f := root.PersistentFlags()
 	f.StringVar(&a.g.DSN, "dsn", "", "PostgreSQL connection string (default: $OUTBOXCTL_DSN, then the libpq PG* environment)")
 	addEnumFlag(root, f, &a.g.Silo, "cell", enumFlag{name: "silo", help: "outbox table of which silo: cell (sentry_regionoutbox) or control (sentry_controloutbox)",
@@ -174,28 +198,6 @@ _SCOPE) or by integer.`),
 	f.StringVar(&a.g.Context, "context", "", "use these named contexts of the config file (default: $OUTBOXCTL_CONTEXT, then current-context); read commands take a comma-separated list")
 	f.BoolVar(&a.g.AllContexts, "all-contexts", false, "read commands: run against every context of the config file at once")
 	addSizeFlag(f, &a.g.MaxConfig, "max-config-bytes", config.DefaultMaxBytes, "refuse a config file larger than this (KiB, MiB, GiB): a config of a hundred contexts takes a few KiB")
-
-	addGlobalCompletions(root)
-
-	root.AddCommand(
-		newShardsCmd(a),
-		newDoctorCmd(a),
-		newInspectCmd(a),
-		newDepthCmd(a),
-		newDemoCmd(a),
-		newBackfillCmd(a),
-		newKillswitchCmd(a),
-		newDrainCmd(a),
-		newRestoreCmd(a),
-		newRescheduleCmd(a),
-		newCompactCmd(a),
-		newSkipCmd(a),
-		newEnumsCmd(a),
-		newContextCmd(a),
-		newVersionCmd(a),
-	)
-	wrapCobraErrors(root)
-	return root
 }
 
 // addGlobalCompletions completes the values of the global flags.

@@ -3,6 +3,7 @@ package cmd_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,8 @@ import (
 type streamRun struct {
 	*drainProc
 	log, pidfile string
+	// live is stderr too, safe to read while the drain runs.
+	live syncBuffer
 }
 
 func startStream(t *testing.T, dsn, schema, handler string, env []string, args ...string) *streamRun {
@@ -32,7 +35,7 @@ func startStream(t *testing.T, dsn, schema, handler string, env []string, args .
 	full := append([]string{"--dsn", dsn, "--schema", schema, "drain", "organization", "1", "--yes", "-o", "json", "--handler", handler}, args...)
 	r.cmd = exec.Command(sharedBinary(t), full...)
 	r.cmd.Env = append(append(os.Environ(), "LOG="+r.log, "DELIVERED_LOG="+r.log, "PIDFILE="+r.pidfile), env...)
-	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.err
+	r.cmd.Stdout, r.cmd.Stderr = &r.out, io.MultiWriter(&r.err, &r.live)
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -179,6 +182,48 @@ func TestStreamFailures(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestStreamAcksAhead: a co-process that reads message 1 and at once acknowledges messages
+// 1, 2 and 3 (echoing the one token it knows) delivers message 1 only: the acks of 2 and 3
+// were written before their documents, so message 2 fails head-of-line, exit 1, and rows 2
+// and 3 stay (on the original main all three were deleted, exit 0).
+func TestStreamAcksAhead(t *testing.T) {
+	t.Parallel()
+	schema, seeded := seedShard(t, 3)
+	r := startStream(t, testdb.DSN(), schema, acksHandler, []string{"MODE=ahead", fmt.Sprintf("BAD_ID=%d", seeded[0])})
+	r.wait(t, 1)
+	r.checkSplit(t, schema, seeded, 1)
+	want := fmt.Sprintf(`Error: delivery of message %[2]d (ORGANIZATION_MEMBER_UPDATE, object 1) failed: handler stream:sh testdata/stream/acks.sh broke the stream protocol: it wrote "{\"id\": %[2]d, \"token\": \"`, seeded[0], seeded[1])
+	if !strings.Contains(r.err.String(), want) || !strings.Contains(r.err.String(), `on stdout before the document of message `+fmt.Sprint(seeded[1])+` was written`) {
+		t.Errorf("stderr does not say %s…:\n%s", want, r.err.String())
+	}
+	if !strings.Contains(r.out.String(), `"delivered": 1,`) || !strings.Contains(r.out.String(), `"left": 2,`) {
+		t.Errorf("summary: %s", r.out.String())
+	}
+	r.checkGroupGone(t)
+}
+
+// TestStreamProtocol1Handler: a handler that answers without the token (stream protocol 1)
+// delivers nothing: nothing is deleted, the schedule is put back, and one line says to
+// update the handler.
+func TestStreamProtocol1Handler(t *testing.T) {
+	t.Parallel()
+	schema, seeded := seedShard(t, 3)
+	before := shardSchedule(t, schema)
+	r := startStream(t, testdb.DSN(), schema, acksHandler, []string{"MODE=v1"})
+	r.wait(t, 1)
+	if left := sortedLeft(t, schema, seeded); len(left) != 3 {
+		t.Fatalf("left %v", left)
+	}
+	if after := shardSchedule(t, schema); after != before {
+		t.Errorf("schedule changed:\n%s\n%s", before, after)
+	}
+	want := fmt.Sprintf("Error: delivery of message %[1]d (ORGANIZATION_MEMBER_UPDATE, object 0) failed: handler stream:sh testdata/stream/acks.sh acknowledged message %[1]d without the document's token: it speaks stream protocol 1; update it to protocol 2, whose ack echoes each document's \"token\" (docs/handlers/README.md); the shard's schedule is back as it was before the claim\n", seeded[0])
+	if got := r.err.String(); !strings.HasSuffix(got, want) {
+		t.Errorf("stderr:\n%s\nwant it to end with:\n%s", got, want)
+	}
+	r.checkGroupGone(t)
 }
 
 // TestStreamCtrlC: SIGINT to the process group of the drain (a real Ctrl-C) finishes the

@@ -3,9 +3,7 @@ package cmd_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,70 +14,30 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/testdb"
+	"github.com/outboxctl/outboxctl/internal/testtmux"
 )
 
-// tmuxSession is a real terminal of a given size running a shell, driven with send-keys
-// and read with capture-pane.
-type tmuxSession struct {
-	t    *testing.T
-	bin  string
-	sock string
-}
-
-func newTmux(t *testing.T, width, height int) *tmuxSession {
+// newTmux is a real terminal of width × height running an interactive sh that has printed
+// its first prompt, with outboxctl (the test binary, put there by testscript.Main) on PATH.
+func newTmux(t *testing.T, width, height int) *testtmux.Session {
 	t.Helper()
-	bin, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is not installed (.ci/run installs it)")
-		}
-		t.Skip("tmux is not installed")
-	}
 	if _, err := exec.LookPath("outboxctl"); err != nil {
 		t.Fatalf("outboxctl is not on PATH (testscript.Main puts the test binary there): %v", err)
 	}
-	s := &tmuxSession{t: t, bin: bin, sock: filepath.Join(t.TempDir(), "sock")}
-	s.run("new-session", "-d", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), "env", "PS1=$ ", "NO_COLOR=1", "sh")
-	t.Cleanup(func() { _ = exec.Command(bin, "-S", s.sock, "kill-server").Run() })
-	return s
+	return testtmux.Shell(t, width, height, "NO_COLOR=1")
 }
 
-func (s *tmuxSession) run(args ...string) string {
-	s.t.Helper()
-	c := exec.Command(s.bin, append([]string{"-S", s.sock}, args...)...)
-	c.Env = append(os.Environ(), "TMUX=")
-	out, err := c.CombinedOutput()
-	if err != nil {
-		s.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+// exitStatus is the status `echo rc=$?` printed last on screen (the typed command that
+// contains it does not match), or "" when there is none.
+func exitStatus(screen string) string {
+	m := exited.FindAllStringSubmatch(screen, -1)
+	if len(m) == 0 {
+		return ""
 	}
-	return string(out)
+	return m[len(m)-1][1]
 }
 
-// typeLine types a line and Enter.
-func (s *tmuxSession) typeLine(line string) {
-	s.run("send-keys", "-l", line)
-	s.run("send-keys", "Enter")
-}
-
-// screen is the pane with wrapped lines joined (-J), so a line too wide for the terminal
-// shows as one long line instead of passing as two.
-func (s *tmuxSession) screen() string { return s.run("capture-pane", "-p", "-J", "-S", "-200") }
-
-// exited matches the line `echo rc=$?` prints (not the typed command that contains it).
-var exited = regexp.MustCompile(`(?m)^rc=[0-9]+$`)
-
-// waitScreen waits until the pane matches want.
-func (s *tmuxSession) waitScreen(want *regexp.Regexp) string {
-	s.t.Helper()
-	var last string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if last = s.screen(); want.MatchString(last) {
-			return last
-		}
-	}
-	s.t.Fatalf("timed out waiting for %s; screen:\n%s", want, last)
-	return ""
-}
+var exited = regexp.MustCompile(`(?m)^rc=([0-9]+)$`)
 
 // seedDemo seeds the demo incident in a schema of its own, dropped when the test ends.
 func seedDemo(t *testing.T) string {
@@ -112,9 +70,9 @@ func TestShardsFitRealTerminal(t *testing.T) {
 		{200, "-o wide shows 1 hidden column(s): category_names", true, "yes"},
 	} {
 		s := newTmux(t, tt.width, 60)
-		s.typeLine(fmt.Sprintf("outboxctl --dsn '%s' --schema %s shards --stuck --limit 10; echo rc=$?", testdb.DSN(), schema))
-		screen := s.waitScreen(exited)
-		if !strings.Contains(screen, "rc=0") || !strings.Contains(screen, "SCOPE") || !strings.Contains(screen, "4242") {
+		s.Command(fmt.Sprintf("outboxctl --dsn '%s' --schema %s shards --stuck --limit 10; echo rc=$?", testdb.DSN(), schema))
+		screen := s.WaitDone()
+		if exitStatus(screen) != "0" || !strings.Contains(screen, "SCOPE") || !strings.Contains(screen, "4242") {
 			t.Errorf("%d columns: no listing:\n%s", tt.width, screen)
 		}
 		for _, line := range strings.Split(screen, "\n") {
@@ -156,21 +114,21 @@ func TestPromptInRealTerminal(t *testing.T) {
 	prompt := regexp.MustCompile(`(?m)^Proceed\? \[y/N\] *$`)
 	s := newTmux(t, 120, 40)
 	command := fmt.Sprintf("outboxctl --dsn '%s' --schema %s reschedule organization %d --reason t; echo rc=$?", testdb.DSN(), schema, fixture.DemoPoisonShard)
-	s.typeLine(command)
-	s.waitScreen(prompt)
-	s.typeLine("n")
-	screen := s.waitScreen(exited)
+	s.Command(command)
+	s.Wait(prompt)
+	s.Type("n")
+	screen := s.WaitDone()
 	if !strings.Contains(screen, "Proceed? [y/N] n\nError: cancelled: nothing was changed\nrc=2") || strings.Contains(screen, "--help") || schedule() != before {
 		t.Fatalf("declined: schedule changed or wrong output:\n%s", screen)
 	}
-	s.typeLine("clear")
-	s.typeLine(command)
-	s.waitScreen(prompt)
-	s.typeLine("y")
-	screen = s.waitScreen(exited)
+	s.Command("clear")
+	s.Command(command)
+	s.Wait(prompt)
+	s.Type("y")
+	screen = s.WaitDone()
 	after := schedule()
 	n := strings.Count(before, ",") + 1
-	if !strings.Contains(screen, "rc=0") || after != strings.TrimSuffix(strings.Repeat("2016-08-01 00:00:00+00,", n), ",") {
+	if exitStatus(screen) != "0" || after != strings.TrimSuffix(strings.Repeat("2016-08-01 00:00:00+00,", n), ",") {
 		t.Fatalf("accepted: schedule %q, screen:\n%s", after, screen)
 	}
 }

@@ -18,19 +18,19 @@ func TestShardsWatchInTmux(t *testing.T) {
 	schema := testdb.Schema(t, fixture.Options{})
 	testdb.Insert(t, schema, "sentry_regionoutbox", testdb.Row{Scope: 0, Shard: 42, Category: 3, Object: 7})
 	s := newTmux(t, 200, 20)
-	s.typeLine("printf 'main screen\\n'")
-	s.typeLine(fmt.Sprintf("outboxctl --dsn '%s' --schema %s shards --watch 1s; echo rc=$?", testdb.DSN(), schema))
-	screen := s.waitScreen(regexp.MustCompile(`ORGANIZATION_SCOPE`))
+	s.Command("printf 'main screen\\n'")
+	s.Command(fmt.Sprintf("outboxctl --dsn '%s' --schema %s shards --watch 1s; echo rc=$?", testdb.DSN(), schema))
+	screen := s.Wait(regexp.MustCompile(`ORGANIZATION_SCOPE`))
 	if !strings.Contains(screen, "Every 1s: shards") || !strings.Contains(screen, "taken 20") || strings.Contains(screen, "main screen") {
 		t.Fatalf("no frame on the alternate screen saying when it was taken:\n%s", screen)
 	}
 	testdb.Insert(t, schema, "sentry_regionoutbox", testdb.Row{Scope: 0, Shard: 42, Category: 3, Object: 8},
 		testdb.Row{Scope: 0, Shard: 42, Category: 3, Object: 9})
 	// The shard's row: scope, shard, depth 3, +2 since the last frame, then the rate.
-	s.waitScreen(regexp.MustCompile(`(?m)^ORGANIZATION_SCOPE\s+42\s+3\s+\+2\s`))
-	s.run("send-keys", "q")
-	screen = s.waitScreen(exited)
-	if !regexp.MustCompile(`(?m)^rc=0$`).MatchString(screen) || !strings.Contains(screen, "main screen") || strings.Contains(screen, "Every 1s") {
+	s.Wait(regexp.MustCompile(`(?m)^ORGANIZATION_SCOPE\s+42\s+3\s+\+2\s`))
+	s.Keys("q") // the watch reads raw keys from before its first frame
+	screen = s.WaitDone()
+	if exitStatus(screen) != "0" || !strings.Contains(screen, "main screen") || strings.Contains(screen, "Every 1s") {
 		t.Fatalf("not exit 0 with the main screen restored:\n%s", screen)
 	}
 }

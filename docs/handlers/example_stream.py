@@ -5,7 +5,9 @@
 
 Reads one handler document per line on stdin, "delivers" it (here: appends a line to the
 file named by $DELIVERED_LOG, or writes it to stderr), and answers one acknowledgement line
-per document on stdout. Replace deliver() with the real work; keep it idempotent.
+per document on stdout (stream protocol 2: each ack echoes its document's "token", which
+proves to outboxctl that the document was read). Replace deliver() with the real work;
+keep it idempotent.
 """
 import json
 import os
@@ -27,9 +29,9 @@ def main():
         doc = json.loads(line)
         try:
             deliver(doc)
-            ack = {"id": doc["id"], "ok": True}
+            ack = {"id": doc["id"], "token": doc["token"], "ok": True}
         except Exception as e:  # one failed message: say so, outboxctl stops there
-            ack = {"id": doc["id"], "ok": False, "error": "%s: %s" % (type(e).__name__, e)}
+            ack = {"id": doc["id"], "token": doc["token"], "ok": False, "error": "%s: %s" % (type(e).__name__, e)}
         sys.stdout.write(json.dumps(ack) + "\n")
         sys.stdout.flush()  # outboxctl waits for this line before it sends the next document
 

@@ -9,7 +9,8 @@ For each document it builds an unsaved outbox row of the document's table and ca
 send_signal(): the receivers of process_region_outbox / process_cell_outbox /
 process_control_outbox run exactly as they do when Sentry drains the shard itself
 (reference §3.7), once per message, in this one long-lived process. The row is never saved:
-outboxctl deletes the real rows after the ack.
+outboxctl deletes the real rows after the ack, which echoes the document's "token" (stream
+protocol 2, docs/handlers/README.md).
 
 NOT RUN HERE: Sentry cannot be installed on the machines this repository is tested on. Only
 the protocol side is tested, with OUTBOXCTL_SENTRY_STANDIN=1, which replaces the Sentry
@@ -96,9 +97,9 @@ def main():
         doc = json.loads(line)
         try:
             build(doc, *models).send_signal()
-            ack = {"id": doc["id"], "ok": True}
+            ack = {"id": doc["id"], "token": doc["token"], "ok": True}
         except Exception as e:  # the message failed: outboxctl stops there, head-of-line
-            ack = {"id": doc["id"], "ok": False, "error": "%s: %s" % (type(e).__name__, e)}
+            ack = {"id": doc["id"], "token": doc["token"], "ok": False, "error": "%s: %s" % (type(e).__name__, e)}
         out.write(json.dumps(ack) + "\n")
         out.flush()
 

@@ -73,8 +73,8 @@ func (r *run) batchStep(ctx context.Context) (bool, error) {
 				return err
 			}
 			if err := r.deliver(ctx, m); err != nil {
-				r.res.Failed, r.res.FailedErr = &m, err
-				return nil
+				r.stopped(m, err)
+				return nil // commit what was delivered before it
 			}
 			delivered = append(delivered, m)
 			g := query.GroupUpTo{Category: m.Category, Object: m.Object, UpTo: m.ID}
@@ -112,7 +112,7 @@ func (r *run) batchStep(ctx context.Context) (bool, error) {
 			o.OnDelivered(m)
 		}
 	}
-	return more && r.res.Failed == nil, nil
+	return more && r.res.Failed == nil && r.res.Abandoned == nil, nil
 }
 
 // nextCounts are the counts drain-next returns beside the message: the rows it deleted of

@@ -120,6 +120,15 @@ type Options struct {
 	ScopeName    func(int) string
 	// OnDelivered is called once for each message after its deletion committed.
 	OnDelivered func(Message)
+	// Abandon, when cancelled (a second Ctrl-C), abandons the delivery in flight: the
+	// handler gets it as its context and stops (a command's process group is killed), the
+	// message is not deleted, what was delivered before it is committed, and Run returns
+	// context.Canceled. nil: a delivery is never abandoned.
+	Abandon context.Context
+	// OnWaiting is called when Run's context is cancelled (the first Ctrl-C) while a
+	// delivery is in flight, with the message and the most the handler may still take: the
+	// command says what it waits for and how to abandon it.
+	OnWaiting func(m Message, left time.Duration)
 	// Archive receives every row deleted without delivery (discard, kill-switch trim), in
 	// two phases: staged (synced) before the DELETE, a commit marker after the transaction
 	// committed. The drain refuses to delete such rows without one.
@@ -211,7 +220,13 @@ type Result struct {
 	// Failed is the message whose delivery failed, with the handler's error.
 	Failed    *Message
 	FailedErr error
+	// Abandoned is the message whose delivery was abandoned (Options.Abandon): it is still
+	// in the table.
+	Abandoned *Message
 }
+
+// errAbandonedDelivery is what deliver returns for a delivery abandoned by Options.Abandon.
+var errAbandonedDelivery = errors.New("delivery abandoned")
 
 // Guard refuses a connection that is inside a transaction block or on a replica.
 func Guard(ctx context.Context, conn *db.Conn) error {
@@ -394,6 +409,9 @@ func Run(ctx context.Context, conn *db.Conn, o Options) (Result, error) {
 		} else {
 			more, err = r.exactStep(ctx)
 		}
+		if err == nil && r.res.Abandoned != nil {
+			return r.res, context.Canceled // interrupted, like any other stop on a signal
+		}
 		if err != nil || !more || r.res.Failed != nil || r.res.Contended {
 			return r.res, err
 		}
@@ -447,13 +465,44 @@ func (r *run) wait(ctx context.Context) error {
 }
 
 // deliver hands one message to the handler. The delivery in flight is not cancelled by
-// SIGINT (the handler's own timeout bounds it): the drain finishes it, then stops.
+// the first SIGINT (the handler's own timeout bounds it): the drain says what it waits for
+// (OnWaiting), finishes it, then stops. Options.Abandon, cancelled by a second signal, stops
+// the handler: the delivery then fails with errAbandonedDelivery, whatever the handler said.
 func (r *run) deliver(ctx context.Context, m Message) error {
 	r.last = time.Now()
 	if r.o.Handler == nil || r.o.Killswitched {
 		return nil
 	}
-	return r.o.Handler.Deliver(context.WithoutCancel(ctx), m)
+	abandon := r.o.Abandon
+	if abandon == nil {
+		abandon = context.WithoutCancel(ctx)
+	}
+	if r.o.OnWaiting != nil {
+		start, said := r.last, make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			defer close(said)
+			r.o.OnWaiting(m, r.o.HandlerTimeout-time.Since(start))
+		})
+		defer func() {
+			if !stop() {
+				<-said // the line is out before the delivery's outcome is
+			}
+		}()
+	}
+	err := r.o.Handler.Deliver(abandon, m)
+	if err != nil && abandon.Err() != nil {
+		return fmt.Errorf("%w: %w", errAbandonedDelivery, err)
+	}
+	return err
+}
+
+// stopped records a delivery that did not succeed: abandoned, or failed.
+func (r *run) stopped(m Message, err error) {
+	if errors.Is(err, errAbandonedDelivery) {
+		r.res.Abandoned = &m
+		return
+	}
+	r.res.Failed, r.res.FailedErr = &m, err
 }
 
 // tx runs one transaction of the drain. Its statements are not cancelled by SIGINT either:
@@ -628,6 +677,7 @@ func (r *run) exactStep(ctx context.Context) (bool, error) {
 	var m Message
 	var found, handed bool
 	var deleted, trimmed int64
+	signals := ctx // the statements below run under the step's uncancelled context
 	err := r.tx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		head, err := r.lockHead(ctx, tx)
 		if err != nil || head == nil {
@@ -651,8 +701,8 @@ func (r *run) exactStep(ctx context.Context) (bool, error) {
 			return err
 		}
 		m, found = one[0], true
-		if err := r.deliver(ctx, m); err != nil {
-			r.res.Failed, r.res.FailedErr = &m, err
+		if err := r.deliver(signals, m); err != nil {
+			r.stopped(m, err)
 			return errStop
 		}
 		handed = !o.Killswitched && !o.Discard && o.Handler != nil

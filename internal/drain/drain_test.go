@@ -2,9 +2,12 @@ package drain_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -274,6 +277,17 @@ func TestClaimDoesNotWait(t *testing.T) {
 	}
 }
 
+// threeMessages is a schema whose shard organization/1 holds three messages, objects 1, 7
+// and 8, in that order.
+func threeMessages(t *testing.T) (string, query.Target, []int64) {
+	t.Helper()
+	schema, target := setup(t)
+	return schema, target, testdb.Insert(t, schema, "sentry_regionoutbox",
+		testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1},
+		testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 7},
+		testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 8})
+}
+
 // A delivery failure stops the drain at that message (head-of-line), keeps it, and keeps
 // everything delivered before it deleted, in both modes.
 func TestFailureStopsAtTheFailingMessage(t *testing.T) {
@@ -281,11 +295,7 @@ func TestFailureStopsAtTheFailingMessage(t *testing.T) {
 	for _, mode := range []drain.Mode{drain.ModeExact, drain.ModeBatch} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
-			schema, target := setup(t)
-			r := testdb.Insert(t, schema, "sentry_regionoutbox",
-				testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1},
-				testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 7},
-				testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 8})
+			schema, target, r := threeMessages(t)
 			h := &recorder{fail: func(m drain.Message) error {
 				if m.Object == 7 {
 					return errors.New("handler says no")
@@ -485,4 +495,56 @@ func committedRows(t *testing.T, path string) []drain.Row {
 		}
 	}
 	return out
+}
+
+// TestAbandonDuringDelivery: an HTTP receiver that never answers the second message. The
+// first cancel (Run's context) only says what the drain waits for (OnWaiting, once); the
+// second (Options.Abandon) cancels the request at once: message 1 is delivered and
+// deleted, message 2 and 3 stay, Run reports message 2 as abandoned and returns
+// context.Canceled, in both modes.
+func TestAbandonDuringDelivery(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []drain.Mode{drain.ModeExact, drain.ModeBatch} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			schema, target, r := threeMessages(t)
+			hung := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				var d drain.Document
+				_ = json.NewDecoder(req.Body).Decode(&d)
+				if d.Object == 7 {
+					close(hung)
+					<-req.Context().Done() // until the client gives up
+					return
+				}
+				w.WriteHeader(http.StatusNoContent)
+			}))
+			defer srv.Close()
+			h, err := drain.ParseHandler(drain.HandlerConfig{Spec: srv.URL, Timeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, interrupt := context.WithCancel(context.Background())
+			abandonCtx, abandon := context.WithCancel(context.Background())
+			go func() {
+				<-hung
+				interrupt()
+			}()
+			var notes []string
+			res, err := drain.Run(ctx, conn(t), drain.Options{Target: target, Shard: org(1), Handler: h, Mode: mode, HandlerTimeout: time.Minute,
+				Abandon: abandonCtx, OnWaiting: func(m drain.Message, left time.Duration) {
+					notes = append(notes, fmt.Sprintf("message %d, object %d, under a minute left: %v", m.ID, m.Object, left > 0 && left < time.Minute))
+					abandon() // the second Ctrl-C, once the first was answered
+				}})
+			if !errors.Is(err, context.Canceled) || res.Delivered != 1 || res.Failed != nil || res.Abandoned == nil || res.Abandoned.ID != r[1] {
+				t.Fatalf("%+v %v", res, err)
+			}
+			if want := []string{fmt.Sprintf("message %d, object 7, under a minute left: true", r[1])}; !reflect.DeepEqual(notes, want) {
+				t.Fatalf("notes %q, want %q", notes, want)
+			}
+			if got := ids(t, schema); !reflect.DeepEqual(got, r[1:]) {
+				t.Fatalf("rows left %v, want %v", got, r[1:])
+			}
+		})
+	}
 }

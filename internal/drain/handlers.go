@@ -14,10 +14,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // Document is the JSON a handler receives for one delivery: everything Sentry's signal
@@ -129,12 +131,18 @@ type Discard struct{}
 func (Discard) Deliver(context.Context, Message) error { return nil }
 
 // Exec runs a command once per message with the JSON document on stdin; exit 0 means
-// delivered. stderr becomes the error. The command is killed after Timeout.
+// delivered. The end of its stderr becomes the error. The command is killed after Timeout.
 type Exec struct {
 	Args    []string
 	Command string
 	Timeout time.Duration
+	// Stderr receives warnings about a delivery (nil: os.Stderr).
+	Stderr io.Writer
 }
+
+// execStderrGrace is how long a delivery waits, after the command exited, for the end of
+// its stderr: a process it left behind may hold the pipe open for ever.
+const execStderrGrace = 500 * time.Millisecond
 
 func (e *Exec) name() string { return e.Args[len(e.Args)-1] }
 
@@ -233,7 +241,10 @@ func validEnvName(s string) bool {
 }
 
 // Deliver runs the command in its own process group: the terminal's Ctrl-C goes to
-// outboxctl, which finishes this delivery and stops, rather than to the handler mid-message.
+// outboxctl, which finishes this delivery and stops, rather than to the handler mid-message;
+// cancelling ctx (a second Ctrl-C) kills the group. The command's exit status alone decides
+// the delivery: its pipes are outboxctl's own (no copying goroutine for exec.Cmd.Wait to
+// wait for), so a process it started that keeps its stderr open is a warning, not a failure.
 func (e *Exec) Deliver(ctx context.Context, m Message) error {
 	doc, err := json.Marshal(NewDocument(m))
 	if err != nil {
@@ -250,35 +261,103 @@ func (e *Exec) Deliver(ctx context.Context, m Message) error {
 		// The whole group: sh -c's children too.
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
-	cmd.Stdin = bytes.NewReader(doc)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.Stdout = io.Discard
-	cmd.WaitDelay = time.Second
-	err = cmd.Run()
-	if ctx.Err() == context.DeadlineExceeded {
-		return fmt.Errorf("handler %s timed out after %s", e.name(), e.Timeout)
+	p, err := startExec(cmd, doc)
+	if err != nil {
+		return unavailable{fmt.Errorf("handler %s: %w", e.name(), err)} // the shell itself did not start
+	}
+	err = cmd.Wait()
+	stray := p.finish()
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		return e.failed(fmt.Errorf("handler %s timed out after %s", e.name(), e.Timeout), &p.tail)
+	case err == nil && stray:
+		fmt.Fprintf(e.stderr(), "warning: handler %s exited 0 for message %d but left a process holding its stderr: the message counts as delivered; that process's output is no longer read\n",
+			render.Escape(e.name()), m.ID)
 	}
 	if err == nil {
 		return nil
 	}
-	msg := strings.Join(strings.Fields(strings.TrimSpace(stderr.String())), " ")
-	if len(msg) > 500 {
-		msg = msg[:500] + "…"
-	}
-	if msg != "" {
-		err = fmt.Errorf("handler %s: %w: %s", e.name(), err, msg)
-	} else {
-		err = fmt.Errorf("handler %s: %w", e.name(), err)
-	}
+	err = e.failed(fmt.Errorf("handler %s: %w", e.name(), err), &p.tail)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && (ee.ExitCode() == 126 || ee.ExitCode() == 127) {
 		return unavailable{err} // the shell could not find or run the command
 	}
-	if ee == nil {
-		return unavailable{err} // the shell itself did not start
+	return err
+}
+
+// failed adds the end of the command's stderr to err.
+func (e *Exec) failed(err error, tail *tailBuffer) error {
+	if t := tail.String(); t != "" {
+		return fmt.Errorf("%w: %s", err, t)
 	}
 	return err
+}
+
+func (e *Exec) stderr() io.Writer {
+	if e.Stderr == nil {
+		return os.Stderr
+	}
+	return e.Stderr
+}
+
+// execProc is the pipes of one exec delivery.
+type execProc struct {
+	stdin   *os.File
+	stderr  *os.File
+	relayed chan struct{} // closed when the stderr relay returned
+	tail    tailBuffer
+	closeIn sync.Once
+}
+
+// startExec starts cmd with the document on a stdin pipe, stdout to /dev/null and stderr
+// through the relay, all of them files, so that Wait returns when the command exits.
+func startExec(cmd *exec.Cmd, doc []byte) (*execProc, error) {
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer devNull.Close()
+	ends, err := pipes(2)
+	if err != nil {
+		return nil, err
+	}
+	inR, inW, errR, errW := ends[0], ends[1], ends[2], ends[3]
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, devNull, errW
+	err = cmd.Start()
+	closeAll(inR, errW) // the child's ends
+	if err != nil {
+		closeAll(inW, errR)
+		return nil, err
+	}
+	p := &execProc{stdin: inW, stderr: errR, relayed: make(chan struct{})}
+	go func() {
+		// A handler that does not read its stdin gets EPIPE here, which is its business.
+		_, _ = inW.Write(doc)
+		p.closeStdin()
+	}()
+	go func() {
+		defer close(p.relayed)
+		relayLines(errR, nil, &p.tail)
+	}()
+	return p, nil
+}
+
+func (p *execProc) closeStdin() { p.closeIn.Do(func() { _ = p.stdin.Close() }) }
+
+// finish, after the command exited, unblocks a document write nobody reads and waits a
+// little for the end of stderr; stray says a process the command left still holds it.
+func (p *execProc) finish() (stray bool) {
+	p.closeStdin()
+	t := time.NewTimer(execStderrGrace)
+	defer t.Stop()
+	select {
+	case <-p.relayed:
+	case <-t.C:
+		stray = true
+	}
+	_ = p.stderr.Close() // ends the relay's read
+	<-p.relayed
+	return stray
 }
 
 // HTTP POSTs the document; a 2xx answer means delivered. Retries are not its business:

@@ -1,14 +1,17 @@
 package drain
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -149,5 +152,67 @@ func TestDocumentKeys(t *testing.T) {
 	sort.Strings(got)
 	if strings.Join(got, ",") != strings.Join(want, ",") || string(keys["payload"]) != `"not json"` || string(keys["coalesced_ids"]) != "[5]" {
 		t.Fatalf("document keys %v, payload %s, coalesced %s", got, keys["payload"], keys["coalesced_ids"])
+	}
+}
+
+// TestExecStrayChildIsDelivered: a handler that exits 0 but leaves a child holding its
+// stderr (and stdout) has delivered: no error, one warning, and no wait for the child
+// (the original main waited WaitDelay and reported "WaitDelay expired", an outage).
+func TestExecStrayChildIsDelivered(t *testing.T) {
+	t.Parallel()
+	pids := filepath.Join(t.TempDir(), "pgid")
+	h, err := ParseHandler(HandlerConfig{Spec: "exec:cat >/dev/null; echo $$ >> " + pids + "; sleep 30 & exit 0", Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	h.(*Exec).Stderr = &stderr
+	start := time.Now()
+	err = h.Deliver(context.Background(), Message{ID: 7})
+	pgid := groupOf(t, pids)
+	defer syscall.Kill(-pgid, syscall.SIGKILL) //nolint:errcheck // the stray child, if still there
+	if err != nil {
+		t.Fatalf("a handler that exited 0 failed: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the delivery waited %s for the stray child", d)
+	}
+	want := "warning: handler " + h.(*Exec).Command + " exited 0 for message 7 but left a process holding its stderr: the message counts as delivered; that process's output is no longer read\n"
+	if stderr.String() != want {
+		t.Fatalf("stderr %q\nwant   %q", stderr.String(), want)
+	}
+}
+
+// TestExecStderrTail: a failing handler's error carries the end of its stderr, after a
+// 70,000-byte line (the original main kept the first 500 bytes: the long line's start).
+func TestExecStderrTail(t *testing.T) {
+	t.Parallel()
+	command := `cat >/dev/null; head -c 70000 /dev/zero | tr '\0' x >&2; echo >&2; echo 'last words' >&2; exit 3`
+	h, err := ParseHandler(HandlerConfig{Spec: "exec:" + command, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = h.Deliver(context.Background(), Message{ID: 7})
+	if want := "handler " + command + ": exit status 3: last words"; err == nil || err.Error() != want {
+		t.Fatalf("error %v\nwant  %s", err, want)
+	}
+}
+
+// TestStreamLongStderrLine: a 70,000-byte stderr line is relayed cut and marked and the
+// co-process lives on to acknowledge (the original main's relay stopped at 64 KiB, and the
+// co-process died of SIGPIPE at its next stderr write).
+func TestStreamLongStderrLine(t *testing.T) {
+	t.Parallel()
+	s := streamFor(t, `while IFS= read -r l; do head -c 70000 /dev/zero | tr '\0' y >&2; echo >&2; echo after >&2; `+tokenOf+
+		`echo "{\"id\": 1, \"ok\": true, \"token\": \"$tok\"}"; done`, 10*time.Second)
+	var stderr bytes.Buffer
+	s.Stderr = &stderr
+	defer s.Close()
+	if err := s.Deliver(context.Background(), Message{ID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close() // the relay's last lines are in once the co-process is gone
+	if want := strings.Repeat("y", 4096) + " …[line cut: 70000 bytes, the first 4096 shown]\nafter\n"; stderr.String() != want {
+		t.Fatalf("relayed %d bytes: %.80q…%q", stderr.Len(), stderr.String(), stderr.String()[max(0, stderr.Len()-80):])
 	}
 }

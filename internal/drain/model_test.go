@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
@@ -279,14 +280,87 @@ RETURNING id`, pgx.Identifier{schema}.Sanitize(), table, cellCol, map[bool]strin
 	return ids, err
 }
 
-// diffEnv is one worker's tables: one schema per payload type, emptied between cases.
+// diffEnv is one worker's tables (one schema per payload type, emptied between cases) and
+// the connections that seed, watch and drain them.
 type diffEnv struct {
 	schemas map[bool]string
+	// dsn and pool commit without waiting for the WAL flush (synchronous_commit = off): a
+	// run commits thousands of transactions (exact mode: one per message) and each waited
+	// for an fsync of a disk shared with every other test. A commit is visible to other
+	// sessions as soon as it returns either way, which is all the drain's semantics (and
+	// this test) depend on; only a server crash could lose it.
+	dsn  string
+	pool *pgxpool.Pool
+	// last is the table the previous case wrote, the only one to empty.
+	last string
+}
+
+func newDiffEnv(t *testing.T) *diffEnv {
+	t.Helper()
+	testdb.Pool(t) // skips, or fails under CI, when the server is unreachable
+	e := &diffEnv{dsn: withRuntimeParam(testdb.DSN(), "synchronous_commit", "off")}
+	cfg, err := pgxpool.ParseConfig(e.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three: the late rows' open transaction, the seeding beside it, the handler's inserts.
+	cfg.MaxConns = 3
+	if e.pool, err = pgxpool.NewWithConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.pool.Close)
+	e.schemas = map[bool]string{
+		true:  testdb.Schema(t, fixture.Options{Payload: fixture.PayloadJSONB}),
+		false: testdb.Schema(t, fixture.Options{Payload: fixture.PayloadText}),
+	}
+	return e
+}
+
+// withRuntimeParam adds a server setting to a URL or key=value connection string. The
+// server takes it as a startup parameter (a PgBouncer would refuse it: this test runs
+// against the server directly).
+func withRuntimeParam(dsn, key, value string) string {
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		return dsn + " " + key + "=" + value
+	}
+	if strings.Contains(dsn, "?") {
+		return dsn + "&" + key + "=" + value
+	}
+	return dsn + "?" + key + "=" + value
+}
+
+// reset empties the table the previous case wrote and seeds the case into table.
+//
+// DELETE and VACUUM, not TRUNCATE: a TRUNCATE gives the table and its four indexes new
+// files, 30–130 ms on this machine, more than seeding and draining a small case; a DELETE
+// of a few hundred rows and the VACUUM after it cost a few ms. The VACUUM keeps the tables
+// from filling with dead rows over hundreds of cases (TRUNCATE false: shrinking the file
+// needs a lock that the late rows' open transaction blocks, and VACUUM retries it for up
+// to 5 s). Its ANALYZE gives the planner the case's statistics: the test server runs
+// without autovacuum, and on a table never analyzed the claim's join is planned for one
+// row, a nested loop that took 4–13 s per claim of the big cases instead of 0.1–0.3 s.
+func (e *diffEnv) reset(ctx context.Context, t *testing.T, schema, table string, c *diffCase) ([]int64, []int64, pgx.Tx) {
+	name := pgx.Identifier{schema, table}.Sanitize()
+	vacuum := name
+	if e.last != "" {
+		if _, err := e.pool.Exec(ctx, "DELETE FROM "+e.last); err != nil {
+			t.Fatal(err)
+		}
+		if e.last != name {
+			vacuum += ", " + e.last
+		}
+	}
+	e.last = name
+	ids, lateIDs, lateTx := insertWithLate(ctx, t, e.pool, schema, table, c)
+	if _, err := e.pool.Exec(ctx, "VACUUM (ANALYZE, TRUNCATE false) "+vacuum); err != nil {
+		t.Fatal(err)
+	}
+	return ids, lateIDs, lateTx
 }
 
 func (e *diffEnv) run(t *testing.T, c *diffCase, mode drain.Mode) {
 	ctx := context.Background()
-	pool := testdb.Pool(t)
+	pool := e.pool
 	schema := e.schemas[c.jsonb]
 	table := "sentry_regionoutbox"
 	target := query.Target{Silo: query.SiloCell, Schema: schema}
@@ -294,10 +368,7 @@ func (e *diffEnv) run(t *testing.T, c *diffCase, mode drain.Mode) {
 		table = "sentry_controloutbox"
 		target = query.Target{Silo: query.SiloControl, Schema: schema, Cell: c.key.cell}
 	}
-	if _, err := pool.Exec(ctx, "TRUNCATE "+pgx.Identifier{schema}.Sanitize()+".sentry_regionoutbox, "+pgx.Identifier{schema}.Sanitize()+".sentry_controloutbox"); err != nil {
-		t.Fatal(err)
-	}
-	ids, lateIDs, lateTx := insertWithLate(ctx, t, schema, table, c)
+	ids, lateIDs, lateTx := e.reset(ctx, t, schema, table, c)
 	defer func() { _ = lateTx.Rollback(context.Background()) }()
 	late := slices.Clone(c.late)
 	for i := range late {
@@ -339,7 +410,7 @@ func (e *diffEnv) run(t *testing.T, c *diffCase, mode drain.Mode) {
 	k := query.ShardKey{Scope: query.Enum{Value: c.key.scope, Name: "SCOPE"}, ID: c.key.shard}
 	// One connection per drain, closed at once: hundreds of cases must not hold hundreds of
 	// connections until the test ends.
-	cn, err := db.Connect(ctx, db.Config{DSN: testdb.DSN(), Command: "drain-model-test"})
+	cn, err := db.Connect(ctx, db.Config{DSN: e.dsn, Command: "drain-model-test"})
 	if err != nil {
 		testdb.Unreachable(t, err)
 	}
@@ -465,10 +536,7 @@ func TestDrainMatchesSentryModel(t *testing.T) {
 	for w := range workers {
 		t.Run(fmt.Sprintf("worker%d", w), func(t *testing.T) {
 			t.Parallel()
-			env := &diffEnv{schemas: map[bool]string{
-				true:  testdb.Schema(t, fixture.Options{Payload: fixture.PayloadJSONB}),
-				false: testdb.Schema(t, fixture.Options{Payload: fixture.PayloadText}),
-			}}
+			env := newDiffEnv(t)
 			for i := w; i < len(cases); i += workers {
 				for _, mode := range []drain.Mode{drain.ModeExact, drain.ModeBatch} {
 					c := cases[i]
@@ -486,8 +554,7 @@ func TestDrainMatchesSentryModel(t *testing.T) {
 // insertWithLate inserts the case's rows, with its late rows in a transaction left open
 // between the two halves (their ids are lower than the second half's). It returns the
 // committed rows' ids, the late rows' ids and the open transaction.
-func insertWithLate(ctx context.Context, t *testing.T, schema, table string, c *diffCase) ([]int64, []int64, pgx.Tx) {
-	pool := testdb.Pool(t)
+func insertWithLate(ctx context.Context, t *testing.T, pool *pgxpool.Pool, schema, table string, c *diffCase) ([]int64, []int64, pgx.Tx) {
 	split := len(c.rows)
 	if len(c.late) > 0 {
 		split = c.lateSplit

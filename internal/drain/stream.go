@@ -3,6 +3,8 @@ package drain
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,12 +26,22 @@ const DefaultStreamGrace = 5 * time.Second
 // maxAckLine bounds one acknowledgement line: a co-process that prints more is broken.
 const maxAckLine = 64 << 10
 
+// StreamProtocol is the version of the stream protocol (docs/handlers/README.md) that each
+// document names in its "protocol" key. Version 2 added the per-delivery token the ack
+// must echo; a version 1 handler's ack carries none and is refused with a line saying so.
+const StreamProtocol = 2
+
 // Stream starts a command once and hands it one document per line on stdin; the command
 // answers one acknowledgement line per document on stdout. Starting an interpreter (and,
 // for Sentry's receivers, Django) once rather than per message is what makes it fast.
 // Deliveries are strictly sequential: the next document is written only after the ack of
 // the previous one. After any failed delivery the co-process is closed: a late ack must
 // never be taken for the next message's.
+//
+// An ack proves that the co-process read its document: each document ends with a random
+// token (128 bits, fresh per delivery) that the ack must echo, and nothing the co-process
+// wrote before the document was written can be an ack (see exchange). A co-process that
+// prints "ok" for messages it never read therefore fails the first of them, head-of-line.
 type Stream struct {
 	Args    []string
 	Command string
@@ -43,28 +55,45 @@ type Stream struct {
 	proc *streamProc
 }
 
-// streamProc is one running co-process.
+// streamProc is one running co-process. Its stdout is read only inside exchange, never
+// ahead by another goroutine: a line is taken for an ack only if it was read after its
+// document was written.
 type streamProc struct {
 	cmd    *exec.Cmd
 	stdin  *os.File
-	lines  chan streamLine
+	stdout *os.File
+	out    *bufio.Reader
 	exited chan struct{} // closed after Wait returned
-	quit   chan struct{} // closed by stop: the reader gives up
+	quit   chan struct{} // closed by stop
 	relay  chan struct{} // closed when stderr reached EOF
 	acks   int
 	tail   tailBuffer
 }
 
-type streamLine struct {
-	text []byte
-	err  error
+// streamDocument is what a stream co-process receives: the handler document, then the
+// protocol version and the delivery's token, last, so that only a co-process that read the
+// whole line can know it.
+type streamDocument struct {
+	Document
+	Protocol int    `json:"protocol"`
+	Token    string `json:"token"`
 }
 
 // streamAck is one acknowledgement line.
 type streamAck struct {
 	ID    *int64 `json:"id"`
 	OK    *bool  `json:"ok"`
+	Token string `json:"token"`
 	Error string `json:"error"`
+}
+
+// newToken is a delivery's token: 128 random bits, hex.
+func newToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 func (s *Stream) name() string { return s.Command }
@@ -77,8 +106,13 @@ func (s *Stream) Preflight(ctx context.Context) error {
 // Deliver writes the document and waits for its acknowledgement, at most Timeout. A failed
 // delivery adds at most about 4 s (exit status, kill) before it returns: the drain's
 // transactions may sit idle for Timeout + 10 s (Run raises idle_in_transaction_session_timeout).
-func (s *Stream) Deliver(_ context.Context, m Message) error {
-	doc, err := json.Marshal(NewDocument(m))
+// Cancelling ctx abandons the delivery: the co-process's group is killed at once.
+func (s *Stream) Deliver(ctx context.Context, m Message) error {
+	token, err := newToken()
+	if err != nil {
+		return err
+	}
+	doc, err := json.Marshal(streamDocument{Document: NewDocument(m), Protocol: StreamProtocol, Token: token})
 	if err != nil {
 		return err
 	}
@@ -90,7 +124,7 @@ func (s *Stream) Deliver(_ context.Context, m Message) error {
 		}
 	}
 	p := s.proc
-	if err := p.exchange(append(doc, '\n'), m.ID, s.Timeout); err != nil {
+	if err := p.exchange(ctx, append(doc, '\n'), m.ID, token, s.Timeout); err != nil {
 		err = s.failure(p, m.ID, err)
 		s.stop(p)
 		s.proc = nil
@@ -100,39 +134,89 @@ func (s *Stream) Deliver(_ context.Context, m Message) error {
 	return nil
 }
 
-// exchange writes one document and reads its ack.
-func (p *streamProc) exchange(doc []byte, id int64, timeout time.Duration) error {
-	var deadline <-chan time.Time
+// exchange writes one document and reads its ack. The rule that makes an ack a proof of
+// reading: the co-process must have written nothing that outboxctl has not read when the
+// document is about to be written (unread checks the reader's buffer and the pipe itself),
+// and the ack, read after the document was written, must carry the document's token.
+// Cancelling ctx (a second Ctrl-C) ends the wait at once.
+func (p *streamProc) exchange(ctx context.Context, doc []byte, id int64, token string, timeout time.Duration) error {
+	if err := p.unread(id); err != nil {
+		return err
+	}
+	var deadline time.Time
 	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		deadline = t.C
-		_ = p.stdin.SetWriteDeadline(time.Now().Add(timeout))
+		deadline = time.Now().Add(timeout)
 	}
+	_ = p.stdin.SetWriteDeadline(deadline)
+	_ = p.stdout.SetReadDeadline(deadline)
+	abandon := context.AfterFunc(ctx, func() {
+		// Unblocks the write or the read below, which then see ctx's error.
+		_ = p.stdin.SetWriteDeadline(time.Now())
+		_ = p.stdout.SetReadDeadline(time.Now())
+	})
+	defer abandon()
 	if _, err := p.stdin.Write(doc); err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return errTimeout
-		}
-		return errExited
+		return p.ioError(ctx, err, errExited)
 	}
-	select {
-	case l := <-p.lines:
-		if l.err != nil {
-			return l.err
-		}
-		return checkAck(l.text, id)
-	case <-deadline:
+	line, err := p.out.ReadSlice('\n')
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		return fmt.Errorf("wrote an acknowledgement line longer than %d bytes", maxAckLine)
+	case err != nil:
+		return p.ioError(ctx, err, errExited)
+	}
+	return checkAck(line, id, token)
+}
+
+// ioError says why a write or read of the co-process's pipes failed: abandoned, timed out,
+// or (otherwise) the co-process is gone.
+func (p *streamProc) ioError(ctx context.Context, err, otherwise error) error {
+	switch {
+	case ctx.Err() != nil:
+		return errAbandoned
+	case errors.Is(err, os.ErrDeadlineExceeded):
 		return errTimeout
 	}
+	return otherwise
+}
+
+// unread fails the delivery of message id when the co-process wrote anything on stdout that
+// was not read as an earlier document's ack: such a line was written before this document
+// was, so it cannot answer it (an ack printed ahead for a message never read). It checks
+// the bytes already read into the buffer and then, without waiting, the pipe itself.
+func (p *streamProc) unread(id int64) error {
+	pending := p.out.Buffered()
+	var early []byte
+	if pending > 0 {
+		early, _ = p.out.Peek(min(pending, 200))
+	} else if raw, err := p.stdout.SyscallConn(); err == nil {
+		_ = p.stdout.SetReadDeadline(time.Time{}) // an expired deadline would skip the read
+		buf := make([]byte, 200)
+		_ = raw.Read(func(fd uintptr) bool {
+			n, _ := syscall.Read(int(fd), buf) // non-blocking: EAGAIN when nothing is there
+			if n > 0 {
+				early = buf[:n]
+			}
+			return true
+		})
+	}
+	if len(early) == 0 {
+		return nil
+	}
+	text := strings.TrimRight(string(early), "\r\n")
+	return fmt.Errorf("broke the stream protocol: it wrote %q on stdout before the document of message %d was written, and no ack can come before its document (one ack line per document read, nothing else on stdout)", text, id)
 }
 
 var (
-	errTimeout = errors.New("timed out")
-	errExited  = errors.New("exited")
+	errTimeout   = errors.New("timed out")
+	errExited    = errors.New("exited")
+	errAbandoned = errors.New("abandoned")
+	// errOldProtocol is an ack without a token: a handler written for protocol 1.
+	errOldProtocol = errors.New("old protocol")
 )
 
-// checkAck judges one acknowledgement line for the message in flight.
-func checkAck(line []byte, id int64) error {
+// checkAck judges one acknowledgement line for the message in flight, which carried token.
+func checkAck(line []byte, id int64, token string) error {
 	var a streamAck
 	if err := json.Unmarshal(line, &a); err != nil || a.ID == nil || a.OK == nil {
 		text := strings.TrimRight(string(line), "\r\n")
@@ -144,12 +228,20 @@ func checkAck(line []byte, id int64) error {
 		return fmt.Errorf("acknowledged message %d while message %d was in flight", *a.ID, id)
 	}
 	if !*a.OK {
+		// A refusal fails the message whatever its token: its reason is worth more.
 		if a.Error == "" {
 			return errors.New("refused it (ok: false)")
 		}
 		return fmt.Errorf("refused it: %s", clip(a.Error))
 	}
-	return nil
+	switch a.Token {
+	case token:
+		return nil
+	case "":
+		return fmt.Errorf("%w: acknowledged message %d without the document's token: it speaks stream protocol 1; update it to protocol %d, whose ack echoes each document's \"token\" (docs/handlers/README.md)",
+			errOldProtocol, id, StreamProtocol)
+	}
+	return fmt.Errorf("broke the stream protocol: acknowledged message %d with a token that is not the one its document carried (an ack must echo the token of the document it answers)", id)
 }
 
 // failure words a failed exchange, with what the co-process last wrote on stderr. A
@@ -157,8 +249,16 @@ func checkAck(line []byte, id int64) error {
 func (s *Stream) failure(p *streamProc, id int64, err error) error {
 	prefix := fmt.Sprintf("handler stream:%s", s.name())
 	switch {
+	case errors.Is(err, errAbandoned):
+		return fmt.Errorf("%s: the delivery of message %d was abandoned", prefix, id)
 	case errors.Is(err, errTimeout):
 		return fmt.Errorf("%s timed out after %s waiting for the acknowledgement of message %d", prefix, s.Timeout, id)
+	case errors.Is(err, errOldProtocol) && p.acks == 0:
+		// Nothing was acknowledged by a handler that cannot be used as it is: like a
+		// command that does not run, the shard's schedule is put back.
+		return unavailable{fmt.Errorf("%s %s", prefix, strings.TrimPrefix(err.Error(), errOldProtocol.Error()+": "))}
+	case errors.Is(err, errOldProtocol):
+		return fmt.Errorf("%s %s", prefix, strings.TrimPrefix(err.Error(), errOldProtocol.Error()+": "))
 	case errors.Is(err, errExited) || errors.Is(err, io.EOF):
 		code := p.waitExit(2 * time.Second)
 		msg := fmt.Sprintf("%s exited (%s) before acknowledging message %d", prefix, code, id)
@@ -193,22 +293,13 @@ func (p *streamProc) waitExit(d time.Duration) string {
 // start runs the command through sh -c in its own process group, so the terminal's Ctrl-C
 // reaches outboxctl, which finishes the delivery in flight and closes the co-process.
 func (s *Stream) start() (*streamProc, error) {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		closeAll(inR, inW)
-		return nil, err
-	}
 	// Not cmd.StderrPipe: Wait would close it before its last lines were read.
-	errR, errW, err := os.Pipe()
+	ends, err := pipes(3)
 	if err != nil {
-		closeAll(inR, inW, outR, outW)
 		return nil, err
 	}
-	p := &streamProc{stdin: inW, lines: make(chan streamLine, 1), exited: make(chan struct{}), quit: make(chan struct{}), relay: make(chan struct{})}
+	inR, inW, outR, outW, errR, errW := ends[0], ends[1], ends[2], ends[3], ends[4], ends[5]
+	p := &streamProc{stdin: inW, stdout: outR, out: bufio.NewReaderSize(outR, maxAckLine), exited: make(chan struct{}), quit: make(chan struct{}), relay: make(chan struct{})}
 	p.cmd = exec.Command(s.Args[0], s.Args[1:]...)
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = inR, outW, errW
@@ -218,13 +309,30 @@ func (s *Stream) start() (*streamProc, error) {
 		closeAll(inW, outR, errR)
 		return nil, err
 	}
-	go p.read(outR)
-	go p.relayStderr(errR, s.stderr())
+	go func() {
+		defer close(p.relay)
+		defer errR.Close()
+		relayLines(errR, s.stderr(), &p.tail)
+	}()
 	go func() {
 		_ = p.cmd.Wait()
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// pipes makes n pipes: their read and write ends, in turn.
+func pipes(n int) ([]*os.File, error) {
+	ends := make([]*os.File, 0, 2*n)
+	for range n {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(ends...)
+			return nil, err
+		}
+		ends = append(ends, r, w)
+	}
+	return ends, nil
 }
 
 func closeAll(fs ...*os.File) {
@@ -238,46 +346,6 @@ func (s *Stream) stderr() io.Writer {
 		return os.Stderr
 	}
 	return s.Stderr
-}
-
-// read delivers stdout line by line; after an error (EOF, a line too long) it stops.
-func (p *streamProc) read(r *os.File) {
-	defer r.Close()
-	br := bufio.NewReaderSize(r, maxAckLine)
-	for {
-		line, err := br.ReadSlice('\n')
-		var l streamLine
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			l.err = fmt.Errorf("wrote an acknowledgement line longer than %d bytes", maxAckLine)
-		case err != nil:
-			l.err = errExited
-		default:
-			l.text = append([]byte(nil), line...)
-		}
-		select {
-		case p.lines <- l:
-		case <-p.quit:
-			return
-		}
-		if l.err != nil {
-			return
-		}
-	}
-}
-
-// relayStderr copies the co-process's stderr to ours, escaped (no raw control bytes reach a
-// terminal), and keeps its end for error messages.
-func (p *streamProc) relayStderr(r *os.File, w io.Writer) {
-	defer close(p.relay)
-	defer r.Close()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), maxAckLine)
-	for sc.Scan() {
-		line := render.Escape(sc.Text())
-		fmt.Fprintln(w, line)
-		p.tail.add(line)
-	}
 }
 
 // Close ends the co-process: stdin EOF, Grace to exit, then the whole process group is
@@ -315,6 +383,7 @@ func (s *Stream) stop(p *streamProc) {
 	close(p.quit)
 	_ = p.stdin.Close()
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	defer p.stdout.Close()
 	select {
 	case <-p.exited:
 	case <-time.After(2 * time.Second): // a process stuck in the kernel: do not wait for it

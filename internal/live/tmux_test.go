@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/testtmux"
 )
 
 // childEnv makes the test binary a watched program instead of running the tests: the
@@ -47,60 +47,18 @@ func watchChild() int {
 // and redraws in place, q quits with exit status 0, and the main screen comes back.
 func TestWatchInTmux(t *testing.T) {
 	t.Parallel()
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is not installed (.ci/run installs it)")
-		}
-		t.Skip("tmux is not installed")
-	}
-	dir := t.TempDir()
-	sock, rc := filepath.Join(dir, "sock"), filepath.Join(dir, "rc")
-	run := func(args ...string) string {
-		cmd := exec.Command(tmux, append([]string{"-S", sock}, args...)...)
-		cmd.Env = append(os.Environ(), "TMUX=")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	script := fmt.Sprintf("printf 'main screen\\n'; %s=1 %q; echo rc=$? > %q; sleep 60", childEnv, os.Args[0], rc)
-	run("new-session", "-d", "-x", "100", "-y", "20", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command(tmux, "-S", sock, "kill-server").Run() })
-
-	screen := waitFor(t, func() (string, bool) {
-		s := run("capture-pane", "-p")
-		return s, strings.Contains(s, "frame 3")
-	})
+	// The exit status goes to the screen after the child's last byte: once it shows, the
+	// child's leaving the alternate screen has been drawn too.
+	script := fmt.Sprintf("printf 'main screen\\n'; %s=1 %q; echo rc=$?; sleep 60", childEnv, os.Args[0])
+	s := testtmux.Start(t, 100, 20, "sh", "-c", script)
+	screen := s.WaitFor("frame 3", func(screen string) bool { return strings.Contains(screen, "frame 3") })
 	if !strings.Contains(screen, "Every 200ms: live child") || strings.Contains(screen, "main screen") ||
 		strings.Contains(screen, "frame 2") {
 		t.Fatalf("not one frame redrawn in place on the alternate screen:\n%s", screen)
 	}
-	run("send-keys", "q")
-	got := waitFor(t, func() (string, bool) {
-		b, _ := os.ReadFile(rc)
-		return string(b), len(b) > 0
-	})
-	if got != "rc=0\n" {
-		t.Fatalf("exit status %q, want rc=0", got)
+	s.Keys("q") // the child reads raw keys from before its first frame
+	screen = s.Wait(regexp.MustCompile(`(?m)^rc=[0-9]+$`))
+	if !strings.Contains(screen, "main screen\nrc=0\n") || strings.Contains(screen, "live child") {
+		t.Fatalf("not exit 0 with the main screen restored:\n%s", screen)
 	}
-	screen = run("capture-pane", "-p")
-	if !strings.Contains(screen, "main screen") || strings.Contains(screen, "live child") {
-		t.Fatalf("main screen not restored:\n%s", screen)
-	}
-}
-
-func waitFor(t *testing.T, check func() (string, bool)) string {
-	t.Helper()
-	var last string
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		s, ok := check()
-		if ok {
-			return s
-		}
-		last = s
-	}
-	t.Fatalf("timed out; last:\n%s", last)
-	return ""
 }

@@ -2,8 +2,6 @@ package query
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -55,20 +53,7 @@ func TestGoldenDoctor(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				path := filepath.Join("testdata", "golden", tname, name+".sql")
-				if *update {
-					if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run `make golden` to create it)", err)
-				}
-				if got != string(want) {
-					t.Fatalf("%s differs (run `make golden` if the change is intended)\n--- want\n%s\n--- got\n%s", path, want, got)
-				}
+				assertGolden(t, tname, name, got)
 			})
 		}
 	}

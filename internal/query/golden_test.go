@@ -24,25 +24,32 @@ func TestGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				path := filepath.Join("testdata", "golden", tname, c.name+".sql")
-				if *update {
-					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run `make golden` to create it)", err)
-				}
-				if got != string(want) {
-					t.Fatalf("%s differs (run `make golden` if the change is intended)\n--- want\n%s\n--- got\n%s", path, want, got)
-				}
+				assertGolden(t, tname, c.name, got)
 			})
 		}
+	}
+}
+
+// assertGolden compares got with testdata/golden/<target>/<name>.sql, or writes it there
+// with -update: the one golden harness of every printed statement and script.
+func assertGolden(t *testing.T, target, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", target, name+".sql")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run `make golden` to create it)", err)
+	}
+	if got != string(want) {
+		t.Fatalf("%s differs (run `make golden` if the change is intended)\n--- want\n%s\n--- got\n%s", path, want, got)
 	}
 }
 

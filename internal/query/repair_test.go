@@ -2,8 +2,6 @@ package query
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -65,20 +63,14 @@ func TestGoldenRepairs(t *testing.T) {
 	t.Parallel()
 	for tname, target := range targets("") {
 		for _, c := range repairCases {
-			got, err := c.script(target).Render()
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join("testdata", "golden", tname, c.name+".sql")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Run(tname+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				got, err := c.script(target).Render()
+				if err != nil {
 					t.Fatal(err)
 				}
-				continue
-			}
-			if want, err := os.ReadFile(path); err != nil || string(want) != got {
-				t.Errorf("%s differs or is missing (%v; run `make golden` if the change is intended)\n--- got\n%s", path, err, got)
-			}
+				assertGolden(t, tname, c.name, got)
+			})
 		}
 	}
 }

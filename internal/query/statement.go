@@ -29,6 +29,9 @@ type Statement struct {
 	// quoted by Ident; values never are.
 	Text string
 	Args Args
+	// err is why the text could not be taken from the SQL files (see sqlStatement); Render
+	// and Bind return it.
+	err error
 }
 
 // token is a piece of a statement's text: literal SQL, or a placeholder.
@@ -105,6 +108,9 @@ func isIdentChar(c byte) bool  { return isIdentStart(c) || (c >= '0' && c <= '9'
 // check enforces what pgx.StrictNamedArgs enforces: every placeholder has a value and every
 // value has a placeholder. A mismatch is a bug in outboxctl, caught by the golden tests.
 func (s Statement) check(toks []token) error {
+	if s.err != nil {
+		return s.err
+	}
 	used := map[string]bool{}
 	for _, t := range toks {
 		if t.param == "" {

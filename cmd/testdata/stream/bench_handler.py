@@ -16,5 +16,5 @@ if sys.argv[1:] == ["--once"]:
 for line in sys.stdin:
     doc = json.loads(line)
     deliver(doc)
-    sys.stdout.write(json.dumps({"id": doc["id"], "ok": True}) + "\n")
+    sys.stdout.write(json.dumps({"id": doc["id"], "token": doc["token"], "ok": True}) + "\n")
     sys.stdout.flush()

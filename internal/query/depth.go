@@ -1,0 +1,36 @@
+package query
+
+// The statements of outboxctl depth, in sql/depth.sql.
+
+// DepthRow is a row of Depth and DepthEstimate: category NULL is the whole table's row. An
+// estimate's depth is NULL when the table was never analyzed.
+type DepthRow struct {
+	Category *int64 `db:"category" json:"category"`
+	Depth    *int64 `db:"depth" json:"depth"`
+}
+
+// Depth answers "how many rows wait in total, and of which categories?" (Sentry's
+// get_category_depths and get_total_outbox_count in one pass): the row with a NULL category
+// is the total.
+func Depth(t Target) Statement {
+	args := t.cellArgs()
+	return sqlStatement("depth", []string{
+		"Total depth of " + t.Describe() + " and depth per category.",
+		"The first row (category NULL) is the total.",
+	}, t.idents(), args, t.cellFragment()...)
+}
+
+// DepthEstimate answers the depth question from the planner's statistics alone, without
+// reading the table: the total is pg_class.reltuples scaled to the table's current size (as
+// the planner does), each category's depth is its frequency in pg_stats' most common values
+// times that total. It is as fresh as the last ANALYZE (autovacuum's or a manual one), lists
+// only categories common enough to be in the statistics, and ignores --cell. The names are
+// looked up first (InitPlans), so pg_stats is read by index however many tables the
+// database has.
+func DepthEstimate(t Target) Statement {
+	return sqlStatement("depth-estimate", []string{
+		"Estimated depth of " + t.Describe() + " from the planner's statistics (no table read):",
+		"as fresh as the last ANALYZE; only categories common enough to be in pg_stats are listed;",
+		"the whole table, whatever --cell says. depth is NULL when the table was never analyzed.",
+	}, nil, Args{"table": {Value: t.From()}})
+}
