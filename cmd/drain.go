@@ -398,7 +398,7 @@ func (d repairDeps) openArchive(path string, meta drain.OperationMeta) (*drain.O
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(d.stderr, "archiving to %s (operation %s)\n", path, meta.ID)
+	fmt.Fprintf(d.stderr, "archiving to %s (operation %s)\n", render.Escape(path), render.Escape(meta.ID))
 	return op, nil
 }
 
