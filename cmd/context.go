@@ -347,10 +347,11 @@ func (a *app) useContext(c *cobra.Command, one *config.Context) error {
 	return nil
 }
 
-// fanAnswer is one context's document, and its verdict (exit 3, 4, 5 or 8) if any.
+// fanAnswer is one context's document, and its verdict (threshold, warning, critical or
+// pending) if any.
 type fanAnswer struct {
 	doc     render.Doc
-	code    int
+	means   meaning
 	verdict error
 }
 
@@ -361,7 +362,7 @@ type goneContext struct {
 }
 
 // verdictSeverity orders the verdicts a read can end with, best first.
-var verdictSeverity = []int{ExitOK, ExitPending, ExitWarn, ExitThreshold, ExitCritical} //nolint:gochecknoglobals // constant list
+var verdictSeverity = []meaning{meansOK, meansPending, meansWarning, meansThreshold, meansCritical} //nolint:gochecknoglobals // constant list
 
 // fanDocument runs the read once per selected context, concurrently (fanout.Run bounds it),
 // each run with its own connection and timeouts, and merges the documents: the merged
@@ -399,11 +400,11 @@ func (a *app) runContext(ctx context.Context, one *config.Context, run readRun, 
 	if err == nil && sql.Len() > 0 {
 		return fanAnswer{}, fmt.Errorf("it names no database (set dsn, dsn-env or service in the context)")
 	}
-	switch code := exitCode(ctx, err); {
-	case code == ExitOK:
+	switch m := meaningOf(ctx, err); {
+	case m == meansOK:
 		return fanAnswer{doc: doc}, nil
-	case slices.Contains(verdictSeverity, code):
-		return fanAnswer{doc: doc, code: code, verdict: err}, nil
+	case slices.Contains(verdictSeverity, m):
+		return fanAnswer{doc: doc, means: m, verdict: err}, nil
 	}
 	return fanAnswer{}, err
 }
@@ -428,19 +429,19 @@ func (a *app) mergeFan(results []fanout.Result[fanAnswer]) (render.Doc, []goneCo
 	}
 	switch fanout.OutcomeOf(results) {
 	case fanout.AllFailed:
-		return doc, gone, &exitError{code: ExitError}
+		return doc, gone, silent(meansRuntime)
 	case fanout.Partial:
-		return doc, gone, &exitError{code: ExitPartial}
+		return doc, gone, silent(meansPartial)
 	case fanout.Complete:
 	}
-	codes := make([]int, len(results))
+	meanings := make([]meaning, len(results))
 	for i, r := range results {
-		codes[i] = r.Value.code
+		meanings[i] = r.Value.means
 	}
-	worst := fanout.Worst(codes, verdictSeverity)
+	worst := fanout.Worst(meanings, verdictSeverity)
 	for _, r := range results {
-		if r.Value.code == worst && r.Value.verdict != nil {
-			return doc, gone, &exitError{code: worst, msg: "context " + r.Target + ": " + r.Value.verdict.Error()}
+		if r.Value.means == worst && r.Value.verdict != nil {
+			return doc, gone, verdict(worst, "context "+r.Target+": "+r.Value.verdict.Error())
 		}
 	}
 	return doc, gone, nil

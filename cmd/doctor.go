@@ -288,9 +288,9 @@ func findingsDoc(d doctorDeps, fs []doctor.Finding) (render.Doc, error) {
 	}
 	switch doctor.Worst(fs) {
 	case doctor.Crit:
-		return doc, &exitError{code: ExitCritical, msg: "doctor: " + doctor.Tally(fs)}
+		return doc, verdict(meansCritical, "doctor: "+doctor.Tally(fs))
 	case doctor.Warn:
-		return doc, &exitError{code: ExitWarn, msg: "doctor: " + doctor.Tally(fs)}
+		return doc, verdict(meansWarning, "doctor: "+doctor.Tally(fs))
 	case doctor.OK:
 	}
 	return doc, nil

@@ -10,8 +10,8 @@ import (
 
 // readRun is a read command's run function bound to its options: given the app of one
 // target (the invocation's, one context's of a fan-out, one frame's of a watch) it builds
-// its dependencies from it and returns the document to render, and the verdict (exit 3, 4,
-// 5, 8) or error the command ends with. The document is nil when the command printed its
+// its dependencies from it and returns the document to render, and the verdict (threshold,
+// warning, critical, pending) or error the command ends with. The document is nil when the command printed its
 // SQL instead (--print-sql, no database) or streamed its rows itself (inspect shard): a
 // read that prints as it reads cannot hand its rows over whole.
 //

@@ -544,7 +544,7 @@ func (d repairDeps) skipLookup(ctx context.Context, reg *enums.Registry, id int6
 		return sk, err
 	}
 	if len(msg.Rows) == 0 {
-		return sk, &exitError{code: ExitError, msg: fmt.Sprintf("no outbox row with id %d in %s", id, sk.t.Describe())}
+		return sk, failuref("no outbox row with id %d in %s", id, sk.t.Describe())
 	}
 	rows, err := query.Rows[messageRow](msg)
 	if err != nil {
