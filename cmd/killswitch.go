@@ -143,11 +143,9 @@ list in sentry_controloption disables nothing.`),
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			d, err := a.readDeps()
-			if err != nil {
-				return err
-			}
-			return runKillswitchList(c.Context(), d, o)
+			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
+				return runKillswitchList(ctx, d, o)
+			})
 		},
 	}
 	c.Flags().StringArrayVar(&o.Coded, "coded", nil, "override a table's coded replication_version, TABLE=N (repeatable), for the backfill gates")
@@ -164,11 +162,11 @@ type killswitchListing struct {
 	listErr  error
 }
 
-// runKillswitchList prints (or reads and prints) the kill-switch lists, what waits behind
-// them and the backfill gates, from any Sentry database (plainSession).
-func runKillswitchList(ctx context.Context, d readDeps, o killswitchListOptions) error {
+// runKillswitchList prints the SQL, or reads and returns the kill-switch lists, what waits
+// behind them and the backfill gates, from any Sentry database (plainSession).
+func runKillswitchList(ctx context.Context, d readDeps, o killswitchListOptions) (render.Doc, error) {
 	if d.printOnly {
-		return d.printScript(query.Script{
+		return nil, d.printScript(query.Script{
 			options.KillswitchStatement(d.target.Schema, query.OptionTable),
 			options.KillswitchStatement(d.target.Schema, query.ControlOptionTable),
 			query.KillswitchShards(killswitch.PresentOutboxes(d.target.Schema, query.Schema{}), nil),
@@ -176,7 +174,7 @@ func runKillswitchList(ctx context.Context, d readDeps, o killswitchListOptions)
 	}
 	reg, err := d.registry()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var l killswitchListing
 	err = d.plainSession(ctx, "killswitch", func(s *session) error {
@@ -184,9 +182,9 @@ func runKillswitchList(ctx context.Context, d readDeps, o killswitchListOptions)
 		return err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return printKillswitchListing(d.printer, d.print, l)
+	return killswitchListingDoc(d.printer, l), l.listErr
 }
 
 func readKillswitchListing(s *session, reg *enums.Registry, tables []backfill.Table) (killswitchListing, error) {
@@ -222,7 +220,8 @@ func readKillswitchListing(s *session, reg *enums.Registry, tables []backfill.Ta
 	return l, err
 }
 
-func printKillswitchListing(p *render.Printer, print func(render.Doc) error, l killswitchListing) error {
+// killswitchListingDoc is the listing's document; it says the notes a terminal shows.
+func killswitchListingDoc(p *render.Printer, l killswitchListing) render.Doc {
 	if !p.Structured() {
 		if len(l.disabled.Rows) == 0 {
 			p.Notef("no shard is disabled")
@@ -233,14 +232,11 @@ func printKillswitchListing(p *render.Printer, print func(render.Doc) error, l k
 			}
 		}
 	}
-	if err := print(render.Doc{
+	return render.Doc{
 		storesSection(l.sch),
 		{Name: "disabled", Title: "Disabled shards", Table: l.disabled},
 		{Name: "backfill_gates", Title: "Backfill gates (option below the coded version)", Table: l.gates},
-	}); err != nil {
-		return err
 	}
-	return l.listErr
 }
 
 // utcOrNil is a timestamp in UTC, as query.Run gives it, or an empty cell.
@@ -295,26 +291,24 @@ func newKillswitchCheckCmd(a *app) *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			d, err := a.readDeps()
-			if err != nil {
-				return err
-			}
-			return runKillswitchCheck(c.Context(), d, o, *scope)
+			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
+				return runKillswitchCheck(ctx, d, o, *scope)
+			})
 		},
 	}
 }
 
-// runKillswitchCheck prints (or reads and prints) whether shard o.ids[0] of scope is disabled,
-// in each options table and in the one Sentry reads, and what waits in it.
-func runKillswitchCheck(ctx context.Context, d readDeps, o killswitchCheckOptions, scope query.Enum) error {
+// runKillswitchCheck prints the SQL, or reads and returns whether shard o.ids[0] of scope is
+// disabled, in each options table and in the one Sentry reads, and what waits in it.
+func runKillswitchCheck(ctx context.Context, d readDeps, o killswitchCheckOptions, scope query.Enum) (render.Doc, error) {
 	ids := o.ids
 	id := ids[0]
 	if d.printOnly {
-		return d.printScript(query.Script{d.killswitchStatement(), query.ShardDepths(d.target, scope, ids)})
+		return nil, d.printScript(query.Script{d.killswitchStatement(), query.ShardDepths(d.target, scope, ids)})
 	}
 	reg, err := d.registry()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	card := []render.Field{{Key: "scope", Value: scope.Name}, {Key: "shard", Value: id}}
 	var depth *render.Table
@@ -336,7 +330,7 @@ func runKillswitchCheck(ctx context.Context, d readDeps, o killswitchCheckOption
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if warning != "" {
 		d.printer.Warnf("%s", warning)
@@ -345,10 +339,7 @@ func runKillswitchCheck(ctx context.Context, d readDeps, o killswitchCheckOption
 	if depth != nil {
 		doc = append(doc, render.Section{Name: "waiting", Title: "Waiting in " + d.silo + " outbox", Table: depth})
 	}
-	if err := d.printer.Print(doc); err != nil {
-		return err
-	}
-	return listErr
+	return doc, listErr
 }
 
 // shardVerdict says whether a shard is disabled in each options table, and in the one
