@@ -266,7 +266,7 @@ func drainShard(ctx context.Context, d repairDeps, conn *db.Conn, o drainOptions
 	res, runErr := drain.Run(ctx, conn, drain.Options{
 		Target: t, Shard: k, Mode: drain.Mode(o.Mode), Handler: handler, Discard: o.Handler == "discard",
 		Watermark: plan.watermark, MaxMessages: o.MaxMessages, Rate: o.Rate, HandlerTimeout: o.HandlerTimeout,
-		Archive: archive, Claimed: claimed, Command: "drain", Reason: o.Reason, CoalescedIDs: o.CoalescedIDs,
+		Archive: archive, Warnf: d.printer.Warnf, Claimed: claimed, Command: "drain", Reason: o.Reason, CoalescedIDs: o.CoalescedIDs,
 		CategoryName: reg.CategoryName, ScopeName: reg.ScopeName, OnDelivered: func(drain.Message) { progress.Add(1) },
 		Abandon: abandonContext(ctx), OnWaiting: waitingNote(d.stderr, o.HandlerTimeout),
 	})
@@ -386,19 +386,11 @@ func (o drainOptions) planLines() []string {
 
 // openArchive opens the archive operation a discard writes to, and says where it is.
 func (d repairDeps) openArchive(path string, meta drain.OperationMeta) (*drain.Operation, error) {
-	meta.Started = d.now().UTC()
-	meta.ID = drain.NewOperationID(meta.Command, meta.Started)
-	if path == "" {
-		var err error
-		if path, err = drain.OperationArchivePath(meta.ID); err != nil {
-			return nil, err
-		}
-	}
-	op, err := drain.OpenOperation(path, meta)
+	op, err := drain.OpenArchive(path, meta, d.now())
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(d.stderr, "archiving to %s (operation %s)\n", path, meta.ID)
+	fmt.Fprintf(d.stderr, "archiving to %s (operation %s)\n", op.Path, op.Meta.ID)
 	return op, nil
 }
 

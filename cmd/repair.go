@@ -221,11 +221,6 @@ func schedule(p *render.Printer, v any) string {
 	return render.FormatDue(t, p.Now(), p.Time)
 }
 
-// idRow is a row of a statement that returns ids (DELETE … RETURNING o.id).
-type idRow struct {
-	ID int64 `db:"id"`
-}
-
 // maxID is the shard's highest id (0 when empty): the watermark a repair stops at.
 func maxID(ctx context.Context, tx db.Tx, t query.Target, k query.ShardKey) (int64, error) {
 	res, err := query.Run(ctx, tx, query.ShardMaxID(t, k))
@@ -241,77 +236,18 @@ func maxID(ctx context.Context, tx db.Tx, t query.Target, k query.ShardKey) (int
 	return rows[0].ID, nil
 }
 
-// deleteArchived archives the rows st reads and deletes them, as one operation of the archive
-// in two phases: the rows are staged (synced) before the DELETE, and the commit marker is
-// written only after the transaction committed, naming the ids it deleted.
+// deleteArchived archives the rows st reads and deletes them, as one archive operation of
+// its own (drain.ArchivedDelete: staged and synced before the DELETE, the commit marker
+// written after the commit, naming the ids deleted).
 func (d repairDeps) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target, st query.Statement, o repairOptions, meta drain.OperationMeta) (int64, *drain.Operation, error) {
-	meta.Started = d.now().UTC()
-	meta.ID = drain.NewOperationID(meta.Command, meta.Started)
-	path := o.Archive
-	var err error
-	if path == "" {
-		if path, err = drain.OperationArchivePath(meta.ID); err != nil {
-			return 0, nil, err
-		}
-	}
-	op, err := drain.OpenOperation(path, meta)
+	op, err := drain.OpenArchive(o.Archive, meta, d.now())
 	if err != nil {
 		return 0, nil, err
 	}
 	defer op.Close()
-	var batch *drain.Batch
-	var deleted []int64
-	committing := false
-	err = db.WriteTx(ctx, conn, func(tx db.Tx) error {
-		res, err := query.Run(ctx, tx, st)
-		if err != nil {
-			return db.Classify(err, st.Name)
-		}
-		rows, err := drain.RowsFromResult(res, nil)
-		if err != nil || len(rows) == 0 {
-			return err
-		}
-		b, err := op.Stage(rows)
-		if err != nil {
-			return err
-		}
-		batch = &b
-		del := query.DeleteArchivedIDs(t, b.IDs, query.Why{Command: meta.Command, Reason: o.Reason})
-		out, err := query.Run(ctx, tx, del)
-		if err != nil {
-			return db.Classify(err, "delete")
-		}
-		ids, err := query.Rows[idRow](out)
-		if err != nil {
-			return err
-		}
-		for _, r := range ids {
-			deleted = append(deleted, r.ID)
-		}
-		committing = true
-		return nil
-	})
-	return int64(len(deleted)), op, d.finishArchive(op, batch, deleted, committing, err)
-}
-
-// finishArchive writes a batch's second phase: the commit marker after a commit, the abort
-// marker after a certain rollback, nothing when the COMMIT's outcome is unknown.
-func (d repairDeps) finishArchive(op *drain.Operation, batch *drain.Batch, deleted []int64, committing bool, err error) error {
-	switch {
-	case batch == nil:
-		return err
-	case err != nil && !committing:
-		if aerr := op.Abort(*batch, err); aerr != nil {
-			d.printer.Warnf("the rows were not deleted, but the archive could not say so: %v", aerr)
-		}
-		return err
-	case err != nil:
-		return fmt.Errorf("%w; archive %s keeps the rows staged without a commit marker: outboxctl restore reports them and checks the table", err, op.Path)
-	}
-	if err := op.CommitDeleted(*batch, deleted); err != nil {
-		return fmt.Errorf("the rows were deleted, but their commit marker could not be written (%w): restore them with outboxctl restore %s --operation %s --include-uncommitted", err, op.Path, op.Meta.ID)
-	}
-	return nil
+	del := &drain.ArchivedDelete{Op: op, Target: t, Why: query.Why{Command: meta.Command, Reason: o.Reason}, Warnf: d.printer.Warnf}
+	deleted, err := del.DeleteArchived(ctx, conn, st)
+	return deleted, op, err
 }
 
 // archiveMeta describes a repair's archive operation on shard k of t: restore refuses a row
