@@ -14,6 +14,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/backfill"
 	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/options"
@@ -414,12 +415,8 @@ func (a *app) checkReason(command, reason string) error {
 	return nil
 }
 
-func reasonText(r string) string {
-	if strings.TrimSpace(r) == "" {
-		return "no reason given"
-	}
-	return "reason: " + r
-}
+// reasonText is a --reason as plan lines show it (one wording with the drain's plan).
+func reasonText(r string) string { return drain.ReasonText(r) }
 
 // changeDeps are what a kill-switch change takes from outside: the printer, the database
 // (or SQL printing), the prompter and the audit line.

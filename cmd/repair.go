@@ -221,21 +221,6 @@ func schedule(p *render.Printer, v any) string {
 	return render.FormatDue(t, p.Now(), p.Time)
 }
 
-// maxID is the shard's highest id (0 when empty): the watermark a repair stops at.
-func maxID(ctx context.Context, tx db.Tx, t query.Target, k query.ShardKey) (int64, error) {
-	res, err := query.Run(ctx, tx, query.ShardMaxID(t, k))
-	if err != nil {
-		return 0, err
-	}
-	rows, err := query.Rows[struct {
-		ID int64 `db:"max_id"`
-	}](res)
-	if err != nil || len(rows) == 0 {
-		return 0, err
-	}
-	return rows[0].ID, nil
-}
-
 // deleteArchived archives the rows st reads and deletes them, as one archive operation of
 // its own (drain.ArchivedDelete: staged and synced before the DELETE, the commit marker
 // written after the commit, naming the ids deleted).
@@ -328,7 +313,7 @@ func superseded(ctx context.Context, conn *db.Conn, t query.Target, k query.Shar
 			return db.Classify(err, "superseded")
 		}
 		count = int64(len(res.Rows))
-		watermark, err = maxID(ctx, tx, t, k)
+		watermark, err = drain.MaxID(ctx, tx, t, k)
 		return err
 	})
 	return count, watermark, err
