@@ -14,8 +14,8 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/live"
-	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -277,12 +277,13 @@ func readDrainPlan(ctx context.Context, d repairDeps, o drainOptions, t query.Ta
 	var unread string
 	err := d.session(ctx, "drain", func(s *session) error {
 		t = s.target
-		ks, err := options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
+		sw, err := killswitch.ReadSwitches(s.ctx, s.tx, s.target, s.schema)
 		if err != nil {
 			return db.Classify(err, "reading the kill switches")
 		}
-		unread = unreadWarning(s, ks, k.Scope, k.ID)
-		if p, err = drain.ReadPlan(s.ctx, s.tx, s.target, k, o.request(), ks.IsDisabled(k.Scope.Value, k.ID), reg.CategoryName); err != nil {
+		v := sw.Verdict(k.Scope, k.ID)
+		unread = v.Warning
+		if p, err = drain.ReadPlan(s.ctx, s.tx, s.target, k, o.request(), v.Disabled, reg.CategoryName); err != nil {
 			return err
 		}
 		p.PayloadType = s.schema.Table(s.target.TableName()).PayloadType

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/user"
-	"slices"
 	"strings"
 	"time"
 
@@ -352,43 +351,23 @@ func runKillswitchCheck(ctx context.Context, d readDeps, o killswitchCheckOption
 	return listErr
 }
 
-// shardVerdict says whether a shard is disabled in each options table, and in the one
-// Sentry's workers for this outbox read: the verdict that counts. warning is set when the
-// table Sentry would read under the other deployment disables it (unreadWarning).
+// shardVerdict is killswitch.ShardVerdict as the check's card shows it: each options
+// table's list, then the verdict of the one Sentry reads (see killswitch.Verdict).
 func shardVerdict(s *session, scope query.Enum, id int64) (fields []render.Field, warning string, listErr, err error) {
-	lists, err := killswitch.ReadLists(s.ctx, s.tx, s.target.Schema, s.schema)
+	v, err := killswitch.ShardVerdict(s.ctx, s.tx, s.target, s.schema, scope, id)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	for _, l := range lists {
-		if l.Scope != scope.Value {
-			continue
-		}
-		if l.Err != nil {
-			listErr = l.Err
-		}
-		fields = append(fields, render.Field{Key: "disabled_in_" + l.Table, Value: slices.Contains(l.IDs, id)})
+	for _, tv := range v.Tables {
+		fields = append(fields, render.Field{Key: "disabled_in_" + tv.Table, Value: tv.Disabled})
 	}
-	ks, _ := options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
 	var disabled any
-	if d := ks.IsDisabled(scope.Value, id); d != nil {
-		disabled = *d
+	if v.Disabled != nil {
+		disabled = *v.Disabled
 	}
-	fields = append(fields, render.Field{Key: "read_from", Value: ks.Table}, render.Field{Key: "disabled", Value: disabled},
-		render.Field{Key: "deployment", Value: s.schema.DeploymentWhy})
-	return fields, unreadWarning(s, ks, scope, id), listErr, nil
-}
-
-// unreadWarning is the warning for a shard that the options table Sentry does not read here
-// disables ("" when none): the verdict stays that of the table read, but a kill switch
-// written to the other table would otherwise be ignored without a word. A failed read of the
-// other table warns of nothing.
-func unreadWarning(s *session, ks *options.Killswitches, scope query.Enum, id int64) string {
-	u, _ := options.ReadUnread(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo, ks)
-	if !u.Disables(scope.Value, id) {
-		return ""
-	}
-	return u.ShardWarning(scope.Name, id, s.target.TableName(), s.schema)
+	fields = append(fields, render.Field{Key: "read_from", Value: v.ReadFrom}, render.Field{Key: "disabled", Value: disabled},
+		render.Field{Key: "deployment", Value: v.Deployment})
+	return fields, v.Warning, v.ListErr, nil
 }
 
 // audit writes the JSON audit line of a change on stderr: who, when, where (without any
