@@ -164,7 +164,7 @@ func runDrain(ctx context.Context, d repairDeps, o drainOptions, t query.Target,
 		}
 		return err
 	}
-	t, plan, err := readDrainPlan(ctx, d, o, t, k, reg)
+	t, plan, err := readDrainPlan(ctx, d, conn, o, t, k, reg)
 	if err != nil {
 		return err
 	}
@@ -270,12 +270,12 @@ func waitingNote(w io.Writer, timeout time.Duration) func(drain.Message, time.Du
 	}
 }
 
-// readDrainPlan reads, in one read-only snapshot, what the plan shows (drain.ReadPlan), with
+// readDrainPlan reads, in one read-only snapshot on the drain's connection, what the plan shows (drain.ReadPlan), with
 // the kill switch's verdict, and returns the target as the catalog adapted it.
-func readDrainPlan(ctx context.Context, d repairDeps, o drainOptions, t query.Target, k query.ShardKey, reg *enums.Registry) (query.Target, drain.Plan, error) {
+func readDrainPlan(ctx context.Context, d repairDeps, conn *db.Conn, o drainOptions, t query.Target, k query.ShardKey, reg *enums.Registry) (query.Target, drain.Plan, error) {
 	var p drain.Plan
 	var unread string
-	err := d.session(ctx, "drain", func(s *session) error {
+	err := d.session(ctx, conn, func(s *session) error {
 		t = s.target
 		sw, err := killswitch.ReadSwitches(s.ctx, s.tx, s.target, s.schema)
 		if err != nil {

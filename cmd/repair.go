@@ -76,7 +76,8 @@ func (a *app) shardKey(s shardArgs) (query.ShardKey, error) {
 }
 
 // repairDeps are what a repair, a restore or a drain takes from outside: the printer and SQL
-// printing, the database (connect; session opens a read-only snapshot with the catalog),
+// printing, the database (connect; session opens a read-only snapshot with the catalog on
+// the connection the command holds: one connection per command),
 // the registry, the prompter, the audit line, the progress line, the clock, stderr and the
 // environment.
 type repairDeps struct {
@@ -86,7 +87,7 @@ type repairDeps struct {
 	schema      string                     // --schema: restore's destination when given
 	requireDB   func(command string) error // a usage error when no database is given
 	connect     func(ctx context.Context, command string) (*db.Conn, error)
-	session     func(ctx context.Context, command string, fn func(*session) error) error
+	session     func(ctx context.Context, conn *db.Conn, fn func(*session) error) error
 	registry    func() (*enums.Registry, error)
 	confirm     func(command string, plan []string, yes bool) error
 	audit       func(command string, fields map[string]any)
@@ -100,7 +101,7 @@ func (a *app) repairDeps() repairDeps {
 	return repairDeps{
 		printer: a.printer(), printSQL: a.g.PrintSQL, schema: a.g.Schema,
 		printScript: func(s query.Script) error { return a.printScript(s, false) },
-		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSession, registry: a.registry,
+		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSessionOn, registry: a.registry,
 		confirm: a.confirm, audit: a.audit, progress: a.progress, now: time.Now,
 		stderr: a.io.Err, getenv: a.getenv,
 	}
@@ -121,7 +122,7 @@ func (d repairDeps) open(ctx context.Context, command string, t query.Target) (q
 		return t, nil, "", err
 	}
 	var payloadType string
-	err = d.session(ctx, "repair", func(s *session) error {
+	err = d.session(ctx, conn, func(s *session) error {
 		t, payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
 		return nil
 	})
@@ -451,11 +452,11 @@ type skipped struct {
 	newest      int64
 }
 
-// skipLookup reads the message and its group in one read-only snapshot.
-func (d repairDeps) skipLookup(ctx context.Context, reg *enums.Registry, id int64) (skipped, error) {
+// skipLookup reads the message and its group in one read-only snapshot on conn.
+func (d repairDeps) skipLookup(ctx context.Context, conn *db.Conn, reg *enums.Registry, id int64) (skipped, error) {
 	var sk skipped
 	var msg *query.Result
-	err := d.session(ctx, "skip", func(s *session) error {
+	err := d.session(ctx, conn, func(s *session) error {
 		var err error
 		sk.t, sk.payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
 		msg, err = s.run(query.Message(sk.t, id))
@@ -498,7 +499,12 @@ func runSkip(ctx context.Context, d repairDeps, o skipOptions, t query.Target) e
 	if err != nil {
 		return err
 	}
-	sk, err := d.skipLookup(ctx, reg, id)
+	conn, err := d.connect(ctx, "skip")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	sk, err := d.skipLookup(ctx, conn, reg, id)
 	if err != nil {
 		return err
 	}
@@ -508,11 +514,6 @@ func runSkip(ctx context.Context, d repairDeps, o skipOptions, t query.Target) e
 	if err := d.confirm("outboxctl skip", plan, o.Yes); err != nil {
 		return err
 	}
-	conn, err := d.connect(ctx, "skip")
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
 	deleted, op, err := d.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.newest, query.Why{Command: "skip", Reason: o.Reason}), o.repairOptions, archiveMeta(t, k, sk.payloadType, "skip", o.Reason))
 	if err != nil {
 		return err
