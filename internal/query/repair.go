@@ -1,9 +1,6 @@
 package query
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // Reschedule makes a shard due now and clears its backoff: every row gets the schedule of a
 // fresh row (scheduled_for = THE_PAST, 2016-08-01), so Sentry's scheduler picks the shard at
@@ -25,61 +22,27 @@ func Reschedule(t Target, k ShardKey, wm int64, why Why) Statement {
 // Superseded lists, whole, the rows of a shard that a successful drain would delete without
 // delivering: every row of a coalesce group below the group's newest id.
 func Superseded(t Target, k ShardKey, wm int64, why Why) Statement {
-	b := newBuilder()
-	b.shardPredicates(t, k, "o")
-	b.watermark("o", wm)
-	inner := b.whereClause("     ")
-	b.where = nil
-	b.shardPredicates(t, k, "o")
-	b.and("o.category = n.category")
-	b.and("o.object_identifier = n.object_identifier")
-	b.and("o.id < n.newest_id")
-	text := fmt.Sprintf(`WITH newest AS (
-    SELECT o.category, o.object_identifier, max(o.id) AS newest_id
-      FROM %[1]s o
-%[2]s
-     GROUP BY o.category, o.object_identifier
-)
-SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier, %[3]s AS cell,
-       o.payload::text AS payload, o.scheduled_from, o.scheduled_for, o.date_added
-  FROM %[1]s o
-  JOIN newest n ON true
-%[4]s
- ORDER BY o.id`, t.From(), inner, archiveCell(t, "o"), b.whereClause(" "))
-	return why.Mark(Statement{Name: "superseded", Doc: []string{
-		"Rows a drain would delete undelivered: each coalesce group's rows below its newest id."}, Text: tidy(text), Args: b.args})
-}
-
-// archiveCell is the cell column as the archive reads it (NULL for a cell outbox).
-func archiveCell(t Target, alias string) string {
-	if t.Control() {
-		return alias + "." + t.cellCol() + "::text"
+	args, on := t.shardArgs(k)
+	if wm > 0 {
+		args["watermark"] = Arg{Value: wm, Note: "the highest id in the plan"}
+		on = append(on, "watermark")
 	}
-	return "NULL::text"
+	return why.Mark(sqlStatement("superseded", []string{
+		"Rows a drain would delete undelivered: each coalesce group's rows below its newest id."}, t.idents(), args, on...))
 }
 
 // SkipGroupRows lists, whole, the rows skip archives and deletes for a message: every row of
 // its coalesce group (same shard, category and object). upTo, when above 0, bounds them to the
 // group's newest id in the plan: rows added to the group since are left alone.
 func SkipGroupRows(t Target, id, upTo int64, why Why) Statement {
-	b := newBuilder()
-	group := t.sameShard("o", "m", "     ") + "\n       AND o.category = m.category\n       AND o.object_identifier = m.object_identifier"
-	idArg := b.arg("id", id, "the message to skip")
+	args := Args{"id": {Value: id, Note: "the message to skip"}}
+	on := t.controlFragments()
 	if upTo > 0 {
-		group += "\n       AND o.id <= " + b.arg("up_to", upTo, "the group's newest id in the plan")
+		args["up_to"] = Arg{Value: upTo, Note: "the group's newest id in the plan"}
+		on = append(on, "up_to")
 	}
-	text := fmt.Sprintf(`WITH m AS (
-    SELECT o.*
-      FROM %[1]s o
-     WHERE o.id = %[2]s
-)
-SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier, %[3]s AS cell,
-       o.payload::text AS payload, o.scheduled_from, o.scheduled_for, o.date_added
-  FROM %[1]s o
-  JOIN m ON %[4]s
- ORDER BY o.id`, t.From(), idArg, archiveCell(t, "o"), group)
-	return why.Mark(Statement{Name: "skip-group-rows", Doc: []string{
-		"The rows skip archives, then deletes: the message's whole coalesce group."}, Text: tidy(text), Args: b.args})
+	return why.Mark(sqlStatement("skip-group-rows", []string{
+		"The rows skip archives, then deletes: the message's whole coalesce group."}, t.idents(), args, on...))
 }
 
 // DeleteArchivedIDs deletes rows an archive has staged, by id, and returns the ids it
@@ -92,11 +55,14 @@ func DeleteArchivedIDs(t Target, ids []int64, why Why) Statement {
 // DeleteSelected is the DELETE of the rows sel lists (its first column is the id), for a
 // printed script: it cannot archive, so the printer comments it out (see CommentOut).
 func DeleteSelected(t Target, sel Statement, why Why) Statement {
-	text := fmt.Sprintf(`DELETE FROM %s d
- WHERE d.id IN (SELECT s.id FROM (
-%s
- ) s)`, t.From(), sel.Text)
-	return why.Mark(Statement{Name: sel.Name + "-delete", Doc: []string{"What outboxctl deletes after archiving the rows above."}, Text: text, Args: sel.Args})
+	st := sqlStatement("delete-selected", []string{"What outboxctl deletes after archiving the rows above."},
+		map[string]string{"table": t.From(), "selected": sel.Text}, sel.Args)
+	// The printed header names the statement it deletes the rows of.
+	st.Name = sel.Name + "-delete"
+	if sel.err != nil {
+		st.err = sel.err
+	}
+	return why.Mark(st)
 }
 
 // CommentOut turns printed SQL into comment lines: every line, and every piece of a line a

@@ -26,6 +26,14 @@ import (
 //     turns name on and removes it otherwise. A line left empty by a removed fragment goes,
 //     and a removed fragment that began with WHERE hands its WHERE to the AND of the line below
 //     ("     WHERE" and "       AND" have the same width, so the printed SQL lines up).
+//   - /* TEMPLATE_BEGIN: name */…/* TEMPLATE_END: name */ — a region Go replaces whole with
+//     text that itself came from the SQL files (the SELECT whose rows a printed DELETE names);
+//     as written the region holds a stand-in that runs.
+//   - /* EITHER: name */first/* OR: second */ — one of two forms (the control silo's cell
+//     column or NULL, a capped or an exact count, DESC or ASC). As written the first runs and
+//     the second is a comment (PostgreSQL nests block comments, so the second may hold markers
+//     of its own); Fill keeps the first when Go turns name on and the second otherwise. An
+//     IF fragment cannot say this: as written both forms would run, side by side.
 //
 // Values are never templated: they are @name placeholders, bound or printed by Statement.
 //
@@ -113,9 +121,11 @@ func parseSQLFile(path, data string, out map[string]string) error {
 }
 
 var (
-	identMarker = regexp.MustCompile(`/\* TEMPLATE: ([a-z_]+) \*/([A-Za-z_][A-Za-z0-9_]*)`)
-	ifMarker    = regexp.MustCompile(`/\* IF: ([a-z_]+) \*/`)
-	anyMarker   = regexp.MustCompile(`/\*\s*(TEMPLATE|IF|END)\b`)
+	identMarker  = regexp.MustCompile(`/\* TEMPLATE: ([a-z_]+) \*/([A-Za-z_][A-Za-z0-9_]*)`)
+	ifMarker     = regexp.MustCompile(`/\* IF: ([a-z_]+) \*/`)
+	eitherMarker = regexp.MustCompile(`/\* EITHER: ([a-z_]+) \*/`)
+	regionMarker = regexp.MustCompile(`(?s)/\* TEMPLATE_BEGIN: ([a-z_]+) \*/.*?/\* TEMPLATE_END: ([a-z_]+) \*/`)
+	anyMarker    = regexp.MustCompile(`/\*\s*(TEMPLATE|TEMPLATE_BEGIN|TEMPLATE_END|IF|END|EITHER|OR)\b`)
 )
 
 // whereHandoff stands where a removed fragment took its WHERE, until the line below takes it.
@@ -141,7 +151,11 @@ func fill(name, text string, idents map[string]string, on []string) (string, err
 		keep[n] = true
 	}
 	used := map[string]bool{}
-	out, err := fragments(name, text, keep, used)
+	out, err := choices(name, text, keep, used)
+	if err != nil {
+		return "", err
+	}
+	out, err = fragments(name, out, keep, used)
 	if err != nil {
 		return "", err
 	}
@@ -152,6 +166,28 @@ func fill(name, text string, idents map[string]string, on []string) (string, err
 	}
 	var missing []string
 	usedIdent := map[string]bool{}
+	// A region's value goes in last, after every check and line tidying: it is finished SQL
+	// (with a --reason comment, maybe), not the file's.
+	var regions []string
+	var badRegion string
+	out = regionMarker.ReplaceAllStringFunc(out, func(m string) string {
+		sub := regionMarker.FindStringSubmatch(m)
+		if sub[1] != sub[2] {
+			badRegion = sub[1]
+			return m
+		}
+		v, ok := idents[sub[1]]
+		if !ok {
+			missing = append(missing, sub[1])
+			return m
+		}
+		usedIdent[sub[1]] = true
+		regions = append(regions, v)
+		return regionHole
+	})
+	if badRegion != "" {
+		return "", fmt.Errorf("sql %s: region %s ends with another region's TEMPLATE_END", name, badRegion)
+	}
 	out = identMarker.ReplaceAllStringFunc(out, func(m string) string {
 		slot := identMarker.FindStringSubmatch(m)[1]
 		v, ok := idents[slot]
@@ -167,14 +203,93 @@ func fill(name, text string, idents map[string]string, on []string) (string, err
 		return "", fmt.Errorf("sql %s: no value for template %s", name, strings.Join(missing, ", "))
 	}
 	for slot := range idents {
-		if !usedIdent[slot] && !strings.Contains(text, "/* TEMPLATE: "+slot+" */") {
+		if !usedIdent[slot] && !strings.Contains(text, "/* TEMPLATE: "+slot+" */") && !strings.Contains(text, "/* TEMPLATE_BEGIN: "+slot+" */") {
 			return "", fmt.Errorf("sql %s: value for %s is not used by the statement", name, slot)
 		}
 	}
 	if m := anyMarker.FindString(out); m != "" {
 		return "", fmt.Errorf("sql %s: template marker %q left after filling (a typo, or a slot without its default word)", name, m)
 	}
-	return handOffWhere(out), nil
+	out = handOffWhere(out)
+	for _, r := range regions {
+		out = strings.Replace(out, regionHole, r, 1)
+	}
+	return out, nil
+}
+
+// regionHole stands where a region's value goes once the statement is otherwise filled.
+const regionHole = "\x00REGION"
+
+// choices resolves every /* EITHER */ … /* OR: … */ of text: the first form when its name is
+// in keep, the second otherwise. The second form may hold choices of its own.
+func choices(name, text string, keep, used map[string]bool) (string, error) {
+	var b strings.Builder
+	for {
+		loc := eitherMarker.FindStringSubmatchIndex(text)
+		if loc == nil {
+			b.WriteString(text)
+			return b.String(), nil
+		}
+		choice := text[loc[2]:loc[3]]
+		used[choice] = true
+		rest := text[loc[1]:]
+		or := strings.Index(rest, "/* OR: ")
+		if or < 0 {
+			return "", fmt.Errorf("sql %s: choice %s has no /* OR: … */", name, choice)
+		}
+		first := rest[:or]
+		if eitherMarker.MatchString(first) {
+			return "", fmt.Errorf("sql %s: choice %s nests a choice in its first form (put it in the second)", name, choice)
+		}
+		second, after, err := orForm(rest[or+len("/* OR: "):])
+		if err != nil {
+			return "", fmt.Errorf("sql %s: choice %s: %w", name, choice, err)
+		}
+		b.WriteString(text[:loc[0]])
+		if keep[choice] {
+			b.WriteString(first)
+			markUsed(second, used)
+		} else {
+			markUsed(first, used)
+			kept, err := choices(name, second, keep, used)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(kept)
+		}
+		text = after
+	}
+}
+
+// markUsed records the fragment and choice names of a form that was left out: they are the
+// statement's names all the same, so Go may turn them on.
+func markUsed(form string, used map[string]bool) {
+	for _, re := range []*regexp.Regexp{ifMarker, eitherMarker} {
+		for _, m := range re.FindAllStringSubmatch(form, -1) {
+			used[m[1]] = true
+		}
+	}
+}
+
+// orForm splits the text after "/* OR: " into the second form and what follows the comment:
+// the comment ends at the "*/" that closes it, past the comments nested in it, and the space
+// before that "*/" is the comment's, not the form's.
+func orForm(text string) (form, after string, err error) {
+	depth := 1
+	for i := 0; i+1 < len(text); i++ {
+		switch text[i : i+2] {
+		case "/*":
+			depth++
+			i++
+		case "*/":
+			depth--
+			if depth == 0 {
+				return strings.TrimSuffix(text[:i], " "), text[i+2:], nil
+			}
+			i++
+		}
+	}
+	return "", "", fmt.Errorf("/* OR: is never closed")
 }
 
 // fragments keeps or removes every /* IF */ … /* END */ region of text (regions may nest),
@@ -222,9 +337,7 @@ func fragments(name, text string, keep, used map[string]bool) (string, error) {
 			b.WriteString(kept)
 		} else {
 			// Names inside a removed region still count as used: the statement has them.
-			for _, m := range ifMarker.FindAllStringSubmatch(inner, -1) {
-				used[m[1]] = true
-			}
+			markUsed(inner, used)
 			if strings.HasPrefix(inner, "WHERE ") {
 				b.WriteString(whereHandoff)
 			}

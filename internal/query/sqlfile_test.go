@@ -88,3 +88,55 @@ func TestParseSQLFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestFillChoosesOneForm(t *testing.T) {
+	t.Parallel()
+	// As written the first form runs; the second is a comment, which PostgreSQL nests.
+	const text = `SELECT /* EITHER: control */o./* TEMPLATE: cell_column */region_name::text/* OR: NULL::text */ AS cell,
+       /* EITHER: capped */least(count(*), @cap)/* OR: /* EITHER: fast */count(*)/* OR: count(DISTINCT o.id) */ */ AS n
+  FROM t o ORDER BY o.id /* EITHER: newest */DESC/* OR: ASC */`
+	idents := map[string]string{"cell_column": "cell_name"}
+	for _, tt := range []struct {
+		on   []string
+		want string
+	}{
+		{[]string{"control", "capped", "newest"}, "SELECT o.cell_name::text AS cell,\n       least(count(*), @cap) AS n\n  FROM t o ORDER BY o.id DESC"},
+		{[]string{"fast"}, "SELECT NULL::text AS cell,\n       count(*) AS n\n  FROM t o ORDER BY o.id ASC"},
+		{nil, "SELECT NULL::text AS cell,\n       count(DISTINCT o.id) AS n\n  FROM t o ORDER BY o.id ASC"},
+	} {
+		got, err := fill("x", text, idents, tt.on)
+		if err != nil || got != tt.want {
+			t.Errorf("fill(%v) = %q, %v\nwant %q", tt.on, got, err, tt.want)
+		}
+	}
+	for _, tt := range []struct{ text, want string }{
+		{"SELECT /* EITHER: a */1", "choice a has no /* OR: … */"},
+		{"SELECT /* EITHER: a */1/* OR: 2", "never closed"},
+		{"SELECT /* EITHER: a *//* EITHER: b */1/* OR: 2 *//* OR: 3 */", "nests a choice in its first form"},
+		{"SELECT 1/* OR: 2 */", "left after filling"},
+	} {
+		if _, err := fill("x", tt.text, nil, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want %q", tt.text, err, tt.want)
+		}
+	}
+	if _, err := fill("x", "SELECT /* EITHER: a */1/* OR: 2 */", nil, []string{"b"}); err == nil {
+		t.Error("an unknown choice name was accepted")
+	}
+}
+
+func TestFillRegion(t *testing.T) {
+	t.Parallel()
+	const text = "DELETE FROM /* TEMPLATE: table */t d\n WHERE d.id IN (\n/* TEMPLATE_BEGIN: selected */SELECT 1/* TEMPLATE_END: selected */\n )"
+	// The region's value is finished SQL: its markers-like text and blank lines stay as given.
+	sel := "SELECT o.id\n\n  FROM t o /* IF: x */"
+	got, err := fill("x", text, map[string]string{"table": "u", "selected": sel}, nil)
+	if want := "DELETE FROM u d\n WHERE d.id IN (\n" + sel + "\n )"; err != nil || got != want {
+		t.Errorf("fill = %q, %v\nwant %q", got, err, want)
+	}
+	if _, err := fill("x", text, map[string]string{"table": "u"}, nil); err == nil || !strings.Contains(err.Error(), "no value for template selected") {
+		t.Errorf("missing region value: %v", err)
+	}
+	if _, err := fill("x", "SELECT /* TEMPLATE_BEGIN: a */1/* TEMPLATE_END: b */", map[string]string{"a": "2"}, nil); err == nil {
+		t.Error("a region closed by another name was accepted")
+	}
+}

@@ -28,14 +28,11 @@ var notYetInSQLFiles = map[string]bool{ //nolint:gochecknoglobals // the debt, b
 	"internal/fixture/demo.go":        true,
 	"internal/fixture/fixture.go":     true,
 	"internal/query/backfill.go":      true,
-	"internal/query/diag.go":          true,
 	"internal/query/doctor.go":        true,
 	"internal/query/drain.go":         true,
 	"internal/query/introspect.go":    true,
 	"internal/query/killswitch.go":    true,
 	"internal/query/options_write.go": true,
-	"internal/query/repair.go":        true,
-	"internal/query/restore.go":       true,
 }
 
 // TestNoSQLTextInGo keeps SQL in the SQL files: no string literal of a non-test Go file

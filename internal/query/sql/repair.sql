@@ -20,3 +20,55 @@ UPDATE /* TEMPLATE: table */sentry_controloutbox o
 DELETE FROM /* TEMPLATE: table */sentry_controloutbox o
  WHERE o.id = ANY (@ids::bigint[])
 RETURNING o.id;
+
+-- name: superseded
+-- The rows compact archives, then deletes: every row of a coalesce group below the group's
+-- newest id (up to the plan's highest id, @watermark), whole, as the archive stores them.
+WITH newest AS (
+    SELECT o.category, o.object_identifier, max(o.id) AS newest_id
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       AND o.shard_scope = @scope
+       AND o.shard_identifier = @shard
+       /* IF: watermark */AND o.id <= @watermark/* END: watermark */
+     GROUP BY o.category, o.object_identifier
+)
+SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier, /* EITHER: control */o./* TEMPLATE: cell_column */region_name::text/* OR: NULL::text */ AS cell,
+       o.payload::text AS payload, o.scheduled_from, o.scheduled_for, o.date_added
+  FROM /* TEMPLATE: table */sentry_controloutbox o
+  JOIN newest n ON true
+ /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+   AND o.shard_scope = @scope
+   AND o.shard_identifier = @shard
+   AND o.category = n.category
+   AND o.object_identifier = n.object_identifier
+   AND o.id < n.newest_id
+ ORDER BY o.id;
+
+-- name: skip-group-rows
+-- The rows skip archives, then deletes: the message's whole coalesce group (same shard,
+-- category and object), up to the group's newest id in the plan (@up_to) when it is bounded.
+WITH m AS (
+    SELECT o.*
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     WHERE o.id = @id
+)
+SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier, /* EITHER: control */o./* TEMPLATE: cell_column */region_name::text/* OR: NULL::text */ AS cell,
+       o.payload::text AS payload, o.scheduled_from, o.scheduled_for, o.date_added
+  FROM /* TEMPLATE: table */sentry_controloutbox o
+  JOIN m ON /* IF: control */o./* TEMPLATE: cell_column */region_name = m./* TEMPLATE: cell_column */region_name
+       AND /* END: control */o.shard_scope = m.shard_scope
+       AND o.shard_identifier = m.shard_identifier
+       AND o.category = m.category
+       AND o.object_identifier = m.object_identifier
+       /* IF: up_to */AND o.id <= @up_to/* END: up_to */
+ ORDER BY o.id;
+
+-- name: delete-selected
+-- The DELETE of the rows a statement above selected (its first column is the id), for a
+-- printed script: it cannot archive, so the script prints it commented out. The region is
+-- that statement (superseded, skip-group-rows) as printed above it.
+DELETE FROM /* TEMPLATE: table */sentry_controloutbox d
+ WHERE d.id IN (SELECT s.id FROM (
+/* TEMPLATE_BEGIN: selected */SELECT o.id FROM sentry_controloutbox o WHERE false/* TEMPLATE_END: selected */
+ ) s);

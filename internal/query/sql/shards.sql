@@ -1,0 +1,240 @@
+-- The shard listings: outboxctl shards (the deepest shards) and shards --stuck (the shards in
+-- backoff). coalesce_groups and categories are read one of two equal ways by the shard's
+-- depth: a shard of at most @one_pass_rows rows in one pass over its index entries, a deeper
+-- one by one probe of the (…, category, object_identifier) index per group or category.
+
+-- name: top-shards
+-- The count is one index-only pass; the other columns are read for the top rows only.
+WITH top AS (
+    -- total_shards: how many shards matched before the LIMIT (the footer's "of N").
+    SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier, count(*) AS depth, count(*) OVER () AS total_shards
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: scope */WHERE o.shard_scope = @scope/* END: scope */
+       /* IF: shard */AND o.shard_identifier = @shard/* END: shard */
+       /* IF: category */AND o.category = @category/* END: category */
+       /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+     GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+    /* IF: min_depth */HAVING count(*) >= @min_depth/* END: min_depth */
+     ORDER BY depth DESC, /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+     LIMIT @limit
+)
+SELECT /* IF: control */top./* TEMPLATE: cell_column */region_name, /* END: control */top.shard_scope, top.shard_identifier, top.depth,
+       /* EITHER: capped */CASE WHEN top.depth <= @one_pass_rows
+       THEN (SELECT count(*) FROM (
+                SELECT DISTINCT o.category, o.object_identifier
+                  FROM /* TEMPLATE: table */sentry_controloutbox o
+                 /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
+                   AND o.shard_scope = top.shard_scope
+                   AND o.shard_identifier = top.shard_identifier
+                   /* IF: category */AND o.category = @category/* END: category */
+                 ORDER BY o.category, o.object_identifier
+                 LIMIT @group_cap) g)
+       ELSE (WITH RECURSIVE g AS (
+          (SELECT o.category, o.object_identifier, 1 AS n
+             FROM /* TEMPLATE: table */sentry_controloutbox o
+            /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
+              AND o.shard_scope = top.shard_scope
+              AND o.shard_identifier = top.shard_identifier
+              /* IF: category */AND o.category = @category/* END: category */
+            ORDER BY o.category, o.object_identifier
+            LIMIT 1)
+          UNION ALL
+          SELECT nx.category, nx.object_identifier, g.n + 1
+            FROM g
+           CROSS JOIN LATERAL (
+              SELECT o.category, o.object_identifier
+                FROM /* TEMPLATE: table */sentry_controloutbox o
+               /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
+                 AND o.shard_scope = top.shard_scope
+                 AND o.shard_identifier = top.shard_identifier
+                 AND (o.category, o.object_identifier) > (g.category, g.object_identifier)
+                 /* IF: category */AND o.category = @category/* END: category */
+               ORDER BY o.category, o.object_identifier
+               LIMIT 1
+           ) nx
+           WHERE g.n < @group_cap)
+        SELECT count(*) FROM g) END/* OR: (SELECT count(*) FROM (SELECT DISTINCT o.category, o.object_identifier
+                                FROM /* TEMPLATE: table */sentry_controloutbox o
+                               /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
+                                 AND o.shard_scope = top.shard_scope
+                                 AND o.shard_identifier = top.shard_identifier/* IF: category */
+                                 AND o.category = @category/* END: category */) g) */ AS coalesce_groups,
+       CASE WHEN top.depth <= @one_pass_rows
+       THEN ARRAY(SELECT DISTINCT o.category
+                    FROM /* TEMPLATE: table */sentry_controloutbox o
+                   /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
+                     AND o.shard_scope = top.shard_scope
+                     AND o.shard_identifier = top.shard_identifier
+                     /* IF: category */AND o.category = @category/* END: category */
+                   ORDER BY o.category)
+       ELSE ARRAY(WITH RECURSIVE c AS (
+               (SELECT o.category
+                  FROM /* TEMPLATE: table */sentry_controloutbox o
+                 /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
+                   AND o.shard_scope = top.shard_scope
+                   AND o.shard_identifier = top.shard_identifier
+                   /* IF: category */AND o.category = @category/* END: category */
+                 ORDER BY o.category
+                 LIMIT 1)
+               UNION ALL
+               SELECT nx.category
+                 FROM c
+                CROSS JOIN LATERAL (
+                   SELECT o.category
+                     FROM /* TEMPLATE: table */sentry_controloutbox o
+                    /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
+                      AND o.shard_scope = top.shard_scope
+                      AND o.shard_identifier = top.shard_identifier
+                      AND o.category > c.category
+                      /* IF: category */AND o.category = @category/* END: category */
+                    ORDER BY o.category
+                    LIMIT 1
+                ) nx)
+             SELECT c.category FROM c) END AS categories,
+       n.next_attempt, n.next_attempt <= now() AS due,
+       head.last_delay_seconds, head.last_attempt, head.oldest_message, top.total_shards
+  FROM top
+ CROSS JOIN LATERAL (
+    SELECT o.scheduled_for AS next_attempt
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
+       AND o.shard_scope = top.shard_scope
+       AND o.shard_identifier = top.shard_identifier
+     ORDER BY o.scheduled_for
+     LIMIT 1
+ ) n
+ CROSS JOIN LATERAL (
+    SELECT extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
+           o.scheduled_from AS last_attempt,
+           o.date_added AS oldest_message
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
+       AND o.shard_scope = top.shard_scope
+       AND o.shard_identifier = top.shard_identifier
+     ORDER BY o.id
+     LIMIT 1
+ ) head
+ ORDER BY top.depth DESC, /* IF: control */top./* TEMPLATE: cell_column */region_name, /* END: control */top.shard_scope, top.shard_identifier;
+
+-- name: stuck-shards
+-- Candidates are one index-only pass over the (…, scheduled_for) index for rows scheduled in
+-- the future (only claimed shards have them); each is confirmed by one probe for its earliest
+-- scheduled_for: a shard that also holds a fresh row is due, not stuck. In a confirmed shard
+-- every row is in the future, so the candidate's count is its depth.
+WITH candidates AS (
+    SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier, count(*) AS depth
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     WHERE o.scheduled_for > now()
+       /* IF: scope */AND o.shard_scope = @scope/* END: scope */
+       /* IF: shard */AND o.shard_identifier = @shard/* END: shard */
+       /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+     GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+),
+backing_off AS (
+    SELECT /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier, k.depth, h.next_attempt
+      FROM candidates k
+     CROSS JOIN LATERAL (
+        SELECT o.scheduled_for AS next_attempt
+          FROM /* TEMPLATE: table */sentry_controloutbox o
+         /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
+           AND o.shard_scope = k.shard_scope
+           AND o.shard_identifier = k.shard_identifier
+         ORDER BY o.scheduled_for
+         LIMIT 1
+     ) h
+     WHERE h.next_attempt > now()
+       /* IF: category */AND EXISTS (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox o
+                    /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
+                      AND o.shard_scope = k.shard_scope
+                      AND o.shard_identifier = k.shard_identifier
+                      AND o.category = @category)/* END: category */
+),
+ranked AS (
+    -- total_shards: how many shards are backing off before the LIMIT (the footer's "of N").
+    SELECT k.*, count(*) OVER () AS total_shards
+      FROM backing_off k
+     /* IF: min_depth */WHERE k.depth >= @min_depth/* END: min_depth */
+     ORDER BY k.depth DESC, /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier
+     LIMIT @limit
+)
+SELECT /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier, k.depth,
+       /* EITHER: capped */CASE WHEN k.depth <= @one_pass_rows
+       THEN (SELECT count(*) FROM (
+                SELECT DISTINCT o.category, o.object_identifier
+                  FROM /* TEMPLATE: table */sentry_controloutbox o
+                 /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
+                   AND o.shard_scope = k.shard_scope
+                   AND o.shard_identifier = k.shard_identifier
+                 ORDER BY o.category, o.object_identifier
+                 LIMIT @group_cap) g)
+       ELSE (WITH RECURSIVE g AS (
+          (SELECT o.category, o.object_identifier, 1 AS n
+             FROM /* TEMPLATE: table */sentry_controloutbox o
+            /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
+              AND o.shard_scope = k.shard_scope
+              AND o.shard_identifier = k.shard_identifier
+            ORDER BY o.category, o.object_identifier
+            LIMIT 1)
+          UNION ALL
+          SELECT nx.category, nx.object_identifier, g.n + 1
+            FROM g
+           CROSS JOIN LATERAL (
+              SELECT o.category, o.object_identifier
+                FROM /* TEMPLATE: table */sentry_controloutbox o
+               /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
+                 AND o.shard_scope = k.shard_scope
+                 AND o.shard_identifier = k.shard_identifier
+                 AND (o.category, o.object_identifier) > (g.category, g.object_identifier)
+               ORDER BY o.category, o.object_identifier
+               LIMIT 1
+           ) nx
+           WHERE g.n < @group_cap)
+        SELECT count(*) FROM g) END/* OR: (SELECT count(*) FROM (SELECT DISTINCT o.category, o.object_identifier
+                                FROM /* TEMPLATE: table */sentry_controloutbox o
+                               /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
+                                 AND o.shard_scope = k.shard_scope
+                                 AND o.shard_identifier = k.shard_identifier) g) */ AS coalesce_groups,
+       CASE WHEN k.depth <= @one_pass_rows
+       THEN ARRAY(SELECT DISTINCT o.category
+                    FROM /* TEMPLATE: table */sentry_controloutbox o
+                   /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
+                     AND o.shard_scope = k.shard_scope
+                     AND o.shard_identifier = k.shard_identifier
+                   ORDER BY o.category)
+       ELSE ARRAY(WITH RECURSIVE c AS (
+               (SELECT o.category
+                  FROM /* TEMPLATE: table */sentry_controloutbox o
+                 /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
+                   AND o.shard_scope = k.shard_scope
+                   AND o.shard_identifier = k.shard_identifier
+                 ORDER BY o.category
+                 LIMIT 1)
+               UNION ALL
+               SELECT nx.category
+                 FROM c
+                CROSS JOIN LATERAL (
+                   SELECT o.category
+                     FROM /* TEMPLATE: table */sentry_controloutbox o
+                    /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
+                      AND o.shard_scope = k.shard_scope
+                      AND o.shard_identifier = k.shard_identifier
+                      AND o.category > c.category
+                    ORDER BY o.category
+                    LIMIT 1
+                ) nx)
+             SELECT c.category FROM c) END AS categories,
+       k.next_attempt, head.last_delay_seconds, head.last_attempt,
+       head.oldest_message, k.total_shards
+  FROM ranked k
+ CROSS JOIN LATERAL (
+    SELECT extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
+           o.scheduled_from AS last_attempt,
+           o.date_added AS oldest_message
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
+       AND o.shard_scope = k.shard_scope
+       AND o.shard_identifier = k.shard_identifier
+     ORDER BY o.id
+     LIMIT 1
+ ) head
+ ORDER BY k.depth DESC, /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier;
