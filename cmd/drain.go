@@ -105,7 +105,7 @@ that reads only, unless run again with -v delivered=ID.`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
-			return runDrain(ctx, a.repairDeps(), o, t, k)
+			return runDrain(ctx, a.factory(), o, t, k)
 		}),
 	}
 	f := c.Flags()
@@ -128,7 +128,7 @@ that reads only, unless run again with -v delivered=ID.`),
 
 // runDrain drains shard k of t through o's handler after the plan is confirmed (--dry-run:
 // the plan and the handler check only; --print-sql: the psql script).
-func runDrain(ctx context.Context, d repairDeps, o drainOptions, t query.Target, k query.ShardKey) error {
+func runDrain(ctx context.Context, d factory, o drainOptions, t query.Target, k query.ShardKey) error {
 	if err := requireCell(t, "outboxctl drain"); err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func dryRunPreflight(ctx context.Context, printer *render.Printer, handler drain
 }
 
 // drainShard checks the handler, claims the shard, drains it and prints the summary.
-func drainShard(ctx context.Context, d repairDeps, conn *db.Conn, o drainOptions, t query.Target, plan drain.Plan, k query.ShardKey, reg *enums.Registry, handler drain.Handler) error {
+func drainShard(ctx context.Context, d factory, conn *db.Conn, o drainOptions, t query.Target, plan drain.Plan, k query.ShardKey, reg *enums.Registry, handler drain.Handler) error {
 	var err error
 	if _, err := preflight(ctx, handler, "; nothing was claimed or changed"); err != nil {
 		return err
@@ -272,7 +272,7 @@ func waitingNote(w io.Writer, timeout time.Duration) func(drain.Message, time.Du
 
 // readDrainPlan reads, in one read-only snapshot on the drain's connection, what the plan shows (drain.ReadPlan), with
 // the kill switch's verdict, and returns the target as the catalog adapted it.
-func readDrainPlan(ctx context.Context, d repairDeps, conn *db.Conn, o drainOptions, t query.Target, k query.ShardKey, reg *enums.Registry) (query.Target, drain.Plan, error) {
+func readDrainPlan(ctx context.Context, d factory, conn *db.Conn, o drainOptions, t query.Target, k query.ShardKey, reg *enums.Registry) (query.Target, drain.Plan, error) {
 	var p drain.Plan
 	var unread string
 	err := d.session(ctx, conn, func(s *session) error {
@@ -307,7 +307,7 @@ func (o drainOptions) request() drain.Request {
 }
 
 // openArchive opens the archive operation a discard writes to, and says where it is.
-func (d repairDeps) openArchive(path string, meta drain.OperationMeta) (*drain.Operation, error) {
+func (d factory) openArchive(path string, meta drain.OperationMeta) (*drain.Operation, error) {
 	op, err := drain.OpenArchive(path, meta, d.now())
 	if err != nil {
 		return nil, err
@@ -354,7 +354,7 @@ func (w *workProgress) done() {
 
 // drainSummary prints what the drain did and what is left, from a fresh connection when the
 // drain's own connection died, and maps the outcome to the exit code.
-func drainSummary(ctx context.Context, d repairDeps, o drainOptions, t query.Target, k query.ShardKey, res drain.Result, runErr error, restored bool, start time.Time) error {
+func drainSummary(ctx context.Context, d factory, o drainOptions, t query.Target, k query.ShardKey, res drain.Result, runErr error, restored bool, start time.Time) error {
 	after, afterErr := d.shardAfter(context.WithoutCancel(ctx), t, k)
 	summary := drain.Summarize(k, res, after, restored, d.now().Sub(start))
 	d.audit("drain", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "mode": o.Mode, "handler": drain.HandlerName(o.Handler),
@@ -409,7 +409,7 @@ func failedSchedule(restored bool) string {
 
 // shardAfter reads the shard's depth and next attempt on a fresh connection: the drain's
 // own may be the one that died. A failed read is "unknown" in the summary and its error.
-func (d repairDeps) shardAfter(ctx context.Context, t query.Target, k query.ShardKey) (drain.After, error) {
+func (d factory) shardAfter(ctx context.Context, t query.Target, k query.ShardKey) (drain.After, error) {
 	conn, err := d.connect(ctx, "drain")
 	if err != nil {
 		return drain.UnknownAfter(), err

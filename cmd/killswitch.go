@@ -397,28 +397,6 @@ func (a *app) checkReason(command, reason string) error {
 // reasonText is a --reason as plan lines show it (one wording with the drain's plan).
 func reasonText(r string) string { return drain.ReasonText(r) }
 
-// changeDeps are what a kill-switch change takes from outside: the printer, the database
-// (or SQL printing), the prompter and the audit line.
-type changeDeps struct {
-	printer     *render.Printer
-	printSQL    bool
-	printScript func(query.Script) error
-	printSchema query.Schema
-	connect     func(ctx context.Context) (*db.Conn, error)
-	confirm     func(command string, plan []string, yes bool) error
-	audit       func(command string, fields map[string]any)
-}
-
-func (a *app) changeDeps() changeDeps {
-	printOnly, noDB := a.wantsSQL()
-	return changeDeps{
-		printer: a.printer(), printSQL: printOnly, printSchema: a.printSchema(),
-		printScript: func(s query.Script) error { return a.printScript(s, noDB) },
-		connect:     func(ctx context.Context) (*db.Conn, error) { return a.connect(ctx, "killswitch") },
-		confirm:     a.confirm, audit: a.audit,
-	}
-}
-
 // killswitchChangeOptions are killswitch add/remove's flags and arguments.
 type killswitchChangeOptions struct {
 	Add       bool
@@ -478,7 +456,7 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 				return err
 			}
 			ch := killswitch.Change{Target: t, Deployment: a.deployment(), Scope: *scope, Key: key, IDs: o.ids, Add: add, Reason: o.Reason, PrintValueType: o.ValueType}
-			return runKillswitchChange(c.Context(), a.changeDeps(), ch, o.Yes)
+			return runKillswitchChange(c.Context(), a.factory(), ch, o.Yes)
 		},
 	}
 	addReasonFlag(c.Flags(), &o.Reason)
@@ -502,11 +480,11 @@ func validValueType(vt string) error {
 
 // runKillswitchChange plans the change from a read-only look, asks, and writes it under
 // the row lock.
-func runKillswitchChange(ctx context.Context, d changeDeps, ch killswitch.Change, yes bool) error {
-	if d.printSQL {
+func runKillswitchChange(ctx context.Context, d factory, ch killswitch.Change, yes bool) error {
+	if d.printOnly {
 		return d.printScript(ch.Script(options.OptionTableFor(ch.Target.Silo, d.printSchema)))
 	}
-	conn, err := d.connect(ctx)
+	conn, err := d.connect(ctx, "killswitch")
 	if err != nil {
 		return err
 	}
@@ -623,7 +601,7 @@ the options table Sentry reads for the table's silo (--deployment).`),
 				return err
 			}
 			g := killswitch.Gate{Schema: a.g.Schema, Deployment: a.deployment(), Table: o.table, Version: o.Version, Reason: o.Reason, PrintValueType: o.ValueType}
-			return runKillswitchGate(c.Context(), a.changeDeps(), g, o.Yes)
+			return runKillswitchGate(c.Context(), a.factory(), g, o.Yes)
 		},
 	}
 	c.Flags().Int64Var(&o.Version, "version", 0, "the replication version to allow (required)")
@@ -635,11 +613,11 @@ the options table Sentry reads for the table's silo (--deployment).`),
 }
 
 // runKillswitchGate reads the gate, asks, and writes it.
-func runKillswitchGate(ctx context.Context, d changeDeps, g killswitch.Gate, yes bool) error {
-	if d.printSQL {
+func runKillswitchGate(ctx context.Context, d factory, g killswitch.Gate, yes bool) error {
+	if d.printOnly {
 		return d.printScript(query.Script{g.PrintStatement(options.OptionTableFor(query.Silo(g.Table.Silo), d.printSchema))})
 	}
-	conn, err := d.connect(ctx)
+	conn, err := d.connect(ctx, "killswitch")
 	if err != nil {
 		return err
 	}

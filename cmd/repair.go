@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -75,42 +74,10 @@ func (a *app) shardKey(s shardArgs) (query.ShardKey, error) {
 	return query.ShardKey{Scope: *scope, ID: s.id}, nil
 }
 
-// repairDeps are what a repair, a restore or a drain takes from outside: the printer and SQL
-// printing, the database (connect; session opens a read-only snapshot with the catalog on
-// the connection the command holds: one connection per command),
-// the registry, the prompter, the audit line, the progress line, the clock, stderr and the
-// environment.
-type repairDeps struct {
-	printer     *render.Printer
-	printSQL    bool                       // --print-sql: print, connect to nothing
-	printScript func(query.Script) error   // prints statements as they would run
-	schema      string                     // --schema: restore's destination when given
-	requireDB   func(command string) error // a usage error when no database is given
-	connect     func(ctx context.Context, command string) (*db.Conn, error)
-	session     func(ctx context.Context, conn *db.Conn, fn func(*session) error) error
-	registry    func() (*enums.Registry, error)
-	confirm     func(command string, plan []string, yes bool) error
-	audit       func(command string, fields map[string]any)
-	progress    func(ctx context.Context, label string, total int64, approx bool) *workProgress
-	now         func() time.Time
-	stderr      io.Writer           // a plan shown without a prompt, the archive's path
-	getenv      func(string) string // a drain handler's $VARS
-}
-
-func (a *app) repairDeps() repairDeps {
-	return repairDeps{
-		printer: a.printer(), printSQL: a.g.PrintSQL, schema: a.g.Schema,
-		printScript: func(s query.Script) error { return a.printScript(s, false) },
-		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSessionOn, registry: a.registry,
-		confirm: a.confirm, audit: a.audit, progress: a.progress, now: time.Now,
-		stderr: a.io.Err, getenv: a.getenv,
-	}
-}
-
 // open checks that a repair of t can run (a control shard names its cell, a database is
 // given), connects, and reads the table's payload type (the archive records it) and its
 // cell column, adapting t.
-func (d repairDeps) open(ctx context.Context, command string, t query.Target) (query.Target, *db.Conn, string, error) {
+func (d factory) open(ctx context.Context, command string, t query.Target) (query.Target, *db.Conn, string, error) {
 	if err := requireCell(t, command); err != nil {
 		return t, nil, "", err
 	}
@@ -155,7 +122,7 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
-			return runReschedule(ctx, a.repairDeps(), o, t, k)
+			return runReschedule(ctx, a.factory(), o, t, k)
 		}),
 	}
 	addRepairFlags(c, &o.repairOptions, false)
@@ -164,7 +131,7 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 
 // runReschedule makes shard k of t due now with a fresh backoff, after the plan is confirmed
 // (--print-sql: prints the UPDATE).
-func runReschedule(ctx context.Context, d repairDeps, o rescheduleOptions, t query.Target, k query.ShardKey) error {
+func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.Target, k query.ShardKey) error {
 	why := query.Why{Command: "reschedule", Reason: o.Reason}
 	if d.printSQL {
 		return d.printScript(query.Script{query.Reschedule(t, k, 0, why)})
@@ -225,7 +192,7 @@ func schedule(p *render.Printer, v any) string {
 // deleteArchived archives the rows st reads and deletes them, as one archive operation of
 // its own (drain.ArchivedDelete: staged and synced before the DELETE, the commit marker
 // written after the commit, naming the ids deleted).
-func (d repairDeps) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target, st query.Statement, o repairOptions, meta drain.OperationMeta) (int64, *drain.Operation, error) {
+func (d factory) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target, st query.Statement, o repairOptions, meta drain.OperationMeta) (int64, *drain.Operation, error) {
 	op, err := drain.OpenArchive(o.Archive, meta, d.now())
 	if err != nil {
 		return 0, nil, err
@@ -252,7 +219,7 @@ func archiveMeta(t query.Target, k query.ShardKey, payloadType, command, reason 
 // printArchivingDelete prints, for --print-sql, the SELECT of what a repair would archive and
 // its DELETE commented out: a psql script cannot write outboxctl's archive, and a printed
 // script must not delete what nothing archived.
-func (d repairDeps) printArchivingDelete(t query.Target, rows func(query.Why) query.Statement, why query.Why) error {
+func (d factory) printArchivingDelete(t query.Target, rows func(query.Why) query.Statement, why query.Why) error {
 	sel := rows(why)
 	del := query.DeleteSelected(t, rows(query.Why{}), why)
 	script, err := query.Script{sel}.Render()
@@ -298,7 +265,7 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
-			return runCompact(ctx, a.repairDeps(), o, t, k)
+			return runCompact(ctx, a.factory(), o, t, k)
 		}),
 	}
 	addRepairFlags(c, &o.repairOptions, true)
@@ -322,7 +289,7 @@ func superseded(ctx context.Context, conn *db.Conn, t query.Target, k query.Shar
 
 // runCompact archives and deletes the superseded rows of shard k of t, after the plan is
 // confirmed (--print-sql: prints what it would archive, and the DELETE commented out).
-func runCompact(ctx context.Context, d repairDeps, o compactOptions, t query.Target, k query.ShardKey) error {
+func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target, k query.ShardKey) error {
 	why := query.Why{Command: "compact", Reason: o.Reason}
 	if d.printSQL {
 		if err := requireCell(t, "outboxctl compact"); err != nil {
@@ -424,7 +391,7 @@ archived and the DELETE commented out, and changes nothing.`),
 			if err != nil {
 				return err
 			}
-			return runSkip(c.Context(), a.repairDeps(), o, t)
+			return runSkip(c.Context(), a.factory(), o, t)
 		},
 	}
 	addRepairFlags(c, &o.repairOptions, true)
@@ -453,7 +420,7 @@ type skipped struct {
 }
 
 // skipLookup reads the message and its group in one read-only snapshot on conn.
-func (d repairDeps) skipLookup(ctx context.Context, conn *db.Conn, reg *enums.Registry, id int64) (skipped, error) {
+func (d factory) skipLookup(ctx context.Context, conn *db.Conn, reg *enums.Registry, id int64) (skipped, error) {
 	var sk skipped
 	var msg *query.Result
 	err := d.session(ctx, conn, func(s *session) error {
@@ -486,7 +453,7 @@ func (d repairDeps) skipLookup(ctx context.Context, conn *db.Conn, reg *enums.Re
 
 // runSkip archives and deletes a message's coalesce group in t, after the plan is confirmed
 // (--print-sql: prints what it would archive, and the DELETE commented out).
-func runSkip(ctx context.Context, d repairDeps, o skipOptions, t query.Target) error {
+func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target) error {
 	id := o.id
 	if d.printSQL {
 		return d.printArchivingDelete(t, func(why query.Why) query.Statement { return query.SkipGroupRows(t, id, 0, why) },
