@@ -75,3 +75,54 @@ func TestCmdFunctionsAreShort(t *testing.T) {
 		}
 	}
 }
+
+// TestStdoutGoesThroughThePrinter: every byte a command writes on stdout goes through
+// render.Printer (documents, SQL, Linef's text lines), so escaping and formats are the
+// printer's alone; enums lint and backfill's Redis comments wrote straight to stdout beside
+// it, escaping or not as each call remembered. A fmt.Print*, or a fmt.Fprint*, io.WriteString
+// or Write to stdout (os.Stdout, OutOrStdout(), a streams' Out, a deps' out) fails here.
+func TestStdoutGoesThroughThePrinter(t *testing.T) {
+	t.Parallel()
+	fset, files := cmdFiles(t)
+	for name, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			pkg, _ := sel.X.(*ast.Ident)
+			switch {
+			case pkg != nil && pkg.Name == "fmt" && strings.HasPrefix(sel.Sel.Name, "Print"):
+				t.Errorf("cmd/%s:%d: fmt.%s writes to stdout: print through render.Printer", name, fset.Position(call.Pos()).Line, sel.Sel.Name)
+			case pkg != nil && (pkg.Name == "fmt" && strings.HasPrefix(sel.Sel.Name, "Fprint") || pkg.Name == "io" && sel.Sel.Name == "WriteString"):
+				if len(call.Args) > 0 && isStdout(call.Args[0]) {
+					t.Errorf("cmd/%s:%d: %s.%s to stdout: print through render.Printer", name, fset.Position(call.Pos()).Line, pkg.Name, sel.Sel.Name)
+				}
+			case sel.Sel.Name == "Write" && isStdout(sel.X):
+				t.Errorf("cmd/%s:%d: a Write to stdout: print through render.Printer", name, fset.Position(call.Pos()).Line)
+			}
+			return true
+		})
+	}
+}
+
+// isStdout reports whether e names stdout as cmd/ reaches it: os.Stdout, c.OutOrStdout(),
+// a Printer's Out(), a streams' Out or a deps' out.
+func isStdout(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.SelectorExpr:
+		if x, ok := e.X.(*ast.Ident); ok && x.Name == "os" {
+			return e.Sel.Name == "Stdout"
+		}
+		return e.Sel.Name == "Out" || e.Sel.Name == "out"
+	case *ast.CallExpr:
+		if sel, ok := e.Fun.(*ast.SelectorExpr); ok {
+			return sel.Sel.Name == "OutOrStdout" || sel.Sel.Name == "Out"
+		}
+	}
+	return false
+}

@@ -78,11 +78,6 @@ func (o *backfillStatusOptions) Validate() error {
 		return usageErrorf("outboxctl backfill status --coded sentry_organization=4", "%s", err.Error())
 	}
 	o.overrides = overrides
-	switch o.Store {
-	case status.StoreAuto, status.StorePostgres, status.StoreRedis:
-	default:
-		return usageErrorf("outboxctl backfill status --store auto", "invalid `--store` %q: valid values are auto, postgres and redis", o.Store)
-	}
 	if err := backfill.CheckName("`--redis-key-prefix`", o.Redis.KeyPrefix); err != nil {
 		return usageErrorf("outboxctl backfill status --redis-key-prefix 'sentry:'", "%s", err.Error())
 	}
@@ -178,7 +173,8 @@ exits 8 while any selected table is not complete.`),
 	f := c.Flags()
 	f.StringArrayVar(&o.Coded, "coded", nil, "override a table's coded replication_version, TABLE=N (repeatable)")
 	f.BoolVar(&o.SelfHosted, "self-hosted", false, "ignore the options, as self-hosted Sentry does (target = coded version)")
-	f.StringVar(&o.Store, "store", "auto", "where the cursors are: auto (watermark tables if present, else Redis), postgres or redis")
+	addEnumFlag(c, f, &o.Store, status.StoreAuto, enumFlag{name: "store", help: "where the cursors are: auto (watermark tables if present, else Redis), postgres or redis",
+		example: "--store auto", words: []string{status.StoreAuto, status.StorePostgres, status.StoreRedis}})
 	addDurationFlag(f, &o.Sample, "sample", 0, "30s", "read the cursors again after this long and show the rate and ETA")
 	w = a.addWatch(c, []string{"table"}, []string{"rows_done"})
 	w.untilDone = true
@@ -189,7 +185,6 @@ exits 8 while any selected table is not complete.`),
 	f.Var(&o.MaxCursor, "max-cursor-bytes", "refuse a Redis cursor value longer than this (KiB, MiB, GiB), before fetching it: Sentry's is a few dozen bytes")
 	// --watch samples by itself (Validate says so to a direct caller as well).
 	c.MarkFlagsMutuallyExclusive("watch", "sample")
-	_ = c.RegisterFlagCompletionFunc("store", fixedCompletion("auto", "postgres", "redis"))
 	c.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var names []string
 		for _, t := range backfill.Registered(nil) {
@@ -295,11 +290,11 @@ func printBackfillSQL(d backfillDeps, o backfillStatusOptions, selected []backfi
 		return err
 	}
 	// Redis-era cursors, as redis-cli commands in comments: the script stays pasteable.
-	fmt.Fprintln(d.streams.Out, "\n-- Before September 2026 the cursors live in Redis; read them with:")
+	comments := "\n-- Before September 2026 the cursors live in Redis; read them with:\n"
 	for _, n := range status.Names(selected) {
-		fmt.Fprintln(d.streams.Out, query.RedisGetComment(query.BackfillRedisKey(o.Redis.KeyPrefix, n)))
+		comments += query.RedisGetComment(query.BackfillRedisKey(o.Redis.KeyPrefix, n)) + "\n"
 	}
-	return nil
+	return d.printer.SQL(comments)
 }
 
 func printBackfill(p *render.Printer, print func(render.Doc) error, rep status.Report) error {
@@ -343,9 +338,9 @@ func backfillVerdict(rep status.Report, exitStatus bool) error {
 	case rep.OptionErr != nil:
 		return rep.OptionErr
 	case rep.Failed > 0:
-		return &exitError{code: ExitError, msg: fmt.Sprintf("the cursors of %d table(s) could not be read or are malformed (see the note column)", rep.Failed)}
+		return failuref("the cursors of %d table(s) could not be read or are malformed (see the note column)", rep.Failed)
 	case exitStatus && rep.Incomplete > 0:
-		return &exitError{code: ExitPending, msg: fmt.Sprintf("%d of %d table(s) not complete", rep.Incomplete, len(rep.Rows))}
+		return pendingf("%d of %d table(s) not complete", rep.Incomplete, len(rep.Rows))
 	}
 	return nil
 }

@@ -365,15 +365,16 @@ func (a *app) print(doc render.Doc) error {
 	return a.printer().Print(doc)
 }
 
-// fanAnswer is what one context's run printed, and its verdict (exit 3, 4, 5 or 8) if any.
+// fanAnswer is what one context's run printed, and its verdict (threshold, warning,
+// critical or pending) if any.
 type fanAnswer struct {
 	docs    []render.Doc
-	code    int
+	means   meaning
 	verdict error
 }
 
 // verdictSeverity orders the verdicts a read can end with, best first.
-var verdictSeverity = []int{ExitOK, ExitPending, ExitWarn, ExitThreshold, ExitCritical} //nolint:gochecknoglobals // constant list
+var verdictSeverity = []meaning{meansOK, meansPending, meansWarning, meansThreshold, meansCritical} //nolint:gochecknoglobals // constant list
 
 // fanOut runs the command line once per selected context, concurrently (fanout.Run bounds
 // it), each run with its own connection and timeouts, and prints the merged rows.
@@ -400,11 +401,11 @@ func (a *app) runContext(ctx context.Context, name string, errs io.Writer) (fanA
 	if err == nil && sql.Len() > 0 {
 		return fanAnswer{}, fmt.Errorf("it names no database (set dsn, dsn-env or service in the context)")
 	}
-	switch code := exitCode(ctx, err); {
-	case code == ExitOK:
+	switch m := meaningOf(ctx, err); {
+	case m == meansOK:
 		return fanAnswer{docs: docs}, nil
-	case slices.Contains(verdictSeverity, code):
-		return fanAnswer{docs: docs, code: code, verdict: err}, nil
+	case slices.Contains(verdictSeverity, m):
+		return fanAnswer{docs: docs, means: m, verdict: err}, nil
 	}
 	return fanAnswer{}, err
 }
@@ -439,19 +440,19 @@ func (a *app) mergeFan(results []fanout.Result[fanAnswer]) error {
 	}
 	switch fanout.OutcomeOf(results) {
 	case fanout.AllFailed:
-		return &exitError{code: ExitError}
+		return silent(meansRuntime)
 	case fanout.Partial:
-		return &exitError{code: ExitPartial}
+		return silent(meansPartial)
 	case fanout.Complete:
 	}
-	codes := make([]int, len(results))
+	meanings := make([]meaning, len(results))
 	for i, r := range results {
-		codes[i] = r.Value.code
+		meanings[i] = r.Value.means
 	}
-	worst := fanout.Worst(codes, verdictSeverity)
+	worst := fanout.Worst(meanings, verdictSeverity)
 	for _, r := range results {
-		if r.Value.code == worst && r.Value.verdict != nil {
-			return &exitError{code: worst, msg: "context " + r.Target + ": " + r.Value.verdict.Error()}
+		if r.Value.means == worst && r.Value.verdict != nil {
+			return verdict(worst, "context "+r.Target+": "+r.Value.verdict.Error())
 		}
 	}
 	return nil

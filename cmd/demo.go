@@ -58,7 +58,7 @@ func refusePrintSQL(printSQL bool, command string) error {
 // demoSeedOptions are demo seed's flags.
 type demoSeedOptions struct {
 	Rows, Shards int
-	Payload      string // checked against its values before any command runs (addEnumFlag)
+	Payload      string // one of its words, refused otherwise as it is parsed (addEnumFlag)
 	Yes          bool
 }
 
@@ -96,8 +96,8 @@ func newDemoSeedCmd(a *app) *cobra.Command {
 	}
 	c.Flags().IntVar(&o.Rows, "rows", 200_000, "cell outbox rows to create")
 	c.Flags().IntVar(&o.Shards, "shards", 50_000, "organization shards to spread them over")
-	addEnumFlag(c, &o.Payload, "payload", "payload column type: jsonb (Sentry since Aug 2025) or text (before)",
-		"outboxctl demo seed --payload text", string(fixture.PayloadJSONB), string(fixture.PayloadText))
+	addEnumFlag(c, c.Flags(), &o.Payload, string(fixture.PayloadJSONB), enumFlag{name: "payload", help: "payload column type: jsonb (Sentry since Aug 2025) or text (before)",
+		example: "--payload text", words: []string{string(fixture.PayloadJSONB), string(fixture.PayloadText)}})
 	addYesFlag(c.Flags(), &o.Yes)
 	return c
 }

@@ -287,9 +287,9 @@ func printFindings(d doctorDeps, fs []doctor.Finding) error {
 	}
 	switch doctor.Worst(fs) {
 	case doctor.Crit:
-		return &exitError{code: ExitCritical, msg: "doctor: " + doctor.Tally(fs)}
+		return verdict(meansCritical, "doctor: "+doctor.Tally(fs))
 	case doctor.Warn:
-		return &exitError{code: ExitWarn, msg: "doctor: " + doctor.Tally(fs)}
+		return verdict(meansWarning, "doctor: "+doctor.Tally(fs))
 	case doctor.OK:
 	}
 	return nil

@@ -112,8 +112,8 @@ that reads only, unless run again with -v delivered=ID.`),
 	f.StringVar(&o.Handler, "handler", "", "where messages go: exec:COMMAND, stream:COMMAND, http(s)://URL or discard")
 	f.StringArrayVar(&o.HandlerHeaders, "handler-header", nil, "extra HTTP header 'Name: value'; $VARS in the value come from the environment (repeatable; values never printed)")
 	addDurationFlag(f, &o.HandlerTimeout, "handler-timeout", 30*time.Second, "30s", "give up on one delivery after this long")
-	addEnumFlag(c, &o.Mode, "mode", "batch (several messages per transaction, fast) or exact (Sentry's statements one for one)",
-		"outboxctl drain organization 42 --mode batch", string(drain.ModeBatch), string(drain.ModeExact))
+	addEnumFlag(c, f, &o.Mode, string(drain.ModeBatch), enumFlag{name: "mode", help: "batch (several messages per transaction, fast) or exact (Sentry's statements one for one)",
+		example: "--mode batch", words: []string{string(drain.ModeBatch), string(drain.ModeExact)}})
 	addYesFlag(f, &o.Yes)
 	addDryRunFlag(f, &o.DryRun)
 	f.IntVar(&o.MaxMessages, "max-messages", 0, "stop after this many deliveries (0: all)")
@@ -244,7 +244,7 @@ func drainShard(ctx context.Context, d factory, conn *db.Conn, o drainOptions, t
 	claimed, err := drain.Claim(ctx, conn, t, k)
 	if err != nil {
 		if errors.Is(err, drain.ErrShardLocked) {
-			return &exitError{code: ExitError, msg: err.Error()}
+			return failuref("%s", err.Error())
 		}
 		return db.Classify(err, "drain-claim")
 	}
@@ -312,7 +312,7 @@ func (d factory) openArchive(path string, meta drain.OperationMeta) (*drain.Oper
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(d.stderr, "archiving to %s (operation %s)\n", op.Path, op.Meta.ID)
+	fmt.Fprintf(d.stderr, "archiving to %s (operation %s)\n", render.Escape(op.Path), render.Escape(op.Meta.ID))
 	return op, nil
 }
 
@@ -364,19 +364,19 @@ func drainSummary(ctx context.Context, d factory, o drainOptions, t query.Target
 	}
 	switch {
 	case errors.Is(runErr, context.Canceled) && res.Abandoned != nil:
-		return &exitError{code: ExitInterrupted, msg: fmt.Sprintf("interrupted after %d delivered message(s): the delivery of message %d was abandoned (its handler stopped); it stays at the shard's head, nothing of it deleted, and the shard keeps its backoff",
-			res.Delivered, res.Abandoned.ID)}
+		return interruptedf("interrupted after %d delivered message(s): the delivery of message %d was abandoned (its handler stopped); it stays at the shard's head, nothing of it deleted, and the shard keeps its backoff",
+			res.Delivered, res.Abandoned.ID)
 	case errors.Is(runErr, context.Canceled):
-		return &exitError{code: ExitInterrupted, msg: fmt.Sprintf("interrupted after %d delivered message(s); the shard keeps its backoff", res.Delivered)}
+		return interruptedf("interrupted after %d delivered message(s); the shard keeps its backoff", res.Delivered)
 	case runErr != nil && res.Uncommitted > 0:
-		return &exitError{code: interruptedOr(ctx, ExitError), msg: fmt.Sprintf("%v; %d delivered message(s) were not committed and will be delivered again", db.Classify(runErr, "drain"), res.Uncommitted)}
+		return &cmdError{means: interruptedOr(ctx, meansRuntime), msg: fmt.Sprintf("%v; %d delivered message(s) were not committed and will be delivered again", db.Classify(runErr, "drain"), res.Uncommitted)}
 	case runErr != nil:
 		return db.Classify(runErr, "drain")
 	case res.Contended:
-		return &exitError{code: ExitError, msg: fmt.Sprintf("stopped after %d delivered message(s): %v", res.Delivered, drain.ErrShardLocked)}
+		return failuref("stopped after %d delivered message(s): %v", res.Delivered, drain.ErrShardLocked)
 	case res.Failed != nil:
-		return &exitError{code: ExitError, msg: fmt.Sprintf("delivery of message %d (%s, object %d) failed: %v; %s",
-			res.Failed.ID, res.Failed.CategoryName, res.Failed.Object, res.FailedErr, failedSchedule(restored))}
+		return failuref("delivery of message %d (%s, object %d) failed: %v; %s",
+			res.Failed.ID, res.Failed.CategoryName, res.Failed.Object, res.FailedErr, failedSchedule(restored))
 	case afterErr != nil:
 		return unreadAfter("drain", fmt.Sprintf("%d message(s) delivered, %d row(s) deleted", res.Delivered, res.Deleted), afterErr)
 	}
@@ -387,17 +387,17 @@ func drainSummary(ctx context.Context, d factory, o drainOptions, t query.Target
 // be read: the summary said "unknown", and the exit is 1, not a success that reports a state
 // nobody read.
 func unreadAfter(command, done string, err error) error {
-	return &exitError{code: ExitError, msg: fmt.Sprintf("%s committed (%s), but the shard's state after it could not be read: %v",
-		command, done, oneLine(db.RedactDSN(err.Error())))}
+	return failuref("%s committed (%s), but the shard's state after it could not be read: %v",
+		command, done, oneLine(db.RedactDSN(err.Error())))
 }
 
-// interruptedOr is 130 once Ctrl-C or SIGTERM came, whatever failed after it (a commit the
-// signal let finish, stalled until its deadline), else code.
-func interruptedOr(ctx context.Context, code int) int {
+// interruptedOr is the interrupt once Ctrl-C or SIGTERM came, whatever failed after it (a
+// commit the signal let finish, stalled until its deadline), else m.
+func interruptedOr(ctx context.Context, m meaning) meaning {
 	if errors.Is(ctx.Err(), context.Canceled) {
-		return ExitInterrupted
+		return meansInterrupted
 	}
-	return code
+	return m
 }
 
 func failedSchedule(restored bool) string {

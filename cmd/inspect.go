@@ -38,7 +38,7 @@ type inspectShardOptions struct {
 	Order                   string
 }
 
-// Validate checks the shard id, --limit and --order.
+// Validate checks the shard id and --limit (--order is refused as it is parsed).
 func (o *inspectShardOptions) Validate() error {
 	const command = "outboxctl inspect shard"
 	if err := o.validate(command); err != nil {
@@ -46,9 +46,6 @@ func (o *inspectShardOptions) Validate() error {
 	}
 	if o.Limit <= 0 {
 		return usageErrorf(command+" "+o.Scope+" "+o.ID+" --limit 50", "`--limit` must be positive")
-	}
-	if o.Order != "newest" && o.Order != "oldest" {
-		return usageErrorf(command+" "+o.Scope+" "+o.ID+" --order oldest", "invalid `--order` %q: valid values are newest and oldest", o.Order)
 	}
 	return nil
 }
@@ -87,8 +84,8 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 		}),
 	}
 	c.Flags().IntVar(&o.Limit, "limit", 50, "at most this many messages besides the head")
-	c.Flags().StringVar(&o.Order, "order", "newest", "which messages fill the page after the head: newest or oldest")
-	_ = c.RegisterFlagCompletionFunc("order", fixedCompletion("newest", "oldest"))
+	addEnumFlag(c, c.Flags(), &o.Order, "newest", enumFlag{name: "order", help: "which messages fill the page after the head: newest or oldest",
+		example: "--order oldest", words: []string{"newest", "oldest"}})
 	c.Flags().BoolVar(&o.All, "all", false, "every message of the shard (streams with -o jsonl, csv, json or when piped)")
 	c.Flags().BoolVar(&o.ShowPayload, "show-payload", false, "show whole payloads in terminal tables")
 	c.Flags().BoolVar(&o.Exact, "exact", false, fmt.Sprintf("count every coalesce group exactly (by default a group is counted up to %d: %d means at least)", query.GroupCap, query.GroupCap))
@@ -443,7 +440,7 @@ func runInspectMessage(ctx context.Context, d readDeps, o inspectMessageOptions)
 		return err
 	}
 	if len(results[0].Rows) == 0 {
-		return &exitError{code: ExitError, msg: fmt.Sprintf("no outbox row with id %d in %s (already delivered, or another silo: try --silo %s)", o.id, d.target.Describe(), otherSilo(d.target))}
+		return failuref("no outbox row with id %d in %s (already delivered, or another silo: try --silo %s)", o.id, d.target.Describe(), otherSilo(d.target))
 	}
 	reg, err := d.registry()
 	if err != nil {

@@ -409,9 +409,6 @@ type killswitchChangeOptions struct {
 
 // Validate checks the shard ids.
 func (o *killswitchChangeOptions) Validate() error {
-	if err := validValueType(o.ValueType); err != nil {
-		return err
-	}
 	ids, err := parseIDs(o.IDArgs)
 	o.ids = ids
 	return err
@@ -467,15 +464,8 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 
 // addValueTypeFlag registers --value-type, which only printed SQL needs.
 func addValueTypeFlag(c *cobra.Command, vt *string) {
-	c.Flags().StringVar(vt, "value-type", "jsonb", "with --print-sql: the options table's value column type, jsonb (Sentry since Aug 2025) or text (before); a run reads it from the catalog")
-	_ = c.RegisterFlagCompletionFunc("value-type", fixedCompletion("jsonb", "text"))
-}
-
-func validValueType(vt string) error {
-	if vt != "jsonb" && vt != "text" {
-		return usageErrorf("… --print-sql --value-type text", "invalid `--value-type` %q: valid values are jsonb and text", vt)
-	}
-	return nil
+	addEnumFlag(c, c.Flags(), vt, "jsonb", enumFlag{name: "value-type", help: "with --print-sql: the options table's value column type, jsonb (Sentry since Aug 2025) or text (before); a run reads it from the catalog",
+		example: "--value-type text", words: []string{"jsonb", "text"}})
 }
 
 // runKillswitchChange plans the change from a read-only look, asks, and writes it under
@@ -595,9 +585,6 @@ the options table Sentry reads for the table's silo (--deployment).`),
 				return err
 			}
 			if err := a.checkReason("outboxctl killswitch gate", o.Reason); err != nil {
-				return err
-			}
-			if err := validValueType(o.ValueType); err != nil {
 				return err
 			}
 			g := killswitch.Gate{Schema: a.g.Schema, Deployment: a.deployment(), Table: o.table, Version: o.Version, Reason: o.Reason, PrintValueType: o.ValueType}

@@ -49,7 +49,7 @@ func TestRunKillswitchChangeDirect(t *testing.T) {
 		return v
 	}
 	_, audited, err := run(false, "")
-	var ue *usageError
+	var ue *cmdError
 	if !errors.As(err, &ue) || err.Error() != "`--yes` required when not running interactively" || exitCode(context.Background(), err) != ExitUsage || len(audited) != 0 || storedValue() != "none" {
 		t.Fatalf("non-TTY: %v, audited %v, stored %s", err, audited, storedValue())
 	}

@@ -433,7 +433,7 @@ func (d factory) skipLookup(ctx context.Context, conn *db.Conn, reg *enums.Regis
 		return sk, err
 	}
 	if len(msg.Rows) == 0 {
-		return sk, &exitError{code: ExitError, msg: fmt.Sprintf("no outbox row with id %d in %s", id, sk.t.Describe())}
+		return sk, failuref("no outbox row with id %d in %s", id, sk.t.Describe())
 	}
 	rows, err := query.Rows[messageRow](msg)
 	if err != nil {

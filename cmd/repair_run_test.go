@@ -117,9 +117,9 @@ func checkRefusals(t *testing.T, schema string, run func(a *app, d factory, yes 
 			t.Fatalf("%s changed rows:\n%q\nwant\n%q", c.name, after, before)
 		}
 	}
-	var ue *usageError
+	var ue *cmdError
 	a, _ := directApp(schema, false, "")
-	if err := run(a, a.factory(), false); !errors.As(err, &ue) {
+	if err := run(a, a.factory(), false); !errors.As(err, &ue) || ue.means != meansUsage {
 		t.Fatalf("non-TTY without --yes: %T, want a usage error", err)
 	}
 }

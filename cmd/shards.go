@@ -34,7 +34,7 @@ func (o *shardsOptions) checkDepth(res *query.Result) error {
 	depthC, scopeC, shardC := res.Col("depth"), res.Col("shard_scope"), res.Col("shard_identifier")
 	for _, r := range res.Rows {
 		if d, _ := r[depthC].(int64); d > o.FailIfDepth {
-			return &exitError{code: ExitThreshold, msg: fmt.Sprintf("shard %v/%v holds %d rows, more than --fail-if-depth %d", r[scopeC], r[shardC], d, o.FailIfDepth)}
+			return thresholdf("shard %v/%v holds %d rows, more than --fail-if-depth %d", r[scopeC], r[shardC], d, o.FailIfDepth)
 		}
 	}
 	return nil

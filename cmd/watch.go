@@ -22,8 +22,8 @@ type watchSpec struct {
 	every   time.Duration
 	key     []string
 	columns []string
-	// untilDone ends the watch (exit 0) after the first frame whose run exits 0; a run that
-	// exits 8 (ExitPending: not yet) is a frame like any other.
+	// untilDone ends the watch (exit 0) after the first frame whose run succeeds; a run
+	// whose answer is "not yet" (meansPending) is a frame like any other.
 	untilDone bool
 }
 
@@ -100,15 +100,15 @@ func (a *app) watch(ctx context.Context, c *cobra.Command, w *watchSpec) error {
 			return time.After(d)
 		}}
 	return lw.Run(ctx, func(ctx context.Context, out io.Writer) error {
-		code, err := a.frame(ctx, out, tr, w.untilDone)
-		done = w.untilDone && code == ExitOK
+		m, err := a.frame(ctx, out, tr, w.untilDone)
+		done = w.untilDone && m == meansOK
 		return err
 	})
 }
 
 // frame runs the command line once and prints what it printed into out, with the changes
-// since the last frame.
-func (a *app) frame(ctx context.Context, out io.Writer, tr *live.Tracker, untilDone bool) (int, error) {
+// since the last frame, and what the run meant.
+func (a *app) frame(ctx context.Context, out io.Writer, tr *live.Tracker, untilDone bool) (meaning, error) {
 	var direct, errs bytes.Buffer
 	docs, err := a.rerun(ctx, "", &direct, &errs)
 	streams := *a.io
@@ -117,7 +117,7 @@ func (a *app) frame(ctx context.Context, out io.Writer, tr *live.Tracker, untilD
 	now := time.Now()
 	for _, doc := range docs {
 		if perr := p.Print(tr.Annotate(doc, now)); perr != nil {
-			return ExitError, perr
+			return meansRuntime, perr
 		}
 	}
 	_, _ = io.Copy(out, &direct) // a streamed command (inspect shard) printed directly
@@ -127,17 +127,17 @@ func (a *app) frame(ctx context.Context, out io.Writer, tr *live.Tracker, untilD
 	if a.io.OutTTY {
 		notes = out
 	}
-	code := exitCode(ctx, err)
+	m := meaningOf(ctx, err)
 	switch {
-	case code == ExitOK, code == ExitPending && untilDone:
+	case m == meansOK, m == meansPending && untilDone:
 		_, _ = io.Copy(notes, &errs)
-	case code == ExitPartial || slices.Contains(verdictSeverity, code):
+	case m == meansPartial || slices.Contains(verdictSeverity, m):
 		_, _ = io.Copy(notes, &errs)
 		if msg := err.Error(); msg != "" {
 			_, _ = io.WriteString(notes, "Error: "+oneLine(msg)+"\n")
 		}
 	default:
-		return code, err
+		return m, err
 	}
-	return code, nil
+	return m, nil
 }
