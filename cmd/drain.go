@@ -415,42 +415,9 @@ func (d factory) shardAfter(ctx context.Context, t query.Target, k query.ShardKe
 		return drain.UnknownAfter(), err
 	}
 	defer conn.Close(ctx)
-	depth, next, err := shardState(ctx, conn, t, k)
+	depth, next, err := drain.ShardState(ctx, conn, t, k)
 	if err != nil {
 		return drain.UnknownAfter(), err
 	}
 	return drain.AfterState(depth, next, time.Now()), nil
-}
-
-// shardDepthRow is what a repair or drain reports of query.ShardState before and after.
-type shardDepthRow struct {
-	Depth       int64 `db:"depth"`
-	NextAttempt any   `db:"next_attempt"` // printed as it is: a time, or NULL
-}
-
-// shardState reads a shard's depth and next attempt in a snapshot of their own. A failed
-// read is its error, never a depth of 0: a caller that took it for "empty" would report a
-// state it never read. In the control silo without a cell the shard has a row per cell:
-// their depths add up and the earliest next attempt is the shard's.
-func shardState(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (depth int64, next any, err error) {
-	err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
-		res, err := query.Run(ctx, tx, query.ShardState(t, k))
-		if err != nil {
-			return err
-		}
-		rows, err := query.Rows[shardDepthRow](res)
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			depth += r.Depth
-			if tm, ok := r.NextAttempt.(time.Time); ok {
-				if cur, ok := next.(time.Time); !ok || tm.Before(cur) {
-					next = tm
-				}
-			}
-		}
-		return nil
-	})
-	return depth, next, db.Classify(err, "shard-state")
 }

@@ -141,7 +141,7 @@ func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	depth, next, err := shardState(ctx, conn, t, k)
+	depth, next, err := drain.ShardState(ctx, conn, t, k)
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.
 	if err != nil {
 		return err
 	}
-	_, after, afterErr := shardState(ctx, conn, t, k)
+	_, after, afterErr := drain.ShardState(ctx, conn, t, k)
 	d.audit("reschedule", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "rows": n, "reason": o.Reason})
 	// JSON keeps the time (Sentry's THE_PAST); a person reads what it means.
 	afterField, now := render.Field{Key: "next_attempt_after", Value: report.Typed("next_attempt", after), MachineOnly: true}, render.Field{Key: "next_attempt", Value: render.Styled{Text: "due now", Tone: render.ToneGood}, HumanOnly: true}
@@ -272,21 +272,6 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 	return c
 }
 
-// superseded counts a shard's superseded rows and reads its highest id, the watermark the
-// DELETE stops at, in one snapshot.
-func superseded(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (count, watermark int64, err error) {
-	err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
-		res, err := query.Run(ctx, tx, query.Superseded(t, k, 0, query.Why{}))
-		if err != nil {
-			return db.Classify(err, "superseded")
-		}
-		count = int64(len(res.Rows))
-		watermark, err = drain.MaxID(ctx, tx, t, k)
-		return err
-	})
-	return count, watermark, err
-}
-
 // runCompact archives and deletes the superseded rows of shard k of t, after the plan is
 // confirmed (--print-sql: prints what it would archive, and the DELETE commented out).
 func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target, k query.ShardKey) error {
@@ -302,11 +287,11 @@ func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	count, wm, err := superseded(ctx, conn, t, k)
+	count, wm, err := drain.Superseded(ctx, conn, t, k)
 	if err != nil {
 		return err
 	}
-	depth, _, err := shardState(ctx, conn, t, k)
+	depth, _, err := drain.ShardState(ctx, conn, t, k)
 	if err != nil {
 		return err
 	}
@@ -329,7 +314,7 @@ func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target
 		return err
 	}
 	var after any
-	after, _, afterErr := shardState(ctx, conn, t, k)
+	after, _, afterErr := drain.ShardState(ctx, conn, t, k)
 	if afterErr != nil {
 		after = "unknown"
 	}
