@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -151,7 +152,7 @@ func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.Shard
 	}
 	var depth int64
 	if len(stateRes.Rows) == 1 {
-		rows, err := query.Rows[shardDepthRow](stateRes)
+		rows, err := query.Rows[drain.ShardStateRow](stateRes)
 		if err != nil {
 			return nil, 0, err
 		}
