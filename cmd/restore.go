@@ -119,7 +119,7 @@ Archives written before per-operation archives are read with their limits stated
 			if err := a.restoreShard(&o); err != nil {
 				return err
 			}
-			return runRestore(c.Context(), a.repairDeps(), o)
+			return runRestore(c.Context(), a.factory(), o)
 		},
 	}
 	addYesFlag(c.Flags(), &o.Yes)
@@ -138,7 +138,7 @@ Archives written before per-operation archives are read with their limits stated
 
 // runRestore reads the archive, plans what to restore and reinserts it after the plan is
 // confirmed (--print-sql: prints the INSERTs).
-func runRestore(ctx context.Context, d repairDeps, o restoreOptions) error {
+func runRestore(ctx context.Context, d factory, o restoreOptions) error {
 	if !d.printSQL {
 		if err := d.requireDB("outboxctl restore"); err != nil {
 			return err
@@ -234,7 +234,7 @@ func (e *errWriter) printf(format string, args ...any) {
 }
 
 // restoreRows checks the table, shows the plan by operation, and reinserts in one transaction.
-func restoreRows(ctx context.Context, d repairDeps, f *drain.ArchiveFile, plan *drain.RestorePlan, o restoreOptions, names func([]drain.ArchiveShard) string) error {
+func restoreRows(ctx context.Context, d factory, f *drain.ArchiveFile, plan *drain.RestorePlan, o restoreOptions, names func([]drain.ArchiveShard) string) error {
 	conn, err := d.connect(ctx, "restore")
 	if err != nil {
 		return err
@@ -363,7 +363,7 @@ func restorePlanLines(targets []restoreTarget, leftOut []*drain.ArchivedOperatio
 // shardNames names the shards a plan's rows go into as --shard takes them
 // (ORGANIZATION_SCOPE/42, with the control outbox's cell), so the operator sees where rows go
 // before confirming: an edit of an unverified archive shows up there.
-func (d repairDeps) shardNames() (func([]drain.ArchiveShard) string, error) {
+func (d factory) shardNames() (func([]drain.ArchiveShard) string, error) {
 	reg, err := d.registry()
 	if err != nil {
 		return nil, err

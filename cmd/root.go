@@ -71,16 +71,15 @@ type app struct {
 	// cmd is the command being run (set before it runs), for the no-database verdict rule.
 	cmd *cobra.Command
 	// args is the command line, env the process environment before a context's settings
-	// were layered onto getenv; fan-out re-runs the command line once per context.
+	// were layered onto getenv (each context of a fan-out layers its own onto env).
 	args []string
 	env  func(string) string
 	// fan are the contexts a read runs against when --context names several (or
-	// --all-contexts); only is the one context a fan-out run is for.
-	fan  []*config.Context
-	only string
-	// sink, when set, collects the documents a read prints instead of printing them: the
-	// fan-out merges them (see print).
-	sink *[]render.Doc
+	// --all-contexts): runDocument runs the read once per context and merges the documents.
+	fan []*config.Context
+	// merged says this app is one context's run of a fan-out, whose document is merged
+	// with the others' (doctor then returns its findings as one table, not cards).
+	merged bool
 	// read says the command only reads, so it may go to a context's replica-dsn.
 	read bool
 	// watches are the commands that take --watch, with what their frames follow.
