@@ -6,6 +6,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -107,6 +108,8 @@ type globalOptions struct {
 	AllContexts      bool
 	// MaxConfig caps the config file (--max-config-bytes).
 	MaxConfig byteSize
+	// MaxEnums caps the --enums file and enums lint's (--max-enums-bytes).
+	MaxEnums byteSize
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -196,6 +199,7 @@ func addGlobalFlags(a *app, root *cobra.Command) {
 	addDurationFlag(f, &a.g.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "10s", "give up connecting after this long")
 	f.StringVar(&a.g.Context, "context", "", "use these named contexts of the config file (default: $OUTBOXCTL_CONTEXT, then current-context); read commands take a comma-separated list")
 	f.BoolVar(&a.g.AllContexts, "all-contexts", false, "read commands: run against every context of the config file at once")
+	addSizeFlag(f, &a.g.MaxEnums, "max-enums-bytes", enums.DefaultMaxSourceBytes, "refuse an --enums or enums lint category.py larger than this (KiB, MiB, GiB): Sentry's is about 14 KB")
 	addSizeFlag(f, &a.g.MaxConfig, "max-config-bytes", config.DefaultMaxBytes, "refuse a config file larger than this (KiB, MiB, GiB): a config of a hundred contexts takes a few KiB")
 }
 
@@ -246,7 +250,11 @@ func (a *app) registry() (*enums.Registry, error) {
 		a.reg = enums.Builtin()
 		return a.reg, nil
 	}
-	src, err := enums.LoadFile(a.g.EnumsPath)
+	src, err := enums.LoadFile(a.g.EnumsPath, int64(a.g.MaxEnums))
+	var big *enums.TooLargeError
+	if errors.As(err, &big) {
+		return nil, err // the input over its cap, not the command line (docs/security.md)
+	}
 	if err != nil {
 		return nil, usageErrorf("outboxctl enums lint "+a.g.EnumsPath, "`--enums`: %s", err.Error())
 	}
