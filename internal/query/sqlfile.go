@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -419,4 +420,32 @@ func (t Target) cellFragment() []string {
 		return []string{"cell"}
 	}
 	return nil
+}
+
+// numberedPart fills part name for the i-th branch of a list (one per outbox, say) and
+// numbers its placeholders (@t becomes @t0, @t1, …), so each branch keeps its own values;
+// every branch but the first turns on the part's "first" choice off, which is where its
+// UNION ALL is written. The result goes into the parent's TEMPLATE_BEGIN region.
+func numberedPart(name string, i int, idents map[string]string, args Args, on ...string) (string, Args, error) {
+	if i == 0 {
+		on = append(on, "first")
+	}
+	text, err := Fill(name, idents, on...)
+	if err != nil {
+		return "", nil, err
+	}
+	var b strings.Builder
+	out := Args{}
+	for _, tok := range lex(text) {
+		if tok.param == "" {
+			b.WriteString(tok.text)
+			continue
+		}
+		n := tok.param + strconv.Itoa(i)
+		b.WriteString("@" + n)
+		if a, ok := args[tok.param]; ok {
+			out[n] = a
+		}
+	}
+	return b.String(), out, nil
 }

@@ -28,7 +28,6 @@ var notYetInSQLFiles = map[string]bool{ //nolint:gochecknoglobals // the debt, b
 	"internal/fixture/demo.go":        true,
 	"internal/fixture/fixture.go":     true,
 	"internal/query/backfill.go":      true,
-	"internal/query/doctor.go":        true,
 	"internal/query/drain.go":         true,
 	"internal/query/introspect.go":    true,
 	"internal/query/killswitch.go":    true,
