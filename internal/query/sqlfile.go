@@ -42,7 +42,7 @@ import (
 // statement does not use, an unclosed fragment or any marker left after filling is an error:
 // every golden test renders every statement, so such a bug never ships.
 
-//go:embed sql/*.sql
+//go:embed sql/*.sql sql/*.psql
 var sqlFiles embed.FS
 
 var (
@@ -57,7 +57,14 @@ func statements() (map[string]string, error) {
 	return sqlTexts, sqlErr
 }
 
-var nameLine = regexp.MustCompile(`^-- name: ([a-z0-9-]+)\s*$`)
+var (
+	nameLine   = regexp.MustCompile(`^-- name: ([a-z0-9-]+)\s*$`)
+	scriptLine = regexp.MustCompile(`^-- script: ([a-z0-9-]+)\s*$`)
+)
+
+// scriptKey is where a "-- script:" is kept among the statements: a script is not a
+// statement (Fill refuses it), and its comment lines are its text, printed as they are.
+func scriptKey(name string) string { return "script:" + name }
 
 // parseSQLFiles reads every sql/*.sql file of fsys into statement texts by name.
 func parseSQLFiles(fsys fs.FS) (map[string]string, error) {
@@ -65,6 +72,11 @@ func parseSQLFiles(fsys fs.FS) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	scripts, err := fs.Glob(fsys, "sql/*.psql")
+	if err != nil {
+		return nil, err
+	}
+	paths = append(paths, scripts...)
 	out := map[string]string{}
 	for _, p := range paths {
 		data, err := fs.ReadFile(fsys, p)
@@ -104,6 +116,13 @@ func parseSQLFile(path, data string, out map[string]string) error {
 				return err
 			}
 			name, body, inDoc = m[1], nil, true
+			continue
+		}
+		if m := scriptLine.FindStringSubmatch(line); m != nil {
+			if err := flush(); err != nil {
+				return err
+			}
+			name, body, inDoc = scriptKey(m[1]), nil, false
 			continue
 		}
 		if strings.HasPrefix(line, "-- name:") {
@@ -146,7 +165,27 @@ func Fill(name string, idents map[string]string, on ...string) (string, error) {
 	return fill(name, text, idents, on)
 }
 
+// FillScript is the psql script name ("-- script:" in sql/*.psql) with its regions filled:
+// its lines are kept as written, blank ones included, since they are what a DBA reads.
+func FillScript(name string, idents map[string]string) (string, error) {
+	all, err := statements()
+	if err != nil {
+		return "", err
+	}
+	text, ok := all[scriptKey(name)]
+	if !ok {
+		return "", fmt.Errorf("sql: no script %q", name)
+	}
+	return fillText(name, text, idents, nil, false)
+}
+
 func fill(name, text string, idents map[string]string, on []string) (string, error) {
+	return fillText(name, text, idents, on, true)
+}
+
+// fillText fills text; tidy drops the lines removed fragments left empty (a statement's
+// lines), which a script's blank lines must not be.
+func fillText(name, text string, idents map[string]string, on []string, tidy bool) (string, error) {
 	keep := map[string]bool{}
 	for _, n := range on {
 		keep[n] = true
@@ -211,7 +250,9 @@ func fill(name, text string, idents map[string]string, on []string) (string, err
 	if m := anyMarker.FindString(out); m != "" {
 		return "", fmt.Errorf("sql %s: template marker %q left after filling (a typo, or a slot without its default word)", name, m)
 	}
-	out = handOffWhere(out)
+	if tidy {
+		out = handOffWhere(out)
+	}
 	for _, r := range regions {
 		out = strings.Replace(out, regionHole, r, 1)
 	}

@@ -27,7 +27,6 @@ var notYetInSQLFiles = map[string]bool{ //nolint:gochecknoglobals // the debt, b
 	"internal/drain/drain.go":     true,
 	"internal/fixture/demo.go":    true,
 	"internal/fixture/fixture.go": true,
-	"internal/query/drain.go":     true,
 }
 
 // TestNoSQLTextInGo keeps SQL in the SQL files: no string literal of a non-test Go file
