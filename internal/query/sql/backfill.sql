@@ -5,7 +5,7 @@
 -- name: backfill-watermarks
 -- The cursors of @tables: low_bound is the lowest id not yet replicated.
 SELECT w.table_name::text AS table_name, w.low_bound, w.version, w.date_updated
-  FROM /* TEMPLATE: table */sentry_backfill_watermark w
+  FROM /* TEMPLATE: table */hybridcloud_celloutboxbackfillwatermark w
  WHERE w.table_name = ANY (@tables::text[])
  ORDER BY w.table_name;
 
@@ -35,5 +35,5 @@ SELECT count(*) AS rows_done
 -- name: backfill-cursor-tables
 -- Every table with a cursor in the watermark table.
 SELECT w.table_name::text AS table_name
-  FROM /* TEMPLATE: table */sentry_backfill_watermark w
+  FROM /* TEMPLATE: table */hybridcloud_celloutboxbackfillwatermark w
  ORDER BY w.table_name;
