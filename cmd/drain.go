@@ -145,7 +145,7 @@ func runDrain(ctx context.Context, d repairDeps, o drainOptions, t query.Target,
 		return err
 	}
 	if d.printSQL {
-		script, err := query.DrainScript(t, k)
+		script, err := query.DrainScript(t, k, d.preamble("drain"))
 		if err != nil {
 			return err
 		}

@@ -750,3 +750,18 @@ func RunWriteTx(ctx context.Context, conn *Conn, extra []string, fn func(pgx.Tx)
 	}
 	return nil
 }
+
+// WritePreamble is what a write transaction of cfg sends first, BEGIN and the SET LOCAL
+// settings, for a printed script to show (--print-sql): what Connect and RunWriteTx would
+// run. A DSN that does not parse prints the settings of none.
+func WritePreamble(cfg Config) []string {
+	pc, err := pgx.ParseConfig(cfg.DSN)
+	if err != nil {
+		pc = &pgx.ConnConfig{}
+	}
+	if pc.RuntimeParams == nil {
+		pc.RuntimeParams = map[string]string{}
+	}
+	local, _ := applySessionSettings(pc, cfg)
+	return append([]string{session.BeginWrite()}, local...)
+}

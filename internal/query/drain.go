@@ -161,7 +161,8 @@ func ShardMaxID(t Target, k ShardKey) Statement {
 	return sqlStatement("shard-max-id", []string{"The shard's highest id: the drain never touches rows above it (unless --follow)."}, t.idents(), args, on...)
 }
 
-// DrainScript is one drain iteration for a DBA to run in psql, in two runs, so that nothing
+// DrainScript is one drain iteration for a DBA to run in psql (its transaction opened by
+// preamble, db.WritePreamble's), in two runs, so that nothing
 // is ever deleted that nobody delivered:
 //
 //   - run as printed, it only reads: the shard's head, the newest row of its coalesce group
@@ -173,7 +174,7 @@ func ShardMaxID(t Target, k ShardKey) Statement {
 //
 // psql's \gset carries values between statements; :'delivered' is quoted by psql as a
 // literal and cast, so whatever the DBA passes stays data.
-func DrainScript(t Target, k ShardKey) (string, error) {
+func DrainScript(t Target, k ShardKey, preamble []string) (string, error) {
 	head, err := DrainHead(t, k, 0, 0).Render()
 	if err != nil {
 		return "", err
@@ -198,8 +199,12 @@ func DrainScript(t Target, k ShardKey) (string, error) {
 	}
 	// Each region is a printed statement whose ";" psql's \gset takes the place of.
 	gset := func(sql string) string { return strings.TrimSuffix(strings.TrimRight(sql, "\n"), ";") }
+	pre, err := Preamble(preamble).Render()
+	if err != nil {
+		return "", err
+	}
 	script, err := FillScript("drain-script", map[string]string{
-		"head": gset(head), "newest": gset(newestSQL), "peek": gset(peek), "delete": strings.TrimRight(delSQL, "\n"),
+		"preamble": strings.TrimRight(pre, "\n"), "head": gset(head), "newest": gset(newestSQL), "peek": gset(peek), "delete": strings.TrimRight(delSQL, "\n"),
 	})
 	if err != nil {
 		return "", err

@@ -3,6 +3,8 @@ package query
 import (
 	"testing"
 	"time"
+
+	"github.com/outboxctl/outboxctl/internal/query/session"
 )
 
 // pinnedCases are the statements no other golden case prints (the drain's, killswitch's,
@@ -46,6 +48,14 @@ func pinnedCases(t Target) map[string]Script {
 	}
 }
 
+// testPreamble is a session preamble as db.WritePreamble makes it, fixed for the goldens.
+var testPreamble = []string{ //nolint:gochecknoglobals // test value
+	session.BeginWrite(),
+	session.SetLocal("application_name", session.Quote("outboxctl/drain")),
+	session.SetLocal("statement_timeout", session.Quote("30000")),
+	session.SetLocal("jit", "off"),
+}
+
 // TestGoldenPinned compares the pinned statements' printed SQL with their golden files.
 func TestGoldenPinned(t *testing.T) {
 	t.Parallel()
@@ -64,11 +74,32 @@ func TestGoldenPinned(t *testing.T) {
 	for tname, target := range targets("") {
 		t.Run(tname+"/drain-script", func(t *testing.T) {
 			t.Parallel()
-			got, err := DrainScript(target, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 7})
+			got, err := DrainScript(target, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 7}, testPreamble)
 			if err != nil {
 				t.Fatal(err)
 			}
 			assertGolden(t, tname, "pinned-drain-script", got)
+		})
+	}
+	for tname, target := range targets("") {
+		t.Run(tname+"/archiving-delete", func(t *testing.T) {
+			t.Parallel()
+			k := ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 7}
+			why := Why{Command: "compact", Reason: "INC-1"}
+			got, err := ArchivingDeleteScript("compact", testPreamble, Superseded(target, k, 0, why), DeleteSelected(target, Superseded(target, k, 0, Why{}), why))
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertGolden(t, tname, "pinned-archiving-delete", got)
+		})
+		t.Run(tname+"/reschedule-in-transaction", func(t *testing.T) {
+			t.Parallel()
+			k := ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 7}
+			got, err := InTransaction(testPreamble, Script{Reschedule(target, k, 0, Why{Command: "reschedule"})}).Render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertGolden(t, tname, "pinned-reschedule-in-transaction", got)
 		})
 	}
 	for name, sc := range pinnedCases(Target{Silo: SiloControl, Schema: "sentry", Cell: "us"}) {

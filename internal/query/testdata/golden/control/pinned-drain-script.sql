@@ -14,7 +14,12 @@ END
 $guard$;
 
 \if :{?delivered}
-BEGIN;
+-- outboxctl: session
+-- What outboxctl sends first: the settings hold for this transaction alone (SET LOCAL).
+BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE;
+SET LOCAL application_name = 'outboxctl/drain';
+SET LOCAL statement_timeout = '30000';
+SET LOCAL jit = off;
 
 -- outboxctl: drain-head
 -- Lock the shard's lowest row without waiting (claims the shard).
