@@ -75,3 +75,97 @@ func TestCmdFunctionsAreShort(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandTreeBuiltOnlyByMain keeps the fan-out and --watch on documents: only Main
+// builds the command tree (newRootCmd) and executes it, so a fan-out over contexts or a
+// watch frame calls the read's run function (readRun) and merges or redraws what it
+// returns, instead of parsing and running the command line again per context or frame.
+func TestCommandTreeBuiltOnlyByMain(t *testing.T) {
+	t.Parallel()
+	fset, files := cmdFiles(t)
+	calls := 0
+	for name, f := range files {
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				var callee string
+				switch x := call.Fun.(type) {
+				case *ast.Ident:
+					callee = x.Name
+				case *ast.SelectorExpr:
+					callee = x.Sel.Name
+				}
+				if callee != "newRootCmd" && !strings.HasPrefix(callee, "Execute") {
+					return true
+				}
+				calls++
+				if fn.Name.Name != "Main" || fn.Recv != nil {
+					t.Errorf("cmd/%s:%d: %s calls %s: only Main builds and runs the command tree; a fan-out or a watch runs the read's run function (runDocument)",
+						name, fset.Position(call.Pos()).Line, fn.Name.Name, callee)
+				}
+				return true
+			})
+		}
+	}
+	if calls != 2 {
+		t.Errorf("found %d calls of newRootCmd and Execute*, want Main's 2: has Main changed?", calls)
+	}
+}
+
+// TestStdoutGoesThroughThePrinter: every byte a command writes on stdout goes through
+// render.Printer (documents, SQL, Linef's text lines), so escaping and formats are the
+// printer's alone; enums lint and backfill's Redis comments wrote straight to stdout beside
+// it, escaping or not as each call remembered. A fmt.Print*, or a fmt.Fprint*, io.WriteString
+// or Write to stdout (os.Stdout, OutOrStdout(), a streams' Out, a deps' out) fails here.
+func TestStdoutGoesThroughThePrinter(t *testing.T) {
+	t.Parallel()
+	fset, files := cmdFiles(t)
+	for name, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			pkg, _ := sel.X.(*ast.Ident)
+			switch {
+			case pkg != nil && pkg.Name == "fmt" && strings.HasPrefix(sel.Sel.Name, "Print"):
+				t.Errorf("cmd/%s:%d: fmt.%s writes to stdout: print through render.Printer", name, fset.Position(call.Pos()).Line, sel.Sel.Name)
+			case pkg != nil && (pkg.Name == "fmt" && strings.HasPrefix(sel.Sel.Name, "Fprint") || pkg.Name == "io" && sel.Sel.Name == "WriteString"):
+				if len(call.Args) > 0 && isStdout(call.Args[0]) {
+					t.Errorf("cmd/%s:%d: %s.%s to stdout: print through render.Printer", name, fset.Position(call.Pos()).Line, pkg.Name, sel.Sel.Name)
+				}
+			case sel.Sel.Name == "Write" && isStdout(sel.X):
+				t.Errorf("cmd/%s:%d: a Write to stdout: print through render.Printer", name, fset.Position(call.Pos()).Line)
+			}
+			return true
+		})
+	}
+}
+
+// isStdout reports whether e names stdout as cmd/ reaches it: os.Stdout, c.OutOrStdout(),
+// a Printer's Out(), a streams' Out or a deps' out.
+func isStdout(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.SelectorExpr:
+		if x, ok := e.X.(*ast.Ident); ok && x.Name == "os" {
+			return e.Sel.Name == "Stdout"
+		}
+		return e.Sel.Name == "Out" || e.Sel.Name == "out"
+	case *ast.CallExpr:
+		if sel, ok := e.Fun.(*ast.SelectorExpr); ok {
+			return sel.Sel.Name == "OutOrStdout" || sel.Sel.Name == "Out"
+		}
+	}
+	return false
+}

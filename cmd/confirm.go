@@ -30,7 +30,7 @@ func (a *app) confirm(command string, plan []string, yes bool) error {
 			return nil
 		}
 	}
-	return &exitError{code: ExitUsage, msg: "cancelled: nothing was changed"}
+	return declined()
 }
 
 // maxAnswer caps the prompt's answer: "yes" and its newline, with room for stray spaces.

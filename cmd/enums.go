@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -24,10 +23,9 @@ Sentry's category.py (categories 0–48, scopes 0–12); --enums PATH loads anot
 	return c
 }
 
-// enumsDeps are what the enums commands need from the process: the streams, the printer
-// for -o, the registry (--enums or the built-in one) and whether -o was given.
+// enumsDeps are what the enums commands need from the process: the printer (every line
+// they write, -o or not), the registry (--enums or the built-in one) and whether -o was given.
 type enumsDeps struct {
-	streams  *render.Streams
 	printer  *render.Printer
 	registry func() (*enums.Registry, error)
 	// lines is true without -o: resolve then prints one line per match.
@@ -35,7 +33,7 @@ type enumsDeps struct {
 }
 
 func (a *app) enumsDeps() enumsDeps {
-	return enumsDeps{streams: a.io, printer: a.printer(), registry: a.registry, lines: a.g.Output == ""}
+	return enumsDeps{printer: a.printer(), registry: a.registry, lines: a.g.Output == ""}
 }
 
 // enumsListOptions are enums list's arguments: categories, scopes or nothing (both).
@@ -163,13 +161,15 @@ func runEnumsResolve(d enumsDeps, o enumsResolveOptions) error {
 	}
 	if d.lines {
 		for _, r := range res {
-			line := fmt.Sprintf("%s (%d)", r.Name(), r.Value())
+			var err error
 			if r.Kind == enums.KindCategory {
-				line += fmt.Sprintf("  category in %s", reg.ScopeName(r.Category.Scope))
+				err = d.printer.Linef("%s (%d)  category in %s", r.Name(), r.Value(), reg.ScopeName(r.Category.Scope))
 			} else {
-				line += "  scope"
+				err = d.printer.Linef("%s (%d)  scope", r.Name(), r.Value())
 			}
-			fmt.Fprintln(d.streams.Out, line)
+			if err != nil {
+				return err
+			}
 		}
 		return nil
 	}
@@ -234,12 +234,14 @@ func runEnumsLint(d enumsDeps, o enumsLintOptions) error {
 		}
 	} else {
 		for _, pr := range problems {
-			fmt.Fprintf(d.streams.Out, "%s:%d: %s\n", render.Escape(o.Path), pr.Line, render.Escape(pr.Message))
+			if err := d.printer.Linef("%s:%d: %s", o.Path, pr.Line, pr.Message); err != nil {
+				return err
+			}
 		}
 	}
 	if len(problems) > 0 {
-		return &exitError{code: ExitError, msg: fmt.Sprintf("%d problem(s) in %s", len(problems), o.Path)}
+		return failuref("%d problem(s) in %s", len(problems), o.Path)
 	}
-	fmt.Fprintf(d.streams.Err, "%s: %d categories, %d scopes, no problems\n", o.Path, len(src.Categories), len(src.Scopes))
+	d.printer.Notef("%s: %d categories, %d scopes, no problems", o.Path, len(src.Categories), len(src.Scopes))
 	return nil
 }

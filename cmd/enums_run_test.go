@@ -94,12 +94,43 @@ func TestRunVersionDirect(t *testing.T) {
 		{versionOptions{Version: "v9.9.9", Commit: "fff"}, info, "outboxctl v9.9.9 (commit fff)\n"},
 		{versionOptions{}, none, "outboxctl (devel) (commit unknown)\n"},
 	} {
-		var out strings.Builder
+		io, out, _ := render.Test()
 		if err := tc.o.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		if err := runVersion(versionDeps{out: &out, buildInfo: tc.info}, tc.o); err != nil || out.String() != tc.want {
+		if err := runVersion(versionDeps{printer: render.NewPrinter(io, render.FormatAuto, true), buildInfo: tc.info}, tc.o); err != nil || out.String() != tc.want {
 			t.Errorf("runVersion(%+v) = %q, %v; want %q", tc.o, out.String(), err, tc.want)
+		}
+	}
+}
+
+// TestEnumsLintEscapesThePathOnBothStreams: a category.py whose path holds a control
+// character (a directory named by an attacker, a pasted path) is shown escaped in the
+// problem lines on stdout and in the "no problems" line on stderr; the stderr line printed
+// the path raw, so it could retitle or redraw the terminal.
+func TestEnumsLintEscapesThePathOnBothStreams(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "x\x1b]0;pwned\x07")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "category.py")
+	shown := strings.TrimSuffix(dir, "x\x1b]0;pwned\x07") + `x\x1b]0;pwned\x07/category.py`
+	good := "from enum import IntEnum\n\n\nclass OutboxCategory(IntEnum):\n    A = 0\n\n\nclass OutboxScope(IntEnum):\n    ORGANIZATION_SCOPE = scope_categories(0, {OutboxCategory.A})\n"
+	bad := strings.Replace(good, "    A = 0\n", "    A = 0\n    B = 0\n", 1)
+	bad = strings.Replace(bad, "{OutboxCategory.A}", "{OutboxCategory.A, OutboxCategory.B}", 1)
+	for _, tc := range []struct{ src, wantOut, wantErr string }{
+		{good, "", shown + ": 1 categories, 1 scopes, no problems\n"},
+		{bad, shown + ":6: category integer 0 is reused by A and B\n", ""},
+	} {
+		if err := os.WriteFile(path, []byte(tc.src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		streams, out, errOut := render.Test()
+		a := &app{io: streams, getenv: streams.Getenv, reg: enums.Builtin()}
+		_ = runEnumsLint(a.enumsDeps(), enumsLintOptions{Path: path})
+		if out.String() != tc.wantOut || errOut.String() != tc.wantErr {
+			t.Errorf("lint: stdout %q, stderr %q; want %q, %q", out.String(), errOut.String(), tc.wantOut, tc.wantErr)
 		}
 	}
 }

@@ -28,51 +28,47 @@ const (
 	ExitInterrupted = 130 // SIGINT or SIGTERM
 )
 
-// usageError is the operator's input, not a failure: exit 2, with a hint.
-type usageError struct {
-	msg  string
-	hint string
+// exitCodes is the one table from a meaning (cmd/errors.go) to its exit code.
+var exitCodes = map[meaning]int{ //nolint:gochecknoglobals // constant table
+	meansOK:          ExitOK,
+	meansRuntime:     ExitError,
+	meansUsage:       ExitUsage,
+	meansDeclined:    ExitUsage,
+	meansThreshold:   ExitThreshold,
+	meansWarning:     ExitWarn,
+	meansCritical:    ExitCritical,
+	meansPartial:     ExitPartial,
+	meansPending:     ExitPending,
+	meansInterrupted: ExitInterrupted,
 }
 
-func (e *usageError) Error() string { return e.msg }
-
-// UsageError lets errors.As-style checks in other packages recognise usage errors.
-func (e *usageError) UsageError() bool { return true }
-
-func usageErrorf(hint, format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...), hint: hint}
-}
-
-// exitError carries a specific exit code; msg may be empty when output already said it all.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
-
-// usage is implemented by every error that means "fix your command line".
+// usage is implemented by every error that means "fix your command line" (cmd's own, and
+// the packages' that know their input came from the operator: config, db, enums).
 type usage interface{ UsageError() bool }
 
 // exitCode maps an error to the process exit code.
-func exitCode(ctx context.Context, err error) int {
+func exitCode(ctx context.Context, err error) int { return exitCodes[meaningOf(ctx, err)] }
+
+// meaningOf is what err means. A cmdError says so itself, except that a usage error after a
+// signal is the interrupt's doing; any other error is a runtime failure, or the interrupt's.
+func meaningOf(ctx context.Context, err error) meaning {
 	if err == nil {
-		return ExitOK
+		return meansOK
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
+	var ce *cmdError
+	if errors.As(err, &ce) && ce.means != meansUsage {
+		return ce.means
 	}
 	// The context is cancelled only by SIGINT/SIGTERM: whatever error followed, the cause
 	// was the interrupt.
 	if errors.Is(ctx.Err(), context.Canceled) {
-		return ExitInterrupted
+		return meansInterrupted
 	}
 	var u usage
 	if errors.As(err, &u) && u.UsageError() {
-		return ExitUsage
+		return meansUsage
 	}
-	return ExitError
+	return meansRuntime
 }
 
 // asUsage marks err as the operator's input (exit 2, "Run … --help"). Cobra's own argument,
@@ -87,7 +83,7 @@ func asUsage(err error) error {
 	if errors.As(err, &u) && u.UsageError() {
 		return err
 	}
-	return &usageError{msg: err.Error()}
+	return &cmdError{means: meansUsage, msg: err.Error()}
 }
 
 // wrapCobraErrors makes every command's argument check and flag check return usage errors.
@@ -95,6 +91,10 @@ func wrapCobraErrors(c *cobra.Command) {
 	c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if arg, ok := negativeNumber(err); ok {
 			return usageErrorf(firstExample(c), "invalid id %q: want a non-negative integer id", arg)
+		}
+		// A refused enum word is said in the flag's own words, not pflag's wrapper.
+		if ee := (*enumError)(nil); errors.As(err, &ee) {
+			return usageErrorf(enumHint(c, ee.example), "%s", ee.Error())
 		}
 		return usageErrorf(c.CommandPath()+" --help", "%s", err.Error())
 	})
@@ -160,24 +160,25 @@ func printError(ctx context.Context, io *render.Streams, err error, commandPath 
 	if err == nil {
 		return
 	}
-	var ee *exitError
-	if errors.As(err, &ee) && ee.msg == "" {
+	var ce *cmdError
+	if errors.As(err, &ce) && ce.msg == "" {
 		return
 	}
-	// After an interrupt, a command's own account of it ("interrupted after 7 messages")
-	// is worth more than the generic word.
-	if errors.Is(ctx.Err(), context.Canceled) && ee == nil {
+	// A usage error, or a foreign one, after an interrupt is the interrupt's doing; a
+	// command's own account of it ("interrupted after 7 messages") is worth more than the
+	// generic word.
+	own := ce != nil && ce.means != meansUsage
+	if errors.Is(ctx.Err(), context.Canceled) && !own {
 		fmt.Fprintln(io.Err, "Error: interrupted")
 		return
 	}
 	fmt.Fprintf(io.Err, "Error: %s\n", oneLine(db.Redact(err.Error(), append(db.Secrets(err.Error()), secrets...)...)))
-	// A declined prompt (an exitError) already said what happened: no usage line.
-	var ue *usageError
 	switch {
-	case errors.As(err, &ue) && ue.hint != "":
-		fmt.Fprintf(io.Err, "Try: %s\n", oneLine(ue.hint))
-	// A --dsn that does not parse (a db.Error) is said in full by its own hint: no usage line.
-	case ee == nil && !errors.As(err, new(*db.Error)) && exitCode(ctx, err) == ExitUsage && commandPath != "":
+	case ce != nil && ce.hint != "":
+		fmt.Fprintf(io.Err, "Try: %s\n", oneLine(ce.hint))
+	// A declined prompt already said what happened, and a --dsn that does not parse (a
+	// db.Error) is said in full by its own hint: no usage line.
+	case !own && !errors.As(err, new(*db.Error)) && exitCode(ctx, err) == ExitUsage && commandPath != "":
 		fmt.Fprintf(io.Err, "Run '%s --help' for usage.\n", commandPath)
 	}
 }

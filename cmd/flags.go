@@ -35,37 +35,91 @@ func addArchiveFlag(fs *pflag.FlagSet, p *string) {
 	fs.StringVar(p, "archive", "", "JSONL file to append this operation's archive to (default: a file of its own, $XDG_STATE_HOME/outboxctl/archive-OPERATION.jsonl)")
 }
 
-// enumAnnotation marks a string flag whose value must be one of a fixed list; enumHint is
-// the example the usage error suggests.
-const (
-	enumAnnotation = "outboxctl_enum"
-	enumHint       = "outboxctl_enum_hint"
-)
-
-// addEnumFlag registers a string flag that takes one of values (the first is the default),
-// with shell completion; checkEnumFlags, run before every command, refuses anything else.
-func addEnumFlag(c *cobra.Command, p *string, name, help, hint string, values ...string) {
-	c.Flags().StringVar(p, name, values[0], help)
-	_ = c.Flags().SetAnnotation(name, enumAnnotation, values)
-	_ = c.Flags().SetAnnotation(name, enumHint, []string{hint})
-	_ = c.RegisterFlagCompletionFunc(name, fixedCompletion(values...))
+// enumValue is the type of every flag that takes one word of a fixed list (-o, --silo,
+// --deployment, --time, --store, --order, --value-type, --mode, --payload). Four mechanisms
+// did this (an annotation checked before the run, each command's Validate, the global
+// flags' parsers in the root's hook, a Value of its own for --time), so a word was refused
+// at different moments with differently built hints; here it is refused as the flag is
+// parsed, with the flag's one-line message and a hint of the command line with a valid
+// word, and its words are the shell completion.
+type enumValue struct {
+	words   []string // what completion offers
+	typ     string   // the help's type name: "string", as pflag's own string flags say
+	example string   // the valid use the hint shows: "--order oldest"
+	get     func() string
+	set     func(string) error // stores a word, or says why it is not one (the flag's message)
 }
 
-// checkEnumFlags checks every enum flag of c (declared with addEnumFlag).
-func checkEnumFlags(c *cobra.Command) error {
-	var err error
-	c.Flags().VisitAll(func(f *pflag.Flag) {
-		values, ok := f.Annotations[enumAnnotation]
-		if !ok || err != nil || slices.Contains(values, f.Value.String()) {
-			return
+func (e *enumValue) Set(s string) error {
+	if err := e.set(s); err != nil {
+		return &enumError{err: err, example: e.example}
+	}
+	return nil
+}
+
+func (e *enumValue) Type() string   { return e.typ }
+func (e *enumValue) String() string { return e.get() }
+
+// enumError is an enumValue's refusal; the flag error func makes it a usage error whose
+// hint is the command line typed so far with the example (enumHint).
+type enumError struct {
+	err     error
+	example string
+}
+
+func (e *enumError) Error() string { return e.err.Error() }
+func (e *enumError) Unwrap() error { return e.err }
+
+// enumFlag declares an enum flag: its name (and shorthand), help, the valid use its hint
+// shows, its words and, for a flag with a parser of its own (aliases, its own message),
+// that parser; without one a word outside words is refused as
+// "invalid `--NAME` "x": valid values are a, b and c".
+type enumFlag struct {
+	name, short, help, example string
+	words                      []string
+	parse                      func(string) error
+}
+
+// addEnumFlag registers f on fs (a command's flags or the root's persistent ones, c their
+// command) storing its word in p, def until the flag is given.
+func addEnumFlag(c *cobra.Command, fs *pflag.FlagSet, p *string, def string, f enumFlag) {
+	*p = def
+	parse := f.parse
+	if parse == nil {
+		parse = func(s string) error {
+			if !slices.Contains(f.words, s) {
+				return fmt.Errorf("invalid `--%s` %q: valid values are %s", f.name, s, oneOf(f.words))
+			}
+			return nil
 		}
-		var hint string
-		if h := f.Annotations[enumHint]; len(h) > 0 {
-			hint = h[0]
+	}
+	addEnumValue(c, fs, f, "string", func() string { return *p }, func(s string) error {
+		if err := parse(s); err != nil {
+			return err
 		}
-		err = usageErrorf(hint, "invalid `--%s` %q: valid values are %s", f.Name, f.Value.String(), oneOf(values))
+		*p = s
+		return nil
 	})
-	return err
+}
+
+// addEnumValue registers an enum flag stored by set, read back by get, whose help calls its
+// type typ (a flag storing a typed value: --time).
+func addEnumValue(c *cobra.Command, fs *pflag.FlagSet, f enumFlag, typ string, get func() string, set func(string) error) {
+	fs.VarP(&enumValue{words: f.words, typ: typ, example: f.example, get: get, set: set}, f.name, f.short, f.help)
+	_ = c.RegisterFlagCompletionFunc(f.name, fixedCompletion(f.words...))
+}
+
+// enumHint is the command line to try after a refused enum word: the command and the
+// arguments typed before the flag, when they are complete (else the command's first
+// example), with the flag's valid use.
+func enumHint(c *cobra.Command, example string) string {
+	line := c.CommandPath()
+	if args := c.Flags().Args(); c.ValidateArgs(args) == nil {
+		line = strings.Join(append([]string{line}, args...), " ")
+	} else if ex := firstExample(c); strings.HasPrefix(ex, "outboxctl ") && !strings.HasSuffix(ex, " --help") {
+		line = ex
+	}
+	return line + " " + example
 }
 
 // oneOf lists values as prose: "a, b and c".

@@ -93,3 +93,77 @@ func TestDepthExact(t *testing.T) {
 		t.Fatalf("depth --exact --estimate: exit %d, stderr %q, stdout %q", code, errOut, out)
 	}
 }
+
+// TestEveryEnumFlagRefusesAsParsed walks the command tree: every flag taking one word of a
+// list is an enumValue (one mechanism, where four checked at different moments), completes
+// its words, and refuses another word as it is parsed: exit 2, the flag's one-line message,
+// a Try: line with the command typed so far and a valid use, nothing on stdout.
+func TestEveryEnumFlagRefusesAsParsed(t *testing.T) {
+	t.Parallel()
+	root := newRootCmd(&app{io: &render.Streams{}, getenv: func(string) string { return "" }})
+	enumNames := map[string]bool{"output": true, "silo": true, "deployment": true, "time": true, "store": true,
+		"order": true, "value-type": true, "mode": true, "payload": true}
+	found := map[string]bool{}
+	walk(root, func(c *cobra.Command) {
+		c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) { checkEnumFlag(t, root, c, f, enumNames, found) })
+		if c == root {
+			c.PersistentFlags().VisitAll(func(f *pflag.Flag) { checkEnumFlag(t, root, c, f, enumNames, found) })
+		}
+	})
+	for name := range enumNames {
+		if !found[name] {
+			t.Errorf("no --%s flag found: the walk missed it", name)
+		}
+	}
+	// The hint keeps the operator's arguments when they came before the flag (as the
+	// Validate check of --order did), and a flag's own parser keeps its message.
+	for _, tc := range []struct{ args, want string }{
+		{"inspect shard organization 1 --order sideways", "Error: invalid `--order` \"sideways\": valid values are newest and oldest\nTry: outboxctl inspect shard organization 1 --order oldest\n"},
+		{"inspect shard --order sideways organization 1", "Error: invalid `--order` \"sideways\": valid values are newest and oldest\nTry: outboxctl inspect shard organization 42 --order oldest\n"},
+		{"shards --silo bogus", "Error: invalid silo \"bogus\": valid values are cell (alias region) and control\nTry: outboxctl shards --silo control\n"},
+		{"shards -o yaml", "Error: invalid output format \"yaml\": valid values are table, wide, json, jsonl, csv, markdown\nTry: outboxctl shards -o json\n"},
+		{"shards --time local", "Error: invalid time format \"local\": valid values are relative, absolute\nTry: outboxctl shards --time absolute\n"},
+		{"backfill status --store s3", "Error: invalid `--store` \"s3\": valid values are auto, postgres and redis\nTry: outboxctl backfill status --store auto\n"},
+	} {
+		io, out, errOut := render.Test()
+		if code := Main(context.Background(), strings.Fields(tc.args), io); code != ExitUsage || errOut.String() != tc.want || out.Len() != 0 {
+			t.Errorf("%s: exit %d, stderr %q; want 2, %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+func checkEnumFlag(t *testing.T, root, c *cobra.Command, f *pflag.Flag, enumNames, found map[string]bool) {
+	t.Helper()
+	ev, ok := f.Value.(*enumValue)
+	if !enumNames[f.Name] {
+		if ok {
+			t.Errorf("%s --%s is an enum flag this test does not know: add it", c.CommandPath(), f.Name)
+		}
+		return
+	}
+	if !ok {
+		t.Errorf("%s --%s is a %T: register it with addEnumFlag", c.CommandPath(), f.Name, f.Value)
+		return
+	}
+	found[f.Name] = true
+	if fn, ok := c.GetFlagCompletionFunc(f.Name); !ok {
+		t.Errorf("%s --%s completes nothing", c.CommandPath(), f.Name)
+	} else if words, _ := fn(c, nil, ""); strings.Join(words, ",") != strings.Join(ev.words, ",") {
+		t.Errorf("%s --%s completes %v, want %v", c.CommandPath(), f.Name, words, ev.words)
+	}
+	path := strings.Fields(c.CommandPath())[1:]
+	if c == root {
+		path = []string{"version"}
+	}
+	args := append(path, "--"+f.Name, "bogus\x1b[2J")
+	io, out, errOut := render.Test()
+	if code := Main(context.Background(), args, io); code != ExitUsage || out.Len() != 0 {
+		t.Errorf("%v: exit %d, stdout %q; want exit 2, nothing", args, code, out)
+		return
+	}
+	lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "Error: invalid ") || !strings.Contains(lines[0], `"bogus\x1b[2J"`) ||
+		!strings.HasPrefix(lines[1], "Try: outboxctl ") || !strings.HasSuffix(lines[1], " "+ev.example) {
+		t.Errorf("%v: stderr %q", args, errOut)
+	}
+}

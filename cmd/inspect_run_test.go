@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // TestValidateOptions checks the flag checks that need no database, exactly: the message,
@@ -46,8 +47,6 @@ func TestValidateOptions(t *testing.T) {
 			`invalid shard id "x": want an integer id`, "outboxctl inspect shard organization 42"},
 		{"inspect shard --limit 0", (&inspectShardOptions{shardArgs: shardArgs{Scope: "organization", ID: "1"}, Order: "newest"}).Validate,
 			"`--limit` must be positive", "outboxctl inspect shard organization 1 --limit 50"},
-		{"inspect shard --order sideways", (&inspectShardOptions{shardArgs: shardArgs{Scope: "organization", ID: "1"}, Limit: 50, Order: "sideways"}).Validate,
-			"invalid `--order` \"sideways\": valid values are newest and oldest", "outboxctl inspect shard organization 1 --order oldest"},
 		{"drain shard id not a number", (&drainOptions{shardArgs: shardArgs{Scope: "organization", ID: "4x"}, HandlerTimeout: time.Second}).Validate,
 			`invalid shard id "4x": want an integer id`, "outboxctl drain organization 42"},
 		{"drain --rate negative", (&drainOptions{shardArgs: shardArgs{Scope: "organization", ID: "4"}, HandlerTimeout: time.Second, Rate: -1}).Validate,
@@ -58,7 +57,7 @@ func TestValidateOptions(t *testing.T) {
 		{"demo seed --shards too few", demoSeedOptions{Rows: 1000, Shards: 99}.Validate, "`--shards` must be at least 100", "outboxctl demo seed --shards 50000"},
 	} {
 		err := c.validate()
-		var ue *usageError
+		var ue *cmdError
 		if !errors.As(err, &ue) || ue.msg != c.msg || ue.hint != c.hint || exitCode(context.Background(), err) != ExitUsage {
 			t.Errorf("%s: %#v, want %q with hint %q (exit 2)", c.name, err, c.msg, c.hint)
 		}
@@ -85,8 +84,8 @@ func TestValidateOptions(t *testing.T) {
 		"drain":         &drainOptions{shardArgs: shardArgs{Scope: "organization", ID: "-3"}, HandlerTimeout: time.Second},
 	} {
 		err := o.Validate()
-		var ue *usageError
-		if !errors.As(err, &ue) || err.Error() != `invalid shard id "-3": `+nonNeg || ue.hint != "outboxctl "+name+" organization 42" {
+		var ue *cmdError
+		if !errors.As(err, &ue) || ue.means != meansUsage || err.Error() != `invalid shard id "-3": `+nonNeg || ue.hint != "outboxctl "+name+" organization 42" {
 			t.Errorf("%s -3: %v", name, err)
 		}
 	}
@@ -103,14 +102,14 @@ func TestRunReadsDirect(t *testing.T) {
 	t.Parallel()
 	schema, ids := seedShard(t)
 	ctx := context.Background()
-	run := func(f func(readDeps) error) string {
+	run := func(f func(readDeps) (render.Doc, error)) string {
 		t.Helper()
 		a, out := directApp(schema, false, "")
 		d, err := a.readDeps()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := f(d); err != nil {
+		if err := printed(d, f); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()
@@ -122,7 +121,7 @@ func TestRunReadsDirect(t *testing.T) {
 	}
 
 	// Five rows of ORGANIZATION_UPDATE: the total, then the category.
-	got := run(func(d readDeps) error { return runDepth(ctx, d, depthOptions{}) })
+	got := run(func(d readDeps) (render.Doc, error) { return runDepth(ctx, d, depthOptions{}) })
 	if want := `[
   {
     "category": null,
@@ -144,7 +143,7 @@ func TestRunReadsDirect(t *testing.T) {
 	}
 	// ORGANIZATION_UPDATE's object is its shard: object 1 of shard 2 is another object; the
 	// newest two of shard 1's three rows, newest first.
-	got = run(func(d readDeps) error { return runInspectObject(ctx, d, obj, orgUpdate) })
+	got = run(func(d readDeps) (render.Doc, error) { return runInspectObject(ctx, d, obj, orgUpdate) })
 	objectRow := func(id int64, v int) string {
 		return fmt.Sprintf(`  {
     "id": %d,
@@ -166,7 +165,7 @@ func TestRunReadsDirect(t *testing.T) {
 	if want := "[\n" + objectRow(ids[2], 3) + ",\n" + objectRow(ids[1], 2) + "\n]\n"; got != want {
 		t.Errorf("inspect object:\n%s\nwant\n%s", got, want)
 	}
-	got = run(func(d readDeps) error {
+	got = run(func(d readDeps) (render.Doc, error) {
 		return runInspectCategory(ctx, d, inspectCategoryOptions{Exact: true}, orgUpdate)
 	})
 	if want := `[
@@ -190,7 +189,7 @@ func TestRunReadsDirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The middle row of object 1's group: superseded by the newest, behind the head.
-	got = run(func(d readDeps) error { return runInspectMessage(ctx, d, msg) })
+	got = run(func(d readDeps) (render.Doc, error) { return runInspectMessage(ctx, d, msg) })
 	if want := fmt.Sprintf(`{
   "id": %d,
   "shard_scope": 0,
@@ -223,7 +222,7 @@ func TestRunReadsDirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = runInspectMessage(ctx, d, inspectMessageOptions{messageArg{id: ids[4] + 1000}})
+	_, err = runInspectMessage(ctx, d, inspectMessageOptions{messageArg{id: ids[4] + 1000}})
 	if want := fmt.Sprintf("no outbox row with id %d in %s.sentry_regionoutbox (cell silo) (already delivered, or another silo: try --silo control)", ids[4]+1000, schema); err == nil || err.Error() != want || exitCode(ctx, err) != ExitError {
 		t.Errorf("missing message: %v, want %q (exit 1)", err, want)
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/outboxctl/outboxctl/internal/config"
 	"github.com/outboxctl/outboxctl/internal/db"
@@ -72,16 +71,15 @@ type app struct {
 	// cmd is the command being run (set before it runs), for the no-database verdict rule.
 	cmd *cobra.Command
 	// args is the command line, env the process environment before a context's settings
-	// were layered onto getenv; fan-out re-runs the command line once per context.
+	// were layered onto getenv (each context of a fan-out layers its own onto env).
 	args []string
 	env  func(string) string
 	// fan are the contexts a read runs against when --context names several (or
-	// --all-contexts); only is the one context a fan-out run is for.
-	fan  []*config.Context
-	only string
-	// sink, when set, collects the documents a read prints instead of printing them: the
-	// fan-out merges them (see print).
-	sink *[]render.Doc
+	// --all-contexts): runDocument runs the read once per context and merges the documents.
+	fan []*config.Context
+	// merged says this app is one context's run of a fan-out, whose document is merged
+	// with the others' (doctor then returns its findings as one table, not cards).
+	merged bool
 	// read says the command only reads, so it may go to a context's replica-dsn.
 	read bool
 	// watches are the commands that take --watch, with what their frames follow.
@@ -149,7 +147,7 @@ _SCOPE) or by integer.`),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 
-	addGlobalFlags(a, root.PersistentFlags())
+	addGlobalFlags(a, root)
 	addGlobalCompletions(root)
 
 	root.AddCommand(
@@ -167,25 +165,30 @@ _SCOPE) or by integer.`),
 		newSkipCmd(a),
 		newEnumsCmd(a),
 		newContextCmd(a),
-		newVersionCmd(),
+		newVersionCmd(a),
 	)
 	wrapCobraErrors(root)
 	return root
 }
 
-// addGlobalFlags registers the flags every command takes (the global options, a.g).
-func addGlobalFlags(a *app, f *pflag.FlagSet) {
+// addGlobalFlags registers the flags every command takes (the global options, a.g) on root.
+func addGlobalFlags(a *app, root *cobra.Command) {
+	f := root.PersistentFlags()
 	f.StringVar(&a.g.DSN, "dsn", "", "PostgreSQL connection string (default: $OUTBOXCTL_DSN, then the libpq PG* environment)")
-	f.StringVar(&a.g.Silo, "silo", "cell", "outbox table of which silo: cell (sentry_regionoutbox) or control (sentry_controloutbox)")
+	addEnumFlag(root, f, &a.g.Silo, "cell", enumFlag{name: "silo", help: "outbox table of which silo: cell (sentry_regionoutbox) or control (sentry_controloutbox)",
+		example: "--silo control", words: []string{"cell", "control"}, parse: func(s string) error { _, err := query.ParseSilo(s); return err }})
 	f.StringVar(&a.g.Cell, "cell", "", "control silo: only this cell (the region_name column)")
 	f.StringVar(&a.g.Table, "table", "", "outbox table name, overriding the silo's default (e.g. sentry_groupactionlogoutbox)")
 	f.StringVar(&a.g.Schema, "schema", a.getenv("OUTBOXCTL_SCHEMA"), "schema holding the tables (default: $OUTBOXCTL_SCHEMA, then the search_path)")
-	f.StringVarP(&a.g.Output, "output", "o", "", "output format: table, wide (every column, no cell cut), json, jsonl, csv, markdown (default: table on a terminal, tab-separated otherwise)")
+	addEnumFlag(root, f, &a.g.Output, "", enumFlag{name: "output", short: "o", help: "output format: table, wide (every column, no cell cut), json, jsonl, csv, markdown (default: table on a terminal, tab-separated otherwise)",
+		example: "-o json", words: render.Formats, parse: func(s string) error { _, err := render.ParseFormat(s); return err }})
 	f.BoolVar(&a.g.NoHeaders, "no-headers", false, "print tables without their header line")
 	f.BoolVar(&a.g.CSVRaw, "csv-raw", false, "with -o csv, print text cells as they are: without it, a cell starting with = + - @, a tab or a carriage return gets a leading ' so a spreadsheet shows it instead of running it as a formula")
-	f.Var(&a.g.Time, "time", "times on a terminal: relative (\"3m ago\") or absolute (UTC)")
+	addEnumValue(root, f, enumFlag{name: "time", help: "times on a terminal: relative (\"3m ago\") or absolute (UTC)", example: "--time absolute",
+		words: []string{"relative", "absolute"}}, a.g.Time.Type(), a.g.Time.String, a.g.Time.Set)
 	f.BoolVar(&a.g.PrintSQL, "print-sql", false, "print the SQL instead of running it")
-	f.StringVar(&a.g.Deployment, "deployment", "auto", "which options table Sentry reads: auto (a database with both outbox tables is a monolith), monolith (sentry_option for both outboxes) or split (sentry_controloption for the control outbox)")
+	addEnumFlag(root, f, &a.g.Deployment, "auto", enumFlag{name: "deployment", help: "which options table Sentry reads: auto (a database with both outbox tables is a monolith), monolith (sentry_option for both outboxes) or split (sentry_controloption for the control outbox)",
+		example: "--deployment monolith", words: []string{"auto", "monolith", "split"}, parse: func(s string) error { _, err := query.ParseDeployment(s); return err }})
 	f.StringVar(&a.g.EnumsPath, "enums", "", "load categories and scopes from a Sentry checkout's category.py instead of the built-in registry")
 	f.BoolVar(&a.g.NoColor, "no-color", false, "disable colour (also: NO_COLOR=1)")
 	addDurationFlag(f, &a.g.StatementTimeout, "statement-timeout", db.DefaultStatementTimeout, "30s", "abort any statement that runs longer")
@@ -198,10 +201,6 @@ func addGlobalFlags(a *app, f *pflag.FlagSet) {
 
 // addGlobalCompletions completes the values of the global flags.
 func addGlobalCompletions(root *cobra.Command) {
-	_ = root.RegisterFlagCompletionFunc("silo", fixedCompletion("cell", "control"))
-	_ = root.RegisterFlagCompletionFunc("time", fixedCompletion("relative", "absolute"))
-	_ = root.RegisterFlagCompletionFunc("deployment", fixedCompletion("auto", "monolith", "split"))
-	_ = root.RegisterFlagCompletionFunc("output", fixedCompletion(render.Formats...))
 	_ = root.RegisterFlagCompletionFunc("enums", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"py"}, cobra.ShellCompDirectiveFilterFileExt
 	})
@@ -218,16 +217,8 @@ func (a *app) validate(c *cobra.Command) error {
 	if err := c.ValidateFlagGroups(); err != nil {
 		return asUsage(err)
 	}
-	if f, err := render.ParseFormat(a.g.Output); err != nil {
-		return usageErrorf(c.CommandPath()+" -o json", "%s", err.Error())
-	} else if a.g.CSVRaw && f != render.FormatCSV {
+	if f, _ := render.ParseFormat(a.g.Output); a.g.CSVRaw && f != render.FormatCSV { // -o: refused as parsed (enumValue)
 		return usageErrorf(c.CommandPath()+" -o csv --csv-raw", "--csv-raw goes with -o csv (it leaves CSV cells that start with = + - @ unneutralised)")
-	}
-	if _, err := query.ParseSilo(a.g.Silo); err != nil {
-		return usageErrorf(c.CommandPath()+" --silo control", "%s", err.Error())
-	}
-	if _, err := query.ParseDeployment(a.g.Deployment); err != nil {
-		return usageErrorf(c.CommandPath()+" --deployment monolith", "%s", err.Error())
 	}
 	for name, d := range map[string]time.Duration{
 		"--statement-timeout": a.g.StatementTimeout, "--lock-timeout": a.g.LockTimeout, "--connect-timeout": a.g.ConnectTimeout,
@@ -242,10 +233,8 @@ func (a *app) validate(c *cobra.Command) error {
 	if err := a.applyWatch(c); err != nil {
 		return err
 	}
-	if _, err := a.target(); err != nil {
-		return err
-	}
-	return checkEnumFlags(c)
+	_, err := a.target()
+	return err
 }
 
 // registry loads the enum registry: --enums if given, the built-in one otherwise.

@@ -2,10 +2,11 @@ package cmd
 
 import (
 	"fmt"
-	"io"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // version and commit are set at build time:
@@ -30,7 +31,7 @@ func (o versionOptions) Validate() error { return nil }
 // versionDeps are version's dependencies: where it prints and the build information
 // (debug.ReadBuildInfo, replaced in tests).
 type versionDeps struct {
-	out       io.Writer
+	printer   *render.Printer
 	buildInfo func() (*debug.BuildInfo, bool)
 }
 
@@ -67,7 +68,7 @@ func versionString() string {
 	return versionOptions{Version: version, Commit: commit}.String(debug.ReadBuildInfo)
 }
 
-func newVersionCmd() *cobra.Command {
+func newVersionCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print outboxctl's version and commit",
@@ -77,13 +78,12 @@ func newVersionCmd() *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return runVersion(versionDeps{out: c.OutOrStdout(), buildInfo: debug.ReadBuildInfo}, o)
+			return runVersion(versionDeps{printer: a.printer(), buildInfo: debug.ReadBuildInfo}, o)
 		},
 	}
 }
 
 // runVersion prints the version line.
 func runVersion(d versionDeps, o versionOptions) error {
-	_, err := fmt.Fprintln(d.out, o.String(d.buildInfo))
-	return err
+	return d.printer.Linef("%s", o.String(d.buildInfo))
 }

@@ -113,17 +113,17 @@ func Failures[T any](results []Result[T]) []Result[T] {
 	return out
 }
 
-// Worst combines per-target verdicts (exit codes of the targets that answered) into one:
-// the code that comes last in severity, the caller's order from best to worst. A code
-// missing from severity counts as worse than all of them.
-func Worst(codes, severity []int) int {
-	rank := func(c int) int {
+// Worst combines per-target verdicts (the exit codes, or meanings, of the targets that
+// answered) into one: the verdict that comes last in severity, the caller's order from best
+// to worst. A verdict missing from severity counts as worse than all of them.
+func Worst[C comparable](codes, severity []C) C {
+	rank := func(c C) int {
 		if i := slices.Index(severity, c); i >= 0 {
 			return i
 		}
 		return len(severity)
 	}
-	worst := 0
+	var worst C
 	if len(severity) > 0 {
 		worst = severity[0]
 	}

@@ -3,7 +3,6 @@ package render
 import (
 	"bufio"
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -247,6 +246,14 @@ func (p *Printer) Notef(format string, args ...any) {
 	fmt.Fprintf(p.s.Err, format+"\n", escapeArgs(args)...)
 }
 
+// Linef writes one line of text on stdout (a grep-able line: enums resolve, enums lint,
+// version). Like Notef's, its arguments are escaped and the format is outboxctl's own, so
+// no line of stdout carries a raw control character whichever command wrote it.
+func (p *Printer) Linef(format string, args ...any) error {
+	_, err := fmt.Fprintf(p.s.Out, format+"\n", escapeArgs(args)...)
+	return err
+}
+
 // Warnf writes a warning to stderr.
 func (p *Printer) Warnf(format string, args ...any) {
 	msg := fmt.Sprintf(format, escapeArgs(args)...)
@@ -285,22 +292,13 @@ func (p *Printer) Print(doc Doc) error {
 }
 
 func (p *Printer) print(doc Doc) error {
-	switch p.format {
-	case FormatWide:
-		return p.printTerminal(doc, true)
-	case FormatJSON:
-		return p.printJSON(doc)
-	case FormatJSONL:
-		return p.printJSONL(doc)
-	case FormatCSV:
-		return p.printCSV(doc)
-	case FormatMarkdown:
-		return p.printMarkdown(doc)
-	case FormatTable:
-		return p.printTerminal(doc, true)
-	case FormatAuto:
+	if enc := p.encoder(); enc != nil {
+		return encodeDoc(enc, doc)
 	}
-	return p.printTerminal(doc, p.s.OutTTY)
+	if p.format == FormatMarkdown {
+		return p.printMarkdown(doc)
+	}
+	return p.printTerminal(doc) // table, wide, or the default on a terminal
 }
 
 // ---- JSON ----
@@ -365,15 +363,6 @@ func (o orderedObject) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func tableObjects(t *Table) []orderedObject {
-	t = t.machine()
-	out := make([]orderedObject, 0, len(t.Rows))
-	for _, r := range t.Rows {
-		out = append(out, orderedObject{keys: t.Columns, vals: r})
-	}
-	return out
-}
-
 func cardObject(fields []Field) orderedObject {
 	o := orderedObject{}
 	for _, f := range fields {
@@ -384,58 +373,6 @@ func cardObject(fields []Field) orderedObject {
 		o.vals = append(o.vals, f.Value)
 	}
 	return o
-}
-
-func sectionValue(s Section) any {
-	if s.Table != nil {
-		return tableObjects(s.Table)
-	}
-	return cardObject(s.Card)
-}
-
-func (p *Printer) printJSON(doc Doc) error {
-	var v any
-	if len(doc) == 1 {
-		v = sectionValue(doc[0])
-	} else {
-		o := orderedObject{}
-		for _, s := range doc {
-			o.keys = append(o.keys, s.Name)
-			o.vals = append(o.vals, sectionValue(s))
-		}
-		v = o
-	}
-	enc := json.NewEncoder(jsonWriter{p.s.Out})
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("writing JSON: %w", err)
-	}
-	return nil
-}
-
-// printJSONL writes one object per line; with several sections each object carries its
-// section name, so a stream can be split again with jq.
-func (p *Printer) printJSONL(doc Doc) error {
-	enc := json.NewEncoder(jsonWriter{p.s.Out})
-	enc.SetEscapeHTML(false)
-	for _, s := range doc {
-		var objs []orderedObject
-		if s.Table != nil {
-			objs = tableObjects(s.Table)
-		} else {
-			objs = []orderedObject{cardObject(s.Card)}
-		}
-		for _, o := range objs {
-			if len(doc) > 1 {
-				o = orderedObject{keys: append([]string{"section"}, o.keys...), vals: append([]any{s.Name}, o.vals...)}
-			}
-			if err := enc.Encode(o); err != nil {
-				return fmt.Errorf("writing JSON: %w", err)
-			}
-		}
-	}
-	return nil
 }
 
 // ---- CSV ----
@@ -476,37 +413,6 @@ func textCell(v any) bool {
 		return false
 	}
 	return true
-}
-
-func (p *Printer) printCSV(doc Doc) error {
-	w := csv.NewWriter(p.s.Out)
-	for i, s := range doc {
-		if i > 0 {
-			w.Flush()
-			fmt.Fprintln(p.s.Out)
-		}
-		if s.Table != nil {
-			t := s.Table.machine()
-			if err := w.Write(csvHeader(t.Columns)); err != nil {
-				return fmt.Errorf("writing CSV: %w", err)
-			}
-			for _, r := range t.Rows {
-				if err := w.Write(p.csvRow(r)); err != nil {
-					return fmt.Errorf("writing CSV: %w", err)
-				}
-			}
-			continue
-		}
-		o := cardObject(s.Card)
-		if err := w.Write(csvHeader(o.keys)); err != nil {
-			return fmt.Errorf("writing CSV: %w", err)
-		}
-		if err := w.Write(p.csvRow(o.vals)); err != nil {
-			return fmt.Errorf("writing CSV: %w", err)
-		}
-	}
-	w.Flush()
-	return w.Error()
 }
 
 func csvHeader(keys []string) []string {
@@ -608,17 +514,10 @@ func toAny(ss []string) []any {
 
 // ---- terminal and plain tables ----
 
-// printTerminal writes aligned tables and cards for a person (tty) or tab-separated rows
-// under a header line of column names (none with --no-headers) and no colour for a pipe,
-// so cut and awk work.
-func (p *Printer) printTerminal(doc Doc, tty bool) error {
+// printTerminal writes aligned tables and cards for a person (a pipe gets tab-separated
+// rows: tsvEncoder).
+func (p *Printer) printTerminal(doc Doc) error {
 	for i, s := range doc {
-		if !tty {
-			if err := p.printTSV(s); err != nil {
-				return err
-			}
-			continue
-		}
 		if i > 0 {
 			fmt.Fprintln(p.s.Out)
 		}
@@ -632,34 +531,6 @@ func (p *Printer) printTerminal(doc Doc, tty bool) error {
 			continue
 		}
 		p.printCard(s.Card)
-	}
-	return nil
-}
-
-func (p *Printer) printTSV(s Section) error {
-	if s.Table != nil {
-		m := s.Table.machine()
-		if len(m.Rows) == 0 {
-			return nil // an empty list prints nothing, so `[ -z "$(outboxctl …)" ]` still works
-		}
-		if err := p.tsvHeader(m.Columns); err != nil {
-			return err
-		}
-		for _, r := range m.Rows {
-			cells := make([]string, len(r))
-			for j, v := range r {
-				cells[j] = escapeTSV(plain(v))
-			}
-			if _, err := fmt.Fprintln(p.s.Out, strings.Join(cells, "\t")); err != nil {
-				return fmt.Errorf("writing output: %w", err)
-			}
-		}
-		return nil
-	}
-	for _, f := range s.Card {
-		if _, err := fmt.Fprintf(p.s.Out, "%s\t%s\n", escapeTSV(f.Key), escapeTSV(plain(f.Value))); err != nil {
-			return fmt.Errorf("writing output: %w", err)
-		}
 	}
 	return nil
 }
@@ -837,20 +708,17 @@ func Duration(d time.Duration) string {
 }
 
 // DocStream prints a document whose last section is a table too large to hold: the head
-// sections first, then each row as it arrives. JSON, JSONL, CSV and tab-separated output
-// stream with flat memory; a terminal or Markdown table needs every row to align its
-// columns, so those buffer.
+// sections first, then each row as it arrives, through the format's one encoder (the bytes
+// Print writes for the whole document). JSON, JSONL, CSV and tab-separated output stream
+// with flat memory; a terminal or Markdown table needs every row to align its columns, so
+// those buffer.
 type DocStream struct {
 	p       *Printer
 	head    Doc
 	last    Section
-	cols    []string
 	machine []int // indexes of the columns scripts see
-	n       int
-	enc     *json.Encoder
-	csv     *csv.Writer
+	enc     encoder
 	buf     *Table
-	tsv     bool // tab-separated rows, whose header line is still to write before the first
 }
 
 // StartDoc begins a streamed document; last.Table holds the labels and column flags and no
@@ -861,110 +729,41 @@ func (p *Printer) StartDoc(head Doc, last Section) *DocStream {
 
 // Columns sets the streamed table's columns and prints everything before its first row.
 func (d *DocStream) Columns(cols []string) error {
-	d.cols = cols
 	t := d.last.Table
 	t.Columns = cols
+	var names []string
 	for i, c := range cols {
 		if !t.HumanOnly[c] {
 			d.machine = append(d.machine, i)
+			names = append(names, c)
 		}
 	}
-	out := d.p.s.Out
-	switch {
-	case d.p.format == FormatJSON:
-		fmt.Fprint(out, "{")
-		for i, s := range d.head {
-			if i > 0 {
-				fmt.Fprint(out, ",")
-			}
-			v, err := json.MarshalIndent(sectionValue(s), "  ", "  ")
-			if err != nil {
-				return fmt.Errorf("writing JSON: %w", err)
-			}
-			fmt.Fprintf(jsonWriter{out}, "\n  %q: %s", s.Name, v)
-		}
-		if len(d.head) > 0 {
-			fmt.Fprint(out, ",")
-		}
-		fmt.Fprintf(out, "\n  %q: [", d.last.Name)
+	if d.enc = d.p.encoder(); d.enc == nil {
+		d.buf = t
 		return nil
-	case d.p.format == FormatJSONL:
-		d.enc = json.NewEncoder(jsonWriter{out})
-		d.enc.SetEscapeHTML(false)
-		return d.p.printJSONL(d.head)
-	case d.p.format == FormatCSV:
-		if err := d.p.printCSV(d.head); err != nil {
+	}
+	if err := d.enc.begin(len(d.head) + 1); err != nil {
+		return err
+	}
+	for i, s := range d.head {
+		if err := encodeSection(d.enc, i, s); err != nil {
 			return err
 		}
-		if len(d.head) > 0 {
-			fmt.Fprintln(out)
-		}
-		d.csv = csv.NewWriter(out)
-		return d.csv.Write(csvHeader(d.pick(cols)))
-	case d.p.format == FormatAuto && !d.p.s.OutTTY:
-		d.tsv = true // the header waits for the first row: an empty list prints nothing
-		return d.p.printTerminal(d.head, false)
 	}
-	d.buf = t
-	return nil
-}
-
-func (d *DocStream) pick(vals []string) []string {
-	out := make([]string, len(d.machine))
-	for j, i := range d.machine {
-		out[j] = vals[i]
-	}
-	return out
-}
-
-func (d *DocStream) pickAny(vals []any) []any {
-	out := make([]any, len(d.machine))
-	for j, i := range d.machine {
-		out[j] = vals[i]
-	}
-	return out
+	return d.enc.tableBegin(len(d.head), d.last, names)
 }
 
 // Row prints (or, for a terminal table, keeps) one row.
 func (d *DocStream) Row(vals []any) error {
-	out := d.p.s.Out
-	d.n++
-	switch {
-	case d.buf != nil:
+	if d.buf != nil {
 		d.buf.Rows = append(d.buf.Rows, vals)
 		return nil
-	case d.p.format == FormatJSON:
-		b, err := json.MarshalIndent(orderedObject{keys: d.pick(d.cols), vals: d.pickAny(vals)}, "    ", "  ")
-		if err != nil {
-			return fmt.Errorf("writing JSON: %w", err)
-		}
-		sep := ","
-		if d.n == 1 {
-			sep = ""
-		}
-		_, err = fmt.Fprintf(jsonWriter{out}, "%s\n    %s", sep, b)
-		return err
-	case d.enc != nil:
-		keys, row := d.pick(d.cols), d.pickAny(vals)
-		if len(d.head) > 0 {
-			keys, row = append([]string{"section"}, keys...), append([]any{d.last.Name}, row...)
-		}
-		return d.enc.Encode(orderedObject{keys: keys, vals: row})
-	case d.csv != nil:
-		return d.csv.Write(d.p.csvRow(d.pickAny(vals)))
 	}
-	if d.tsv {
-		d.tsv = false
-		if err := d.p.tsvHeader(d.pick(d.cols)); err != nil {
-			return err
-		}
+	row := make([]any, len(d.machine))
+	for j, i := range d.machine {
+		row[j] = vals[i]
 	}
-	cells := make([]string, 0, len(d.machine))
-	for _, v := range d.pickAny(vals) {
-		cells = append(cells, escapeTSV(plain(v)))
-	}
-	_, err := fmt.Fprintln(out, strings.Join(cells, "\t"))
-	return err
+	return d.enc.row(row)
 }
 
 // Footer sets the streamed table's footer (see Section.Footer), printed on Close.
@@ -975,25 +774,13 @@ func (d *DocStream) Close() error {
 	if d.buf != nil {
 		return d.p.Print(append(d.head, d.last))
 	}
-	if err := d.close(); err != nil {
+	if err := d.enc.tableEnd(); err != nil {
+		return err
+	}
+	if err := d.enc.end(); err != nil {
 		return err
 	}
 	d.p.footers(append(d.head, d.last))
-	return nil
-}
-
-func (d *DocStream) close() error {
-	switch {
-	case d.p.format == FormatJSON:
-		if d.n > 0 {
-			fmt.Fprint(d.p.s.Out, "\n  ")
-		}
-		_, err := fmt.Fprint(d.p.s.Out, "]\n}\n")
-		return err
-	case d.csv != nil:
-		d.csv.Flush()
-		return d.csv.Error()
-	}
 	return nil
 }
 

@@ -1,0 +1,73 @@
+package cmd
+
+import "fmt"
+
+// The error vocabulary of cmd: what a command's failure or verdict means, never which number
+// the process exits with. cmd/exit.go alone maps a meaning to its exit code (exitCodes), so a
+// command cannot pick a number, and docs/exit-codes.md has one table to agree with.
+
+// meaning is why a command ended as it did.
+type meaning int
+
+const (
+	meansOK          meaning = iota // success, including an empty result: the meaning of nil
+	meansRuntime                    // it failed: database, Redis, I/O, a missing row
+	meansUsage                      // the command line is wrong: fix it (with a hint)
+	meansDeclined                   // the operator said no at the prompt: nothing changed
+	meansThreshold                  // a --fail-if-… threshold was crossed
+	meansWarning                    // a verdict: the worst finding is a warning
+	meansCritical                   // a verdict: a finding is critical
+	meansPartial                    // fan-out: some contexts answered, some failed
+	meansPending                    // a verdict: ran fine, the answer is "not yet"
+	meansInterrupted                // SIGINT or SIGTERM
+)
+
+// cmdError is every error cmd itself makes: a meaning, the one line said for it (empty when
+// the output already said everything) and, for a usage error, the command line to try.
+type cmdError struct {
+	means meaning
+	msg   string
+	hint  string
+}
+
+func (e *cmdError) Error() string { return e.msg }
+
+// UsageError lets errors.As-style checks in other packages recognise usage errors.
+func (e *cmdError) UsageError() bool { return e.means == meansUsage }
+
+// usageErrorf is the operator's input, not a failure, with the command line to try.
+func usageErrorf(hint, format string, args ...any) error {
+	return &cmdError{means: meansUsage, msg: fmt.Sprintf(format, args...), hint: hint}
+}
+
+// failuref is a runtime failure that says its own account of what happened; unlike a plain
+// error it is not reworded as "interrupted" after a signal (the account is worth more).
+func failuref(format string, args ...any) error {
+	return &cmdError{means: meansRuntime, msg: fmt.Sprintf(format, args...)}
+}
+
+// thresholdf is a crossed --fail-if-… threshold, said in one line.
+func thresholdf(format string, args ...any) error {
+	return &cmdError{means: meansThreshold, msg: fmt.Sprintf(format, args...)}
+}
+
+// pendingf is the verdict "not yet" (--exit-status), said in one line.
+func pendingf(format string, args ...any) error {
+	return &cmdError{means: meansPending, msg: fmt.Sprintf(format, args...)}
+}
+
+// verdict is a finished run whose findings say m (meansWarning, meansCritical), said as msg.
+func verdict(m meaning, msg string) error { return &cmdError{means: m, msg: msg} }
+
+// interruptedf is a signal that stopped the command, said with the command's own account
+// ("interrupted after 7 messages").
+func interruptedf(format string, args ...any) error {
+	return &cmdError{means: meansInterrupted, msg: fmt.Sprintf(format, args...)}
+}
+
+// declined is a declined prompt: the command line was fine, so no hint follows it.
+func declined() error { return &cmdError{means: meansDeclined, msg: "cancelled: nothing was changed"} }
+
+// silent is an outcome whose output already said everything (the rows, the "context gone"
+// lines): it exits as m and prints no Error: line.
+func silent(m meaning) error { return &cmdError{means: m} }
