@@ -82,7 +82,7 @@ func TestSQLFilesRunAsWritten(t *testing.T) {
 	}
 	// The preamble runs: a savepoint opened, rolled back to and released, a setting, the
 	// replica check. BEGIN, COMMIT and ROLLBACK are the test's own transaction's (pgx's).
-	for _, name := range []string{"savepoint", "rollback-to-savepoint", "release-savepoint", "set-local", "primary-check"} {
+	for _, name := range []string{"savepoint", "rollback-to-savepoint", "release-savepoint", "set-local", "primary-check", "idle-timeout-setting"} {
 		text, _ := sess.Text(name)
 		if _, err := tx.Exec(ctx, text); err != nil {
 			t.Errorf("session %s does not run as written: %v\n%s", name, err, text)

@@ -23,7 +23,6 @@ var notYetInSQLFiles = map[string]bool{ //nolint:gochecknoglobals // the debt, b
 	"cmd/restore.go":              true,
 	"internal/doctor/database.go": true,
 	"internal/doctor/horizon.go":  true,
-	"internal/drain/drain.go":     true,
 	"internal/fixture/demo.go":    true,
 	"internal/fixture/fixture.go": true,
 }

@@ -76,3 +76,6 @@ func ReleaseSavepoint(name string) string {
 func RollbackToSavepoint(name string) string {
 	return fill("rollback-to-savepoint", map[string]string{"savepoint": name})
 }
+
+// IdleTimeoutSetting reads the server's idle_in_transaction_session_timeout (milliseconds).
+func IdleTimeoutSetting() string { return fill("idle-timeout-setting", nil) }

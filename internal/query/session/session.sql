@@ -38,3 +38,8 @@ RELEASE SAVEPOINT /* TEMPLATE: savepoint */sp_1;
 
 -- name: rollback-to-savepoint
 ROLLBACK TO SAVEPOINT /* TEMPLATE: savepoint */sp_1;
+
+-- name: idle-timeout-setting
+-- The server's idle_in_transaction_session_timeout in milliseconds (0: none), which the
+-- drain raises for its own transactions when a delivery may take longer.
+SELECT setting::bigint FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout';

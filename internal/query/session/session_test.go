@@ -14,6 +14,7 @@ func TestEveryStatementFills(t *testing.T) {
 		Savepoint("sp_2"):                      "SAVEPOINT sp_2",
 		ReleaseSavepoint("sp_2"):               "RELEASE SAVEPOINT sp_2",
 		RollbackToSavepoint("sp_2"):            "ROLLBACK TO SAVEPOINT sp_2",
+		IdleTimeoutSetting():                   "SELECT setting::bigint FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout'",
 		SetLocal("jit", "off"):                 "SET LOCAL jit = off",
 		SetLocal("lock_timeout", Quote("2'0")): "SET LOCAL lock_timeout = '2''0'",
 	} {
