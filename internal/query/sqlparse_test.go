@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -107,13 +108,20 @@ func prepareAsWritten(ctx context.Context, tx pgx.Tx, name, sql string) error {
 	return sp.Conn().Deallocate(ctx, name)
 }
 
-// positional replaces each @name of text by $n, the same n for the same name.
+// positional replaces each @name of text by $n, the same n for the same name. A utility
+// statement (ROLLBACK PREPARED of a doctor's next step) takes no parameter: a string literal
+// stands in.
 func positional(text string) string {
 	var b strings.Builder
 	index := map[string]int{}
+	utility := !regexp.MustCompile(`^\s*(SELECT|WITH|INSERT|UPDATE|DELETE)\b`).MatchString(text)
 	for _, tok := range lex(text) {
 		if tok.param == "" {
 			b.WriteString(tok.text)
+			continue
+		}
+		if utility {
+			b.WriteString("'0'")
 			continue
 		}
 		if _, ok := index[tok.param]; !ok {

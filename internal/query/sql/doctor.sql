@@ -1,6 +1,8 @@
 -- The statements of outboxctl doctor. Each reads either the catalog and the statistics views
 -- (cheap, no table privilege needed) or the outbox table through the indexes Sentry has
 -- (reference §1.4), with bounded LIMITs: none reads the heap beyond a few rows per shard.
+-- The next-* statements at the end are the next steps of its findings, for a DBA to run by
+-- hand once they have looked: each printed on one line (query.Suggestion) with a remark.
 
 -- name: doctor-server
 -- Primary or standby and its replay lag, the autovacuum settings, whether this role sees
@@ -262,3 +264,28 @@ SELECT /* IF: control */s./* TEMPLATE: cell_column */region_name, /* END: contro
              LIMIT @depth_cap) x
  ) d
  ORDER BY d.depth DESC, /* IF: control */s./* TEMPLATE: cell_column */region_name, /* END: control */s.shard_scope, s.shard_identifier;
+
+-- name: next-vacuum
+-- A table whose dead tuples autovacuum has not removed.
+VACUUM (VERBOSE) /* TEMPLATE: table */sentry_regionoutbox;
+
+-- name: next-reset-autovacuum
+-- A table with autovacuum_enabled = false.
+ALTER TABLE /* TEMPLATE: table */sentry_regionoutbox RESET (autovacuum_enabled);
+
+-- name: next-enable-autovacuum
+ALTER SYSTEM SET autovacuum = on;
+
+-- name: next-reload-conf
+SELECT pg_reload_conf();
+
+-- name: next-terminate-backend
+-- A session holding the xmin horizon back, or blocking a waiter: its transaction rolls back.
+SELECT pg_terminate_backend(@pid);
+
+-- name: next-rollback-prepared
+-- An orphaned prepared transaction (@gid), in its own database.
+ROLLBACK PREPARED @gid;
+
+-- name: next-drop-replication-slot
+SELECT pg_drop_replication_slot(@slot);
