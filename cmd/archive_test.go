@@ -327,6 +327,8 @@ func uncommented(t *testing.T, sql string) string {
 	if !ok {
 		t.Fatalf("no commented-out DELETE in:\n%s", sql)
 	}
+	// The commented-out DELETE ends at the blank line before the script's ROLLBACK.
+	del, _, _ = strings.Cut(del, "\n\n")
 	var b strings.Builder
 	for _, l := range strings.Split(strings.TrimSpace(del), "\n")[1:] {
 		if !strings.HasPrefix(l, "-- ") {

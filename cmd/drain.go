@@ -133,7 +133,7 @@ func runDrain(ctx context.Context, d factory, o drainOptions, t query.Target, k 
 		return err
 	}
 	if d.printSQL {
-		script, err := query.DrainScript(t, k)
+		script, err := query.DrainScript(t, k, d.preamble("drain"))
 		if err != nil {
 			return err
 		}

@@ -32,12 +32,13 @@ type factory struct {
 	// database given (a read or a kill-switch change prints its SQL then, with the connect
 	// hint).
 	printSQL, printOnly bool
-	printScript         func(query.Script) error // prints statements as they would run
-	printSchema         query.Schema             // what printed SQL knows without a database: --deployment
-	deployment          query.Deployment         // --deployment (auto when not given)
-	schema              string                   // --schema: restore's destination when given
-	demoSchema          string                   // the schema demo seed and drop work in
-	silo                string                   // --silo as given (cell, region or control), for titles
+	printScript         func(query.Script) error      // prints statements as they would run
+	preamble            func(command string) []string // BEGIN and the SET LOCALs, for a printed mutation script
+	printSchema         query.Schema                  // what printed SQL knows without a database: --deployment
+	deployment          query.Deployment              // --deployment (auto when not given)
+	schema              string                        // --schema: restore's destination when given
+	demoSchema          string                        // the schema demo seed and drop work in
+	silo                string                        // --silo as given (cell, region or control), for titles
 	// target is the outbox table the flags select; the runners resolve it before the run
 	// function is called (runOnShard, runWithFactory) and pass it in.
 	target    func() (query.Target, error)
@@ -77,6 +78,7 @@ func (a *app) factory() factory {
 		printer: a.printer(), printSQL: a.g.PrintSQL, printOnly: printOnly, schema: a.g.Schema, demoSchema: a.demoSchema(),
 		printSchema: a.printSchema(), deployment: a.deployment(), silo: a.g.Silo, target: a.target,
 		printScript: func(s query.Script) error { return a.printScript(s, noDB) },
+		preamble:    a.writePreamble,
 		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSessionOn,
 		readSession: a.readSession, plainSession: a.plainSession, openSession: a.openSession, runRead: a.runRead,
 		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,

@@ -134,7 +134,7 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.Target, k query.ShardKey) error {
 	why := query.Why{Command: "reschedule", Reason: o.Reason}
 	if d.printSQL {
-		return d.printScript(query.Script{query.Reschedule(t, k, 0, why)})
+		return d.printScript(query.InTransaction(d.preamble("reschedule"), query.Script{query.Reschedule(t, k, 0, why)}))
 	}
 	t, conn, _, err := d.open(ctx, "outboxctl reschedule", t)
 	if err != nil {
@@ -220,22 +220,11 @@ func archiveMeta(t query.Target, k query.ShardKey, payloadType, command, reason 
 // its DELETE commented out: a psql script cannot write outboxctl's archive, and a printed
 // script must not delete what nothing archived.
 func (d factory) printArchivingDelete(t query.Target, rows func(query.Why) query.Statement, why query.Why) error {
-	sel := rows(why)
-	del := query.DeleteSelected(t, rows(query.Why{}), why)
-	script, err := query.Script{sel}.Render()
+	script, err := query.ArchivingDeleteScript(why.Command, d.preamble(why.Command), rows(why), query.DeleteSelected(t, rows(query.Why{}), why))
 	if err != nil {
 		return err
 	}
-	delSQL, err := del.Render()
-	if err != nil {
-		return err
-	}
-	return d.printer.SQL(fmt.Sprintf(`-- outboxctl %[1]s --print-sql: the rows %[1]s would archive, then delete. outboxctl writes
--- them to its archive file (synced) before the DELETE; psql cannot, so the DELETE below is
--- commented out and this script changes nothing. To archive and delete: outboxctl %[1]s … --yes
-
-%[2]s
-%[3]s`, why.Command, script, query.CommentOut(delSQL)))
+	return d.printer.SQL(script)
 }
 
 // compactOptions are compact's flags and arguments.

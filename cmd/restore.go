@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -153,7 +152,7 @@ func runRestore(ctx context.Context, d factory, o restoreOptions) error {
 		return err
 	}
 	if d.printSQL {
-		return printRestore(d.printer, d.schema, plan, o.Reason, names)
+		return printRestore(d.printer, d.schema, d.preamble("restore"), plan, o.Reason, names)
 	}
 	return restoreRows(ctx, d, f, plan, o, names)
 }
@@ -192,45 +191,28 @@ func planRestore(p *render.Printer, path string, maxLine int64, sel drain.Restor
 	return f, plan, nil
 }
 
-// printRestore is --print-sql: the INSERTs, in one transaction, as they would run, written
-// as they are rendered (a payload is never copied to be printed).
-func printRestore(p *render.Printer, schema string, plan *drain.RestorePlan, reason string, names func([]drain.ArchiveShard) string) error {
-	return p.SQLTo(func(w io.Writer) error {
-		ew := &errWriter{w: w}
-		ew.printf("-- outboxctl restore --print-sql: reinsert archived rows with their original ids, payloads and\n-- schedules; ids that exist are left alone (ON CONFLICT (id) DO NOTHING).\nBEGIN;\n")
-		for _, op := range plan.Operations {
-			ew.printf("\n-- operation %s (%s): %d row(s) into %s\n", op.Op.ID, textsafe.Clean(op.Op.Command), len(op.Rows), textsafe.Clean(names(op.Shards())))
-			if op.Op.Legacy {
-				ew.printf("%s", query.CommentOut(drain.LegacyLimits))
-			}
-			if !op.Op.Verified() {
-				ew.printf("%s", query.CommentOut("not verified: the operation "+drain.UnverifiedNote))
-			}
-			if len(op.Rows) == 0 || ew.err != nil {
-				continue
-			}
-			if err := drain.RestoreStatements(op.Op.Destination(schema), op.Rows, reason).RenderTo(w); err != nil {
-				return err
-			}
+// printRestore is --print-sql: the INSERTs, in one transaction, as they would run
+// (query.RestoreScript, which writes them as they are rendered), each operation's header
+// naming the shards its rows go into.
+func printRestore(p *render.Printer, schema string, preamble []string, plan *drain.RestorePlan, reason string, names func([]drain.ArchiveShard) string) error {
+	sc := query.RestoreScript{Preamble: preamble}
+	for _, op := range plan.Operations {
+		ro := query.RestoreOperation{ID: op.Op.ID, Command: textsafe.Clean(op.Op.Command), Rows: len(op.Rows), Into: textsafe.Clean(names(op.Shards()))}
+		if op.Op.Legacy {
+			ro.Notes = append(ro.Notes, drain.LegacyLimits)
 		}
-		for _, op := range plan.LeftOut {
-			ew.printf("\n-- left out: skip operation %s (poison messages); to restore it add --operation %s\n", op.ID, op.ID)
+		if !op.Op.Verified() {
+			ro.Notes = append(ro.Notes, "not verified: the operation "+drain.UnverifiedNote)
 		}
-		ew.printf("\nCOMMIT;\n")
-		return ew.err
-	})
-}
-
-// errWriter keeps the first error of a run of writes.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) printf(format string, args ...any) {
-	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
+		if len(op.Rows) > 0 {
+			ro.Statements = drain.RestoreStatements(op.Op.Destination(schema), op.Rows, reason)
+		}
+		sc.Operations = append(sc.Operations, ro)
 	}
+	for _, op := range plan.LeftOut {
+		sc.LeftOut = append(sc.LeftOut, op.ID)
+	}
+	return p.SQLTo(sc.RenderTo)
 }
 
 // restoreRows checks the table, shows the plan by operation, and reinserts in one transaction.

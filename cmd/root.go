@@ -307,12 +307,21 @@ func (a *app) printerFor(s *render.Streams) *render.Printer {
 
 // connect opens the database connection for command, or reports that none was given.
 func (a *app) connect(ctx context.Context, command string) (*db.Conn, error) {
+	return db.Connect(ctx, a.dbConfig(command))
+}
+
+// dbConfig is how command connects: the DSN and the global timeouts.
+func (a *app) dbConfig(command string) db.Config {
 	dsn, _ := db.Resolve(a.g.DSN, a.getenv)
-	return db.Connect(ctx, db.Config{
+	return db.Config{
 		DSN: dsn, Command: command,
 		StatementTimeout: a.g.StatementTimeout, LockTimeout: a.g.LockTimeout, ConnectTimeout: a.g.ConnectTimeout,
-	})
+	}
 }
+
+// writePreamble is the session preamble command's write transactions run, for its printed
+// script.
+func (a *app) writePreamble(command string) []string { return db.WritePreamble(a.dbConfig(command)) }
 
 // wantsSQL reports whether the command should print its SQL instead of running it: on
 // --print-sql, or when nothing says which database to use.

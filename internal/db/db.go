@@ -19,6 +19,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/outboxctl/outboxctl/internal/query/session"
 )
 
 // Config says how to connect.
@@ -95,7 +97,7 @@ func (c *Conn) alone(ctx context.Context, fn func(q statements) error) error {
 	if c.InTransaction() {
 		return c.w.explain(fn(c.conn))
 	}
-	tx, err := c.beginWith(ctx, "BEGIN", nil)
+	tx, err := c.beginWith(ctx, session.Begin(), nil)
 	if err != nil {
 		return err
 	}
@@ -174,7 +176,7 @@ func (r localRow) Scan(dest ...any) error {
 	if r.c.InTransaction() {
 		return r.c.w.explain(r.c.conn.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...))
 	}
-	tx, err := r.c.begin(r.ctx, "BEGIN", nil, &First{SQL: r.sql, Args: r.args, Read: func(rows Rows) error {
+	tx, err := r.c.begin(r.ctx, session.Begin(), nil, &First{SQL: r.sql, Args: r.args, Read: func(rows Rows) error {
 		if !rows.Next() {
 			if err := rows.Err(); err != nil {
 				return err
@@ -244,7 +246,7 @@ func (c *Conn) begin(ctx context.Context, stmt string, extra []string, first *Fi
 
 // Begin is pgx's, followed by the SET LOCAL settings.
 func (c *Conn) Begin(ctx context.Context) (pgx.Tx, error) {
-	tx, err := c.beginWith(ctx, "BEGIN", nil)
+	tx, err := c.beginWith(ctx, session.Begin(), nil)
 	if err != nil {
 		return nil, err // not a nil *ownTx in a non-nil interface
 	}
@@ -337,7 +339,7 @@ func applySessionSettings(pc *pgx.ConnConfig, cfg Config) (local []string, state
 		// on to the server connection and leaves it there, so the pool's next client that
 		// does not name itself (Sentry's workers) would show up as outboxctl. A DSN's own
 		// application_name is the operator's choice and is sent as given.
-		local = append(local, fmt.Sprintf("SET LOCAL application_name = '%s'", strings.ReplaceAll(app, "'", "''")))
+		local = append(local, session.SetLocal("application_name", session.Quote(app)))
 	}
 	for _, k := range []string{"statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"} {
 		if v, set := pc.RuntimeParams[k]; set {
@@ -345,7 +347,7 @@ func applySessionSettings(pc *pgx.ConnConfig, cfg Config) (local []string, state
 			settings[k] = v
 			delete(pc.RuntimeParams, k)
 		}
-		local = append(local, fmt.Sprintf("SET LOCAL %s = '%s'", k, strings.ReplaceAll(settings[k], "'", "''")))
+		local = append(local, session.SetLocal(k, session.Quote(settings[k])))
 	}
 	// JIT off: outboxctl's statements are index probes and bounded scans whose planner cost
 	// can still pass jit_above_cost, and then compiling them costs more than running them
@@ -354,9 +356,9 @@ func applySessionSettings(pc *pgx.ConnConfig, cfg Config) (local []string, state
 	// its choice.
 	if v, set := pc.RuntimeParams["jit"]; set {
 		delete(pc.RuntimeParams, "jit")
-		local = append(local, fmt.Sprintf("SET LOCAL jit = '%s'", strings.ReplaceAll(v, "'", "''")))
+		local = append(local, session.SetLocal("jit", session.Quote(v)))
 	} else if !strings.Contains(pc.RuntimeParams["options"], "jit") {
-		local = append(local, "SET LOCAL jit = off")
+		local = append(local, session.SetLocal("jit", "off"))
 	}
 	return local, settings["statement_timeout"]
 }
@@ -382,7 +384,7 @@ func ReadTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
 // statement. BEGIN, the SET LOCAL settings and first go to the server as one pipeline (one
 // round trip): the fixed cost of a read command is the connection and this round trip.
 func ReadTxFirst(ctx context.Context, conn *Conn, first *First, fn func(pgx.Tx) error) error {
-	tx, err := conn.begin(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", nil, first)
+	tx, err := conn.begin(ctx, session.BeginRead(), nil, first)
 	if err != nil {
 		return err
 	}
@@ -422,7 +424,7 @@ func (t *ownTx) Begin(ctx context.Context) (pgx.Tx, error) {
 	}
 	*t.n++
 	sp := "sp_" + strconv.Itoa(*t.n)
-	if _, err := t.conn.Exec(ctx, "SAVEPOINT "+sp); err != nil {
+	if _, err := t.conn.Exec(ctx, session.Savepoint(sp)); err != nil {
 		return nil, t.w.explain(err)
 	}
 	return &ownTx{conn: t.conn, w: t.w, n: t.n, sp: sp, write: t.write}, nil
@@ -432,7 +434,7 @@ func (t *ownTx) Begin(ctx context.Context) (pgx.Tx, error) {
 func (t *ownTx) Commit(ctx context.Context) error {
 	if t.write && t.sp == "" && !t.closed {
 		t.closed = true
-		tag, err := t.conn.Exec(ctx, "COMMIT")
+		tag, err := t.conn.Exec(ctx, session.Commit())
 		if err != nil {
 			return t.w.explain(err)
 		}
@@ -445,7 +447,7 @@ func (t *ownTx) Commit(ctx context.Context) error {
 		return t.Rollback(ctx)
 	}
 	t.closed = true
-	_, err := t.conn.Exec(ctx, "RELEASE SAVEPOINT "+t.sp)
+	_, err := t.conn.Exec(ctx, session.ReleaseSavepoint(t.sp))
 	return t.w.explain(err)
 }
 
@@ -457,9 +459,9 @@ func (t *ownTx) Rollback(ctx context.Context) error {
 	if t.conn.PgConn().TxStatus() == 'I' {
 		return nil
 	}
-	sql := "ROLLBACK"
+	sql := session.Rollback()
 	if t.sp != "" {
-		sql = "ROLLBACK TO SAVEPOINT " + t.sp
+		sql = session.RollbackToSavepoint(t.sp)
 	}
 	_, err := t.conn.Exec(ctx, sql)
 	return t.w.explain(err)
@@ -711,7 +713,7 @@ var ErrReplica = errors.New("the server is a read replica (pg_is_in_recovery() i
 // refused (action: "change anything", "drain").
 func CheckPrimary(ctx context.Context, conn *Conn, action string) error {
 	var inRecovery bool
-	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil {
+	if err := conn.QueryRow(ctx, session.PrimaryCheck()).Scan(&inRecovery); err != nil {
 		return Classify(err, "replica check")
 	}
 	if inRecovery {
@@ -735,7 +737,7 @@ func WriteTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
 // LOCAL statements of the caller's. It does not check for a replica: a caller that runs many
 // transactions (the drain) checks once. fn's error rolls everything back.
 func RunWriteTx(ctx context.Context, conn *Conn, extra []string, fn func(pgx.Tx) error) error {
-	tx, err := conn.beginWith(ctx, "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE", extra)
+	tx, err := conn.beginWith(ctx, session.BeginWrite(), extra)
 	if err != nil {
 		return Classify(err, "")
 	}
@@ -747,4 +749,19 @@ func RunWriteTx(ctx context.Context, conn *Conn, extra []string, fn func(pgx.Tx)
 		return Classify(err, "commit")
 	}
 	return nil
+}
+
+// WritePreamble is what a write transaction of cfg sends first, BEGIN and the SET LOCAL
+// settings, for a printed script to show (--print-sql): what Connect and RunWriteTx would
+// run. A DSN that does not parse prints the settings of none.
+func WritePreamble(cfg Config) []string {
+	pc, err := pgx.ParseConfig(cfg.DSN)
+	if err != nil {
+		pc = &pgx.ConnConfig{}
+	}
+	if pc.RuntimeParams == nil {
+		pc.RuntimeParams = map[string]string{}
+	}
+	local, _ := applySessionSettings(pc, cfg)
+	return append([]string{session.BeginWrite()}, local...)
 }

@@ -82,10 +82,6 @@ func (env *Env) vacuumFinding(srv *serverInfo, w query.DoctorTableRow) Finding {
 	dead, live := query.Deref(w.DeadTuples), query.Deref(w.LiveTuples)
 	size := w.HeapBytes + w.IndexBytes
 	lastVac := latest(query.Deref(w.LastVacuum), query.Deref(w.LastAutovacuum))
-	qualified := query.Ident(table)
-	if env.SchemaName != "" {
-		qualified = query.Ident(env.SchemaName) + "." + qualified
-	}
 	f := Finding{Check: CheckVacuum, Evidence: Evidence{
 		{"table", table}, {"n_dead_tup", dead}, {"autovacuum_trigger", int64(trigger)}, {"n_live_tup", live},
 		{"reltuples", int64(max(w.RelTuples, 0))}, {"autovacuum_server", srv.Autovacuum}, {"autovacuum_table", tableOn},
@@ -98,22 +94,22 @@ func (env *Env) vacuumFinding(srv *serverInfo, w query.DoctorTableRow) Finding {
 	case float64(dead) > trigger*DeadCritFactor:
 		f.Severity = Crit
 		why = append(why, fmt.Sprintf("%d dead tuples, more than %d× the autovacuum trigger (%d)", dead, DeadCritFactor, int64(trigger)))
-		f.Next = "VACUUM (VERBOSE) " + qualified + ";"
+		f.Next = query.Suggestion("", query.NextVacuum(env.SchemaName, table))
 	case float64(dead) > trigger:
 		f.Severity = Warn
 		why = append(why, fmt.Sprintf("%d dead tuples, past the autovacuum trigger (%d): autovacuum is lagging or cannot remove them (see the xmin check)", dead, int64(trigger)))
-		f.Next = "VACUUM (VERBOSE) " + qualified + ";"
+		f.Next = query.Suggestion("", query.NextVacuum(env.SchemaName, table))
 	}
 	if !tableOn {
 		f.Severity = max(f.Severity, Warn)
 		why = append(why, "autovacuum is disabled on the table (autovacuum_enabled = false)")
-		f.Next = "ALTER TABLE " + qualified + " RESET (autovacuum_enabled);"
+		f.Next = query.Suggestion("", query.NextResetAutovacuum(env.SchemaName, table))
 	}
 	if !srv.Autovacuum {
 		f.Severity = max(f.Severity, Warn)
 		why = append(why, "autovacuum is off server-wide")
 		if f.Next == "" {
-			f.Next = "ALTER SYSTEM SET autovacuum = on; SELECT pg_reload_conf();"
+			f.Next = query.Suggestion("", query.NextEnableAutovacuum()...)
 		}
 	}
 	if size > BloatMinBytes && size/max(live, 1) > BloatBytesPerRow {

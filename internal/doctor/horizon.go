@@ -114,7 +114,7 @@ func (env *Env) sessionFinding(srv *serverInfo, w query.DoctorXminSessionRow) (F
 		ev[9].Value = Clean(truncate(*w.Query, 120))
 	}
 	return Finding{Check: CheckXmin, Severity: sev, Summary: who + " " + what, Evidence: ev,
-		Next: fmt.Sprintf("SELECT pg_terminate_backend(%d);  -- rolls its transaction back: ask its owner first", pid)}, true
+		Next: query.Suggestion("rolls its transaction back: ask its owner first", query.NextTerminateBackend(pid))}, true
 }
 
 func truncate(s string, n int) string {
@@ -140,7 +140,7 @@ func (env *Env) preparedFinding(w query.DoctorPreparedXactRow) (Finding, bool) {
 			SQLString(gid), ShellQuote(owner), ShellQuote(database), dur(age.Seconds()), xids),
 		Evidence: Evidence{{"gid", Clean(gid)}, {"owner", Clean(owner)}, {"database", Clean(database)},
 			{"xid", w.Xid}, {"xmin_age_xids", xids}, {"prepared", w.Prepared}, {"age_seconds", seconds(age)}},
-		Next: fmt.Sprintf("ROLLBACK PREPARED %s;  -- in database %s, once its transaction manager has given up on it", SQLString(gid), ShellQuote(database)),
+		Next: query.Suggestion("in database "+ShellQuote(database)+", once its transaction manager has given up on it", query.NextRollbackPrepared(gid)),
 	}, true
 }
 
@@ -169,7 +169,7 @@ func (env *Env) slotFinding(w query.DoctorReplicationSlotRow) (Finding, bool) {
 		Evidence: Evidence{{"slot_name", Clean(name)}, {"slot_type", w.SlotType}, {"active", active}, {"xmin", query.OrNil(w.Xmin)},
 			{"catalog_xmin", query.OrNil(w.CatalogXmin)}, {"xmin_age_xids", xids}, {"restart_lsn", query.OrNil(w.RestartLSN)},
 			{"retained_wal_bytes", query.OrNil(w.RetainedWALBytes)}},
-		Next: fmt.Sprintf("SELECT pg_drop_replication_slot(%s);  -- only if no standby or consumer will use it again", SQLString(name)),
+		Next: query.Suggestion("only if no standby or consumer will use it again", query.NextDropReplicationSlot(name)),
 	}, true
 }
 
@@ -238,7 +238,7 @@ func (env *Env) lockFinding(w query.DoctorLockWaitRow) (Finding, error) {
 	}
 	f.Summary = fmt.Sprintf("pid %d waits for %s, held by pid(s) %s", pid, on, plainValue(blockers))
 	if len(blockers) > 0 {
-		f.Next = fmt.Sprintf("SELECT pg_terminate_backend(%d);  -- the blocker: look at what it is doing first (pg_stat_activity)", blockers[0])
+		f.Next = query.Suggestion("the blocker: look at what it is doing first (pg_stat_activity)", query.NextTerminateBackend(blockers[0]))
 	}
 	return f, nil
 }

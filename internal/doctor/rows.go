@@ -139,30 +139,7 @@ func ShellQuote(s string) string {
 // SQLString is s as a SQL string literal that is always one line: control characters are
 // written as escapes of an E” literal, which reads the same under either
 // standard_conforming_strings setting.
-func SQLString(s string) string {
-	hasCtl := strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }) >= 0
-	if !hasCtl {
-		if lit, err := query.Literal(s); err == nil {
-			return lit
-		}
-	}
-	var b strings.Builder
-	b.WriteString("E'")
-	for _, r := range s {
-		switch {
-		case r == '\'':
-			b.WriteString("''")
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r < 0x20 || (r >= 0x7f && r < 0xa0):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteString("'")
-	return b.String()
-}
+func SQLString(s string) string { return query.OneLineLiteral(s) }
 
 func seconds(d time.Duration) float64 { return roundTo(d.Seconds(), 1) }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/query/session"
 )
 
 // Errors the drain returns before or instead of draining.
@@ -385,17 +387,17 @@ func Run(ctx context.Context, conn *db.Conn, o Options) (Result, error) {
 // delivery may take: a shorter idle_in_transaction_session_timeout would kill the drain's
 // transaction mid-delivery, roll back what it delivered, and redeliver it on every run.
 func (r *run) sessionSettings(ctx context.Context) error {
-	r.local = []string{"SET LOCAL plan_cache_mode = force_generic_plan"}
+	r.local = []string{session.SetLocal("plan_cache_mode", "force_generic_plan")}
 	if r.o.HandlerTimeout <= 0 {
 		return nil
 	}
 	var ms int64
-	if err := r.conn.QueryRow(ctx, "SELECT setting::bigint FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout'").Scan(&ms); err != nil {
+	if err := r.conn.QueryRow(ctx, session.IdleTimeoutSetting()).Scan(&ms); err != nil {
 		return db.Classify(err, "reading the idle timeout")
 	}
 	// PostgreSQL's limit for the setting is INT_MAX milliseconds (~24.8 days).
 	if want := min((r.o.HandlerTimeout + 10*time.Second).Milliseconds(), math.MaxInt32); ms != 0 && ms < want {
-		r.local = append(r.local, fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d", want))
+		r.local = append(r.local, session.SetLocal("idle_in_transaction_session_timeout", strconv.FormatInt(want, 10)))
 	}
 	return nil
 }

@@ -1,7 +1,8 @@
 package query
 
+// The statements of backfill status, in sql/backfill.sql.
+
 import (
-	"fmt"
 	"strings"
 	"time"
 )
@@ -16,73 +17,49 @@ func qualified(schema, table string) string {
 // Watermarks reads the backfill cursors of tables from one watermark table (Sentry since
 // September 2026; before, the cursors lived in Redis).
 func Watermarks(schema, watermarkTable string, tables []string) Statement {
-	b := newBuilder()
-	text := fmt.Sprintf(`SELECT w.table_name::text AS table_name, w.low_bound, w.version, w.date_updated
-  FROM %s w
- WHERE w.table_name = ANY (%s::text[])
- ORDER BY w.table_name`, qualified(schema, watermarkTable), b.arg("tables", tables, ""))
-	return Statement{
-		Name: "backfill-watermarks",
-		Doc: []string{
-			"Backfill cursors in " + qualified(schema, watermarkTable) + ": low_bound is the lowest id not yet",
-			"replicated, version the replication version being walked (coded version + 1 once complete).",
-		},
-		Text: tidy(text),
-		Args: b.args,
-	}
+	return sqlStatement("backfill-watermarks", []string{
+		"Backfill cursors in " + qualified(schema, watermarkTable) + ": low_bound is the lowest id not yet",
+		"replicated, version the replication version being walked (coded version + 1 once complete).",
+	}, map[string]string{"table": qualified(schema, watermarkTable)}, Args{"tables": {Value: tables}})
 }
 
 // TableBounds reads, for each replicated table, its id bounds (two probes of the primary
 // key) and the planner's row estimate: what a cursor is compared with, at no scan's cost.
 func TableBounds(schema string, tables []string) Statement {
-	b := newBuilder()
+	args := Args{}
 	parts := make([]string, 0, len(tables))
+	var err error
 	for i, t := range tables {
 		q := qualified(schema, t)
-		parts = append(parts, fmt.Sprintf(`SELECT %s AS table_name,
-       (SELECT min(id) FROM %s) AS min_id,
-       (SELECT max(id) FROM %s) AS max_id,
-       (SELECT greatest(c.reltuples, 0)::bigint FROM pg_class c WHERE c.oid = to_regclass(%s)) AS rows_estimate`,
-			b.arg(fmt.Sprintf("t%d", i), t, ""), q, q, b.arg(fmt.Sprintf("r%d", i), q, "")))
+		var text string
+		var part Args
+		if text, part, err = numberedPart("backfill-table-bound", i, map[string]string{"table": q}, Args{"t": {Value: t}, "r": {Value: q}}); err != nil {
+			break
+		}
+		parts = append(parts, text)
+		for k, v := range part {
+			args[k] = v
+		}
 	}
-	text := strings.Join(parts, "\nUNION ALL\n")
-	return Statement{
-		Name: "backfill-table-bounds",
-		Doc: []string{
-			"Id bounds and the planner's row estimate (pg_class.reltuples) of each replicated table:",
-			"progress is (low_bound - min_id) / (max_id - min_id + 1) of the id span, an estimate.",
-		},
-		Text: tidy(text),
-		Args: b.args,
+	st := sqlStatement("backfill-table-bounds", []string{
+		"Id bounds and the planner's row estimate (pg_class.reltuples) of each replicated table:",
+		"progress is (low_bound - min_id) / (max_id - min_id + 1) of the id span, an estimate.",
+	}, map[string]string{"tables": strings.Join(parts, "\n")}, args)
+	if err != nil {
+		st.err = err
 	}
+	return st
 }
 
 // RowsBelow counts exactly the rows a cursor has passed (an index-only scan of the primary
 // key), for --exact.
 func RowsBelow(schema, table string, low int64) Statement {
-	b := newBuilder()
-	text := fmt.Sprintf(`SELECT count(*) AS rows_done
-  FROM %s t
- WHERE t.id < %s`, qualified(schema, table), b.arg("low", low, ""))
-	return Statement{
-		Name: "backfill-rows-below",
-		Doc:  []string{"Rows of " + qualified(schema, table) + " below the backfill cursor (exact count)."},
-		Text: tidy(text),
-		Args: b.args,
-	}
+	return sqlStatement("backfill-rows-below", []string{"Rows of " + qualified(schema, table) + " below the backfill cursor (exact count)."}, map[string]string{"table": qualified(schema, table)}, Args{"low": {Value: low}})
 }
 
 // WatermarkTables lists every table with a cursor in a watermark table.
 func WatermarkTables(schema, watermarkTable string) Statement {
-	b := newBuilder()
-	text := fmt.Sprintf(`SELECT w.table_name::text AS table_name
-  FROM %s w
- ORDER BY w.table_name`, qualified(schema, watermarkTable))
-	return Statement{
-		Name: "backfill-cursor-tables",
-		Doc:  []string{"Every table with a backfill cursor in " + qualified(schema, watermarkTable) + "."},
-		Text: tidy(text), Args: b.args,
-	}
+	return sqlStatement("backfill-cursor-tables", []string{"Every table with a backfill cursor in " + qualified(schema, watermarkTable) + "."}, map[string]string{"table": qualified(schema, watermarkTable)}, nil)
 }
 
 // WatermarkRow is one row of Watermarks.

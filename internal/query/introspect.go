@@ -109,32 +109,14 @@ func introspectedColumns() []string {
 // catalog lookup is a cache miss, that costs 1.6–2.2 ms against 2.9–3.1 ms for the
 // subquery-per-column form it replaced, and every read command pays it.
 func Introspect(schema string, tables []string) Statement {
-	b := newBuilder()
 	names := make([]string, len(tables))
 	for i, t := range tables {
-		names[i] = Ident(t)
-		if schema != "" {
-			names[i] = Ident(schema) + "." + Ident(t)
-		}
+		names[i] = qualified(schema, t)
 	}
-	text := fmt.Sprintf(`SELECT t.n AS table_index, t.name AS table_name,
-       to_regclass(t.name) IS NOT NULL AS present,
-       a.attname::text AS column_name,
-       format_type(a.atttypid, a.atttypmod) AS column_type
-  FROM unnest(%s::text[]) WITH ORDINALITY AS t(name, n)
-  LEFT JOIN pg_attribute a ON a.attrelid = to_regclass(t.name)
-                          AND a.attname = ANY (%s::text[])
-                          AND NOT a.attisdropped
- ORDER BY t.n, a.attname`, b.arg("tables", names, ""), b.arg("columns", introspectedColumns(), ""))
-	return Statement{
-		Name: "introspect",
-		Doc: []string{
-			"Which of outboxctl's tables exist, and the columns it adapts to, with their types",
-			"(payload: jsonb since Aug 2025, text before; option value: jsonb or text; the cell column).",
-		},
-		Text: tidy(text),
-		Args: b.args,
-	}
+	return sqlStatement("introspect", []string{
+		"Which of outboxctl's tables exist, and the columns it adapts to, with their types",
+		"(payload: jsonb since Aug 2025, text before; option value: jsonb or text; the cell column).",
+	}, nil, Args{"tables": {Value: names}, "columns": {Value: introspectedColumns()}})
 }
 
 // introspectRow is one row of Introspect.
@@ -257,22 +239,9 @@ func (s Schema) CheckOutbox(t Target) error {
 
 // OptionValues reads options by key from an options table.
 func OptionValues(schema, table string, keys []string) Statement {
-	b := newBuilder()
-	from := Ident(table)
-	if schema != "" {
-		from = Ident(schema) + "." + from
-	}
-	text := fmt.Sprintf(`SELECT o.key, o.value::text AS value, o.last_updated, o.last_updated_by
-  FROM %s o
- WHERE o.key = ANY (%s::text[])
- ORDER BY o.key`, from, b.arg("keys", keys, ""))
-	return Statement{
-		Name: "option-values",
-		Doc: []string{
-			"Options from " + from + ". Values are JSON (jsonb, or text since 2023) or, when last",
-			"written before March 2023, a base64 pickle: outboxctl decodes all three.",
-		},
-		Text: tidy(text),
-		Args: b.args,
-	}
+	from := qualified(schema, table)
+	return sqlStatement("option-values", []string{
+		"Options from " + from + ". Values are JSON (jsonb, or text since 2023) or, when last",
+		"written before March 2023, a base64 pickle: outboxctl decodes all three.",
+	}, map[string]string{"table": from}, Args{"keys": {Value: keys}})
 }

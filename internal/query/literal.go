@@ -225,7 +225,7 @@ func comment(s string) string {
 }
 
 // Why is who changes rows and why: a mutation's command and its --reason. Every mutation
-// builder takes one, so the comment is part of the statement, printed and executed alike.
+// statement takes one, so the comment is part of the statement, printed and executed alike.
 type Why struct{ Command, Reason string }
 
 // Mark puts why's comment before s's text; a zero Why leaves s alone.

@@ -115,27 +115,6 @@ func (t Target) CellColumnName() string {
 // cellCol is the cell column quoted for SQL.
 func (t Target) cellCol() string { return Ident(t.CellColumnName()) }
 
-// shardCols are Sentry's sharding_columns, prefixed by alias: control outboxes are
-// sharded by (region_name, shard_scope, shard_identifier).
-func (t Target) shardCols(alias string) []string {
-	cols := []string{alias + ".shard_scope", alias + ".shard_identifier"}
-	if t.Control() {
-		cols = append([]string{alias + "." + t.cellCol()}, cols...)
-	}
-	return cols
-}
-
-// sameShard is the predicate joining alias a's shard to alias b's, for a WHERE that starts at
-// indent (each AND lines up under it).
-func (t Target) sameShard(a, b, indent string) string {
-	ca, cb := t.shardCols(a), t.shardCols(b)
-	parts := make([]string, len(ca))
-	for i := range ca {
-		parts[i] = ca[i] + " = " + cb[i]
-	}
-	return strings.Join(parts, "\n"+indent+"  AND ")
-}
-
 // Describe names the table for comment headers.
 func (t Target) Describe() string {
 	d := fmt.Sprintf("%s (%s silo)", t.From(), t.Silo)
@@ -144,4 +123,22 @@ func (t Target) Describe() string {
 		d += ", cell " + lit
 	}
 	return d
+}
+
+// Enum is an integer together with its registry name, for predicates and their notes.
+type Enum struct {
+	Value int
+	Name  string
+}
+
+func (e *Enum) note() string { return e.Name }
+
+// DefaultLimit caps the rows of any list that can be large.
+const DefaultLimit = 20
+
+func limitOrDefault(n int) int {
+	if n <= 0 {
+		return DefaultLimit
+	}
+	return n
 }

@@ -1,0 +1,291 @@
+-- The statements of outboxctl doctor. Each reads either the catalog and the statistics views
+-- (cheap, no table privilege needed) or the outbox table through the indexes Sentry has
+-- (reference §1.4), with bounded LIMITs: none reads the heap beyond a few rows per shard.
+-- The next-* statements at the end are the next steps of its findings, for a DBA to run by
+-- hand once they have looked: each printed on one line (query.Suggestion) with a remark.
+
+-- name: doctor-server
+-- Primary or standby and its replay lag, the autovacuum settings, whether this role sees
+-- other sessions' state, and the age of the oldest running transaction.
+SELECT pg_is_in_recovery() AS in_recovery,
+       CASE WHEN pg_is_in_recovery()
+            THEN extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8
+       END AS replay_lag_seconds,
+       CASE WHEN pg_is_in_recovery()
+            THEN pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())::bigint
+       END AS replay_lag_bytes,
+       current_setting('autovacuum') = 'on' AS autovacuum,
+       current_setting('autovacuum_vacuum_threshold')::bigint AS vacuum_threshold,
+       current_setting('autovacuum_vacuum_scale_factor')::float8 AS vacuum_scale_factor,
+       current_setting('max_prepared_transactions')::int AS max_prepared_transactions,
+       current_user::text AS role,
+       pg_has_role('pg_read_all_stats', 'USAGE') AS sees_all_sessions,
+       age(pg_snapshot_xmin(pg_current_snapshot())::text::xid)::bigint AS oldest_running_xid_age;
+
+-- name: doctor-tables
+-- Vacuum state of the outbox tables (@tables: their qualified names) from the statistics
+-- views and the catalog.
+SELECT c.relname::text AS table_name,
+       s.n_live_tup, s.n_dead_tup,
+       c.reltuples::float8 AS reltuples,
+       s.last_vacuum, s.last_autovacuum, s.autovacuum_count,
+       coalesce(c.reloptions, '{}')::text[] AS reloptions,
+       pg_relation_size(c.oid) AS heap_bytes,
+       pg_indexes_size(c.oid) AS index_bytes
+  FROM unnest(@tables::text[]) WITH ORDINALITY AS t(name, n)
+  JOIN pg_class c ON c.oid = to_regclass(t.name)
+  LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid
+ ORDER BY t.n;
+
+-- name: doctor-indexes
+-- The indexes of the outbox tables by column set, so drift from Sentry's three indexes is
+-- seen by columns, whatever the index names.
+SELECT c.relname::text AS table_name,
+       ic.relname::text AS index_name,
+       ARRAY(SELECT coalesce(a.attname::text, '(expression)')
+               FROM unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)
+               LEFT JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+              ORDER BY k.n) AS columns,
+       i.indisvalid AS valid
+  FROM unnest(@tables::text[]) WITH ORDINALITY AS t(name, n)
+  JOIN pg_class c ON c.oid = to_regclass(t.name)
+  JOIN pg_index i ON i.indrelid = c.oid
+  JOIN pg_class ic ON ic.oid = i.indexrelid
+ ORDER BY t.n, ic.relname;
+
+-- name: doctor-xmin-sessions
+-- Sessions holding back the xmin horizon, oldest first (a transaction id or a snapshot).
+SELECT a.pid, a.usename::text AS usename, a.application_name, a.backend_type, a.state,
+       a.backend_xid::text AS backend_xid, a.backend_xmin::text AS backend_xmin,
+       greatest(age(a.backend_xid), age(a.backend_xmin))::bigint AS xmin_age_xids,
+       extract(epoch FROM now() - a.xact_start)::float8 AS xact_age_seconds,
+       extract(epoch FROM now() - a.state_change)::float8 AS state_age_seconds,
+       left(a.query, 200) AS query
+  FROM pg_stat_activity a
+ WHERE (a.backend_xid IS NOT NULL OR a.backend_xmin IS NOT NULL)
+   AND a.pid <> pg_backend_pid()
+ ORDER BY greatest(age(a.backend_xid), age(a.backend_xmin)) DESC, a.pid
+ LIMIT @limit;
+
+-- name: doctor-prepared-xacts
+-- Prepared transactions (two-phase commit), oldest first.
+SELECT p.gid, p.owner::text AS owner, p.database::text AS database,
+       p.transaction::text AS xid, age(p.transaction)::bigint AS xmin_age_xids,
+       p.prepared,
+       extract(epoch FROM now() - p.prepared)::float8 AS age_seconds
+  FROM pg_prepared_xacts p
+ ORDER BY age(p.transaction) DESC, p.gid
+ LIMIT @limit;
+
+-- name: doctor-replication-slots
+-- Replication slots with the xmin they hold and the WAL they keep.
+SELECT s.slot_name::text AS slot_name, s.slot_type, s.active, s.active_pid,
+       s.xmin::text AS xmin, age(s.xmin)::bigint AS xmin_age_xids,
+       s.catalog_xmin::text AS catalog_xmin, age(s.catalog_xmin)::bigint AS catalog_xmin_age_xids,
+       s.restart_lsn::text AS restart_lsn,
+       pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END,
+                       s.restart_lsn)::bigint AS retained_wal_bytes
+  FROM pg_replication_slots s
+ ORDER BY greatest(age(s.xmin), age(s.catalog_xmin)) DESC NULLS LAST, s.slot_name;
+
+-- name: doctor-lock-timeout
+-- A short statement timeout (@timeout, in milliseconds) for the rest of the transaction,
+-- before doctor-lock-waits: pg_blocking_pids takes the lock manager's partition locks.
+SELECT set_config('statement_timeout', @timeout, true) AS statement_timeout;
+
+-- name: doctor-lock-waits
+-- Sessions waiting on locks of the outbox tables (@tables), who blocks them, and, when the
+-- lock is on a row, the row's shard (looked up by ctid). The region holds one
+-- doctor-lock-row per outbox, joined by UNION ALL.
+WITH outbox AS (
+    SELECT c.oid, c.relname::text AS table_name
+      FROM unnest(@tables::text[]) AS t(name)
+      JOIN pg_class c ON c.oid = to_regclass(t.name)
+),
+waits AS (
+    SELECT DISTINCT ON (l.pid) l.pid, l.locktype, l.mode,
+           coalesce(l.relation, tl.relation) AS relid,
+           coalesce(l.page, tl.page) AS page, coalesce(l.tuple, tl.tuple) AS tuple
+      FROM pg_locks l
+      LEFT JOIN pg_locks tl ON tl.pid = l.pid AND tl.locktype = 'tuple' AND tl.granted
+     WHERE NOT l.granted
+       AND coalesce(l.relation, tl.relation) IN (SELECT o.oid FROM outbox o)
+     ORDER BY l.pid
+     LIMIT @limit
+)
+SELECT w.pid, a.application_name, o.table_name, w.locktype, w.mode,
+       pg_blocking_pids(w.pid) AS blocked_by,
+       extract(epoch FROM now() - a.query_start)::float8 AS waiting_seconds,
+       lr.cell, lr.shard_scope, lr.shard_identifier, lr.id AS row_id
+  FROM waits w
+  JOIN outbox o ON o.oid = w.relid
+  LEFT JOIN pg_stat_activity a ON a.pid = w.pid
+  LEFT JOIN LATERAL (
+/* TEMPLATE_BEGIN: row_lookups */    SELECT r.region_name::text AS cell, r.shard_scope, r.shard_identifier, r.id
+      FROM sentry_controloutbox r
+     WHERE w.relid = to_regclass(@t)
+       AND r.ctid = format('(%s,%s)', w.page, w.tuple)::tid/* TEMPLATE_END: row_lookups */
+  ) lr ON w.page IS NOT NULL
+ ORDER BY w.pid;
+
+-- name: doctor-lock-row
+-- Part of doctor-lock-waits (not a statement of its own: w is the waiter): the locked row
+-- of one outbox, by ctid. Every branch but the first is a UNION ALL.
+    /* EITHER: first */SELECT/* OR: UNION ALL
+    SELECT */ /* EITHER: control */r./* TEMPLATE: cell_column */region_name::text/* OR: NULL::text */ AS cell, r.shard_scope, r.shard_identifier, r.id
+      FROM /* TEMPLATE: table */sentry_controloutbox r
+     WHERE w.relid = to_regclass(@t)
+       AND r.ctid = format('(%s,%s)', w.page, w.tuple)::tid
+
+-- name: doctor-unclaimed-shards
+-- Due shards among the shards of the oldest @sample rows, longest unclaimed first: each
+-- confirmed due by one probe of the (…, scheduled_for) index and read at its head.
+WITH oldest AS (
+    SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+     ORDER BY o.id
+     LIMIT @sample
+),
+shards AS (
+    SELECT DISTINCT * FROM oldest
+)
+SELECT /* IF: control */s./* TEMPLATE: cell_column */region_name, /* END: control */s.shard_scope, s.shard_identifier, n.next_attempt,
+       head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
+       head.scheduled_from AS last_claim, head.date_added AS head_added,
+       extract(epoch FROM now() - head.scheduled_from)::float8 AS unclaimed_seconds,
+       count(*) OVER () AS due_shards
+  FROM shards s
+ CROSS JOIN LATERAL (
+    SELECT o.scheduled_for AS next_attempt
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = s./* TEMPLATE: cell_column */region_name
+       AND /* END: control */o.shard_scope = s.shard_scope
+       AND o.shard_identifier = s.shard_identifier
+     ORDER BY o.scheduled_for
+     LIMIT 1
+ ) n
+ CROSS JOIN LATERAL (
+    SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.date_added
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = s./* TEMPLATE: cell_column */region_name
+       AND /* END: control */o.shard_scope = s.shard_scope
+       AND o.shard_identifier = s.shard_identifier
+     ORDER BY o.id
+     LIMIT 1
+ ) head
+ WHERE n.next_attempt <= now()
+ ORDER BY head.scheduled_from, /* IF: control */s./* TEMPLATE: cell_column */region_name, /* END: control */s.shard_scope, s.shard_identifier
+ LIMIT @limit;
+
+-- name: doctor-capped-shards
+-- Shards in backoff whose head row's delay reached the cap (@cap seconds): candidates from
+-- one index-only pass over the (…, scheduled_for) index, confirmed by one probe each, then
+-- the head row read once per shard.
+WITH candidates AS (
+    SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier, count(*) AS depth
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     WHERE o.scheduled_for > now()
+       /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+     GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+),
+backing_off AS (
+    SELECT k.*, h.next_attempt
+      FROM candidates k
+     CROSS JOIN LATERAL (
+        SELECT o.scheduled_for AS next_attempt
+          FROM /* TEMPLATE: table */sentry_controloutbox o
+         WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name
+           AND /* END: control */o.shard_scope = k.shard_scope
+           AND o.shard_identifier = k.shard_identifier
+         ORDER BY o.scheduled_for
+         LIMIT 1
+     ) h
+     WHERE h.next_attempt > now()
+)
+SELECT /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier, k.depth, k.next_attempt,
+       head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
+       head.scheduled_from AS last_attempt, head.date_added AS head_added,
+       extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
+       count(*) OVER () AS capped_shards
+  FROM backing_off k
+ CROSS JOIN LATERAL (
+    SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for, o.date_added
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name
+       AND /* END: control */o.shard_scope = k.shard_scope
+       AND o.shard_identifier = k.shard_identifier
+     ORDER BY o.id
+     LIMIT 1
+ ) head
+ WHERE head.scheduled_for - head.scheduled_from >= @cap::int * interval '1 second'
+ ORDER BY head.date_added, /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier
+ LIMIT @limit;
+
+-- name: doctor-disabled-shards
+-- The kill-switched shards (@ids of @scope) that still hold rows: depth up to @depth_cap,
+-- the head row, and whether trimming has stalled (the head is the newest of its group). In
+-- the control silo the cells holding each id are found first; in the cell silo each id is
+-- one shard.
+WITH shards AS (
+    /* EITHER: control */SELECT DISTINCT o./* TEMPLATE: cell_column */region_name, o.shard_scope, o.shard_identifier
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       AND o.shard_scope = @scope
+       AND o.shard_identifier = ANY (@ids::bigint[])/* OR: SELECT @scope::int AS shard_scope, i.id AS shard_identifier
+      FROM unnest(@ids::bigint[]) AS i(id) */
+)
+SELECT /* IF: control */s./* TEMPLATE: cell_column */region_name, /* END: control */s.shard_scope, s.shard_identifier, d.depth,
+       head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
+       head.scheduled_from AS last_visit, head.date_added AS head_added,
+       NOT EXISTS (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox o
+                    WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = s./* TEMPLATE: cell_column */region_name
+                      AND /* END: control */o.shard_scope = s.shard_scope
+                      AND o.shard_identifier = s.shard_identifier
+                      AND o.category = head.category
+                      AND o.object_identifier = head.object_identifier
+                      AND o.id > head.id) AS trimming_stalled
+  FROM shards s
+ CROSS JOIN LATERAL (
+    SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.date_added
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = s./* TEMPLATE: cell_column */region_name
+       AND /* END: control */o.shard_scope = s.shard_scope
+       AND o.shard_identifier = s.shard_identifier
+     ORDER BY o.id
+     LIMIT 1
+ ) head
+ CROSS JOIN LATERAL (
+    SELECT count(*) AS depth
+      FROM (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox o
+             WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = s./* TEMPLATE: cell_column */region_name
+               AND /* END: control */o.shard_scope = s.shard_scope
+               AND o.shard_identifier = s.shard_identifier
+             LIMIT @depth_cap) x
+ ) d
+ ORDER BY d.depth DESC, /* IF: control */s./* TEMPLATE: cell_column */region_name, /* END: control */s.shard_scope, s.shard_identifier;
+
+-- name: next-vacuum
+-- A table whose dead tuples autovacuum has not removed.
+VACUUM (VERBOSE) /* TEMPLATE: table */sentry_regionoutbox;
+
+-- name: next-reset-autovacuum
+-- A table with autovacuum_enabled = false.
+ALTER TABLE /* TEMPLATE: table */sentry_regionoutbox RESET (autovacuum_enabled);
+
+-- name: next-enable-autovacuum
+ALTER SYSTEM SET autovacuum = on;
+
+-- name: next-reload-conf
+SELECT pg_reload_conf();
+
+-- name: next-terminate-backend
+-- A session holding the xmin horizon back, or blocking a waiter: its transaction rolls back.
+SELECT pg_terminate_backend(@pid);
+
+-- name: next-rollback-prepared
+-- An orphaned prepared transaction (@gid), in its own database.
+ROLLBACK PREPARED @gid;
+
+-- name: next-drop-replication-slot
+SELECT pg_drop_replication_slot(@slot);

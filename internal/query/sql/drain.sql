@@ -1,0 +1,211 @@
+-- The hand drain (reference §3.4–3.7): claim a shard like Sentry's task path, read the
+-- message to deliver, delete what was delivered. Each takes the shard key like the
+-- diagnostics and, where a drain is bounded, a watermark (@watermark): rows above it are
+-- never touched.
+
+-- name: drain-head
+-- Lock the shard's lowest row without waiting (Sentry: SELECT … ORDER BY id LIMIT 1 FOR
+-- UPDATE NOWAIT); SQLSTATE 55P03 means another drainer holds the shard. @after is a hint,
+-- never a bound: the rows at or below it belong to groups already delivered.
+SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for
+  FROM /* TEMPLATE: table */sentry_controloutbox o
+ /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+   AND o.shard_scope = @scope
+   AND o.shard_identifier = @shard
+   /* IF: watermark */AND o.id <= @watermark/* END: watermark */
+   /* IF: after */AND o.id > @after/* END: after */
+ ORDER BY o.id
+ LIMIT 1
+   FOR UPDATE NOWAIT;
+
+-- name: drain-claim
+-- The claim of Sentry's prepare_next_from_shard: push the whole shard's schedule forward
+-- (next = now + min(2 × the head's last delay, 1 h), at least 1 s) and return every row's
+-- schedule from before the claim, grouped by schedule. "old" sees the schedules as they
+-- were before "pushed" changes them: one statement, one snapshot.
+WITH old AS MATERIALIZED (
+    SELECT o.id, o.scheduled_from, o.scheduled_for
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       AND o.shard_scope = @scope
+       AND o.shard_identifier = @shard
+),
+pushed AS (
+    UPDATE /* TEMPLATE: table */sentry_controloutbox o
+       SET scheduled_for = now() + least(greatest(@head_for::timestamptz - @head_from::timestamptz, interval '1 second') * 2, interval '1 hour'),
+           scheduled_from = now()
+     /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       AND o.shard_scope = @scope
+       AND o.shard_identifier = @shard
+    RETURNING o.id, o.scheduled_from AS claimed_from, o.scheduled_for AS claimed_for
+)
+SELECT old.scheduled_from, old.scheduled_for, p.claimed_from, p.claimed_for, array_agg(old.id ORDER BY old.id) AS ids
+  FROM pushed p
+  JOIN old ON old.id = p.id
+ GROUP BY old.scheduled_from, old.scheduled_for, p.claimed_from, p.claimed_for;
+
+-- name: drain-unclaim
+-- Put back the schedules a claim replaced (times as microseconds since the epoch), on the
+-- rows that still carry the claim's values.
+UPDATE /* TEMPLATE: table */sentry_controloutbox o
+   SET scheduled_from = timestamptz 'epoch' + g.from_us * interval '1 microsecond',
+       scheduled_for = timestamptz 'epoch' + g.for_us * interval '1 microsecond'
+  FROM unnest(@ids::bigint[], @from_us::bigint[], @for_us::bigint[]) AS g(id, from_us, for_us)
+ /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+   AND o.shard_scope = @scope
+   AND o.shard_identifier = @shard
+   AND o.id = g.id
+   AND o.scheduled_from = @claimed_from
+   AND o.scheduled_for = @claimed_for;
+
+-- name: drain-newest
+-- The newest row of a coalesce group: the one delivered (no watermark: Sentry delivers the
+-- group's newest row even in its bounded path).
+SELECT o.id, o.category, o.object_identifier, o.payload::text AS payload, o.date_added, o.scheduled_for
+  FROM /* TEMPLATE: table */sentry_controloutbox o
+ /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+   AND o.shard_scope = @scope
+   AND o.shard_identifier = @shard
+   AND o.category = @category
+   AND o.object_identifier = @object
+ ORDER BY o.id DESC
+ LIMIT 1;
+
+-- name: drain-duplicates
+-- Sentry's duplicate scan: 50 ids of the group, in no order.
+SELECT o.id
+  FROM /* TEMPLATE: table */sentry_controloutbox o
+ /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+   AND o.shard_scope = @scope
+   AND o.shard_identifier = @shard
+   AND o.category = @category
+   AND o.object_identifier = @object
+ LIMIT 50;
+
+-- name: drain-delete
+-- Delete delivered or superseded rows by id; the ids returned are what an archive's commit
+-- marker names.
+DELETE FROM /* TEMPLATE: table */sentry_controloutbox o
+ WHERE o.id = ANY (@ids::bigint[])
+RETURNING o.id;
+
+-- name: drain-next
+-- One iteration's reads in one statement: the shard's head (at or below the watermark) and
+-- the newest row of its group with the group's size. With prev, it first deletes a chunk
+-- (@chunk) of the group just delivered, and the head it reads leaves those rows out (a
+-- statement does not see its own deletes); deleted says how many went.
+WITH del AS (
+    /* EITHER: prev */DELETE FROM /* TEMPLATE: table */sentry_controloutbox o
+     WHERE o.id IN (SELECT d.id FROM /* TEMPLATE: table */sentry_controloutbox d
+                     /* IF: cell */WHERE d./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+                       AND d.shard_scope = @scope
+                       AND d.shard_identifier = @shard
+                       AND d.category = @prev_category
+                       AND d.object_identifier = @prev_object
+                       AND d.id <= @prev_up_to
+                     LIMIT @chunk)
+    RETURNING o.id/* OR: SELECT 0::bigint AS id WHERE false */
+),
+h AS (
+    SELECT o.id, o.category, o.object_identifier
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       AND o.shard_scope = @scope
+       AND o.shard_identifier = @shard
+       /* IF: watermark */AND o.id <= @watermark/* END: watermark */
+       /* IF: prev */AND NOT (o.category = @prev_category AND o.object_identifier = @prev_object AND o.id <= @prev_up_to)/* END: prev */
+     ORDER BY o.id
+     LIMIT 1
+)
+SELECT n.id, h.category, h.object_identifier, n.payload, n.date_added, n.scheduled_for, h.id AS head_id,
+       (SELECT count(*) FROM /* TEMPLATE: table */sentry_controloutbox x
+     /* IF: cell */WHERE x./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       AND x.shard_scope = @scope
+       AND x.shard_identifier = @shard
+       AND x.category = h.category
+       AND x.object_identifier = h.object_identifier) AS coalesced_count,
+       (SELECT count(*) FROM del) AS deleted
+  FROM (SELECT 1) one
+  LEFT JOIN h ON true
+  LEFT JOIN LATERAL (
+    -- "x.id + 0" keeps the planner on the (…, category, object_identifier) index: the
+    -- group's rows, then a top-1, rather than a backward walk through the shard's newer rows.
+    SELECT x.id, x.payload::text AS payload, x.date_added, x.scheduled_for
+      FROM /* TEMPLATE: table */sentry_controloutbox x
+     /* IF: cell */WHERE x./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       AND x.shard_scope = @scope
+       AND x.shard_identifier = @shard
+       AND x.category = h.category
+       AND x.object_identifier = h.object_identifier
+     ORDER BY x.id + 0 DESC
+     LIMIT 1
+  ) n ON true;
+
+-- name: drain-delete-group-chunk
+-- Delete up to @chunk rows of one coalesce group up to the delivered id (@up_to); the
+-- caller repeats it until it deletes fewer.
+DELETE FROM /* TEMPLATE: table */sentry_controloutbox o
+ WHERE o.id IN (SELECT x.id FROM /* TEMPLATE: table */sentry_controloutbox x
+                 /* IF: cell */WHERE x./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+                   AND x.shard_scope = @scope
+                   AND x.shard_identifier = @shard
+                   AND x.category = @category
+                   AND x.object_identifier = @object
+                   AND x.id <= @up_to
+                 LIMIT @chunk)
+RETURNING o.id;
+
+-- name: drain-archive-rows
+-- The rows of the given groups up to each id (strictly below it with below on), whole, to
+-- archive them before they are deleted without delivery.
+SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier, /* EITHER: control */o./* TEMPLATE: cell_column */region_name::text/* OR: NULL::text */ AS cell,
+       o.payload::text AS payload, o.scheduled_from, o.scheduled_for, o.date_added
+  FROM /* TEMPLATE: table */sentry_controloutbox o
+  JOIN unnest(@categories::bigint[], @objects::bigint[], @up_to::bigint[]) AS g(category, object_identifier, up_to) ON true
+ /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+   AND o.shard_scope = @scope
+   AND o.shard_identifier = @shard
+   AND o.category = g.category
+   AND o.object_identifier = g.object_identifier
+   AND o.id /* EITHER: below */</* OR: <= */ g.up_to
+ ORDER BY o.id;
+
+-- name: shard-max-id
+-- The shard's highest id: the watermark a drain's plan is bounded by.
+SELECT o.id AS max_id
+  FROM /* TEMPLATE: table */sentry_controloutbox o
+ /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+   AND o.shard_scope = @scope
+   AND o.shard_identifier = @shard
+ ORDER BY o.id DESC
+ LIMIT 1;
+
+-- name: drain-coalesced
+-- How many rows wait in each group (an index-only count) and, with ids, its first @cap ids
+-- up to the group's delivered id (which reads every row: opt-in, --coalesced-ids).
+SELECT g.category, g.object_identifier,
+       (SELECT count(*) FROM /* TEMPLATE: table */sentry_controloutbox o
+          /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+            AND o.shard_scope = @scope
+            AND o.shard_identifier = @shard
+            AND o.category = g.category
+            AND o.object_identifier = g.object_identifier) AS coalesced_count,
+       /* EITHER: ids */ARRAY(SELECT o.id FROM /* TEMPLATE: table */sentry_controloutbox o
+               /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+                 AND o.shard_scope = @scope
+                 AND o.shard_identifier = @shard
+                 AND o.category = g.category
+                 AND o.object_identifier = g.object_identifier
+                 AND o.id <= g.up_to
+                ORDER BY o.id LIMIT @cap)/* OR: NULL::bigint[] */ AS coalesced_ids
+  FROM unnest(@categories::bigint[], @objects::bigint[], @up_to::bigint[]) AS g(category, object_identifier, up_to);
+
+-- name: drain-peek-head
+-- For the psql drain script: the shard's head, the lowest row (read only).
+SELECT o.id, o.category, o.object_identifier
+  FROM /* TEMPLATE: table */sentry_controloutbox o
+ /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+   AND o.shard_scope = @scope
+   AND o.shard_identifier = @shard
+ ORDER BY o.id
+ LIMIT 1;
