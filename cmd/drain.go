@@ -269,6 +269,7 @@ func drainShard(ctx context.Context, d repairDeps, conn *db.Conn, o drainOptions
 		Archive: archive, Claimed: claimed, Command: "drain", Reason: o.Reason, CoalescedIDs: o.CoalescedIDs,
 		CategoryName: reg.CategoryName, ScopeName: reg.ScopeName, OnDelivered: func(drain.Message) { progress.Add(1) },
 		Abandon: abandonContext(ctx), OnWaiting: waitingNote(d.stderr, o.HandlerTimeout),
+		Reconnect: func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "drain") },
 	})
 	progress.done()
 	restored := unclaimIfUnavailable(ctx, d.printer, conn, t, k, claimed, res)
@@ -445,15 +446,18 @@ func drainSummary(ctx context.Context, d repairDeps, o drainOptions, t query.Tar
 	summary := []render.Field{
 		{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)},
 		{Key: "delivered", Value: int64(res.Delivered)},
-		{Key: "deleted", Value: res.Deleted},
+	}
+	summary = append(summary, deletedFields(res)...)
+	summary = append(summary, []render.Field{
 		{Key: "left", Value: after.left},
 		{Key: "next_attempt", Value: after.next},
 		{Key: "delay", Value: after.delay},
 		{Key: "seconds", Value: float64(d.now().Sub(start).Milliseconds()) / 1000},
-	}
+	}...)
 	if res.Uncommitted > 0 {
 		summary = append(summary, render.Field{Key: "delivered_not_committed", Value: int64(res.Uncommitted)})
 	}
+	summary = append(summary, inDoubtFields(res.InDoubt)...)
 	if res.Contended {
 		summary = append(summary, render.Field{Key: "stopped", Value: "another drainer holds the shard"})
 	}
@@ -467,8 +471,12 @@ func drainSummary(ctx context.Context, d repairDeps, o drainOptions, t query.Tar
 	if restored {
 		summary = append(summary, render.Field{Key: "schedule", Value: "restored to what it was before the claim (the handler was unavailable)"})
 	}
-	d.audit("drain", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "mode": o.Mode, "handler": handlerName(o.Handler),
-		"delivered": res.Delivered, "deleted": res.Deleted, "left": after.left, "reason": o.Reason})
+	fields := map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "mode": o.Mode, "handler": handlerName(o.Handler),
+		"delivered": res.Delivered, "deleted": auditDeleted(res), "left": after.left, "reason": o.Reason}
+	if res.InDoubt != nil {
+		fields = withInDoubt(fields, res.InDoubt.Outcome)
+	}
+	d.audit("drain", fields)
 	if err := d.printer.Print(render.Doc{{Name: "drain", Title: "Drain summary", Card: summary}}); err != nil {
 		return err
 	}
@@ -478,6 +486,8 @@ func drainSummary(ctx context.Context, d repairDeps, o drainOptions, t query.Tar
 			res.Delivered, res.Abandoned.ID)
 	case errors.Is(runErr, context.Canceled):
 		return interruptedf("interrupted after %d delivered message(s); the shard keeps its backoff", res.Delivered)
+	case res.InDoubt != nil:
+		return &cmdError{means: interruptedOr(ctx, meansRuntime), msg: drainInDoubt(runErr, res, k)}
 	case runErr != nil && res.Uncommitted > 0:
 		return &cmdError{means: interruptedOr(ctx, meansRuntime), msg: fmt.Sprintf("%v; %d delivered message(s) were not committed and will be delivered again", db.Classify(runErr, "drain"), res.Uncommitted)}
 	case runErr != nil:
@@ -586,4 +596,56 @@ func handlerName(spec string) string {
 		return "(no handler: dry run)"
 	}
 	return drain.RedactURL(spec)
+}
+
+// deletedFields are the summary's deleted count: "unknown" (JSON null) while a COMMIT that
+// got no answer could not be settled, never the count without it.
+func deletedFields(res drain.Result) []render.Field {
+	if res.InDoubt != nil && res.InDoubt.Outcome == drain.Unsettled {
+		return unknownFields("deleted")
+	}
+	return []render.Field{{Key: "deleted", Value: res.Deleted}}
+}
+
+// unknownFields are a count nobody could read: "unknown" to a person, null to a machine
+// (a string where scripts expect a number would be read as one by none, a 0 as a lie).
+func unknownFields(key string) []render.Field {
+	return []render.Field{{Key: key, Value: "unknown", HumanOnly: true}, {Key: key, Value: nil, MachineOnly: true}}
+}
+
+// inDoubtFields are the summary's fields of a COMMIT that got no answer: in_doubt, what the
+// settle found ("committed", "not committed", "in doubt"), and while it is still in doubt,
+// how many messages it held.
+func inDoubtFields(d *drain.InDoubt) []render.Field {
+	if d == nil {
+		return nil
+	}
+	f := []render.Field{{Key: "in_doubt", Value: string(d.Outcome)}}
+	if d.Outcome == drain.Unsettled {
+		f = append(f, render.Field{Key: "delivered_in_doubt", Value: int64(d.Messages)})
+	}
+	return f
+}
+
+// auditDeleted is the audit line's deleted: the count, or "in doubt" while a COMMIT that
+// got no answer could not be settled.
+func auditDeleted(res drain.Result) any {
+	if res.InDoubt != nil && res.InDoubt.Outcome == drain.Unsettled {
+		return "in doubt"
+	}
+	return res.Deleted
+}
+
+// drainInDoubt is the error of a drain whose COMMIT got no answer, saying what its settle
+// found.
+func drainInDoubt(runErr error, res drain.Result, k query.ShardKey) string {
+	d := res.InDoubt
+	switch d.Outcome {
+	case drain.Committed:
+		return db.SettledMessage(runErr, fmt.Sprintf("committed, %d message(s) delivered and %d row(s) deleted in it; the drain stopped there", d.Messages, d.Deleted+d.Trimmed))
+	case drain.NotCommitted:
+		return db.SettledMessage(runErr, fmt.Sprintf("not committed, %d delivered message(s) are still in the table and will be delivered again", res.Uncommitted))
+	}
+	return fmt.Sprintf("%v; it could not be settled (%v): %d message(s) may or may not have been deleted; see what is left with outboxctl inspect shard %s %d",
+		runErr, oneLine(db.RedactDSN(d.SettleErr.Error())), d.Messages, k.Scope.Name, k.ID)
 }
