@@ -76,6 +76,49 @@ func TestCmdFunctionsAreShort(t *testing.T) {
 	}
 }
 
+// TestCommandTreeBuiltOnlyByMain keeps the fan-out and --watch on documents: only Main
+// builds the command tree (newRootCmd) and executes it, so a fan-out over contexts or a
+// watch frame calls the read's run function (readRun) and merges or redraws what it
+// returns, instead of parsing and running the command line again per context or frame.
+func TestCommandTreeBuiltOnlyByMain(t *testing.T) {
+	t.Parallel()
+	fset, files := cmdFiles(t)
+	calls := 0
+	for name, f := range files {
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				var callee string
+				switch x := call.Fun.(type) {
+				case *ast.Ident:
+					callee = x.Name
+				case *ast.SelectorExpr:
+					callee = x.Sel.Name
+				}
+				if callee != "newRootCmd" && !strings.HasPrefix(callee, "Execute") {
+					return true
+				}
+				calls++
+				if fn.Name.Name != "Main" || fn.Recv != nil {
+					t.Errorf("cmd/%s:%d: %s calls %s: only Main builds and runs the command tree; a fan-out or a watch runs the read's run function (runDocument)",
+						name, fset.Position(call.Pos()).Line, fn.Name.Name, callee)
+				}
+				return true
+			})
+		}
+	}
+	if calls != 2 {
+		t.Errorf("found %d calls of newRootCmd and Execute*, want Main's 2: has Main changed?", calls)
+	}
+}
+
 // TestStdoutGoesThroughThePrinter: every byte a command writes on stdout goes through
 // render.Printer (documents, SQL, Linef's text lines), so escaping and formats are the
 // printer's alone; enums lint and backfill's Redis comments wrote straight to stdout beside

@@ -95,7 +95,6 @@ func (o *backfillStatusOptions) Validate() error {
 type backfillDeps struct {
 	streams     *render.Streams
 	printer     *render.Printer
-	print       func(render.Doc) error
 	connect     func(ctx context.Context) (*db.Conn, error)
 	printSQL    bool
 	printScript func(query.Script) error
@@ -109,7 +108,7 @@ type backfillDeps struct {
 func (a *app) backfillDeps() backfillDeps {
 	printOnly, noDB := a.wantsSQL()
 	return backfillDeps{
-		streams: a.io, printer: a.printer(), print: a.print, printSQL: printOnly,
+		streams: a.io, printer: a.printer(), printSQL: printOnly,
 		connect:     func(ctx context.Context) (*db.Conn, error) { return a.connect(ctx, "backfill") },
 		printScript: func(s query.Script) error { return a.printScript(s, noDB) },
 		schema:      a.g.Schema, deployment: a.deployment(), getenv: a.getenv,
@@ -167,7 +166,9 @@ exits 8 while any selected table is not complete.`),
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return watchBackfill(c.Context(), a.backfillDeps(), o)
+			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
+				return watchBackfill(ctx, on.backfillDeps(), o)
+			})
 		},
 	}
 	f := c.Flags()
@@ -196,46 +197,43 @@ exits 8 while any selected table is not complete.`),
 }
 
 // watchBackfill runs the status once. Under --watch this is one frame of the watch (see
-// applyWatch), which asks for the verdict so that the watch ends when every selected table
+// runDocument), which asks for the verdict so that the watch ends when every selected table
 // is complete: the frames show rows_done's change and rate from frame to frame.
-func watchBackfill(ctx context.Context, d backfillDeps, o backfillStatusOptions) error {
+func watchBackfill(ctx context.Context, d backfillDeps, o backfillStatusOptions) (render.Doc, error) {
 	if o.Watch > 0 {
 		o.ExitStatus = true
 	}
 	return runBackfillStatus(ctx, d, o)
 }
 
-// runBackfillStatus selects the tables, prints the SQL or reads the status, and renders it.
+// runBackfillStatus selects the tables, prints the SQL or reads the status and returns it.
 // o must have passed Validate.
-func runBackfillStatus(ctx context.Context, d backfillDeps, o backfillStatusOptions) error {
+func runBackfillStatus(ctx context.Context, d backfillDeps, o backfillStatusOptions) (render.Doc, error) {
 	selected, err := selectTables(backfill.Registered(o.overrides), o.Tables)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if d.printSQL {
-		return printBackfillSQL(d, o, selected)
+		return nil, printBackfillSQL(d, o, selected)
 	}
 	conn, err := d.connect(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	src := status.Source{Conn: conn, Schema: d.schema, Deployment: d.deployment, Store: o.Store,
 		Redis: o.Redis.config(d.getenv), KeyPrefix: o.Redis.KeyPrefix, MaxCursor: int64(o.MaxCursor), Now: d.now}
 	if len(o.Tables) == 0 {
 		if selected, err = addCursorTables(ctx, d, src, selected); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	rep, err := src.Status(ctx, status.Request{Tables: selected, SelfHosted: o.SelfHosted, Exact: o.Exact,
 		Sample: o.Sample, Wait: d.wait})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := printBackfill(d.printer, d.emit, rep); err != nil {
-		return err
-	}
-	return backfillVerdict(rep, o.ExitStatus)
+	return backfillDoc(d.printer, rep), backfillVerdict(rep, o.ExitStatus)
 }
 
 // wait says it samples again, and waits (or returns on Ctrl-C).
@@ -297,7 +295,8 @@ func printBackfillSQL(d backfillDeps, o backfillStatusOptions, selected []backfi
 	return d.printer.SQL(comments)
 }
 
-func printBackfill(p *render.Printer, print func(render.Doc) error, rep status.Report) error {
+// backfillDoc is the status's document; it says the notes and warnings.
+func backfillDoc(p *render.Printer, rep status.Report) render.Doc {
 	t := &render.Table{
 		Columns: []string{"table", "silo", "coded", "option", "target", "store", "low_bound", "version", "state",
 			"max_id", "progress", "rows_estimate", "rows_done", "rate_ids_per_minute", "eta_seconds", "note", "walked_version", "option_in"},
@@ -330,7 +329,7 @@ func printBackfill(p *render.Printer, print func(render.Doc) error, rep status.R
 	if !p.Structured() && rep.Sampled {
 		p.Notef("rates are ids per minute of the cursor; Sentry backfills at most %d rows per minute across all tables", status.Budget)
 	}
-	return print(render.Doc{{Name: "backfill", Title: "Backfill status", Table: t}})
+	return render.Doc{{Name: "backfill", Title: "Backfill status", Table: t}}
 }
 
 func backfillVerdict(rep status.Report, exitStatus bool) error {
@@ -358,12 +357,4 @@ func styledBackfillState(r status.Row) render.Styled {
 		return render.Styled{Text: r.State, Tone: render.ToneMuted}
 	}
 	return render.Styled{Text: r.State, Tone: render.ToneWarn}
-}
-
-// emit prints the status, or hands it to a fan-out collecting it (print).
-func (d backfillDeps) emit(doc render.Doc) error {
-	if d.print != nil {
-		return d.print(doc)
-	}
-	return d.printer.Print(doc)
 }

@@ -54,7 +54,10 @@ func TestRunBackfillStatusDirect(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	err := runBackfillStatus(ctx, d, o)
+	doc, err := runBackfillStatus(ctx, d, o)
+	if perr := d.printer.Print(doc); perr != nil {
+		t.Fatal(perr)
+	}
 	if err == nil || err.Error() != "1 of 1 table(s) not complete" || exitCode(ctx, err) != ExitPending {
 		t.Fatalf("error %v", err)
 	}

@@ -230,26 +230,21 @@ func configError(err error) error {
 }
 
 // fanOutCommands are the reads that run against several contexts at once, each with the
-// sort keys of its sections (column, descending) as its single-target SQL orders them.
-var fanOutCommands = map[string]map[string][]sortKey{ //nolint:gochecknoglobals // constant table
-	"outboxctl shards":           {"shards": {{"depth", true}, {"shard_scope", false}, {"shard_identifier", false}}},
-	"outboxctl depth":            {"depth": {{"category", false}}},
-	"outboxctl inspect category": {"category": {{"pending", true}, {"shard_scope", false}}},
-	"outboxctl inspect object":   {"outboxes": {{"id", true}}},
+// sort keys of its sections as its single-target SQL orders them (fanout.MergeDocs).
+var fanOutCommands = map[string]map[string][]fanout.SortKey{ //nolint:gochecknoglobals // constant table
+	"outboxctl shards":           {"shards": {fanout.Desc("depth"), fanout.Asc("shard_scope"), fanout.Asc("shard_identifier")}},
+	"outboxctl depth":            {"depth": {fanout.Asc("category")}},
+	"outboxctl inspect category": {"category": {fanout.Desc("pending"), fanout.Asc("shard_scope")}},
+	"outboxctl inspect object":   {"outboxes": {fanout.Desc("id")}},
 	"outboxctl inspect message":  {},
-	"outboxctl killswitch list":  {"disabled": {{"depth", true}}, "backfill_gates": {{"key", false}}},
-	"outboxctl backfill status":  {"backfill": {{"table", false}}},
-	"outboxctl doctor":           {"findings": {{"severity", true}}},
+	"outboxctl killswitch list":  {"disabled": {fanout.Desc("depth")}, "backfill_gates": {fanout.Asc("key")}},
+	"outboxctl backfill status":  {"backfill": {fanout.Asc("table")}},
+	"outboxctl doctor":           {"findings": {fanout.Desc("severity")}},
 }
 
 // readOnlyCommands may read from a context's replica-dsn besides the fan-out reads; every
 // other command (the mutations) connects to the primary.
 var readOnlyCommands = map[string]bool{"outboxctl inspect shard": true} //nolint:gochecknoglobals // constant set
-
-type sortKey struct {
-	column string
-	desc   bool
-}
 
 // ranks order a column's text by its place in the list rather than alphabetically.
 var ranks = map[string][]string{"severity": {"ok", "warn", "crit"}} //nolint:gochecknoglobals // constant table
@@ -283,9 +278,6 @@ func (a *app) applyContexts(c *cobra.Command) error {
 		return err
 	}
 	spec, all := a.g.Context, a.g.AllContexts
-	if a.only != "" {
-		spec, all = a.only, false
-	}
 	var one *config.Context
 	if fans {
 		cs, err := f.Select(spec, all, a.env)
@@ -293,8 +285,7 @@ func (a *app) applyContexts(c *cobra.Command) error {
 			return configError(err)
 		}
 		if len(cs) > 1 {
-			a.fan = cs
-			c.RunE = func(c *cobra.Command, _ []string) error { return a.fanOut(c.Context()) }
+			a.fan = cs // runDocument runs the read once per context and merges the documents
 			return nil
 		}
 		if len(cs) == 1 {
@@ -356,93 +347,91 @@ func (a *app) useContext(c *cobra.Command, one *config.Context) error {
 	return nil
 }
 
-// print prints a read's document, or hands it to the fan-out collecting it.
-func (a *app) print(doc render.Doc) error {
-	if a.sink != nil {
-		*a.sink = append(*a.sink, doc)
-		return nil
-	}
-	return a.printer().Print(doc)
-}
-
-// fanAnswer is what one context's run printed, and its verdict (threshold, warning,
-// critical or pending) if any.
+// fanAnswer is one context's document, and its verdict (threshold, warning, critical or
+// pending) if any.
 type fanAnswer struct {
-	docs    []render.Doc
+	doc     render.Doc
 	means   meaning
 	verdict error
+}
+
+// goneContext is a context of a fan-out that did not answer, and why.
+type goneContext struct {
+	name string
+	err  error
 }
 
 // verdictSeverity orders the verdicts a read can end with, best first.
 var verdictSeverity = []meaning{meansOK, meansPending, meansWarning, meansThreshold, meansCritical} //nolint:gochecknoglobals // constant list
 
-// fanOut runs the command line once per selected context, concurrently (fanout.Run bounds
-// it), each run with its own connection and timeouts, and prints the merged rows.
-func (a *app) fanOut(ctx context.Context) error {
+// fanDocument runs the read once per selected context, concurrently (fanout.Run bounds it),
+// each run with its own connection and timeouts, and merges the documents: the merged
+// document (nil when no context answered), the contexts gone, and the exit the merge picks.
+func (a *app) fanDocument(ctx context.Context, run readRun) (render.Doc, []goneContext, error) {
 	if a.g.PrintSQL {
-		return usageErrorf(a.cmd.CommandPath()+" --print-sql --context "+a.fan[0].Name,
+		return nil, nil, usageErrorf(a.cmd.CommandPath()+" --print-sql --context "+a.fan[0].Name,
 			"--print-sql prints one context's SQL, and %d contexts are selected: pass one --context", len(a.fan))
 	}
 	names := make([]string, len(a.fan))
+	byName := make(map[string]*config.Context, len(a.fan))
 	for i, c := range a.fan {
-		names[i] = c.Name
+		names[i], byName[c.Name] = c.Name, c
 	}
 	errs := &lockedWriter{w: a.io.Err}
 	results := fanout.Run(ctx, names, fanout.Options{}, func(ctx context.Context, name string) (fanAnswer, error) {
-		return a.runContext(ctx, name, errs)
+		return a.runContext(ctx, byName[name], run, errs)
 	})
 	return a.mergeFan(results)
 }
 
-// runContext runs the command line for one context, collecting what it prints.
-func (a *app) runContext(ctx context.Context, name string, errs io.Writer) (fanAnswer, error) {
+// runContext runs the read for one context: a fork of the app with the context's settings
+// under the flags, its notes on the shared stderr. A context that would print SQL names no
+// database: that is its failure, not a result.
+func (a *app) runContext(ctx context.Context, one *config.Context, run readRun, errs io.Writer) (fanAnswer, error) {
 	var sql bytes.Buffer
-	docs, err := a.rerun(ctx, name, &sql, errs)
+	streams := *a.io
+	streams.Out, streams.Err = &sql, errs
+	sub := a.fork(&streams)
+	sub.fan, sub.merged = nil, true
+	if err := sub.useContext(a.cmd, one); err != nil {
+		return fanAnswer{}, err
+	}
+	doc, err := run(ctx, sub)
 	if err == nil && sql.Len() > 0 {
 		return fanAnswer{}, fmt.Errorf("it names no database (set dsn, dsn-env or service in the context)")
 	}
 	switch m := meaningOf(ctx, err); {
 	case m == meansOK:
-		return fanAnswer{docs: docs}, nil
+		return fanAnswer{doc: doc}, nil
 	case slices.Contains(verdictSeverity, m):
-		return fanAnswer{docs: docs, means: m, verdict: err}, nil
+		return fanAnswer{doc: doc, means: m, verdict: err}, nil
 	}
 	return fanAnswer{}, err
 }
 
-// rerun runs the command line again, in a fresh command tree of its own, for one context
-// ("" for the one the flags select): what it prints as documents is collected, anything
-// else goes to out and errs.
-func (a *app) rerun(ctx context.Context, only string, out, errs io.Writer) ([]render.Doc, error) {
-	var docs []render.Doc
-	streams := *a.io
-	streams.Out, streams.Err = out, errs
-	sub := &app{io: &streams, getenv: a.env, env: a.env, args: a.args, only: only, sink: &docs}
-	root := newRootCmd(sub)
-	root.SetArgs(a.args)
-	root.SetOut(io.Discard)
-	root.SetErr(errs)
-	_, err := root.ExecuteContextC(ctx)
-	return docs, err
-}
-
-// mergeFan prints the rows of the contexts that answered, one "context gone" line per
-// context that did not, and picks the exit: 6 when some failed (it outranks any verdict: the
-// missing context could hide a worse one), 1 when all did, else the worst verdict.
-func (a *app) mergeFan(results []fanout.Result[fanAnswer]) error {
+// mergeFan merges the documents of the contexts that answered, lists the contexts that did
+// not, and picks the exit: 6 when some failed (it outranks any verdict: the missing context
+// could hide a worse one), 1 when all did, else the worst verdict.
+func (a *app) mergeFan(results []fanout.Result[fanAnswer]) (render.Doc, []goneContext, error) {
+	var doc render.Doc
 	if fanout.OutcomeOf(results) != fanout.AllFailed {
-		if err := a.print(mergeDocs(results, fanOutCommands[a.cmd.CommandPath()])); err != nil {
-			return err
+		var answers []fanout.Answer
+		for _, r := range results {
+			if r.Err == nil {
+				answers = append(answers, fanout.Answer{Context: r.Target, Doc: r.Value.doc})
+			}
 		}
+		doc = fanout.MergeDocs(answers, fanout.Order{Keys: fanOutCommands[a.cmd.CommandPath()], Ranks: ranks})
 	}
+	var gone []goneContext
 	for _, f := range fanout.Failures(results) {
-		fmt.Fprintf(a.io.Err, "Error: context gone: %s: %s\n", render.Escape(f.Target), oneLine(db.RedactDSN(f.Err.Error())))
+		gone = append(gone, goneContext{name: f.Target, err: f.Err})
 	}
 	switch fanout.OutcomeOf(results) {
 	case fanout.AllFailed:
-		return silent(meansRuntime)
+		return doc, gone, silent(meansRuntime)
 	case fanout.Partial:
-		return silent(meansPartial)
+		return doc, gone, silent(meansPartial)
 	case fanout.Complete:
 	}
 	meanings := make([]meaning, len(results))
@@ -452,115 +441,18 @@ func (a *app) mergeFan(results []fanout.Result[fanAnswer]) error {
 	worst := fanout.Worst(meanings, verdictSeverity)
 	for _, r := range results {
 		if r.Value.means == worst && r.Value.verdict != nil {
-			return verdict(worst, "context "+r.Target+": "+r.Value.verdict.Error())
+			return doc, gone, verdict(worst, "context "+r.Target+": "+r.Value.verdict.Error())
 		}
 	}
-	return nil
+	return doc, gone, nil
 }
 
-// mergeDocs joins the answers' sections by name: tables gain a leading context column
-// and are sorted as the single-target command sorts them; cards become one row per context.
-func mergeDocs(results []fanout.Result[fanAnswer], keys map[string][]sortKey) render.Doc {
-	var out render.Doc
-	index := map[string]int{}
-	for _, r := range results {
-		if r.Err != nil {
-			continue
-		}
-		for _, doc := range r.Value.docs {
-			for _, sec := range doc {
-				i, ok := index[sec.Name]
-				if !ok {
-					i, index[sec.Name] = len(out), len(out)
-					out = append(out, render.Section{Name: sec.Name, Title: sec.Title, Table: tagged(sec)})
-				}
-				appendRows(&out[i], r.Target, sec)
-			}
-		}
+// printGone prints one "context gone" line per context that did not answer, after the
+// merged rows.
+func printGone(w io.Writer, gone []goneContext) {
+	for _, g := range gone {
+		fmt.Fprintf(w, "Error: context gone: %s: %s\n", render.Escape(g.name), oneLine(db.RedactDSN(g.err.Error())))
 	}
-	for i := range out {
-		sortRows(out[i].Table, keys[out[i].Name])
-	}
-	return out
-}
-
-// tagged is an empty table with a section's columns behind a context column.
-func tagged(sec render.Section) *render.Table {
-	t := &render.Table{Columns: []string{fanout.ContextColumn}, Rows: [][]any{}, MachineOnly: map[string]bool{}, HumanOnly: map[string]bool{}}
-	if sec.Table == nil {
-		for _, f := range sec.Card {
-			t.Columns = append(t.Columns, f.Key)
-			t.MachineOnly[f.Key], t.HumanOnly[f.Key] = f.MachineOnly, f.HumanOnly
-		}
-		return t
-	}
-	t.Columns = append(t.Columns, sec.Table.Columns...)
-	t.Labels, t.Priority = sec.Table.Labels, sec.Table.Priority
-	for k, v := range sec.Table.MachineOnly {
-		t.MachineOnly[k] = v
-	}
-	for k, v := range sec.Table.HumanOnly {
-		t.HumanOnly[k] = v
-	}
-	return t
-}
-
-// appendRows adds one context's rows (or card) to a merged section, by column name so a
-// column one context lacks stays empty rather than shifting the others.
-func appendRows(dst *render.Section, name string, sec render.Section) {
-	var cols []string
-	var rows [][]any
-	if sec.Table != nil {
-		cols, rows = sec.Table.Columns, sec.Table.Rows
-	} else if len(sec.Card) > 0 {
-		row := make([]any, len(sec.Card))
-		for i, f := range sec.Card {
-			cols, row[i] = append(cols, f.Key), f.Value
-		}
-		rows = [][]any{row}
-	}
-	for _, r := range rows {
-		out := make([]any, len(dst.Table.Columns))
-		out[0] = name
-		for j, c := range cols {
-			if k := slices.Index(dst.Table.Columns, c); k > 0 {
-				out[k] = r[j]
-			}
-		}
-		dst.Table.Rows = append(dst.Table.Rows, out)
-	}
-	if sec.Footer != "" {
-		dst.Footer = strings.TrimPrefix(dst.Footer+"\n"+name+": "+sec.Footer, "\n")
-	}
-}
-
-// sortRows orders merged rows by the section's keys; equal rows keep the contexts' order.
-func sortRows(t *render.Table, keys []sortKey) {
-	var ks []fanout.Key
-	for _, k := range keys {
-		if i := slices.Index(t.Columns, k.column); i >= 0 {
-			ks = append(ks, fanout.Key{Index: i, Desc: k.desc})
-		}
-	}
-	if len(ks) == 0 {
-		return
-	}
-	compare := fanout.ByColumns(ks...)
-	slices.SortStableFunc(t.Rows, func(a, b []any) int { return compare(ranked(a, t, keys), ranked(b, t, keys)) })
-}
-
-// ranked is a row with each ranked column's text replaced by its rank.
-func ranked(row []any, t *render.Table, keys []sortKey) []any {
-	out := row
-	for _, k := range keys {
-		if i := slices.Index(t.Columns, k.column); i >= 0 && ranks[k.column] != nil {
-			if &out[0] == &row[0] {
-				out = slices.Clone(row)
-			}
-			out[i] = int64(slices.Index(ranks[k.column], render.Plain(row[i])))
-		}
-	}
-	return out
 }
 
 // lockedWriter lets the contexts' runs share stderr without interleaving within a line.

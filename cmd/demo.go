@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -56,23 +55,6 @@ func refusePrintSQL(printSQL bool, command string) error {
 	return usageErrorf("outboxctl "+command+" --yes", "outboxctl %s cannot print its work as SQL, and `--print-sql` never writes: drop --print-sql to run it", command)
 }
 
-// demoDeps are what demo seed and drop take from outside: stderr, --print-sql (refused),
-// the schema (--schema or the demo's own), the database, the prompter and the progress line.
-type demoDeps struct {
-	stderr    io.Writer
-	printSQL  bool
-	schema    string
-	requireDB func(command string) error
-	connect   func(ctx context.Context, command string) (*db.Conn, error)
-	confirm   func(command string, plan []string, yes bool) error
-	progress  func(ctx context.Context, label string, total int64, approx bool) *workProgress
-}
-
-func (a *app) demoDeps() demoDeps {
-	return demoDeps{stderr: a.io.Err, printSQL: a.g.PrintSQL, schema: a.demoSchema(),
-		requireDB: a.requireDatabase, connect: a.connect, confirm: a.confirm, progress: a.progress}
-}
-
 // demoSeedOptions are demo seed's flags.
 type demoSeedOptions struct {
 	Rows, Shards int
@@ -109,7 +91,7 @@ func newDemoSeedCmd(a *app) *cobra.Command {
 			if f := c.Flag("statement-timeout"); f == nil || !f.Changed {
 				a.g.StatementTimeout = 30 * time.Minute
 			}
-			return runDemoSeed(c.Context(), a.demoDeps(), o)
+			return runDemoSeed(c.Context(), a.factory(), o)
 		},
 	}
 	c.Flags().IntVar(&o.Rows, "rows", 200_000, "cell outbox rows to create")
@@ -121,14 +103,14 @@ func newDemoSeedCmd(a *app) *cobra.Command {
 }
 
 // runDemoSeed creates the demo schema and fills it, after the plan is confirmed.
-func runDemoSeed(ctx context.Context, d demoDeps, o demoSeedOptions) error {
+func runDemoSeed(ctx context.Context, d factory, o demoSeedOptions) error {
 	if err := refusePrintSQL(d.printSQL, "demo seed"); err != nil {
 		return err
 	}
 	if err := d.requireDB("outboxctl demo seed"); err != nil {
 		return err
 	}
-	do := fixture.DemoOptions{Rows: o.Rows, Shards: o.Shards, Payload: fixture.PayloadType(o.Payload), Schema: d.schema}
+	do := fixture.DemoOptions{Rows: o.Rows, Shards: o.Shards, Payload: fixture.PayloadType(o.Payload), Schema: d.demoSchema}
 	if err := d.confirm("outboxctl demo seed", fixture.DemoPlan(do), o.Yes); err != nil {
 		return err
 	}
@@ -166,7 +148,7 @@ func newDemoDropCmd(a *app) *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return runDemoDrop(c.Context(), a.demoDeps(), o)
+			return runDemoDrop(c.Context(), a.factory(), o)
 		},
 	}
 	addYesFlag(c.Flags(), &o.Yes)
@@ -175,14 +157,14 @@ func newDemoDropCmd(a *app) *cobra.Command {
 
 // runDemoDrop drops the demo schema, after the plan is confirmed; fixture.Drop refuses a
 // schema demo seed did not create.
-func runDemoDrop(ctx context.Context, d demoDeps, o demoDropOptions) error {
+func runDemoDrop(ctx context.Context, d factory, o demoDropOptions) error {
 	if err := refusePrintSQL(d.printSQL, "demo drop"); err != nil {
 		return err
 	}
 	if err := d.requireDB("outboxctl demo drop"); err != nil {
 		return err
 	}
-	if err := d.confirm("outboxctl demo drop", []string{"drop schema " + d.schema + " and everything in it"}, o.Yes); err != nil {
+	if err := d.confirm("outboxctl demo drop", []string{"drop schema " + d.demoSchema + " and everything in it"}, o.Yes); err != nil {
 		return err
 	}
 	conn, err := d.connect(ctx, "demo")
@@ -190,9 +172,9 @@ func runDemoDrop(ctx context.Context, d demoDeps, o demoDropOptions) error {
 		return err
 	}
 	defer conn.Close(ctx)
-	if err := fixture.Drop(ctx, conn, d.schema); err != nil {
+	if err := fixture.Drop(ctx, conn, d.demoSchema); err != nil {
 		return db.Classify(err, "demo drop")
 	}
-	fmt.Fprintf(d.stderr, "dropped schema %s\n", d.schema)
+	fmt.Fprintf(d.stderr, "dropped schema %s\n", d.demoSchema)
 	return nil
 }

@@ -51,7 +51,6 @@ type doctorDeps struct {
 	session  func(ctx context.Context, fn func(*session) error) error
 	env      func(s *session, targets []query.Target) *doctor.Env
 	printer  *render.Printer
-	print    func(render.Doc) error
 	cards    bool
 	schema   string
 	prefix   string
@@ -108,14 +107,17 @@ critical (1: runtime failure, 2: usage).`),
 			if err != nil {
 				return err
 			}
-			deps, err := a.doctorDeps(c)
-			if err != nil {
-				return err
-			}
-			// The lock query's timeout is short, and never longer than the user's own.
-			o.Config.LockTimeout = min(doctor.DefaultLockTimeout, a.g.StatementTimeout)
-			o.Config.Deployment = a.deployment() // printed kill-switch SQL reads the table it decides
-			return runDoctor(c.Context(), o, names, deps)
+			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
+				deps, err := on.doctorDeps(c)
+				if err != nil {
+					return nil, err
+				}
+				o := o // each context of a fan-out has its own timeouts and deployment
+				// The lock query's timeout is short, and never longer than the user's own.
+				o.Config.LockTimeout = min(doctor.DefaultLockTimeout, on.g.StatementTimeout)
+				o.Config.Deployment = on.deployment() // printed kill-switch SQL reads the table it decides
+				return runDoctor(ctx, o, names, deps)
+			})
 		},
 	}
 	f := c.Flags()
@@ -165,9 +167,9 @@ func (a *app) doctorDeps(c *cobra.Command) (doctorDeps, error) {
 				},
 			}
 		},
-		printer: a.printer(), print: a.print,
-		cards:  a.sink == nil && (f == render.FormatTable || f == render.FormatMarkdown || (f == render.FormatAuto && a.io.OutTTY)), // merged findings are one table
-		schema: a.g.Schema, prefix: prefix,
+		printer: a.printer(),
+		cards:   !a.merged && (f == render.FormatTable || f == render.FormatMarkdown || (f == render.FormatAuto && a.io.OutTTY)), // merged findings are one table
+		schema:  a.g.Schema, prefix: prefix,
 		sleep: func(ctx context.Context, d time.Duration) error {
 			select {
 			case <-time.After(d):
@@ -208,13 +210,13 @@ func (a *app) doctorTargets(named bool, sch *query.Schema) ([]query.Target, erro
 
 // runDoctor prints the checks' SQL, or runs them in one snapshot, prints the findings and
 // maps the worst severity to the exit status.
-func runDoctor(ctx context.Context, o doctorOptions, names []string, d doctorDeps) error {
+func runDoctor(ctx context.Context, o doctorOptions, names []string, d doctorDeps) (render.Doc, error) {
 	if d.printOnly {
 		targets, err := d.targets(nil)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		return d.printScript(doctor.Script(targets, d.schema, names, o.Config), d.noDB)
+		return nil, d.printScript(doctor.Script(targets, d.schema, names, o.Config), d.noDB)
 	}
 	var findings []doctor.Finding
 	var cursors map[string]backfill.Cursor
@@ -233,14 +235,14 @@ func runDoctor(ctx context.Context, o doctorOptions, names []string, d doctorDep
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if o.Sample > 0 && len(cursors) > 0 {
 		if findings, err = resampleBackfill(ctx, o, d, findings, cursors); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return printFindings(d, findings)
+	return findingsDoc(d, findings)
 }
 
 // addWatermarks adds the backfill watermark tables to what the session introspected.
@@ -277,28 +279,19 @@ func resampleBackfill(ctx context.Context, o doctorOptions, d doctorDeps, fs []d
 	return fs, err
 }
 
-func printFindings(d doctorDeps, fs []doctor.Finding) error {
+// findingsDoc is the findings' document (cards on a terminal, else one table), and the
+// worst severity as the verdict.
+func findingsDoc(d doctorDeps, fs []doctor.Finding) (render.Doc, error) {
 	doc := doctor.Table(fs)
 	if d.cards {
 		doc = doctor.Cards(fs)
 	}
-	if err := d.emit(doc); err != nil {
-		return err
-	}
 	switch doctor.Worst(fs) {
 	case doctor.Crit:
-		return verdict(meansCritical, "doctor: "+doctor.Tally(fs))
+		return doc, verdict(meansCritical, "doctor: "+doctor.Tally(fs))
 	case doctor.Warn:
-		return verdict(meansWarning, "doctor: "+doctor.Tally(fs))
+		return doc, verdict(meansWarning, "doctor: "+doctor.Tally(fs))
 	case doctor.OK:
 	}
-	return nil
-}
-
-// emit prints the findings, or hands them to a fan-out collecting them (print).
-func (d doctorDeps) emit(doc render.Doc) error {
-	if d.print != nil {
-		return d.print(doc)
-	}
-	return d.printer.Print(doc)
+	return doc, nil
 }

@@ -26,7 +26,10 @@ func TestDoctorExitStatus(t *testing.T) {
 		if tt.worst != doctor.OK {
 			fs = append(fs, doctor.Finding{Check: "xmin", Severity: tt.worst, Summary: "pid 1"})
 		}
-		err := printFindings(doctorDeps{printer: render.NewPrinter(io, render.FormatJSON, true)}, fs)
+		doc, err := findingsDoc(doctorDeps{}, fs)
+		if perr := render.NewPrinter(io, render.FormatJSON, true).Print(doc); perr != nil {
+			t.Fatal(perr)
+		}
 		if got := exitCode(context.Background(), err); got != tt.want {
 			t.Fatalf("%v: exit %d, want %d", tt.worst, got, tt.want)
 		}
@@ -34,7 +37,7 @@ func TestDoctorExitStatus(t *testing.T) {
 			t.Fatalf("%v: error %v, want %q", tt.worst, err, tt.err)
 		}
 		if out.Len() == 0 {
-			t.Fatalf("%v: findings not printed before the exit status", tt.worst)
+			t.Fatalf("%v: findings not returned with the exit status", tt.worst)
 		}
 	}
 	if ExitWarn == ExitError || ExitWarn == ExitUsage || ExitCritical == ExitError || ExitCritical == ExitUsage || ExitWarn == ExitCritical {

@@ -14,8 +14,8 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/live"
-	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -105,7 +105,7 @@ that reads only, unless run again with -v delivered=ID.`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
-			return runDrain(ctx, a.repairDeps(), o, t, k)
+			return runDrain(ctx, a.factory(), o, t, k)
 		}),
 	}
 	f := c.Flags()
@@ -126,21 +126,9 @@ that reads only, unless run again with -v delivered=ID.`),
 	return c
 }
 
-// drainPlan is what the drain learned before asking: the shard, its size and kill switch.
-type drainPlan struct {
-	target    query.Target
-	watermark int64
-	empty     bool
-	lines     []string
-	killed    bool
-	groups    int64
-	// payloadType is the payload column's type, recorded in archives.
-	payloadType string
-}
-
 // runDrain drains shard k of t through o's handler after the plan is confirmed (--dry-run:
 // the plan and the handler check only; --print-sql: the psql script).
-func runDrain(ctx context.Context, d repairDeps, o drainOptions, t query.Target, k query.ShardKey) error {
+func runDrain(ctx context.Context, d factory, o drainOptions, t query.Target, k query.ShardKey) error {
 	if err := requireCell(t, "outboxctl drain"); err != nil {
 		return err
 	}
@@ -176,28 +164,27 @@ func runDrain(ctx context.Context, d repairDeps, o drainOptions, t query.Target,
 		}
 		return err
 	}
-	plan, err := readDrainPlan(ctx, d, o, t, k, reg)
+	t, plan, err := readDrainPlan(ctx, d, conn, o, t, k, reg)
 	if err != nil {
 		return err
 	}
-	t = plan.target
 	command := "outboxctl drain " + o.Scope + " " + o.ID
 	switch {
-	case plan.empty:
+	case plan.Empty:
 		d.printer.Notef("shard %s/%d is empty in %s: nothing to drain", k.Scope.Name, k.ID, t.Describe())
 		return nil
-	case plan.killed && !o.IgnoreKillswitch:
-		printPlan(d.stderr, plan.lines)
+	case plan.Disabled() && !o.IgnoreKillswitch:
+		printPlan(d.stderr, plan.Lines())
 		return usageErrorf(command+" --ignore-killswitch …",
 			"shard %s/%d is kill-switched: Sentry itself only trims its head coalesce group (older duplicates deleted undelivered) each time its backoff (2 s doubling to 1 h) comes round, and delivers nothing; pass --ignore-killswitch to deliver it anyway, or remove it from the kill switch first", k.Scope.Name, k.ID)
 	case o.DryRun:
-		printPlan(d.stderr, plan.lines)
+		printPlan(d.stderr, plan.Lines())
 		return dryRunPreflight(ctx, d.printer, handler)
 	}
-	if err := d.confirm(command, plan.lines, o.Yes); err != nil {
+	if err := d.confirm(command, plan.Lines(), o.Yes); err != nil {
 		return err
 	}
-	return drainShard(ctx, d, conn, o, plan, k, reg, handler)
+	return drainShard(ctx, d, conn, o, t, plan, k, reg, handler)
 }
 
 // drainHandler parses --handler (none is needed for --dry-run).
@@ -240,15 +227,14 @@ func dryRunPreflight(ctx context.Context, printer *render.Printer, handler drain
 }
 
 // drainShard checks the handler, claims the shard, drains it and prints the summary.
-func drainShard(ctx context.Context, d repairDeps, conn *db.Conn, o drainOptions, plan drainPlan, k query.ShardKey, reg *enums.Registry, handler drain.Handler) error {
-	t := plan.target
+func drainShard(ctx context.Context, d factory, conn *db.Conn, o drainOptions, t query.Target, plan drain.Plan, k query.ShardKey, reg *enums.Registry, handler drain.Handler) error {
 	var err error
 	if _, err := preflight(ctx, handler, "; nothing was claimed or changed"); err != nil {
 		return err
 	}
 	var archive *drain.Operation
 	if o.Handler == "discard" {
-		meta := archiveMeta(t, k, plan.payloadType, drain.CommandDrainDiscard, o.Reason)
+		meta := archiveMeta(t, k, plan.PayloadType, drain.CommandDrainDiscard, o.Reason)
 		if archive, err = d.openArchive(o.Archive, meta); err != nil {
 			return err
 		}
@@ -262,11 +248,11 @@ func drainShard(ctx context.Context, d repairDeps, conn *db.Conn, o drainOptions
 		}
 		return db.Classify(err, "drain-claim")
 	}
-	progress := d.progress(ctx, "delivered", plan.groups, true)
+	progress := d.progress(ctx, "delivered", plan.Messages, true)
 	res, runErr := drain.Run(ctx, conn, drain.Options{
 		Target: t, Shard: k, Mode: drain.Mode(o.Mode), Handler: handler, Discard: o.Handler == "discard",
-		Watermark: plan.watermark, MaxMessages: o.MaxMessages, Rate: o.Rate, HandlerTimeout: o.HandlerTimeout,
-		Archive: archive, Claimed: claimed, Command: "drain", Reason: o.Reason, CoalescedIDs: o.CoalescedIDs,
+		Watermark: plan.Watermark, MaxMessages: o.MaxMessages, Rate: o.Rate, HandlerTimeout: o.HandlerTimeout,
+		Archive: archive, Warnf: d.printer.Warnf, Claimed: claimed, Command: "drain", Reason: o.Reason, CoalescedIDs: o.CoalescedIDs,
 		CategoryName: reg.CategoryName, ScopeName: reg.ScopeName, OnDelivered: func(drain.Message) { progress.Add(1) },
 		Abandon: abandonContext(ctx), OnWaiting: waitingNote(d.stderr, o.HandlerTimeout),
 		Reconnect: func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "drain") },
@@ -285,121 +271,49 @@ func waitingNote(w io.Writer, timeout time.Duration) func(drain.Message, time.Du
 	}
 }
 
-// categoryRow is one row of query.ShardCategories, as the drain's plan reads it.
-type categoryRow struct {
-	Category int   `db:"category"`
-	Depth    int64 `db:"depth"`
-	Groups   int64 `db:"coalesce_groups"`
-}
-
-// readDrainPlan reads, in one read-only snapshot, what the plan shows.
-func readDrainPlan(ctx context.Context, d repairDeps, o drainOptions, t query.Target, k query.ShardKey, reg *enums.Registry) (drainPlan, error) {
-	p := drainPlan{target: t}
-	var catRes *query.Result
-	var killed *bool
+// readDrainPlan reads, in one read-only snapshot on the drain's connection, what the plan shows (drain.ReadPlan), with
+// the kill switch's verdict, and returns the target as the catalog adapted it.
+func readDrainPlan(ctx context.Context, d factory, conn *db.Conn, o drainOptions, t query.Target, k query.ShardKey, reg *enums.Registry) (query.Target, drain.Plan, error) {
+	var p drain.Plan
 	var unread string
-	err := d.session(ctx, "drain", func(s *session) error {
-		var err error
-		p.target = s.target
-		p.payloadType = s.schema.Table(s.target.TableName()).PayloadType
-		// The categories alone: the plan shows them, and none means an empty shard (the
-		// state's head row would say no more).
-		if catRes, err = s.run(query.ShardCategories(s.target, k)); err != nil {
-			return err
-		}
-		if p.watermark, err = maxID(s.ctx, s.tx, s.target, k); err != nil {
-			return db.Classify(err, "shard-max-id")
-		}
-		ks, err := options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
+	err := d.session(ctx, conn, func(s *session) error {
+		t = s.target
+		sw, err := killswitch.ReadSwitches(s.ctx, s.tx, s.target, s.schema)
 		if err != nil {
 			return db.Classify(err, "reading the kill switches")
 		}
-		killed = ks.IsDisabled(k.Scope.Value, k.ID)
-		unread = unreadWarning(s, ks, k.Scope, k.ID)
+		v := sw.Verdict(k.Scope, k.ID)
+		unread = v.Warning
+		if p, err = drain.ReadPlan(s.ctx, s.tx, s.target, k, o.request(), v.Disabled, reg.CategoryName); err != nil {
+			return err
+		}
+		p.PayloadType = s.schema.Table(s.target.TableName()).PayloadType
 		return nil
 	})
-	if err != nil {
-		return p, err
-	}
-	if unread != "" {
+	if err == nil && unread != "" {
 		d.printer.Warnf("%s", unread)
 	}
-	if len(catRes.Rows) == 0 {
-		p.empty = true
-		return p, nil
-	}
-	cats, err := query.Rows[categoryRow](catRes)
-	if err != nil {
-		return p, err
-	}
-	var rows, groups int64
-	var byCategory []string
-	for _, c := range cats {
-		rows += c.Depth
-		groups += c.Groups
-		byCategory = append(byCategory, fmt.Sprintf("%s: %d message(s) from %d row(s)", reg.CategoryName(c.Category), c.Groups, c.Depth))
-	}
-	bound := fmt.Sprintf("groups with a row up to id %d, each delivered with its newest row (groups that only appear later stay; --follow drains them too)", p.watermark)
-	if o.Follow {
-		bound, p.watermark = "every row, including rows inserted while draining (--follow)", 0
-	}
-	p.lines = []string{
-		fmt.Sprintf("drain shard %s/%d of %s in %s mode through %s (%s)", k.Scope.Name, k.ID, p.target.Describe(), o.Mode, handlerName(o.Handler), reasonText(o.Reason)),
-		fmt.Sprintf("deliver about %d message(s) (coalesce groups) and delete %d row(s); %s", groups, rows, bound),
-	}
-	for _, c := range byCategory {
-		p.lines = append(p.lines, "  "+c)
-	}
-	p.lines = append(p.lines, o.planLines()...)
-	switch {
-	case killed == nil:
-		p.lines = append(p.lines, "kill switch: unknown (no options table)")
-	case *killed:
-		p.killed = true
-		p.lines = append(p.lines, "kill switch: the shard is disabled; --ignore-killswitch delivers it anyway")
-	}
-	p.groups = groups
-	if o.Handler == "discard" {
-		p.lines = append(p.lines, "discard: nothing is delivered; every deleted row is archived first")
-	}
-	return p, nil
+	return t, p, err
 }
 
-// planLines are the plan's lines about the flags: headers (names only), limits.
-func (o drainOptions) planLines() []string {
-	var lines []string
-	if len(o.HandlerHeaders) > 0 {
-		names := make([]string, 0, len(o.HandlerHeaders))
-		for _, h := range o.HandlerHeaders {
-			n, _, _ := strings.Cut(h, ":")
-			names = append(names, strings.TrimSpace(n))
-		}
-		lines = append(lines, "handler headers: "+strings.Join(names, ", ")+" (values not shown)")
+// request is what the plan describes of the flags.
+func (o drainOptions) request() drain.Request {
+	names := make([]string, 0, len(o.HandlerHeaders))
+	for _, h := range o.HandlerHeaders {
+		n, _, _ := strings.Cut(h, ":")
+		names = append(names, strings.TrimSpace(n))
 	}
-	if o.MaxMessages > 0 {
-		lines = append(lines, fmt.Sprintf("stop after %d message(s)", o.MaxMessages))
-	}
-	if o.Rate > 0 {
-		lines = append(lines, fmt.Sprintf("at most %g message(s) per second", o.Rate))
-	}
-	return lines
+	return drain.Request{Mode: drain.Mode(o.Mode), Handler: o.Handler, Reason: o.Reason, Follow: o.Follow,
+		HeaderNames: names, MaxMessages: o.MaxMessages, Rate: o.Rate}
 }
 
 // openArchive opens the archive operation a discard writes to, and says where it is.
-func (d repairDeps) openArchive(path string, meta drain.OperationMeta) (*drain.Operation, error) {
-	meta.Started = d.now().UTC()
-	meta.ID = drain.NewOperationID(meta.Command, meta.Started)
-	if path == "" {
-		var err error
-		if path, err = drain.OperationArchivePath(meta.ID); err != nil {
-			return nil, err
-		}
-	}
-	op, err := drain.OpenOperation(path, meta)
+func (d factory) openArchive(path string, meta drain.OperationMeta) (*drain.Operation, error) {
+	op, err := drain.OpenArchive(path, meta, d.now())
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(d.stderr, "archiving to %s (operation %s)\n", render.Escape(path), render.Escape(meta.ID))
+	fmt.Fprintf(d.stderr, "archiving to %s (operation %s)\n", render.Escape(op.Path), render.Escape(op.Meta.ID))
 	return op, nil
 }
 
@@ -441,43 +355,16 @@ func (w *workProgress) done() {
 
 // drainSummary prints what the drain did and what is left, from a fresh connection when the
 // drain's own connection died, and maps the outcome to the exit code.
-func drainSummary(ctx context.Context, d repairDeps, o drainOptions, t query.Target, k query.ShardKey, res drain.Result, runErr error, restored bool, start time.Time) error {
+func drainSummary(ctx context.Context, d factory, o drainOptions, t query.Target, k query.ShardKey, res drain.Result, runErr error, restored bool, start time.Time) error {
 	after, afterErr := d.shardAfter(context.WithoutCancel(ctx), t, k)
-	summary := []render.Field{
-		{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)},
-		{Key: "delivered", Value: int64(res.Delivered)},
-	}
-	summary = append(summary, deletedFields(res)...)
-	summary = append(summary, []render.Field{
-		{Key: "left", Value: after.left},
-		{Key: "next_attempt", Value: after.next},
-		{Key: "delay", Value: after.delay},
-		{Key: "seconds", Value: float64(d.now().Sub(start).Milliseconds()) / 1000},
-	}...)
-	if res.Uncommitted > 0 {
-		summary = append(summary, render.Field{Key: "delivered_not_committed", Value: int64(res.Uncommitted)})
-	}
-	summary = append(summary, inDoubtFields(res.InDoubt)...)
-	if res.Contended {
-		summary = append(summary, render.Field{Key: "stopped", Value: "another drainer holds the shard"})
-	}
-	if res.Failed != nil {
-		summary = append(summary, render.Field{Key: "failed_message", Value: res.Failed.ID},
-			render.Field{Key: "failed_category", Value: res.Failed.CategoryName})
-	}
-	if res.Abandoned != nil {
-		summary = append(summary, render.Field{Key: "abandoned_message", Value: res.Abandoned.ID})
-	}
-	if restored {
-		summary = append(summary, render.Field{Key: "schedule", Value: "restored to what it was before the claim (the handler was unavailable)"})
-	}
-	fields := map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "mode": o.Mode, "handler": handlerName(o.Handler),
-		"delivered": res.Delivered, "deleted": auditDeleted(res), "left": after.left, "reason": o.Reason}
+	summary := drain.Summarize(k, res, after, restored, d.now().Sub(start))
+	fields := map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "mode": o.Mode, "handler": drain.HandlerName(o.Handler),
+		"delivered": res.Delivered, "deleted": auditDeleted(res), "left": after.Left, "reason": o.Reason}
 	if res.InDoubt != nil {
 		fields = withInDoubt(fields, res.InDoubt.Outcome)
 	}
 	d.audit("drain", fields)
-	if err := d.printer.Print(render.Doc{{Name: "drain", Title: "Drain summary", Card: summary}}); err != nil {
+	if err := d.printer.Print(render.Doc{{Name: "drain", Title: "Drain summary", Card: summary.Card()}}); err != nil {
 		return err
 	}
 	switch {
@@ -527,104 +414,19 @@ func failedSchedule(restored bool) string {
 	return "the shard stays in backoff with the message at its head"
 }
 
-// shardAfterDrain is the shard's state after a drain, or "unknown" where it could not be read.
-type shardAfterDrain struct {
-	left, next, delay any
-}
-
 // shardAfter reads the shard's depth and next attempt on a fresh connection: the drain's
-// own may be the one that died.
-// A failed read is "unknown" in the summary and its error.
-func (d repairDeps) shardAfter(ctx context.Context, t query.Target, k query.ShardKey) (shardAfterDrain, error) {
-	out := shardAfterDrain{left: "unknown", next: "unknown", delay: "unknown"}
+// own may be the one that died. A failed read is "unknown" in the summary and its error.
+func (d factory) shardAfter(ctx context.Context, t query.Target, k query.ShardKey) (drain.After, error) {
 	conn, err := d.connect(ctx, "drain")
 	if err != nil {
-		return out, err
+		return drain.UnknownAfter(), err
 	}
 	defer conn.Close(ctx)
-	depth, next, err := shardState(ctx, conn, t, k)
+	depth, next, err := drain.ShardState(ctx, conn, t, k)
 	if err != nil {
-		return out, err
+		return drain.UnknownAfter(), err
 	}
-	out.left, out.next, out.delay = depth, next, "none (empty)"
-	if tm, isTime := next.(time.Time); isTime {
-		out.next = tm
-		if d := time.Until(tm).Round(time.Second); d > 0 {
-			out.delay = d.String()
-		} else {
-			out.delay = "due now"
-		}
-	}
-	return out, nil
-}
-
-// shardDepthRow is what a repair or drain reports of query.ShardState before and after.
-type shardDepthRow struct {
-	Depth       int64 `db:"depth"`
-	NextAttempt any   `db:"next_attempt"` // printed as it is: a time, or NULL
-}
-
-// shardState reads a shard's depth and next attempt in a snapshot of their own. A failed
-// read is its error, never a depth of 0: a caller that took it for "empty" would report a
-// state it never read. In the control silo without a cell the shard has a row per cell:
-// their depths add up and the earliest next attempt is the shard's.
-func shardState(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (depth int64, next any, err error) {
-	err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
-		res, err := query.Run(ctx, tx, query.ShardState(t, k))
-		if err != nil {
-			return err
-		}
-		rows, err := query.Rows[shardDepthRow](res)
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			depth += r.Depth
-			if tm, ok := r.NextAttempt.(time.Time); ok {
-				if cur, ok := next.(time.Time); !ok || tm.Before(cur) {
-					next = tm
-				}
-			}
-		}
-		return nil
-	})
-	return depth, next, db.Classify(err, "shard-state")
-}
-
-func handlerName(spec string) string {
-	if spec == "" {
-		return "(no handler: dry run)"
-	}
-	return drain.RedactURL(spec)
-}
-
-// deletedFields are the summary's deleted count: "unknown" (JSON null) while a COMMIT that
-// got no answer could not be settled, never the count without it.
-func deletedFields(res drain.Result) []render.Field {
-	if res.InDoubt != nil && res.InDoubt.Outcome == drain.Unsettled {
-		return unknownFields("deleted")
-	}
-	return []render.Field{{Key: "deleted", Value: res.Deleted}}
-}
-
-// unknownFields are a count nobody could read: "unknown" to a person, null to a machine
-// (a string where scripts expect a number would be read as one by none, a 0 as a lie).
-func unknownFields(key string) []render.Field {
-	return []render.Field{{Key: key, Value: "unknown", HumanOnly: true}, {Key: key, Value: nil, MachineOnly: true}}
-}
-
-// inDoubtFields are the summary's fields of a COMMIT that got no answer: in_doubt, what the
-// settle found ("committed", "not committed", "in doubt"), and while it is still in doubt,
-// how many messages it held.
-func inDoubtFields(d *drain.InDoubt) []render.Field {
-	if d == nil {
-		return nil
-	}
-	f := []render.Field{{Key: "in_doubt", Value: string(d.Outcome)}}
-	if d.Outcome == drain.Unsettled {
-		f = append(f, render.Field{Key: "delivered_in_doubt", Value: int64(d.Messages)})
-	}
-	return f
+	return drain.AfterState(depth, next, time.Now()), nil
 }
 
 // auditDeleted is the audit line's deleted: the count, or "in doubt" while a COMMIT that

@@ -26,7 +26,7 @@ func TestRunDrainDirect(t *testing.T) {
 	}
 	// A clock that stands still: the summary's seconds are exactly 0.
 	at := time.Date(2040, 1, 1, 0, 30, 0, 0, time.UTC)
-	run := func(_ *app, d repairDeps, yes bool) error {
+	run := func(_ *app, d factory, yes bool) error {
 		o.Yes = yes
 		d.now = func() time.Time { return at }
 		return runDrain(context.Background(), d, o, target, orgShard1)

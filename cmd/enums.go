@@ -189,6 +189,8 @@ func runEnumsResolve(d enumsDeps, o enumsResolveOptions) error {
 // enumsLintOptions are enums lint's argument: the category.py to check.
 type enumsLintOptions struct {
 	Path string
+	// MaxBytes caps the file (--max-enums-bytes).
+	MaxBytes int64
 }
 
 // Validate has nothing to check: exactArgs has made sure there is one argument, and
@@ -207,7 +209,7 @@ are not categories. Exits 1 when there is any problem, 0 when there is none.`),
   outboxctl enums lint ~/sentry/src/sentry/hybridcloud/outbox/category.py`),
 		Args: exactArgs(1, "PATH/category.py"),
 		RunE: func(_ *cobra.Command, args []string) error {
-			o := enumsLintOptions{Path: args[0]}
+			o := enumsLintOptions{Path: args[0], MaxBytes: int64(a.g.MaxEnums)}
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -219,7 +221,7 @@ are not categories. Exits 1 when there is any problem, 0 when there is none.`),
 // runEnumsLint reports the problems of o.Path, one line each (or as rows with -o), and
 // exits 1 when there is any.
 func runEnumsLint(d enumsDeps, o enumsLintOptions) error {
-	src, err := enums.LoadFile(o.Path)
+	src, err := enums.LoadFile(o.Path, o.MaxBytes)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 // settle settles a repair's COMMIT in doubt (doubt, the InDoubtError) with fn on a fresh
 // connection, within that connection's timeouts; n is the count the statement reported
 // before the COMMIT ("3 row(s) deleted"). The error says what the settle found.
-func (d repairDeps) settle(ctx context.Context, command string, doubt error, n int64, what string, fn func(*db.Conn) (drain.Settlement, error)) (drain.Settlement, error) {
+func (d factory) settle(ctx context.Context, command string, doubt error, n int64, what string, fn func(*db.Conn) (drain.Settlement, error)) (drain.Settlement, error) {
 	ctx = context.WithoutCancel(ctx)
 	outcome := drain.Unsettled
 	conn, err := d.connect(ctx, command)
@@ -42,7 +42,7 @@ func (d repairDeps) settle(ctx context.Context, command string, doubt error, n i
 // reconnect replaces conn, whose COMMIT got no answer (it is closed or stalled), with a
 // fresh connection for the reads after the repair; conn itself when none can be had (the
 // reads then fail, and say so).
-func (d repairDeps) reconnect(ctx context.Context, conn *db.Conn, command string) *db.Conn {
+func (d factory) reconnect(ctx context.Context, conn *db.Conn, command string) *db.Conn {
 	fresh, err := d.connect(context.WithoutCancel(ctx), command)
 	if err != nil {
 		return conn
@@ -79,7 +79,7 @@ func settledFields(key string, n int64, outcome drain.Settlement) []render.Field
 	case "":
 		return []render.Field{{Key: key, Value: n}}
 	case drain.Unsettled:
-		return append(unknownFields(key), render.Field{Key: "in_doubt", Value: string(outcome)})
+		return append(drain.CountFields(key, nil), render.Field{Key: "in_doubt", Value: string(outcome)})
 	}
 	return []render.Field{{Key: key, Value: n}, {Key: "in_doubt", Value: string(outcome)}}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -75,13 +76,15 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
   outboxctl inspect shard 0 42 --silo control --cell us --print-sql`),
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
-		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, _ query.Target, k query.ShardKey) error {
-			d, err := a.readDeps() // the same target, with what a read needs besides
-			if err != nil {
-				return err
-			}
-			return runInspectShard(ctx, d, o, k)
-		}),
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.runOnShard(&o.shardArgs, o.Validate, func(_ context.Context, _ query.Target, k query.ShardKey) error {
+				// The messages stream as they are read: the run prints them itself and
+				// returns no document (readRun).
+				return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
+					return nil, runInspectShard(ctx, d, o, k)
+				})
+			})(c, args)
+		},
 	}
 	c.Flags().IntVar(&o.Limit, "limit", 50, "at most this many messages besides the head")
 	addEnumFlag(c, c.Flags(), &o.Order, "newest", enumFlag{name: "order", help: "which messages fill the page after the head: newest or oldest",
@@ -149,7 +152,7 @@ func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.Shard
 	}
 	var depth int64
 	if len(stateRes.Rows) == 1 {
-		rows, err := query.Rows[shardDepthRow](stateRes)
+		rows, err := query.Rows[drain.ShardStateRow](stateRes)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -200,7 +203,6 @@ type readDeps struct {
 	runRead  func(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error)
 	registry func() (*enums.Registry, error)
 	printer  *render.Printer
-	print    func(render.Doc) error
 
 	printOnly    bool                     // --print-sql, or no database given
 	printScript  func(query.Script) error // with the connect hint when no database is given
@@ -217,7 +219,7 @@ func (a *app) readDeps() (readDeps, error) {
 		return readDeps{}, err
 	}
 	printOnly, noDB := a.wantsSQL()
-	return readDeps{target: t, runRead: a.runRead, registry: a.registry, printer: a.printer(), print: a.print,
+	return readDeps{target: t, runRead: a.runRead, registry: a.registry, printer: a.printer(),
 		printOnly: printOnly, printScript: func(s query.Script) error { return a.printScript(s, noDB) }, printSchema: a.printSchema(),
 		session: a.readSession, plainSession: a.plainSession, silo: a.g.Silo, now: time.Now}, nil
 }
@@ -293,11 +295,9 @@ the table.`),
 			if err != nil {
 				return err
 			}
-			d, err := a.readDeps()
-			if err != nil {
-				return err
-			}
-			return runInspectObject(c.Context(), d, o, cat)
+			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
+				return runInspectObject(ctx, d, o, cat)
+			})
 		},
 	}
 	c.Flags().IntVar(&o.Limit, "limit", query.DefaultLimit, "at most this many rows")
@@ -306,11 +306,11 @@ the table.`),
 	return c
 }
 
-// runInspectObject prints (or runs) the lookup of one object's outboxes.
-func runInspectObject(ctx context.Context, d readDeps, o inspectObjectOptions, cat enums.Category) error {
+// runInspectObject prints the lookup of one object's outboxes, or runs it and returns them.
+func runInspectObject(ctx context.Context, d readDeps, o inspectObjectOptions, cat enums.Category) (render.Doc, error) {
 	reg, err := d.registry()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	l := query.ObjectLookup{Category: query.Enum{Value: cat.Value, Name: cat.Name}, ObjectID: o.id, Limit: o.Limit}
 	if !o.AnyScope && cat.Scope >= 0 {
@@ -323,12 +323,12 @@ func runInspectObject(ctx context.Context, d readDeps, o inspectObjectOptions, c
 	}
 	results, err := d.runRead(ctx, "inspect", func(t query.Target) query.Script { return query.Script{query.ObjectOutboxes(t, l)} })
 	if err != nil || results == nil {
-		return err
+		return nil, err
 	}
 	if len(results[0].Rows) == 0 && !d.printer.Structured() {
 		d.printer.Notef("no outboxes for %s object %d in %s", cat.Name, o.id, d.target.Describe())
 	}
-	return d.print(render.Doc{{Name: "outboxes", Table: report.Table(reg, results[0])}})
+	return render.Doc{{Name: "outboxes", Table: report.Table(reg, results[0])}}, nil
 }
 
 // inspectCategoryOptions are inspect category's flags and argument.
@@ -367,19 +367,17 @@ many; distinct_exact is true when that was all of them, else the counts are lowe
 			if err != nil {
 				return err
 			}
-			d, err := a.readDeps()
-			if err != nil {
-				return err
-			}
-			return runInspectCategory(c.Context(), d, o, cat)
+			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
+				return runInspectCategory(ctx, d, o, cat)
+			})
 		},
 	}
 	c.Flags().BoolVar(&o.Exact, "exact", false, "count distinct shards and objects over every row (slower; by default over the first 1,000 rows, labelled)")
 	return c
 }
 
-// runInspectCategory prints (or runs) the depth of one category.
-func runInspectCategory(ctx context.Context, d readDeps, o inspectCategoryOptions, cat enums.Category) error {
+// runInspectCategory prints the depth of one category's statement, or runs it and returns it.
+func runInspectCategory(ctx context.Context, d readDeps, o inspectCategoryOptions, cat enums.Category) (render.Doc, error) {
 	c := query.Enum{Value: cat.Value, Name: cat.Name}
 	results, err := d.runRead(ctx, "inspect", func(t query.Target) query.Script {
 		if o.Exact {
@@ -388,16 +386,16 @@ func runInspectCategory(ctx context.Context, d readDeps, o inspectCategoryOption
 		return query.Script{query.CategoryDepth(t, c)}
 	})
 	if err != nil || results == nil {
-		return err
+		return nil, err
 	}
 	reg, err := d.registry()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(results[0].Rows) == 0 && !d.printer.Structured() {
 		d.printer.Notef("no pending %s rows in %s", cat.Name, d.target.Describe())
 	}
-	return d.print(render.Doc{{Name: "category", Table: report.Table(reg, results[0])}})
+	return render.Doc{{Name: "category", Table: report.Table(reg, results[0])}}, nil
 }
 
 // inspectMessageOptions are inspect message's argument.
@@ -422,31 +420,29 @@ func newInspectMessageCmd(a *app) *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			d, err := a.readDeps()
-			if err != nil {
-				return err
-			}
-			return runInspectMessage(c.Context(), d, o)
+			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
+				return runInspectMessage(ctx, d, o)
+			})
 		},
 	}
 	return c
 }
 
-// runInspectMessage prints (or runs) the lookup of one message; a message that is not
-// there is an error (exit 1) naming the other silo.
-func runInspectMessage(ctx context.Context, d readDeps, o inspectMessageOptions) error {
+// runInspectMessage prints the lookup of one message, or runs it and returns the message; a
+// message that is not there is an error (exit 1) naming the other silo.
+func runInspectMessage(ctx context.Context, d readDeps, o inspectMessageOptions) (render.Doc, error) {
 	results, err := d.runRead(ctx, "inspect", func(t query.Target) query.Script { return query.Script{query.Message(t, o.id)} })
 	if err != nil || results == nil {
-		return err
+		return nil, err
 	}
 	if len(results[0].Rows) == 0 {
-		return failuref("no outbox row with id %d in %s (already delivered, or another silo: try --silo %s)", o.id, d.target.Describe(), otherSilo(d.target))
+		return nil, failuref("no outbox row with id %d in %s (already delivered, or another silo: try --silo %s)", o.id, d.target.Describe(), otherSilo(d.target))
 	}
 	reg, err := d.registry()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return d.print(render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", o.id), Card: report.Card(reg, results[0])}})
+	return render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", o.id), Card: report.Card(reg, results[0])}}, nil
 }
 
 // depthOptions are depth's flags. Exact selects the exact pass, today's default: the flag
@@ -486,11 +482,9 @@ the exact pass explicitly (the default today).`),
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			d, err := a.readDeps()
-			if err != nil {
-				return err
-			}
-			return runDepth(c.Context(), d, o)
+			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
+				return runDepth(ctx, d, o)
+			})
 		},
 	}
 	c.Flags().BoolVar(&o.Estimate, "estimate", false, "estimate from the planner's statistics without reading the table")
@@ -499,8 +493,8 @@ the exact pass explicitly (the default today).`),
 	return c
 }
 
-// runDepth prints (or runs) the total depth and the depth per category.
-func runDepth(ctx context.Context, d readDeps, o depthOptions) error {
+// runDepth prints the total depth and the depth per category, or runs it and returns them.
+func runDepth(ctx context.Context, d readDeps, o depthOptions) (render.Doc, error) {
 	results, err := d.runRead(ctx, "depth", func(t query.Target) query.Script {
 		if o.Estimate {
 			return query.Script{query.DepthEstimate(t)}
@@ -508,21 +502,13 @@ func runDepth(ctx context.Context, d readDeps, o depthOptions) error {
 		return query.Script{query.Depth(t)}
 	})
 	if err != nil || results == nil {
-		return err
+		return nil, err
 	}
 	reg, err := d.registry()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	tbl := report.Table(reg, results[0])
-	if col := results[0].Col("category"); col >= 0 {
-		for _, r := range tbl.Rows {
-			if r[col] == nil {
-				r[col+1] = "(total)"
-			}
-		}
-	}
-	return d.print(render.Doc{{Name: "depth", Table: tbl}})
+	return report.Depth(reg, results[0])
 }
 
 // completeFirstArg completes enum names for a command's first argument only.

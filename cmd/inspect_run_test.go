@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // TestValidateOptions checks the flag checks that need no database, exactly: the message,
@@ -101,14 +102,14 @@ func TestRunReadsDirect(t *testing.T) {
 	t.Parallel()
 	schema, ids := seedShard(t)
 	ctx := context.Background()
-	run := func(f func(readDeps) error) string {
+	run := func(f func(readDeps) (render.Doc, error)) string {
 		t.Helper()
 		a, out := directApp(schema, false, "")
 		d, err := a.readDeps()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := f(d); err != nil {
+		if err := printed(d, f); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()
@@ -120,7 +121,7 @@ func TestRunReadsDirect(t *testing.T) {
 	}
 
 	// Five rows of ORGANIZATION_UPDATE: the total, then the category.
-	got := run(func(d readDeps) error { return runDepth(ctx, d, depthOptions{}) })
+	got := run(func(d readDeps) (render.Doc, error) { return runDepth(ctx, d, depthOptions{}) })
 	if want := `[
   {
     "category": null,
@@ -142,7 +143,7 @@ func TestRunReadsDirect(t *testing.T) {
 	}
 	// ORGANIZATION_UPDATE's object is its shard: object 1 of shard 2 is another object; the
 	// newest two of shard 1's three rows, newest first.
-	got = run(func(d readDeps) error { return runInspectObject(ctx, d, obj, orgUpdate) })
+	got = run(func(d readDeps) (render.Doc, error) { return runInspectObject(ctx, d, obj, orgUpdate) })
 	objectRow := func(id int64, v int) string {
 		return fmt.Sprintf(`  {
     "id": %d,
@@ -164,7 +165,7 @@ func TestRunReadsDirect(t *testing.T) {
 	if want := "[\n" + objectRow(ids[2], 3) + ",\n" + objectRow(ids[1], 2) + "\n]\n"; got != want {
 		t.Errorf("inspect object:\n%s\nwant\n%s", got, want)
 	}
-	got = run(func(d readDeps) error {
+	got = run(func(d readDeps) (render.Doc, error) {
 		return runInspectCategory(ctx, d, inspectCategoryOptions{Exact: true}, orgUpdate)
 	})
 	if want := `[
@@ -188,7 +189,7 @@ func TestRunReadsDirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The middle row of object 1's group: superseded by the newest, behind the head.
-	got = run(func(d readDeps) error { return runInspectMessage(ctx, d, msg) })
+	got = run(func(d readDeps) (render.Doc, error) { return runInspectMessage(ctx, d, msg) })
 	if want := fmt.Sprintf(`{
   "id": %d,
   "shard_scope": 0,
@@ -221,7 +222,7 @@ func TestRunReadsDirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = runInspectMessage(ctx, d, inspectMessageOptions{messageArg{id: ids[4] + 1000}})
+	_, err = runInspectMessage(ctx, d, inspectMessageOptions{messageArg{id: ids[4] + 1000}})
 	if want := fmt.Sprintf("no outbox row with id %d in %s.sentry_regionoutbox (cell silo) (already delivered, or another silo: try --silo control)", ids[4]+1000, schema); err == nil || err.Error() != want || exitCode(ctx, err) != ExitError {
 		t.Errorf("missing message: %v, want %q (exit 1)", err, want)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/user"
-	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/backfill"
 	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/options"
@@ -143,11 +143,9 @@ list in sentry_controloption disables nothing.`),
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			d, err := a.readDeps()
-			if err != nil {
-				return err
-			}
-			return runKillswitchList(c.Context(), d, o)
+			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
+				return runKillswitchList(ctx, d, o)
+			})
 		},
 	}
 	c.Flags().StringArrayVar(&o.Coded, "coded", nil, "override a table's coded replication_version, TABLE=N (repeatable), for the backfill gates")
@@ -164,11 +162,11 @@ type killswitchListing struct {
 	listErr  error
 }
 
-// runKillswitchList prints (or reads and prints) the kill-switch lists, what waits behind
-// them and the backfill gates, from any Sentry database (plainSession).
-func runKillswitchList(ctx context.Context, d readDeps, o killswitchListOptions) error {
+// runKillswitchList prints the SQL, or reads and returns the kill-switch lists, what waits
+// behind them and the backfill gates, from any Sentry database (plainSession).
+func runKillswitchList(ctx context.Context, d readDeps, o killswitchListOptions) (render.Doc, error) {
 	if d.printOnly {
-		return d.printScript(query.Script{
+		return nil, d.printScript(query.Script{
 			options.KillswitchStatement(d.target.Schema, query.OptionTable),
 			options.KillswitchStatement(d.target.Schema, query.ControlOptionTable),
 			query.KillswitchShards(killswitch.PresentOutboxes(d.target.Schema, query.Schema{}), nil),
@@ -176,7 +174,7 @@ func runKillswitchList(ctx context.Context, d readDeps, o killswitchListOptions)
 	}
 	reg, err := d.registry()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var l killswitchListing
 	err = d.plainSession(ctx, "killswitch", func(s *session) error {
@@ -184,9 +182,9 @@ func runKillswitchList(ctx context.Context, d readDeps, o killswitchListOptions)
 		return err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return printKillswitchListing(d.printer, d.print, l)
+	return killswitchListingDoc(d.printer, l), l.listErr
 }
 
 func readKillswitchListing(s *session, reg *enums.Registry, tables []backfill.Table) (killswitchListing, error) {
@@ -222,7 +220,8 @@ func readKillswitchListing(s *session, reg *enums.Registry, tables []backfill.Ta
 	return l, err
 }
 
-func printKillswitchListing(p *render.Printer, print func(render.Doc) error, l killswitchListing) error {
+// killswitchListingDoc is the listing's document; it says the notes a terminal shows.
+func killswitchListingDoc(p *render.Printer, l killswitchListing) render.Doc {
 	if !p.Structured() {
 		if len(l.disabled.Rows) == 0 {
 			p.Notef("no shard is disabled")
@@ -233,14 +232,11 @@ func printKillswitchListing(p *render.Printer, print func(render.Doc) error, l k
 			}
 		}
 	}
-	if err := print(render.Doc{
+	return render.Doc{
 		storesSection(l.sch),
 		{Name: "disabled", Title: "Disabled shards", Table: l.disabled},
 		{Name: "backfill_gates", Title: "Backfill gates (option below the coded version)", Table: l.gates},
-	}); err != nil {
-		return err
 	}
-	return l.listErr
 }
 
 // utcOrNil is a timestamp in UTC, as query.Run gives it, or an empty cell.
@@ -295,26 +291,24 @@ func newKillswitchCheckCmd(a *app) *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			d, err := a.readDeps()
-			if err != nil {
-				return err
-			}
-			return runKillswitchCheck(c.Context(), d, o, *scope)
+			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
+				return runKillswitchCheck(ctx, d, o, *scope)
+			})
 		},
 	}
 }
 
-// runKillswitchCheck prints (or reads and prints) whether shard o.ids[0] of scope is disabled,
-// in each options table and in the one Sentry reads, and what waits in it.
-func runKillswitchCheck(ctx context.Context, d readDeps, o killswitchCheckOptions, scope query.Enum) error {
+// runKillswitchCheck prints the SQL, or reads and returns whether shard o.ids[0] of scope is
+// disabled, in each options table and in the one Sentry reads, and what waits in it.
+func runKillswitchCheck(ctx context.Context, d readDeps, o killswitchCheckOptions, scope query.Enum) (render.Doc, error) {
 	ids := o.ids
 	id := ids[0]
 	if d.printOnly {
-		return d.printScript(query.Script{d.killswitchStatement(), query.ShardDepths(d.target, scope, ids)})
+		return nil, d.printScript(query.Script{d.killswitchStatement(), query.ShardDepths(d.target, scope, ids)})
 	}
 	reg, err := d.registry()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	card := []render.Field{{Key: "scope", Value: scope.Name}, {Key: "shard", Value: id}}
 	var depth *render.Table
@@ -336,7 +330,7 @@ func runKillswitchCheck(ctx context.Context, d readDeps, o killswitchCheckOption
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if warning != "" {
 		d.printer.Warnf("%s", warning)
@@ -345,49 +339,26 @@ func runKillswitchCheck(ctx context.Context, d readDeps, o killswitchCheckOption
 	if depth != nil {
 		doc = append(doc, render.Section{Name: "waiting", Title: "Waiting in " + d.silo + " outbox", Table: depth})
 	}
-	if err := d.printer.Print(doc); err != nil {
-		return err
-	}
-	return listErr
+	return doc, listErr
 }
 
-// shardVerdict says whether a shard is disabled in each options table, and in the one
-// Sentry's workers for this outbox read: the verdict that counts. warning is set when the
-// table Sentry would read under the other deployment disables it (unreadWarning).
+// shardVerdict is killswitch.ShardVerdict as the check's card shows it: each options
+// table's list, then the verdict of the one Sentry reads (see killswitch.Verdict).
 func shardVerdict(s *session, scope query.Enum, id int64) (fields []render.Field, warning string, listErr, err error) {
-	lists, err := killswitch.ReadLists(s.ctx, s.tx, s.target.Schema, s.schema)
+	v, err := killswitch.ShardVerdict(s.ctx, s.tx, s.target, s.schema, scope, id)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	for _, l := range lists {
-		if l.Scope != scope.Value {
-			continue
-		}
-		if l.Err != nil {
-			listErr = l.Err
-		}
-		fields = append(fields, render.Field{Key: "disabled_in_" + l.Table, Value: slices.Contains(l.IDs, id)})
+	for _, tv := range v.Tables {
+		fields = append(fields, render.Field{Key: "disabled_in_" + tv.Table, Value: tv.Disabled})
 	}
-	ks, _ := options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
 	var disabled any
-	if d := ks.IsDisabled(scope.Value, id); d != nil {
-		disabled = *d
+	if v.Disabled != nil {
+		disabled = *v.Disabled
 	}
-	fields = append(fields, render.Field{Key: "read_from", Value: ks.Table}, render.Field{Key: "disabled", Value: disabled},
-		render.Field{Key: "deployment", Value: s.schema.DeploymentWhy})
-	return fields, unreadWarning(s, ks, scope, id), listErr, nil
-}
-
-// unreadWarning is the warning for a shard that the options table Sentry does not read here
-// disables ("" when none): the verdict stays that of the table read, but a kill switch
-// written to the other table would otherwise be ignored without a word. A failed read of the
-// other table warns of nothing.
-func unreadWarning(s *session, ks *options.Killswitches, scope query.Enum, id int64) string {
-	u, _ := options.ReadUnread(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo, ks)
-	if !u.Disables(scope.Value, id) {
-		return ""
-	}
-	return u.ShardWarning(scope.Name, id, s.target.TableName(), s.schema)
+	fields = append(fields, render.Field{Key: "read_from", Value: v.ReadFrom}, render.Field{Key: "disabled", Value: disabled},
+		render.Field{Key: "deployment", Value: v.Deployment})
+	return fields, v.Warning, v.ListErr, nil
 }
 
 // audit writes the JSON audit line of a change on stderr: who, when, where (without any
@@ -414,34 +385,8 @@ func (a *app) checkReason(command, reason string) error {
 	return nil
 }
 
-func reasonText(r string) string {
-	if strings.TrimSpace(r) == "" {
-		return "no reason given"
-	}
-	return "reason: " + r
-}
-
-// changeDeps are what a kill-switch change takes from outside: the printer, the database
-// (or SQL printing), the prompter and the audit line.
-type changeDeps struct {
-	printer     *render.Printer
-	printSQL    bool
-	printScript func(query.Script) error
-	printSchema query.Schema
-	connect     func(ctx context.Context) (*db.Conn, error)
-	confirm     func(command string, plan []string, yes bool) error
-	audit       func(command string, fields map[string]any)
-}
-
-func (a *app) changeDeps() changeDeps {
-	printOnly, noDB := a.wantsSQL()
-	return changeDeps{
-		printer: a.printer(), printSQL: printOnly, printSchema: a.printSchema(),
-		printScript: func(s query.Script) error { return a.printScript(s, noDB) },
-		connect:     func(ctx context.Context) (*db.Conn, error) { return a.connect(ctx, "killswitch") },
-		confirm:     a.confirm, audit: a.audit,
-	}
-}
+// reasonText is a --reason as plan lines show it (one wording with the drain's plan).
+func reasonText(r string) string { return drain.ReasonText(r) }
 
 // killswitchChangeOptions are killswitch add/remove's flags and arguments.
 type killswitchChangeOptions struct {
@@ -499,7 +444,7 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 				return err
 			}
 			ch := killswitch.Change{Target: t, Deployment: a.deployment(), Scope: *scope, Key: key, IDs: o.ids, Add: add, Reason: o.Reason, PrintValueType: o.ValueType}
-			return runKillswitchChange(c.Context(), a.changeDeps(), ch, o.Yes)
+			return runKillswitchChange(c.Context(), a.factory(), ch, o.Yes)
 		},
 	}
 	addReasonFlag(c.Flags(), &o.Reason)
@@ -516,11 +461,11 @@ func addValueTypeFlag(c *cobra.Command, vt *string) {
 
 // runKillswitchChange plans the change from a read-only look, asks, and writes it under
 // the row lock.
-func runKillswitchChange(ctx context.Context, d changeDeps, ch killswitch.Change, yes bool) error {
-	if d.printSQL {
+func runKillswitchChange(ctx context.Context, d factory, ch killswitch.Change, yes bool) error {
+	if d.printOnly {
 		return d.printScript(ch.Script(options.OptionTableFor(ch.Target.Silo, d.printSchema)))
 	}
-	conn, err := d.connect(ctx)
+	conn, err := d.connect(ctx, "killswitch")
 	if err != nil {
 		return err
 	}
@@ -634,7 +579,7 @@ the options table Sentry reads for the table's silo (--deployment).`),
 				return err
 			}
 			g := killswitch.Gate{Schema: a.g.Schema, Deployment: a.deployment(), Table: o.table, Version: o.Version, Reason: o.Reason, PrintValueType: o.ValueType}
-			return runKillswitchGate(c.Context(), a.changeDeps(), g, o.Yes)
+			return runKillswitchGate(c.Context(), a.factory(), g, o.Yes)
 		},
 	}
 	c.Flags().Int64Var(&o.Version, "version", 0, "the replication version to allow (required)")
@@ -646,11 +591,11 @@ the options table Sentry reads for the table's silo (--deployment).`),
 }
 
 // runKillswitchGate reads the gate, asks, and writes it.
-func runKillswitchGate(ctx context.Context, d changeDeps, g killswitch.Gate, yes bool) error {
-	if d.printSQL {
+func runKillswitchGate(ctx context.Context, d factory, g killswitch.Gate, yes bool) error {
+	if d.printOnly {
 		return d.printScript(query.Script{g.PrintStatement(options.OptionTableFor(query.Silo(g.Table.Silo), d.printSchema))})
 	}
-	conn, err := d.connect(ctx)
+	conn, err := d.connect(ctx, "killswitch")
 	if err != nil {
 		return err
 	}

@@ -29,8 +29,8 @@ func TestRunKillswitchChangeDirect(t *testing.T) {
 		streams.InTTY, streams.ErrTTY, streams.In = tty, tty, strings.NewReader(answer)
 		a := &app{io: streams, getenv: streams.Getenv, g: globalOptions{Output: "json"}}
 		var audited []string
-		d := changeDeps{printer: a.printer(), confirm: a.confirm,
-			connect: func(ctx context.Context) (*db.Conn, error) {
+		d := factory{printer: a.printer(), confirm: a.confirm,
+			connect: func(ctx context.Context, _ string) (*db.Conn, error) {
 				return db.Connect(ctx, db.Config{DSN: testdb.DSN(), Command: "killswitch"})
 			},
 			audit: func(command string, fields map[string]any) {

@@ -75,8 +75,7 @@ func (a *app) readSession(ctx context.Context, command string, fn func(*session)
 	})
 }
 
-// openSession connects, opens a read-only snapshot, reads the catalog, and calls fn. The
-// catalog read goes to the server in one round trip with the BEGIN (db.ReadTxFirst).
+// openSession connects, opens a read-only snapshot, reads the catalog, and calls fn.
 func (a *app) openSession(ctx context.Context, command string, fn func(*session) error) error {
 	t, err := a.target()
 	if err != nil {
@@ -87,6 +86,27 @@ func (a *app) openSession(ctx context.Context, command string, fn func(*session)
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	return a.sessionOn(ctx, conn, t, fn)
+}
+
+// readSessionOn is readSession on a connection the command already holds: a repair or a
+// drain reads its catalog and plan on the connection it then writes with, one per command.
+func (a *app) readSessionOn(ctx context.Context, conn *db.Conn, fn func(*session) error) error {
+	t, err := a.target()
+	if err != nil {
+		return err
+	}
+	return a.sessionOn(ctx, conn, t, func(s *session) error {
+		if err := s.schema.CheckOutbox(s.target); err != nil {
+			return err
+		}
+		return fn(s)
+	})
+}
+
+// sessionOn opens a read-only snapshot of t on conn, reads the catalog, and calls fn. The
+// catalog read goes to the server in one round trip with the BEGIN (db.ReadTxFirst).
+func (a *app) sessionOn(ctx context.Context, conn *db.Conn, t query.Target, fn func(*session) error) error {
 	tables := query.SchemaTables(introspected(t))
 	st := query.Introspect(t.Schema, tables)
 	sql, args, err := st.Bind()

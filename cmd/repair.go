@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -75,41 +74,10 @@ func (a *app) shardKey(s shardArgs) (query.ShardKey, error) {
 	return query.ShardKey{Scope: *scope, ID: s.id}, nil
 }
 
-// repairDeps are what a repair, a restore or a drain takes from outside: the printer and SQL
-// printing, the database (connect; session opens a read-only snapshot with the catalog),
-// the registry, the prompter, the audit line, the progress line, the clock, stderr and the
-// environment.
-type repairDeps struct {
-	printer     *render.Printer
-	printSQL    bool                       // --print-sql: print, connect to nothing
-	printScript func(query.Script) error   // prints statements as they would run
-	schema      string                     // --schema: restore's destination when given
-	requireDB   func(command string) error // a usage error when no database is given
-	connect     func(ctx context.Context, command string) (*db.Conn, error)
-	session     func(ctx context.Context, command string, fn func(*session) error) error
-	registry    func() (*enums.Registry, error)
-	confirm     func(command string, plan []string, yes bool) error
-	audit       func(command string, fields map[string]any)
-	progress    func(ctx context.Context, label string, total int64, approx bool) *workProgress
-	now         func() time.Time
-	stderr      io.Writer           // a plan shown without a prompt, the archive's path
-	getenv      func(string) string // a drain handler's $VARS
-}
-
-func (a *app) repairDeps() repairDeps {
-	return repairDeps{
-		printer: a.printer(), printSQL: a.g.PrintSQL, schema: a.g.Schema,
-		printScript: func(s query.Script) error { return a.printScript(s, false) },
-		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSession, registry: a.registry,
-		confirm: a.confirm, audit: a.audit, progress: a.progress, now: time.Now,
-		stderr: a.io.Err, getenv: a.getenv,
-	}
-}
-
 // open checks that a repair of t can run (a control shard names its cell, a database is
 // given), connects, and reads the table's payload type (the archive records it) and its
 // cell column, adapting t.
-func (d repairDeps) open(ctx context.Context, command string, t query.Target) (query.Target, *db.Conn, string, error) {
+func (d factory) open(ctx context.Context, command string, t query.Target) (query.Target, *db.Conn, string, error) {
 	if err := requireCell(t, command); err != nil {
 		return t, nil, "", err
 	}
@@ -121,7 +89,7 @@ func (d repairDeps) open(ctx context.Context, command string, t query.Target) (q
 		return t, nil, "", err
 	}
 	var payloadType string
-	err = d.session(ctx, "repair", func(s *session) error {
+	err = d.session(ctx, conn, func(s *session) error {
 		t, payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
 		return nil
 	})
@@ -154,7 +122,7 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
-			return runReschedule(ctx, a.repairDeps(), o, t, k)
+			return runReschedule(ctx, a.factory(), o, t, k)
 		}),
 	}
 	addRepairFlags(c, &o.repairOptions, false)
@@ -163,7 +131,7 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 
 // runReschedule makes shard k of t due now with a fresh backoff, after the plan is confirmed
 // (--print-sql: prints the UPDATE).
-func runReschedule(ctx context.Context, d repairDeps, o rescheduleOptions, t query.Target, k query.ShardKey) error {
+func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.Target, k query.ShardKey) error {
 	why := query.Why{Command: "reschedule", Reason: o.Reason}
 	if d.printSQL {
 		return d.printScript(query.Script{query.Reschedule(t, k, 0, why)})
@@ -173,7 +141,7 @@ func runReschedule(ctx context.Context, d repairDeps, o rescheduleOptions, t que
 		return err
 	}
 	defer func() { conn.Close(context.WithoutCancel(ctx)) }() // reconnect may replace it
-	depth, next, err := shardState(ctx, conn, t, k)
+	depth, next, err := drain.ShardState(ctx, conn, t, k)
 	if err != nil {
 		return err
 	}
@@ -199,7 +167,7 @@ func runReschedule(ctx context.Context, d repairDeps, o rescheduleOptions, t que
 	if err != nil && outcome == "" {
 		return err
 	}
-	_, after, afterErr := shardState(ctx, conn, t, k)
+	_, after, afterErr := drain.ShardState(ctx, conn, t, k)
 	n = settledCount(n, outcome)
 	d.audit("reschedule", withInDoubt(map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "rows": auditCount(n, outcome), "reason": o.Reason}, outcome))
 	// JSON keeps the time (Sentry's THE_PAST); a person reads what it means.
@@ -230,106 +198,26 @@ func schedule(p *render.Printer, v any) string {
 	return render.FormatDue(t, p.Now(), p.Time)
 }
 
-// idRow is a row of a statement that returns ids (DELETE … RETURNING o.id).
-type idRow struct {
-	ID int64 `db:"id"`
-}
-
-// maxID is the shard's highest id (0 when empty): the watermark a repair stops at.
-func maxID(ctx context.Context, tx db.Tx, t query.Target, k query.ShardKey) (int64, error) {
-	res, err := query.Run(ctx, tx, query.ShardMaxID(t, k))
-	if err != nil {
-		return 0, err
-	}
-	rows, err := query.Rows[struct {
-		ID int64 `db:"max_id"`
-	}](res)
-	if err != nil || len(rows) == 0 {
-		return 0, err
-	}
-	return rows[0].ID, nil
-}
-
-// deleteArchived archives the rows st reads and deletes them, as one operation of the archive
-// in two phases: the rows are staged (synced) before the DELETE, and the commit marker is
-// written only after the transaction committed, naming the ids it deleted.
+// deleteArchived archives the rows st reads and deletes them, as one archive operation of
+// its own (drain.ArchivedDelete: staged and synced before the DELETE, the commit marker
+// written after the commit, naming the ids deleted).
 //
-// A COMMIT that got no answer is settled on a fresh connection (d.settle): the count is then
-// what the settle found (0 when it did not commit), and outcome says what that was ("": the
-// COMMIT was answered); the error says it too.
-func (d repairDeps) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target, st query.Statement, o repairOptions, meta drain.OperationMeta) (n int64, op *drain.Operation, outcome drain.Settlement, err error) {
-	meta.Started = d.now().UTC()
-	meta.ID = drain.NewOperationID(meta.Command, meta.Started)
-	path := o.Archive
-	if path == "" {
-		if path, err = drain.OperationArchivePath(meta.ID); err != nil {
-			return 0, nil, "", err
-		}
-	}
-	op, err = drain.OpenOperation(path, meta)
+// A COMMIT that got no answer is settled on a fresh connection (d.settle, ArchivedDelete's
+// Settle, which marks the batch): the count is then what the settle found (0 when it did not
+// commit), and outcome says what that was ("": the COMMIT was answered); the error says it too.
+func (d factory) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target, st query.Statement, o repairOptions, meta drain.OperationMeta) (int64, *drain.Operation, drain.Settlement, error) {
+	op, err := drain.OpenArchive(o.Archive, meta, d.now())
 	if err != nil {
 		return 0, nil, "", err
 	}
 	defer op.Close()
-	var batch *drain.Batch
-	var deleted []int64
-	committing := false
-	err = db.WriteTx(ctx, conn, func(tx db.Tx) error {
-		res, err := query.Run(ctx, tx, st)
-		if err != nil {
-			return db.Classify(err, st.Name)
-		}
-		rows, err := drain.RowsFromResult(res, nil)
-		if err != nil || len(rows) == 0 {
-			return err
-		}
-		b, err := op.Stage(rows)
-		if err != nil {
-			return err
-		}
-		batch = &b
-		del := query.DeleteArchivedIDs(t, b.IDs, query.Why{Command: meta.Command, Reason: o.Reason})
-		out, err := query.Run(ctx, tx, del)
-		if err != nil {
-			return db.Classify(err, "delete")
-		}
-		ids, err := query.Rows[idRow](out)
-		if err != nil {
-			return err
-		}
-		for _, r := range ids {
-			deleted = append(deleted, r.ID)
-		}
-		committing = true
-		return nil
-	})
-	if db.IsInDoubt(err) && batch != nil {
-		outcome, err = d.settle(ctx, meta.Command, err, int64(len(deleted)), "row(s) deleted", func(c *db.Conn) (drain.Settlement, error) {
-			return drain.SettleArchived(ctx, c, t, op, *batch, deleted)
-		})
-		return settledCount(int64(len(deleted)), outcome), op, outcome, archiveInDoubt(err, outcome, op)
+	del := &drain.ArchivedDelete{Op: op, Target: t, Why: query.Why{Command: meta.Command, Reason: o.Reason}, Warnf: d.printer.Warnf}
+	deleted, err := del.DeleteArchived(ctx, conn, st)
+	if !db.IsInDoubt(err) {
+		return deleted, op, "", err
 	}
-	return int64(len(deleted)), op, "", d.finishArchive(op, batch, deleted, committing, err)
-}
-
-// finishArchive writes a batch's second phase: the commit marker after a commit, the abort
-// marker after a certain rollback, nothing when the COMMIT's outcome is unknown.
-func (d repairDeps) finishArchive(op *drain.Operation, batch *drain.Batch, deleted []int64, committing bool, err error) error {
-	switch {
-	case batch == nil:
-		return err
-	case err != nil && !committing:
-		if aerr := op.Abort(*batch, err); aerr != nil {
-			d.printer.Warnf("the rows were not deleted, but the archive could not say so: %v", aerr)
-		}
-		return err
-	case err != nil:
-		return fmt.Errorf("%w; archive %s keeps the rows staged without a commit marker: outboxctl restore reports them and checks the table", err, op.Path)
-	}
-	if err := op.CommitDeleted(*batch, deleted); err != nil {
-		return fmt.Errorf("the rows were deleted, but their commit marker could not be written (%w): restore them with outboxctl restore %s --operation %s --include-uncommitted", err, op.Path, op.Meta.ID)
-	}
-	return nil
+	outcome, err := d.settle(ctx, meta.Command, err, deleted, "row(s) deleted", func(c *db.Conn) (drain.Settlement, error) { return del.Settle(ctx, c) })
+	return settledCount(deleted, outcome), op, outcome, archiveInDoubt(err, outcome, op)
 }
 
 // archiveMeta describes a repair's archive operation on shard k of t: restore refuses a row
@@ -348,7 +236,7 @@ func archiveMeta(t query.Target, k query.ShardKey, payloadType, command, reason 
 // printArchivingDelete prints, for --print-sql, the SELECT of what a repair would archive and
 // its DELETE commented out: a psql script cannot write outboxctl's archive, and a printed
 // script must not delete what nothing archived.
-func (d repairDeps) printArchivingDelete(t query.Target, rows func(query.Why) query.Statement, why query.Why) error {
+func (d factory) printArchivingDelete(t query.Target, rows func(query.Why) query.Statement, why query.Why) error {
 	sel := rows(why)
 	del := query.DeleteSelected(t, rows(query.Why{}), why)
 	script, err := query.Script{sel}.Render()
@@ -394,31 +282,16 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 		Args:              exactArgs(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
-			return runCompact(ctx, a.repairDeps(), o, t, k)
+			return runCompact(ctx, a.factory(), o, t, k)
 		}),
 	}
 	addRepairFlags(c, &o.repairOptions, true)
 	return c
 }
 
-// superseded counts a shard's superseded rows and reads its highest id, the watermark the
-// DELETE stops at, in one snapshot.
-func superseded(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (count, watermark int64, err error) {
-	err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
-		res, err := query.Run(ctx, tx, query.Superseded(t, k, 0, query.Why{}))
-		if err != nil {
-			return db.Classify(err, "superseded")
-		}
-		count = int64(len(res.Rows))
-		watermark, err = maxID(ctx, tx, t, k)
-		return err
-	})
-	return count, watermark, err
-}
-
 // runCompact archives and deletes the superseded rows of shard k of t, after the plan is
 // confirmed (--print-sql: prints what it would archive, and the DELETE commented out).
-func runCompact(ctx context.Context, d repairDeps, o compactOptions, t query.Target, k query.ShardKey) error {
+func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target, k query.ShardKey) error {
 	why := query.Why{Command: "compact", Reason: o.Reason}
 	if d.printSQL {
 		if err := requireCell(t, "outboxctl compact"); err != nil {
@@ -431,11 +304,11 @@ func runCompact(ctx context.Context, d repairDeps, o compactOptions, t query.Tar
 		return err
 	}
 	defer func() { conn.Close(context.WithoutCancel(ctx)) }() // reconnect may replace it
-	count, wm, err := superseded(ctx, conn, t, k)
+	count, wm, err := drain.Superseded(ctx, conn, t, k)
 	if err != nil {
 		return err
 	}
-	depth, _, err := shardState(ctx, conn, t, k)
+	depth, _, err := drain.ShardState(ctx, conn, t, k)
 	if err != nil {
 		return err
 	}
@@ -461,7 +334,7 @@ func runCompact(ctx context.Context, d repairDeps, o compactOptions, t query.Tar
 		conn = d.reconnect(ctx, conn, "compact") // the one the COMMIT went on is gone
 	}
 	var after any
-	after, _, afterErr := shardState(ctx, conn, t, k)
+	after, _, afterErr := drain.ShardState(ctx, conn, t, k)
 	if afterErr != nil {
 		after = "unknown"
 	}
@@ -526,7 +399,7 @@ archived and the DELETE commented out, and changes nothing.`),
 			if err != nil {
 				return err
 			}
-			return runSkip(c.Context(), a.repairDeps(), o, t)
+			return runSkip(c.Context(), a.factory(), o, t)
 		},
 	}
 	addRepairFlags(c, &o.repairOptions, true)
@@ -554,11 +427,11 @@ type skipped struct {
 	newest      int64
 }
 
-// skipLookup reads the message and its group in one read-only snapshot.
-func (d repairDeps) skipLookup(ctx context.Context, reg *enums.Registry, id int64) (skipped, error) {
+// skipLookup reads the message and its group in one read-only snapshot on conn.
+func (d factory) skipLookup(ctx context.Context, conn *db.Conn, reg *enums.Registry, id int64) (skipped, error) {
 	var sk skipped
 	var msg *query.Result
-	err := d.session(ctx, "skip", func(s *session) error {
+	err := d.session(ctx, conn, func(s *session) error {
 		var err error
 		sk.t, sk.payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
 		msg, err = s.run(query.Message(sk.t, id))
@@ -588,7 +461,7 @@ func (d repairDeps) skipLookup(ctx context.Context, reg *enums.Registry, id int6
 
 // runSkip archives and deletes a message's coalesce group in t, after the plan is confirmed
 // (--print-sql: prints what it would archive, and the DELETE commented out).
-func runSkip(ctx context.Context, d repairDeps, o skipOptions, t query.Target) error {
+func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target) error {
 	id := o.id
 	if d.printSQL {
 		return d.printArchivingDelete(t, func(why query.Why) query.Statement { return query.SkipGroupRows(t, id, 0, why) },
@@ -601,7 +474,12 @@ func runSkip(ctx context.Context, d repairDeps, o skipOptions, t query.Target) e
 	if err != nil {
 		return err
 	}
-	sk, err := d.skipLookup(ctx, reg, id)
+	conn, err := d.connect(ctx, "skip")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	sk, err := d.skipLookup(ctx, conn, reg, id)
 	if err != nil {
 		return err
 	}
@@ -611,11 +489,6 @@ func runSkip(ctx context.Context, d repairDeps, o skipOptions, t query.Target) e
 	if err := d.confirm("outboxctl skip", plan, o.Yes); err != nil {
 		return err
 	}
-	conn, err := d.connect(ctx, "skip")
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
 	deleted, op, outcome, err := d.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.newest, query.Why{Command: "skip", Reason: o.Reason}), o.repairOptions, archiveMeta(t, k, sk.payloadType, "skip", o.Reason))
 	if err != nil && outcome == "" {
 		return err

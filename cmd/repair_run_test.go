@@ -33,8 +33,8 @@ func directApp(schema string, tty bool, answer string) (*app, *bytes.Buffer) {
 }
 
 // auditedDeps are the app's repair dependencies with the audit lines collected.
-func auditedDeps(a *app, audited *[]string) repairDeps {
-	d := a.repairDeps()
+func auditedDeps(a *app, audited *[]string) factory {
+	d := a.factory()
 	d.audit = func(command string, fields map[string]any) {
 		*audited = append(*audited, fmt.Sprint(command, " reason=", fields["reason"]))
 	}
@@ -43,7 +43,7 @@ func auditedDeps(a *app, audited *[]string) repairDeps {
 
 // runConfirmed runs a mutation on a terminal answering "y"; it returns what it printed and
 // the audit lines it wrote.
-func runConfirmed(t *testing.T, schema string, run func(a *app, d repairDeps, yes bool) error) (string, []string) {
+func runConfirmed(t *testing.T, schema string, run func(a *app, d factory, yes bool) error) (string, []string) {
 	t.Helper()
 	a, out := directApp(schema, true, "y\n")
 	var audited []string
@@ -97,7 +97,7 @@ var orgShard1 = query.ShardKey{Scope: query.Enum{Name: "ORGANIZATION_SCOPE", Val
 
 // checkRefusals runs a mutation without a terminal and without --yes, then on a terminal
 // answering "n": both exit 2 with their exact error, audit nothing and change no row.
-func checkRefusals(t *testing.T, schema string, run func(a *app, d repairDeps, yes bool) error) {
+func checkRefusals(t *testing.T, schema string, run func(a *app, d factory, yes bool) error) {
 	t.Helper()
 	before := outboxRows(t, schema, wholeRow)
 	for _, c := range []struct {
@@ -119,7 +119,7 @@ func checkRefusals(t *testing.T, schema string, run func(a *app, d repairDeps, y
 	}
 	var ue *cmdError
 	a, _ := directApp(schema, false, "")
-	if err := run(a, a.repairDeps(), false); !errors.As(err, &ue) || ue.means != meansUsage {
+	if err := run(a, a.factory(), false); !errors.As(err, &ue) || ue.means != meansUsage {
 		t.Fatalf("non-TTY without --yes: %T, want a usage error", err)
 	}
 }
@@ -132,7 +132,7 @@ func TestRunRescheduleDirect(t *testing.T) {
 	schema, ids := seedShard(t)
 	target := query.Target{Silo: query.SiloCell, Schema: schema}
 	o := rescheduleOptions{repairOptions: repairOptions{Reason: "INC-3"}}
-	run := func(_ *app, d repairDeps, yes bool) error {
+	run := func(_ *app, d factory, yes bool) error {
 		o.Yes = yes
 		return runReschedule(context.Background(), d, o, target, orgShard1)
 	}
@@ -165,7 +165,7 @@ func TestRunCompactAndRestoreDirect(t *testing.T) {
 	target := query.Target{Silo: query.SiloCell, Schema: schema}
 	archive := filepath.Join(t.TempDir(), "compact.jsonl")
 	o := compactOptions{repairOptions: repairOptions{Reason: "INC-4", Archive: archive}}
-	compact := func(_ *app, d repairDeps, yes bool) error {
+	compact := func(_ *app, d factory, yes bool) error {
 		o.Yes = yes
 		return runCompact(context.Background(), d, o, target, orgShard1)
 	}
@@ -186,7 +186,7 @@ func TestRunCompactAndRestoreDirect(t *testing.T) {
 	}
 
 	ro := restoreOptions{Path: archive, Reason: "INC-4 undo"}
-	restore := func(_ *app, d repairDeps, yes bool) error {
+	restore := func(_ *app, d factory, yes bool) error {
 		ro.Yes = yes
 		return runRestore(context.Background(), d, ro)
 	}
@@ -214,7 +214,7 @@ func TestRunSkipDirect(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	skip := func(_ *app, d repairDeps, yes bool) error {
+	skip := func(_ *app, d factory, yes bool) error {
 		o.Yes = yes
 		return runSkip(context.Background(), d, o, target)
 	}
@@ -232,7 +232,7 @@ func TestRunSkipDirect(t *testing.T) {
 	// A message that is not there: exit 1, before any prompt.
 	a, _ := directApp(schema, false, "")
 	o.id = ids[4] + 1000
-	err := runSkip(context.Background(), a.repairDeps(), o, target)
+	err := runSkip(context.Background(), a.factory(), o, target)
 	if want := fmt.Sprintf("no outbox row with id %d in %s.sentry_regionoutbox (cell silo)", o.id, schema); err == nil || err.Error() != want || exitCode(context.Background(), err) != ExitError {
 		t.Fatalf("missing message: %v, want %q (exit 1)", err, want)
 	}

@@ -117,7 +117,7 @@ Archives written before per-operation archives are read with their limits stated
 			if err := a.restoreShard(&o); err != nil {
 				return err
 			}
-			return runRestore(c.Context(), a.repairDeps(), o)
+			return runRestore(c.Context(), a.factory(), o)
 		},
 	}
 	addYesFlag(c.Flags(), &o.Yes)
@@ -135,7 +135,7 @@ Archives written before per-operation archives are read with their limits stated
 
 // runRestore reads the archive, plans what to restore and reinserts it after the plan is
 // confirmed (--print-sql: prints the INSERTs).
-func runRestore(ctx context.Context, d repairDeps, o restoreOptions) error {
+func runRestore(ctx context.Context, d factory, o restoreOptions) error {
 	if !d.printSQL {
 		if err := d.requireDB("outboxctl restore"); err != nil {
 			return err
@@ -222,7 +222,7 @@ func (e *errWriter) printf(format string, args ...any) {
 }
 
 // restoreRows checks the table, shows the plan by operation, and reinserts in one transaction.
-func restoreRows(ctx context.Context, d repairDeps, f *drain.ArchiveFile, plan *drain.RestorePlan, o restoreOptions) error {
+func restoreRows(ctx context.Context, d factory, f *drain.ArchiveFile, plan *drain.RestorePlan, o restoreOptions) error {
 	conn, err := d.connect(ctx, "restore")
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -71,16 +72,15 @@ type app struct {
 	// cmd is the command being run (set before it runs), for the no-database verdict rule.
 	cmd *cobra.Command
 	// args is the command line, env the process environment before a context's settings
-	// were layered onto getenv; fan-out re-runs the command line once per context.
+	// were layered onto getenv (each context of a fan-out layers its own onto env).
 	args []string
 	env  func(string) string
 	// fan are the contexts a read runs against when --context names several (or
-	// --all-contexts); only is the one context a fan-out run is for.
-	fan  []*config.Context
-	only string
-	// sink, when set, collects the documents a read prints instead of printing them: the
-	// fan-out merges them (see print).
-	sink *[]render.Doc
+	// --all-contexts): runDocument runs the read once per context and merges the documents.
+	fan []*config.Context
+	// merged says this app is one context's run of a fan-out, whose document is merged
+	// with the others' (doctor then returns its findings as one table, not cards).
+	merged bool
 	// read says the command only reads, so it may go to a context's replica-dsn.
 	read bool
 	// watches are the commands that take --watch, with what their frames follow.
@@ -108,6 +108,8 @@ type globalOptions struct {
 	AllContexts      bool
 	// MaxConfig caps the config file (--max-config-bytes).
 	MaxConfig byteSize
+	// MaxEnums caps the --enums file and enums lint's (--max-enums-bytes).
+	MaxEnums byteSize
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -197,6 +199,7 @@ func addGlobalFlags(a *app, root *cobra.Command) {
 	addDurationFlag(f, &a.g.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "10s", "give up connecting after this long")
 	f.StringVar(&a.g.Context, "context", "", "use these named contexts of the config file (default: $OUTBOXCTL_CONTEXT, then current-context); read commands take a comma-separated list")
 	f.BoolVar(&a.g.AllContexts, "all-contexts", false, "read commands: run against every context of the config file at once")
+	addSizeFlag(f, &a.g.MaxEnums, "max-enums-bytes", enums.DefaultMaxSourceBytes, "refuse an --enums or enums lint category.py larger than this (KiB, MiB, GiB): Sentry's is about 14 KB")
 	addSizeFlag(f, &a.g.MaxConfig, "max-config-bytes", config.DefaultMaxBytes, "refuse a config file larger than this (KiB, MiB, GiB): a config of a hundred contexts takes a few KiB")
 }
 
@@ -247,7 +250,11 @@ func (a *app) registry() (*enums.Registry, error) {
 		a.reg = enums.Builtin()
 		return a.reg, nil
 	}
-	src, err := enums.LoadFile(a.g.EnumsPath)
+	src, err := enums.LoadFile(a.g.EnumsPath, int64(a.g.MaxEnums))
+	var big *enums.TooLargeError
+	if errors.As(err, &big) {
+		return nil, err // the input over its cap, not the command line (docs/security.md)
+	}
 	if err != nil {
 		return nil, usageErrorf("outboxctl enums lint "+a.g.EnumsPath, "`--enums`: %s", err.Error())
 	}

@@ -83,9 +83,9 @@ func (a *app) shardFilter(o shardsOptions) (query.ShardFilter, error) {
 	return f, nil
 }
 
-// runShards runs (or prints) the shard listing of f and its kill-switch read, then renders
-// them; --fail-if-depth may end it with exit 3.
-func runShards(ctx context.Context, d readDeps, o shardsOptions, f query.ShardFilter) error {
+// runShards runs (or prints) the shard listing of f and its kill-switch read and returns
+// the listing; --fail-if-depth may end it with exit 3.
+func runShards(ctx context.Context, d readDeps, o shardsOptions, f query.ShardFilter) (render.Doc, error) {
 	build := func(t query.Target) query.Statement {
 		if o.Stuck {
 			return query.StuckShards(t, f)
@@ -93,11 +93,11 @@ func runShards(ctx context.Context, d readDeps, o shardsOptions, f query.ShardFi
 		return query.TopShards(t, f)
 	}
 	if d.printOnly {
-		return d.printScript(query.Script{build(d.target), d.killswitchStatement()})
+		return nil, d.printScript(query.Script{build(d.target), d.killswitchStatement()})
 	}
 	reg, err := d.registry()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var res *query.Result
 	var ks *options.Killswitches
@@ -113,25 +113,26 @@ func runShards(ctx context.Context, d readDeps, o shardsOptions, f query.ShardFi
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := printShards(d, o, reg, res, ks); err != nil {
-		return err
+	doc, err := shardsDoc(d, o, reg, res, ks)
+	if err != nil {
+		return nil, err
 	}
 	if ksErr != nil {
-		return ksErr
+		return doc, ksErr
 	}
-	return o.checkDepth(res)
+	return doc, o.checkDepth(res)
 }
 
-// printShards renders the listing with each shard's state, and the notes a terminal shows.
-func printShards(d readDeps, o shardsOptions, reg *enums.Registry, res *query.Result, ks *options.Killswitches) error {
-	p := d.printer
-	tbl := report.Table(reg, res)
-	if err := report.ShardStates(tbl, res, ks, d.now()); err != nil {
-		return err
+// shardsDoc is the listing with each shard's state (report.Shards); it says the notes a
+// terminal shows.
+func shardsDoc(d readDeps, o shardsOptions, reg *enums.Registry, res *query.Result, ks *options.Killswitches) (render.Doc, error) {
+	doc, err := report.Shards(reg, res, ks, d.now(), o.Stuck)
+	if err != nil {
+		return nil, err
 	}
-	if !p.Structured() {
+	if p := d.printer; !p.Structured() {
 		if len(res.Rows) == 0 {
 			p.Notef("no shards matched")
 		}
@@ -142,15 +143,7 @@ func printShards(d readDeps, o shardsOptions, reg *enums.Registry, res *query.Re
 			p.Warnf("option %s lists %s, which disable nothing: Sentry compares integers", key, options.Strays(strays))
 		}
 	}
-	title, noun := "Deepest shards", "shards"
-	if o.Stuck {
-		title, noun = "Shards in backoff", "stuck shards"
-	}
-	if tbl.MachineOnly == nil {
-		tbl.MachineOnly = map[string]bool{}
-	}
-	tbl.MachineOnly["total_shards"] = true // said by the footer on a terminal
-	return d.print(render.Doc{{Name: "shards", Title: title, Table: tbl, Footer: report.ListFooter(res, "total_shards", noun)}})
+	return doc, nil
 }
 
 func newShardsCmd(a *app) *cobra.Command {
@@ -181,11 +174,9 @@ each failed attempt) and when Sentry last claimed the shard.`),
 			if err != nil {
 				return err
 			}
-			d, err := a.readDeps()
-			if err != nil {
-				return err
-			}
-			return runShards(c.Context(), d, o, f)
+			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
+				return runShards(ctx, d, o, f)
+			})
 		},
 	}
 	fl := c.Flags()

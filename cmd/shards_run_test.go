@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
 
@@ -26,6 +27,18 @@ func seedKillswitched(t *testing.T) (string, []int64) {
 		t.Fatal(err)
 	}
 	return schema, ids
+}
+
+// printed renders what a read's run function returns as runDocument does: the document,
+// if any, then the verdict.
+func printed(d readDeps, run func(readDeps) (render.Doc, error)) error {
+	doc, err := run(d)
+	if doc != nil {
+		if perr := d.printer.Print(doc); perr != nil {
+			return perr
+		}
+	}
+	return err
 }
 
 // readDepsAt are the read dependencies of directApp (-o json) with the clock at now.
@@ -80,7 +93,9 @@ func TestRunShardsDirect(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := runShards(ctx, readDepsAt(t, a, halfwayThroughBackoff), o, query.ShardFilter{Limit: 10}); err != nil {
+	if err := printed(readDepsAt(t, a, halfwayThroughBackoff), func(d readDeps) (render.Doc, error) {
+		return runShards(ctx, d, o, query.ShardFilter{Limit: 10})
+	}); err != nil {
 		t.Fatal(err)
 	}
 	const due = "\n    \"due\": false,"
@@ -90,7 +105,9 @@ func TestRunShardsDirect(t *testing.T) {
 
 	a, out = directApp(schema, false, "")
 	o = shardsOptions{Stuck: true, Limit: 10, FailIfDepth: 3}
-	err := runShards(ctx, readDepsAt(t, a, halfwayThroughBackoff), o, query.ShardFilter{Limit: 10})
+	err := printed(readDepsAt(t, a, halfwayThroughBackoff), func(d readDeps) (render.Doc, error) {
+		return runShards(ctx, d, o, query.ShardFilter{Limit: 10})
+	})
 	if want := "shard 0/1 holds 4 rows, more than --fail-if-depth 3"; err == nil || err.Error() != want || exitCode(ctx, err) != ExitThreshold {
 		t.Errorf("--fail-if-depth 3: %v (exit %d), want %q (exit 3)", err, exitCode(ctx, err), want)
 	}
@@ -193,7 +210,9 @@ func TestRunKillswitchListAndCheckDirect(t *testing.T) {
 	if err := lo.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := runKillswitchList(ctx, readDepsAt(t, a, halfwayThroughBackoff), lo); err != nil {
+	if err := printed(readDepsAt(t, a, halfwayThroughBackoff), func(d readDeps) (render.Doc, error) {
+		return runKillswitchList(ctx, d, lo)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	store := func(outbox string) string {
@@ -236,7 +255,9 @@ func TestRunKillswitchListAndCheckDirect(t *testing.T) {
 		if err := o.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		if err := runKillswitchCheck(ctx, readDepsAt(t, a, halfwayThroughBackoff), o, orgShard1.Scope); err != nil {
+		if err := printed(readDepsAt(t, a, halfwayThroughBackoff), func(d readDeps) (render.Doc, error) {
+			return runKillswitchCheck(ctx, d, o, orgShard1.Scope)
+		}); err != nil {
 			t.Fatal(err)
 		}
 		want := fmt.Sprintf(`{

@@ -164,20 +164,25 @@ func TestInterruptDuringStalledStatement(t *testing.T) {
 	t.Run("drain", func(t *testing.T) {
 		t.Parallel()
 		p := testdb.NewProxy(t)
-		var c *exec.Cmd
+		// The process reaches the receiver through a channel: the handler runs on the server's
+		// goroutine, and only a channel orders Start's write of c.Process before its read.
+		started := make(chan *os.Process, 1)
 		recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, r.Body)
 			p.Silence()
-			_ = c.Process.Signal(os.Interrupt)
+			proc := <-started
+			started <- proc
+			_ = proc.Signal(os.Interrupt)
 		}))
 		t.Cleanup(recv.Close)
-		c = exec.Command(bin, "--dsn", p.DSN(), "--schema", schema, "--statement-timeout", "1s", "--connect-timeout", "1s",
+		c := exec.Command(bin, "--dsn", p.DSN(), "--schema", schema, "--statement-timeout", "1s", "--connect-timeout", "1s",
 			"drain", "organization", "1", "--handler", recv.URL, "--yes", "-o", "json")
 		var out, errOut bytes.Buffer
 		c.Stdout, c.Stderr = &out, &errOut
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
+		started <- c.Process
 		_, err := testdb.Within(t, 20*time.Second, "drain after SIGINT", c.Wait)
 		var ee *exec.ExitError
 		lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")

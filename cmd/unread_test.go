@@ -96,13 +96,15 @@ func TestRepairsUnreadAfter(t *testing.T) {
 }
 
 // TestDrainUnreadAfter: a drain that delivered everything but could not read the shard after
-// it (the server gone for the summary's fresh connection) says "unknown" and exits 1.
+// it (the server gone for the summary's fresh connection) says "unknown" and exits 1. The
+// proxy takes one connection: the drain reads its plan and drains on one (it took two
+// before the plan was read on the drain's own connection).
 func TestDrainUnreadAfter(t *testing.T) {
 	t.Parallel()
 	schema := testdb.Schema(t, fixture.Options{})
 	seedGroups(t, schema, 3)
 	p := testdb.NewProxy(t)
-	p.RefuseAfter(2)
+	p.RefuseAfter(1)
 	code, out, errOut := runAt(p.DSN(), schema, "drain", "organization", "1", "--handler", "exec:cat >/dev/null", "--yes", "-o", "json")
 	if code != cmd.ExitError || !strings.Contains(out, `"left": "unknown"`) ||
 		!strings.HasPrefix(lastLine(errOut), "Error: drain committed (3 message(s) delivered, 3 row(s) deleted), but the shard's state after it could not be read: cannot reach PostgreSQL at "+p.Addr) {
@@ -110,5 +112,28 @@ func TestDrainUnreadAfter(t *testing.T) {
 	}
 	if n := countRows(t, schema); n != 0 {
 		t.Errorf("%d rows left, want 0: the drain committed", n)
+	}
+}
+
+// TestRepairsUseOneConnection: reschedule, compact and skip read the catalog, plan, change
+// and read the state after on one connection (a repair used to connect twice: once for the
+// catalog, once to write). The proxy refuses every connection after the first.
+func TestRepairsUseOneConnection(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"reschedule", "organization", "1"}, {"compact", "organization", "1", "--archive", "ARCHIVE"}, {"skip", "1", "--archive", "ARCHIVE"}} {
+		t.Run(args[0], func(t *testing.T) {
+			t.Parallel()
+			schema := testdb.Schema(t, fixture.Options{})
+			testdb.Insert(t, schema, "sentry_regionoutbox", testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 1},
+				testdb.Row{Scope: 0, Shard: 1, Category: 3, Object: 1})
+			if args[len(args)-1] == "ARCHIVE" {
+				args[len(args)-1] = t.TempDir() + "/archive.jsonl"
+			}
+			p := testdb.NewProxy(t)
+			p.RefuseAfter(1)
+			if code, out, errOut := runAt(p.DSN(), schema, append(args, "--yes", "-o", "json")...); code != 0 {
+				t.Errorf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+			}
+		})
 	}
 }

@@ -61,11 +61,11 @@ func watchArgs(args []string) []string {
 	return out
 }
 
-// applyWatch replaces the run of a command given --watch by the watch loop. A frame re-runs
-// the command line (a fan-out over contexts included) and collects what it prints.
+// applyWatch checks a command's --watch before it runs; runDocument then redraws the
+// command's document (watching) instead of printing it once.
 func (a *app) applyWatch(c *cobra.Command) error {
-	w, ok := a.watches[c]
-	if !ok || !c.Flags().Changed("watch") || a.sink != nil {
+	w := a.watching(c)
+	if w == nil {
 		return nil
 	}
 	if w.every < 100*time.Millisecond {
@@ -74,12 +74,20 @@ func (a *app) applyWatch(c *cobra.Command) error {
 	if a.g.PrintSQL {
 		return usageErrorf(c.CommandPath()+" --print-sql", "`--watch` redraws results: it has no SQL to print again; drop one of them")
 	}
-	c.RunE = func(c *cobra.Command, _ []string) error { return a.watch(c.Context(), c, w) }
 	return nil
 }
 
-// watch draws frames until q, Ctrl-C or SIGTERM (exit 0).
-func (a *app) watch(ctx context.Context, c *cobra.Command, w *watchSpec) error {
+// watching is c's --watch when it was given, else nil.
+func (a *app) watching(c *cobra.Command) *watchSpec {
+	w, ok := a.watches[c]
+	if !ok || !c.Flags().Changed("watch") {
+		return nil
+	}
+	return w
+}
+
+// watch draws frames of run's document until q, Ctrl-C or SIGTERM (exit 0).
+func (a *app) watch(ctx context.Context, c *cobra.Command, w *watchSpec, run readRun) error {
 	keys, restore := a.io.KeyInput()
 	defer restore()
 	key := w.key
@@ -100,23 +108,23 @@ func (a *app) watch(ctx context.Context, c *cobra.Command, w *watchSpec) error {
 			return time.After(d)
 		}}
 	return lw.Run(ctx, func(ctx context.Context, out io.Writer) error {
-		m, err := a.frame(ctx, out, tr, w.untilDone)
+		m, err := a.frame(ctx, out, tr, w.untilDone, run)
 		done = w.untilDone && m == meansOK
 		return err
 	})
 }
 
-// frame runs the command line once and prints what it printed into out, with the changes
-// since the last frame, and what the run meant.
-func (a *app) frame(ctx context.Context, out io.Writer, tr *live.Tracker, untilDone bool) (meaning, error) {
+// frame runs the read once (a fan-out over contexts included) and prints its document into
+// out, with the changes since the last frame, and what the run meant.
+func (a *app) frame(ctx context.Context, out io.Writer, tr *live.Tracker, untilDone bool, run readRun) (meaning, error) {
 	var direct, errs bytes.Buffer
-	docs, err := a.rerun(ctx, "", &direct, &errs)
 	streams := *a.io
-	streams.Out, streams.Err = out, &errs
-	p := a.printerFor(&streams)
-	now := time.Now()
-	for _, doc := range docs {
-		if perr := p.Print(tr.Annotate(doc, now)); perr != nil {
+	streams.Out, streams.Err = &direct, &errs
+	doc, gone, err := a.fork(&streams).document(ctx, run)
+	printGone(&errs, gone)
+	streams.Out = out
+	if doc != nil {
+		if perr := a.printerFor(&streams).Print(tr.Annotate(doc, time.Now())); perr != nil {
 			return meansRuntime, perr
 		}
 	}

@@ -25,9 +25,11 @@ const maxFragmented = 1024
 // a token, a header's value), also URL-escaped or decoded, and every piece of one cut at its
 // punctuation (see minFragment); then, in every URL inside s, what may be a secret: a
 // database URL (postgres://, redis://) keeps its user and loses its password, any other URL
-// (a drain handler's) loses its whole userinfo and every query value (tokens travel as
-// ?token=…), keeping the names so it stays recognisable. Every password= pair is hidden
-// too. The secrets of a connection string come from Secrets, which reads its raw text.
+// (a drain handler's) loses its whole userinfo, every query value (tokens travel as
+// ?token=…) and its path segments after the first (a webhook's token is in its path),
+// keeping the names and the first segment so it stays recognisable. Beside a cut mark (…)
+// a run of 4 bytes or more that a cut through a secret left is hidden too. A secret shorter
+// than 4 bytes is hidden only as a whole value. Every password= pair is hidden too. The secrets of a connection string come from Secrets, which reads its raw text.
 func Redact(s string, secrets ...string) string {
 	return redactPasswordPairs(redactURLs(hideSecrets(s, secrets)))
 }
@@ -96,6 +98,9 @@ func urlSecrets(scheme, rest string) []string {
 			out = append(out, rest[:at])
 		}
 		rest = rest[at+1:]
+	}
+	if !dbURL {
+		out = append(out, hiddenSegments(rest)...)
 	}
 	_, query, ok := strings.Cut(rest, "?")
 	if !ok {
@@ -288,6 +293,7 @@ func hideSecrets(s string, secrets []string) string {
 	for _, sec := range secrets {
 		for _, form := range secretForms(sec) {
 			found = markSecret(s, form, hide) || found
+			found = markCutEdges(s, form, hide) || found
 		}
 	}
 	if !found {
@@ -340,7 +346,7 @@ func markSecret(s, p string, hide []bool) bool {
 				break
 			}
 			j += k
-			if len(p) > maxFragmented || wordEdge(s, j-1) && wordEdge(s, j+len(p)) {
+			if len(p) > maxFragmented || valueEdge(s, j-1) && valueEdge(s, j+len(p)) {
 				mark(j, len(p))
 			}
 			k = j + 1
@@ -384,8 +390,65 @@ func pieceBounds(p string) (starts, ends []int) {
 	return starts, append(ends, len(p))
 }
 
-// wordEdge reports whether s has no letter or digit at i (or i is outside s).
-func wordEdge(s string, i int) bool { return i < 0 || i >= len(s) || !isAlnum(s[i]) }
+// valueEdge reports whether i is outside s or s has there a byte that ends a value (white
+// space, a quote, = & , ; and brackets): a secret shorter than minFragment is hidden only
+// as a whole value (x=1, "abc"), not wherever its bytes stand between punctuation, which
+// hid the 1 of every 127.0.0.1 for a ?x=1.
+func valueEdge(s string, i int) bool {
+	return i < 0 || i >= len(s) || strings.IndexByte(" \t\r\n\"'`=&,;()[]{}<>", s[i]) >= 0
+}
+
+// cutMark is what marks a cut in text outboxctl shortens (render.Truncate, a handler's
+// stderr tail, a receiver's error body).
+const cutMark = "…"
+
+// markCutEdges marks in hide, beside every cutMark in s, a run of at least minFragment bytes
+// that a cut through p (or through one of its pieces) left: before the mark a prefix of a
+// piece, after it a suffix of one. Redact's other rules hide only whole pieces, and a cut
+// makes a piece of its own. It reports whether it marked anything.
+func markCutEdges(s, p string, hide []bool) bool {
+	if len(p) < minFragment || len(p) > maxFragmented {
+		return false
+	}
+	starts, ends := pieceBounds(p)
+	found := false
+	for k := 0; ; {
+		c := strings.Index(s[k:], cutMark)
+		if c < 0 {
+			return found
+		}
+		c += k
+		k = c + len(cutMark)
+		before, after := longestEdge(s[:c], p, starts, true), longestEdge(s[k:], p, ends, false)
+		for i := c - before; i < c; i++ {
+			hide[i] = true
+		}
+		for i := k; i < k+after; i++ {
+			hide[i] = true
+		}
+		found = found || before > 0 || after > 0
+	}
+}
+
+// longestEdge is the length of the longest run of at least minFragment bytes at the end of
+// s (tail) that is a prefix of p[b:] for one of bounds, or at the start of s (!tail) that is
+// a suffix of p[:b].
+func longestEdge(s, p string, bounds []int, tail bool) int {
+	longest := 0
+	for _, b := range bounds {
+		piece := p[b:]
+		if !tail {
+			piece = p[:b]
+		}
+		for n := min(len(piece), len(s)); n > longest && n >= minFragment; n-- {
+			if tail && strings.HasSuffix(s, piece[:n]) || !tail && strings.HasPrefix(s, piece[len(piece)-n:]) {
+				longest = n
+				break
+			}
+		}
+	}
+	return longest
+}
 
 // redactURLs rewrites every scheme://… token of s (up to white space or a quote).
 func redactURLs(s string) string { return forEachURL(s, redactURL) }
@@ -407,6 +470,10 @@ func forEachURL(s string, fn func(scheme, rest string) string) string {
 		end := strings.IndexAny(rest, " \t\n\"'`")
 		if end < 0 {
 			end = len(rest)
+		}
+		// A colon or comma right after a URL is the sentence's ("handler URL: refused").
+		for end > 0 && (rest[end-1] == ':' || rest[end-1] == ',') {
+			end--
 		}
 		b.WriteString(s[:j])
 		b.WriteString(fn(s[j:i], rest[:end]))
@@ -438,6 +505,15 @@ func redactURL(scheme, rest string) string {
 	if u.User != nil {
 		u.User = url.User(mask)
 	}
+	if segs := strings.Split(u.EscapedPath(), "/"); len(segs) > 2 {
+		for i := 2; i < len(segs); i++ {
+			if segs[i] != "" {
+				segs[i] = mask
+			}
+		}
+		u.RawPath = strings.Join(segs, "/")
+		u.Path, _ = url.PathUnescape(u.RawPath)
+	}
 	if u.RawQuery != "" {
 		q := u.Query()
 		parts := make([]string, 0, len(q))
@@ -449,6 +525,31 @@ func redactURL(scheme, rest string) string {
 	}
 	u.Fragment, u.RawFragment = "", ""
 	return u.String()
+}
+
+// hiddenSegments are the path segments after the first of a handler URL given as what
+// follows "://": a webhook's address carries its token there (Slack's
+// /services/T…/B…/TOKEN, Discord's /api/webhooks/ID/TOKEN), and nothing tells a token from
+// a route. The first segment stays, so the receiver's route remains recognisable.
+func hiddenSegments(rest string) []string {
+	if at := userinfoEnd(rest); at >= 0 {
+		rest = rest[at+1:]
+	}
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	slash := strings.IndexByte(rest, '/')
+	if slash < 0 {
+		return nil
+	}
+	segs := strings.Split(rest[slash+1:], "/")
+	var out []string
+	for _, seg := range segs[1:] {
+		if seg != "" {
+			out = append(out, seg)
+		}
+	}
+	return out
 }
 
 // redactPasswordPairs hides the value of every password= pair (libpq key=value DSNs, and

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/shardstate"
@@ -108,10 +109,10 @@ func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {
 		}
 		// A kill-switched shard backs off to the cap too (each visit claims it): that is the
 		// kill-switch check's business, not a poison message.
-		ks, _ := options.ReadKillswitches(ctx, env.Tx, env.SchemaName, env.Schema, t.Silo)
+		sw, _ := killswitch.ReadSwitches(ctx, env.Tx, env.target(t), env.Schema)
 		n := 0
 		for i, w := range rows {
-			if d := ks.IsDisabled(int(w.ShardScope), w.ShardIdentifier); d != nil && *d {
+			if d := sw.IsDisabled(int(w.ShardScope), w.ShardIdentifier); d != nil && *d {
 				continue
 			}
 			out = append(out, env.stuckFinding(t, w, cells[i]))
@@ -156,10 +157,11 @@ func (env *Env) stuckFinding(t query.Target, w query.DoctorCappedRow, cell strin
 func checkKillswitch(ctx context.Context, env *Env) ([]Finding, error) {
 	var out []Finding
 	for _, t := range env.Targets {
-		ks, err := options.ReadKillswitches(ctx, env.Tx, env.SchemaName, env.Schema, t.Silo)
+		sw, err := killswitch.ReadSwitches(ctx, env.Tx, env.target(t), env.Schema)
 		if err != nil {
 			return nil, err
 		}
+		ks := sw.Read
 		if !ks.Known() {
 			out = append(out, Finding{Check: CheckKillswitch, Severity: Warn,
 				Summary:  t.TableName() + ": no sentry_option or sentry_controloption table here: kill-switch state unknown",
@@ -172,8 +174,8 @@ func checkKillswitch(ctx context.Context, env *Env) ([]Finding, error) {
 		}
 		out = append(out, fs...)
 		// Read only to warn: a failed read of the other table is no finding.
-		if u, _ := options.ReadUnread(ctx, env.Tx, env.SchemaName, env.Schema, t.Silo, ks); u != nil {
-			out = append(out, env.unreadFinding(t, u))
+		if sw.Unread != nil {
+			out = append(out, env.unreadFinding(t, sw.Unread))
 		}
 	}
 	return out, nil
@@ -253,4 +255,10 @@ func (env *Env) disabledFinding(t query.Target, optTable string, w query.DoctorD
 func sorted(ids []int64) []int64 {
 	slices.Sort(ids)
 	return ids
+}
+
+// target is t in the schema the doctor reads, where its options tables are.
+func (env *Env) target(t query.Target) query.Target {
+	t.Schema = env.SchemaName
+	return t
 }

@@ -180,40 +180,5 @@ func (r *run) deleteGroup(ctx context.Context, tx pgx.Tx, g query.GroupUpTo) (in
 // discardGroup archives a group up to the delivered row and deletes exactly the ids it
 // archived.
 func (r *run) discardGroup(ctx context.Context, tx pgx.Tx, g query.GroupUpTo) (int64, error) {
-	ids, err := r.archive(ctx, tx, []int64{int64(g.Category)}, []int64{g.Object}, []int64{g.UpTo}, false)
-	if err != nil {
-		return 0, err
-	}
-	return r.deleteIDs(ctx, tx, ids)
-}
-
-// deletedID is a row drain-delete-ids returned.
-type deletedID struct {
-	ID int64 `db:"id"`
-}
-
-// deleteIDs deletes rows by id, a chunk at a time, and returns how many it deleted. The ids
-// it really deleted are recorded on the archive batch staged last, whose commit marker
-// names exactly them (another session may have deleted some meanwhile).
-func (r *run) deleteIDs(ctx context.Context, tx pgx.Tx, ids []int64) (int64, error) {
-	var deleted []int64
-	for len(ids) > 0 {
-		n := min(len(ids), query.DeleteChunk)
-		res, err := query.Run(ctx, tx, r.o.st(query.DrainDeleteIDs(r.o.Target, ids[:n])))
-		if err != nil {
-			return int64(len(deleted)), err
-		}
-		rows, err := query.Rows[deletedID](res)
-		if err != nil {
-			return int64(len(deleted)), err
-		}
-		for _, row := range rows {
-			deleted = append(deleted, row.ID)
-		}
-		ids = ids[n:]
-	}
-	if k := len(r.staged); k > 0 {
-		r.staged[k-1].deleted = append(r.staged[k-1].deleted, deleted...)
-	}
-	return int64(len(deleted)), nil
+	return r.discardGroups(ctx, tx, []int64{int64(g.Category)}, []int64{g.Object}, []int64{g.UpTo}, false)
 }

@@ -133,6 +133,9 @@ type Options struct {
 	// two phases: staged (synced) before the DELETE, a commit marker after the transaction
 	// committed. The drain refuses to delete such rows without one.
 	Archive *Operation
+	// Warnf, when set, hears of an archive marker that could not be written after a
+	// rollback (ArchivedDelete.Warnf).
+	Warnf func(format string, args ...any)
 	// Claimed is the claim this drain runs under: the archive keeps each row's schedule
 	// from before the claim (the rows as they were before outboxctl touched them).
 	Claimed *Claimed
@@ -152,63 +155,18 @@ func (o Options) discards() bool {
 	return o.Discard || o.Killswitched || o.Handler == nil
 }
 
-// archive stages the rows of the given groups (up to, or below, each id) in the archive,
-// with their schedules from before the claim; the transaction's end writes their marker.
-//
-// It returns the ids it archived: the caller deletes exactly those, so a row that becomes
-// visible between this read and the delete (a late commit) is never deleted unarchived.
-func (r *run) archive(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int64, below bool) ([]int64, error) {
+// discardGroups archives the rows of the given groups (up to, or below, each id), with
+// their schedules from before the claim, and deletes exactly what it archived (one
+// ArchivedDelete: the transaction's end writes the batch's marker). It returns how many
+// rows it deleted.
+func (r *run) discardGroups(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int64, below bool) (int64, error) {
 	o := r.o
-	if o.Archive == nil {
-		return nil, ErrNoArchive
-	}
-	res, err := query.Run(ctx, tx, o.st(query.DrainArchiveRows(o.Target, o.Shard, cats, objs, upTo, below)))
-	if err != nil {
-		return nil, err
-	}
 	var before map[int64]Schedule
 	if o.Claimed != nil {
 		before = o.Claimed.Before
 	}
-	rows, err := RowsFromResult(res, before)
-	if err != nil || len(rows) == 0 {
-		return nil, err
-	}
-	b, err := o.Archive.Stage(rows)
-	if err != nil {
-		return nil, err
-	}
-	r.staged = append(r.staged, stagedBatch{batch: b})
-	return b.IDs, nil
-}
-
-// stagedBatch is an archive batch and the ids its transaction deleted.
-type stagedBatch struct {
-	batch   Batch
-	deleted []int64
-}
-
-// finishArchive writes the second phase of the batches a transaction staged: commit markers
-// after a commit, abort markers after a certain rollback, nothing when the COMMIT's outcome
-// is unknown (restore then reports the batch and checks the table).
-func (r *run) finishArchive(err error, committing bool) error {
-	staged := r.staged
-	r.staged = nil
-	for _, sb := range staged {
-		b := sb.batch
-		switch {
-		case err == nil:
-			if cerr := r.o.Archive.CommitDeleted(b, sb.deleted); cerr != nil {
-				return fmt.Errorf("the rows were deleted, but their commit marker could not be written (%w): restore them with outboxctl restore %s --operation %s --include-uncommitted",
-					cerr, r.o.Archive.Path, r.o.Archive.Meta.ID)
-			}
-		case !committing:
-			_ = r.o.Archive.Abort(b, err)
-		case db.IsInDoubt(err):
-			r.doubtStaged = append(r.doubtStaged, sb) // the settle writes its marker
-		}
-	}
-	return err
+	deleted, err := r.del.ArchiveAndDelete(ctx, tx, o.st(query.DrainArchiveRows(o.Target, o.Shard, cats, objs, upTo, below)), before)
+	return int64(len(deleted)), err
 }
 
 // Result says what a drain did.
@@ -371,10 +329,8 @@ type run struct {
 	local []string
 	// last is when the last delivery started (for --rate).
 	last time.Time
-	// staged are the archive batches of the transaction in progress, with the ids deleted;
-	// doubtStaged those of a transaction whose COMMIT got no answer, for the settle.
-	staged      []stagedBatch
-	doubtStaged []stagedBatch
+	// del archives and deletes what the drain deletes undelivered (nil without an archive).
+	del *ArchivedDelete
 	// prepared maps the SQL of statements prepared in the transaction in progress to their
 	// names; seq numbers them.
 	prepared   map[string]string
@@ -396,6 +352,9 @@ func Run(ctx context.Context, conn *db.Conn, o Options) (Result, error) {
 	}
 	if o.discards() && o.Archive == nil {
 		return r.res, ErrNoArchive
+	}
+	if o.Archive != nil {
+		r.del = &ArchivedDelete{Op: o.Archive, Target: o.Target, Why: query.Why{Command: o.Command, Reason: o.Reason}, Warnf: o.Warnf}
 	}
 	if r.o.BatchSize <= 0 {
 		r.o.BatchSize = DefaultBatchSize
@@ -535,7 +494,7 @@ func (r *run) tx(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) er
 		committing = true
 		return nil
 	})
-	return r.finishArchive(err, committing)
+	return r.del.Finish(err, committing)
 }
 
 // runPrepared runs a statement the batch repeats for every message with other values,
@@ -723,11 +682,7 @@ func (r *run) exactStep(ctx context.Context) (bool, error) {
 		if o.discards() {
 			// Nothing here is delivered: archive the group (all of it when discarding, the
 			// older rows when trimming a disabled shard) and delete exactly what was archived.
-			ids, err := r.archive(ctx, tx, []int64{int64(cat)}, []int64{obj}, []int64{m.ID}, o.Killswitched)
-			if err != nil {
-				return err
-			}
-			deleted, err = r.deleteIDs(ctx, tx, ids)
+			deleted, err = r.discardGroups(ctx, tx, []int64{int64(cat)}, []int64{obj}, []int64{m.ID}, o.Killswitched)
 			if o.Killswitched {
 				trimmed = deleted // Sentry keeps the newest row of a disabled shard and stops
 			}

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -457,22 +458,49 @@ func (h *HTTP) Deliver(ctx context.Context, m Message) error {
 		return out // the receiver was reached (a reset, an EOF): it may have seen the message
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 500))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("handler %s answered %s: %s", RedactURL(h.URL), resp.Status, h.redact(strings.Join(strings.Fields(string(body)), " ")))
+		return fmt.Errorf("handler %s answered %s: %s", RedactURL(h.URL), resp.Status, h.errorBody(resp.Body))
 	}
 	return nil
+}
+
+// maxErrorBody is how much of a receiver's error body its failure message shows, in runes.
+const maxErrorBody = 500
+
+// errorBody is the start of a receiver's error body for a failure message: read past the
+// 500 runes shown by the longest secret (URL-escaped, 3 bytes a byte), redacted, then cut,
+// then redacted again, so that no cut falls through a secret before it is hidden (a cut
+// through a token left its prefix, which is not one of the pieces Redact hides). Where
+// the read stops it is marked … too, for Redact's cut-edge rule.
+func (h *HTTP) errorBody(r io.Reader) string {
+	limit := maxErrorBody * utf8.UTFMax
+	for _, sec := range h.secrets() {
+		limit = max(limit, maxErrorBody*utf8.UTFMax+3*len(sec))
+	}
+	body, _ := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	text := string(body)
+	if len(body) > limit {
+		text = strings.ToValidUTF8(text[:limit], "") + "…"
+	}
+	text = h.redact(strings.Join(strings.Fields(text), " "))
+	return h.redact(render.Truncate(text, maxErrorBody))
 }
 
 // redact hides, in what the receiver or the transport said, the URL's userinfo and query
 // values and every header value sent: a receiver that echoes its request in an error body
 // would otherwise print the token outboxctl sent it.
-func (h *HTTP) redact(s string) string {
+func (h *HTTP) redact(s string) string { return db.Redact(s, h.secrets()...) }
+
+// secrets are what the receiver was given that may be secret: the URL's (db.Secrets) and
+// every header value, also with its white space collapsed as a failure message shows it.
+func (h *HTTP) secrets() []string {
 	secrets := db.Secrets(h.URL)
 	for _, vs := range h.Header {
-		secrets = append(secrets, vs...)
+		for _, v := range vs {
+			secrets = append(secrets, v, strings.Join(strings.Fields(v), " "))
+		}
 	}
-	return db.Redact(s, secrets...)
+	return secrets
 }
 
 // notReached reports whether an HTTP error happened before the request reached the
@@ -492,6 +520,6 @@ func notReached(err error) bool {
 	return strings.Contains(err.Error(), "tls: ") || strings.Contains(err.Error(), "x509: ")
 }
 
-// RedactURL hides what may be a secret in a handler URL (its userinfo and every query
-// value): db.Redact, the one redaction function, does it.
+// RedactURL hides what may be a secret in a handler URL (its userinfo, every query value
+// and its path segments after the first): db.Redact, the one redaction function, does it.
 func RedactURL(raw string) string { return db.Redact(raw) }

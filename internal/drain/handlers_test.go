@@ -184,7 +184,8 @@ func TestExecStrayChildIsDelivered(t *testing.T) {
 }
 
 // TestExecStderrTail: a failing handler's error carries the end of its stderr, after a
-// 70,000-byte line (the original main kept the first 500 bytes: the long line's start).
+// 70,000-byte line (the original main kept the first 500 bytes: the long line's start): the
+// last 500 runes, the end of the long line and the last line.
 func TestExecStderrTail(t *testing.T) {
 	t.Parallel()
 	command := `cat >/dev/null; head -c 70000 /dev/zero | tr '\0' x >&2; echo >&2; echo 'last words' >&2; exit 3`
@@ -193,7 +194,7 @@ func TestExecStderrTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = h.Deliver(context.Background(), Message{ID: 7})
-	if want := "handler " + command + ": exit status 3: last words"; err == nil || err.Error() != want {
+	if want := "handler " + command + ": exit status 3: …" + strings.Repeat("x", 488) + " last words"; err == nil || err.Error() != want {
 		t.Fatalf("error %v\nwant  %s", err, want)
 	}
 }

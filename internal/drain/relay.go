@@ -17,14 +17,18 @@ const maxStderrLine = 4 << 10
 
 // relayLines copies a handler's stderr line by line to w (nil: nowhere), escaped so that no
 // raw control byte reaches a terminal, and keeps its last lines in tail for error
-// messages. It returns at EOF or when r fails (closed by the caller).
+// messages. A line too long to relay whole is relayed as its head (marked) but kept in tail
+// as its end: the reason a handler prints last is at the end of its last line. It returns
+// at EOF or when r fails (closed by the caller).
 func relayLines(r io.Reader, w io.Writer, tail *tailBuffer) {
 	br := bufio.NewReaderSize(r, maxStderrLine)
 	for {
 		line, err := br.ReadSlice('\n')
 		text := string(line)
+		end := text
 		if errors.Is(err, bufio.ErrBufferFull) {
 			n := len(line)
+			last := append([]byte(nil), line...)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				var more []byte
 				more, err = br.ReadSlice('\n')
@@ -32,23 +36,43 @@ func relayLines(r io.Reader, w io.Writer, tail *tailBuffer) {
 				if err == nil {
 					n-- // the newline
 				}
+				last = append(last, more...)
+				if len(last) > 2*tailKeep {
+					last = append(last[:0], last[len(last)-tailKeep:]...)
+				}
 			}
+			end = lineEnd(trimEOL(string(last)), n)
 			text = cutUTF8(text)
 			text += fmt.Sprintf(" …[line cut: %d bytes, the first %d shown]", n, len(text))
 		} else {
 			text = trimEOL(text)
+			end = text
 		}
 		if len(line) > 0 {
-			text = render.Escape(text)
 			if w != nil {
-				fmt.Fprintln(w, text)
+				fmt.Fprintln(w, render.Escape(text))
 			}
-			tail.add(text)
+			tail.add(end)
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// lineEnd is the last tailKeep bytes of a line of n bytes whose end is s, starting on a rune
+// and marked "…" when the line's start is cut off.
+func lineEnd(s string, n int) string {
+	if len(s) > tailKeep {
+		s = s[len(s)-tailKeep:]
+	}
+	for i := 0; i < utf8.UTFMax-1 && s != "" && !utf8.RuneStart(s[0]); i++ {
+		s = s[1:]
+	}
+	if len(s) < n {
+		return "…" + s
+	}
+	return s
 }
 
 // trimEOL drops a line's newline (and a CR before it).

@@ -3,7 +3,6 @@ package drain
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -83,26 +82,6 @@ func SettleRescheduled(ctx context.Context, conn *db.Conn, t query.Target, k que
 	return Committed, nil
 }
 
-// SettleArchived settles the COMMIT of an archived delete (compact, skip: batch b of op,
-// whose DELETE returned deleted) on conn, and writes the batch's second phase from what it
-// found: the commit marker when it committed (restore then puts the rows back), the abort
-// marker when it did not, nothing while it is in doubt (the batch stays staged: restore
-// reports it and checks which of its rows are in the table, and --include-uncommitted puts
-// back the missing ones).
-func SettleArchived(ctx context.Context, conn *db.Conn, t query.Target, op *Operation, b Batch, deleted []int64) (Settlement, error) {
-	s, err := SettleDeleted(ctx, conn, t, deleted)
-	switch s {
-	case Committed:
-		if merr := op.CommitDeleted(b, deleted); merr != nil {
-			return s, fmt.Errorf("the rows were deleted, but their commit marker could not be written (%w): restore them with outboxctl restore %s --operation %s --include-uncommitted",
-				merr, op.Path, op.Meta.ID)
-		}
-	case NotCommitted:
-		_ = op.Abort(b, errNotCommitted)
-	}
-	return s, err
-}
-
 // InDoubt is a drain transaction whose COMMIT got no answer, and what its settle found.
 type InDoubt struct {
 	// Messages counts the messages (delivered, or discarded) whose deletion the transaction
@@ -117,7 +96,6 @@ type InDoubt struct {
 	msgs   []Message
 	handed bool
 	ids    []int64 // the ids the transaction deleted that tell whether it committed
-	staged []stagedBatch
 }
 
 // inDoubt records a step's transaction whose COMMIT got no answer: the delivered messages it
@@ -125,14 +103,11 @@ type InDoubt struct {
 // handed says whether a handler took them (a discard delivers nothing, so nothing of it is
 // delivered again).
 func (r *run) inDoubt(msgs []Message, handed bool, deleted, trimmed int64) {
-	d := &InDoubt{Messages: len(msgs), Deleted: deleted, Trimmed: trimmed, Outcome: Unsettled, msgs: msgs, handed: handed, staged: r.doubtStaged}
-	r.doubtStaged = nil
+	d := &InDoubt{Messages: len(msgs), Deleted: deleted, Trimmed: trimmed, Outcome: Unsettled, msgs: msgs, handed: handed}
 	for _, m := range msgs {
 		d.ids = append(d.ids, m.ID)
 	}
-	for _, sb := range d.staged {
-		d.ids = append(d.ids, sb.deleted...)
-	}
+	d.ids = append(d.ids, r.del.doubtIDs()...)
 	r.res.InDoubt = d
 }
 
@@ -157,17 +132,14 @@ func (r *run) settle(ctx context.Context) {
 	}
 	defer conn.Close(ctx)
 	d.Outcome, d.SettleErr = SettleDeleted(ctx, conn, r.o.Target, d.ids)
+	if err := r.del.settled(d.Outcome); err != nil && d.SettleErr == nil {
+		d.SettleErr = err
+	}
 	switch d.Outcome {
 	case Committed:
 		r.res.Delivered += len(d.msgs)
 		r.res.Deleted += d.Deleted
 		r.res.Trimmed += d.Trimmed
-		for _, sb := range d.staged {
-			if err := r.o.Archive.CommitDeleted(sb.batch, sb.deleted); err != nil && d.SettleErr == nil {
-				d.SettleErr = fmt.Errorf("the rows were deleted, but their commit marker could not be written (%w): restore them with outboxctl restore %s --operation %s --include-uncommitted",
-					err, r.o.Archive.Path, r.o.Archive.Meta.ID)
-			}
-		}
 		if r.o.OnDelivered != nil {
 			for _, m := range d.msgs {
 				r.o.OnDelivered(m)
@@ -176,9 +148,6 @@ func (r *run) settle(ctx context.Context) {
 	case NotCommitted:
 		if d.handed {
 			r.res.Uncommitted += len(d.msgs)
-		}
-		for _, sb := range d.staged {
-			_ = r.o.Archive.Abort(sb.batch, errNotCommitted)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -394,7 +395,16 @@ func (s *Stream) stop(p *streamProc) {
 	}
 }
 
-// tailBuffer keeps the last stderr lines of a co-process, about 500 bytes.
+// tailRunes is how much of a handler's stderr its failure message carries: the last 500
+// runes, since a handler says why it failed last (its noise comes first).
+const tailRunes = 500
+
+// tailKeep is how many bytes of stderr the tail holds: tailRunes runes of up to 4 bytes each.
+const tailKeep = 4 * tailRunes
+
+// tailBuffer keeps the end of a handler's stderr, raw, its lines' white space collapsed as the
+// message shows it: at least tailKeep bytes of the last lines (all of them when there are
+// fewer), so String can cut the last tailRunes runes of the text from it.
 type tailBuffer struct {
 	mu    sync.Mutex
 	lines []string
@@ -402,20 +412,41 @@ type tailBuffer struct {
 }
 
 func (t *tailBuffer) add(line string) {
+	line = strings.Join(strings.Fields(line), " ")
+	if line == "" {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.lines = append(t.lines, line)
-	t.size += len(line)
-	for len(t.lines) > 1 && t.size > 500 {
-		t.size -= len(t.lines[0])
+	t.size += len(line) + 1
+	// The oldest line goes only while the others still hold tailKeep bytes.
+	for len(t.lines) > 1 && t.size-len(t.lines[0])-1 >= tailKeep {
+		t.size -= len(t.lines[0]) + 1
 		t.lines = t.lines[1:]
 	}
 }
 
+// String is the last tailRunes runes of the lines, joined by spaces, escaped.
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return clip(strings.Join(strings.Fields(strings.Join(t.lines, " ")), " "))
+	return clipTail(strings.Join(t.lines, " "))
+}
+
+// clipTail keeps the end of text for an error message, the cut marked by a leading "…": cut
+// first (on a rune: a stray byte of invalid UTF-8 counts as one), then escaped, so the cut
+// never falls inside an escape or a rune.
+func clipTail(s string) string {
+	if utf8.RuneCountInString(s) <= tailRunes {
+		return render.Escape(s)
+	}
+	i := len(s)
+	for n := 0; n < tailRunes-1; n++ {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+	}
+	return "…" + render.Escape(s[i:])
 }
 
 // clip shortens text for an error message: cut first (on a rune), then escaped, so the cut

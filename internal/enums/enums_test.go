@@ -226,7 +226,7 @@ func TestUnknownValuesAreNamedNotRejected(t *testing.T) {
 
 func TestParseRealShape(t *testing.T) {
 	t.Parallel()
-	src, err := LoadFile("testdata/category.py")
+	src, err := LoadFile("testdata/category.py", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestParseRealShape(t *testing.T) {
 
 func TestLintFindsEveryProblem(t *testing.T) {
 	t.Parallel()
-	src, err := LoadFile("testdata/category_broken.py")
+	src, err := LoadFile("testdata/category_broken.py", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestParseRejectsOtherFiles(t *testing.T) {
 	if _, err := Parse("x.py", []byte("import os\nprint('hi')\n")); err == nil || !strings.Contains(err.Error(), "category.py") {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := LoadFile("testdata/does-not-exist.py"); err == nil {
+	if _, err := LoadFile("testdata/does-not-exist.py", 0); err == nil {
 		t.Fatal("no error for a missing file")
 	}
 }

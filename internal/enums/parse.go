@@ -11,10 +11,29 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/outboxctl/outboxctl/internal/bytesize"
 )
 
-// maxSourceSize caps what LoadFile reads: the real file is about 14 KB.
-const maxSourceSize = 1 << 20
+// DefaultMaxSourceBytes caps the category.py LoadFile reads (--max-enums-bytes raises it):
+// the real file is about 14 KB, so a file over 1 MiB is a mistake (--enums pointed at a log
+// or a dump), refused having cost at most the cap.
+const DefaultMaxSourceBytes int64 = 1 << 20
+
+// TooLargeError is a category.py over its cap, refused before it was read whole.
+type TooLargeError struct {
+	Path        string
+	Limit, Size int64
+}
+
+func (e *TooLargeError) Error() string {
+	raise := e.Limit
+	for raise < e.Size {
+		raise *= 2
+	}
+	return fmt.Sprintf("reading enums %s: the file is larger than the %s cap on a category.py (Sentry's is about 14 KB): point --enums at category.py, or raise the cap with --max-enums-bytes %s",
+		e.Path, bytesize.Format(e.Limit), bytesize.Format(raise))
+}
 
 // The patterns of category.py. They are compiled on the first parse (only --enums FILE and
 // lint parse one), not at start-up: every command pays for package initialisation.
@@ -31,19 +50,27 @@ func lazyRE(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
-// LoadFile parses a Sentry category.py (src/sentry/hybridcloud/outbox/category.py).
-func LoadFile(path string) (Source, error) {
+// LoadFile parses a Sentry category.py (src/sentry/hybridcloud/outbox/category.py), refusing
+// one over limit bytes (0: DefaultMaxSourceBytes): by its size when it has one, and by never
+// reading more than limit+1 bytes when it does not say (a pipe) or grows meanwhile.
+func LoadFile(path string, limit int64) (Source, error) {
+	if limit <= 0 {
+		limit = DefaultMaxSourceBytes
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return Source{}, fmt.Errorf("reading enums: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxSourceSize+1))
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
+		return Source{}, &TooLargeError{Path: path, Limit: limit, Size: st.Size()}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return Source{}, fmt.Errorf("reading enums %s: %w", path, err)
 	}
-	if len(data) > maxSourceSize {
-		return Source{}, fmt.Errorf("reading enums %s: file is larger than %d bytes; is it category.py?", path, maxSourceSize)
+	if int64(len(data)) > limit {
+		return Source{}, &TooLargeError{Path: path, Limit: limit, Size: int64(len(data))}
 	}
 	return Parse(path, data)
 }
@@ -55,7 +82,7 @@ func Parse(origin string, data []byte) (Source, error) {
 	src := Source{Origin: origin}
 	var lines []string
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), maxSourceSize)
+	sc.Buffer(make([]byte, 64*1024), max(len(data)+1, 64*1024)) // a line as long as the file
 	for sc.Scan() {
 		lines = append(lines, strings.TrimRight(sc.Text(), "\r"))
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -23,6 +24,25 @@ type shardRow struct {
 	NextAttempt *time.Time `db:"next_attempt"`
 	Delay       *float64   `db:"last_delay_seconds"`
 	LastAttempt *time.Time `db:"last_attempt"`
+}
+
+// Shards is the document of outboxctl shards from a StuckShards (stuck) or TopShards
+// result: the listing with each shard's state at now, and the footer of a listing cut by
+// --limit (total_shards, which the footer says on a terminal, stays for machines).
+func Shards(reg *enums.Registry, res *query.Result, ks *options.Killswitches, now time.Time, stuck bool) (render.Doc, error) {
+	tbl := Table(reg, res)
+	if err := ShardStates(tbl, res, ks, now); err != nil {
+		return nil, err
+	}
+	title, noun := "Deepest shards", "shards"
+	if stuck {
+		title, noun = "Shards in backoff", "stuck shards"
+	}
+	if tbl.MachineOnly == nil {
+		tbl.MachineOnly = map[string]bool{}
+	}
+	tbl.MachineOnly["total_shards"] = true
+	return render.Doc{{Name: "shards", Title: title, Table: tbl, Footer: ListFooter(res, "total_shards", noun)}}, nil
 }
 
 // ShardStates classifies every shard row of res (which must carry shard_scope,

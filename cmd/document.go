@@ -1,0 +1,68 @@
+package cmd
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outboxctl/outboxctl/internal/render"
+)
+
+// readRun is a read command's run function bound to its options: given the app of one
+// target (the invocation's, one context's of a fan-out, one frame's of a watch) it builds
+// its dependencies from it and returns the document to render, and the verdict (threshold,
+// warning, critical, pending) or error the command ends with. The document is nil when the command printed its
+// SQL instead (--print-sql, no database) or streamed its rows itself (inspect shard): a
+// read that prints as it reads cannot hand its rows over whole.
+//
+// Returning the document rather than printing it is what lets one runner render it, redraw
+// it under --watch and merge it across contexts without running the command tree again.
+type readRun func(ctx context.Context, on *app) (render.Doc, error)
+
+// runDocument is the one runner of the read commands: it runs run against the target the
+// flags select (or each selected context, merged), renders the document, and returns the
+// verdict; under --watch it redraws the document every interval instead.
+func (a *app) runDocument(c *cobra.Command, run readRun) error {
+	ctx := c.Context()
+	if w := a.watching(c); w != nil {
+		return a.watch(ctx, c, w, run)
+	}
+	doc, gone, err := a.document(ctx, run)
+	if doc != nil {
+		if perr := a.printer().Print(doc); perr != nil {
+			return perr
+		}
+	}
+	printGone(a.io.Err, gone)
+	return err
+}
+
+// document is run's document for the target the flags select, or the merge of every
+// selected context's (fanDocument), with the contexts that did not answer.
+func (a *app) document(ctx context.Context, run readRun) (render.Doc, []goneContext, error) {
+	if len(a.fan) > 0 {
+		return a.fanDocument(ctx, run)
+	}
+	doc, err := run(ctx, a)
+	return doc, nil, err
+}
+
+// fork is a copy of the app writing to other streams: a context's run or a watch frame
+// gets its own settings and output without touching the invocation's.
+func (a *app) fork(s *render.Streams) *app {
+	f := *a
+	f.io = s
+	return &f
+}
+
+// runWithReadDeps is runDocument for a run function of readDeps, built from the app each
+// run is for.
+func (a *app) runWithReadDeps(c *cobra.Command, run func(context.Context, readDeps) (render.Doc, error)) error {
+	return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
+		d, err := on.readDeps()
+		if err != nil {
+			return nil, err
+		}
+		return run(ctx, d)
+	})
+}

@@ -1,0 +1,224 @@
+package drain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/query"
+)
+
+// ArchivedDelete is the one protocol by which rows are deleted without delivery (a drain's
+// discard and kill-switch trim, compact, skip): inside a write transaction ArchiveAndDelete
+// stages the rows in the archive (synced) and deletes exactly the ids it staged; after the
+// transaction, Finish writes each staged batch's second phase. A drain calls
+// ArchiveAndDelete several times in one transaction (one call per group), a repair once.
+type ArchivedDelete struct {
+	Op     *Operation
+	Target query.Target
+	// Why marks the DELETE (--reason in pg_stat_activity).
+	Why query.Why
+	// Warnf, when set, hears of an abort marker that could not be written: the rows were not
+	// deleted, but the archive shows their batch as staged (restore reports it and checks
+	// the table).
+	Warnf func(format string, args ...any)
+	// staged are the batches of the transaction in progress, with the ids it deleted;
+	// doubt those of a transaction whose COMMIT got no answer, until Settle marks them.
+	staged []stagedBatch
+	doubt  []stagedBatch
+}
+
+// stagedBatch is an archive batch and the ids its transaction deleted.
+type stagedBatch struct {
+	batch   Batch
+	deleted []int64
+}
+
+// statementError is a failure of one of ArchiveAndDelete's statements, naming it for
+// DeleteArchived's db.Classify; it reads as the error itself, so the drain, which names
+// its failures "drain", says what it always said.
+type statementError struct {
+	name string
+	err  error
+}
+
+func (e *statementError) Error() string { return e.err.Error() }
+func (e *statementError) Unwrap() error { return e.err }
+
+// ArchiveAndDelete reads the rows sel selects whole (the archive's columns, see
+// RowsFromResult), stages them as one batch, and deletes exactly the ids it staged, a
+// chunk at a time (query.DeleteChunk: each DELETE finishes well inside the statement
+// timeout, as Sentry's slices do). before gives each row's schedule from before a drain's
+// claim (nil: as read). It returns the ids deleted, which the batch's commit marker names
+// (another session may have deleted some of the staged rows meanwhile).
+//
+// Deleting the staged ids, never re-running sel, means a row that becomes visible between
+// the read and the DELETE (a late commit) is never deleted unarchived.
+func (a *ArchivedDelete) ArchiveAndDelete(ctx context.Context, tx pgx.Tx, sel query.Statement, before map[int64]Schedule) ([]int64, error) {
+	if a == nil || a.Op == nil {
+		return nil, ErrNoArchive
+	}
+	res, err := query.Run(ctx, tx, sel)
+	if err != nil {
+		return nil, &statementError{sel.Name, err}
+	}
+	rows, err := RowsFromResult(res, before)
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	b, err := a.Op.Stage(rows)
+	if err != nil {
+		return nil, err
+	}
+	a.staged = append(a.staged, stagedBatch{batch: b})
+	sb := &a.staged[len(a.staged)-1]
+	for ids := b.IDs; len(ids) > 0; {
+		n := min(len(ids), query.DeleteChunk)
+		del := query.DeleteArchivedIDs(a.Target, ids[:n], a.Why)
+		out, err := query.Run(ctx, tx, del)
+		if err != nil {
+			return sb.deleted, &statementError{del.Name, err}
+		}
+		got, err := query.Rows[deletedID](out)
+		if err != nil {
+			return sb.deleted, err
+		}
+		for _, r := range got {
+			sb.deleted = append(sb.deleted, r.ID)
+		}
+		ids = ids[n:]
+	}
+	return sb.deleted, nil
+}
+
+// deletedID is a row of query.DeleteArchivedIDs.
+type deletedID struct {
+	ID int64 `db:"id"`
+}
+
+// Finish writes the second phase of the batches the transaction staged, given how it
+// ended (err; committing: its COMMIT was sent, so a failure leaves the outcome unknown):
+// commit markers naming the deleted ids after a commit, abort markers after a certain
+// rollback, nothing when the COMMIT's outcome is unknown (restore then reports the batch
+// and checks the table). It returns err, or what went wrong writing the markers.
+func (a *ArchivedDelete) Finish(err error, committing bool) error {
+	if a == nil {
+		return err
+	}
+	staged := a.staged
+	a.staged = nil
+	if len(staged) == 0 {
+		return err
+	}
+	switch {
+	case err != nil && !committing:
+		for _, sb := range staged {
+			if aerr := a.Op.Abort(sb.batch, err); aerr != nil && a.Warnf != nil {
+				a.Warnf("the rows were not deleted, but the archive could not say so: %v", aerr)
+			}
+		}
+		return err
+	case db.IsInDoubt(err):
+		a.doubt = append(a.doubt, staged...) // Settle marks them from what it finds
+		return err
+	case err != nil:
+		return fmt.Errorf("%w; archive %s keeps the rows staged without a commit marker: outboxctl restore reports them and checks the table", err, a.Op.Path)
+	}
+	for _, sb := range staged {
+		if cerr := a.Op.CommitDeleted(sb.batch, sb.deleted); cerr != nil {
+			return fmt.Errorf("the rows were deleted, but their commit marker could not be written (%w): restore them with outboxctl restore %s --operation %s --include-uncommitted",
+				cerr, a.Op.Path, a.Op.Meta.ID)
+		}
+	}
+	return nil
+}
+
+// DeleteArchived is a repair's archive-then-delete (compact, skip): sel's rows archived and
+// deleted in one write transaction on conn (after db.CheckPrimary), then marked. It
+// returns how many rows were deleted.
+func (a *ArchivedDelete) DeleteArchived(ctx context.Context, conn *db.Conn, sel query.Statement) (int64, error) {
+	var deleted []int64
+	committing := false
+	err := db.WriteTx(ctx, conn, func(tx db.Tx) error {
+		var err error
+		if deleted, err = a.ArchiveAndDelete(ctx, tx, sel, nil); err != nil {
+			var se *statementError
+			if errors.As(err, &se) {
+				return db.Classify(se.err, se.name)
+			}
+			return err
+		}
+		committing = true
+		return nil
+	})
+	return int64(len(deleted)), a.Finish(err, committing)
+}
+
+// OpenArchive opens the archive operation meta describes, started now: at path, or, when
+// path is empty, in the operation's own file under the user's state directory
+// (OperationArchivePath).
+func OpenArchive(path string, meta OperationMeta, now time.Time) (*Operation, error) {
+	meta.Started = now.UTC()
+	meta.ID = NewOperationID(meta.Command, meta.Started)
+	if path == "" {
+		var err error
+		if path, err = OperationArchivePath(meta.ID); err != nil {
+			return nil, err
+		}
+	}
+	return OpenOperation(path, meta)
+}
+
+// doubtIDs are the ids the transaction whose COMMIT got no answer deleted.
+func (a *ArchivedDelete) doubtIDs() []int64 {
+	if a == nil {
+		return nil
+	}
+	var ids []int64
+	for _, sb := range a.doubt {
+		ids = append(ids, sb.deleted...)
+	}
+	return ids
+}
+
+// settled writes the second phase of the batches of a COMMIT in doubt from what its settle
+// found: commit markers when it committed (restore then puts the rows back), abort markers
+// when it did not, nothing while it is still in doubt (the batches stay staged: restore
+// reports them and checks which of their rows are in the table, and --include-uncommitted
+// puts back the missing ones).
+func (a *ArchivedDelete) settled(s Settlement) error {
+	if a == nil {
+		return nil
+	}
+	doubt := a.doubt
+	a.doubt = nil
+	for _, sb := range doubt {
+		switch s {
+		case Committed:
+			if err := a.Op.CommitDeleted(sb.batch, sb.deleted); err != nil {
+				return fmt.Errorf("the rows were deleted, but their commit marker could not be written (%w): restore them with outboxctl restore %s --operation %s --include-uncommitted",
+					err, a.Op.Path, a.Op.Meta.ID)
+			}
+		case NotCommitted:
+			if err := a.Op.Abort(sb.batch, errNotCommitted); err != nil && a.Warnf != nil {
+				a.Warnf("the rows were not deleted, but the archive could not say so: %v", err)
+			}
+		}
+	}
+	return nil
+}
+
+// Settle settles, on conn (a fresh connection: the one the COMMIT went on is gone), the
+// COMMIT of a DeleteArchived that got no answer (db.InDoubtError), and marks its batches
+// from what it found.
+func (a *ArchivedDelete) Settle(ctx context.Context, conn *db.Conn) (Settlement, error) {
+	s, err := SettleDeleted(ctx, conn, a.Target, a.doubtIDs())
+	if merr := a.settled(s); merr != nil && err == nil {
+		err = merr
+	}
+	return s, err
+}

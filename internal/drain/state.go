@@ -1,0 +1,58 @@
+package drain
+
+import (
+	"context"
+	"time"
+
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/query"
+)
+
+// ShardStateRow is a row of query.ShardState: what a repair or drain reports before and
+// after, and inspect shard reads its depth from.
+type ShardStateRow struct {
+	Depth       int64 `db:"depth"`
+	NextAttempt any   `db:"next_attempt"` // printed as it is: a time, or NULL
+}
+
+// ShardState reads a shard's depth and next attempt in a snapshot of their own. A failed
+// read is its error, never a depth of 0: a caller that took it for "empty" would report a
+// state it never read. In the control silo without a cell the shard has a row per cell:
+// their depths add up and the earliest next attempt is the shard's.
+func ShardState(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (depth int64, next any, err error) {
+	err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
+		res, err := query.Run(ctx, tx, query.ShardState(t, k))
+		if err != nil {
+			return err
+		}
+		rows, err := query.Rows[ShardStateRow](res)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			depth += r.Depth
+			if tm, ok := r.NextAttempt.(time.Time); ok {
+				if cur, ok := next.(time.Time); !ok || tm.Before(cur) {
+					next = tm
+				}
+			}
+		}
+		return nil
+	})
+	return depth, next, db.Classify(err, "shard-state")
+}
+
+// Superseded counts a shard's superseded rows and reads its highest id, the watermark the
+// DELETE stops at, in one snapshot.
+func Superseded(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (count, watermark int64, err error) {
+	err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
+		res, err := query.Run(ctx, tx, query.Superseded(t, k, 0, query.Why{}))
+		if err != nil {
+			return db.Classify(err, "superseded")
+		}
+		count = int64(len(res.Rows))
+		watermark, err = MaxID(ctx, tx, t, k)
+		return err
+	})
+	return count, watermark, err
+}

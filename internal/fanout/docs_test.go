@@ -1,0 +1,52 @@
+package fanout_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/outboxctl/outboxctl/internal/fanout"
+	"github.com/outboxctl/outboxctl/internal/render"
+)
+
+// TestMergeDocs merges two contexts' documents: a table section gains the context column
+// and sorts by its keys (a ranked column by its rank, equal rows in the contexts' order), a
+// column one context lacks stays empty, a card becomes one row per context, and footers
+// are kept one line per context.
+func TestMergeDocs(t *testing.T) {
+	t.Parallel()
+	us := render.Doc{
+		{Name: "findings", Title: "Findings", Table: &render.Table{Columns: []string{"severity", "check"},
+			Rows: [][]any{{"warn", "xmin"}, {"ok", "replica"}}}, Footer: "2 findings"},
+		{Name: "message", Card: []render.Field{{Key: "id", Value: int64(1)}, {Key: "depth", Value: int64(3), MachineOnly: true}}},
+	}
+	de := render.Doc{
+		{Name: "findings", Title: "Findings", Table: &render.Table{Columns: []string{"check", "severity", "extra"},
+			Rows: [][]any{{"locks", "crit", "x"}, {"scheduler", "warn", "y"}}}},
+		{Name: "message", Card: []render.Field{{Key: "id", Value: int64(2)}}},
+	}
+	got := fanout.MergeDocs([]fanout.Answer{{Context: "us", Doc: us}, {Context: "de", Doc: de}}, fanout.Order{
+		Keys:  map[string][]fanout.SortKey{"findings": {fanout.Desc("severity")}},
+		Ranks: map[string][]string{"severity": {"ok", "warn", "crit"}},
+	})
+	if len(got) != 2 || got[0].Name != "findings" || got[0].Title != "Findings" || got[1].Name != "message" {
+		t.Fatalf("sections %+v", got)
+	}
+	f := got[0].Table
+	if want := []string{"context", "severity", "check"}; !reflect.DeepEqual(f.Columns, want) {
+		t.Errorf("columns %v, want %v (the first context's)", f.Columns, want)
+	}
+	want := [][]any{{"de", "crit", "locks"}, {"us", "warn", "xmin"}, {"de", "warn", "scheduler"}, {"us", "ok", "replica"}}
+	if !reflect.DeepEqual(f.Rows, want) {
+		t.Errorf("rows %v, want %v", f.Rows, want)
+	}
+	if got[0].Footer != "us: 2 findings" {
+		t.Errorf("footer %q", got[0].Footer)
+	}
+	m := got[1].Table
+	if wantCols := []string{"context", "id", "depth"}; !reflect.DeepEqual(m.Columns, wantCols) || !m.MachineOnly["depth"] {
+		t.Errorf("card columns %v (machine-only %v), want %v with depth machine-only", m.Columns, m.MachineOnly, wantCols)
+	}
+	if wantRows := [][]any{{"us", int64(1), int64(3)}, {"de", int64(2), nil}}; !reflect.DeepEqual(m.Rows, wantRows) {
+		t.Errorf("card rows %v, want %v", m.Rows, wantRows)
+	}
+}

@@ -1,0 +1,30 @@
+package report
+
+import (
+	"slices"
+
+	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
+)
+
+// Depth is outboxctl depth's document from a Depth or DepthEstimate result: the total
+// first, then each category with its name. Its rows are read by name (query.DepthRow), so
+// a statement that lost its category column is an error rather than a mislabelled row.
+func Depth(reg *enums.Registry, res *query.Result) (render.Doc, error) {
+	rows, err := query.Rows[query.DepthRow](res)
+	if err != nil {
+		return nil, err
+	}
+	tbl := Table(reg, res)
+	// The total's category is NULL, so the decorator named it nothing: name it here, in the
+	// column the decorator added, found by name.
+	if name := slices.Index(tbl.Columns, nameColumns["category"]); name >= 0 {
+		for i, r := range rows {
+			if r.Category == nil {
+				tbl.Rows[i][name] = "(total)"
+			}
+		}
+	}
+	return render.Doc{{Name: "depth", Table: tbl}}, nil
+}
