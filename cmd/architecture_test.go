@@ -169,3 +169,52 @@ func isStdout(e ast.Expr) bool {
 	}
 	return false
 }
+
+// TestOneDependencyType keeps cmd/ on one dependency type, the factory (cmd/factory.go):
+// no struct type named *Deps comes back beside it, and every run function (a top-level
+// func runX) takes the factory as a parameter, so a new command finds its connector,
+// printer, prompter and clock in one place and a test builds them one way.
+func TestOneDependencyType(t *testing.T) {
+	t.Parallel()
+	_, files := cmdFiles(t)
+	runs := 0
+	for name, f := range files {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					if ts, ok := s.(*ast.TypeSpec); ok && strings.HasSuffix(ts.Name.Name, "Deps") {
+						t.Errorf("cmd/%s declares %s: a command's dependencies are fields of factory (cmd/factory.go)", name, ts.Name.Name)
+					}
+				}
+			case *ast.FuncDecl:
+				if !isRunFunc(d) {
+					continue
+				}
+				runs++
+				if !takesFactory(d) {
+					t.Errorf("cmd/%s: %s takes no factory: a run function's dependencies are the factory (cmd/factory.go)", name, d.Name.Name)
+				}
+			}
+		}
+	}
+	if runs < 20 {
+		t.Fatalf("found only %d run functions in cmd/: has the naming (runX) changed?", runs)
+	}
+}
+
+// isRunFunc reports whether fd is a command's run function: a top-level func runX.
+func isRunFunc(fd *ast.FuncDecl) bool {
+	n := fd.Name.Name
+	return fd.Recv == nil && len(n) > 3 && strings.HasPrefix(n, "run") && n[3] >= 'A' && n[3] <= 'Z'
+}
+
+// takesFactory reports whether one of fd's parameters is a factory.
+func takesFactory(fd *ast.FuncDecl) bool {
+	for _, p := range fd.Type.Params.List {
+		if id, ok := p.Type.(*ast.Ident); ok && id.Name == "factory" {
+			return true
+		}
+	}
+	return false
+}

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -89,33 +88,6 @@ func (o *backfillStatusOptions) Validate() error {
 	return nil
 }
 
-// backfillDeps are what a status run takes from outside: the streams and printer, the
-// database (connect is nil when none is given: the SQL is printed), SQL printing, the
-// environment and the clock.
-type backfillDeps struct {
-	streams     *render.Streams
-	printer     *render.Printer
-	connect     func(ctx context.Context) (*db.Conn, error)
-	printSQL    bool
-	printScript func(query.Script) error
-	schema      string
-	deployment  query.Deployment
-	getenv      func(string) string
-	now         func() time.Time
-	after       func(time.Duration) <-chan time.Time
-}
-
-func (a *app) backfillDeps() backfillDeps {
-	printOnly, noDB := a.wantsSQL()
-	return backfillDeps{
-		streams: a.io, printer: a.printer(), printSQL: printOnly,
-		connect:     func(ctx context.Context) (*db.Conn, error) { return a.connect(ctx, "backfill") },
-		printScript: func(s query.Script) error { return a.printScript(s, noDB) },
-		schema:      a.g.Schema, deployment: a.deployment(), getenv: a.getenv,
-		now: time.Now, after: time.After,
-	}
-}
-
 func newBackfillStatusCmd(a *app) *cobra.Command {
 	var o backfillStatusOptions
 	var w *watchSpec
@@ -167,7 +139,7 @@ exits 8 while any selected table is not complete.`),
 				return err
 			}
 			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
-				return watchBackfill(ctx, on.backfillDeps(), o)
+				return watchBackfill(ctx, on.factory(), o)
 			})
 		},
 	}
@@ -199,7 +171,7 @@ exits 8 while any selected table is not complete.`),
 // watchBackfill runs the status once. Under --watch this is one frame of the watch (see
 // runDocument), which asks for the verdict so that the watch ends when every selected table
 // is complete: the frames show rows_done's change and rate from frame to frame.
-func watchBackfill(ctx context.Context, d backfillDeps, o backfillStatusOptions) (render.Doc, error) {
+func watchBackfill(ctx context.Context, d factory, o backfillStatusOptions) (render.Doc, error) {
 	if o.Watch > 0 {
 		o.ExitStatus = true
 	}
@@ -208,15 +180,15 @@ func watchBackfill(ctx context.Context, d backfillDeps, o backfillStatusOptions)
 
 // runBackfillStatus selects the tables, prints the SQL or reads the status and returns it.
 // o must have passed Validate.
-func runBackfillStatus(ctx context.Context, d backfillDeps, o backfillStatusOptions) (render.Doc, error) {
+func runBackfillStatus(ctx context.Context, d factory, o backfillStatusOptions) (render.Doc, error) {
 	selected, err := selectTables(backfill.Registered(o.overrides), o.Tables)
 	if err != nil {
 		return nil, err
 	}
-	if d.printSQL {
+	if d.printOnly {
 		return nil, printBackfillSQL(d, o, selected)
 	}
-	conn, err := d.connect(ctx)
+	conn, err := d.connect(ctx, "backfill")
 	if err != nil {
 		return nil, err
 	}
@@ -229,22 +201,11 @@ func runBackfillStatus(ctx context.Context, d backfillDeps, o backfillStatusOpti
 		}
 	}
 	rep, err := src.Status(ctx, status.Request{Tables: selected, SelfHosted: o.SelfHosted, Exact: o.Exact,
-		Sample: o.Sample, Wait: d.wait})
+		Sample: o.Sample, Wait: func(ctx context.Context, dur time.Duration) error { return d.sampleAgain(ctx, "cursors", dur) }})
 	if err != nil {
 		return nil, err
 	}
 	return backfillDoc(d.printer, rep), backfillVerdict(rep, o.ExitStatus)
-}
-
-// wait says it samples again, and waits (or returns on Ctrl-C).
-func (d backfillDeps) wait(ctx context.Context, dur time.Duration) error {
-	fmt.Fprintf(d.streams.Err, "sampling the cursors again in %s…\n", dur)
-	select {
-	case <-d.after(dur):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // selectTables is every registered table, or the ones named (each must be registered).
@@ -266,7 +227,7 @@ func selectTables(all []backfill.Table, names []string) ([]backfill.Table, error
 
 // addCursorTables adds, to the registered tables, any table with a cursor (with Sentry's
 // default replication_version 1 unless --coded says otherwise).
-func addCursorTables(ctx context.Context, d backfillDeps, src status.Source, all []backfill.Table) ([]backfill.Table, error) {
+func addCursorTables(ctx context.Context, d factory, src status.Source, all []backfill.Table) ([]backfill.Table, error) {
 	extra, err := src.CursorTables(ctx)
 	if err != nil {
 		return nil, err
@@ -283,7 +244,7 @@ func addCursorTables(ctx context.Context, d backfillDeps, src status.Source, all
 	return all, nil
 }
 
-func printBackfillSQL(d backfillDeps, o backfillStatusOptions, selected []backfill.Table) error {
+func printBackfillSQL(d factory, o backfillStatusOptions, selected []backfill.Table) error {
 	if err := d.printScript(status.Script(d.schema, selected)); err != nil {
 		return err
 	}

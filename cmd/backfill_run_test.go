@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/backfill"
-	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -34,21 +33,19 @@ func TestRunBackfillStatusDirect(t *testing.T) {
 		}
 	}
 	streams, out, errOut := render.Test()
-	a := &app{io: streams, getenv: streams.Getenv, g: globalOptions{Output: "csv"}}
+	// The app's factory on a real DSN, with the clock and the sample's wait replaced.
+	a := &app{io: streams, getenv: streams.Getenv, g: globalOptions{Output: "csv", DSN: testdb.DSN(), Schema: schema}}
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	d := backfillDeps{
-		streams: streams, printer: a.printer(), schema: schema, getenv: streams.Getenv,
-		connect: func(ctx context.Context) (*db.Conn, error) { return db.Connect(ctx, db.Config{DSN: testdb.DSN()}) },
-		now:     func() time.Time { return clock },
-		after: func(dur time.Duration) <-chan time.Time {
-			clock = clock.Add(dur)
-			if _, err := pool.Exec(ctx, "UPDATE "+schema+".hybridcloud_celloutboxbackfillwatermark SET low_bound = 41"); err != nil {
-				t.Error(err)
-			}
-			c := make(chan time.Time, 1)
-			c <- clock
-			return c
-		},
+	d := a.factory()
+	d.now = func() time.Time { return clock }
+	d.after = func(dur time.Duration) <-chan time.Time {
+		clock = clock.Add(dur)
+		if _, err := pool.Exec(ctx, "UPDATE "+schema+".hybridcloud_celloutboxbackfillwatermark SET low_bound = 41"); err != nil {
+			t.Error(err)
+		}
+		c := make(chan time.Time, 1)
+		c <- clock
+		return c
 	}
 	o := backfillStatusOptions{Tables: []string{"sentry_organization"}, Store: "postgres", Sample: time.Minute, ExitStatus: true}
 	if err := o.Validate(); err != nil {

@@ -45,31 +45,18 @@ mode 0600. Passwords are never printed.`),
 	return c
 }
 
-// contextDeps are what the context commands take from outside: the config file (loaded
-// through the environment: $OUTBOXCTL_CONFIG, $XDG_CONFIG_HOME), the environment and the
-// printer.
-type contextDeps struct {
-	configFile func() (*config.File, error)
-	getenv     func(string) string
-	printer    *render.Printer
-}
-
-func (a *app) contextDeps() contextDeps {
-	return contextDeps{configFile: a.configFile, getenv: a.getenv, printer: a.printer()}
-}
-
 func newContextListCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the contexts of the config file",
 		Args:  exactArgs(0, "(none)"),
-		RunE:  func(*cobra.Command, []string) error { return runContextList(a.contextDeps()) },
+		RunE:  func(*cobra.Command, []string) error { return runContextList(a.factory()) },
 	}
 }
 
 // runContextList prints one row per context of the config file (none when there is no file,
 // with a note saying where it was looked for).
-func runContextList(d contextDeps) error {
+func runContextList(d factory) error {
 	f, err := d.configFile()
 	if err != nil {
 		return err
@@ -117,7 +104,7 @@ default. NAME defaults to $OUTBOXCTL_CONTEXT, then current-context. Passwords ar
 			if len(args) == 1 {
 				o.Name = args[0]
 			}
-			return runContextShow(a.contextDeps(), o)
+			return runContextShow(a.factory(), o)
 		},
 	}
 }
@@ -130,7 +117,7 @@ type contextShowOptions struct {
 }
 
 // runContextShow prints what a context resolves to, one setting a line with its source.
-func runContextShow(d contextDeps, o contextShowOptions) error {
+func runContextShow(d factory, o contextShowOptions) error {
 	f, err := d.configFile()
 	if err != nil {
 		return err
@@ -175,12 +162,12 @@ func newContextUseCmd(a *app) *cobra.Command {
 		Use:   "use NAME",
 		Short: "Make NAME the current context (rewrites current-context, keeps the rest of the file)",
 		Args:  exactArgs(1, "NAME"),
-		RunE:  func(_ *cobra.Command, args []string) error { return runContextUse(a.contextDeps(), args[0]) },
+		RunE:  func(_ *cobra.Command, args []string) error { return runContextUse(a.factory(), args[0]) },
 	}
 }
 
 // runContextUse makes name the config file's current context, keeping the rest of the file.
-func runContextUse(d contextDeps, name string) error {
+func runContextUse(d factory, name string) error {
 	f, err := d.configFile()
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/backfill/status"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/doctor"
+	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -21,6 +21,9 @@ type doctorOptions struct {
 	Config doctor.Config
 	// Sample reads the backfill cursors again after this long to find stalled walks.
 	Sample time.Duration
+	// named is true when the global flags name one outbox table (--silo, --table, --cell):
+	// only it is checked, else every one present.
+	named bool
 }
 
 // Validate checks the flags and returns the checks to run, in run order.
@@ -37,25 +40,6 @@ func (o *doctorOptions) Validate() ([]string, error) {
 		return nil, usageErrorf("outboxctl doctor --xmin-warn 5m --xmin-crit 1h", "`--xmin-warn` (%s) must not exceed `--xmin-crit` (%s)", c.XminWarn, c.XminCrit)
 	}
 	return names, nil
-}
-
-// doctorDeps is what runDoctor needs from the process: injected so that it can be driven
-// without cobra.
-type doctorDeps struct {
-	// printOnly: print the SQL (--print-sql, or no database given); noDB: say how to connect.
-	printOnly, noDB bool
-	printScript     func(query.Script, bool) error
-	// targets picks the outbox tables to check: every one present, unless the flags named one.
-	targets func(sch *query.Schema) ([]query.Target, error)
-	// session runs fn in a read-only snapshot.
-	session  func(ctx context.Context, fn func(*session) error) error
-	env      func(s *session, targets []query.Target) *doctor.Env
-	printer  *render.Printer
-	cards    bool
-	schema   string
-	prefix   string
-	sleep    func(ctx context.Context, d time.Duration) error
-	progress func(format string, args ...any)
 }
 
 func newDoctorCmd(a *app) *cobra.Command {
@@ -108,15 +92,12 @@ critical (1: runtime failure, 2: usage).`),
 				return err
 			}
 			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
-				deps, err := on.doctorDeps(c)
-				if err != nil {
-					return nil, err
-				}
-				o := o // each context of a fan-out has its own timeouts and deployment
+				o := o // each context of a fan-out has its own timeouts, deployment and table
+				o.named = c.Flag("silo").Changed || on.g.Table != "" || on.g.Cell != ""
 				// The lock query's timeout is short, and never longer than the user's own.
 				o.Config.LockTimeout = min(doctor.DefaultLockTimeout, on.g.StatementTimeout)
 				o.Config.Deployment = on.deployment() // printed kill-switch SQL reads the table it decides
-				return runDoctor(ctx, o, names, deps)
+				return runDoctor(ctx, on.factory(), o, names)
 			})
 		},
 	}
@@ -135,60 +116,36 @@ critical (1: runtime failure, 2: usage).`),
 	return c
 }
 
-// doctorDeps wires runDoctor to this invocation's flags, database and output.
-func (a *app) doctorDeps(c *cobra.Command) (doctorDeps, error) {
-	reg, err := a.registry()
-	if err != nil {
-		return doctorDeps{}, err
-	}
-	printOnly, noDB := a.wantsSQL()
-	f, _ := render.ParseFormat(a.g.Output) // validated in PersistentPreRunE
-	named := c.Flag("silo").Changed || a.g.Table != "" || a.g.Cell != ""
-	prefix := "outboxctl"
-	if a.g.Schema != "" {
-		prefix += " --schema " + doctor.ShellQuote(a.g.Schema)
-	}
-	return doctorDeps{
-		printOnly: printOnly, noDB: noDB, printScript: a.printScript,
-		targets: func(sch *query.Schema) ([]query.Target, error) { return a.doctorTargets(named, sch) },
-		session: func(ctx context.Context, fn func(*session) error) error { return a.openSession(ctx, "doctor", fn) },
-		env: func(s *session, targets []query.Target) *doctor.Env {
-			return &doctor.Env{
-				Tx: s.tx, SchemaName: a.g.Schema, Schema: s.schema, Targets: targets, Registry: reg, Now: time.Now(), Prefix: prefix,
-				ReplicationOptions: func(ctx context.Context, tx db.Tx, tables []backfill.Table) (map[string]*int64, error) {
-					// A malformed option leaves its table unknown (nil); only a database
-					// error fails the check.
-					read, _, err := status.ReadOptions(ctx, tx, a.g.Schema, s.schema, tables)
-					out := make(map[string]*int64, len(read))
-					for k, v := range read {
-						out[k] = v.Value
-					}
-					return out, err
-				},
+// doctorEnv is what the checks read in the snapshot s: its transaction and catalog, the
+// tables to check, the registry, the clock and the command line a finding suggests.
+func doctorEnv(d factory, s *session, targets []query.Target, reg *enums.Registry) *doctor.Env {
+	return &doctor.Env{
+		Tx: s.tx, SchemaName: d.schema, Schema: s.schema, Targets: targets, Registry: reg, Now: d.now(), Prefix: doctorPrefix(d.schema),
+		ReplicationOptions: func(ctx context.Context, tx db.Tx, tables []backfill.Table) (map[string]*int64, error) {
+			// A malformed option leaves its table unknown (nil); only a database
+			// error fails the check.
+			read, _, err := status.ReadOptions(ctx, tx, d.schema, s.schema, tables)
+			out := make(map[string]*int64, len(read))
+			for k, v := range read {
+				out[k] = v.Value
 			}
+			return out, err
 		},
-		printer: a.printer(),
-		cards:   !a.merged && (f == render.FormatTable || f == render.FormatMarkdown || (f == render.FormatAuto && a.io.OutTTY)), // merged findings are one table
-		schema:  a.g.Schema, prefix: prefix,
-		sleep: func(ctx context.Context, d time.Duration) error {
-			select {
-			case <-time.After(d):
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		},
-		progress: func(format string, args ...any) { fmt.Fprintf(a.io.Err, format+"\n", args...) },
-	}, nil
+	}
 }
 
-// doctorTargets picks the outbox tables: the one the flags name, or else every one of the
-// two silos' tables present (both in a monolith). sch nil means "print": both.
-func (a *app) doctorTargets(named bool, sch *query.Schema) ([]query.Target, error) {
-	t, err := a.target()
-	if err != nil {
-		return nil, err
+// doctorPrefix is the command line a finding's next command starts with: --schema kept.
+func doctorPrefix(schema string) string {
+	prefix := "outboxctl"
+	if schema != "" {
+		prefix += " --schema " + doctor.ShellQuote(schema)
 	}
+	return prefix
+}
+
+// doctorTargets picks the outbox tables: t when the flags name it, or else every one of the
+// two silos' tables present (both in a monolith). sch nil means "print": both.
+func doctorTargets(t query.Target, named bool, sch *query.Schema) ([]query.Target, error) {
 	all := []query.Target{t}
 	if !named {
 		all = []query.Target{{Silo: query.SiloCell, Schema: t.Schema}, {Silo: query.SiloControl, Schema: t.Schema}}
@@ -210,25 +167,36 @@ func (a *app) doctorTargets(named bool, sch *query.Schema) ([]query.Target, erro
 
 // runDoctor prints the checks' SQL, or runs them in one snapshot, prints the findings and
 // maps the worst severity to the exit status.
-func runDoctor(ctx context.Context, o doctorOptions, names []string, d doctorDeps) (render.Doc, error) {
-	if d.printOnly {
-		targets, err := d.targets(nil)
+func runDoctor(ctx context.Context, d factory, o doctorOptions, names []string) (render.Doc, error) {
+	reg, err := d.registry()
+	if err != nil {
+		return nil, err
+	}
+	pick := func(sch *query.Schema) ([]query.Target, error) {
+		t, err := d.target()
 		if err != nil {
 			return nil, err
 		}
-		return nil, d.printScript(doctor.Script(targets, d.schema, names, o.Config), d.noDB)
+		return doctorTargets(t, o.named, sch)
+	}
+	if d.printOnly {
+		targets, err := pick(nil)
+		if err != nil {
+			return nil, err
+		}
+		return nil, d.printScript(doctor.Script(targets, d.schema, names, o.Config))
 	}
 	var findings []doctor.Finding
 	var cursors map[string]backfill.Cursor
-	err := d.session(ctx, func(s *session) error {
+	err = d.openSession(ctx, "doctor", func(s *session) error {
 		if err := addWatermarks(s); err != nil {
 			return err
 		}
-		targets, err := d.targets(&s.schema)
+		targets, err := pick(&s.schema)
 		if err != nil {
 			return err
 		}
-		env := d.env(s, targets)
+		env := doctorEnv(d, s, targets, reg)
 		env.Config = o.Config
 		findings = doctor.Run(ctx, env, names)
 		cursors = env.Cursors
@@ -259,12 +227,11 @@ func addWatermarks(s *session) error {
 
 // resampleBackfill reads the cursors of the walks in progress again, o.Sample after the
 // snapshot closed (a snapshot held open while waiting would itself pin the xmin horizon).
-func resampleBackfill(ctx context.Context, o doctorOptions, d doctorDeps, fs []doctor.Finding, first map[string]backfill.Cursor) ([]doctor.Finding, error) {
-	d.progress("sampling the backfill cursors again in %s…", o.Sample)
-	if err := d.sleep(ctx, o.Sample); err != nil {
+func resampleBackfill(ctx context.Context, o doctorOptions, d factory, fs []doctor.Finding, first map[string]backfill.Cursor) ([]doctor.Finding, error) {
+	if err := d.sampleAgain(ctx, "backfill cursors", o.Sample); err != nil {
 		return nil, err
 	}
-	err := d.session(ctx, func(s *session) error {
+	err := d.openSession(ctx, "doctor", func(s *session) error {
 		if err := addWatermarks(s); err != nil {
 			return err
 		}
@@ -272,7 +239,7 @@ func resampleBackfill(ctx context.Context, o doctorOptions, d doctorDeps, fs []d
 		if err != nil {
 			return db.Classify(err, "backfill-watermarks")
 		}
-		fs = append(fs, doctor.Stalled(first, second, o.Sample, d.prefix)...)
+		fs = append(fs, doctor.Stalled(first, second, o.Sample, doctorPrefix(d.schema))...)
 		return nil
 	})
 	doctor.Sort(fs)
@@ -281,7 +248,7 @@ func resampleBackfill(ctx context.Context, o doctorOptions, d doctorDeps, fs []d
 
 // findingsDoc is the findings' document (cards on a terminal, else one table), and the
 // worst severity as the verdict.
-func findingsDoc(d doctorDeps, fs []doctor.Finding) (render.Doc, error) {
+func findingsDoc(d factory, fs []doctor.Finding) (render.Doc, error) {
 	doc := doctor.Table(fs)
 	if d.cards {
 		doc = doctor.Cards(fs)

@@ -26,7 +26,7 @@ func TestDoctorExitStatus(t *testing.T) {
 		if tt.worst != doctor.OK {
 			fs = append(fs, doctor.Finding{Check: "xmin", Severity: tt.worst, Summary: "pid 1"})
 		}
-		doc, err := findingsDoc(doctorDeps{}, fs)
+		doc, err := findingsDoc(factory{}, fs)
 		if perr := render.NewPrinter(io, render.FormatJSON, true).Print(doc); perr != nil {
 			t.Fatal(perr)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
@@ -55,14 +56,16 @@ func (a *app) fork(s *render.Streams) *app {
 	return &f
 }
 
-// runWithReadDeps is runDocument for a run function of readDeps, built from the app each
-// run is for.
-func (a *app) runWithReadDeps(c *cobra.Command, run func(context.Context, readDeps) (render.Doc, error)) error {
+// runWithFactory is runDocument for a read of the outbox table the flags select: the
+// factory and the target are built from the app each run is for (the invocation's, one
+// context's, one frame's), the target first, so that a usage error in it is said before
+// anything is read.
+func (a *app) runWithFactory(c *cobra.Command, run func(context.Context, factory, query.Target) (render.Doc, error)) error {
 	return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
-		d, err := on.readDeps()
+		t, err := on.target()
 		if err != nil {
 			return nil, err
 		}
-		return run(ctx, d)
+		return run(ctx, on.factory(), t)
 	})
 }

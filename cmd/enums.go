@@ -23,19 +23,6 @@ Sentry's category.py (categories 0–48, scopes 0–12); --enums PATH loads anot
 	return c
 }
 
-// enumsDeps are what the enums commands need from the process: the printer (every line
-// they write, -o or not), the registry (--enums or the built-in one) and whether -o was given.
-type enumsDeps struct {
-	printer  *render.Printer
-	registry func() (*enums.Registry, error)
-	// lines is true without -o: resolve then prints one line per match.
-	lines bool
-}
-
-func (a *app) enumsDeps() enumsDeps {
-	return enumsDeps{printer: a.printer(), registry: a.registry, lines: a.g.Output == ""}
-}
-
 // enumsListOptions are enums list's arguments: categories, scopes or nothing (both).
 type enumsListOptions struct {
 	Args []string
@@ -70,13 +57,13 @@ func newEnumsListCmd(a *app) *cobra.Command {
 		// argument is reported first, as it always was.
 		Args: func(_ *cobra.Command, args []string) error { return enumsListOptions{Args: args}.Validate() },
 		RunE: func(_ *cobra.Command, args []string) error {
-			return runEnumsList(a.enumsDeps(), enumsListOptions{Args: args}) // Args validated them
+			return runEnumsList(a.factory(), enumsListOptions{Args: args}) // Args validated them
 		},
 	}
 }
 
 // runEnumsList prints the categories, the scopes or both. o must have passed Validate.
-func runEnumsList(d enumsDeps, o enumsListOptions) error {
+func runEnumsList(d factory, o enumsListOptions) error {
 	reg, err := d.registry()
 	if err != nil {
 		return err
@@ -143,14 +130,14 @@ category and a scope, so it resolves to each that exists. A typo gets the closes
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return runEnumsResolve(a.enumsDeps(), o)
+			return runEnumsResolve(a.factory(), o)
 		},
 	}
 }
 
 // runEnumsResolve prints what o.Query names: one line per match by default (what runbooks
 // grep for, on a terminal or not), a table or JSON with -o.
-func runEnumsResolve(d enumsDeps, o enumsResolveOptions) error {
+func runEnumsResolve(d factory, o enumsResolveOptions) error {
 	reg, err := d.registry()
 	if err != nil {
 		return err
@@ -213,14 +200,14 @@ are not categories. Exits 1 when there is any problem, 0 when there is none.`),
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return runEnumsLint(a.enumsDeps(), o)
+			return runEnumsLint(a.factory(), o)
 		},
 	}
 }
 
 // runEnumsLint reports the problems of o.Path, one line each (or as rows with -o), and
 // exits 1 when there is any.
-func runEnumsLint(d enumsDeps, o enumsLintOptions) error {
+func runEnumsLint(d factory, o enumsLintOptions) error {
 	src, err := enums.LoadFile(o.Path, o.MaxBytes)
 	if err != nil {
 		return err

@@ -13,11 +13,11 @@ import (
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
-// testEnumsDeps are the enums commands' dependencies on test streams, printing as -o output.
-func testEnumsDeps(output string) (enumsDeps, *bytes.Buffer) {
+// testEnumsFactory is the factory of the enums commands on test streams, printing as -o output.
+func testEnumsFactory(output string) (factory, *bytes.Buffer) {
 	streams, out, _ := render.Test()
 	a := &app{io: streams, getenv: streams.Getenv, g: globalOptions{Output: output}, reg: enums.Builtin()}
-	return a.enumsDeps(), out
+	return a.factory(), out
 }
 
 // TestRunEnumsDirect calls the enums run functions with their dependencies, without the
@@ -25,21 +25,21 @@ func testEnumsDeps(output string) (enumsDeps, *bytes.Buffer) {
 // prints the scopes only; lint reports each problem and exits 1, or says there is none.
 func TestRunEnumsDirect(t *testing.T) {
 	t.Parallel()
-	d, out := testEnumsDeps("")
+	d, out := testEnumsFactory("")
 	if err := runEnumsResolve(d, enumsResolveOptions{Query: "11"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := out.String(); got != "TEAM_UPDATE (11)  category in ORGANIZATION_SCOPE\nAPI_TOKEN_SCOPE (11)  scope\n" {
 		t.Fatalf("resolve 11 = %q", got)
 	}
-	d, out = testEnumsDeps("csv")
+	d, out = testEnumsFactory("csv")
 	if err := runEnumsResolve(d, enumsResolveOptions{Query: "organization"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := out.String(); got != "kind,name,value,scope,retired\nscope,ORGANIZATION_SCOPE,0,,false\n" {
 		t.Fatalf("resolve organization -o csv = %q", got)
 	}
-	d, _ = testEnumsDeps("")
+	d, _ = testEnumsFactory("")
 	err := runEnumsResolve(d, enumsResolveOptions{Query: "ORGANIZATON_UPDATE"})
 	if err == nil || err.Error() != "unknown category or scope \"ORGANIZATON_UPDATE\"; did you mean ORGANIZATION_UPDATE? (run `outboxctl enums list` to see every name)" ||
 		exitCode(context.Background(), err) != ExitUsage {
@@ -47,7 +47,7 @@ func TestRunEnumsDirect(t *testing.T) {
 	}
 
 	o := enumsListOptions{Args: []string{"scopes"}}
-	d, out = testEnumsDeps("csv")
+	d, out = testEnumsFactory("csv")
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestRunEnumsDirect(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d, out = testEnumsDeps("")
+	d, out = testEnumsFactory("")
 	err = runEnumsLint(d, enumsLintOptions{Path: bad})
 	if err == nil || err.Error() != "1 problem(s) in "+bad || exitCode(context.Background(), err) != ExitError ||
 		out.String() != bad+":6: category integer 0 is reused by A and B\n" {
@@ -98,7 +98,7 @@ func TestRunVersionDirect(t *testing.T) {
 		if err := tc.o.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		if err := runVersion(versionDeps{printer: render.NewPrinter(io, render.FormatAuto, true), buildInfo: tc.info}, tc.o); err != nil || out.String() != tc.want {
+		if err := runVersion(factory{printer: render.NewPrinter(io, render.FormatAuto, true), buildInfo: tc.info}, tc.o); err != nil || out.String() != tc.want {
 			t.Errorf("runVersion(%+v) = %q, %v; want %q", tc.o, out.String(), err, tc.want)
 		}
 	}
@@ -128,7 +128,7 @@ func TestEnumsLintEscapesThePathOnBothStreams(t *testing.T) {
 		}
 		streams, out, errOut := render.Test()
 		a := &app{io: streams, getenv: streams.Getenv, reg: enums.Builtin()}
-		_ = runEnumsLint(a.enumsDeps(), enumsLintOptions{Path: path})
+		_ = runEnumsLint(a.factory(), enumsLintOptions{Path: path})
 		if out.String() != tc.wantOut || errOut.String() != tc.wantErr {
 			t.Errorf("lint: stdout %q, stderr %q; want %q, %q", out.String(), errOut.String(), tc.wantOut, tc.wantErr)
 		}

@@ -2,9 +2,12 @@ package cmd
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"runtime/debug"
 	"time"
 
+	"github.com/outboxctl/outboxctl/internal/config"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -13,43 +16,85 @@ import (
 
 // factory is what a command takes from outside, built once from the app (the model is gh's
 // cmdutil.Factory): fields for what the global flags decided, funcs for what is made on
-// demand (the registry, a connection, a snapshot on it), and the parts a test replaces (the
-// prompter, the audit line, the progress line, the clock, the streams, the environment). A
-// run function takes the factory and uses the fields it needs; a test builds one from an
-// app on test streams with a real DSN and swaps the rest.
+// demand (the registry, a connection, a snapshot, the config file), and the parts a test
+// replaces (the prompter, the audit line, the progress line, the clock, the streams, the
+// environment). It is cmd's one dependency type: every run function takes it as its
+// dependency parameter and uses the fields it needs (cmd/architecture_test.go guards it);
+// a test builds one from an app on test streams with a real DSN (app.factory) and swaps
+// the rest.
 //
-// The repairs (reschedule, compact, skip, restore), the drain, the kill-switch changes and
-// demo seed and drop take it; the read commands still take readDeps (see docs/architecture.md).
+// The run functions take the factory itself rather than copying fields into their options
+// (gh's other half): the options stay what the flags and arguments say, so Validate and
+// the flag-parsing tests see nothing else, and a run function's signature names one type.
 type factory struct {
 	printer *render.Printer
 	// printSQL is --print-sql: print, connect to nothing. printOnly is printSQL or no
-	// database given (a kill-switch change prints its SQL then, with the connect hint).
+	// database given (a read or a kill-switch change prints its SQL then, with the connect
+	// hint).
 	printSQL, printOnly bool
 	printScript         func(query.Script) error // prints statements as they would run
 	printSchema         query.Schema             // what printed SQL knows without a database: --deployment
+	deployment          query.Deployment         // --deployment (auto when not given)
 	schema              string                   // --schema: restore's destination when given
 	demoSchema          string                   // the schema demo seed and drop work in
-	requireDB           func(command string) error
-	connect             func(ctx context.Context, command string) (*db.Conn, error)
+	silo                string                   // --silo as given (cell, region or control), for titles
+	// target is the outbox table the flags select; the runners resolve it before the run
+	// function is called (runOnShard, runWithFactory) and pass it in.
+	target    func() (query.Target, error)
+	requireDB func(command string) error
+	connect   func(ctx context.Context, command string) (*db.Conn, error)
 	// session opens a read-only snapshot with the catalog on the connection the command
 	// holds: one connection per command.
-	session  func(ctx context.Context, conn *db.Conn, fn func(*session) error) error
-	registry func() (*enums.Registry, error)
-	confirm  func(command string, plan []string, yes bool) error
-	audit    func(command string, fields map[string]any)
-	progress func(ctx context.Context, label string, total int64, approx bool) *workProgress
-	now      func() time.Time
-	stderr   io.Writer           // a plan shown without a prompt, the archive's path
-	getenv   func(string) string // a drain handler's $VARS
+	session func(ctx context.Context, conn *db.Conn, fn func(*session) error) error
+	// readSession connects and opens a read-only snapshot of the target's outbox table;
+	// plainSession one on any Sentry database (the kill switches and options); openSession
+	// one that checks no table (doctor finds its tables in the catalog).
+	readSession, plainSession, openSession func(ctx context.Context, command string, fn func(*session) error) error
+	// runRead prints the script build makes (printOnly) or runs it in one read-only
+	// snapshot of the target, returning no results when it printed.
+	runRead    func(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error)
+	registry   func() (*enums.Registry, error)
+	configFile func() (*config.File, error) // the context commands' file, through the environment
+	buildInfo  func() (*debug.BuildInfo, bool)
+	confirm    func(command string, plan []string, yes bool) error
+	audit      func(command string, fields map[string]any)
+	progress   func(ctx context.Context, label string, total int64, approx bool) *workProgress
+	now        func() time.Time
+	after      func(time.Duration) <-chan time.Time // a second sample's wait
+	stderr     io.Writer                            // a plan shown without a prompt, the archive's path, a sample's note
+	getenv     func(string) string                  // a drain handler's $VARS, the contexts' environment
+	// lines is true without -o: enums resolve prints one line per match.
+	lines bool
+	// cards is doctor's findings as cards (a terminal, table or markdown, one context):
+	// merged findings are one table.
+	cards bool
 }
 
 func (a *app) factory() factory {
 	printOnly, noDB := a.wantsSQL()
+	format, _ := render.ParseFormat(a.g.Output) // validated in PersistentPreRunE
 	return factory{
-		printer: a.printer(), printSQL: a.g.PrintSQL, printOnly: printOnly, schema: a.g.Schema, demoSchema: a.demoSchema(), printSchema: a.printSchema(),
+		printer: a.printer(), printSQL: a.g.PrintSQL, printOnly: printOnly, schema: a.g.Schema, demoSchema: a.demoSchema(),
+		printSchema: a.printSchema(), deployment: a.deployment(), silo: a.g.Silo, target: a.target,
 		printScript: func(s query.Script) error { return a.printScript(s, noDB) },
-		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSessionOn, registry: a.registry,
-		confirm: a.confirm, audit: a.audit, progress: a.progress, now: time.Now,
+		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSessionOn,
+		readSession: a.readSession, plainSession: a.plainSession, openSession: a.openSession, runRead: a.runRead,
+		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,
+		confirm: a.confirm, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
 		stderr: a.io.Err, getenv: a.getenv,
+		lines: a.g.Output == "",
+		cards: !a.merged && (format == render.FormatTable || format == render.FormatMarkdown || (format == render.FormatAuto && a.io.OutTTY)),
+	}
+}
+
+// sampleAgain says on stderr that what is read again in dur, and waits (or returns on
+// Ctrl-C): backfill status's and doctor's second sample of the backfill cursors.
+func (f factory) sampleAgain(ctx context.Context, what string, dur time.Duration) error {
+	fmt.Fprintf(f.stderr, "sampling the %s again in %s…\n", what, dur)
+	select {
+	case <-f.after(dur):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

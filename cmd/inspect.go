@@ -80,8 +80,8 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 			return a.runOnShard(&o.shardArgs, o.Validate, func(_ context.Context, _ query.Target, k query.ShardKey) error {
 				// The messages stream as they are read: the run prints them itself and
 				// returns no document (readRun).
-				return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
-					return nil, runInspectShard(ctx, d, o, k)
+				return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
+					return nil, runInspectShard(ctx, d, o, t, k)
 				})
 			})(c, args)
 		},
@@ -98,7 +98,7 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 
 // runInspectShard prints (or runs) shard k's state, categories and messages; the messages
 // stream as they are read.
-func runInspectShard(ctx context.Context, d readDeps, o inspectShardOptions, k query.ShardKey) error {
+func runInspectShard(ctx context.Context, d factory, o inspectShardOptions, t query.Target, k query.ShardKey) error {
 	messages := func(t query.Target) query.Statement {
 		if o.All {
 			return query.ShardMessagesAll(t, k)
@@ -106,8 +106,7 @@ func runInspectShard(ctx context.Context, d readDeps, o inspectShardOptions, k q
 		return query.ShardMessagesOrdered(t, k, o.Limit, o.Exact, o.Order == "oldest")
 	}
 	if d.printOnly {
-		t := d.target
-		return d.printScript(query.Script{query.ShardState(t, k), query.ShardCategories(t, k), messages(t), d.killswitchStatement()})
+		return d.printScript(query.Script{query.ShardState(t, k), query.ShardCategories(t, k), messages(t), d.killswitchStatement(t)})
 	}
 	reg, err := d.registry()
 	if err != nil {
@@ -118,7 +117,7 @@ func runInspectShard(ctx context.Context, d readDeps, o inspectShardOptions, k q
 		p.MaxCell = 0
 	}
 	var ksErr error
-	err = d.session(ctx, "inspect", func(s *session) error {
+	err = d.readSession(ctx, "inspect", func(s *session) error {
 		doc, depth, err := shardHead(s, p, reg, k, d.now(), &ksErr)
 		if err != nil {
 			return err
@@ -192,41 +191,9 @@ func streamMessages(s *session, p *render.Printer, doc render.Doc, st query.Stat
 	return ds.Close()
 }
 
-// readDeps are what a read takes from outside: the outbox table the flags select, the
-// read of one script (runRead prints the SQL without a database or on --print-sql, and
-// returns no results then), the registry and the output. The reads that are more than one
-// script (shards, inspect shard, killswitch list and check) print their SQL themselves
-// (printOnly, printScript, printSchema) and open their own snapshot (session on an outbox
-// table, plainSession on any Sentry database).
-type readDeps struct {
-	target   query.Target
-	runRead  func(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error)
-	registry func() (*enums.Registry, error)
-	printer  *render.Printer
-
-	printOnly    bool                     // --print-sql, or no database given
-	printScript  func(query.Script) error // with the connect hint when no database is given
-	printSchema  query.Schema             // what printed SQL knows without a database: --deployment
-	session      func(ctx context.Context, command string, fn func(*session) error) error
-	plainSession func(ctx context.Context, command string, fn func(*session) error) error
-	silo         string // --silo as given (cell, region or control), for titles
-	now          func() time.Time
-}
-
-func (a *app) readDeps() (readDeps, error) {
-	t, err := a.target()
-	if err != nil {
-		return readDeps{}, err
-	}
-	printOnly, noDB := a.wantsSQL()
-	return readDeps{target: t, runRead: a.runRead, registry: a.registry, printer: a.printer(),
-		printOnly: printOnly, printScript: func(s query.Script) error { return a.printScript(s, noDB) }, printSchema: a.printSchema(),
-		session: a.readSession, plainSession: a.plainSession, silo: a.g.Silo, now: time.Now}, nil
-}
-
 // killswitchStatement is the read of the kill switches that guard t, as printed SQL shows it.
-func (d readDeps) killswitchStatement() query.Statement {
-	return options.KillswitchStatement(d.target.Schema, options.OptionTableFor(d.target.Silo, d.printSchema))
+func (d factory) killswitchStatement(t query.Target) query.Statement {
+	return options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, d.printSchema))
 }
 
 // inspectObjectOptions are inspect object's flags and arguments.
@@ -295,8 +262,8 @@ the table.`),
 			if err != nil {
 				return err
 			}
-			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
-				return runInspectObject(ctx, d, o, cat)
+			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
+				return runInspectObject(ctx, d, o, t, cat)
 			})
 		},
 	}
@@ -307,7 +274,7 @@ the table.`),
 }
 
 // runInspectObject prints the lookup of one object's outboxes, or runs it and returns them.
-func runInspectObject(ctx context.Context, d readDeps, o inspectObjectOptions, cat enums.Category) (render.Doc, error) {
+func runInspectObject(ctx context.Context, d factory, o inspectObjectOptions, t query.Target, cat enums.Category) (render.Doc, error) {
 	reg, err := d.registry()
 	if err != nil {
 		return nil, err
@@ -326,7 +293,7 @@ func runInspectObject(ctx context.Context, d readDeps, o inspectObjectOptions, c
 		return nil, err
 	}
 	if len(results[0].Rows) == 0 && !d.printer.Structured() {
-		d.printer.Notef("no outboxes for %s object %d in %s", cat.Name, o.id, d.target.Describe())
+		d.printer.Notef("no outboxes for %s object %d in %s", cat.Name, o.id, t.Describe())
 	}
 	return render.Doc{{Name: "outboxes", Table: report.Table(reg, results[0])}}, nil
 }
@@ -367,8 +334,8 @@ many; distinct_exact is true when that was all of them, else the counts are lowe
 			if err != nil {
 				return err
 			}
-			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
-				return runInspectCategory(ctx, d, o, cat)
+			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
+				return runInspectCategory(ctx, d, o, t, cat)
 			})
 		},
 	}
@@ -377,7 +344,7 @@ many; distinct_exact is true when that was all of them, else the counts are lowe
 }
 
 // runInspectCategory prints the depth of one category's statement, or runs it and returns it.
-func runInspectCategory(ctx context.Context, d readDeps, o inspectCategoryOptions, cat enums.Category) (render.Doc, error) {
+func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions, t query.Target, cat enums.Category) (render.Doc, error) {
 	c := query.Enum{Value: cat.Value, Name: cat.Name}
 	results, err := d.runRead(ctx, "inspect", func(t query.Target) query.Script {
 		if o.Exact {
@@ -393,7 +360,7 @@ func runInspectCategory(ctx context.Context, d readDeps, o inspectCategoryOption
 		return nil, err
 	}
 	if len(results[0].Rows) == 0 && !d.printer.Structured() {
-		d.printer.Notef("no pending %s rows in %s", cat.Name, d.target.Describe())
+		d.printer.Notef("no pending %s rows in %s", cat.Name, t.Describe())
 	}
 	return render.Doc{{Name: "category", Table: report.Table(reg, results[0])}}, nil
 }
@@ -420,8 +387,8 @@ func newInspectMessageCmd(a *app) *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
-				return runInspectMessage(ctx, d, o)
+			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
+				return runInspectMessage(ctx, d, o, t)
 			})
 		},
 	}
@@ -430,13 +397,13 @@ func newInspectMessageCmd(a *app) *cobra.Command {
 
 // runInspectMessage prints the lookup of one message, or runs it and returns the message; a
 // message that is not there is an error (exit 1) naming the other silo.
-func runInspectMessage(ctx context.Context, d readDeps, o inspectMessageOptions) (render.Doc, error) {
+func runInspectMessage(ctx context.Context, d factory, o inspectMessageOptions, t query.Target) (render.Doc, error) {
 	results, err := d.runRead(ctx, "inspect", func(t query.Target) query.Script { return query.Script{query.Message(t, o.id)} })
 	if err != nil || results == nil {
 		return nil, err
 	}
 	if len(results[0].Rows) == 0 {
-		return nil, failuref("no outbox row with id %d in %s (already delivered, or another silo: try --silo %s)", o.id, d.target.Describe(), otherSilo(d.target))
+		return nil, failuref("no outbox row with id %d in %s (already delivered, or another silo: try --silo %s)", o.id, t.Describe(), otherSilo(t))
 	}
 	reg, err := d.registry()
 	if err != nil {
@@ -482,8 +449,8 @@ the exact pass explicitly (the default today).`),
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
-				return runDepth(ctx, d, o)
+			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
+				return runDepth(ctx, d, o, t)
 			})
 		},
 	}
@@ -494,7 +461,7 @@ the exact pass explicitly (the default today).`),
 }
 
 // runDepth prints the total depth and the depth per category, or runs it and returns them.
-func runDepth(ctx context.Context, d readDeps, o depthOptions) (render.Doc, error) {
+func runDepth(ctx context.Context, d factory, o depthOptions, t query.Target) (render.Doc, error) {
 	results, err := d.runRead(ctx, "depth", func(t query.Target) query.Script {
 		if o.Estimate {
 			return query.Script{query.DepthEstimate(t)}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
@@ -102,14 +103,11 @@ func TestRunReadsDirect(t *testing.T) {
 	t.Parallel()
 	schema, ids := seedShard(t)
 	ctx := context.Background()
-	run := func(f func(readDeps) (render.Doc, error)) string {
+	run := func(f func(factory, query.Target) (render.Doc, error)) string {
 		t.Helper()
 		a, out := directApp(schema, false, "")
-		d, err := a.readDeps()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := printed(d, f); err != nil {
+		d, tg := readFactory(t, a)
+		if err := printed(d, tg, f); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()
@@ -121,7 +119,7 @@ func TestRunReadsDirect(t *testing.T) {
 	}
 
 	// Five rows of ORGANIZATION_UPDATE: the total, then the category.
-	got := run(func(d readDeps) (render.Doc, error) { return runDepth(ctx, d, depthOptions{}) })
+	got := run(func(d factory, tg query.Target) (render.Doc, error) { return runDepth(ctx, d, depthOptions{}, tg) })
 	if want := `[
   {
     "category": null,
@@ -143,7 +141,9 @@ func TestRunReadsDirect(t *testing.T) {
 	}
 	// ORGANIZATION_UPDATE's object is its shard: object 1 of shard 2 is another object; the
 	// newest two of shard 1's three rows, newest first.
-	got = run(func(d readDeps) (render.Doc, error) { return runInspectObject(ctx, d, obj, orgUpdate) })
+	got = run(func(d factory, tg query.Target) (render.Doc, error) {
+		return runInspectObject(ctx, d, obj, tg, orgUpdate)
+	})
 	objectRow := func(id int64, v int) string {
 		return fmt.Sprintf(`  {
     "id": %d,
@@ -165,8 +165,8 @@ func TestRunReadsDirect(t *testing.T) {
 	if want := "[\n" + objectRow(ids[2], 3) + ",\n" + objectRow(ids[1], 2) + "\n]\n"; got != want {
 		t.Errorf("inspect object:\n%s\nwant\n%s", got, want)
 	}
-	got = run(func(d readDeps) (render.Doc, error) {
-		return runInspectCategory(ctx, d, inspectCategoryOptions{Exact: true}, orgUpdate)
+	got = run(func(d factory, tg query.Target) (render.Doc, error) {
+		return runInspectCategory(ctx, d, inspectCategoryOptions{Exact: true}, tg, orgUpdate)
 	})
 	if want := `[
   {
@@ -189,7 +189,7 @@ func TestRunReadsDirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The middle row of object 1's group: superseded by the newest, behind the head.
-	got = run(func(d readDeps) (render.Doc, error) { return runInspectMessage(ctx, d, msg) })
+	got = run(func(d factory, tg query.Target) (render.Doc, error) { return runInspectMessage(ctx, d, msg, tg) })
 	if want := fmt.Sprintf(`{
   "id": %d,
   "shard_scope": 0,
@@ -218,11 +218,8 @@ func TestRunReadsDirect(t *testing.T) {
 
 	// A message that is not there: exit 1, naming the other silo.
 	a, _ := directApp(schema, false, "")
-	d, err := a.readDeps()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = runInspectMessage(ctx, d, inspectMessageOptions{messageArg{id: ids[4] + 1000}})
+	d, tg := readFactory(t, a)
+	_, err = runInspectMessage(ctx, d, inspectMessageOptions{messageArg{id: ids[4] + 1000}}, tg)
 	if want := fmt.Sprintf("no outbox row with id %d in %s.sentry_regionoutbox (cell silo) (already delivered, or another silo: try --silo control)", ids[4]+1000, schema); err == nil || err.Error() != want || exitCode(ctx, err) != ExitError {
 		t.Errorf("missing message: %v, want %q (exit 1)", err, want)
 	}

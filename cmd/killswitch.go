@@ -143,8 +143,8 @@ list in sentry_controloption disables nothing.`),
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
-				return runKillswitchList(ctx, d, o)
+			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
+				return runKillswitchList(ctx, d, o, t)
 			})
 		},
 	}
@@ -164,12 +164,12 @@ type killswitchListing struct {
 
 // runKillswitchList prints the SQL, or reads and returns the kill-switch lists, what waits
 // behind them and the backfill gates, from any Sentry database (plainSession).
-func runKillswitchList(ctx context.Context, d readDeps, o killswitchListOptions) (render.Doc, error) {
+func runKillswitchList(ctx context.Context, d factory, o killswitchListOptions, t query.Target) (render.Doc, error) {
 	if d.printOnly {
 		return nil, d.printScript(query.Script{
-			options.KillswitchStatement(d.target.Schema, query.OptionTable),
-			options.KillswitchStatement(d.target.Schema, query.ControlOptionTable),
-			query.KillswitchShards(killswitch.PresentOutboxes(d.target.Schema, query.Schema{}), nil),
+			options.KillswitchStatement(t.Schema, query.OptionTable),
+			options.KillswitchStatement(t.Schema, query.ControlOptionTable),
+			query.KillswitchShards(killswitch.PresentOutboxes(t.Schema, query.Schema{}), nil),
 		})
 	}
 	reg, err := d.registry()
@@ -291,8 +291,8 @@ func newKillswitchCheckCmd(a *app) *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
-				return runKillswitchCheck(ctx, d, o, *scope)
+			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
+				return runKillswitchCheck(ctx, d, o, t, *scope)
 			})
 		},
 	}
@@ -300,11 +300,11 @@ func newKillswitchCheckCmd(a *app) *cobra.Command {
 
 // runKillswitchCheck prints the SQL, or reads and returns whether shard o.ids[0] of scope is
 // disabled, in each options table and in the one Sentry reads, and what waits in it.
-func runKillswitchCheck(ctx context.Context, d readDeps, o killswitchCheckOptions, scope query.Enum) (render.Doc, error) {
+func runKillswitchCheck(ctx context.Context, d factory, o killswitchCheckOptions, t query.Target, scope query.Enum) (render.Doc, error) {
 	ids := o.ids
 	id := ids[0]
 	if d.printOnly {
-		return nil, d.printScript(query.Script{d.killswitchStatement(), query.ShardDepths(d.target, scope, ids)})
+		return nil, d.printScript(query.Script{d.killswitchStatement(t), query.ShardDepths(t, scope, ids)})
 	}
 	reg, err := d.registry()
 	if err != nil {

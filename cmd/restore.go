@@ -99,8 +99,10 @@ or rolled back are reported (with a check that they are still in the table) and 
 --include-uncommitted restores staged rows with no marker at all (a lost commit marker).
 Ids that exist are skipped, so running restore twice inserts nothing the second time.
 An operation whose rows are not all in its shard, or whose checksum does not match (a line
-edited, removed or moved), is refused; one written before archives carried checksums is
-restored with a warning that it could not be verified.
+edited, removed or moved), is refused. One with no checksum (written before archives carried
+one, or with its checksum fields removed: restore cannot tell the two apart) is restored only
+with --unverified, after comparing the plan's shard and ids with what was deleted. The plan
+names the shard every operation's rows go into.
 --id and --shard restore part of an operation. --schema puts rows into another schema's table
 than the one recorded. --print-sql prints the INSERTs (as they would run) and changes nothing.
 Archives written before per-operation archives are read with their limits stated in the plan.`),
@@ -125,6 +127,7 @@ Archives written before per-operation archives are read with their limits stated
 	c.Flags().StringSliceVar(&o.Ops, "operation", nil, "restore these operations (ids as the plan and the error list them; repeatable); a named skip is restored")
 	c.Flags().BoolVar(&o.All, "all", false, "restore every operation of the file except skips")
 	c.Flags().BoolVar(&o.IncludeSkipped, "include-skipped", false, "with --all (or a file of one skip): restore skip operations too (poison messages)")
+	c.Flags().BoolVar(&o.Unverified, "unverified", false, "also restore operations with no checksum (old archives, or checksum fields removed), whose rows cannot be checked for edits")
 	c.Flags().BoolVar(&o.IncludeUncommitted, "include-uncommitted", false, "also restore staged rows with no commit or rollback marker (ids that exist are skipped)")
 	c.Flags().StringSliceVar(&o.IDs, "id", nil, "restore only these row ids (repeatable, or comma-separated)")
 	c.Flags().StringVar(&o.Shard, "shard", "", "restore only the rows of this shard, as SCOPE/ID (organization/42)")
@@ -145,10 +148,14 @@ func runRestore(ctx context.Context, d factory, o restoreOptions) error {
 	if err != nil || plan == nil {
 		return err
 	}
-	if d.printSQL {
-		return printRestore(d.printer, d.schema, plan, o.Reason)
+	names, err := d.shardNames()
+	if err != nil {
+		return err
 	}
-	return restoreRows(ctx, d, f, plan, o)
+	if d.printSQL {
+		return printRestore(d.printer, d.schema, plan, o.Reason, names)
+	}
+	return restoreRows(ctx, d, f, plan, o, names)
 }
 
 // planRestore reads the archive and chooses what to restore (nil plan: nothing to do).
@@ -169,12 +176,17 @@ func planRestore(p *render.Printer, path string, maxLine int64, sel drain.Restor
 	if errors.As(err, &se) {
 		return nil, nil, usageErrorf("", "%s", textsafe.Clean(se.Msg))
 	}
+	var ue *drain.UnverifiedError
+	if errors.As(err, &ue) {
+		// A flag the command line lacks, as for a skip that must be named: exit 2.
+		return nil, nil, usageErrorf("outboxctl restore "+path+" --operation "+ue.Op.ID+" --unverified", "%s", ue.Error())
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, op := range plan.Operations {
 		if !op.Op.Verified() {
-			p.Warnf("%s: operation %s was %s", path, op.Op.ID, drain.UnverifiedNote)
+			p.Warnf("%s: operation %s %s; restored as --unverified asks: compare the plan's shard and ids with what was deleted before confirming", path, op.Op.ID, drain.UnverifiedNote)
 		}
 	}
 	return f, plan, nil
@@ -182,17 +194,17 @@ func planRestore(p *render.Printer, path string, maxLine int64, sel drain.Restor
 
 // printRestore is --print-sql: the INSERTs, in one transaction, as they would run, written
 // as they are rendered (a payload is never copied to be printed).
-func printRestore(p *render.Printer, schema string, plan *drain.RestorePlan, reason string) error {
+func printRestore(p *render.Printer, schema string, plan *drain.RestorePlan, reason string, names func([]drain.ArchiveShard) string) error {
 	return p.SQLTo(func(w io.Writer) error {
 		ew := &errWriter{w: w}
 		ew.printf("-- outboxctl restore --print-sql: reinsert archived rows with their original ids, payloads and\n-- schedules; ids that exist are left alone (ON CONFLICT (id) DO NOTHING).\nBEGIN;\n")
 		for _, op := range plan.Operations {
-			ew.printf("\n-- operation %s (%s): %d row(s)\n", op.Op.ID, textsafe.Clean(op.Op.Command), len(op.Rows))
+			ew.printf("\n-- operation %s (%s): %d row(s) into %s\n", op.Op.ID, textsafe.Clean(op.Op.Command), len(op.Rows), textsafe.Clean(names(op.Shards())))
 			if op.Op.Legacy {
 				ew.printf("%s", query.CommentOut(drain.LegacyLimits))
 			}
 			if !op.Op.Verified() {
-				ew.printf("%s", query.CommentOut("not verified: "+drain.UnverifiedNote))
+				ew.printf("%s", query.CommentOut("not verified: the operation "+drain.UnverifiedNote))
 			}
 			if len(op.Rows) == 0 || ew.err != nil {
 				continue
@@ -222,7 +234,7 @@ func (e *errWriter) printf(format string, args ...any) {
 }
 
 // restoreRows checks the table, shows the plan by operation, and reinserts in one transaction.
-func restoreRows(ctx context.Context, d factory, f *drain.ArchiveFile, plan *drain.RestorePlan, o restoreOptions) error {
+func restoreRows(ctx context.Context, d factory, f *drain.ArchiveFile, plan *drain.RestorePlan, o restoreOptions, names func([]drain.ArchiveShard) string) error {
 	conn, err := d.connect(ctx, "restore")
 	if err != nil {
 		return err
@@ -232,7 +244,7 @@ func restoreRows(ctx context.Context, d factory, f *drain.ArchiveFile, plan *dra
 	if err != nil {
 		return err
 	}
-	lines, toInsert, selected := restorePlanLines(targets, plan.LeftOut)
+	lines, toInsert, selected := restorePlanLines(targets, plan.LeftOut, names)
 	var inserted int64
 	if toInsert == 0 {
 		// Nothing to write, so nothing to confirm and no transaction to open.
@@ -317,15 +329,15 @@ func restoreTargets(ctx context.Context, conn *db.Conn, schema string, plan *dra
 
 // restorePlanLines describes the plan by operation, and counts the rows it will insert and
 // the rows selected.
-func restorePlanLines(targets []restoreTarget, leftOut []*drain.ArchivedOperation) (lines []string, toInsert, selected int) {
+func restorePlanLines(targets []restoreTarget, leftOut []*drain.ArchivedOperation, names func([]drain.ArchiveShard) string) (lines []string, toInsert, selected int) {
 	for _, t := range targets {
 		op := t.Op
 		fresh := len(t.Rows) - len(t.present)
 		toInsert += fresh
 		selected += len(t.Rows)
-		line := fmt.Sprintf("operation %s (%s by %s at %s, %s): reinsert %d of %d row(s) into %s, ids %s",
+		line := fmt.Sprintf("operation %s (%s by %s at %s, %s): reinsert %d of %d row(s) into %s, %s, ids %s",
 			op.ID, textsafe.Clean(op.Command), textsafe.Clean(op.User), op.Started.UTC().Format("2006-01-02T15:04:05Z"), reasonText(textsafe.Clean(op.Reason)),
-			fresh, len(t.Rows), textsafe.Clean(qualifiedName(t.dest.Schema, t.dest.Table)), noneIfEmpty(drain.IDRanges(t.IDs(), 8)))
+			fresh, len(t.Rows), textsafe.Clean(qualifiedName(t.dest.Schema, t.dest.Table)), textsafe.Clean(names(t.Shards())), noneIfEmpty(drain.IDRanges(t.IDs(), 8)))
 		if len(t.present) > 0 {
 			line += fmt.Sprintf("; %d already in the table (ids %s), skipped", len(t.present), drain.IDRanges(keys(t.present), 8))
 		}
@@ -346,6 +358,33 @@ func restorePlanLines(targets []restoreTarget, leftOut []*drain.ArchivedOperatio
 			op.ID, textsafe.Clean(op.User), reasonText(textsafe.Clean(op.Reason)), op.ID))
 	}
 	return lines, toInsert, selected
+}
+
+// shardNames names the shards a plan's rows go into as --shard takes them
+// (ORGANIZATION_SCOPE/42, with the control outbox's cell), so the operator sees where rows go
+// before confirming: an edit of an unverified archive shows up there.
+func (d factory) shardNames() (func([]drain.ArchiveShard) string, error) {
+	reg, err := d.registry()
+	if err != nil {
+		return nil, err
+	}
+	return func(shards []drain.ArchiveShard) string {
+		if len(shards) == 0 {
+			return "no shard"
+		}
+		parts := make([]string, 0, len(shards))
+		for _, s := range shards {
+			name := fmt.Sprintf("%s/%d", reg.ScopeName(s.Scope), s.ID)
+			if s.Cell != nil {
+				name += fmt.Sprintf(" in cell %q", *s.Cell)
+			}
+			parts = append(parts, name)
+		}
+		if len(parts) == 1 {
+			return "shard " + parts[0]
+		}
+		return "shards " + strings.Join(parts, ", ")
+	}, nil
 }
 
 func missingHint(missing int, opID string) string {

@@ -96,9 +96,17 @@ func rewrite(t *testing.T, lines []string) string {
 	return path
 }
 
+// toShard9 moves a row line to shard 9 (an edit the seal exists to catch).
+func toShard9(_ int, m map[string]any) {
+	if m["kind"] == "row" {
+		m["shard_identifier"] = 9
+	}
+}
+
 // TestRestoreRefusesEditedArchives: a row moved to another shard, a payload edited, two rows
-// swapped, a marker removed: restore refuses the operation with one line naming the line and
-// what to do (exit 1), and writes nothing; the archive as written still restores.
+// swapped, a marker removed, the seal's fields removed with every row moved to another shard,
+// one line's format version changed: restore refuses the operation with one line naming the
+// line and what to do (exit 1), and writes nothing; the archive as written still restores.
 func TestRestoreRefusesEditedArchives(t *testing.T) {
 	t.Parallel()
 	schema, path, lines, op := compacted(t)
@@ -131,6 +139,10 @@ func TestRestoreRefusesEditedArchives(t *testing.T) {
 		{"PayloadEdited", edited(2, `\"i\": 1`, `\"i\": 7`), "line 4: " + checksum},
 		{"RowsSwapped", []string{lines[0], lines[2], lines[1], lines[3]}, "line 4: " + checksum},
 		{"HeaderRemoved", lines[1:], "line 3: " + checksum},
+		{"SealStrippedAndShardMoved", testdb.Stripped(t, lines, toShard9),
+			fmt.Sprintf("line 1: a version 3 line without its shard and its checksum fields, which outboxctl writes on every line of operation %s", op)},
+		{"VersionChangedOnOneLine", edited(1, fmt.Sprintf(`{"v":%d,`, drain.FormatVersion), `{"v":2,`),
+			fmt.Sprintf("line 2: its format version 2 differs from that of operation %s's first line (3)", op)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			file := rewrite(t, tt.lines)
@@ -149,25 +161,48 @@ func TestRestoreRefusesEditedArchives(t *testing.T) {
 	}
 }
 
-// TestRestoreWarnsOnUnverifiedArchives: an archive written before operations carried a shard
-// and checksums (the same lines without those fields) still restores, with a warning that it
-// could not be verified, on stderr and in the printed SQL.
+// TestRestoreWarnsOnUnverifiedArchives: an operation with no checksum (an archive written
+// before operations carried a shard and checksums, or a sealed one downgraded to look like
+// it: its seal's fields removed, its version set to 2, its rows moved to shard 9) is refused
+// without --unverified, exit 2, naming the flag, with or without --print-sql; with it, it
+// restores with a warning, and the plan and the printed SQL name the shard its rows go into.
 func TestRestoreWarnsOnUnverifiedArchives(t *testing.T) {
 	t.Parallel()
 	schema, _, lines, op := compacted(t)
-	old := testdb.Unsealed(t, lines, nil)
-	file := rewrite(t, old)
-	warning := "warning: " + file + ": operation " + op + " was written before archives carried a shard and a checksum per operation: its rows could not be checked for edits; compare the plan with what was deleted before confirming\n"
-	out, errOut := mustRun(t, 0, schema, "restore", file, "--print-sql")
-	if errOut != warning || !strings.Contains(out, "-- not verified: written before archives carried a shard and a checksum per operation:") {
-		t.Fatalf("--print-sql:\nstderr %q\nwant   %q\nstdout %s", errOut, warning, out)
+	before := tableState(t, schema, query.CellTable)
+	file := rewrite(t, testdb.Unsealed(t, lines, toShard9))
+	const note = " carries no checksum (written before archives had one, or with its checksum fields removed): its rows could not be checked for edits (a row moved to another shard, a payload changed)"
+	refusal := "Error: " + file + ": operation " + op + note + ", so nothing was restored: compare the plan's shard and ids with what was deleted and pass --unverified to restore it, or choose the file's other operations with --operation\n" +
+		"Try: outboxctl restore " + file + " --operation " + op + " --unverified\n"
+	for _, args := range [][]string{{"restore", file, "--yes"}, {"restore", file, "--print-sql"}} {
+		out, errOut := mustRun(t, 2, schema, args...)
+		if out != "" || errOut != refusal {
+			t.Fatalf("%v:\nstdout %q\nstderr %q\nwant   %q", args, out, errOut, refusal)
+		}
 	}
-	out, errOut = mustRun(t, 0, schema, "restore", file, "--yes", "-o", "json")
-	if !strings.Contains(out, `"inserted": 2`) || !strings.HasPrefix(errOut, warning) {
-		t.Fatalf("restore:\n%s\n%s", out, errOut)
+	sameState(t, "after a refused restore", tableState(t, schema, query.CellTable), before)
+	warning := "warning: " + file + ": operation " + op + note + "; restored as --unverified asks: compare the plan's shard and ids with what was deleted before confirming\n"
+	out, errOut := mustRun(t, 0, schema, "restore", file, "--print-sql", "--unverified")
+	if errOut != warning || !strings.Contains(out, "\n-- operation "+op+" (compact): 2 row(s) into shard ORGANIZATION_SCOPE/9\n-- not verified: the operation carries no checksum (") {
+		t.Fatalf("--print-sql --unverified:\nstderr %q\nwant   %q\nstdout %s", errOut, warning, out)
 	}
-	if n := len(tableState(t, schema, query.CellTable)); n != 4 {
-		t.Fatalf("after restore: %d rows, want 4", n)
+	out, errOut = mustRun(t, 0, schema, "restore", file, "--yes", "--unverified", "-o", "json")
+	if !strings.Contains(out, `"inserted": 2`) || !strings.HasPrefix(errOut, warning+"Plan:\n  - operation "+op+" (compact by ") ||
+		!strings.Contains(errOut, ": reinsert 2 of 2 row(s) into "+schema+".sentry_regionoutbox, shard ORGANIZATION_SCOPE/9, ids ") {
+		t.Fatalf("restore --unverified:\n%s\n%s", out, errOut)
+	}
+	after := tableState(t, schema, query.CellTable)
+	if len(after) != 4 {
+		t.Fatalf("after restore: %d rows, want 4", len(after))
+	}
+	moved := 0
+	for _, r := range after {
+		if r.Shard == "9" {
+			moved++
+		}
+	}
+	if moved != 2 {
+		t.Fatalf("rows in shard 9 after restoring the edited archive: %d, want the 2 the plan named", moved)
 	}
 }
 

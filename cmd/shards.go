@@ -85,7 +85,7 @@ func (a *app) shardFilter(o shardsOptions) (query.ShardFilter, error) {
 
 // runShards runs (or prints) the shard listing of f and its kill-switch read and returns
 // the listing; --fail-if-depth may end it with exit 3.
-func runShards(ctx context.Context, d readDeps, o shardsOptions, f query.ShardFilter) (render.Doc, error) {
+func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, f query.ShardFilter) (render.Doc, error) {
 	build := func(t query.Target) query.Statement {
 		if o.Stuck {
 			return query.StuckShards(t, f)
@@ -93,7 +93,7 @@ func runShards(ctx context.Context, d readDeps, o shardsOptions, f query.ShardFi
 		return query.TopShards(t, f)
 	}
 	if d.printOnly {
-		return nil, d.printScript(query.Script{build(d.target), d.killswitchStatement()})
+		return nil, d.printScript(query.Script{build(t), d.killswitchStatement(t)})
 	}
 	reg, err := d.registry()
 	if err != nil {
@@ -102,7 +102,7 @@ func runShards(ctx context.Context, d readDeps, o shardsOptions, f query.ShardFi
 	var res *query.Result
 	var ks *options.Killswitches
 	var ksErr error
-	err = d.session(ctx, "shards", func(s *session) error {
+	err = d.readSession(ctx, "shards", func(s *session) error {
 		if res, err = s.run(build(s.target)); err != nil {
 			return err
 		}
@@ -127,7 +127,7 @@ func runShards(ctx context.Context, d readDeps, o shardsOptions, f query.ShardFi
 
 // shardsDoc is the listing with each shard's state (report.Shards); it says the notes a
 // terminal shows.
-func shardsDoc(d readDeps, o shardsOptions, reg *enums.Registry, res *query.Result, ks *options.Killswitches) (render.Doc, error) {
+func shardsDoc(d factory, o shardsOptions, reg *enums.Registry, res *query.Result, ks *options.Killswitches) (render.Doc, error) {
 	doc, err := report.Shards(reg, res, ks, d.now(), o.Stuck)
 	if err != nil {
 		return nil, err
@@ -174,8 +174,8 @@ each failed attempt) and when Sentry last claimed the shard.`),
 			if err != nil {
 				return err
 			}
-			return a.runWithReadDeps(c, func(ctx context.Context, d readDeps) (render.Doc, error) {
-				return runShards(ctx, d, o, f)
+			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
+				return runShards(ctx, d, o, t, f)
 			})
 		},
 	}

@@ -31,8 +31,8 @@ func seedKillswitched(t *testing.T) (string, []int64) {
 
 // printed renders what a read's run function returns as runDocument does: the document,
 // if any, then the verdict.
-func printed(d readDeps, run func(readDeps) (render.Doc, error)) error {
-	doc, err := run(d)
+func printed(d factory, tg query.Target, run func(factory, query.Target) (render.Doc, error)) error {
+	doc, err := run(d, tg)
 	if doc != nil {
 		if perr := d.printer.Print(doc); perr != nil {
 			return perr
@@ -41,15 +41,23 @@ func printed(d readDeps, run func(readDeps) (render.Doc, error)) error {
 	return err
 }
 
-// readDepsAt are the read dependencies of directApp (-o json) with the clock at now.
-func readDepsAt(t *testing.T, a *app, now time.Time) readDeps {
+// readFactory is directApp's factory (-o json, a real DSN) and the target its flags
+// select, as runWithFactory hands them to a read.
+func readFactory(t *testing.T, a *app) (factory, query.Target) {
 	t.Helper()
-	d, err := a.readDeps()
+	tg, err := a.target()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return a.factory(), tg
+}
+
+// readFactoryAt is readFactory with the clock at now.
+func readFactoryAt(t *testing.T, a *app, now time.Time) (factory, query.Target) {
+	t.Helper()
+	d, tg := readFactory(t, a)
 	d.now = func() time.Time { return now }
-	return d
+	return d, tg
 }
 
 // shardJSON is one shard of the listing -o json prints, as seedKillswitched leaves it.
@@ -93,8 +101,9 @@ func TestRunShardsDirect(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := printed(readDepsAt(t, a, halfwayThroughBackoff), func(d readDeps) (render.Doc, error) {
-		return runShards(ctx, d, o, query.ShardFilter{Limit: 10})
+	d, tg := readFactoryAt(t, a, halfwayThroughBackoff)
+	if err := printed(d, tg, func(d factory, tg query.Target) (render.Doc, error) {
+		return runShards(ctx, d, o, tg, query.ShardFilter{Limit: 10})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +114,9 @@ func TestRunShardsDirect(t *testing.T) {
 
 	a, out = directApp(schema, false, "")
 	o = shardsOptions{Stuck: true, Limit: 10, FailIfDepth: 3}
-	err := printed(readDepsAt(t, a, halfwayThroughBackoff), func(d readDeps) (render.Doc, error) {
-		return runShards(ctx, d, o, query.ShardFilter{Limit: 10})
+	d, tg = readFactoryAt(t, a, halfwayThroughBackoff)
+	err := printed(d, tg, func(d factory, tg query.Target) (render.Doc, error) {
+		return runShards(ctx, d, o, tg, query.ShardFilter{Limit: 10})
 	})
 	if want := "shard 0/1 holds 4 rows, more than --fail-if-depth 3"; err == nil || err.Error() != want || exitCode(ctx, err) != ExitThreshold {
 		t.Errorf("--fail-if-depth 3: %v (exit %d), want %q (exit 3)", err, exitCode(ctx, err), want)
@@ -130,7 +140,8 @@ func TestRunInspectShardDirect(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := runInspectShard(context.Background(), readDepsAt(t, a, halfwayThroughBackoff), o, orgShard1); err != nil {
+	d, tg := readFactoryAt(t, a, halfwayThroughBackoff)
+	if err := runInspectShard(context.Background(), d, o, tg, orgShard1); err != nil {
 		t.Fatal(err)
 	}
 	if !observedAt.MatchString(out.String()) {
@@ -210,8 +221,9 @@ func TestRunKillswitchListAndCheckDirect(t *testing.T) {
 	if err := lo.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if err := printed(readDepsAt(t, a, halfwayThroughBackoff), func(d readDeps) (render.Doc, error) {
-		return runKillswitchList(ctx, d, lo)
+	d, tg := readFactoryAt(t, a, halfwayThroughBackoff)
+	if err := printed(d, tg, func(d factory, tg query.Target) (render.Doc, error) {
+		return runKillswitchList(ctx, d, lo, tg)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -255,8 +267,9 @@ func TestRunKillswitchListAndCheckDirect(t *testing.T) {
 		if err := o.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		if err := printed(readDepsAt(t, a, halfwayThroughBackoff), func(d readDeps) (render.Doc, error) {
-			return runKillswitchCheck(ctx, d, o, orgShard1.Scope)
+		d, tg := readFactoryAt(t, a, halfwayThroughBackoff)
+		if err := printed(d, tg, func(d factory, tg query.Target) (render.Doc, error) {
+			return runKillswitchCheck(ctx, d, o, tg, orgShard1.Scope)
 		}); err != nil {
 			t.Fatal(err)
 		}

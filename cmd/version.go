@@ -5,8 +5,6 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
-
-	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // version and commit are set at build time:
@@ -27,13 +25,6 @@ type versionOptions struct {
 
 // Validate has nothing to check: version takes no flags, and exactArgs refuses arguments.
 func (o versionOptions) Validate() error { return nil }
-
-// versionDeps are version's dependencies: where it prints and the build information
-// (debug.ReadBuildInfo, replaced in tests).
-type versionDeps struct {
-	printer   *render.Printer
-	buildInfo func() (*debug.BuildInfo, bool)
-}
 
 // resolve is the version and commit to print: the -ldflags values, else the module's
 // version and VCS revision, else "(devel)" and "unknown".
@@ -78,12 +69,12 @@ func newVersionCmd(a *app) *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return runVersion(versionDeps{printer: a.printer(), buildInfo: debug.ReadBuildInfo}, o)
+			return runVersion(a.factory(), o)
 		},
 	}
 }
 
 // runVersion prints the version line.
-func runVersion(d versionDeps, o versionOptions) error {
+func runVersion(d factory, o versionOptions) error {
 	return d.printer.Linef("%s", o.String(d.buildInfo))
 }

@@ -37,6 +37,7 @@ func FuzzParseArchive(f *testing.F) {
 		"\n\n",
 		"{}\n",
 		`{"v":2,"kind":"commit","op":"a","batch":1,"ids":[1,2,3]}` + "\n",
+		`{"v":3,"kind":"row","op":"a","batch":1,"id":1}` + "\n" + `{"v":3,"kind":"commit","op":"a","batch":1,"ids":[1]}` + "\n",
 		`{"v":2,"kind":"row","op":"a","batch":1,"id":1,"payload_text":7}` + "\n",
 		`{"v":2,"kind":"row","op":"a","batch":1,"id":1,"scheduled_for":"yesterday"}` + "\n",
 		`{"v":2,"kind":"row","op":"a","batch":-1,"id":1}` + "\n",
@@ -60,7 +61,7 @@ func FuzzParseArchive(f *testing.F) {
 				t.Fatalf("accepted operation id %q", o.ID)
 			}
 		}
-		plan, err := PlanRestore(af, RestoreSelection{All: true, IncludeSkipped: true})
+		plan, err := PlanRestore(af, RestoreSelection{All: true, IncludeSkipped: true, Unverified: true})
 		var edited *EditedError
 		if errors.As(err, &edited) {
 			if strings.ContainsAny(err.Error(), "\n\r\x1b") {

@@ -251,7 +251,7 @@ func TestLegacyLinesAreOperationsWithLimits(t *testing.T) {
 	if len(rows) != 2 || *rows[0].Payload != `{"a": 1}` || *rows[0].Cell != "us" || rows[1].Payload != nil || f.Operations[0].Batches[0].State != BatchLegacy {
 		t.Fatalf("legacy rows: %+v", rows)
 	}
-	if plan, err := PlanRestore(f, RestoreSelection{All: true}); err != nil || len(plan.Operations) != 1 || len(plan.LeftOut) != 1 {
+	if plan, err := PlanRestore(f, RestoreSelection{All: true, Unverified: true}); err != nil || len(plan.Operations) != 1 || len(plan.LeftOut) != 1 {
 		t.Fatalf("--all over legacy operations must leave the legacy skip out: %+v %v", plan, err)
 	}
 }
@@ -274,7 +274,7 @@ func TestParseArchiveRejectsAndTolerates(t *testing.T) {
 		"wrong type":        `{"v":2,"kind":"row","op":"a","batch":"1","id":1}` + "\n",
 		"bad op id":         `{"v":2,"kind":"row","op":"a b\u001b[2J","batch":1,"id":1}` + "\n",
 		"unknown kind":      `{"v":2,"kind":"drop","op":"a"}` + "\n",
-		"future version":    `{"v":3,"kind":"row","op":"a","batch":1,"id":1}` + "\n",
+		"future version":    `{"v":4,"kind":"row","op":"a","batch":1,"id":1}` + "\n",
 		"row without batch": `{"v":2,"kind":"row","op":"a","id":1}` + "\n",
 		"legacy without id": `{"table":"t","command":"drain"}` + "\n",
 	} {

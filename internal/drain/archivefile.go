@@ -66,7 +66,9 @@ func (b *ArchivedBatch) Restorable() []Row {
 type ArchivedOperation struct {
 	OperationMeta
 	// Legacy is true for lines of the previous release's format (see LegacyLimits).
-	Legacy  bool
+	Legacy bool
+	// Version is the format version of the operation's first line (0 for Legacy).
+	Version int
 	Batches []*ArchivedBatch
 	// Problem is the first sign that the operation's lines are not as outboxctl wrote them (a
 	// row outside its shard, another operation's fields, a checksum that does not match),
@@ -80,11 +82,12 @@ type ArchivedOperation struct {
 }
 
 // Verified reports whether the operation's markers carry checksums, so that an edit would
-// have been detected (Problem): not for archives written before them.
+// have been detected (Problem): not for archives written before them, nor for a version 2
+// operation whose checksum fields were removed (the two look the same).
 func (o *ArchivedOperation) Verified() bool { return o.Checksum == ChecksumSHA256 && !o.Legacy }
 
-// UnverifiedNote says why an operation that is not Verified can still be restored.
-const UnverifiedNote = "written before archives carried a shard and a checksum per operation: its rows could not be checked for edits; compare the plan with what was deleted before confirming"
+// UnverifiedNote says what an operation that is not Verified cannot promise.
+const UnverifiedNote = "carries no checksum (written before archives had one, or with its checksum fields removed): its rows could not be checked for edits (a row moved to another shard, a payload changed)"
 
 // LegacyLimits states what an old-format archive line cannot promise.
 const LegacyLimits = "old-format archive (before per-operation archives): it has no commit marker (rows whose DELETE failed are listed too; ids that exist are skipped), its payloads may not come back byte for byte (a non-JSON text payload comes back as a JSON string, the text null as SQL NULL, JSON re-spaced), and rows of a discard drain carry the schedule of the claim, not the original one"
@@ -303,8 +306,8 @@ func (p *parser) add(n int, body []byte) error {
 		return p.addLegacy(l)
 	}
 	p.legacy = nil
-	if h.V != FormatVersion {
-		return fmt.Errorf("archive format version %d is not supported (this outboxctl reads 1 and %d): upgrade outboxctl", h.V, FormatVersion)
+	if h.V != FormatVersion && h.V != FormatUnsealed {
+		return fmt.Errorf("archive format version %d is not supported (this outboxctl reads 1 to %d): upgrade outboxctl", h.V, FormatVersion)
 	}
 	var l fileLine
 	if err := json.Unmarshal(body, &l); err != nil {
@@ -313,7 +316,7 @@ func (p *parser) add(n int, body []byte) error {
 	if !validOpID(l.OperationMeta.ID) || strings.HasPrefix(l.OperationMeta.ID, "legacy-") {
 		return fmt.Errorf("invalid operation id %q", l.OperationMeta.ID)
 	}
-	op := p.operation(l.OperationMeta)
+	op := p.operation(l.V, l.OperationMeta)
 	switch l.Kind {
 	case KindOperation:
 	case KindRow:
@@ -344,6 +347,14 @@ func (p *parser) add(n int, body []byte) error {
 // operation, a row outside the operation's shard or one PostgreSQL could not hold, a marker
 // whose checksum does not match the lines before it.
 func (o *ArchivedOperation) check(l fileLine) string {
+	if l.V != o.Version {
+		return fmt.Sprintf("its format version %d differs from that of operation %s's first line (%d)", l.V, o.ID, o.Version)
+	}
+	// Version 3 seals every operation: without these fields the checksum would not be
+	// checked, so their absence is an edit, not an old archive.
+	if l.V == FormatVersion && (l.Checksum != ChecksumSHA256 || l.Shard == nil) {
+		return fmt.Sprintf("a version %d line without its shard and its checksum fields, which outboxctl writes on every line of operation %s", l.V, o.ID)
+	}
 	if !o.same(l.OperationMeta) {
 		return fmt.Sprintf("its operation fields (command, user, time, schema, table, shard…) differ from those of operation %s's first line", o.ID)
 	}
@@ -380,7 +391,7 @@ func (p *parser) addLegacy(l legacyLine) error {
 	if p.legacy == nil || p.legacy.Command != m.Command || p.legacy.Reason != m.Reason || p.legacy.Schema != m.Schema || p.legacy.Table != m.Table {
 		p.nLegac++
 		m.ID, m.Started, m.PayloadType = fmt.Sprintf("legacy-%d", p.nLegac), l.ArchivedAt, "jsonb"
-		p.legacy = p.operation(m)
+		p.legacy = p.operation(0, m)
 		p.legacy.Legacy = true
 		p.legacy.Batches = append(p.legacy.Batches, &ArchivedBatch{Seq: 1, State: BatchLegacy})
 	}
@@ -398,11 +409,12 @@ func (p *parser) addLegacy(l legacyLine) error {
 	return nil
 }
 
-func (p *parser) operation(m OperationMeta) *ArchivedOperation {
+// operation is the operation of a line of version v, created at its first line.
+func (p *parser) operation(v int, m OperationMeta) *ArchivedOperation {
 	if op, ok := p.ops[m.ID]; ok {
 		return op
 	}
-	op := &ArchivedOperation{OperationMeta: m, shard: m.Shard, sum: sha256.New()}
+	op := &ArchivedOperation{OperationMeta: m, Version: v, shard: m.Shard, sum: sha256.New()}
 	p.ops[m.ID] = op
 	p.batches[m.ID] = map[int]*ArchivedBatch{}
 	p.file.Operations = append(p.file.Operations, op)

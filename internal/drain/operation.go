@@ -16,13 +16,13 @@ import (
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
-// The archive format, version 2: one JSON object a line, every line naming its operation (one
+// The archive format, version 3: one JSON object a line, every line naming its operation (one
 // drain, compact or skip run) with the command, reason, OS user and start time. An operation
 // writes its rows in batches, each in two phases:
 //
-//	{"v":2,"kind":"row",...}     staged and synced BEFORE the DELETE (one line a row)
-//	{"v":2,"kind":"commit",...}  written after the transaction committed: the ids it deleted
-//	{"v":2,"kind":"abort",...}   written when the transaction certainly rolled back
+//	{"v":3,"kind":"row",...}     staged and synced BEFORE the DELETE (one line a row)
+//	{"v":3,"kind":"commit",...}  written after the transaction committed: the ids it deleted
+//	{"v":3,"kind":"abort",...}   written when the transaction certainly rolled back
 //
 // restore uses only committed batches (a COMMIT that got no answer is settled on a fresh
 // connection, which writes its marker from what it found). A batch with neither marker (a
@@ -32,10 +32,17 @@ import (
 // Every line names the operation's shard, and every row must be in it. Every commit and abort
 // marker carries "sha256": the SHA-256 of every line of the operation before it (its header,
 // rows and earlier markers, each as written, with its newline), so restore detects a line of
-// the operation edited, removed, added or moved. Both were added within version 2 (an older
-// outboxctl ignores them); operations written before have neither (OperationMeta.Checksum is
-// empty) and are restored with a warning that they could not be verified.
-const FormatVersion = 2
+// the operation edited, removed, added or moved. In version 3 both are required on every line:
+// a version 3 line without them was edited. Version 2 had them optional (the release that
+// added them wrote them within 2, and the one before it wrote 2 without them), so removing
+// them from a version 2 operation made it look as old as an unsealed one: such an operation
+// is read as FormatUnsealed and restored only when asked (RestoreSelection.Unverified). An
+// outboxctl that reads only version 2 refuses a version 3 line as an unknown version.
+const FormatVersion = 3
+
+// FormatUnsealed is the version of operations whose lines may lack the shard and the checksum:
+// sealed when they carry them, unverifiable when not.
+const FormatUnsealed = 2
 
 // ChecksumSHA256 is OperationMeta.Checksum for an operation whose markers carry the SHA-256
 // of the operation's lines before them.

@@ -20,6 +20,9 @@ type RestoreSelection struct {
 	// IncludeUncommitted also restores staged batches without a commit marker: for a batch
 	// whose commit marker was lost; ids that still exist are skipped by the INSERT.
 	IncludeUncommitted bool
+	// Unverified allows operations that carry no checksum (not Verified): an old archive, or
+	// one whose checksum fields were removed, which restore cannot tell apart.
+	Unverified bool
 	// IDs and Shard filter the rows (empty: every row).
 	IDs   []int64
 	Shard *ShardFilter
@@ -65,6 +68,18 @@ func (e *EditedError) Error() string {
 		e.Path, e.Op.ID, e.Op.Problem)
 }
 
+// UnverifiedError is an operation that is not Verified, chosen without
+// RestoreSelection.Unverified.
+type UnverifiedError struct {
+	Path string
+	Op   *ArchivedOperation
+}
+
+func (e *UnverifiedError) Error() string {
+	return fmt.Sprintf("%s: operation %s %s, so nothing was restored: compare the plan's shard and ids with what was deleted and pass --unverified to restore it, or choose the file's other operations with --operation",
+		e.Path, e.Op.ID, UnverifiedNote)
+}
+
 // OperationList names a file's operations for an error message, one line.
 func (f *ArchiveFile) OperationList() string {
 	parts := make([]string, 0, len(f.Operations))
@@ -94,6 +109,11 @@ func PlanRestore(f *ArchiveFile, sel RestoreSelection) (*RestorePlan, error) {
 	for _, op := range ops {
 		if op.Problem != nil {
 			return nil, &EditedError{Path: f.Path, Op: op}
+		}
+	}
+	for _, op := range ops {
+		if !op.Verified() && !sel.Unverified {
+			return nil, &UnverifiedError{Path: f.Path, Op: op}
 		}
 	}
 	for _, op := range ops {
@@ -186,6 +206,20 @@ func rowIDs(rows []Row) []int64 {
 		ids[i] = r.ID
 	}
 	return ids
+}
+
+// Shards returns the shards the rows to restore go into, in the order of their first row:
+// one for an operation outboxctl wrote, maybe more for an old-format one (whose consecutive
+// runs of one command and reason read as one operation).
+func (p PlannedOperation) Shards() []ArchiveShard {
+	var out []ArchiveShard
+	for _, r := range p.Rows {
+		s := ArchiveShard{Scope: r.ShardScope, ID: r.ShardID, Cell: r.Cell}
+		if !slices.ContainsFunc(out, s.same) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // IDs returns the ids of the rows to restore, ascending.
