@@ -255,6 +255,7 @@ func drainShard(ctx context.Context, d factory, conn *db.Conn, o drainOptions, t
 		Archive: archive, Warnf: d.printer.Warnf, Claimed: claimed, Command: "drain", Reason: o.Reason, CoalescedIDs: o.CoalescedIDs,
 		CategoryName: reg.CategoryName, ScopeName: reg.ScopeName, OnDelivered: func(drain.Message) { progress.Add(1) },
 		Abandon: abandonContext(ctx), OnWaiting: waitingNote(d.stderr, o.HandlerTimeout),
+		Reconnect: func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "drain") },
 	})
 	progress.done()
 	restored := unclaimIfUnavailable(ctx, d.printer, conn, t, k, claimed, res)
@@ -357,8 +358,12 @@ func (w *workProgress) done() {
 func drainSummary(ctx context.Context, d factory, o drainOptions, t query.Target, k query.ShardKey, res drain.Result, runErr error, restored bool, start time.Time) error {
 	after, afterErr := d.shardAfter(context.WithoutCancel(ctx), t, k)
 	summary := drain.Summarize(k, res, after, restored, d.now().Sub(start))
-	d.audit("drain", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "mode": o.Mode, "handler": drain.HandlerName(o.Handler),
-		"delivered": res.Delivered, "deleted": res.Deleted, "left": after.Left, "reason": o.Reason})
+	fields := map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "mode": o.Mode, "handler": drain.HandlerName(o.Handler),
+		"delivered": res.Delivered, "deleted": auditDeleted(res), "left": after.Left, "reason": o.Reason}
+	if res.InDoubt != nil {
+		fields = withInDoubt(fields, res.InDoubt.Outcome)
+	}
+	d.audit("drain", fields)
 	if err := d.printer.Print(render.Doc{{Name: "drain", Title: "Drain summary", Card: summary.Card()}}); err != nil {
 		return err
 	}
@@ -368,6 +373,8 @@ func drainSummary(ctx context.Context, d factory, o drainOptions, t query.Target
 			res.Delivered, res.Abandoned.ID)
 	case errors.Is(runErr, context.Canceled):
 		return interruptedf("interrupted after %d delivered message(s); the shard keeps its backoff", res.Delivered)
+	case res.InDoubt != nil:
+		return &cmdError{means: interruptedOr(ctx, meansRuntime), msg: drainInDoubt(runErr, res, k)}
 	case runErr != nil && res.Uncommitted > 0:
 		return &cmdError{means: interruptedOr(ctx, meansRuntime), msg: fmt.Sprintf("%v; %d delivered message(s) were not committed and will be delivered again", db.Classify(runErr, "drain"), res.Uncommitted)}
 	case runErr != nil:
@@ -420,4 +427,27 @@ func (d factory) shardAfter(ctx context.Context, t query.Target, k query.ShardKe
 		return drain.UnknownAfter(), err
 	}
 	return drain.AfterState(depth, next, time.Now()), nil
+}
+
+// auditDeleted is the audit line's deleted: the count, or "in doubt" while a COMMIT that
+// got no answer could not be settled.
+func auditDeleted(res drain.Result) any {
+	if res.InDoubt != nil && res.InDoubt.Outcome == drain.Unsettled {
+		return "in doubt"
+	}
+	return res.Deleted
+}
+
+// drainInDoubt is the error of a drain whose COMMIT got no answer, saying what its settle
+// found.
+func drainInDoubt(runErr error, res drain.Result, k query.ShardKey) string {
+	d := res.InDoubt
+	switch d.Outcome {
+	case drain.Committed:
+		return db.SettledMessage(runErr, fmt.Sprintf("committed, %d message(s) delivered and %d row(s) deleted in it; the drain stopped there", d.Messages, d.Deleted+d.Trimmed))
+	case drain.NotCommitted:
+		return db.SettledMessage(runErr, fmt.Sprintf("not committed, %d delivered message(s) are still in the table and will be delivered again", res.Uncommitted))
+	}
+	return fmt.Sprintf("%v; it could not be settled (%v): %d message(s) may or may not have been deleted; see what is left with outboxctl inspect shard %s %d",
+		runErr, oneLine(db.RedactDSN(d.SettleErr.Error())), d.Messages, k.Scope.Name, k.ID)
 }

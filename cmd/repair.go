@@ -140,7 +140,7 @@ func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() { conn.Close(context.WithoutCancel(ctx)) }() // reconnect may replace it
 	depth, next, err := drain.ShardState(ctx, conn, t, k)
 	if err != nil {
 		return err
@@ -159,19 +159,28 @@ func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.
 		n, err = query.Exec(ctx, tx, query.Reschedule(t, k, 0, why))
 		return db.Classify(err, "reschedule")
 	})
-	if err != nil {
+	var outcome drain.Settlement
+	if db.IsInDoubt(err) {
+		outcome, err = d.settle(ctx, "reschedule", err, n, "row(s) rescheduled", func(c *db.Conn) (drain.Settlement, error) { return drain.SettleRescheduled(ctx, c, t, k, 0) })
+		conn = d.reconnect(ctx, conn, "reschedule") // the one the COMMIT went on is gone
+	}
+	if err != nil && outcome == "" {
 		return err
 	}
 	_, after, afterErr := drain.ShardState(ctx, conn, t, k)
-	d.audit("reschedule", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "rows": n, "reason": o.Reason})
+	n = settledCount(n, outcome)
+	d.audit("reschedule", withInDoubt(map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "rows": auditCount(n, outcome), "reason": o.Reason}, outcome))
 	// JSON keeps the time (Sentry's THE_PAST); a person reads what it means.
 	afterField, now := render.Field{Key: "next_attempt_after", Value: report.Typed("next_attempt", after), MachineOnly: true}, render.Field{Key: "next_attempt", Value: render.Styled{Text: "due now", Tone: render.ToneGood}, HumanOnly: true}
 	if afterErr != nil {
 		afterField.Value, now.Value = "unknown", "unknown"
 	}
-	if err := d.printer.Print(render.Doc{{Name: "reschedule", Card: []render.Field{
-		{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}, {Key: "rows", Value: n},
-		{Key: "next_attempt_before", Value: report.Typed("next_attempt", next)}, afterField, now}}}); err != nil {
+	card := append([]render.Field{{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}}, settledFields("rows", n, outcome)...)
+	if perr := d.printer.Print(render.Doc{{Name: "reschedule", Card: append(card,
+		render.Field{Key: "next_attempt_before", Value: report.Typed("next_attempt", next)}, afterField, now)}}); perr != nil {
+		return perr
+	}
+	if err != nil {
 		return err
 	}
 	if afterErr != nil {
@@ -192,15 +201,23 @@ func schedule(p *render.Printer, v any) string {
 // deleteArchived archives the rows st reads and deletes them, as one archive operation of
 // its own (drain.ArchivedDelete: staged and synced before the DELETE, the commit marker
 // written after the commit, naming the ids deleted).
-func (d factory) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target, st query.Statement, o repairOptions, meta drain.OperationMeta) (int64, *drain.Operation, error) {
+//
+// A COMMIT that got no answer is settled on a fresh connection (d.settle, ArchivedDelete's
+// Settle, which marks the batch): the count is then what the settle found (0 when it did not
+// commit), and outcome says what that was ("": the COMMIT was answered); the error says it too.
+func (d factory) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target, st query.Statement, o repairOptions, meta drain.OperationMeta) (int64, *drain.Operation, drain.Settlement, error) {
 	op, err := drain.OpenArchive(o.Archive, meta, d.now())
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, "", err
 	}
 	defer op.Close()
 	del := &drain.ArchivedDelete{Op: op, Target: t, Why: query.Why{Command: meta.Command, Reason: o.Reason}, Warnf: d.printer.Warnf}
 	deleted, err := del.DeleteArchived(ctx, conn, st)
-	return deleted, op, err
+	if !db.IsInDoubt(err) {
+		return deleted, op, "", err
+	}
+	outcome, err := d.settle(ctx, meta.Command, err, deleted, "row(s) deleted", func(c *db.Conn) (drain.Settlement, error) { return del.Settle(ctx, c) })
+	return settledCount(deleted, outcome), op, outcome, archiveInDoubt(err, outcome, op)
 }
 
 // archiveMeta describes a repair's archive operation on shard k of t: restore refuses a row
@@ -275,7 +292,7 @@ func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() { conn.Close(context.WithoutCancel(ctx)) }() // reconnect may replace it
 	count, wm, err := drain.Superseded(ctx, conn, t, k)
 	if err != nil {
 		return err
@@ -296,21 +313,27 @@ func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target
 	// One transaction: the line moves (elapsed, rate) while it runs and counts the rows
 	// once they are deleted.
 	progress := d.progress(ctx, "compacted", count, true)
-	deleted, op, err := d.deleteArchived(ctx, conn, t, query.Superseded(t, k, wm, why), o.repairOptions, archiveMeta(t, k, payloadType, "compact", o.Reason))
+	deleted, op, outcome, err := d.deleteArchived(ctx, conn, t, query.Superseded(t, k, wm, why), o.repairOptions, archiveMeta(t, k, payloadType, "compact", o.Reason))
 	progress.Set(deleted)
 	progress.done()
-	if err != nil {
+	if err != nil && outcome == "" {
 		return err
+	}
+	if outcome != "" {
+		conn = d.reconnect(ctx, conn, "compact") // the one the COMMIT went on is gone
 	}
 	var after any
 	after, _, afterErr := drain.ShardState(ctx, conn, t, k)
 	if afterErr != nil {
 		after = "unknown"
 	}
-	d.audit("compact", map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "deleted": deleted, "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason})
-	if err := d.printer.Print(render.Doc{{Name: "compact", Card: []render.Field{
-		{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}, {Key: "depth_before", Value: depth},
-		{Key: "deleted", Value: deleted}, {Key: "depth_after", Value: after}, {Key: "archive", Value: op.Path}, {Key: "operation", Value: op.Meta.ID}}}}); err != nil {
+	d.audit("compact", withInDoubt(map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "deleted": auditCount(deleted, outcome), "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason}, outcome))
+	card := append([]render.Field{{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}, {Key: "depth_before", Value: depth}}, settledFields("deleted", deleted, outcome)...)
+	if perr := d.printer.Print(render.Doc{{Name: "compact", Card: append(card,
+		render.Field{Key: "depth_after", Value: after}, render.Field{Key: "archive", Value: op.Path}, render.Field{Key: "operation", Value: op.Meta.ID})}}); perr != nil {
+		return perr
+	}
+	if err != nil {
 		return err
 	}
 	if afterErr != nil {
@@ -455,11 +478,15 @@ func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target) erro
 	if err := d.confirm("outboxctl skip", plan, o.Yes); err != nil {
 		return err
 	}
-	deleted, op, err := d.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.newest, query.Why{Command: "skip", Reason: o.Reason}), o.repairOptions, archiveMeta(t, k, sk.payloadType, "skip", o.Reason))
-	if err != nil {
+	deleted, op, outcome, err := d.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.newest, query.Why{Command: "skip", Reason: o.Reason}), o.repairOptions, archiveMeta(t, k, sk.payloadType, "skip", o.Reason))
+	if err != nil && outcome == "" {
 		return err
 	}
-	d.audit("skip", map[string]any{"message": id, "shard_scope": k.Scope.Name, "shard": k.ID, "deleted": deleted, "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason})
-	return d.printer.Print(render.Doc{{Name: "skip", Card: []render.Field{
-		{Key: "message", Value: id}, {Key: "deleted", Value: deleted}, {Key: "archive", Value: op.Path}, {Key: "operation", Value: op.Meta.ID}}}})
+	d.audit("skip", withInDoubt(map[string]any{"message": id, "shard_scope": k.Scope.Name, "shard": k.ID, "deleted": auditCount(deleted, outcome), "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason}, outcome))
+	card := append([]render.Field{{Key: "message", Value: id}}, settledFields("deleted", deleted, outcome)...)
+	if perr := d.printer.Print(render.Doc{{Name: "skip", Card: append(card,
+		render.Field{Key: "archive", Value: op.Path}, render.Field{Key: "operation", Value: op.Meta.ID})}}); perr != nil {
+		return perr
+	}
+	return err
 }

@@ -436,7 +436,7 @@ func (t *ownTx) Commit(ctx context.Context) error {
 		t.closed = true
 		tag, err := t.conn.Exec(ctx, session.Commit())
 		if err != nil {
-			return t.w.explain(err)
+			return inDoubt(err, t.w.explain(err))
 		}
 		if tag.String() == "ROLLBACK" {
 			return pgx.ErrTxCommitRollback
@@ -746,6 +746,10 @@ func RunWriteTx(ctx context.Context, conn *Conn, extra []string, fn func(pgx.Tx)
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
+		var doubt *InDoubtError
+		if errors.As(err, &doubt) {
+			return err
+		}
 		return Classify(err, "commit")
 	}
 	return nil
@@ -764,4 +768,53 @@ func WritePreamble(cfg Config) []string {
 	}
 	local, _ := applySessionSettings(pc, cfg)
 	return append([]string{session.BeginWrite()}, local...)
+}
+
+// InDoubtError is a COMMIT that was sent but got no answer: the server's answer was lost (a
+// statement deadline, a connection that died), so the transaction may have committed or not.
+// It is never "not done": a caller settles it on a fresh connection (reads whether its
+// change is there) and reports what it found, or says it is in doubt.
+type InDoubtError struct {
+	Err error // why no answer came (the stall, the lost connection)
+}
+
+func (e *InDoubtError) Error() string {
+	return "the COMMIT got no answer, so whether it committed is unknown: " + e.Err.Error()
+}
+
+func (e *InDoubtError) Unwrap() error { return e.Err }
+
+// Settled is the error's message once a settle found out (found: "committed, 3 row(s)
+// deleted"): the COMMIT is no longer in doubt, and the message no longer says it is.
+func (e *InDoubtError) Settled(found string) string {
+	return "the COMMIT got no answer (" + e.Err.Error() + "); settled on a fresh connection: " + found
+}
+
+// SettledMessage is err's message with what a settle found, when err is an InDoubtError;
+// else err's own message.
+func SettledMessage(err error, found string) string {
+	var doubt *InDoubtError
+	if errors.As(err, &doubt) {
+		return doubt.Settled(found)
+	}
+	return err.Error()
+}
+
+// IsInDoubt reports whether err is (or wraps) an InDoubtError.
+func IsInDoubt(err error) bool {
+	var doubt *InDoubtError
+	return errors.As(err, &doubt)
+}
+
+// inDoubt is the error of a failed COMMIT: explained (the stall, the server's own error)
+// when the COMMIT certainly did not commit, wrapped as an InDoubtError when it may have. The
+// server's error (a deferred constraint, a serialization failure) is an answer: the COMMIT
+// rolled back. An error before anything was sent (pgconn.SafeToRetry: a cancelled context)
+// left the transaction open, and its rollback follows.
+func inDoubt(err, explained error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) || pgconn.SafeToRetry(err) {
+		return explained
+	}
+	return &InDoubtError{Err: explained}
 }

@@ -26,8 +26,10 @@ type ArchivedDelete struct {
 	// deleted, but the archive shows their batch as staged (restore reports it and checks
 	// the table).
 	Warnf func(format string, args ...any)
-	// staged are the batches of the transaction in progress, with the ids it deleted.
+	// staged are the batches of the transaction in progress, with the ids it deleted;
+	// doubt those of a transaction whose COMMIT got no answer, until Settle marks them.
 	staged []stagedBatch
+	doubt  []stagedBatch
 }
 
 // stagedBatch is an archive batch and the ids its transaction deleted.
@@ -120,6 +122,9 @@ func (a *ArchivedDelete) Finish(err error, committing bool) error {
 			}
 		}
 		return err
+	case db.IsInDoubt(err):
+		a.doubt = append(a.doubt, staged...) // Settle marks them from what it finds
+		return err
 	case err != nil:
 		return fmt.Errorf("%w; archive %s keeps the rows staged without a commit marker: outboxctl restore reports them and checks the table", err, a.Op.Path)
 	}
@@ -166,4 +171,54 @@ func OpenArchive(path string, meta OperationMeta, now time.Time) (*Operation, er
 		}
 	}
 	return OpenOperation(path, meta)
+}
+
+// doubtIDs are the ids the transaction whose COMMIT got no answer deleted.
+func (a *ArchivedDelete) doubtIDs() []int64 {
+	if a == nil {
+		return nil
+	}
+	var ids []int64
+	for _, sb := range a.doubt {
+		ids = append(ids, sb.deleted...)
+	}
+	return ids
+}
+
+// settled writes the second phase of the batches of a COMMIT in doubt from what its settle
+// found: commit markers when it committed (restore then puts the rows back), abort markers
+// when it did not, nothing while it is still in doubt (the batches stay staged: restore
+// reports them and checks which of their rows are in the table, and --include-uncommitted
+// puts back the missing ones).
+func (a *ArchivedDelete) settled(s Settlement) error {
+	if a == nil {
+		return nil
+	}
+	doubt := a.doubt
+	a.doubt = nil
+	for _, sb := range doubt {
+		switch s {
+		case Committed:
+			if err := a.Op.CommitDeleted(sb.batch, sb.deleted); err != nil {
+				return fmt.Errorf("the rows were deleted, but their commit marker could not be written (%w): restore them with outboxctl restore %s --operation %s --include-uncommitted",
+					err, a.Op.Path, a.Op.Meta.ID)
+			}
+		case NotCommitted:
+			if err := a.Op.Abort(sb.batch, errNotCommitted); err != nil && a.Warnf != nil {
+				a.Warnf("the rows were not deleted, but the archive could not say so: %v", err)
+			}
+		}
+	}
+	return nil
+}
+
+// Settle settles, on conn (a fresh connection: the one the COMMIT went on is gone), the
+// COMMIT of a DeleteArchived that got no answer (db.InDoubtError), and marks its batches
+// from what it found.
+func (a *ArchivedDelete) Settle(ctx context.Context, conn *db.Conn) (Settlement, error) {
+	s, err := SettleDeleted(ctx, conn, a.Target, a.doubtIDs())
+	if merr := a.settled(s); merr != nil && err == nil {
+		err = merr
+	}
+	return s, err
 }

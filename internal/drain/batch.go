@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
@@ -99,6 +100,9 @@ func (r *run) batchStep(ctx context.Context) (bool, error) {
 	switch {
 	case errors.Is(err, errStop):
 		return false, nil
+	case db.IsInDoubt(err):
+		r.inDoubt(delivered, o.Handler != nil && !o.Discard, deleted, 0)
+		return false, err
 	case err != nil:
 		if o.Handler != nil && !o.Discard {
 			r.res.Uncommitted += len(delivered)

@@ -143,6 +143,10 @@ type Options struct {
 	Claimed *Claimed
 	// Command and Reason are recorded with archived rows and in the SQL comment.
 	Command, Reason string
+	// Reconnect opens a fresh connection to settle a COMMIT that got no answer
+	// (db.InDoubtError): the drain's own connection is the one that failed. nil: the
+	// transaction is left in doubt (Result.InDoubt, Outcome Unsettled).
+	Reconnect func(ctx context.Context) (*db.Conn, error)
 	// CoalescedIDs lists, in each message, the first ids of its group (reads every row of the
 	// group: opt-in); the count is always there.
 	CoalescedIDs bool
@@ -177,6 +181,9 @@ type Result struct {
 	Uncommitted int
 	Deleted     int64 // rows deleted, delivered ones included
 	Trimmed     int64 // rows deleted without delivery (kill-switched shard)
+	// InDoubt is the transaction whose COMMIT got no answer (the drain stopped there), with
+	// what the settle found; Delivered, Deleted and Uncommitted count it once settled.
+	InDoubt *InDoubt
 	// Contended is true when another drainer held the shard (the drain stopped).
 	Contended bool
 	// Failed is the message whose delivery failed, with the handler's error.
@@ -376,6 +383,9 @@ func Run(ctx context.Context, conn *db.Conn, o Options) (Result, error) {
 		}
 		if err == nil && r.res.Abandoned != nil {
 			return r.res, context.Canceled // interrupted, like any other stop on a signal
+		}
+		if db.IsInDoubt(err) {
+			r.settle(ctx)
 		}
 		if err != nil || !more || r.res.Failed != nil || r.res.Contended {
 			return r.res, err
@@ -690,6 +700,13 @@ func (r *run) exactStep(ctx context.Context) (bool, error) {
 	switch {
 	case errors.Is(err, errStop):
 		return false, nil
+	case db.IsInDoubt(err):
+		var msgs []Message
+		if found && !o.Killswitched {
+			msgs = []Message{m}
+		}
+		r.inDoubt(msgs, handed, deleted, trimmed)
+		return false, err
 	case err != nil:
 		if handed {
 			r.res.Uncommitted++

@@ -24,9 +24,10 @@ import (
 //	{"v":3,"kind":"commit",...}  written after the transaction committed: the ids it deleted
 //	{"v":3,"kind":"abort",...}   written when the transaction certainly rolled back
 //
-// restore uses only committed batches. A batch with neither marker (a crash, or a COMMIT whose
-// outcome is unknown) is reported, never restored by default: its rows should still be in the
-// table.
+// restore uses only committed batches (a COMMIT that got no answer is settled on a fresh
+// connection, which writes its marker from what it found). A batch with neither marker (a
+// crash, or a COMMIT whose outcome the settle could not tell) is reported, never restored by
+// default: its rows should still be in the table.
 //
 // Every line names the operation's shard, and every row must be in it. Every commit and abort
 // marker carries "sha256": the SHA-256 of every line of the operation before it (its header,

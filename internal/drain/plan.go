@@ -194,27 +194,39 @@ func AfterState(depth int64, next any, now time.Time) After {
 
 // Summary is what a drain did and what it left: the drain's document.
 type Summary struct {
-	Shard                 string  `json:"shard"`
-	Delivered             int64   `json:"delivered"`
-	Deleted               int64   `json:"deleted"`
+	Shard     string `json:"shard"`
+	Delivered int64  `json:"delivered"`
+	// Deleted is nil (JSON null) while a COMMIT that got no answer could not be settled:
+	// never the count without it.
+	Deleted               *int64  `json:"deleted"`
 	Left                  any     `json:"left"`
 	NextAttempt           any     `json:"next_attempt"`
 	Delay                 any     `json:"delay"`
 	Seconds               float64 `json:"seconds"`
 	DeliveredNotCommitted int64   `json:"delivered_not_committed,omitempty"`
-	Stopped               string  `json:"stopped,omitempty"`
-	FailedMessage         *int64  `json:"failed_message,omitempty"`
-	FailedCategory        *string `json:"failed_category,omitempty"`
-	AbandonedMessage      *int64  `json:"abandoned_message,omitempty"`
-	Schedule              string  `json:"schedule,omitempty"`
+	// InDoubt is what the settle of a COMMIT that got no answer found (Settlement), and
+	// DeliveredInDoubt how many messages it held while it is still in doubt.
+	InDoubt          string  `json:"in_doubt,omitempty"`
+	DeliveredInDoubt int64   `json:"delivered_in_doubt,omitempty"`
+	Stopped          string  `json:"stopped,omitempty"`
+	FailedMessage    *int64  `json:"failed_message,omitempty"`
+	FailedCategory   *string `json:"failed_category,omitempty"`
+	AbandonedMessage *int64  `json:"abandoned_message,omitempty"`
+	Schedule         string  `json:"schedule,omitempty"`
 }
 
 // Summarize is the summary of res, a drain of shard k that took elapsed, with the state it
 // left; restored says the claim's schedule was put back (the handler was unavailable).
 func Summarize(k query.ShardKey, res Result, after After, restored bool, elapsed time.Duration) Summary {
-	s := Summary{Shard: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID), Delivered: int64(res.Delivered), Deleted: res.Deleted,
+	s := Summary{Shard: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID), Delivered: int64(res.Delivered), Deleted: &res.Deleted,
 		Left: after.Left, NextAttempt: after.NextAttempt, Delay: after.Delay, Seconds: float64(elapsed.Milliseconds()) / 1000,
 		DeliveredNotCommitted: int64(res.Uncommitted)}
+	if d := res.InDoubt; d != nil {
+		s.InDoubt = string(d.Outcome)
+		if d.Outcome == Unsettled {
+			s.Deleted, s.DeliveredInDoubt = nil, int64(d.Messages)
+		}
+	}
 	if res.Contended {
 		s.Stopped = "another drainer holds the shard"
 	}
@@ -233,13 +245,17 @@ func Summarize(k query.ShardKey, res Result, after After, restored bool, elapsed
 // Card is the summary as the printer's card: the fields in the order of Summary's, those
 // left out of its JSON (omitempty) left out here too.
 func (s Summary) Card() []render.Field {
-	f := []render.Field{
-		{Key: "shard", Value: s.Shard}, {Key: "delivered", Value: s.Delivered}, {Key: "deleted", Value: s.Deleted},
-		{Key: "left", Value: s.Left}, {Key: "next_attempt", Value: s.NextAttempt}, {Key: "delay", Value: s.Delay},
-		{Key: "seconds", Value: s.Seconds},
-	}
+	f := append([]render.Field{{Key: "shard", Value: s.Shard}, {Key: "delivered", Value: s.Delivered}}, CountFields("deleted", s.Deleted)...)
+	f = append(f, render.Field{Key: "left", Value: s.Left}, render.Field{Key: "next_attempt", Value: s.NextAttempt},
+		render.Field{Key: "delay", Value: s.Delay}, render.Field{Key: "seconds", Value: s.Seconds})
 	if s.DeliveredNotCommitted > 0 {
 		f = append(f, render.Field{Key: "delivered_not_committed", Value: s.DeliveredNotCommitted})
+	}
+	if s.InDoubt != "" {
+		f = append(f, render.Field{Key: "in_doubt", Value: s.InDoubt})
+	}
+	if s.DeliveredInDoubt > 0 {
+		f = append(f, render.Field{Key: "delivered_in_doubt", Value: s.DeliveredInDoubt})
 	}
 	if s.Stopped != "" {
 		f = append(f, render.Field{Key: "stopped", Value: s.Stopped})
@@ -254,4 +270,14 @@ func (s Summary) Card() []render.Field {
 		f = append(f, render.Field{Key: "schedule", Value: s.Schedule})
 	}
 	return f
+}
+
+// CountFields are a summary's count (key): n, or when nil (a COMMIT still in doubt) one
+// nobody could read: "unknown" to a person, null to a machine (never a 0, which would be a
+// lie, nor a string where scripts expect a number).
+func CountFields(key string, n *int64) []render.Field {
+	if n == nil {
+		return []render.Field{{Key: key, Value: "unknown", HumanOnly: true}, {Key: key, Value: nil, MachineOnly: true}}
+	}
+	return []render.Field{{Key: key, Value: *n}}
 }

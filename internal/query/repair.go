@@ -6,14 +6,7 @@ import "strings"
 // fresh row (scheduled_for = THE_PAST, 2016-08-01), so Sentry's scheduler picks the shard at
 // its next run and its next claim starts again from a 2 s delay.
 func Reschedule(t Target, k ShardKey, wm int64, why Why) Statement {
-	args := t.cellArgs()
-	args["scope"] = Arg{Value: k.Scope.Value, Note: k.Scope.Name}
-	args["shard"] = Arg{Value: k.ID}
-	on := t.cellFragment()
-	if wm > 0 {
-		args["watermark"] = Arg{Value: wm, Note: "the highest id in the plan"}
-		on = append(on, "watermark")
-	}
+	args, on := rescheduleArgs(t, k, wm)
 	return why.Mark(sqlStatement("reschedule", []string{
 		"Make the shard due now with a fresh backoff: rows get scheduled_for = THE_PAST (2016-08-01),",
 		"as a new row has; Sentry's next claim then starts again from a 2 s delay."}, t.idents(), args, on...))
@@ -75,4 +68,39 @@ func CommentOut(sql string) string {
 		b.WriteString("-- " + l + "\n")
 	}
 	return b.String()
+}
+
+// SettleDeleted lists which of ids, deleted by a transaction whose COMMIT got no answer, are
+// still in t: none, it committed; any, it did not. It waits for the rows' locks, so a
+// COMMIT the server is still running is waited for, never read as not committed.
+func SettleDeleted(t Target, ids []int64) Statement {
+	return sqlStatement("settle-deleted", []string{"Which deleted ids are still there, after a COMMIT that got no answer."},
+		t.tableIdent(), Args{"ids": {Value: ids}})
+}
+
+// SettleRescheduled counts the rows of shard k (up to wm when above 0) and those not carrying
+// a reschedule's schedule, after its COMMIT got no answer.
+func SettleRescheduled(t Target, k ShardKey, wm int64) Statement {
+	args, on := rescheduleArgs(t, k, wm)
+	return sqlStatement("settle-reschedule", []string{"Whether a reschedule whose COMMIT got no answer committed."}, t.idents(), args, on...)
+}
+
+// SettleRescheduledRow is settle-reschedule's row.
+type SettleRescheduledRow struct {
+	Rows           int64 `db:"rows"`
+	NotRescheduled int64 `db:"not_rescheduled"`
+}
+
+// rescheduleArgs are reschedule's and settle-reschedule's values and fragments: the shard,
+// the cell filter, and the watermark when above 0.
+func rescheduleArgs(t Target, k ShardKey, wm int64) (Args, []string) {
+	args := t.cellArgs()
+	args["scope"] = Arg{Value: k.Scope.Value, Note: k.Scope.Name}
+	args["shard"] = Arg{Value: k.ID}
+	on := t.cellFragment()
+	if wm > 0 {
+		args["watermark"] = Arg{Value: wm, Note: "the highest id in the plan"}
+		on = append(on, "watermark")
+	}
+	return args, on
 }

@@ -30,6 +30,8 @@ type Proxy struct {
 	accepted      int
 	refuseAfter   int                              // RefuseAfter's n (0: none refused)
 	drop          func(typ byte, body []byte) bool // DropAfter's predicate
+	hush          func(typ byte, body []byte) bool // SilenceAt's predicate (server messages)
+	hold          func(typ byte, body []byte) bool // HoldFromClient's predicate (client messages)
 	silencedStart chan struct{}                    // closed when a connection went silent after its startup
 	once          sync.Once
 }
@@ -82,6 +84,35 @@ func (p *Proxy) DropAfter(drop func(typ byte, body []byte) bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.drop = drop
+}
+
+// SilenceAt makes a connection go silent at the first server message for which hush returns
+// true: that message and every one after it are never forwarded, and the client hears
+// nothing more (its sockets stay open). Given CommandComplete "COMMIT", the server committed
+// and the client never learns it: a COMMIT in doubt. hush is called from one goroutine at a
+// time.
+func (p *Proxy) SilenceAt(hush func(typ byte, body []byte) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hush = hush
+}
+
+// HoldFromClient makes a connection go silent at the first message from its client (after
+// the startup) for which hold returns true: that message never reaches the server, which
+// sees its side of the connection closed (and rolls back the open transaction at once), and
+// the client hears nothing more on its side, which stays open. Given the client's COMMIT, the
+// transaction never committed and the client cannot know it. hold is called from one
+// goroutine at a time.
+func (p *Proxy) HoldFromClient(hold func(typ byte, body []byte) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hold = hold
+}
+
+func (p *Proxy) matches(pred *func(typ byte, body []byte) bool, typ byte, body []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return *pred != nil && (*pred)(typ, body)
 }
 
 // RefuseAfter closes every connection after the first n as soon as it is accepted: the
@@ -153,6 +184,13 @@ func (p *Proxy) clientToServer(c, s net.Conn, quiet *atomic.Bool) {
 			return
 		}
 	}
+	p.mu.Lock()
+	parse := p.hold != nil
+	p.mu.Unlock()
+	if parse {
+		p.forwardMessages(r, s, quiet)
+		return
+	}
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := r.Read(buf)
@@ -162,6 +200,43 @@ func (p *Proxy) clientToServer(c, s net.Conn, quiet *atomic.Bool) {
 			}
 		}
 		if err != nil {
+			return
+		}
+	}
+}
+
+// forwardMessages forwards the client's startup, then its messages one by one until one is
+// held (HoldFromClient); after that it discards what the client sends.
+func (p *Proxy) forwardMessages(r *bufio.Reader, s net.Conn, quiet *atomic.Bool) {
+	defer s.Close()
+	head := make([]byte, 4)
+	if _, err := io.ReadFull(r, head); err != nil {
+		return
+	}
+	startup := make([]byte, int64(binary.BigEndian.Uint32(head))-4)
+	if _, err := io.ReadFull(r, startup); err != nil {
+		return
+	}
+	if _, err := s.Write(append(head, startup...)); err != nil {
+		return
+	}
+	for {
+		head := make([]byte, 5)
+		if _, err := io.ReadFull(r, head); err != nil {
+			return
+		}
+		body := make([]byte, int64(binary.BigEndian.Uint32(head[1:]))-4)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return
+		}
+		if !quiet.Load() && p.matches(&p.hold, head[0], body) {
+			quiet.Store(true)
+			_ = s.Close()
+		}
+		if p.silent.Load() || quiet.Load() {
+			continue
+		}
+		if _, err := s.Write(append(head, body...)); err != nil {
 			return
 		}
 	}
@@ -187,6 +262,10 @@ func (p *Proxy) serverToClient(s, c net.Conn, quiet *atomic.Bool) {
 		body := make([]byte, n)
 		if _, err := io.ReadFull(r, body); err != nil {
 			return
+		}
+		if p.matches(&p.hush, head[0], body) {
+			quiet.Store(true)
+			continue
 		}
 		if _, err := c.Write(append(head, body...)); err != nil {
 			return

@@ -72,3 +72,33 @@ DELETE FROM /* TEMPLATE: table */sentry_controloutbox d
  WHERE d.id IN (SELECT s.id FROM (
 /* TEMPLATE_BEGIN: selected */SELECT o.id FROM sentry_controloutbox o WHERE false/* TEMPLATE_END: selected */
  ) s);
+
+-- name: settle-deleted
+-- Which of the ids a transaction deleted are still in the table, after its COMMIT got no
+-- answer: none means it committed (a transaction commits whole), any means it did not. FOR
+-- SHARE waits (up to lock_timeout) for that transaction if the server still runs it, so an
+-- unfinished COMMIT is never read as "not committed".
+SELECT o.id
+  FROM /* TEMPLATE: table */sentry_controloutbox o
+ WHERE o.id = ANY (@ids::bigint[])
+ ORDER BY o.id
+   FOR SHARE;
+
+-- name: settle-reschedule
+-- Whether a reschedule whose COMMIT got no answer committed: how many of the shard's rows (up
+-- to its @watermark when it had one) do not carry its schedule (scheduled_for = THE_PAST; rows
+-- that carried it already are what the reschedule makes, so a shard due now reads committed):
+-- none means it committed, any that it did not (or that Sentry claimed the shard since).
+-- FOR SHARE waits for the transaction as settle-deleted does.
+WITH locked AS (
+    SELECT o.scheduled_for
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       AND o.shard_scope = @scope
+       AND o.shard_identifier = @shard
+       /* IF: watermark */AND o.id <= @watermark/* END: watermark */
+       FOR SHARE
+)
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE scheduled_for <> '2016-08-01 00:00:00+00'::timestamptz) AS not_rescheduled
+  FROM locked;
