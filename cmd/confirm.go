@@ -18,7 +18,7 @@ func (a *app) confirm(command string, plan []string, yes bool) error {
 		return nil
 	}
 	if !a.io.InTTY || !a.io.ErrTTY {
-		return usageErrorf(command+" --yes", "`--yes` required when not running interactively")
+		return usageErrorf(a.againOr(command, "--yes"), "`--yes` required when not running interactively")
 	}
 	fmt.Fprint(a.io.Err, "Proceed? [y/N] ")
 	// The answer is read within a cap, like every input: an answer longer than the cap

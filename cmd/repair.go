@@ -78,7 +78,7 @@ func (a *app) shardKey(s shardArgs) (query.ShardKey, error) {
 // given), connects, and reads the table's payload type (the archive records it) and its
 // cell column, adapting t.
 func (d factory) open(ctx context.Context, command string, t query.Target) (query.Target, *db.Conn, string, error) {
-	if err := requireCell(t, command); err != nil {
+	if err := requireCell(t, d.again(command, "--cell", "us")); err != nil {
 		return t, nil, "", err
 	}
 	if err := d.requireDB(command); err != nil {
@@ -283,7 +283,7 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target, k query.ShardKey) error {
 	why := query.Why{Command: "compact", Reason: o.Reason}
 	if d.printSQL {
-		if err := requireCell(t, "outboxctl compact"); err != nil {
+		if err := requireCell(t, d.again("outboxctl compact", "--cell", "us")); err != nil {
 			return err
 		}
 		return d.printArchivingDelete(t, func(why query.Why) query.Statement { return query.Superseded(t, k, 0, why) }, why)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // Every statement's rows are read into its row type by column name (query.Rows): a NULL
@@ -126,15 +127,9 @@ func (env *Env) shardName(t query.Target, cell string, scope, shard int64) strin
 	return s
 }
 
-// ShellQuote quotes s for a POSIX shell when it needs it; control characters are replaced,
-// so a suggested command is always one line.
-func ShellQuote(s string) string {
-	s = Clean(s)
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:@=") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// ShellQuote quotes s for a POSIX shell when it needs it, on one line (textsafe.ShellQuote:
+// a control character is spelled as an escape of a $'…' word, so the value stays exact).
+func ShellQuote(s string) string { return textsafe.ShellQuote(s) }
 
 // SQLString is s as a SQL string literal that is always one line: control characters are
 // written as escapes of an E” literal, which reads the same under either
