@@ -6,14 +6,22 @@ import (
 	"io"
 	"strings"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // confirm shows a mutation's plan on stderr and asks for a yes. With --yes it proceeds;
 // without a terminal it refuses with a usage error naming the flag (a script must say --yes
 // explicitly, and an EOF on the prompt must never count as consent).
+//
+// The plan starts with the target (context, host and database, schema, table), and with
+// --dry-run it stops there: nothing is changed, and the exit status is 0.
 func (a *app) confirm(command string, plan []string, yes bool) error {
-	printPlan(a.io.Err, plan)
+	printPlan(a.io.Err, append([]string{a.targetLine(command)}, plan...))
+	if a.dryRun {
+		fmt.Fprintln(a.io.Err, "dry run: nothing was changed")
+		return silent(meansOK)
+	}
 	if yes {
 		return nil
 	}
@@ -31,6 +39,29 @@ func (a *app) confirm(command string, plan []string, yes bool) error {
 		}
 	}
 	return declined()
+}
+
+// targetLine names what a mutation changes: the context, the database (user@host:port/db,
+// no password), the schema and, for a command on an outbox table, the table.
+func (a *app) targetLine(command string) string {
+	parts := []string{}
+	if a.contextName != "" {
+		parts = append(parts, "context "+a.contextName)
+	}
+	dsn, _ := db.Resolve(a.g.DSN, a.getenv)
+	parts = append(parts, "database "+db.Describe(dsn))
+	schema := a.g.Schema
+	if schema == "" {
+		schema = "(search_path)"
+	}
+	parts = append(parts, "schema "+schema)
+	switch strings.TrimPrefix(command, "outboxctl ") {
+	case "reschedule", "compact", "skip", "restore", "drain":
+		if t, err := a.target(); err == nil {
+			parts = append(parts, "table "+t.TableName())
+		}
+	}
+	return "target: " + strings.Join(parts, ", ")
 }
 
 // maxAnswer caps the prompt's answer: "yes" and its newline, with room for stray spaces.
