@@ -103,6 +103,22 @@ func (env *Env) scopeArg(scope int64) string {
 	return strings.ToLower(strings.TrimSuffix(name, "_SCOPE"))
 }
 
+// command is an outboxctl command line on table t (its --silo control and --cell, its
+// --table) after the invocation's prefix, every argument quoted (textsafe.ShellQuote).
+func (env *Env) command(t query.Target, cell string, args ...string) string {
+	var words []string
+	if t.Control() {
+		words = append(words, "--silo", "control")
+		if cell != "" {
+			words = append(words, "--cell", cell)
+		}
+	}
+	if t.Table != "" {
+		words = append(words, "--table", t.Table)
+	}
+	return env.Prefix + " " + textsafe.Command(append(words, args...)...)
+}
+
 // shardCommand is the outboxctl command that inspects one shard.
 func (env *Env) shardCommand(t query.Target, cell string, scope, shard int64) string {
 	cmd := env.Prefix
