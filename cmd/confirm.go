@@ -48,7 +48,11 @@ func (a *app) targetLine(command string) string {
 	if a.contextName != "" {
 		parts = append(parts, "context "+a.contextName)
 	}
-	dsn, _ := db.Resolve(a.g.DSN, a.getenv)
+	getenv := a.getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	dsn, _ := db.Resolve(a.g.DSN, getenv)
 	parts = append(parts, "database "+db.Describe(dsn))
 	schema := a.g.Schema
 	if schema == "" {

@@ -205,3 +205,13 @@ func TestEverySuggestionRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionJSON: version -o json is a JSON object, not the text line.
+func TestVersionJSON(t *testing.T) {
+	t.Parallel()
+	out, _ := runCLIExpect(t, 0, "version", "-o", "json")
+	var v struct{ Version, Commit string }
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Version == "" || v.Commit == "" {
+		t.Fatalf("version -o json: %v\n%s", err, out)
+	}
+}

@@ -266,7 +266,8 @@ func newCompactCmd(a *app) *cobra.Command {
 Delete, after archiving them, exactly the rows a successful drain would delete without
 delivering: in every coalesce group of the shard, the rows below the group's newest id. The
 newest row of each group stays, so Sentry still delivers every object once. For a hot shard
-whose duplicates make Sentry's 50-row deletion time out.
+whose duplicates make Sentry's 50-row deletion time out. When the shard's head row is among
+them, the shard is made due now, unless --keep-backoff.
 
 The run is one archive operation: its rows are staged in the archive (synced) before the
 DELETE and marked committed after it; outboxctl restore puts them back. --print-sql prints
@@ -392,8 +393,10 @@ func newSkipCmd(a *app) *cobra.Command {
 		Short: "Archive and delete a poison message's coalesce group, unblocking its shard",
 		Long: strings.TrimSpace(`
 Archive, then delete, every row of the message's coalesce group (same shard, category and
-object) up to the group's newest row: the group is not delivered. The rest of the shard
-is untouched and drains at its next attempt.
+object) up to the group's newest row: the group is not delivered. When the group held the
+shard's head row, the shard is made due now (its backoff was earned by the row that is
+gone), unless --keep-backoff; the rest of the shard is untouched. The summary shows the
+shard's state after, the next step and the undo.
 
 The run is one archive operation (staged before the DELETE, marked committed after it).
 outboxctl restore FILE --operation ID puts the rows back: a skip is restored only when
