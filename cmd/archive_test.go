@@ -123,7 +123,7 @@ func TestSkipAndRestoreAreByteIdentical(t *testing.T) {
 			testdb.Insert(t, schema, query.CellTable, testdb.Row{Scope: 0, Shard: 7, Category: 3, Object: 9, Payload: testdb.Str(`{"other": 1}`)})
 			before := tableState(t, schema, query.CellTable)
 			archive := filepath.Join(t.TempDir(), "skip.jsonl")
-			out, _ := mustRun(t, 0, schema, "skip", fmt.Sprint(ids[0]), "--archive", archive, "--reason", "poison", "--yes", "-o", "json")
+			out, _ := mustRun(t, 0, schema, "skip", fmt.Sprint(ids[0]), "--archive", archive, "--reason", "poison", "--yes", "--keep-backoff", "-o", "json")
 			if !strings.Contains(out, fmt.Sprintf(`"deleted": %d`, len(ids))) {
 				t.Fatalf("skip deleted: %s", out)
 			}
@@ -149,7 +149,7 @@ func TestCompactRestoresControlCells(t *testing.T) {
 	testdb.Insert(t, schema, query.ControlTable, testdb.Row{Cell: "eu", Scope: 1, Shard: 5, Category: 0, Object: 0, Payload: testdb.Str(`{}`)})
 	before := tableState(t, schema, query.ControlTable)
 	archive := filepath.Join(t.TempDir(), "compact.jsonl")
-	out, _ := mustRun(t, 0, schema, "--silo", "control", "--cell", "us", "compact", "user", "5", "--archive", archive, "--yes", "-o", "json")
+	out, _ := mustRun(t, 0, schema, "--silo", "control", "--cell", "us", "compact", "user", "5", "--archive", archive, "--yes", "--keep-backoff", "-o", "json")
 	if !strings.Contains(out, `"deleted": 4`) {
 		t.Fatalf("compact: %s", out)
 	}
@@ -169,11 +169,11 @@ func TestRestoreChoosesOperations(t *testing.T) {
 	}
 	full := tableState(t, schema, query.CellTable)
 	shared := filepath.Join(t.TempDir(), "shared.jsonl")
-	out, _ := mustRun(t, 0, schema, "compact", "organization", "1", "--archive", shared, "--yes", "-o", "json")
+	out, _ := mustRun(t, 0, schema, "compact", "organization", "1", "--archive", shared, "--yes", "--keep-backoff", "-o", "json")
 	compact1 := operationOf(t, out)
-	out, _ = mustRun(t, 0, schema, "skip", "8", "--archive", shared, "--reason", "poison", "--yes", "-o", "json")
+	out, _ = mustRun(t, 0, schema, "skip", "8", "--archive", shared, "--reason", "poison", "--yes", "--keep-backoff", "-o", "json")
 	skip := operationOf(t, out)
-	out, _ = mustRun(t, 0, schema, "compact", "organization", "3", "--archive", shared, "--yes", "-o", "json")
+	out, _ = mustRun(t, 0, schema, "compact", "organization", "3", "--archive", shared, "--yes", "--keep-backoff", "-o", "json")
 	compact3 := operationOf(t, out)
 	afterRepairs := tableState(t, schema, query.CellTable)
 	if len(afterRepairs) != 12-2-2-2 {
@@ -232,9 +232,9 @@ func TestDefaultArchiveIsPerOperation(t *testing.T) {
 	for i := range 4 {
 		testdb.Insert(t, schema, query.CellTable, testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: int64(i % 2), Payload: testdb.Str(`{}`)})
 	}
-	out, _ := mustRun(t, 0, schema, "skip", "1", "--yes", "-o", "json")
+	out, _ := mustRun(t, 0, schema, "skip", "1", "--yes", "--keep-backoff", "-o", "json")
 	skip := operationOf(t, out)
-	out, _ = mustRun(t, 0, schema, "compact", "organization", "1", "--yes", "-o", "json")
+	out, _ = mustRun(t, 0, schema, "compact", "organization", "1", "--yes", "--keep-backoff", "-o", "json")
 	compact := operationOf(t, out)
 	files, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_STATE_HOME"), "outboxctl", "archive-*.jsonl"))
 	want := []string{"archive-" + skip + ".jsonl", "archive-" + compact + ".jsonl"}
@@ -377,7 +377,7 @@ func TestPrintSQLNeverWrites(t *testing.T) {
 
 	// restore --print-sql writes nothing; its INSERTs, run by hand, restore byte for byte.
 	archive := filepath.Join(t.TempDir(), "skip.jsonl")
-	out, _ := mustRun(t, 0, schema, "skip", "5", "--archive", archive, "--yes", "-o", "json")
+	out, _ := mustRun(t, 0, schema, "skip", "5", "--archive", archive, "--yes", "--keep-backoff", "-o", "json")
 	afterSkip := tableState(t, schema, query.CellTable)
 	restoreSQL, _ := mustRun(t, 0, schema, "restore", archive, "--operation", operationOf(t, out), "--reason", reason, "--print-sql", "--yes")
 	sameState(t, "after restore --print-sql", tableState(t, schema, query.CellTable), afterSkip)

@@ -6,19 +6,27 @@ import (
 	"io"
 	"strings"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // confirm shows a mutation's plan on stderr and asks for a yes. With --yes it proceeds;
 // without a terminal it refuses with a usage error naming the flag (a script must say --yes
 // explicitly, and an EOF on the prompt must never count as consent).
+//
+// The plan starts with the target (context, host and database, schema, table), and with
+// --dry-run it stops there: nothing is changed, and the exit status is 0.
 func (a *app) confirm(command string, plan []string, yes bool) error {
-	printPlan(a.io.Err, plan)
+	printPlan(a.io.Err, append([]string{a.targetLine(command)}, plan...))
+	if a.dryRun {
+		fmt.Fprintln(a.io.Err, "dry run: nothing was changed")
+		return silent(meansOK)
+	}
 	if yes {
 		return nil
 	}
 	if !a.io.InTTY || !a.io.ErrTTY {
-		return usageErrorf(command+" --yes", "`--yes` required when not running interactively")
+		return usageErrorf(a.againOr(command, "--yes"), "`--yes` required when not running interactively")
 	}
 	fmt.Fprint(a.io.Err, "Proceed? [y/N] ")
 	// The answer is read within a cap, like every input: an answer longer than the cap
@@ -31,6 +39,33 @@ func (a *app) confirm(command string, plan []string, yes bool) error {
 		}
 	}
 	return declined()
+}
+
+// targetLine names what a mutation changes: the context, the database (user@host:port/db,
+// no password), the schema and, for a command on an outbox table, the table.
+func (a *app) targetLine(command string) string {
+	parts := []string{}
+	if a.contextName != "" {
+		parts = append(parts, "context "+a.contextName)
+	}
+	getenv := a.getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	dsn, _ := db.Resolve(a.g.DSN, getenv)
+	parts = append(parts, "database "+db.Describe(dsn))
+	schema := a.g.Schema
+	if schema == "" {
+		schema = "(search_path)"
+	}
+	parts = append(parts, "schema "+schema)
+	switch strings.TrimPrefix(command, "outboxctl ") {
+	case "reschedule", "compact", "skip", "restore", "drain":
+		if t, err := a.target(); err == nil {
+			parts = append(parts, "table "+t.TableName())
+		}
+	}
+	return "target: " + strings.Join(parts, ", ")
 }
 
 // maxAnswer caps the prompt's answer: "yes" and its newline, with room for stray spaces.

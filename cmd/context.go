@@ -303,6 +303,7 @@ func (a *app) oneContext(f *config.File, path, spec string, all bool) (*config.C
 // connection of the command, wherever it is made, goes where the context says.
 func (a *app) useContext(c *cobra.Command, one *config.Context) error {
 	s := config.Resolve(one, a.overrides(c), a.env)
+	a.contextName = one.Name
 	dsn, given, err := s.Connection(!a.read)
 	if err != nil {
 		return configError(err)

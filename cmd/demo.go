@@ -98,7 +98,7 @@ func newDemoSeedCmd(a *app) *cobra.Command {
 	c.Flags().IntVar(&o.Shards, "shards", 50_000, "organization shards to spread them over")
 	addEnumFlag(c, c.Flags(), &o.Payload, string(fixture.PayloadJSONB), enumFlag{name: "payload", help: "payload column type: jsonb (Sentry since Aug 2025) or text (before)",
 		example: "--payload text", words: []string{string(fixture.PayloadJSONB), string(fixture.PayloadText)}})
-	addYesFlag(c.Flags(), &o.Yes)
+	addMutationFlags(a, c.Flags(), &o.Yes)
 	return c
 }
 
@@ -151,7 +151,7 @@ func newDemoDropCmd(a *app) *cobra.Command {
 			return runDemoDrop(c.Context(), a.factory(), o)
 		},
 	}
-	addYesFlag(c.Flags(), &o.Yes)
+	addMutationFlags(a, c.Flags(), &o.Yes)
 	return c
 }
 

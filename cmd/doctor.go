@@ -120,7 +120,7 @@ critical (1: runtime failure, 2: usage).`),
 // tables to check, the registry, the clock and the command line a finding suggests.
 func doctorEnv(d factory, s *session, targets []query.Target, reg *enums.Registry) *doctor.Env {
 	return &doctor.Env{
-		Tx: s.tx, SchemaName: d.schema, Schema: s.schema, Targets: targets, Registry: reg, Now: d.now(), Prefix: doctorPrefix(d.schema),
+		Tx: s.tx, SchemaName: d.schema, Schema: s.schema, Targets: targets, Registry: reg, Now: d.now(), Prefix: d.next(nil),
 		ReplicationOptions: func(ctx context.Context, tx db.Tx, tables []backfill.Table) (map[string]*int64, error) {
 			// A malformed option leaves its table unknown (nil); only a database
 			// error fails the check.
@@ -132,15 +132,6 @@ func doctorEnv(d factory, s *session, targets []query.Target, reg *enums.Registr
 			return out, err
 		},
 	}
-}
-
-// doctorPrefix is the command line a finding's next command starts with: --schema kept.
-func doctorPrefix(schema string) string {
-	prefix := "outboxctl"
-	if schema != "" {
-		prefix += " --schema " + doctor.ShellQuote(schema)
-	}
-	return prefix
 }
 
 // doctorTargets picks the outbox tables: t when the flags name it, or else every one of the
@@ -239,7 +230,7 @@ func resampleBackfill(ctx context.Context, o doctorOptions, d factory, fs []doct
 		if err != nil {
 			return db.Classify(err, "backfill-watermarks")
 		}
-		fs = append(fs, doctor.Stalled(first, second, o.Sample, doctorPrefix(d.schema))...)
+		fs = append(fs, doctor.Stalled(first, second, o.Sample, d.next(nil))...)
 		return nil
 	})
 	doctor.Sort(fs)

@@ -24,7 +24,7 @@ type finding struct {
 	Severity string         `json:"severity"`
 	Summary  string         `json:"summary"`
 	Evidence map[string]any `json:"evidence"`
-	Next     *string        `json:"next"`
+	Next     []string       `json:"next"`
 }
 
 // doctor runs `outboxctl --dsn … --schema S doctor ARGS -o json` and decodes the findings.
@@ -131,12 +131,12 @@ func TestDoctorSchedulerNamesUnclaimedShard(t *testing.T) {
 		!strings.Contains(crit[0].Summary, "organization/42 is due but its head was last claimed 2h0m") {
 		t.Fatalf("finding = %+v", crit)
 	}
-	if *crit[0].Next != "outboxctl --schema "+schema+" inspect shard organization 42" {
-		t.Fatalf("next = %q", *crit[0].Next)
+	if crit[0].Next[0] != "outboxctl --schema "+schema+" inspect shard organization 42" {
+		t.Fatalf("next = %q", crit[0].Next[0])
 	}
 	warn := only(fs, "scheduler", "table", "sentry_controloutbox")
 	if len(warn) != 1 || warn[0].Severity != "warn" || warn[0].Evidence["never_claimed"] != true ||
-		*warn[0].Next != "outboxctl --schema "+schema+" --silo control --cell us inspect shard user 7" {
+		warn[0].Next[0] != "outboxctl --schema "+schema+" --silo control --cell us inspect shard user 7" {
 		t.Fatalf("control finding = %+v", warn)
 	}
 	if errOut != "Error: doctor: 1 critical, 1 warning(s), 0 ok\n" {
@@ -201,7 +201,7 @@ func TestDoctorVacuumNamesDisabledAutovacuum(t *testing.T) {
 	v := only(fs, "vacuum", "table", "sentry_regionoutbox")
 	if len(v) != 1 || v[0].Severity != "warn" || v[0].Evidence["autovacuum_table"] != false || v[0].Evidence["autovacuum_trigger"] != float64(10) ||
 		!strings.Contains(v[0].Summary, "autovacuum is disabled on the table") ||
-		*v[0].Next != "ALTER TABLE "+schema+".sentry_regionoutbox RESET (autovacuum_enabled);" {
+		v[0].Next[0] != "ALTER TABLE "+schema+".sentry_regionoutbox RESET (autovacuum_enabled);" {
 		t.Fatalf("vacuum = %+v", v)
 	}
 	if c := only(fs, "vacuum", "table", "sentry_controloutbox"); len(c) != 1 || c[0].Evidence["autovacuum_table"] != true {
@@ -233,7 +233,7 @@ func TestDoctorNamesIdleInTransactionSession(t *testing.T) {
 	mine := only(fs, "xmin", "pid", pid)
 	if len(mine) != 1 || mine[0].Severity != "warn" || mine[0].Evidence["state"] != "idle in transaction" ||
 		!strings.Contains(mine[0].Summary, fmt.Sprintf("pid %d (application '', user postgres) is idle in transaction", pid)) ||
-		*mine[0].Next != fmt.Sprintf("SELECT pg_terminate_backend(%d);  -- rolls its transaction back: ask its owner first", pid) {
+		mine[0].Next[0] != fmt.Sprintf("SELECT pg_terminate_backend(%d);  -- rolls its transaction back: ask its owner first", pid) {
 		t.Fatalf("finding for pid %d = %+v", pid, mine)
 	}
 }
@@ -276,7 +276,7 @@ func TestDoctorNamesPreparedTransaction(t *testing.T) {
 	if len(mine) != 1 || mine[0].Severity != "warn" || mine[0].Evidence["database"] != "test" ||
 		!strings.HasPrefix(mine[0].Summary, "prepared transaction '"+gid+"' (owner postgres, database test) was prepared ") ||
 		!strings.Contains(mine[0].Summary, " ago and holds the xmin horizon ") ||
-		*mine[0].Next != "ROLLBACK PREPARED '"+gid+"';  -- in database test, once its transaction manager has given up on it" {
+		mine[0].Next[0] != "ROLLBACK PREPARED '"+gid+"';  -- in database test, once its transaction manager has given up on it" {
 		t.Fatalf("finding for %s = %+v", gid, mine)
 	}
 }
@@ -298,7 +298,7 @@ func TestDoctorNamesReplicationSlot(t *testing.T) {
 	mine := only(fs, "xmin", "slot_name", slot)
 	if len(mine) != 1 || mine[0].Severity != "warn" || mine[0].Evidence["active"] != false || mine[0].Evidence["xmin"] != nil ||
 		!strings.Contains(mine[0].Summary, "replication slot '"+slot+"' (physical, inactive) holds no xmin; is inactive and keeps") ||
-		*mine[0].Next != "SELECT pg_drop_replication_slot('"+slot+"');  -- only if no standby or consumer will use it again" {
+		mine[0].Next[0] != "SELECT pg_drop_replication_slot('"+slot+"');  -- only if no standby or consumer will use it again" {
 		t.Fatalf("finding for slot %s = %+v", slot, mine)
 	}
 }

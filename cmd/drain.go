@@ -129,7 +129,7 @@ that reads only, unless run again with -v delivered=ID.`),
 // runDrain drains shard k of t through o's handler after the plan is confirmed (--dry-run:
 // the plan and the handler check only; --print-sql: the psql script).
 func runDrain(ctx context.Context, d factory, o drainOptions, t query.Target, k query.ShardKey) error {
-	if err := requireCell(t, "outboxctl drain"); err != nil {
+	if err := requireCell(t, d.again("outboxctl drain", "--cell", "us")); err != nil {
 		return err
 	}
 	if d.printSQL {
@@ -175,7 +175,7 @@ func runDrain(ctx context.Context, d factory, o drainOptions, t query.Target, k 
 		return nil
 	case plan.Disabled() && !o.IgnoreKillswitch:
 		printPlan(d.stderr, plan.Lines())
-		return usageErrorf(command+" --ignore-killswitch …",
+		return usageErrorf(d.again(command, "--ignore-killswitch"),
 			"shard %s/%d is kill-switched: Sentry itself only trims its head coalesce group (older duplicates deleted undelivered) each time its backoff (2 s doubling to 1 h) comes round, and delivers nothing; pass --ignore-killswitch to deliver it anyway, or remove it from the kill switch first", k.Scope.Name, k.ID)
 	case o.DryRun:
 		printPlan(d.stderr, plan.Lines())

@@ -64,6 +64,11 @@ type factory struct {
 	after      func(time.Duration) <-chan time.Time // a second sample's wait
 	stderr     io.Writer                            // a plan shown without a prompt, the archive's path, a sample's note
 	getenv     func(string) string                  // a drain handler's $VARS, the contexts' environment
+	// next is a suggested command line: the invocation's --context, --schema, …, the flags
+	// naming the table (nil: none) and args (nextcmd.go); again is the invocation's own
+	// command line with words added (fallback + them when unknown), for a Try: line.
+	next  func(t *query.Target, args ...string) string
+	again func(fallback string, add ...string) string
 	// lines is true without -o: enums resolve prints one line per match.
 	lines bool
 	// cards is doctor's findings as cards (a terminal, table or markdown, one context):
@@ -83,7 +88,7 @@ func (a *app) factory() factory {
 		readSession: a.readSession, plainSession: a.plainSession, openSession: a.openSession, runRead: a.runRead,
 		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,
 		confirm: a.confirm, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
-		stderr: a.io.Err, getenv: a.getenv,
+		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, again: a.againOr,
 		lines: a.g.Output == "",
 		cards: !a.merged && (format == render.FormatTable || format == render.FormatMarkdown || (format == render.FormatAuto && a.io.OutTTY)),
 	}

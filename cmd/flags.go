@@ -18,6 +18,13 @@ func addYesFlag(fs *pflag.FlagSet, p *bool) {
 	fs.BoolVar(p, "yes", false, "do not ask for confirmation")
 }
 
+// addMutationFlags registers --yes and --dry-run (into a.dryRun: confirm prints the plan
+// and stops) for a mutation whose plan is its confirmation.
+func addMutationFlags(a *app, fs *pflag.FlagSet, yes *bool) {
+	addYesFlag(fs, yes)
+	addDryRunFlag(fs, &a.dryRun)
+}
+
 // addReasonFlag registers --reason: why, written into the SQL as a comment and the audit line.
 // Without one the audit line and pg_stat_activity cannot say why a change was made, so every
 // mutation's help says the same: strongly recommended.

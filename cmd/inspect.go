@@ -409,7 +409,43 @@ func runInspectMessage(ctx context.Context, d factory, o inspectMessageOptions, 
 	if err != nil {
 		return nil, err
 	}
-	return render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", o.id), Card: report.Card(reg, results[0])}}, nil
+	card := report.Card(reg, results[0])
+	if next, err := messageNext(d, t, reg, results[0]); err == nil {
+		card = append(card, render.Field{Key: "next", Value: next})
+	}
+	return render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", o.id), Card: card}}, nil
+}
+
+// inspectedMessage is what the next steps of inspect message read of its row.
+type inspectedMessage struct {
+	ID           int64     `db:"id"`
+	Scope        int       `db:"shard_scope"`
+	Shard        int64     `db:"shard_identifier"`
+	IsHead       bool      `db:"is_head"`
+	ScheduledFor time.Time `db:"scheduled_for"`
+}
+
+// messageNext are the next steps after inspect message: for a head whose shard waits in
+// backoff, skip it (the poison's remedy; restore undoes it); then, or for any other row, its
+// shard.
+func messageNext(d factory, t query.Target, reg *enums.Registry, res *query.Result) (render.Commands, error) {
+	rows, err := query.Rows[inspectedMessage](res)
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	m := rows[0]
+	if t.Control() {
+		if cell, ok := res.Rows[0][res.Col(t.CellColumn)].(string); ok {
+			t.Cell = cell
+		}
+	}
+	scope := query.Enum{Value: m.Scope, Name: reg.ScopeName(m.Scope)}
+	shard := d.next(&t, "inspect", "shard", scopeWord(scope), fmt.Sprint(m.Shard))
+	if m.IsHead && m.ScheduledFor.After(d.now()) {
+		k := query.ShardKey{Scope: scope, ID: m.Shard}
+		return render.Commands{d.next(&t, "skip", fmt.Sprint(m.ID), "--reason", "poison: head of "+shardLabel(k)), shard}, nil
+	}
+	return render.Commands{shard}, nil
 }
 
 // depthOptions are depth's flags. Exact selects the exact pass, today's default: the flag

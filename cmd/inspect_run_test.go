@@ -210,7 +210,10 @@ func TestRunReadsDirect(t *testing.T) {
   "scheduled_from": "2039-12-31T23:00:00Z",
   "scheduled_for": "2040-01-01T00:00:00Z",
   "date_added": "2039-12-31T22:00:00Z",
-  "shard_scope_name": "ORGANIZATION_SCOPE"
+  "shard_scope_name": "ORGANIZATION_SCOPE",
+  "next": [
+    "outboxctl inspect shard organization 1"
+  ]
 }
 `, ids[1], ids[2], ids[0]); got != want {
 		t.Errorf("inspect message:\n%s\nwant\n%s", got, want)

@@ -448,7 +448,7 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 		},
 	}
 	addReasonFlag(c.Flags(), &o.Reason)
-	addYesFlag(c.Flags(), &o.Yes)
+	addMutationFlags(a, c.Flags(), &o.Yes)
 	addValueTypeFlag(c, &o.ValueType)
 	return c
 }
@@ -584,7 +584,7 @@ the options table Sentry reads for the table's silo (--deployment).`),
 	}
 	c.Flags().Int64Var(&o.Version, "version", 0, "the replication version to allow (required)")
 	addReasonFlag(c.Flags(), &o.Reason)
-	addYesFlag(c.Flags(), &o.Yes)
+	addMutationFlags(a, c.Flags(), &o.Yes)
 	c.Flags().StringArrayVar(&o.Coded, "coded", nil, "override a table's coded replication_version, TABLE=N")
 	addValueTypeFlag(c, &o.ValueType)
 	return c

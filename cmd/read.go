@@ -250,9 +250,10 @@ func (a *app) completeNames(kind enums.Kind) func(*cobra.Command, []string, stri
 
 // requireCell refuses a control-silo mutation without --cell: Sentry keys a control shard by
 // (cell, scope, shard id), so the same scope and id in two cells are two shards.
-func requireCell(t query.Target, command string) error {
+// hint is the command line to try: the invocation's with --cell us added.
+func requireCell(t query.Target, hint string) error {
 	if t.Control() && t.Cell == "" {
-		return usageErrorf(command+" --silo control --cell us …",
+		return usageErrorf(hint,
 			"a control shard is keyed by cell as well (region_name): pass --cell to say which cell's shard")
 	}
 	return nil

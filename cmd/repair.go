@@ -21,13 +21,17 @@ type repairOptions struct {
 	Yes     bool
 	Reason  string
 	Archive string
+	// KeepBackoff keeps the shard's backoff when compact or skip removes its head row
+	// (without it the shard is made due now: its backoff was earned by the row that is gone).
+	KeepBackoff bool
 }
 
-func addRepairFlags(c *cobra.Command, o *repairOptions, archives bool) {
-	addYesFlag(c.Flags(), &o.Yes)
+func addRepairFlags(a *app, c *cobra.Command, o *repairOptions, archives bool) {
+	addMutationFlags(a, c.Flags(), &o.Yes)
 	addReasonFlag(c.Flags(), &o.Reason)
 	if archives {
 		addArchiveFlag(c.Flags(), &o.Archive)
+		c.Flags().BoolVar(&o.KeepBackoff, "keep-backoff", false, "when the shard's head row is removed, keep its backoff (default: the shard is made due now, as its backoff was earned by the row that is gone)")
 	}
 }
 
@@ -78,7 +82,7 @@ func (a *app) shardKey(s shardArgs) (query.ShardKey, error) {
 // given), connects, and reads the table's payload type (the archive records it) and its
 // cell column, adapting t.
 func (d factory) open(ctx context.Context, command string, t query.Target) (query.Target, *db.Conn, string, error) {
-	if err := requireCell(t, command); err != nil {
+	if err := requireCell(t, d.again(command, "--cell", "us")); err != nil {
 		return t, nil, "", err
 	}
 	if err := d.requireDB(command); err != nil {
@@ -125,7 +129,7 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 			return runReschedule(ctx, a.factory(), o, t, k)
 		}),
 	}
-	addRepairFlags(c, &o.repairOptions, false)
+	addRepairFlags(a, c, &o.repairOptions, false)
 	return c
 }
 
@@ -177,7 +181,7 @@ func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.
 	}
 	card := append([]render.Field{{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}}, settledFields("rows", n, outcome)...)
 	if perr := d.printer.Print(render.Doc{{Name: "reschedule", Card: append(card,
-		render.Field{Key: "next_attempt_before", Value: report.Typed("next_attempt", next)}, afterField, now)}}); perr != nil {
+		append([]render.Field{{Key: "next_attempt_before", Value: report.Typed("next_attempt", next)}, afterField, now}, d.nextFields(t, k, drain.Head{Depth: depth}, nil)...)...)}}); perr != nil {
 		return perr
 	}
 	if err != nil {
@@ -262,7 +266,8 @@ func newCompactCmd(a *app) *cobra.Command {
 Delete, after archiving them, exactly the rows a successful drain would delete without
 delivering: in every coalesce group of the shard, the rows below the group's newest id. The
 newest row of each group stays, so Sentry still delivers every object once. For a hot shard
-whose duplicates make Sentry's 50-row deletion time out.
+whose duplicates make Sentry's 50-row deletion time out. When the shard's head row is among
+them, the shard is made due now, unless --keep-backoff.
 
 The run is one archive operation: its rows are staged in the archive (synced) before the
 DELETE and marked committed after it; outboxctl restore puts them back. --print-sql prints
@@ -274,7 +279,7 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 			return runCompact(ctx, a.factory(), o, t, k)
 		}),
 	}
-	addRepairFlags(c, &o.repairOptions, true)
+	addRepairFlags(a, c, &o.repairOptions, true)
 	return c
 }
 
@@ -283,7 +288,7 @@ the SELECT of what would be archived and the DELETE commented out, and changes n
 func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target, k query.ShardKey) error {
 	why := query.Why{Command: "compact", Reason: o.Reason}
 	if d.printSQL {
-		if err := requireCell(t, "outboxctl compact"); err != nil {
+		if err := requireCell(t, d.again("outboxctl compact", "--cell", "us")); err != nil {
 			return err
 		}
 		return d.printArchivingDelete(t, func(why query.Why) query.Statement { return query.Superseded(t, k, 0, why) }, why)
@@ -297,16 +302,17 @@ func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target
 	if err != nil {
 		return err
 	}
-	depth, _, err := drain.ShardState(ctx, conn, t, k)
+	before, err := drain.ShardHead(ctx, conn, t, k)
 	if err != nil {
 		return err
 	}
+	depth := before.Depth
 	if count == 0 {
 		d.printer.Notef("shard %s/%d has no superseded rows: nothing to compact", k.Scope.Name, k.ID)
 		return nil
 	}
 	plan := []string{fmt.Sprintf("delete %d superseded row(s) of shard %s/%d (of %d), archived first; the newest row of every group stays (%s)",
-		count, k.Scope.Name, k.ID, depth, reasonText(o.Reason))}
+		count, k.Scope.Name, k.ID, depth, reasonText(o.Reason)), backoffPlan(o.repairOptions)}
 	if err := d.confirm("outboxctl compact", plan, o.Yes); err != nil {
 		return err
 	}
@@ -322,24 +328,41 @@ func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target
 	if outcome != "" {
 		conn = d.reconnect(ctx, conn, "compact") // the one the COMMIT went on is gone
 	}
-	var after any
-	after, _, afterErr := drain.ShardState(ctx, conn, t, k)
-	if afterErr != nil {
-		after = "unknown"
-	}
 	d.audit("compact", withInDoubt(map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "deleted": auditCount(deleted, outcome), "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason}, outcome))
-	card := append([]render.Field{{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}, {Key: "depth_before", Value: depth}}, settledFields("deleted", deleted, outcome)...)
-	if perr := d.printer.Print(render.Doc{{Name: "compact", Card: append(card,
-		render.Field{Key: "depth_after", Value: after}, render.Field{Key: "archive", Value: op.Path}, render.Field{Key: "operation", Value: op.Meta.ID})}}); perr != nil {
+	card := append([]render.Field{{Key: "shard", Value: shardLabel(k)}, {Key: "depth_before", Value: depth}}, settledFields("deleted", deleted, outcome)...)
+	return d.finishRemoval(ctx, conn, t, k, before, o.repairOptions, "compact", op, deleted, card, err)
+}
+
+// finishRemoval ends a compact or skip: the shard made due when its head is gone
+// (headRemoved), and the summary with its state, next step and undo. err is the deletion's
+// (an in-doubt commit settled), returned after the summary.
+func (d factory) finishRemoval(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey, before drain.Head, o repairOptions, command string, op *drain.Operation, deleted int64, card []render.Field, err error) error {
+	after, backoff, afterErr := d.headRemoved(ctx, conn, t, k, before, o, command)
+	if afterErr == nil {
+		card = append(card, stateFields(after, backoff)...)
+	} else {
+		card = append(card, render.Field{Key: "depth_after", Value: "unknown"}, render.Field{Key: "backoff", Value: backoff})
+	}
+	card = append(card, render.Field{Key: "archive", Value: op.Path}, render.Field{Key: "operation", Value: op.Meta.ID})
+	card = append(card, d.nextFields(t, k, after, op)...)
+	if perr := d.printer.Print(render.Doc{{Name: command, Card: card}}); perr != nil {
 		return perr
 	}
 	if err != nil {
 		return err
 	}
 	if afterErr != nil {
-		return unreadAfter("compact", fmt.Sprintf("%d row(s) deleted, archived in %s as operation %s", deleted, op.Path, op.Meta.ID), afterErr)
+		return unreadAfter(command, fmt.Sprintf("%d row(s) deleted, archived in %s as operation %s", deleted, op.Path, op.Meta.ID), afterErr)
 	}
 	return nil
+}
+
+// backoffPlan is the plan's line for what follows the deletion when it removes the head.
+func backoffPlan(o repairOptions) string {
+	if o.KeepBackoff {
+		return "if the shard's head row is removed, keep the shard's backoff (--keep-backoff)"
+	}
+	return "if the shard's head row is removed, make the shard due now: its backoff was earned by that row (--keep-backoff keeps it)"
 }
 
 // messageArg is a command's MESSAGE_ID argument: an outbox row id.
@@ -370,8 +393,10 @@ func newSkipCmd(a *app) *cobra.Command {
 		Short: "Archive and delete a poison message's coalesce group, unblocking its shard",
 		Long: strings.TrimSpace(`
 Archive, then delete, every row of the message's coalesce group (same shard, category and
-object) up to the group's newest row: the group is not delivered. The rest of the shard
-is untouched and drains at its next attempt.
+object) up to the group's newest row: the group is not delivered. When the group held the
+shard's head row, the shard is made due now (its backoff was earned by the row that is
+gone), unless --keep-backoff; the rest of the shard is untouched. The summary shows the
+shard's state after, the next step and the undo.
 
 The run is one archive operation (staged before the DELETE, marked committed after it).
 outboxctl restore FILE --operation ID puts the rows back: a skip is restored only when
@@ -391,7 +416,7 @@ archived and the DELETE commented out, and changes nothing.`),
 			return runSkip(c.Context(), a.factory(), o, t)
 		},
 	}
-	addRepairFlags(c, &o.repairOptions, true)
+	addRepairFlags(a, c, &o.repairOptions, true)
 	return c
 }
 
@@ -467,15 +492,19 @@ func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target) erro
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() { conn.Close(context.WithoutCancel(ctx)) }() // reconnect may replace it
 	sk, err := d.skipLookup(ctx, conn, reg, id)
 	if err != nil {
 		return err
 	}
 	t, k := sk.t, sk.k
 	plan := []string{fmt.Sprintf("skip message %d: archive and delete its coalesce group (%s, object %d): %d row(s) up to id %d, undelivered, in shard %s/%d (%s)",
-		id, reg.CategoryName(sk.cat), sk.obj, sk.rows, sk.newest, k.Scope.Name, k.ID, reasonText(o.Reason))}
+		id, reg.CategoryName(sk.cat), sk.obj, sk.rows, sk.newest, k.Scope.Name, k.ID, reasonText(o.Reason)), backoffPlan(o.repairOptions)}
 	if err := d.confirm("outboxctl skip", plan, o.Yes); err != nil {
+		return err
+	}
+	before, err := drain.ShardHead(ctx, conn, t, k)
+	if err != nil {
 		return err
 	}
 	deleted, op, outcome, err := d.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.newest, query.Why{Command: "skip", Reason: o.Reason}), o.repairOptions, archiveMeta(t, k, sk.payloadType, "skip", o.Reason))
@@ -483,10 +512,9 @@ func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target) erro
 		return err
 	}
 	d.audit("skip", withInDoubt(map[string]any{"message": id, "shard_scope": k.Scope.Name, "shard": k.ID, "deleted": auditCount(deleted, outcome), "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason}, outcome))
-	card := append([]render.Field{{Key: "message", Value: id}}, settledFields("deleted", deleted, outcome)...)
-	if perr := d.printer.Print(render.Doc{{Name: "skip", Card: append(card,
-		render.Field{Key: "archive", Value: op.Path}, render.Field{Key: "operation", Value: op.Meta.ID})}}); perr != nil {
-		return perr
+	card := append([]render.Field{{Key: "message", Value: id}, {Key: "shard", Value: shardLabel(k)}}, settledFields("deleted", deleted, outcome)...)
+	if outcome != "" {
+		conn = d.reconnect(ctx, conn, "skip") // the one the COMMIT went on is gone
 	}
-	return err
+	return d.finishRemoval(ctx, conn, t, k, before, o.repairOptions, "skip", op, deleted, card, err)
 }

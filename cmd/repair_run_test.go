@@ -139,7 +139,7 @@ func TestRunRescheduleDirect(t *testing.T) {
 	checkRefusals(t, schema, run)
 
 	out, audited := runConfirmed(t, schema, run)
-	wantOut := "{\n  \"shard\": \"ORGANIZATION_SCOPE/1\",\n  \"rows\": 4,\n  \"next_attempt_before\": \"2040-01-01T00:00:00Z\",\n  \"next_attempt_after\": \"2016-08-01T00:00:00Z\"\n}\n"
+	wantOut := "{\n  \"shard\": \"ORGANIZATION_SCOPE/1\",\n  \"rows\": 4,\n  \"next_attempt_before\": \"2040-01-01T00:00:00Z\",\n  \"next_attempt_after\": \"2016-08-01T00:00:00Z\",\n  \"next\": [\n    \"outboxctl inspect shard organization 1\"\n  ]\n}\n"
 	if out != wantOut || !reflect.DeepEqual(audited, []string{"reschedule reason=INC-3"}) {
 		t.Fatalf("stdout %q, audited %v", out, audited)
 	}
@@ -164,7 +164,7 @@ func TestRunCompactAndRestoreDirect(t *testing.T) {
 	original := outboxRows(t, schema, wholeRow)
 	target := query.Target{Silo: query.SiloCell, Schema: schema}
 	archive := filepath.Join(t.TempDir(), "compact.jsonl")
-	o := compactOptions{repairOptions: repairOptions{Reason: "INC-4", Archive: archive}}
+	o := compactOptions{repairOptions: repairOptions{Reason: "INC-4", Archive: archive, KeepBackoff: true}}
 	compact := func(_ *app, d factory, yes bool) error {
 		o.Yes = yes
 		return runCompact(context.Background(), d, o, target, orgShard1)
@@ -176,7 +176,7 @@ func TestRunCompactAndRestoreDirect(t *testing.T) {
 
 	out, audited := runConfirmed(t, schema, compact)
 	op := operationOfCard(t, out)
-	wantOut := fmt.Sprintf("{\n  \"shard\": \"ORGANIZATION_SCOPE/1\",\n  \"depth_before\": 4,\n  \"deleted\": 2,\n  \"depth_after\": 2,\n  \"archive\": %q,\n  \"operation\": %q\n}\n", archive, op)
+	wantOut := fmt.Sprintf("{\n  \"shard\": \"ORGANIZATION_SCOPE/1\",\n  \"depth_before\": 4,\n  \"deleted\": 2,\n  \"depth_after\": 2,\n  \"head_after\": %d,\n  \"next_attempt_after\": \"2040-01-01T00:00:00Z\",\n  \"backoff\": \"kept (--keep-backoff): the new head waits out the removed head's backoff\",\n  \"archive\": %q,\n  \"operation\": %q,\n  \"next\": [\n    \"outboxctl inspect shard organization 1\"\n  ],\n  \"undo\": %q\n}\n", ids[2], archive, op, "outboxctl restore "+archive+" --operation "+op)
 	if out != wantOut || !reflect.DeepEqual(audited, []string{"compact reason=INC-4"}) {
 		t.Fatalf("stdout %q, audited %v", out, audited)
 	}
@@ -210,7 +210,7 @@ func TestRunSkipDirect(t *testing.T) {
 	original := outboxRows(t, schema, wholeRow)
 	target := query.Target{Silo: query.SiloCell, Schema: schema}
 	archive := filepath.Join(t.TempDir(), "skip.jsonl")
-	o := skipOptions{repairOptions: repairOptions{Reason: "INC-5", Archive: archive}, messageArg: messageArg{ID: fmt.Sprint(ids[2])}}
+	o := skipOptions{repairOptions: repairOptions{Reason: "INC-5", Archive: archive, KeepBackoff: true}, messageArg: messageArg{ID: fmt.Sprint(ids[2])}}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,8 @@ func TestRunSkipDirect(t *testing.T) {
 	checkRefusals(t, schema, skip)
 
 	out, audited := runConfirmed(t, schema, skip)
-	wantOut := fmt.Sprintf("{\n  \"message\": %d,\n  \"deleted\": 3,\n  \"archive\": %q,\n  \"operation\": %q\n}\n", ids[2], archive, operationOfCard(t, out))
+	op := operationOfCard(t, out)
+	wantOut := fmt.Sprintf("{\n  \"message\": %d,\n  \"shard\": \"ORGANIZATION_SCOPE/1\",\n  \"deleted\": 3,\n  \"depth_after\": 1,\n  \"head_after\": %d,\n  \"next_attempt_after\": \"2040-01-01T00:00:00Z\",\n  \"backoff\": \"kept (--keep-backoff): the new head waits out the removed head's backoff\",\n  \"archive\": %q,\n  \"operation\": %q,\n  \"next\": [\n    \"outboxctl inspect shard organization 1\"\n  ],\n  \"undo\": %q\n}\n", ids[2], ids[3], archive, op, "outboxctl restore "+archive+" --operation "+op)
 	if out != wantOut || !reflect.DeepEqual(audited, []string{"skip reason=INC-5"}) {
 		t.Fatalf("stdout %q, audited %v", out, audited)
 	}

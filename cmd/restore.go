@@ -121,7 +121,7 @@ Archives written before per-operation archives are read with their limits stated
 			return runRestore(c.Context(), a.factory(), o)
 		},
 	}
-	addYesFlag(c.Flags(), &o.Yes)
+	addMutationFlags(a, c.Flags(), &o.Yes)
 	addReasonFlag(c.Flags(), &o.Reason)
 	c.Flags().StringSliceVar(&o.Ops, "operation", nil, "restore these operations (ids as the plan and the error list them; repeatable); a named skip is restored")
 	c.Flags().BoolVar(&o.All, "all", false, "restore every operation of the file except skips")

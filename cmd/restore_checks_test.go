@@ -74,7 +74,7 @@ func compacted(t *testing.T) (schema, path string, lines []string, op string) {
 		testdb.Insert(t, schema, query.CellTable, testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: int64(i % 2), Payload: testdb.Str(fmt.Sprintf(`{"i": %d}`, i))})
 	}
 	path = filepath.Join(t.TempDir(), "compact.jsonl")
-	out, _ := mustRun(t, 0, schema, "compact", "organization", "1", "--archive", path, "--yes", "-o", "json")
+	out, _ := mustRun(t, 0, schema, "compact", "organization", "1", "--archive", path, "--yes", "--keep-backoff", "-o", "json")
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +187,7 @@ func TestRestoreWarnsOnUnverifiedArchives(t *testing.T) {
 		t.Fatalf("--print-sql --unverified:\nstderr %q\nwant   %q\nstdout %s", errOut, warning, out)
 	}
 	out, errOut = mustRun(t, 0, schema, "restore", file, "--yes", "--unverified", "-o", "json")
-	if !strings.Contains(out, `"inserted": 2`) || !strings.HasPrefix(errOut, warning+"Plan:\n  - operation "+op+" (compact by ") ||
+	if !strings.Contains(out, `"inserted": 2`) || !strings.HasPrefix(errOut, warning+"Plan:\n  - target: database ") || !strings.Contains(errOut, "\n  - operation "+op+" (compact by ") ||
 		!strings.Contains(errOut, ": reinsert 2 of 2 row(s) into "+schema+".sentry_regionoutbox, shard ORGANIZATION_SCOPE/9, ids ") {
 		t.Fatalf("restore --unverified:\n%s\n%s", out, errOut)
 	}

@@ -83,6 +83,11 @@ type app struct {
 	merged bool
 	// read says the command only reads, so it may go to a context's replica-dsn.
 	read bool
+	// contextName is the context this app's settings came from (one of a fan-out's), for
+	// the --context of the commands it suggests.
+	contextName string
+	// dryRun is a mutation's --dry-run (addMutationFlags): confirm shows the plan and stops.
+	dryRun bool
 	// watches are the commands that take --watch, with what their frames follow.
 	watches map[*cobra.Command]*watchSpec
 }

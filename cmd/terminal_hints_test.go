@@ -18,8 +18,9 @@ func TestDeclinedPromptSaysOnlyCancelled(t *testing.T) {
 	a := &app{io: io}
 	err := a.confirm("outboxctl skip", []string{"delete message 7"}, false)
 	printError(context.Background(), io, err, "outboxctl skip")
-	want := "Plan:\n  - delete message 7\nProceed? [y/N] Error: cancelled: nothing was changed\n"
-	if got := exitCode(context.Background(), err); got != ExitUsage || errOut.String() != want || out.Len() != 0 {
+	want := "\n  - delete message 7\nProceed? [y/N] Error: cancelled: nothing was changed\n"
+	if got := exitCode(context.Background(), err); got != ExitUsage || !strings.HasPrefix(errOut.String(), "Plan:\n  - target: database ") ||
+		!strings.HasSuffix(errOut.String(), want) || strings.Count(errOut.String(), "\n") != 4 || out.Len() != 0 {
 		t.Errorf("exit %d, stderr %q, want %q", got, errOut.String(), want)
 	}
 }

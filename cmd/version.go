@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // version and commit are set at build time:
@@ -74,7 +76,12 @@ func newVersionCmd(a *app) *cobra.Command {
 	}
 }
 
-// runVersion prints the version line.
+// runVersion prints the version line, or with -o a document of version and commit (-o json:
+// {"version": …, "commit": …}).
 func runVersion(d factory, o versionOptions) error {
+	if !d.lines {
+		v, c := o.resolve(d.buildInfo)
+		return d.printer.Print(render.Doc{{Name: "version", Card: []render.Field{{Key: "version", Value: v}, {Key: "commit", Value: c}}}})
+	}
 	return d.printer.Linef("%s", o.String(d.buildInfo))
 }

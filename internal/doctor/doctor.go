@@ -119,6 +119,9 @@ type Finding struct {
 	// Next is the command to run next: an outboxctl command, or SQL to paste (never run by
 	// outboxctl).
 	Next string
+	// Then are the commands after Next, in order (a poison suspect: inspect the message, then
+	// skip it).
+	Then []string
 }
 
 // The checks, in the order a run reports them when severities tie.

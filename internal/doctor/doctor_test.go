@@ -84,7 +84,7 @@ func TestUntrustedTextStaysOnOneLine(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		"us": "us", "my cell": "'my cell'", "it's": `'it'\''s'`, "a\nb": "'a?b'", "": "''",
+		"us": "us", "my cell": "'my cell'", "it's": `'it'\''s'`, "a\nb": `$'a\nb'`, "esc\x1b[2J": `$'esc\x1b[2J'`, "": "''",
 	} {
 		if got := ShellQuote(in); got != want {
 			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)

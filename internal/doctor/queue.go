@@ -137,18 +137,33 @@ func (env *Env) stuckFinding(t query.Target, w query.DoctorCappedRow, cell strin
 		sev = Crit
 	}
 	cat := env.Registry.CategoryName(int(w.HeadCategory))
+	name := env.shardName(t, cell, w.ShardScope, w.ShardIdentifier)
+	ev := Evidence{
+		{"table", t.TableName()}, {"shard_scope", w.ShardScope}, {"shard_identifier", w.ShardIdentifier},
+		{"depth", w.Depth}, {"head_id", w.HeadID}, {"head_category", cat}, {"head_object", w.HeadObject},
+		{"head_added", w.HeadAdded}, {"head_age_seconds", seconds(age)}, {"last_attempt", w.LastAttempt},
+		{"attempts_estimate", st.Attempts}, {"backoff_seconds", seconds(st.Delay)},
+		{"next_attempt", w.NextAttempt}, {"capped_shards", w.CappedShards},
+	}
+	scope := env.scopeArg(w.ShardScope)
+	if w.HeadAdded.After(w.LastAttempt) {
+		// Written after the claim that set the backoff: the backoff was earned by rows that
+		// are gone, and this head was never attempted. Not a poison suspect.
+		return Finding{
+			Check: CheckStuck, Severity: Warn,
+			Summary: fmt.Sprintf("%s: shard %s waits out a 1 h backoff its head message %d (%s) did not earn: the head was written after the last attempt, so it was never tried; make the shard due now",
+				t.TableName(), name, w.HeadID, cat),
+			Evidence: append(ev, KV{"poison_suspect", false}),
+			Next:     env.command(t, cell, "reschedule", scope, fmt.Sprint(w.ShardIdentifier), "--reason", "backoff earned by a removed head"),
+		}
+	}
 	return Finding{
 		Check: CheckStuck, Severity: sev,
-		Summary: fmt.Sprintf("%s: shard %s at the 1 h backoff cap: head message %d (%s, object %d, %s old, ≥%d attempts) is a poison suspect blocking %d row(s)",
-			t.TableName(), env.shardName(t, cell, w.ShardScope, w.ShardIdentifier), w.HeadID, cat, w.HeadObject,
-			dur(age.Seconds()), st.Attempts, w.Depth),
-		Evidence: Evidence{
-			{"table", t.TableName()}, {"shard_scope", w.ShardScope}, {"shard_identifier", w.ShardIdentifier},
-			{"depth", w.Depth}, {"head_id", w.HeadID}, {"head_category", cat}, {"head_object", w.HeadObject},
-			{"head_age_seconds", seconds(age)}, {"attempts_estimate", st.Attempts}, {"backoff_seconds", seconds(st.Delay)},
-			{"next_attempt", w.NextAttempt}, {"capped_shards", w.CappedShards},
-		},
-		Next: fmt.Sprintf("%s inspect message %d", env.Prefix, w.HeadID),
+		Summary: fmt.Sprintf("%s: shard %s at the 1 h backoff cap: head message %d (%s, object %d, %s old) has been the head through all ≥%d attempts its backoff shows (2 s doubling to the cap), a poison suspect blocking %d row(s)",
+			t.TableName(), name, w.HeadID, cat, w.HeadObject, dur(age.Seconds()), st.Attempts, w.Depth),
+		Evidence: append(ev, KV{"poison_suspect", true}),
+		Next:     env.command(t, cell, "inspect", "message", fmt.Sprint(w.HeadID)),
+		Then:     []string{env.command(t, cell, "skip", fmt.Sprint(w.HeadID), "--reason", "poison: "+cat+" head of "+name)},
 	}
 }
 

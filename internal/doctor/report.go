@@ -21,12 +21,21 @@ func tone(s Severity) render.Tone {
 	return render.ToneGood
 }
 
+// Commands are the finding's next commands, first the one to run: a list in JSON (empty
+// when there is none), a "next:" block on a terminal.
+func (f Finding) Commands() render.Commands {
+	if f.Next == "" {
+		return render.Commands{}
+	}
+	return append(render.Commands{f.Next}, f.Then...)
+}
+
 // Table is the findings as one list: what scripts read (-o json gives an array of
 // {check, severity, summary, evidence, next}).
 func Table(fs []Finding) render.Doc {
 	t := &render.Table{Columns: Columns}
 	for _, f := range fs {
-		t.Rows = append(t.Rows, []any{f.Check, render.Styled{Text: f.Severity.String(), Tone: tone(f.Severity)}, f.Summary, f.Evidence, nilIfEmpty(f.Next)})
+		t.Rows = append(t.Rows, []any{f.Check, render.Styled{Text: f.Severity.String(), Tone: tone(f.Severity)}, f.Summary, f.Evidence, f.Commands()})
 	}
 	return render.Doc{{Name: "findings", Title: "Findings", Table: t}}
 }
@@ -41,7 +50,7 @@ func Cards(fs []Finding) render.Doc {
 			card = append(card, render.Field{Key: kv.Key, Value: cardValue(kv.Value)})
 		}
 		if f.Next != "" {
-			card = append(card, render.Field{Key: "next", Value: f.Next})
+			card = append(card, render.Field{Key: "next", Value: f.Commands()})
 		}
 		doc = append(doc, render.Section{
 			Name:  f.Check,

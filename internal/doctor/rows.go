@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // Every statement's rows are read into its row type by column name (query.Rows): a NULL
@@ -102,6 +103,22 @@ func (env *Env) scopeArg(scope int64) string {
 	return strings.ToLower(strings.TrimSuffix(name, "_SCOPE"))
 }
 
+// command is an outboxctl command line on table t (its --silo control and --cell, its
+// --table) after the invocation's prefix, every argument quoted (textsafe.ShellQuote).
+func (env *Env) command(t query.Target, cell string, args ...string) string {
+	var words []string
+	if t.Control() {
+		words = append(words, "--silo", "control")
+		if cell != "" {
+			words = append(words, "--cell", cell)
+		}
+	}
+	if t.Table != "" {
+		words = append(words, "--table", t.Table)
+	}
+	return env.Prefix + " " + textsafe.Command(append(words, args...)...)
+}
+
 // shardCommand is the outboxctl command that inspects one shard.
 func (env *Env) shardCommand(t query.Target, cell string, scope, shard int64) string {
 	cmd := env.Prefix
@@ -126,15 +143,9 @@ func (env *Env) shardName(t query.Target, cell string, scope, shard int64) strin
 	return s
 }
 
-// ShellQuote quotes s for a POSIX shell when it needs it; control characters are replaced,
-// so a suggested command is always one line.
-func ShellQuote(s string) string {
-	s = Clean(s)
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:@=") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// ShellQuote quotes s for a POSIX shell when it needs it, on one line (textsafe.ShellQuote:
+// a control character is spelled as an escape of a $'…' word, so the value stays exact).
+func ShellQuote(s string) string { return textsafe.ShellQuote(s) }
 
 // SQLString is s as a SQL string literal that is always one line: control characters are
 // written as escapes of an E” literal, which reads the same under either

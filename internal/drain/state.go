@@ -56,3 +56,46 @@ func Superseded(ctx context.Context, conn *db.Conn, t query.Target, k query.Shar
 	})
 	return count, watermark, err
 }
+
+// Head is a shard's state as a repair's summary reports it: depth, next attempt (a time, or
+// nil when empty) and its head row's id (0 when empty; the lowest of the cells' heads in the
+// control silo without a cell).
+type Head struct {
+	Depth  int64
+	Next   any
+	HeadID int64
+}
+
+type headRow struct {
+	Depth       int64 `db:"depth"`
+	NextAttempt any   `db:"next_attempt"`
+	HeadID      int64 `db:"head_id"`
+}
+
+// ShardHead reads shard k's depth, next attempt and head in a snapshot of its own.
+func ShardHead(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (Head, error) {
+	var h Head
+	err := db.ReadTx(ctx, conn, func(tx db.Tx) error {
+		res, err := query.Run(ctx, tx, query.ShardState(t, k))
+		if err != nil {
+			return err
+		}
+		rows, err := query.Rows[headRow](res)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			h.Depth += r.Depth
+			if h.HeadID == 0 || r.HeadID < h.HeadID {
+				h.HeadID = r.HeadID
+			}
+			if tm, ok := r.NextAttempt.(time.Time); ok {
+				if cur, ok := h.Next.(time.Time); !ok || tm.Before(cur) {
+					h.Next = tm
+				}
+			}
+		}
+		return nil
+	})
+	return h, db.Classify(err, "shard-state")
+}

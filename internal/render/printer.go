@@ -322,6 +322,8 @@ func jsonValue(v any) any {
 		return jsonValue(JSONText(x))
 	case Styled:
 		return x.Text
+	case Commands:
+		return []string(x)
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
@@ -454,6 +456,8 @@ func plain(v any) string {
 		return strings.Join(parts, ",")
 	case []string:
 		return strings.Join(x, ",")
+	case Commands:
+		return strings.Join(x, CommandSeparator)
 	}
 	return fmt.Sprint(v)
 }
@@ -641,6 +645,16 @@ func (p *Printer) printCard(fields []Field) {
 		}
 		k := Escape(f.Key)
 		pad := strings.Repeat(" ", width-len(k))
+		if cmds, ok := f.Value.(Commands); ok && len(cmds) > 0 {
+			// A "next:" block: one command a line, each pasteable as printed.
+			for i, c := range cmds {
+				if i > 0 {
+					k, pad = "", strings.Repeat(" ", width)
+				}
+				fmt.Fprintf(p.s.Out, "%s%s  %s\n", key.Render(k), pad, Escape(c))
+			}
+			continue
+		}
 		fmt.Fprintf(p.s.Out, "%s%s  %s\n", key.Render(k), pad, p.cellFull(f.Value))
 	}
 }

@@ -139,3 +139,11 @@ func (m *TimeMode) Set(s string) error {
 
 // Type names the flag's value in help.
 func (m *TimeMode) Type() string { return "relative|absolute" }
+
+// Commands are the next commands to run, each one shell command line: JSON output keeps
+// them a list, a terminal card prints one a line (a "next:" block), a table cell and the
+// plain formats join them with " ‖ ", a character no shell reads as an operator.
+type Commands []string
+
+// CommandSeparator joins Commands on one line.
+const CommandSeparator = " ‖ "

@@ -3,7 +3,10 @@
 // escape them, the SQL renderer spells them as escapes, and name checks refuse them.
 package textsafe
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // IsControl reports the characters that can move a terminal's cursor, end a line (for
 // PostgreSQL, an editor or a terminal) or reorder what is displayed: C0, DEL, C1, the
@@ -23,4 +26,48 @@ func Clean(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// ShellQuote is s as one word of a POSIX shell command line that is always one line: bare
+// when it is made of characters no shell treats specially, single-quoted otherwise, and,
+// when it holds an IsControl character, as a $'…' word whose escapes (\n, \xNN, \uNNNN)
+// spell those characters, so a pasted command gets the exact value and the line never
+// breaks, moves the cursor or reorders on a terminal.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:@=+%") == "" {
+		return s
+	}
+	if !strings.ContainsFunc(s, IsControl) {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for _, r := range s {
+		switch {
+		case r == '\'' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x80 && IsControl(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case IsControl(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+// Command is words as one shell command line, each word quoted by ShellQuote.
+func Command(words ...string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = ShellQuote(w)
+	}
+	return strings.Join(q, " ")
 }

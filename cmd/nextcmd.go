@@ -1,0 +1,107 @@
+package cmd
+
+import (
+	"strings"
+
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
+)
+
+// The one place a command line the tool suggests is made: every "next:" command and every
+// Try: line that repeats the invocation. Each word is quoted by textsafe.ShellQuote, so
+// untrusted text (a schema, a cell, a reason) is one word of one line whatever it holds.
+
+// prefixWords are "outboxctl" and the flags of this invocation that say which database and
+// schema it acts on, as the user gave them: --context (the one context this run is for, when
+// the flags chose it), --schema, --deployment and --enums when given on the command line.
+// --dsn is not repeated: it may hold a password, and the environment that supplied it
+// supplies it again.
+func (a *app) prefixWords() []string {
+	words := []string{"outboxctl"}
+	if a.contextName != "" && (a.g.Context != "" || a.g.AllContexts) {
+		words = append(words, "--context", a.contextName)
+	}
+	for _, name := range []string{"schema", "deployment", "enums"} {
+		if a.flagChanged(name) {
+			words = append(words, "--"+name, a.cmd.Flag(name).Value.String())
+		}
+	}
+	return words
+}
+
+func (a *app) flagChanged(name string) bool {
+	if a.cmd == nil {
+		return false
+	}
+	f := a.cmd.Flag(name)
+	return f != nil && f.Changed
+}
+
+// targetWords are the flags that name outbox table t: --silo control and its --cell, --table.
+func targetWords(t query.Target) []string {
+	var words []string
+	if t.Control() {
+		words = append(words, "--silo", "control")
+		if t.Cell != "" {
+			words = append(words, "--cell", t.Cell)
+		}
+	}
+	if t.Table != "" {
+		words = append(words, "--table", t.Table)
+	}
+	return words
+}
+
+// nextCommand is the command line of a next step: the prefix, the flags naming t (nil: none)
+// and args, one quoted line.
+func (a *app) nextCommand(t *query.Target, args ...string) string {
+	words := a.prefixWords()
+	if t != nil {
+		words = append(words, targetWords(*t)...)
+	}
+	return textsafe.Command(append(words, args...)...)
+}
+
+// again is this invocation's command line with add appended (a flag it lacked, such as
+// --yes), every argument kept but --dsn and its value; "" when there is none (a run function
+// called by a test).
+func (a *app) again(add ...string) string {
+	if len(a.args) == 0 {
+		return ""
+	}
+	words := []string{"outboxctl"}
+	for i := 0; i < len(a.args); i++ {
+		w := a.args[i]
+		switch {
+		case w == "--dsn":
+			i++
+			continue
+		case strings.HasPrefix(w, "--dsn="):
+			continue
+		}
+		words = append(words, w)
+	}
+	for _, w := range add {
+		if !hasWord(words, w) || !strings.HasPrefix(w, "--") {
+			words = append(words, w)
+		}
+	}
+	return textsafe.Command(words...)
+}
+
+func hasWord(words []string, w string) bool {
+	for _, x := range words {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+// againOr is again(add...), or fallback + add when the invocation is unknown.
+func (a *app) againOr(fallback string, add ...string) string {
+	if s := a.again(add...); s != "" {
+		return s
+	}
+	return strings.TrimSpace(fallback + " " + strings.Join(add, " "))
+}

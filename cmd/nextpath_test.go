@@ -1,0 +1,217 @@
+package cmd_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/outboxctl/outboxctl/cmd"
+	"github.com/outboxctl/outboxctl/internal/fixture"
+	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/testdb"
+)
+
+// shellWords splits a command line the tool printed as a POSIX shell would: bare words,
+// '…' words and $'…' words (the escapes textsafe.ShellQuote writes).
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	in := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == ' ':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		case c == '\'':
+			j := strings.IndexByte(line[i+1:], '\'')
+			if j < 0 {
+				t.Fatalf("unterminated quote in %q", line)
+			}
+			cur.WriteString(line[i+1 : i+1+j])
+			i += j + 1
+			in = true
+		case c == '$' && i+1 < len(line) && line[i+1] == '\'':
+			j := i + 2
+			for j < len(line) && line[j] != '\'' {
+				if line[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			s, err := strconv.Unquote(`"` + strings.ReplaceAll(line[i+2:j], `\'`, `'`) + `"`)
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			cur.WriteString(s)
+			i = j
+			in = true
+		default:
+			cur.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// suggestions are the command lines an output offers: its Try: lines, and the next and
+// undo commands of a JSON document or a card.
+func suggestions(stdout, stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if s, ok := strings.CutPrefix(l, "Try: "); ok && strings.HasPrefix(s, "outboxctl ") {
+			out = append(out, s)
+		}
+	}
+	for _, m := range regexp.MustCompile(`"(outboxctl (?:[^"\\]|\\.)*)"`).FindAllStringSubmatch(stdout, -1) {
+		if s, err := strconv.Unquote(`"` + m[1] + `"`); err == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// run runs a printed command line (its words after "outboxctl") against dsn, adding words.
+func runPrinted(t *testing.T, line string, add ...string) (int, string, string) {
+	t.Helper()
+	words := shellWords(t, line)
+	if len(words) == 0 || words[0] != "outboxctl" {
+		t.Fatalf("not an outboxctl command: %q", line)
+	}
+	io, out, errOut := render.Test()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	code := cmd.Main(ctx, append(append([]string{"--dsn", testdb.DSN(), "--connect-timeout", "2s"}, words[1:]...), add...), io)
+	return code, out.String(), errOut.String()
+}
+
+// TestDemoIncidentInThreeCommands plays the demo incident as a new on-call engineer would,
+// running only commands the tool printed (adding --yes for the prompt): doctor names the
+// poison suspect and its next command, inspect message names the skip, and after the skip
+// the shard is due now with its poison archived, and doctor no longer suspects it.
+func TestDemoIncidentInThreeCommands(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // skip's archive, where the printed command puts it
+	schema := randomName("outboxctl_demo26_")
+	t.Cleanup(func() { execSQL(t, "DROP SCHEMA IF EXISTS "+schema+" CASCADE") })
+	runCLIExpect(t, 0, "--dsn", testdb.DSN(), "--schema", schema, "demo", "seed", "--rows", "2000", "--shards", "200", "--yes")
+
+	// 1: doctor.
+	_, fs, _ := doctor(t, testdb.DSN(), schema)
+	var poison *finding
+	for i, f := range fs {
+		if f.Check == "stuck" && f.Evidence["poison_suspect"] == true {
+			poison = &fs[i]
+		}
+	}
+	if poison == nil || len(poison.Next) == 0 || !strings.Contains(poison.Next[0], " inspect message ") {
+		t.Fatalf("doctor: no poison suspect with a next command: %+v", fs)
+	}
+	shard, head := poison.Evidence["shard_identifier"], poison.Evidence["head_id"]
+
+	// 2: inspect message, as printed.
+	code, out, errOut := runPrinted(t, poison.Next[0], "-o", "json")
+	var msg struct{ Next []string }
+	if err := json.Unmarshal([]byte(out), &msg); code != 0 || err != nil || len(msg.Next) == 0 || !strings.Contains(msg.Next[0], fmt.Sprintf(" skip %v ", head)) {
+		t.Fatalf("inspect message: exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+
+	// 3: skip, as printed, with --yes.
+	code, out, errOut = runPrinted(t, msg.Next[0], "--yes", "-o", "json")
+	var sum struct {
+		Deleted  int64
+		Backoff  string
+		Next     []string
+		Undo     string
+		NextDue  string `json:"next_attempt_after"`
+		Archive  string
+		Depth    int64 `json:"depth_after"`
+		Shard    string
+		Message  int64
+		HeadNext int64 `json:"head_after"`
+	}
+	if err := json.Unmarshal([]byte(out), &sum); code != 0 || err != nil || sum.Deleted == 0 || !strings.HasPrefix(sum.Backoff, "cleared") ||
+		sum.NextDue != "2016-08-01T00:00:00Z" || !strings.Contains(sum.Undo, " restore "+sum.Archive+" --operation ") || len(sum.Next) == 0 {
+		t.Fatalf("skip: exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+	var due bool
+	if err := testdb.Pool(t).QueryRow(context.Background(), "SELECT min(scheduled_for) <= now() FROM "+schema+".sentry_regionoutbox WHERE shard_scope = 0 AND shard_identifier = $1", shard).Scan(&due); err != nil || !due {
+		t.Fatalf("shard %v due after the skip: %v %v", shard, due, err)
+	}
+	_, fs, _ = doctor(t, testdb.DSN(), schema, "--check", "stuck")
+	for _, f := range fs {
+		if fmt.Sprint(f.Evidence["shard_identifier"]) == fmt.Sprint(shard) {
+			t.Fatalf("doctor still reports shard %v after the skip: %+v", shard, f)
+		}
+	}
+}
+
+// TestEverySuggestionRuns collects the Try: lines and next/undo commands of the invocations
+// the trial tripped on and of the incident path, and runs each as printed against a real
+// schema: none may be a usage error (exit 2).
+func TestEverySuggestionRuns(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	schema := testdb.Schema(t, fixture.Options{})
+	testdb.Insert(t, schema, "sentry_regionoutbox",
+		testdb.Row{Scope: 0, Shard: 7, Category: 3, Object: 1, ScheduledFrom: time.Now().Add(-time.Minute), ScheduledFor: time.Now().Add(time.Hour)},
+		testdb.Row{Scope: 0, Shard: 7, Category: 3, Object: 2, ScheduledFrom: time.Now().Add(-time.Minute), ScheduledFor: time.Now().Add(time.Hour)})
+	execSQL(t, "INSERT INTO "+schema+".sentry_option (key, value, last_updated, last_updated_by) VALUES ('hybrid_cloud.authentication.disabled_organization_shards', '[9]', now(), 'unknown')")
+	testdb.Insert(t, schema, "sentry_regionoutbox", testdb.Row{Scope: 0, Shard: 9, Category: 3, Object: 1})
+	var got []string
+	for _, args := range [][]string{
+		{"skip", "1"},
+		{"demo", "drop"},
+		{"drain", "organization", "9", "--handler", "exec:true"},
+		{"--silo", "control", "compact", "organization", "1"},
+		{"--silo", "control", "reschedule", "user", "5", "--reason", "it's\tfine"},
+		{"doctor", "-o", "json"},
+		{"inspect", "message", "1", "-o", "json"},
+		{"reschedule", "organization", "7", "--yes", "-o", "json"},
+		{"compact", "organization", "7", "--yes", "-o", "json"},
+		{"inspect", "shard", "organization", "-5"},
+		{"shards", "--limit", "0"},
+	} {
+		code, out, errOut := runCLI(t, schema, args...)
+		s := suggestions(out, errOut)
+		if code != 0 && len(s) == 0 && !strings.Contains(errOut, "Try:") && code == 2 {
+			t.Errorf("outboxctl %s: exit 2 without a Try: line\n%s", strings.Join(args, " "), errOut)
+		}
+		got = append(got, s...)
+	}
+	if len(got) < 10 {
+		t.Fatalf("only %d suggestions collected: %q", len(got), got)
+	}
+	for _, line := range got {
+		if strings.Contains(line, "--watch") {
+			continue
+		}
+		code, out, errOut := runPrinted(t, line)
+		if code == cmd.ExitUsage && strings.Contains(errOut, "`--yes` required") {
+			code, out, errOut = runPrinted(t, line, "--yes") // the prompt, answered
+		}
+		if code == cmd.ExitUsage {
+			t.Errorf("printed %q exits 2:\n%s\n%s", line, out, errOut)
+		}
+	}
+}
+
+// TestVersionJSON: version -o json is a JSON object, not the text line.
+func TestVersionJSON(t *testing.T) {
+	t.Parallel()
+	out, _ := runCLIExpect(t, 0, "version", "-o", "json")
+	var v struct{ Version, Commit string }
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Version == "" || v.Commit == "" {
+		t.Fatalf("version -o json: %v\n%s", err, out)
+	}
+}
