@@ -165,7 +165,7 @@ func collectExpensive(s *snapshot) ([]sample, error) {
 	}
 	for i, r := range top {
 		labels := append(s.tableLabels(), strconv.Itoa(i+1))
-		out = append(out, sample{descTopRows, float64(r.Depth), labels}, sample{descTopDelay, r.LastDelaySeconds, labels})
+		out = append(out, sample{descTopRows, float64(r.Depth), labels}, sample{descTopDelay, max(r.LastDelaySeconds, 0), labels})
 	}
 	killed, err := s.killswitched()
 	if err != nil {

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // Options are the tiers' schedules and bounds. Zero values take the defaults.
@@ -87,6 +90,9 @@ type Exporter struct {
 	wg    sync.WaitGroup
 	left  int
 	mu    sync.Mutex
+	// connects and cycles count the connections made and the collections run (the tests'
+	// proof that connections are kept open and that a soak ran its cycles).
+	connects, cycles atomic.Int64
 }
 
 // New prepares the tiers of every source; nothing connects until Run or CollectOnce.
@@ -140,6 +146,7 @@ func (e *Exporter) once(ctx context.Context, t *tier) error {
 	var samples []sample
 	err := func() error {
 		if t.conn == nil {
+			e.connects.Add(1)
 			conn, err := db.Connect(ctx, t.cfg)
 			if err != nil {
 				return err
@@ -166,6 +173,7 @@ func (e *Exporter) once(ctx context.Context, t *tier) error {
 	first := !t.done
 	t.done = true
 	t.mu.Unlock()
+	e.cycles.Add(1)
 	if first {
 		e.attempted()
 	}
@@ -272,22 +280,22 @@ func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the cached values: a scrape never runs a query.
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
-	ch <- prometheus.MustNewConstMetric(descBuild, prometheus.GaugeValue, 1, e.opts.Version, runtime.Version())
+	ch <- constMetric(descBuild, prometheus.GaugeValue, 1, e.opts.Version, runtime.Version())
 	up := map[string]float64{}
 	var order []string
 	for _, t := range e.tiers {
 		t.mu.Lock()
 		for _, s := range t.samples {
-			ch <- prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, s.value, s.labels...)
+			ch <- constMetric(s.desc, prometheus.GaugeValue, s.value, s.labels...)
 		}
 		labels := []string{t.src.Name, string(t.name)}
-		ch <- prometheus.MustNewConstMetric(descDuration, prometheus.GaugeValue, t.duration, labels...)
-		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, t.errors, labels...)
+		ch <- constMetric(descDuration, prometheus.GaugeValue, t.duration, labels...)
+		ch <- constMetric(descErrors, prometheus.CounterValue, t.errors, labels...)
 		last := 0.0
 		if !t.last.IsZero() {
 			last = float64(t.last.UnixMilli()) / 1000
 		}
-		ch <- prometheus.MustNewConstMetric(descLast, prometheus.GaugeValue, last, labels...)
+		ch <- constMetric(descLast, prometheus.GaugeValue, last, labels...)
 		if t.name == Cheap {
 			if _, seen := up[t.src.Name]; !seen {
 				order = append(order, t.src.Name)
@@ -297,8 +305,23 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		t.mu.Unlock()
 	}
 	for _, name := range order {
-		ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up[name], name)
+		ch <- constMetric(descUp, prometheus.GaugeValue, up[name], name)
 	}
+}
+
+// constMetric is one value with its labels cleaned: a cell name or an --enums name is
+// untrusted text, so a control character becomes "?" (textsafe.Clean) and invalid UTF-8
+// (which the exposition format refuses) U+FFFD.
+func constMetric(d *prometheus.Desc, vt prometheus.ValueType, v float64, labels ...string) prometheus.Metric {
+	clean := make([]string, len(labels))
+	for i, l := range labels {
+		clean[i] = textsafe.Clean(strings.ToValidUTF8(l, "\uFFFD"))
+	}
+	m, err := prometheus.NewConstMetric(d, vt, v, clean...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(d, err)
+	}
+	return m
 }
 
 // Registry is a registry holding the exporter; withRuntime adds the Go and process

@@ -38,13 +38,13 @@ func seeded(t *testing.T) string {
 		rows = append(rows, testdb.Row{Scope: 0, Shard: 7, Category: 2, Object: int64(i)})
 	}
 	testdb.Insert(t, schema, query.CellTable, rows...)
-	exec(t, fmt.Sprintf(`INSERT INTO %s.sentry_option (key, value, last_updated) VALUES ($1, '[7]', now())`,
+	execSQL(t, fmt.Sprintf(`INSERT INTO %s.sentry_option (key, value, last_updated) VALUES ($1, '[7]', now())`,
 		pgx.Identifier{schema}.Sanitize()), options.DisabledOrgShards)
-	exec(t, fmt.Sprintf(`ANALYZE %s.sentry_regionoutbox`, pgx.Identifier{schema}.Sanitize()))
+	execSQL(t, fmt.Sprintf(`ANALYZE %s.sentry_regionoutbox`, pgx.Identifier{schema}.Sanitize()))
 	return schema
 }
 
-func exec(t *testing.T, sql string, args ...any) {
+func execSQL(t *testing.T, sql string, args ...any) {
 	t.Helper()
 	if _, err := testdb.Pool(t).Exec(context.Background(), sql, args...); err != nil {
 		t.Fatalf("%v\n%s", err, sql)
@@ -170,7 +170,7 @@ func TestAFailedCollectionKeepsTheLastValues(t *testing.T) {
 	if err := e.CollectOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	exec(t, fmt.Sprintf(`ALTER TABLE %s.sentry_regionoutbox RENAME TO gone`, pgx.Identifier{schema}.Sanitize()))
+	execSQL(t, fmt.Sprintf(`ALTER TABLE %s.sentry_regionoutbox RENAME TO gone`, pgx.Identifier{schema}.Sanitize()))
 	if err := e.CollectOnce(context.Background()); err == nil {
 		t.Fatal("collected a renamed table")
 	}
@@ -189,7 +189,7 @@ func TestAFailedCollectionKeepsTheLastValues(t *testing.T) {
 	if e.tiers[0].conn != nil {
 		t.Error("a failed tier kept its connection")
 	}
-	exec(t, fmt.Sprintf(`ALTER TABLE %s.gone RENAME TO sentry_regionoutbox`, pgx.Identifier{schema}.Sanitize()))
+	execSQL(t, fmt.Sprintf(`ALTER TABLE %s.gone RENAME TO sentry_regionoutbox`, pgx.Identifier{schema}.Sanitize()))
 	if err := e.CollectOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}

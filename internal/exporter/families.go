@@ -49,7 +49,7 @@ var (
 	descTopRows = desc("top_shard_rows",
 		"Rows of the rank-th deepest shard (expensive tier).", labelsRank)
 	descTopDelay = desc("top_shard_backoff_seconds",
-		"Current backoff step of the rank-th deepest shard, from its head row (expensive tier).", labelsRank)
+		"Current backoff step of the rank-th deepest shard, from its head row; 0 when it was never claimed (expensive tier).", labelsRank)
 	descBackfillCursor = desc("backfill_cursor",
 		"Backfill cursor of a replicated table: the lowest id not yet replicated (expensive tier).", labelsBackfill)
 	descBackfillLeft = desc("backfill_rows_left",
