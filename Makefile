@@ -51,6 +51,7 @@ verify: ## Fail if the goldens, docs, go.mod or formatting are not up to date
 	go mod tidy
 	gofmt -w $$(git ls-files '*.go')
 	git diff --exit-code
+	cd deploy/prometheus && promtool check rules outboxctl.rules.yml && promtool test rules outboxctl.rules.test.yml
 
 bench: build ## Run the benchmarks (see docs/performance.md; builds a 2M-row data set once, ~10 min)
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench Startup -benchtime 200x -count 1

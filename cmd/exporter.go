@@ -59,8 +59,8 @@ func (o exporterOptions) Validate() error {
 		return err
 	}
 	for _, d := range []struct {
-		name, timeoutName  string
-		interval, timeout  time.Duration
+		name, timeoutName string
+		interval, timeout time.Duration
 	}{
 		{"cheap-interval", "cheap-timeout", o.CheapInterval, o.CheapTimeout},
 		{"expensive-interval", "expensive-timeout", o.ExpensiveInterval, o.ExpensiveTimeout},
