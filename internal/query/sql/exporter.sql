@@ -15,12 +15,13 @@ SELECT o.id, o.date_added, extract(epoch FROM now() - o.date_added)::float8 AS a
 
 -- name: exporter-depth
 -- Expensive tier: the exact depth per cell, scope and category, one plain GROUP BY (a
--- parallel scan, as depth's). The sum over every row is count(*).
+-- parallel scan, as depth's; the cell silo's constant cell is not a grouping key, which
+-- would hash it for every row). The sum over every row is count(*).
 SELECT /* EITHER: control */o./* TEMPLATE: cell_column */region_name::text/* OR: ''::text */ AS cell,
        o.shard_scope, o.category, count(*) AS depth
   FROM /* TEMPLATE: table */sentry_controloutbox o
  /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
- GROUP BY 1, 2, 3
+ GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.category
  ORDER BY 1, 2, 3;
 
 -- name: exporter-shard-states
@@ -35,7 +36,7 @@ WITH candidates AS (
       FROM /* TEMPLATE: table */sentry_controloutbox o
      WHERE o.scheduled_for > now()
        /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
-     GROUP BY 1, 2, 3
+     GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
 ),
 backing_off AS (
     SELECT k.cell, k.shard_scope, head.delay_seconds

@@ -3,5 +3,5 @@
 SELECT ''::text AS cell,
        o.shard_scope, o.category, count(*) AS depth
   FROM sentry_regionoutbox o
- GROUP BY 1, 2, 3
+ GROUP BY o.shard_scope, o.category
  ORDER BY 1, 2, 3;

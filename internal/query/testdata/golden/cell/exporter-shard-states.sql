@@ -5,7 +5,7 @@ WITH candidates AS (
            o.shard_scope, o.shard_identifier
       FROM sentry_regionoutbox o
      WHERE o.scheduled_for > now()
-     GROUP BY 1, 2, 3
+     GROUP BY o.shard_scope, o.shard_identifier
 ),
 backing_off AS (
     SELECT k.cell, k.shard_scope, head.delay_seconds

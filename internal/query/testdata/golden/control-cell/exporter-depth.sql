@@ -4,5 +4,5 @@ SELECT o.region_name::text AS cell,
        o.shard_scope, o.category, count(*) AS depth
   FROM sentry_controloutbox o
  WHERE o.region_name = 'x''; DROP TABLE y; --'
- GROUP BY 1, 2, 3
+ GROUP BY o.region_name, o.shard_scope, o.category
  ORDER BY 1, 2, 3;

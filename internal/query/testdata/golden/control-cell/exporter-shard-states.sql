@@ -6,7 +6,7 @@ WITH candidates AS (
       FROM sentry_controloutbox o
      WHERE o.scheduled_for > now()
        AND o.region_name = 'x''; DROP TABLE y; --'
-     GROUP BY 1, 2, 3
+     GROUP BY o.region_name, o.shard_scope, o.shard_identifier
 ),
 backing_off AS (
     SELECT k.cell, k.shard_scope, head.delay_seconds

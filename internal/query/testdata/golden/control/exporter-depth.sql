@@ -3,5 +3,5 @@
 SELECT o.region_name::text AS cell,
        o.shard_scope, o.category, count(*) AS depth
   FROM sentry_controloutbox o
- GROUP BY 1, 2, 3
+ GROUP BY o.region_name, o.shard_scope, o.category
  ORDER BY 1, 2, 3;
