@@ -199,3 +199,28 @@ func TestAFailedCollectionKeepsTheLastValues(t *testing.T) {
 }
 
 func goVersion() string { return runtimeVersion() }
+
+// A database that refuses connections is retried with backoff, well before the tier's
+// interval, each failure counted; up stays 0 and the exporter is ready (both tiers tried).
+func TestAnUnreachableDatabaseIsRetriedWithBackoff(t *testing.T) {
+	src := Source{Name: "gone", Config: db.Config{DSN: "postgres://postgres@127.0.0.1:1/none?sslmode=disable", ConnectTimeout: time.Second},
+		Target: query.Target{Silo: query.SiloCell, Schema: "public"}, Registry: enums.Builtin()}
+	e := New([]Source{src}, Options{CheapInterval: time.Hour, ExpensiveInterval: time.Hour, Backoff: 5 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	e.Run(ctx)
+	defer func() { cancel(); e.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for values(t, e)[k("outboxctl_collect_errors_total", "context=gone,tier=cheap")] < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("not retried: %v", values(t, e))
+		}
+		time.Sleep(10 * time.Millisecond) // polling a counter, a condition
+	}
+	<-e.Ready()
+	if got := values(t, e)[k("outboxctl_up", "context=gone")]; got != 0 {
+		t.Errorf("up = %v for a refused database", got)
+	}
+	if n := e.connects.Load(); n < 4 {
+		t.Errorf("%d connection attempts", n)
+	}
+}
