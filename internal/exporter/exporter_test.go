@@ -224,3 +224,41 @@ func TestAnUnreachableDatabaseIsRetriedWithBackoff(t *testing.T) {
 		t.Errorf("%d connection attempts", n)
 	}
 }
+
+// In the control silo the expensive tier's per-cell families carry the cell (region_name):
+// two cells' rows and shards are counted apart, and a --cell context sees its own only.
+func TestControlSiloCountsPerCell(t *testing.T) {
+	schema := testdb.Schema(t, fixture.Options{})
+	now := time.Now()
+	testdb.Insert(t, schema, query.ControlTable,
+		testdb.Row{Cell: "us", Scope: 0, Shard: 1, Category: 2, Object: 1},
+		testdb.Row{Cell: "us", Scope: 0, Shard: 1, Category: 2, Object: 2},
+		testdb.Row{Cell: "de", Scope: 0, Shard: 1, Category: 2, Object: 1, ScheduledFrom: now, ScheduledFor: now.Add(time.Hour)})
+	all := source(schema, "control")
+	all.Target.Silo = query.SiloControl
+	de := all
+	de.Name, de.Target.Cell = "control-de", "de"
+	e := New([]Source{all, de}, Options{})
+	if err := e.CollectOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := values(t, e)
+	base := "silo=control,table=sentry_controloutbox,scope=ORGANIZATION_SCOPE"
+	for key, want := range map[string]float64{
+		k("outboxctl_outbox_rows", "context=control,cell=us,category=ORGANIZATION_UPDATE", base):    2,
+		k("outboxctl_outbox_rows", "context=control,cell=de,category=ORGANIZATION_UPDATE", base):    1,
+		k("outboxctl_outbox_rows", "context=control-de,cell=de,category=ORGANIZATION_UPDATE", base): 1,
+		k("outboxctl_shards_stuck", "context=control,cell=de", base):                                1,
+		k("outboxctl_shards_at_cap", "context=control,cell=de", base):                               1,
+		k("outboxctl_shards_stuck", "context=control-de,cell=de", base):                             1,
+	} {
+		if v, ok := got[key]; !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", key, v, ok, want)
+		}
+	}
+	for key := range got {
+		if strings.Contains(key, "context=control-de") && strings.Contains(key, "cell=us") {
+			t.Errorf("the --cell de context reports cell us: %s", key)
+		}
+	}
+}
