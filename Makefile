@@ -51,6 +51,7 @@ verify: ## Fail if the goldens, docs, go.mod or formatting are not up to date
 	go mod tidy
 	gofmt -w $$(git ls-files '*.go')
 	git diff --exit-code
+	cd deploy/prometheus && promtool check rules outboxctl.rules.yml && promtool test rules outboxctl.rules.test.yml
 
 bench: build ## Run the benchmarks (see docs/performance.md; builds a 2M-row data set once, ~10 min)
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench Startup -benchtime 200x -count 1
@@ -62,6 +63,8 @@ bench: build ## Run the benchmarks (see docs/performance.md; builds a 2M-row dat
 	go test ./cmd -run '^$$' -bench Handlers -benchtime 1x -count 1 -timeout 30m
 	go test ./cmd -run '^$$' -bench KillswitchList100k -benchtime 3x -count 1 -timeout 10m
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench DatabaseCommand -benchtime 20x -count 1 -timeout 10m
+	go test ./internal/exporter -run '^$$' -bench ExporterTiers -benchtime 10x -count 1 -timeout 30m
+	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench MetricsCommand -benchtime 5x -count 1 -timeout 30m
 
 fuzz: ## Fuzz every parser and renderer for 30 s each; drain 2,000 more random shards against the model
 	go test ./internal/drain -run TestDrainMatchesSentryModel -count=1 -timeout 60m -diff.cases=2000 -diff.seed=$$(date +%s)

@@ -259,12 +259,17 @@ func (a *app) applyContexts(c *cobra.Command) error {
 	}
 	path := c.CommandPath()
 	_, fans := fanOutCommands[path]
-	a.read = fans || readOnlyCommands[path]
+	a.read = fans || readOnlyCommands[path] || multiContextCommands[path]
 	f, err := a.configFile()
 	if err != nil {
 		return err
 	}
 	spec, all := a.g.Context, a.g.AllContexts
+	if multiContextCommands[path] {
+		// exporterSources layers each context under the flags itself.
+		a.fan, err = f.Select(spec, all, a.env)
+		return configError(err)
+	}
 	var one *config.Context
 	if fans {
 		cs, err := f.Select(spec, all, a.env)

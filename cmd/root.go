@@ -173,6 +173,8 @@ _SCOPE) or by integer.`),
 		newSkipCmd(a),
 		newEnumsCmd(a),
 		newContextCmd(a),
+		newExporterCmd(a),
+		newMetricsCmd(a),
 		newVersionCmd(a),
 	)
 	wrapCobraErrors(root)

@@ -72,6 +72,9 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 	{"inspect-message", func(t Target) Script { return Script{Message(t, 2)} }},
 	{"depth", func(t Target) Script { return Script{Depth(t)} }},
 	{"depth-estimate", func(t Target) Script { return Script{DepthEstimate(t)} }},
+	{"exporter-oldest-row", func(t Target) Script { return Script{OldestRow(t)} }},
+	{"exporter-depth", func(t Target) Script { return Script{ExactDepth(t)} }},
+	{"exporter-shard-states", func(t Target) Script { return Script{ShardStates(t)} }},
 	{"killswitch-shards", func(t Target) Script {
 		return Script{KillswitchShards([]Target{t}, []KillswitchList{
 			{OptionsTable: OptionTable, Scope: 0, IDs: []int64{1, 2, 404}},

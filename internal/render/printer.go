@@ -271,6 +271,13 @@ func (p *Printer) SQL(text string) error {
 	return err
 }
 
+// Exposition prints Prometheus' text exposition format on stdout, exactly as given
+// (outboxctl metrics): its label values were cleaned of control characters when collected.
+func (p *Printer) Exposition(text []byte) error {
+	_, err := p.s.Out.Write(text)
+	return err
+}
+
 // SQLTo prints the SQL write writes on stdout, exactly, as it is written (buffered): a script
 // too large to hold twice in memory (restore --print-sql of large payloads) is never built
 // whole first.

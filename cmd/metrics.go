@@ -1,0 +1,123 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/exporter"
+)
+
+// metricsOptions are outboxctl metrics' flags.
+type metricsOptions struct {
+	// Textfile is where to write the families for node_exporter's textfile collector
+	// instead of stdout.
+	Textfile string
+	tierFlags
+}
+
+// Validate checks the timeouts and that a textfile is named as node_exporter reads it.
+func (o metricsOptions) Validate() error {
+	if err := o.validate("outboxctl metrics"); err != nil {
+		return err
+	}
+	if o.Textfile != "" && filepath.Ext(o.Textfile) != ".prom" {
+		return usageErrorf("outboxctl metrics --textfile /var/lib/node_exporter/textfile/outboxctl.prom",
+			"--textfile %q: node_exporter's textfile collector reads only files ending in .prom", o.Textfile)
+	}
+	return nil
+}
+
+func newMetricsCmd(a *app) *cobra.Command {
+	o := metricsOptions{}
+	c := &cobra.Command{
+		Use:   "metrics",
+		Short: "Collect the exporter's metrics once and print them (or write a node_exporter textfile)",
+		Long: strings.TrimSpace(`
+Runs both tiers of outboxctl exporter once, for one context, several or --all-contexts, and
+prints the same families in Prometheus' text format; --textfile PATH writes them for
+node_exporter's textfile collector instead, atomically (a temporary file beside PATH, then a
+rename), for a cron job. A context that failed still gets its outboxctl_up 0 and error
+counts; the exit is then 1 (one context, or all) or 6 (some). See docs/exporter.md.`),
+		Example: examples(`
+  # Every context, to stdout
+  outboxctl metrics --all-contexts
+
+  # From cron, every minute, for node_exporter --collector.textfile.directory
+  outboxctl metrics --textfile /var/lib/node_exporter/textfile/outboxctl.prom`),
+		Args: exactArgs(0, "(none)"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			sources, err := a.exporterSources("outboxctl metrics")
+			if err != nil {
+				return err
+			}
+			return runMetrics(c.Context(), a.factory(), o, sources)
+		},
+	}
+	c.Flags().StringVar(&o.Textfile, "textfile", "", "write to this file (ending in .prom) atomically instead of stdout")
+	addTierFlags(c, &o.tierFlags)
+	return c
+}
+
+// runMetrics collects once and prints or writes the families; the verdict follows what
+// failed.
+func runMetrics(ctx context.Context, d factory, o metricsOptions, sources []exporter.Source) error {
+	e := exporter.New(sources, exporter.Options{
+		CheapTimeout: o.CheapTimeout, ExpensiveTimeout: o.ExpensiveTimeout, Version: versionString(),
+	})
+	collectErr := e.CollectOnce(ctx)
+	if ctx.Err() != nil {
+		return interruptedf("interrupted while collecting")
+	}
+	if o.Textfile != "" {
+		if err := e.WriteTextfile(o.Textfile); err != nil {
+			return failuref("writing %s: %v", o.Textfile, err)
+		}
+	} else {
+		text, err := e.Text()
+		if err != nil {
+			return err
+		}
+		if err := d.printer.Exposition(text); err != nil {
+			return err
+		}
+	}
+	return metricsVerdict(collectErr, len(sources))
+}
+
+// metricsVerdict is 1 when every context failed (or the one did), 6 when some did; each
+// failed tier is said on stderr by the caller's error line.
+func metricsVerdict(err error, contexts int) error {
+	if err == nil {
+		return nil
+	}
+	failed := map[string]bool{}
+	var msgs []string
+	for _, e := range unwrapAll(err) {
+		var ce *exporter.CollectError
+		if errors.As(e, &ce) {
+			failed[ce.Context] = true
+		}
+		msgs = append(msgs, oneLine(db.RedactDSN(e.Error())))
+	}
+	msg := strings.Join(msgs, "; ")
+	if len(failed) < contexts {
+		return verdict(meansPartial, msg)
+	}
+	return failuref("%s", msg)
+}
+
+// unwrapAll lists the errors errors.Join joined (or err itself).
+func unwrapAll(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}

@@ -1,0 +1,5 @@
+package exporter
+
+import "runtime"
+
+func runtimeVersion() string { return runtime.Version() }
