@@ -157,7 +157,10 @@ func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.Shard
 		}
 		depth = rows[0].Depth
 	}
-	state := report.Table(reg, stateRes)
+	state, _, err := report.TableOf[query.ShardStateRow](reg, stateRes)
+	if err != nil {
+		return nil, 0, err
+	}
 	if err := report.ShardStates(state, stateRes, ks, now); err != nil {
 		return nil, 0, err
 	}
@@ -165,7 +168,11 @@ func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.Shard
 	if len(state.Rows) == 1 {
 		head = render.Section{Name: head.Name, Title: head.Title, Card: render.CardOf(state)}
 	}
-	return render.Doc{head, {Name: "categories", Title: "Categories", Table: report.Table(reg, catRes)}}, depth, nil
+	cats, _, err := report.TableOf[query.ShardCategoryRow](reg, catRes)
+	if err != nil {
+		return nil, 0, err
+	}
+	return render.Doc{head, {Name: "categories", Title: "Categories", Table: cats}}, depth, nil
 }
 
 // streamMessages prints doc, then the rows of st as they arrive; with the shard's depth, a
@@ -175,7 +182,10 @@ func streamMessages(s *session, p *render.Printer, doc render.Doc, st query.Stat
 	var ds *render.DocStream
 	shown := 0
 	err := query.Stream(s.ctx, s.tx, st, func(cols []string) error {
-		dec = report.NewDecorator(reg, cols)
+		var err error
+		if dec, err = report.DecoratorOf[query.ShardMessageRow](reg, cols); err != nil {
+			return err
+		}
 		ds = p.StartDoc(doc, render.Section{Name: "messages", Title: title, Table: dec.Table()})
 		return ds.Columns(dec.Columns)
 	}, func(row []any) error {
@@ -295,7 +305,11 @@ func runInspectObject(ctx context.Context, d factory, o inspectObjectOptions, t 
 	if len(results[0].Rows) == 0 && !d.printer.Structured() {
 		d.printer.Notef("no outboxes for %s object %d in %s", cat.Name, o.id, t.Describe())
 	}
-	return render.Doc{{Name: "outboxes", Table: report.Table(reg, results[0])}}, nil
+	tbl, _, err := report.TableOf[query.ObjectOutboxRow](reg, results[0])
+	if err != nil {
+		return nil, err
+	}
+	return render.Doc{{Name: "outboxes", Table: tbl}}, nil
 }
 
 // inspectCategoryOptions are inspect category's flags and argument.
@@ -362,7 +376,11 @@ func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions
 	if len(results[0].Rows) == 0 && !d.printer.Structured() {
 		d.printer.Notef("no pending %s rows in %s", cat.Name, t.Describe())
 	}
-	return render.Doc{{Name: "category", Table: report.Table(reg, results[0])}}, nil
+	tbl, _, err := report.TableOf[query.CategoryDepthRow](reg, results[0])
+	if err != nil {
+		return nil, err
+	}
+	return render.Doc{{Name: "category", Table: tbl}}, nil
 }
 
 // inspectMessageOptions are inspect message's argument.
@@ -409,7 +427,11 @@ func runInspectMessage(ctx context.Context, d factory, o inspectMessageOptions, 
 	if err != nil {
 		return nil, err
 	}
-	return render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", o.id), Card: report.Card(reg, results[0])}}, nil
+	card, err := report.CardOf[query.MessageRow](reg, results[0])
+	if err != nil {
+		return nil, err
+	}
+	return render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", o.id), Card: card}}, nil
 }
 
 // depthOptions are depth's flags. Exact selects the exact pass, today's default: the flag

@@ -171,13 +171,13 @@ func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.
 	n = settledCount(n, outcome)
 	d.audit("reschedule", withInDoubt(map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "rows": auditCount(n, outcome), "reason": o.Reason}, outcome))
 	// JSON keeps the time (Sentry's THE_PAST); a person reads what it means.
-	afterField, now := render.Field{Key: "next_attempt_after", Value: report.Typed("next_attempt", after), MachineOnly: true}, render.Field{Key: "next_attempt", Value: render.Styled{Text: "due now", Tone: render.ToneGood}, HumanOnly: true}
+	sum := drain.RescheduleSummary{Shard: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID), NextAttemptBefore: report.Typed("next_attempt", next),
+		NextAttemptAfter: report.Typed("next_attempt", after), NextAttempt: render.Styled{Text: "due now", Tone: render.ToneGood}}
+	sum.Rows, sum.InDoubt = drain.Settled(n, outcome)
 	if afterErr != nil {
-		afterField.Value, now.Value = "unknown", "unknown"
+		sum.NextAttemptAfter, sum.NextAttempt = "unknown", "unknown"
 	}
-	card := append([]render.Field{{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}}, settledFields("rows", n, outcome)...)
-	if perr := d.printer.Print(render.Doc{{Name: "reschedule", Card: append(card,
-		render.Field{Key: "next_attempt_before", Value: report.Typed("next_attempt", next)}, afterField, now)}}); perr != nil {
+	if perr := d.printer.Print(render.Doc{{Name: "reschedule", Card: render.FieldsOf(sum)}}); perr != nil {
 		return perr
 	}
 	if err != nil {
@@ -328,9 +328,9 @@ func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target
 		after = "unknown"
 	}
 	d.audit("compact", withInDoubt(map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "deleted": auditCount(deleted, outcome), "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason}, outcome))
-	card := append([]render.Field{{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}, {Key: "depth_before", Value: depth}}, settledFields("deleted", deleted, outcome)...)
-	if perr := d.printer.Print(render.Doc{{Name: "compact", Card: append(card,
-		render.Field{Key: "depth_after", Value: after}, render.Field{Key: "archive", Value: op.Path}, render.Field{Key: "operation", Value: op.Meta.ID})}}); perr != nil {
+	sum := drain.CompactSummary{Shard: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID), DepthBefore: depth, DepthAfter: after, Archive: op.Path, Operation: op.Meta.ID}
+	sum.Deleted, sum.InDoubt = drain.Settled(deleted, outcome)
+	if perr := d.printer.Print(render.Doc{{Name: "compact", Card: render.FieldsOf(sum)}}); perr != nil {
 		return perr
 	}
 	if err != nil {
@@ -483,9 +483,9 @@ func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target) erro
 		return err
 	}
 	d.audit("skip", withInDoubt(map[string]any{"message": id, "shard_scope": k.Scope.Name, "shard": k.ID, "deleted": auditCount(deleted, outcome), "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason}, outcome))
-	card := append([]render.Field{{Key: "message", Value: id}}, settledFields("deleted", deleted, outcome)...)
-	if perr := d.printer.Print(render.Doc{{Name: "skip", Card: append(card,
-		render.Field{Key: "archive", Value: op.Path}, render.Field{Key: "operation", Value: op.Meta.ID})}}); perr != nil {
+	sum := drain.SkipSummary{Message: id, Archive: op.Path, Operation: op.Meta.ID}
+	sum.Deleted, sum.InDoubt = drain.Settled(deleted, outcome)
+	if perr := d.printer.Print(render.Doc{{Name: "skip", Card: render.FieldsOf(sum)}}); perr != nil {
 		return perr
 	}
 	return err

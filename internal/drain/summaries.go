@@ -1,0 +1,70 @@
+package drain
+
+import "github.com/outboxctl/outboxctl/internal/render"
+
+// The summaries the repairs print (reschedule, compact, skip, restore): their json tags are
+// the cards' JSON keys (render.FieldsOf builds the card, internal/contract the schema).
+
+// Count is a summary's count that a COMMIT in doubt may leave unknown (N nil): JSON null,
+// "unknown" to a person (CountFields), never a 0.
+type Count struct{ N *int64 }
+
+// CardFields are the card's fields of the count under key.
+func (c Count) CardFields(key string) []render.Field { return CountFields(key, c.N) }
+
+// Settled is a repair's count n and its in_doubt text after outcome, the settle of a COMMIT
+// that got no answer ("" when the COMMIT answered): a COMMIT found not committed changed
+// nothing (0), one still in doubt has no count.
+func Settled(n int64, outcome Settlement) (Count, string) {
+	switch outcome {
+	case "":
+		return Count{N: &n}, ""
+	case Unsettled:
+		return Count{}, string(outcome)
+	case NotCommitted:
+		n = 0
+	case Committed:
+	}
+	return Count{N: &n}, string(outcome)
+}
+
+// RescheduleSummary is reschedule's card. JSON keeps the schedule's time after (Sentry's
+// THE_PAST, next_attempt_after); a person reads what it means (next_attempt: "due now").
+// A state that could not be read after the change is "unknown".
+type RescheduleSummary struct {
+	Shard             string `json:"shard"`
+	Rows              Count  `json:"rows"`
+	InDoubt           string `json:"in_doubt,omitempty"`
+	NextAttemptBefore any    `json:"next_attempt_before"`
+	NextAttemptAfter  any    `json:"next_attempt_after" render:"machine"`
+	NextAttempt       any    `json:"next_attempt" render:"human"`
+}
+
+// CompactSummary is compact's card: depth_after is "unknown" when it could not be read.
+type CompactSummary struct {
+	Shard       string `json:"shard"`
+	DepthBefore int64  `json:"depth_before"`
+	Deleted     Count  `json:"deleted"`
+	InDoubt     string `json:"in_doubt,omitempty"`
+	DepthAfter  any    `json:"depth_after"`
+	Archive     string `json:"archive"`
+	Operation   string `json:"operation"`
+}
+
+// SkipSummary is skip's card.
+type SkipSummary struct {
+	Message   int64  `json:"message"`
+	Deleted   Count  `json:"deleted"`
+	InDoubt   string `json:"in_doubt,omitempty"`
+	Archive   string `json:"archive"`
+	Operation string `json:"operation"`
+}
+
+// RestoreSummary is restore's card: operations is the restored operations' ids, comma
+// separated.
+type RestoreSummary struct {
+	Archive    string `json:"archive"`
+	Operations string `json:"operations"`
+	Inserted   int64  `json:"inserted"`
+	Skipped    int64  `json:"skipped"`
+}
