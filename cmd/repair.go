@@ -395,57 +395,25 @@ archived and the DELETE commented out, and changes nothing.`),
 	return c
 }
 
-// messageRow is what skip reads of query.Message's row (the cell column's name depends on
-// the table, so it is read by that name).
-type messageRow struct {
-	Scope     int   `db:"shard_scope"`
-	Shard     int64 `db:"shard_identifier"`
-	Category  int   `db:"category"`
-	Object    int64 `db:"object_identifier"`
-	GroupRows int64 `db:"group_rows"`
-	NewestID  int64 `db:"newest_id"`
-}
-
-// skipped is the message skip looked up: its shard and coalesce group.
-type skipped struct {
-	t           query.Target
-	payloadType string
-	k           query.ShardKey
-	cat         int
-	obj, rows   int64
-	newest      int64
-}
-
 // skipLookup reads the message and its group in one read-only snapshot on conn.
-func (d factory) skipLookup(ctx context.Context, conn *db.Conn, reg *enums.Registry, id int64) (skipped, error) {
-	var sk skipped
+func (d factory) skipLookup(ctx context.Context, conn *db.Conn, reg *enums.Registry, id int64) (drain.SkipTarget, string, error) {
+	var t query.Target
+	var payloadType string
 	var msg *query.Result
 	err := d.session(ctx, conn, func(s *session) error {
 		var err error
-		sk.t, sk.payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
-		msg, err = s.run(query.Message(sk.t, id))
+		t, payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
+		msg, err = s.run(query.Message(t, id))
 		return err
 	})
 	if err != nil {
-		return sk, err
+		return drain.SkipTarget{}, "", err
 	}
-	if len(msg.Rows) == 0 {
-		return sk, failuref("no outbox row with id %d in %s", id, sk.t.Describe())
+	sk, found, err := drain.SkipTargetOf(t, msg, reg)
+	if err == nil && !found {
+		err = failuref("no outbox row with id %d in %s", id, t.Describe())
 	}
-	rows, err := query.Rows[messageRow](msg)
-	if err != nil {
-		return sk, err
-	}
-	r := rows[0]
-	scope, shard := r.Scope, r.Shard
-	sk.cat, sk.obj, sk.rows, sk.newest = r.Category, r.Object, r.GroupRows, r.NewestID
-	if sk.t.Control() {
-		if cell, ok := msg.Rows[0][msg.Col(sk.t.CellColumn)].(string); ok {
-			sk.t.Cell = cell
-		}
-	}
-	sk.k = query.ShardKey{Scope: query.Enum{Value: scope, Name: reg.ScopeName(scope)}, ID: shard}
-	return sk, nil
+	return sk, payloadType, err
 }
 
 // runSkip archives and deletes a message's coalesce group in t, after the plan is confirmed
@@ -468,17 +436,17 @@ func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target) erro
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	sk, err := d.skipLookup(ctx, conn, reg, id)
+	sk, payloadType, err := d.skipLookup(ctx, conn, reg, id)
 	if err != nil {
 		return err
 	}
-	t, k := sk.t, sk.k
+	t, k := sk.Target, sk.Shard
 	plan := []string{fmt.Sprintf("skip message %d: archive and delete its coalesce group (%s, object %d): %d row(s) up to id %d, undelivered, in shard %s/%d (%s)",
-		id, reg.CategoryName(sk.cat), sk.obj, sk.rows, sk.newest, k.Scope.Name, k.ID, reasonText(o.Reason))}
+		id, reg.CategoryName(sk.Category), sk.Object, sk.Rows, sk.Newest, k.Scope.Name, k.ID, reasonText(o.Reason))}
 	if err := d.confirm("outboxctl skip", plan, o.Yes); err != nil {
 		return err
 	}
-	deleted, op, outcome, err := d.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.newest, query.Why{Command: "skip", Reason: o.Reason}), o.repairOptions, archiveMeta(t, k, sk.payloadType, "skip", o.Reason))
+	deleted, op, outcome, err := d.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.Newest, query.Why{Command: "skip", Reason: o.Reason}), o.repairOptions, archiveMeta(t, k, payloadType, "skip", o.Reason))
 	if err != nil && outcome == "" {
 		return err
 	}

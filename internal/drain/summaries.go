@@ -1,6 +1,10 @@
 package drain
 
-import "github.com/outboxctl/outboxctl/internal/render"
+import (
+	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
+)
 
 // The summaries the repairs print (reschedule, compact, skip, restore): their json tags are
 // the cards' JSON keys (render.FieldsOf builds the card, internal/contract the schema).
@@ -67,4 +71,34 @@ type RestoreSummary struct {
 	Operations string `json:"operations"`
 	Inserted   int64  `json:"inserted"`
 	Skipped    int64  `json:"skipped"`
+}
+
+// SkipTarget is the message skip deletes with its coalesce group: its shard (the target
+// narrowed to the message's cell in the control silo), category, object, the group's row
+// count and newest id.
+type SkipTarget struct {
+	Target   query.Target
+	Shard    query.ShardKey
+	Category int
+	Object   int64
+	Rows     int64
+	Newest   int64
+}
+
+// SkipTargetOf reads skip's target from query.Message's result (read by name into
+// query.MessageRow); found is false when no row has the id. reg names the scope.
+func SkipTargetOf(t query.Target, msg *query.Result, reg *enums.Registry) (sk SkipTarget, found bool, err error) {
+	rows, err := query.Rows[query.MessageRow](msg)
+	if err != nil || len(rows) == 0 {
+		return sk, false, err
+	}
+	r := rows[0]
+	sk = SkipTarget{Target: t, Category: int(r.Category), Object: r.ObjectID, Rows: r.GroupRows, Newest: r.NewestID,
+		Shard: query.ShardKey{Scope: query.Enum{Value: int(r.ShardScope), Name: reg.ScopeName(int(r.ShardScope))}, ID: r.ShardIdentifier}}
+	if t.Control() {
+		if cell := query.Deref(r.RegionName) + query.Deref(r.CellName); cell != "" {
+			sk.Target.Cell = cell
+		}
+	}
+	return sk, true, nil
 }
