@@ -1,6 +1,8 @@
 package drain
 
 import (
+	"encoding/json"
+
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -15,6 +17,14 @@ type Count struct{ N *int64 }
 
 // CardFields are the card's fields of the count under key.
 func (c Count) CardFields(key string) []render.Field { return CountFields(key, c.N) }
+
+// MarshalJSON writes the count, or null while it is unknown.
+func (c Count) MarshalJSON() ([]byte, error) {
+	if c.N == nil {
+		return []byte("null"), nil
+	}
+	return json.Marshal(*c.N)
+}
 
 // Settled is a repair's count n and its in_doubt text after outcome, the settle of a COMMIT
 // that got no answer ("" when the COMMIT answered): a COMMIT found not committed changed
