@@ -179,6 +179,7 @@ func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.Shard
 // footer says how many the page left out.
 func streamMessages(s *session, p *render.Printer, doc render.Doc, st query.Statement, reg *enums.Registry, title string, depth int64) error {
 	var dec *report.Decorator
+	var typed *query.RowReader[query.ShardMessageRow]
 	var ds *render.DocStream
 	shown := 0
 	err := query.Stream(s.ctx, s.tx, st, func(cols []string) error {
@@ -186,10 +187,16 @@ func streamMessages(s *session, p *render.Printer, doc render.Doc, st query.Stat
 		if dec, err = report.DecoratorOf[query.ShardMessageRow](reg, cols); err != nil {
 			return err
 		}
+		if typed, err = query.NewRowReader[query.ShardMessageRow](st.Name, cols); err != nil {
+			return err
+		}
 		ds = p.StartDoc(doc, render.Section{Name: "messages", Title: title, Table: dec.Table()})
 		return ds.Columns(dec.Columns)
 	}, func(row []any) error {
 		shown++
+		if _, err := typed.Read(row); err != nil { // a NULL or a wrong type is an error, never a cell
+			return err
+		}
 		return ds.Row(dec.Row(row))
 	})
 	if err != nil {

@@ -13,11 +13,35 @@ import (
 // field they fit. A column only some targets return (the control silo's cell column, named
 // region_name or cell_name) is tagged `db:"region_name,optional"`: absent, it stays zero.
 func Rows[T any](res *Result) ([]T, error) {
-	var zero T
-	rt := reflect.TypeOf(zero)
+	rr, err := NewRowReader[T](res.Statement, res.Columns)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(res.Rows))
+	for r, row := range res.Rows {
+		if out[r], err = rr.Read(row); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// RowReader reads rows of one result shape into T by column name, as Rows does, one row at
+// a time: for a streamed result (inspect shard's messages), planned once for its columns.
+type RowReader[T any] struct {
+	statement string
+	columns   []string
+	cols      []int // T's field i reads column cols[i] (-1: none)
+}
+
+// NewRowReader plans the reading of rows with columns into T: a column T names that the
+// statement does not return is an error (unless tagged optional).
+func NewRowReader[T any](statement string, columns []string) (*RowReader[T], error) {
+	rt := reflect.TypeFor[T]()
 	if rt.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("query.Rows: %s is not a struct", rt)
 	}
+	res := &Result{Statement: statement, Columns: columns}
 	cols := make([]int, rt.NumField())
 	for i := range cols {
 		name, opt, _ := strings.Cut(rt.Field(i).Tag.Get("db"), ",")
@@ -26,19 +50,22 @@ func Rows[T any](res *Result) ([]T, error) {
 			continue
 		}
 		if cols[i] = res.Col(name); cols[i] < 0 && opt != "optional" {
-			return nil, fmt.Errorf("%s returns no column %q", res.Statement, name)
+			return nil, fmt.Errorf("%s returns no column %q", statement, name)
 		}
 	}
-	out := make([]T, len(res.Rows))
-	for r, row := range res.Rows {
-		v := reflect.ValueOf(&out[r]).Elem()
-		for i, c := range cols {
-			if c < 0 {
-				continue
-			}
-			if err := setField(v.Field(i), row[c]); err != nil {
-				return nil, fmt.Errorf("%s, column %s: %w", res.Statement, res.Columns[c], err)
-			}
+	return &RowReader[T]{statement: statement, columns: columns, cols: cols}, nil
+}
+
+// Read reads one row: a NULL in a non-pointer field or a value of another type is an error.
+func (rr *RowReader[T]) Read(row []any) (T, error) {
+	var out T
+	v := reflect.ValueOf(&out).Elem()
+	for i, c := range rr.cols {
+		if c < 0 {
+			continue
+		}
+		if err := setField(v.Field(i), row[c]); err != nil {
+			return out, fmt.Errorf("%s, column %s: %w", rr.statement, rr.columns[c], err)
 		}
 	}
 	return out, nil
