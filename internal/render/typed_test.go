@@ -13,7 +13,7 @@ type typedRow struct {
 	When    *time.Time `json:"when"`
 	Any     any        `json:"any"`
 	Skip    string     `json:"-"`
-	hidden  string     //nolint:unused // an unexported field is no column
+	hidden  string     // an unexported field is no column
 }
 
 type countField struct{ n *int }
@@ -37,7 +37,7 @@ type typedCard struct {
 func TestTableOfIsTheHandBuiltTable(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	got := TableOf([]typedRow{{Name: "a", Raw: 1, Summary: "s", When: &at, Any: Due(at)}, {Name: "b"}})
+	got := TableOf([]typedRow{{Name: "a", Raw: 1, Summary: "s", When: &at, Any: Due(at), hidden: "h"}, {Name: "b"}})
 	want := &Table{Columns: []string{"name", "raw", "summary", "when", "any"},
 		Rows:        [][]any{{"a", 1, "s", at, Due(at)}, {"b", 0, "", nil, nil}},
 		Labels:      map[string]string{"name": "who"},
