@@ -39,15 +39,17 @@ lint: ## go vet, gofmt, staticcheck and golangci-lint (.golangci.yml: the archit
 	@command -v golangci-lint >/dev/null || GOFLAGS= go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	golangci-lint run ./...
 
-docs: ## Regenerate docs/reference from the command tree
+docs: ## Regenerate docs/reference from the command tree and docs/schema from the Go types
 	go test ./cmd -run TestReferenceDocsUpToDate -update-docs -count=1
+	go test ./internal/contract -run TestSchemasUpToDate -update -count=1
 
 golden: ## Rewrite the golden SQL files after an intended change (review the diff!)
 	go test ./internal/query -run TestGolden -update -count=1
 
-verify: ## Fail if the goldens, docs, go.mod or formatting are not up to date
+verify: ## Fail if the goldens, docs, JSON Schemas, go.mod or formatting are not up to date
 	go test ./internal/query -run TestGolden -update -count=1
 	go test ./cmd -run TestReferenceDocsUpToDate -update-docs -count=1
+	go test ./internal/contract -run TestSchemasUpToDate -update -count=1
 	go mod tidy
 	gofmt -w $$(git ls-files '*.go')
 	git diff --exit-code

@@ -12,7 +12,6 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
-	"github.com/outboxctl/outboxctl/internal/report"
 )
 
 func newBackfillCmd(a *app) *cobra.Command {
@@ -258,25 +257,6 @@ func printBackfillSQL(d factory, o backfillStatusOptions, selected []backfill.Ta
 
 // backfillDoc is the status's document; it says the notes and warnings.
 func backfillDoc(p *render.Printer, rep status.Report) render.Doc {
-	t := &render.Table{
-		Columns: []string{"table", "silo", "coded", "option", "target", "store", "low_bound", "version", "state",
-			"max_id", "progress", "rows_estimate", "rows_done", "rate_ids_per_minute", "eta_seconds", "note", "walked_version", "option_in"},
-		Labels:      map[string]string{"rows_estimate": "rows", "rate_ids_per_minute": "rate/min", "eta_seconds": "eta", "walked_version": "walked"},
-		MachineOnly: map[string]bool{"silo": true, "option_in": true},
-	}
-	for _, r := range rep.Rows {
-		var low, version any
-		if r.Cursor != nil {
-			low, version = r.Cursor.Low, r.Cursor.Version
-		}
-		var optionIn any
-		if r.OptionIn != "" {
-			optionIn = r.OptionIn
-		}
-		t.Rows = append(t.Rows, []any{r.Table.Name, string(r.Table.Silo), r.Table.Coded, query.OrNil(r.Option), r.Status.Target, r.Store, low, version,
-			styledBackfillState(r), query.OrNil(r.MaxID), report.Typed("progress", query.OrNil(r.Progress)), query.OrNil(r.Estimate), query.OrNil(r.RowsDone), query.OrNil(r.Rate), query.OrNil(r.ETA), r.Note,
-			query.OrNil(r.Status.Walked), optionIn})
-	}
 	if !p.Structured() {
 		p.Notef("options read from %s", status.StoresText(rep.Schema))
 	}
@@ -290,7 +270,7 @@ func backfillDoc(p *render.Printer, rep status.Report) render.Doc {
 	if !p.Structured() && rep.Sampled {
 		p.Notef("rates are ids per minute of the cursor; Sentry backfills at most %d rows per minute across all tables", status.Budget)
 	}
-	return render.Doc{{Name: "backfill", Title: "Backfill status", Table: t}}
+	return render.Doc{{Name: "backfill", Title: "Backfill status", Table: rep.Table()}}
 }
 
 func backfillVerdict(rep status.Report, exitStatus bool) error {
@@ -303,19 +283,4 @@ func backfillVerdict(rep status.Report, exitStatus bool) error {
 		return pendingf("%d of %d table(s) not complete", rep.Incomplete, len(rep.Rows))
 	}
 	return nil
-}
-
-func styledBackfillState(r status.Row) render.Styled {
-	st := r.Status
-	switch {
-	case r.Unreachable:
-		return render.Styled{Text: r.State, Tone: render.ToneBad}
-	case st.Complete:
-		return render.Styled{Text: r.State, Tone: render.ToneGood}
-	case st.State == backfill.StateInProgress || st.State == backfill.StateNotStarted:
-		return render.Styled{Text: r.State, Tone: render.ToneNone}
-	case st.State == backfill.StateGated:
-		return render.Styled{Text: r.State, Tone: render.ToneMuted}
-	}
-	return render.Styled{Text: r.State, Tone: render.ToneWarn}
 }

@@ -67,27 +67,8 @@ func runContextList(d factory) error {
 	return d.printer.Print(render.Doc{{Table: contextTable(f)}})
 }
 
-// contextTable is one row per context: where it connects (password redacted), its silo,
-// cell and schema.
-func contextTable(f *config.File) *render.Table {
-	t := &render.Table{Columns: []string{"current", "name", "connects_to", "silo", "cell", "schema"}, Rows: [][]any{}}
-	for _, n := range f.Names() {
-		c, _ := f.Context(n)
-		get := func(k string) string { v, _, _ := c.Get(k); return v }
-		to := db.RedactDSN(get(config.KeyDSN))
-		if v := get(config.KeyDSNEnv); v != "" {
-			to = "$" + v
-		} else if v := get(config.KeyService); v != "" {
-			to = "service=" + v
-		}
-		mark := ""
-		if n == f.Current {
-			mark = "*"
-		}
-		t.Rows = append(t.Rows, []any{mark, n, to, get(config.KeySilo), get(config.KeyCell), get(config.KeySchema)})
-	}
-	return t
-}
+// contextTable is one row per context (config.ContextRow).
+func contextTable(f *config.File) *render.Table { return render.TableOf(f.Rows()) }
 
 func newContextShowCmd(a *app) *cobra.Command {
 	return &cobra.Command{
@@ -127,9 +108,9 @@ func runContextShow(d factory, o contextShowOptions) error {
 		return configError(err)
 	}
 	s := config.Resolve(ctx, o.overrides, d.getenv)
-	t := &render.Table{Columns: []string{"key", "value", "source"}}
-	for _, x := range s.Show() {
-		t.Rows = append(t.Rows, []any{x.Key, x.Value, x.Source})
+	t := render.TableOf(s.Show())
+	if len(t.Rows) == 0 {
+		t.Rows = nil
 	}
 	return d.printer.Print(render.Doc{{Table: t}})
 }

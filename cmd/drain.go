@@ -258,7 +258,10 @@ func drainShard(ctx context.Context, d factory, conn *db.Conn, o drainOptions, t
 		Reconnect: func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "drain") },
 	})
 	progress.done()
-	restored := unclaimIfUnavailable(ctx, d.printer, conn, t, k, claimed, res)
+	restored, uerr := drain.UnclaimIfUnavailable(ctx, conn, t, k, claimed, res)
+	if uerr != nil {
+		d.printer.Notef("could not put the shard's schedule back: %v", uerr)
+	}
 	return drainSummary(ctx, d, o, t, k, res, runErr, restored, start)
 }
 
@@ -315,21 +318,6 @@ func (d factory) openArchive(path string, meta drain.OperationMeta) (*drain.Oper
 	}
 	fmt.Fprintf(d.stderr, "archiving to %s (operation %s)\n", render.Escape(op.Path), render.Escape(op.Meta.ID))
 	return op, nil
-}
-
-// unclaimIfUnavailable puts the shard's schedule back when the run's first delivery failed
-// because the handler itself could not be reached: nothing was attempted for real, so the
-// shard must not carry a backoff for it.
-func unclaimIfUnavailable(ctx context.Context, printer *render.Printer, conn *db.Conn, t query.Target, k query.ShardKey, c *drain.Claimed, res drain.Result) bool {
-	if res.Failed == nil || res.Delivered > 0 || !errors.Is(res.FailedErr, drain.ErrHandlerUnavailable) {
-		return false
-	}
-	_, err := drain.Unclaim(context.WithoutCancel(ctx), conn, t, k, c)
-	if err != nil {
-		printer.Notef("could not put the shard's schedule back: %v", err)
-		return false
-	}
-	return true
 }
 
 // workProgress is a live progress line for long work (drain, compact, restore, demo seed):

@@ -7,6 +7,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/report"
 )
 
 func newEnumsCmd(a *app) *cobra.Command {
@@ -71,36 +72,13 @@ func runEnumsList(d factory, o enumsListOptions) error {
 	which := o.which()
 	var doc render.Doc
 	if which != "scopes" {
-		doc = append(doc, categoriesSection(reg))
+		doc = append(doc, report.Categories(reg))
 	}
 	if which != "categories" {
-		doc = append(doc, scopesSection(reg))
+		doc = append(doc, report.Scopes(reg))
 	}
 	d.printer.MaxCell = 0
 	return d.printer.Print(doc)
-}
-
-func categoriesSection(reg *enums.Registry) render.Section {
-	t := &render.Table{Columns: []string{"value", "name", "scope_value", "scope", "retired", "object_is_shard"},
-		Labels:      map[string]string{"object_is_shard": "object is shard"},
-		MachineOnly: map[string]bool{"scope_value": true}}
-	for _, cat := range reg.Categories() {
-		t.Rows = append(t.Rows, []any{cat.Value, cat.Name, cat.Scope, reg.ScopeName(cat.Scope), cat.Retired, cat.ObjectIsShard})
-	}
-	return render.Section{Name: "categories", Title: "Categories", Table: t}
-}
-
-func scopesSection(reg *enums.Registry) render.Section {
-	t := &render.Table{Columns: []string{"value", "name", "tag", "retired", "killswitch_option", "categories"},
-		Labels: map[string]string{"killswitch_option": "kill switch"}}
-	for _, s := range reg.Scopes() {
-		names := make([]any, 0, len(s.Categories))
-		for _, v := range s.Categories {
-			names = append(names, reg.CategoryName(v))
-		}
-		t.Rows = append(t.Rows, []any{s.Value, s.Name, s.Tag, s.Retired, s.KillswitchOption, names})
-	}
-	return render.Section{Name: "scopes", Title: "Scopes", Table: t}
 }
 
 // enumsResolveOptions are enums resolve's argument: a name or an integer.
@@ -160,17 +138,7 @@ func runEnumsResolve(d factory, o enumsResolveOptions) error {
 		}
 		return nil
 	}
-	t := &render.Table{Columns: []string{"kind", "name", "value", "scope", "retired"}}
-	for _, r := range res {
-		switch r.Kind {
-		case enums.KindCategory:
-			t.Rows = append(t.Rows, []any{"category", r.Category.Name, r.Category.Value, reg.ScopeName(r.Category.Scope), r.Category.Retired})
-		case enums.KindScope:
-			t.Rows = append(t.Rows, []any{"scope", r.Scope.Name, r.Scope.Value, nil, r.Scope.Retired})
-		case enums.KindAny:
-		}
-	}
-	return d.printer.Print(render.Doc{{Name: "resolved", Table: t}})
+	return d.printer.Print(report.Resolved(reg, res))
 }
 
 // enumsLintOptions are enums lint's argument: the category.py to check.
@@ -214,11 +182,7 @@ func runEnumsLint(d factory, o enumsLintOptions) error {
 	}
 	problems := enums.Lint(src)
 	if d.printer.Structured() {
-		t := &render.Table{Columns: []string{"path", "line", "message"}}
-		for _, pr := range problems {
-			t.Rows = append(t.Rows, []any{o.Path, pr.Line, pr.Message})
-		}
-		if err := d.printer.Print(render.Doc{{Name: "problems", Table: t}}); err != nil {
+		if err := d.printer.Print(report.Problems(o.Path, problems)); err != nil {
 			return err
 		}
 	} else {

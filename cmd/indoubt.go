@@ -6,7 +6,6 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
-	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // A COMMIT that got no answer (db.InDoubtError) is in doubt, never "not done": the repair
@@ -70,18 +69,6 @@ func settledCount(n int64, outcome drain.Settlement) int64 {
 		return 0
 	}
 	return n
-}
-
-// settledFields are a repair summary's count (key) and, after a COMMIT in doubt, in_doubt:
-// what the settle found; the count is "unknown" (JSON null) while it is still in doubt.
-func settledFields(key string, n int64, outcome drain.Settlement) []render.Field {
-	switch outcome {
-	case "":
-		return []render.Field{{Key: key, Value: n}}
-	case drain.Unsettled:
-		return append(drain.CountFields(key, nil), render.Field{Key: "in_doubt", Value: string(outcome)})
-	}
-	return []render.Field{{Key: key, Value: n}, {Key: "in_doubt", Value: string(outcome)}}
 }
 
 // auditCount is an audit line's count: "in doubt" while the COMMIT is, never a 0.

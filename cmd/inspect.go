@@ -157,7 +157,10 @@ func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.Shard
 		}
 		depth = rows[0].Depth
 	}
-	state := report.Table(reg, stateRes)
+	state, _, err := report.TableOf[query.ShardStateRow](reg, stateRes)
+	if err != nil {
+		return nil, 0, err
+	}
 	if err := report.ShardStates(state, stateRes, ks, now); err != nil {
 		return nil, 0, err
 	}
@@ -165,21 +168,35 @@ func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.Shard
 	if len(state.Rows) == 1 {
 		head = render.Section{Name: head.Name, Title: head.Title, Card: render.CardOf(state)}
 	}
-	return render.Doc{head, {Name: "categories", Title: "Categories", Table: report.Table(reg, catRes)}}, depth, nil
+	cats, _, err := report.TableOf[query.ShardCategoryRow](reg, catRes)
+	if err != nil {
+		return nil, 0, err
+	}
+	return render.Doc{head, {Name: "categories", Title: "Categories", Table: cats}}, depth, nil
 }
 
 // streamMessages prints doc, then the rows of st as they arrive; with the shard's depth, a
 // footer says how many the page left out.
 func streamMessages(s *session, p *render.Printer, doc render.Doc, st query.Statement, reg *enums.Registry, title string, depth int64) error {
 	var dec *report.Decorator
+	var typed *query.RowReader[query.ShardMessageRow]
 	var ds *render.DocStream
 	shown := 0
 	err := query.Stream(s.ctx, s.tx, st, func(cols []string) error {
-		dec = report.NewDecorator(reg, cols)
+		var err error
+		if dec, err = report.DecoratorOf[query.ShardMessageRow](reg, cols); err != nil {
+			return err
+		}
+		if typed, err = query.NewRowReader[query.ShardMessageRow](st.Name, cols); err != nil {
+			return err
+		}
 		ds = p.StartDoc(doc, render.Section{Name: "messages", Title: title, Table: dec.Table()})
 		return ds.Columns(dec.Columns)
 	}, func(row []any) error {
 		shown++
+		if _, err := typed.Read(row); err != nil { // a NULL or a wrong type is an error, never a cell
+			return err
+		}
 		return ds.Row(dec.Row(row))
 	})
 	if err != nil {
@@ -295,7 +312,11 @@ func runInspectObject(ctx context.Context, d factory, o inspectObjectOptions, t 
 	if len(results[0].Rows) == 0 && !d.printer.Structured() {
 		d.printer.Notef("no outboxes for %s object %d in %s", cat.Name, o.id, t.Describe())
 	}
-	return render.Doc{{Name: "outboxes", Table: report.Table(reg, results[0])}}, nil
+	tbl, _, err := report.TableOf[query.ObjectOutboxRow](reg, results[0])
+	if err != nil {
+		return nil, err
+	}
+	return render.Doc{{Name: "outboxes", Table: tbl}}, nil
 }
 
 // inspectCategoryOptions are inspect category's flags and argument.
@@ -362,7 +383,11 @@ func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions
 	if len(results[0].Rows) == 0 && !d.printer.Structured() {
 		d.printer.Notef("no pending %s rows in %s", cat.Name, t.Describe())
 	}
-	return render.Doc{{Name: "category", Table: report.Table(reg, results[0])}}, nil
+	tbl, _, err := report.TableOf[query.CategoryDepthRow](reg, results[0])
+	if err != nil {
+		return nil, err
+	}
+	return render.Doc{{Name: "category", Table: tbl}}, nil
 }
 
 // inspectMessageOptions are inspect message's argument.
@@ -409,7 +434,10 @@ func runInspectMessage(ctx context.Context, d factory, o inspectMessageOptions, 
 	if err != nil {
 		return nil, err
 	}
-	card := report.Card(reg, results[0])
+	card, err := report.CardOf[query.MessageRow](reg, results[0])
+	if err != nil {
+		return nil, err
+	}
 	if next, err := messageNext(d, t, reg, results[0]); err == nil {
 		card = append(card, render.Field{Key: "next", Value: next})
 	}

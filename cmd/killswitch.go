@@ -72,42 +72,6 @@ func parseIDs(args []string) ([]int64, error) {
 	return ids, nil
 }
 
-// governsText says which outboxes an options table's values apply to in this deployment.
-func governsText(optionsTable string, sch query.Schema) string {
-	silos := options.Governs(optionsTable, sch)
-	if len(silos) == 0 {
-		return "nothing (Sentry does not read it here)"
-	}
-	names := make([]string, len(silos))
-	for i, s := range silos {
-		names[i] = string(s)
-	}
-	return strings.Join(names, ", ")
-}
-
-// storesSection shows which options table governs which outbox, and why.
-func storesSection(sch query.Schema) render.Section {
-	t := &render.Table{Columns: []string{"outbox", "options_table", "deployment", "decided"}, Labels: map[string]string{"options_table": "read from"}}
-	for _, o := range []struct {
-		silo  query.Silo
-		table string
-	}{{query.SiloCell, query.CellTable}, {query.SiloControl, query.ControlTable}} {
-		if sch.Tables != nil && !sch.Table(o.table).Present {
-			continue
-		}
-		var ot any
-		if name := options.OptionTableFor(o.silo, sch); name != "" {
-			ot = name
-		}
-		dep := string(sch.Deployment)
-		if dep == "" {
-			dep = "unknown (split assumed)"
-		}
-		t.Rows = append(t.Rows, []any{o.table, ot, dep, sch.DeploymentWhy})
-	}
-	return render.Section{Name: "stores", Title: "Options tables Sentry reads here", Table: t}
-}
-
 // killswitchListOptions are killswitch list's flags.
 type killswitchListOptions struct {
 	Coded     []string
@@ -153,15 +117,6 @@ list in sentry_controloption disables nothing.`),
 	return c
 }
 
-// killswitchListing is what killswitch list read, ready to print.
-type killswitchListing struct {
-	sch      query.Schema
-	disabled *render.Table
-	gates    *render.Table
-	ignored  map[string][]int64 // options table Sentry does not read here -> its ids
-	listErr  error
-}
-
 // runKillswitchList prints the SQL, or reads and returns the kill-switch lists, what waits
 // behind them and the backfill gates, from any Sentry database (plainSession).
 func runKillswitchList(ctx context.Context, d factory, o killswitchListOptions, t query.Target) (render.Doc, error) {
@@ -176,75 +131,30 @@ func runKillswitchList(ctx context.Context, d factory, o killswitchListOptions, 
 	if err != nil {
 		return nil, err
 	}
-	var l killswitchListing
+	var l killswitch.Listing
 	err = d.plainSession(ctx, "killswitch", func(s *session) error {
-		l, err = readKillswitchListing(s, reg, backfill.Registered(o.overrides))
+		l, err = killswitch.ReadListing(s.ctx, s.tx, s.target.Schema, s.schema, reg, backfill.Registered(o.overrides))
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return killswitchListingDoc(d.printer, l), l.listErr
-}
-
-func readKillswitchListing(s *session, reg *enums.Registry, tables []backfill.Table) (killswitchListing, error) {
-	l := killswitchListing{sch: s.schema, ignored: map[string][]int64{},
-		disabled: &render.Table{Columns: []string{"options_table", "governs", "scope", "shard", "silo", "region_name", "depth", "coalesce_groups", "oldest_message", "next_attempt"},
-			Labels: map[string]string{"options_table": "option in", "coalesce_groups": "groups", "region_name": "cell"}},
-		gates: &render.Table{Columns: []string{"options_table", "governs", "key", "value", "coded"}, Labels: map[string]string{"options_table": "option in"}},
-	}
-	lists, err := killswitch.ReadLists(s.ctx, s.tx, s.target.Schema, s.schema)
-	if err != nil {
-		return l, err
-	}
-	for _, ks := range lists {
-		if ks.Err != nil && l.listErr == nil {
-			l.listErr = ks.Err
-		}
-		if len(options.Governs(ks.Table, s.schema)) == 0 {
-			l.ignored[ks.Table] = append(l.ignored[ks.Table], ks.IDs...)
-		}
-	}
-	waiting, err := killswitch.Waiting(s.ctx, s.tx, s.target.Schema, s.schema, lists)
-	if err != nil {
-		return l, err
-	}
-	for _, r := range waiting {
-		l.disabled.Rows = append(l.disabled.Rows, []any{r.OptionsTable, governsText(r.OptionsTable, s.schema), reg.ScopeName(int(r.ShardScope)),
-			r.ShardIdentifier, query.OrNil(r.Silo), query.OrNil(r.RegionName), r.Depth, r.CoalesceGroups, utcOrNil(r.OldestMessage), report.Typed("next_attempt", utcOrNil(r.NextAttempt))})
-	}
-	gates, err := killswitch.Gates(s.ctx, s.tx, s.target.Schema, s.schema, tables)
-	for _, g := range gates {
-		l.gates.Rows = append(l.gates.Rows, []any{g.Table, governsText(g.Table, s.schema), g.Key, g.Value, g.Coded})
-	}
-	return l, err
+	return killswitchListingDoc(d.printer, l), l.ListErr
 }
 
 // killswitchListingDoc is the listing's document; it says the notes a terminal shows.
-func killswitchListingDoc(p *render.Printer, l killswitchListing) render.Doc {
+func killswitchListingDoc(p *render.Printer, l killswitch.Listing) render.Doc {
 	if !p.Structured() {
-		if len(l.disabled.Rows) == 0 {
+		if len(l.Disabled) == 0 {
 			p.Notef("no shard is disabled")
 		}
-		for ot, ids := range l.ignored {
+		for ot, ids := range l.Ignored {
 			if len(ids) > 0 {
-				p.Warnf("%s lists %d disabled shard(s), but Sentry does not read %s in this deployment (%s): they are NOT disabled; use killswitch add to disable them where Sentry reads", ot, len(ids), ot, l.sch.DeploymentWhy)
+				p.Warnf("%s lists %d disabled shard(s), but Sentry does not read %s in this deployment (%s): they are NOT disabled; use killswitch add to disable them where Sentry reads", ot, len(ids), ot, l.Schema.DeploymentWhy)
 			}
 		}
 	}
-	return render.Doc{
-		storesSection(l.sch),
-		{Name: "disabled", Title: "Disabled shards", Table: l.disabled},
-		{Name: "backfill_gates", Title: "Backfill gates (option below the coded version)", Table: l.gates},
-	}
-}
-
-// utcOrNil is a timestamp in UTC, as query.Run gives it, or an empty cell.
-func utcOrNil(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UTC()
+	return l.Doc()
 }
 
 // plainSession is a read session that does not require an outbox table (the kill switches
@@ -310,22 +220,24 @@ func runKillswitchCheck(ctx context.Context, d factory, o killswitchCheckOptions
 	if err != nil {
 		return nil, err
 	}
-	card := []render.Field{{Key: "scope", Value: scope.Name}, {Key: "shard", Value: id}}
+	var card []render.Field
 	var depth *render.Table
 	var listErr error
 	var warning string
 	err = d.plainSession(ctx, "killswitch", func(s *session) error {
-		var fields []render.Field
-		if fields, warning, listErr, err = shardVerdict(s, scope, id); err != nil {
+		v, err := killswitch.ShardVerdict(s.ctx, s.tx, s.target, s.schema, scope, id)
+		if err != nil {
 			return err
 		}
-		card = append(card, fields...)
+		card, warning, listErr = v.Card(scope.Name, id), v.Warning, v.ListErr
 		if t := s.target; s.schema.Table(t.TableName()).Present {
 			res, err := s.run(query.ShardDepths(t, scope, ids))
 			if err != nil {
 				return err
 			}
-			depth = report.Table(reg, res)
+			if depth, _, err = report.TableOf[query.ShardDepthRow](reg, res); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -340,25 +252,6 @@ func runKillswitchCheck(ctx context.Context, d factory, o killswitchCheckOptions
 		doc = append(doc, render.Section{Name: "waiting", Title: "Waiting in " + d.silo + " outbox", Table: depth})
 	}
 	return doc, listErr
-}
-
-// shardVerdict is killswitch.ShardVerdict as the check's card shows it: each options
-// table's list, then the verdict of the one Sentry reads (see killswitch.Verdict).
-func shardVerdict(s *session, scope query.Enum, id int64) (fields []render.Field, warning string, listErr, err error) {
-	v, err := killswitch.ShardVerdict(s.ctx, s.tx, s.target, s.schema, scope, id)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	for _, tv := range v.Tables {
-		fields = append(fields, render.Field{Key: "disabled_in_" + tv.Table, Value: tv.Disabled})
-	}
-	var disabled any
-	if v.Disabled != nil {
-		disabled = *v.Disabled
-	}
-	fields = append(fields, render.Field{Key: "read_from", Value: v.ReadFrom}, render.Field{Key: "disabled", Value: disabled},
-		render.Field{Key: "deployment", Value: v.Deployment})
-	return fields, v.Warning, v.ListErr, nil
 }
 
 // audit writes the JSON audit line of a change on stderr: who, when, where (without any
@@ -500,8 +393,7 @@ func runKillswitchChange(ctx context.Context, d factory, ch killswitch.Change, y
 }
 
 func changeCard(table, key, value string, changed bool) render.Doc {
-	return render.Doc{{Name: "killswitch", Card: []render.Field{
-		{Key: "options_table", Value: table}, {Key: "key", Value: key}, {Key: "value", Value: value}, {Key: "changed", Value: changed}}}}
+	return render.Doc{{Name: "killswitch", Card: render.FieldsOf(killswitch.ChangeSummary{OptionsTable: table, Key: key, Value: value, Changed: changed})}}
 }
 
 func changePlanLines(ch killswitch.Change, p killswitch.ChangePlan) []string {
@@ -616,8 +508,7 @@ func runKillswitchGate(ctx context.Context, d factory, g killswitch.Gate, yes bo
 		return err
 	}
 	d.audit("killswitch gate", map[string]any{"options_table": plan.OptionsTable, "key": g.Key(), "before": plan.Before, "after": stored, "reason": g.Reason})
-	return d.printer.Print(render.Doc{{Name: "gate", Card: []render.Field{
-		{Key: "options_table", Value: plan.OptionsTable}, {Key: "key", Value: g.Key()}, {Key: "value", Value: stored}}}})
+	return d.printer.Print(render.Doc{{Name: "gate", Card: render.FieldsOf(killswitch.GateSummary{OptionsTable: plan.OptionsTable, Key: g.Key(), Value: stored})}})
 }
 
 func gatePlanLines(g killswitch.Gate, p killswitch.GatePlan) []string {

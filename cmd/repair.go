@@ -175,13 +175,14 @@ func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.
 	n = settledCount(n, outcome)
 	d.audit("reschedule", withInDoubt(map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "rows": auditCount(n, outcome), "reason": o.Reason}, outcome))
 	// JSON keeps the time (Sentry's THE_PAST); a person reads what it means.
-	afterField, now := render.Field{Key: "next_attempt_after", Value: report.Typed("next_attempt", after), MachineOnly: true}, render.Field{Key: "next_attempt", Value: render.Styled{Text: "due now", Tone: render.ToneGood}, HumanOnly: true}
+	sum := drain.RescheduleSummary{Shard: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID), NextAttemptBefore: report.Typed("next_attempt", next),
+		NextAttemptAfter: report.Typed("next_attempt", after), NextAttempt: render.Styled{Text: "due now", Tone: render.ToneGood}}
+	sum.Rows, sum.InDoubt = drain.Settled(n, outcome)
 	if afterErr != nil {
-		afterField.Value, now.Value = "unknown", "unknown"
+		sum.NextAttemptAfter, sum.NextAttempt = "unknown", "unknown"
 	}
-	card := append([]render.Field{{Key: "shard", Value: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID)}}, settledFields("rows", n, outcome)...)
-	if perr := d.printer.Print(render.Doc{{Name: "reschedule", Card: append(card,
-		append([]render.Field{{Key: "next_attempt_before", Value: report.Typed("next_attempt", next)}, afterField, now}, d.nextFields(t, k, drain.Head{Depth: depth}, nil)...)...)}}); perr != nil {
+	sum.Next, _ = d.nextSteps(t, k, drain.Head{Depth: depth}, nil)
+	if perr := d.printer.Print(render.Doc{{Name: "reschedule", Card: render.FieldsOf(sum)}}); perr != nil {
 		return perr
 	}
 	if err != nil {
@@ -329,23 +330,26 @@ func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target
 		conn = d.reconnect(ctx, conn, "compact") // the one the COMMIT went on is gone
 	}
 	d.audit("compact", withInDoubt(map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "deleted": auditCount(deleted, outcome), "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason}, outcome))
-	card := append([]render.Field{{Key: "shard", Value: shardLabel(k)}, {Key: "depth_before", Value: depth}}, settledFields("deleted", deleted, outcome)...)
-	return d.finishRemoval(ctx, conn, t, k, before, o.repairOptions, "compact", op, deleted, card, err)
+	sum := drain.CompactSummary{Shard: shardLabel(k), DepthBefore: depth}
+	sum.Deleted, sum.InDoubt = drain.Settled(deleted, outcome)
+	return d.finishRemoval(ctx, conn, t, k, before, o.repairOptions, "compact", op, deleted, func(a drain.StateAfter, steps drain.NextSteps) any {
+		sum.StateAfter, sum.Archive, sum.Operation, sum.NextSteps = a, op.Path, op.Meta.ID, steps
+		return sum
+	}, err)
 }
 
 // finishRemoval ends a compact or skip: the shard made due when its head is gone
-// (headRemoved), and the summary with its state, next step and undo. err is the deletion's
-// (an in-doubt commit settled), returned after the summary.
-func (d factory) finishRemoval(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey, before drain.Head, o repairOptions, command string, op *drain.Operation, deleted int64, card []render.Field, err error) error {
+// (headRemoved), and the summary (summary fills in the state after, the next steps and the
+// undo). err is the deletion's (an in-doubt commit settled), returned after the summary.
+func (d factory) finishRemoval(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey, before drain.Head, o repairOptions, command string, op *drain.Operation, deleted int64, summary func(drain.StateAfter, drain.NextSteps) any, err error) error {
 	after, backoff, afterErr := d.headRemoved(ctx, conn, t, k, before, o, command)
+	state := drain.StateAfter{DepthAfter: "unknown", Backoff: backoff}
 	if afterErr == nil {
-		card = append(card, stateFields(after, backoff)...)
-	} else {
-		card = append(card, render.Field{Key: "depth_after", Value: "unknown"}, render.Field{Key: "backoff", Value: backoff})
+		state = stateAfter(after, backoff)
 	}
-	card = append(card, render.Field{Key: "archive", Value: op.Path}, render.Field{Key: "operation", Value: op.Meta.ID})
-	card = append(card, d.nextFields(t, k, after, op)...)
-	if perr := d.printer.Print(render.Doc{{Name: command, Card: card}}); perr != nil {
+	var steps drain.NextSteps
+	steps.Next, steps.Undo = d.nextSteps(t, k, after, op)
+	if perr := d.printer.Print(render.Doc{{Name: command, Card: render.FieldsOf(summary(state, steps))}}); perr != nil {
 		return perr
 	}
 	if err != nil {
@@ -420,57 +424,25 @@ archived and the DELETE commented out, and changes nothing.`),
 	return c
 }
 
-// messageRow is what skip reads of query.Message's row (the cell column's name depends on
-// the table, so it is read by that name).
-type messageRow struct {
-	Scope     int   `db:"shard_scope"`
-	Shard     int64 `db:"shard_identifier"`
-	Category  int   `db:"category"`
-	Object    int64 `db:"object_identifier"`
-	GroupRows int64 `db:"group_rows"`
-	NewestID  int64 `db:"newest_id"`
-}
-
-// skipped is the message skip looked up: its shard and coalesce group.
-type skipped struct {
-	t           query.Target
-	payloadType string
-	k           query.ShardKey
-	cat         int
-	obj, rows   int64
-	newest      int64
-}
-
 // skipLookup reads the message and its group in one read-only snapshot on conn.
-func (d factory) skipLookup(ctx context.Context, conn *db.Conn, reg *enums.Registry, id int64) (skipped, error) {
-	var sk skipped
+func (d factory) skipLookup(ctx context.Context, conn *db.Conn, reg *enums.Registry, id int64) (drain.SkipTarget, string, error) {
+	var t query.Target
+	var payloadType string
 	var msg *query.Result
 	err := d.session(ctx, conn, func(s *session) error {
 		var err error
-		sk.t, sk.payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
-		msg, err = s.run(query.Message(sk.t, id))
+		t, payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
+		msg, err = s.run(query.Message(t, id))
 		return err
 	})
 	if err != nil {
-		return sk, err
+		return drain.SkipTarget{}, "", err
 	}
-	if len(msg.Rows) == 0 {
-		return sk, failuref("no outbox row with id %d in %s", id, sk.t.Describe())
+	sk, found, err := drain.SkipTargetOf(t, msg, reg)
+	if err == nil && !found {
+		err = failuref("no outbox row with id %d in %s", id, t.Describe())
 	}
-	rows, err := query.Rows[messageRow](msg)
-	if err != nil {
-		return sk, err
-	}
-	r := rows[0]
-	scope, shard := r.Scope, r.Shard
-	sk.cat, sk.obj, sk.rows, sk.newest = r.Category, r.Object, r.GroupRows, r.NewestID
-	if sk.t.Control() {
-		if cell, ok := msg.Rows[0][msg.Col(sk.t.CellColumn)].(string); ok {
-			sk.t.Cell = cell
-		}
-	}
-	sk.k = query.ShardKey{Scope: query.Enum{Value: scope, Name: reg.ScopeName(scope)}, ID: shard}
-	return sk, nil
+	return sk, payloadType, err
 }
 
 // runSkip archives and deletes a message's coalesce group in t, after the plan is confirmed
@@ -493,13 +465,13 @@ func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target) erro
 		return err
 	}
 	defer func() { conn.Close(context.WithoutCancel(ctx)) }() // reconnect may replace it
-	sk, err := d.skipLookup(ctx, conn, reg, id)
+	sk, payloadType, err := d.skipLookup(ctx, conn, reg, id)
 	if err != nil {
 		return err
 	}
-	t, k := sk.t, sk.k
+	t, k := sk.Target, sk.Shard
 	plan := []string{fmt.Sprintf("skip message %d: archive and delete its coalesce group (%s, object %d): %d row(s) up to id %d, undelivered, in shard %s/%d (%s)",
-		id, reg.CategoryName(sk.cat), sk.obj, sk.rows, sk.newest, k.Scope.Name, k.ID, reasonText(o.Reason)), backoffPlan(o.repairOptions)}
+		id, reg.CategoryName(sk.Category), sk.Object, sk.Rows, sk.Newest, k.Scope.Name, k.ID, reasonText(o.Reason)), backoffPlan(o.repairOptions)}
 	if err := d.confirm("outboxctl skip", plan, o.Yes); err != nil {
 		return err
 	}
@@ -507,14 +479,18 @@ func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target) erro
 	if err != nil {
 		return err
 	}
-	deleted, op, outcome, err := d.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.newest, query.Why{Command: "skip", Reason: o.Reason}), o.repairOptions, archiveMeta(t, k, sk.payloadType, "skip", o.Reason))
+	deleted, op, outcome, err := d.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.Newest, query.Why{Command: "skip", Reason: o.Reason}), o.repairOptions, archiveMeta(t, k, payloadType, "skip", o.Reason))
 	if err != nil && outcome == "" {
 		return err
 	}
 	d.audit("skip", withInDoubt(map[string]any{"message": id, "shard_scope": k.Scope.Name, "shard": k.ID, "deleted": auditCount(deleted, outcome), "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason}, outcome))
-	card := append([]render.Field{{Key: "message", Value: id}, {Key: "shard", Value: shardLabel(k)}}, settledFields("deleted", deleted, outcome)...)
+	sum := drain.SkipSummary{Message: id, Shard: shardLabel(k)}
+	sum.Deleted, sum.InDoubt = drain.Settled(deleted, outcome)
 	if outcome != "" {
 		conn = d.reconnect(ctx, conn, "skip") // the one the COMMIT went on is gone
 	}
-	return d.finishRemoval(ctx, conn, t, k, before, o.repairOptions, "skip", op, deleted, card, err)
+	return d.finishRemoval(ctx, conn, t, k, before, o.repairOptions, "skip", op, deleted, func(a drain.StateAfter, steps drain.NextSteps) any {
+		sum.StateAfter, sum.Archive, sum.Operation, sum.NextSteps = a, op.Path, op.Meta.ID, steps
+		return sum
+	}, err)
 }

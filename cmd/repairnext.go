@@ -55,29 +55,24 @@ func (d factory) headRemoved(ctx context.Context, conn *db.Conn, t query.Target,
 	return after, "cleared: the head row was removed, so the shard is due now (--keep-backoff keeps the backoff)", err
 }
 
-// stateFields are a shard's state after a repair: depth, head, next attempt and backoff.
-func stateFields(after drain.Head, backoff string) []render.Field {
+// stateAfter is a shard's state after a repair: depth, head, next attempt and backoff.
+func stateAfter(after drain.Head, backoff string) drain.StateAfter {
 	head := any(after.HeadID)
 	if after.Depth == 0 {
 		head = nil
 	}
-	return []render.Field{
-		{Key: "depth_after", Value: after.Depth}, {Key: "head_after", Value: head},
-		{Key: "next_attempt_after", Value: report.Typed("next_attempt", after.Next)},
-		{Key: "backoff", Value: backoff},
-	}
+	return drain.StateAfter{DepthAfter: after.Depth, HeadAfter: head, NextAttemptAfter: report.Typed("next_attempt", after.Next), Backoff: backoff}
 }
 
-// nextFields are a repair's next step and undo: inspect the shard (or the doctor, once it is
+// nextSteps are a repair's next step and undo: inspect the shard (or the doctor, once it is
 // empty), and restore FILE --operation ID when it archived rows.
-func (d factory) nextFields(t query.Target, k query.ShardKey, after drain.Head, op *drain.Operation) []render.Field {
+func (d factory) nextSteps(t query.Target, k query.ShardKey, after drain.Head, op *drain.Operation) (render.Commands, string) {
 	next := render.Commands{d.next(&t, "inspect", "shard", scopeWord(k.Scope), fmt.Sprint(k.ID))}
 	if after.Depth == 0 {
 		next = render.Commands{d.next(nil, "doctor", "--check", "stuck")}
 	}
-	fields := []render.Field{{Key: "next", Value: next}}
-	if op != nil {
-		fields = append(fields, render.Field{Key: "undo", Value: d.next(nil, "restore", op.Path, "--operation", op.Meta.ID)})
+	if op == nil {
+		return next, ""
 	}
-	return fields
+	return next, d.next(nil, "restore", op.Path, "--operation", op.Meta.ID)
 }

@@ -257,9 +257,8 @@ func restoreRows(ctx context.Context, d factory, f *drain.ArchiveFile, plan *dra
 	if toInsert > 0 {
 		d.audit("restore", map[string]any{"archive": f.Path, "operations": ops, "inserted": inserted, "skipped": skipped, "reason": o.Reason})
 	}
-	return d.printer.Print(render.Doc{{Name: "restore", Card: []render.Field{
-		{Key: "archive", Value: f.Path}, {Key: "operations", Value: strings.Join(ops, ", ")},
-		{Key: "inserted", Value: inserted}, {Key: "skipped", Value: skipped}}}})
+	return d.printer.Print(render.Doc{{Name: "restore", Card: render.FieldsOf(drain.RestoreSummary{
+		Archive: f.Path, Operations: strings.Join(ops, ", "), Inserted: inserted, Skipped: skipped})}})
 }
 
 // reinsert puts the planned rows back in one transaction and counts the rows inserted,

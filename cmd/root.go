@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -49,8 +50,23 @@ func Main(ctx context.Context, args []string, io *render.Streams) int {
 		path = cmd.CommandPath()
 	}
 	printError(ctx, io, err, path, a.secrets()...)
+	if outputHook != nil && cmd != nil {
+		outputHook(printedRun{command: strings.TrimPrefix(path, root.Name()+" "), format: a.g.Output, printSQL: a.g.PrintSQL,
+			fanOut: a.g.AllContexts || strings.Contains(a.g.Context, ","), watch: cmd.Flags().Changed("watch"), out: io.Out})
+	}
 	return exitCode(ctx, err)
 }
+
+// printedRun is what a command printed, for the tests' output contract (outputHook).
+type printedRun struct {
+	command, format         string
+	printSQL, fanOut, watch bool
+	out                     io.Writer // the streams' stdout, as the caller gave it
+}
+
+// outputHook, when set (by the tests only: export_test.go), sees every run's stdout: the cmd
+// tests validate each -o json document against its command's JSON Schema (docs/schema).
+var outputHook func(printedRun) //nolint:gochecknoglobals // a test hook, nil in the binary
 
 // secrets are the passwords this invocation was given: in --dsn, in the DSN and Redis URL
 // of the environment or the context, PGPASSWORD and REDISCLI_AUTH.

@@ -17,15 +17,15 @@ import (
 
 	"github.com/outboxctl/outboxctl/cmd"
 	"github.com/outboxctl/outboxctl/internal/fixture"
-	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
 
 // TestMain lets the scripts run the real entry point as a subprocess ("exec outboxctl …"),
-// so they see real exit codes and real stdout/stderr separation.
+// so they see real exit codes and real stdout/stderr separation. Every -o json document the
+// tests print is validated against its command's schema (cmd.ContractTestingM, export_test.go).
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"outboxctl": func() { os.Exit(cmd.Main(context.Background(), os.Args[1:], render.System())) },
+	testscript.Main(cmd.ContractTestingM{M: m}, map[string]func(){
+		"outboxctl": func() { os.Exit(cmd.MainForScript(os.Args[1:])) },
 	})
 }
 

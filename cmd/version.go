@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/report"
 )
 
 // version and commit are set at build time:
@@ -81,7 +82,7 @@ func newVersionCmd(a *app) *cobra.Command {
 func runVersion(d factory, o versionOptions) error {
 	if !d.lines {
 		v, c := o.resolve(d.buildInfo)
-		return d.printer.Print(render.Doc{{Name: "version", Card: []render.Field{{Key: "version", Value: v}, {Key: "commit", Value: c}}}})
+		return d.printer.Print(render.Doc{{Name: "version", Card: render.FieldsOf(report.Version{Version: v, Commit: c})}})
 	}
 	return d.printer.Linef("%s", o.String(d.buildInfo))
 }

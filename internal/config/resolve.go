@@ -241,7 +241,9 @@ func (s Settings) Connection(write bool) (dsn string, given bool, err error) {
 
 // Setting is one line of `context show`: a key, its value (passwords redacted) and source.
 type Setting struct {
-	Key, Value, Source string
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
 }
 
 // Show lists the settings in Keys order, with every password redacted (db.RedactDSN).
@@ -265,4 +267,37 @@ func (s Settings) Show() []Setting {
 		out = append(out, Setting{Key: k, Value: db.RedactDSN(vals[k]), Source: src})
 	}
 	return out
+}
+
+// ContextRow is one context of context list: where it connects (password redacted; a
+// dsn-env context as $VAR, a service one as service=NAME), its silo, cell and schema;
+// current is "*" for the current context.
+type ContextRow struct {
+	Current    string `json:"current"`
+	Name       string `json:"name"`
+	ConnectsTo string `json:"connects_to"`
+	Silo       string `json:"silo"`
+	Cell       string `json:"cell"`
+	Schema     string `json:"schema"`
+}
+
+// Rows are the file's contexts, one row each, in the file's order of names.
+func (f *File) Rows() []ContextRow {
+	rows := []ContextRow{}
+	for _, n := range f.Names() {
+		c, _ := f.Context(n)
+		get := func(k string) string { v, _, _ := c.Get(k); return v }
+		to := db.RedactDSN(get(KeyDSN))
+		if v := get(KeyDSNEnv); v != "" {
+			to = "$" + v
+		} else if v := get(KeyService); v != "" {
+			to = "service=" + v
+		}
+		mark := ""
+		if n == f.Current {
+			mark = "*"
+		}
+		rows = append(rows, ContextRow{Current: mark, Name: n, ConnectsTo: to, Silo: get(KeySilo), Cell: get(KeyCell), Schema: get(KeySchema)})
+	}
+	return rows
 }

@@ -7,8 +7,17 @@ import (
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
-// Columns are the keys of each finding in JSON, JSONL and CSV.
-var Columns = []string{"check", "severity", "summary", "evidence", "next"} //nolint:gochecknoglobals // constant list
+// FindingRow is one finding as scripts read it (-o json gives an array of them): its json
+// tags are the keys of each finding in JSON, JSONL and CSV. Evidence is an object of the
+// finding's numbers, its keys the check's own.
+type FindingRow struct {
+	Check    string        `json:"check"`
+	Severity render.Styled `json:"severity"`
+	Summary  string        `json:"summary"`
+	Evidence Evidence      `json:"evidence"`
+	// Next are the commands to run next, first the one to run ([] when none).
+	Next render.Commands `json:"next"`
+}
 
 func tone(s Severity) render.Tone {
 	switch s {
@@ -33,11 +42,11 @@ func (f Finding) Commands() render.Commands {
 // Table is the findings as one list: what scripts read (-o json gives an array of
 // {check, severity, summary, evidence, next}).
 func Table(fs []Finding) render.Doc {
-	t := &render.Table{Columns: Columns}
+	rows := make([]FindingRow, 0, len(fs))
 	for _, f := range fs {
-		t.Rows = append(t.Rows, []any{f.Check, render.Styled{Text: f.Severity.String(), Tone: tone(f.Severity)}, f.Summary, f.Evidence, f.Commands()})
+		rows = append(rows, FindingRow{Check: f.Check, Severity: render.Styled{Text: f.Severity.String(), Tone: tone(f.Severity)}, Summary: f.Summary, Evidence: f.Evidence, Next: f.Commands()})
 	}
-	return render.Doc{{Name: "findings", Title: "Findings", Table: t}}
+	return render.Doc{{Name: "findings", Title: "Findings", Table: render.TableOf(rows)}}
 }
 
 // Cards is the findings for a person: grouped by severity, most severe first, each with its

@@ -301,6 +301,20 @@ func Claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey)
 	return c, nil
 }
 
+// UnclaimIfUnavailable puts the shard's schedule back when the run's first delivery failed
+// because the handler itself could not be reached (ErrHandlerUnavailable): nothing was
+// attempted for real, so the shard must not carry a backoff for it. It reports whether it
+// did; an error is why it could not (the caller says so and goes on).
+func UnclaimIfUnavailable(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey, c *Claimed, res Result) (bool, error) {
+	if res.Failed == nil || res.Delivered > 0 || !errors.Is(res.FailedErr, ErrHandlerUnavailable) {
+		return false, nil
+	}
+	if _, err := Unclaim(context.WithoutCancel(ctx), conn, t, k, c); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // Unclaim puts the shard's schedule back as it was before the claim, on every row that
 // still carries the claim's schedule. A drain whose handler could not be reached at all
 // uses it, so that typos never push a shard towards the 1 h cap.

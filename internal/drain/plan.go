@@ -198,7 +198,7 @@ type Summary struct {
 	Delivered int64  `json:"delivered"`
 	// Deleted is nil (JSON null) while a COMMIT that got no answer could not be settled:
 	// never the count without it.
-	Deleted               *int64  `json:"deleted"`
+	Deleted               Count   `json:"deleted"`
 	Left                  any     `json:"left"`
 	NextAttempt           any     `json:"next_attempt"`
 	Delay                 any     `json:"delay"`
@@ -218,13 +218,13 @@ type Summary struct {
 // Summarize is the summary of res, a drain of shard k that took elapsed, with the state it
 // left; restored says the claim's schedule was put back (the handler was unavailable).
 func Summarize(k query.ShardKey, res Result, after After, restored bool, elapsed time.Duration) Summary {
-	s := Summary{Shard: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID), Delivered: int64(res.Delivered), Deleted: &res.Deleted,
+	s := Summary{Shard: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID), Delivered: int64(res.Delivered), Deleted: Count{N: &res.Deleted},
 		Left: after.Left, NextAttempt: after.NextAttempt, Delay: after.Delay, Seconds: float64(elapsed.Milliseconds()) / 1000,
 		DeliveredNotCommitted: int64(res.Uncommitted)}
 	if d := res.InDoubt; d != nil {
 		s.InDoubt = string(d.Outcome)
 		if d.Outcome == Unsettled {
-			s.Deleted, s.DeliveredInDoubt = nil, int64(d.Messages)
+			s.Deleted, s.DeliveredInDoubt = Count{}, int64(d.Messages)
 		}
 	}
 	if res.Contended {
@@ -243,34 +243,8 @@ func Summarize(k query.ShardKey, res Result, after After, restored bool, elapsed
 }
 
 // Card is the summary as the printer's card: the fields in the order of Summary's, those
-// left out of its JSON (omitempty) left out here too.
-func (s Summary) Card() []render.Field {
-	f := append([]render.Field{{Key: "shard", Value: s.Shard}, {Key: "delivered", Value: s.Delivered}}, CountFields("deleted", s.Deleted)...)
-	f = append(f, render.Field{Key: "left", Value: s.Left}, render.Field{Key: "next_attempt", Value: s.NextAttempt},
-		render.Field{Key: "delay", Value: s.Delay}, render.Field{Key: "seconds", Value: s.Seconds})
-	if s.DeliveredNotCommitted > 0 {
-		f = append(f, render.Field{Key: "delivered_not_committed", Value: s.DeliveredNotCommitted})
-	}
-	if s.InDoubt != "" {
-		f = append(f, render.Field{Key: "in_doubt", Value: s.InDoubt})
-	}
-	if s.DeliveredInDoubt > 0 {
-		f = append(f, render.Field{Key: "delivered_in_doubt", Value: s.DeliveredInDoubt})
-	}
-	if s.Stopped != "" {
-		f = append(f, render.Field{Key: "stopped", Value: s.Stopped})
-	}
-	if s.FailedMessage != nil {
-		f = append(f, render.Field{Key: "failed_message", Value: *s.FailedMessage}, render.Field{Key: "failed_category", Value: *s.FailedCategory})
-	}
-	if s.AbandonedMessage != nil {
-		f = append(f, render.Field{Key: "abandoned_message", Value: *s.AbandonedMessage})
-	}
-	if s.Schedule != "" {
-		f = append(f, render.Field{Key: "schedule", Value: s.Schedule})
-	}
-	return f
-}
+// left out of its JSON (omitempty) left out here too (render.FieldsOf).
+func (s Summary) Card() []render.Field { return render.FieldsOf(s) }
 
 // CountFields are a summary's count (key): n, or when nil (a COMMIT still in doubt) one
 // nobody could read: "unknown" to a person, null to a machine (never a 0, which would be a

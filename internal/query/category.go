@@ -1,6 +1,9 @@
 package query
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // The statements of inspect category, in sql/category.sql.
 
@@ -50,4 +53,18 @@ func categoryDoc(t Target, c Enum) []string {
 		"shards = shards holding the category; objects = distinct objects (deliveries left, at most).",
 		"No index leads with category: this reads the whole table (bounded by the statement timeout).",
 	}
+}
+
+// CategoryDepthRow is a row of CategoryDepth and CategoryDepthExact (inspect category): one
+// scope's pending rows of the category; distinct_exact says distinct_rows counted every row
+// (the capped form stops at its cap).
+type CategoryDepthRow struct {
+	ShardScope    int64      `db:"shard_scope" json:"shard_scope"`
+	Pending       int64      `db:"pending" json:"pending"`
+	Shards        int64      `db:"shards" json:"shards"`
+	Objects       int64      `db:"objects" json:"objects"`
+	NextAttempt   *time.Time `db:"next_attempt" json:"next_attempt"`
+	OldestMessage *time.Time `db:"oldest_message" json:"oldest_message"`
+	DistinctRows  int64      `db:"distinct_rows" json:"distinct_rows"`
+	DistinctExact bool       `db:"distinct_exact" json:"distinct_exact"`
 }

@@ -7,6 +7,8 @@ package query
 type DepthRow struct {
 	Category *int64 `db:"category" json:"category"`
 	Depth    *int64 `db:"depth" json:"depth"`
+	// Estimated is DepthEstimate's marker column (always true there; absent from Depth).
+	Estimated *bool `db:"estimated,optional" json:"estimated,omitempty"`
 }
 
 // Depth answers "how many rows wait in total, and of which categories?" (Sentry's

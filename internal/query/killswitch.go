@@ -80,12 +80,14 @@ type KillswitchShardRow struct {
 	NextAttempt     *time.Time `db:"next_attempt"`
 }
 
-// ShardDepthRow is one row of ShardDepths. The control outbox adds its cell column
-// (region_name or cell_name), which a plan's totals do not need: scan it laxly.
+// ShardDepthRow is one row of ShardDepths (killswitch check's "waiting" table). The control
+// outbox adds its cell column (region_name or cell_name), which a plan's totals do not need.
 type ShardDepthRow struct {
-	ShardIdentifier int64      `db:"shard_identifier"`
-	Depth           int64      `db:"depth"`
-	CoalesceGroups  int64      `db:"coalesce_groups"`
-	OldestMessage   *time.Time `db:"oldest_message"`
-	NextAttempt     *time.Time `db:"next_attempt"`
+	RegionName      *string    `db:"region_name,optional" json:"region_name,omitempty"`
+	CellName        *string    `db:"cell_name,optional" json:"cell_name,omitempty"`
+	ShardIdentifier int64      `db:"shard_identifier" json:"shard_identifier"`
+	Depth           int64      `db:"depth" json:"depth"`
+	CoalesceGroups  int64      `db:"coalesce_groups" json:"coalesce_groups"`
+	OldestMessage   *time.Time `db:"oldest_message" json:"oldest_message"`
+	NextAttempt     *time.Time `db:"next_attempt" json:"next_attempt"`
 }

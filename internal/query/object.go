@@ -1,6 +1,9 @@
 package query
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // The statements of inspect object and inspect message, in sql/object.sql.
 
@@ -63,4 +66,41 @@ func Message(t Target, id int64) Statement {
 		"is_head = true: this row is the shard's lowest id, the one Sentry locks and delivers first",
 		"(a poison message blocks its whole shard from here).",
 	}, t.idents(), Args{"id": {Value: id}}, t.controlFragments()...)
+}
+
+// ObjectOutboxRow is a row of ObjectOutboxes (inspect object).
+type ObjectOutboxRow struct {
+	ID              int64     `db:"id" json:"id"`
+	RegionName      *string   `db:"region_name,optional" json:"region_name,omitempty"`
+	CellName        *string   `db:"cell_name,optional" json:"cell_name,omitempty"`
+	ShardScope      int64     `db:"shard_scope" json:"shard_scope"`
+	ShardIdentifier int64     `db:"shard_identifier" json:"shard_identifier"`
+	Category        int64     `db:"category" json:"category"`
+	ObjectID        int64     `db:"object_identifier" json:"object_identifier"`
+	Payload         *string   `db:"payload" json:"payload"`
+	ScheduledFrom   time.Time `db:"scheduled_from" json:"scheduled_from"`
+	ScheduledFor    time.Time `db:"scheduled_for" json:"scheduled_for"`
+	DateAdded       time.Time `db:"date_added" json:"date_added"`
+}
+
+// MessageRow is the row of Message (inspect message): the message, its coalesce group
+// (group_rows, newest_id, delivers) and its shard (shard_depth, head_id, is_head).
+type MessageRow struct {
+	ID              int64     `db:"id" json:"id"`
+	RegionName      *string   `db:"region_name,optional" json:"region_name,omitempty"`
+	CellName        *string   `db:"cell_name,optional" json:"cell_name,omitempty"`
+	ShardScope      int64     `db:"shard_scope" json:"shard_scope"`
+	ShardIdentifier int64     `db:"shard_identifier" json:"shard_identifier"`
+	Category        int64     `db:"category" json:"category"`
+	ObjectID        int64     `db:"object_identifier" json:"object_identifier"`
+	GroupRows       int64     `db:"group_rows" json:"group_rows"`
+	NewestID        int64     `db:"newest_id" json:"newest_id"`
+	Delivers        bool      `db:"delivers" json:"delivers"`
+	ShardDepth      int64     `db:"shard_depth" json:"shard_depth"`
+	HeadID          int64     `db:"head_id" json:"head_id"`
+	IsHead          bool      `db:"is_head" json:"is_head"`
+	Payload         *string   `db:"payload" json:"payload"`
+	ScheduledFrom   time.Time `db:"scheduled_from" json:"scheduled_from"`
+	ScheduledFor    time.Time `db:"scheduled_for" json:"scheduled_for"`
+	DateAdded       time.Time `db:"date_added" json:"date_added"`
 }

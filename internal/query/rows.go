@@ -3,40 +3,69 @@ package query
 import (
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // Rows reads res into one T per row, by column name, never by position: each field of T
 // with a `db:"column"` tag takes that column. A column T names that the statement does not
 // return, a NULL in a non-pointer field, or a value of another type is an error, never a
 // silent zero. Integers arrive as int64 (Run normalises them) and convert to any integer
-// field they fit.
+// field they fit. A column only some targets return (the control silo's cell column, named
+// region_name or cell_name) is tagged `db:"region_name,optional"`: absent, it stays zero.
 func Rows[T any](res *Result) ([]T, error) {
-	var zero T
-	rt := reflect.TypeOf(zero)
+	rr, err := NewRowReader[T](res.Statement, res.Columns)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(res.Rows))
+	for r, row := range res.Rows {
+		if out[r], err = rr.Read(row); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// RowReader reads rows of one result shape into T by column name, as Rows does, one row at
+// a time: for a streamed result (inspect shard's messages), planned once for its columns.
+type RowReader[T any] struct {
+	statement string
+	columns   []string
+	cols      []int // T's field i reads column cols[i] (-1: none)
+}
+
+// NewRowReader plans the reading of rows with columns into T: a column T names that the
+// statement does not return is an error (unless tagged optional).
+func NewRowReader[T any](statement string, columns []string) (*RowReader[T], error) {
+	rt := reflect.TypeFor[T]()
 	if rt.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("query.Rows: %s is not a struct", rt)
 	}
+	res := &Result{Statement: statement, Columns: columns}
 	cols := make([]int, rt.NumField())
 	for i := range cols {
-		name := rt.Field(i).Tag.Get("db")
+		name, opt, _ := strings.Cut(rt.Field(i).Tag.Get("db"), ",")
 		cols[i] = -1
 		if name == "" || name == "-" {
 			continue
 		}
-		if cols[i] = res.Col(name); cols[i] < 0 {
-			return nil, fmt.Errorf("%s returns no column %q", res.Statement, name)
+		if cols[i] = res.Col(name); cols[i] < 0 && opt != "optional" {
+			return nil, fmt.Errorf("%s returns no column %q", statement, name)
 		}
 	}
-	out := make([]T, len(res.Rows))
-	for r, row := range res.Rows {
-		v := reflect.ValueOf(&out[r]).Elem()
-		for i, c := range cols {
-			if c < 0 {
-				continue
-			}
-			if err := setField(v.Field(i), row[c]); err != nil {
-				return nil, fmt.Errorf("%s, column %s: %w", res.Statement, res.Columns[c], err)
-			}
+	return &RowReader[T]{statement: statement, columns: columns, cols: cols}, nil
+}
+
+// Read reads one row: a NULL in a non-pointer field or a value of another type is an error.
+func (rr *RowReader[T]) Read(row []any) (T, error) {
+	var out T
+	v := reflect.ValueOf(&out).Elem()
+	for i, c := range rr.cols {
+		if c < 0 {
+			continue
+		}
+		if err := setField(v.Field(i), row[c]); err != nil {
+			return out, fmt.Errorf("%s, column %s: %w", rr.statement, rr.columns[c], err)
 		}
 	}
 	return out, nil
@@ -69,6 +98,15 @@ func setField(f reflect.Value, cell any) error {
 	switch {
 	case cv.Type().AssignableTo(f.Type()):
 		f.Set(cv)
+	case cv.Kind() == reflect.Slice && f.Kind() == reflect.Slice && cv.Type().Elem().Kind() == reflect.Interface:
+		// An array column (Run gives []any) into a typed slice, element by element.
+		out := reflect.MakeSlice(f.Type(), cv.Len(), cv.Len())
+		for i := range cv.Len() {
+			if err := setField(out.Index(i), cv.Index(i).Interface()); err != nil {
+				return fmt.Errorf("element %d: %w", i+1, err)
+			}
+		}
+		f.Set(out)
 	case cv.CanInt() && f.CanInt():
 		if f.OverflowInt(cv.Int()) {
 			return fmt.Errorf("%d does not fit %s", cv.Int(), f.Type())
@@ -97,4 +135,21 @@ func OrNil[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// Undeclared is the first column of res that no `db` tag of T names, or "": a statement whose
+// rows reach a document returns only the columns its row type declares, so every JSON key
+// of that document is a json tag of a Go type.
+func Undeclared[T any](res *Result) string {
+	declared := map[string]bool{}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[T]()) {
+		name, _, _ := strings.Cut(f.Tag.Get("db"), ",")
+		declared[name] = true
+	}
+	for _, c := range res.Columns {
+		if !declared[c] {
+			return c
+		}
+	}
+	return ""
 }

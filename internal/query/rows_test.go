@@ -38,3 +38,24 @@ func TestRowsByName(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsOptionalColumnsAndTypedArrays: a column tagged optional may be absent (the control
+// silo's cell column is one of two names, or none), an array column reads into a typed
+// slice element by element, and a column no db tag declares is named by Undeclared.
+func TestRowsOptionalColumnsAndTypedArrays(t *testing.T) {
+	t.Parallel()
+	type row struct {
+		Cell *string `db:"region_name,optional"`
+		IDs  []int64 `db:"ids"`
+	}
+	rows, err := Rows[row](&Result{Columns: []string{"ids"}, Rows: [][]any{{[]any{int64(1), int64(2)}}}})
+	if err != nil || len(rows) != 1 || rows[0].Cell != nil || len(rows[0].IDs) != 2 || rows[0].IDs[1] != 2 {
+		t.Fatalf("%+v, %v", rows, err)
+	}
+	if _, err := Rows[row](&Result{Columns: []string{"ids"}, Rows: [][]any{{[]any{int64(1), nil}}}}); err == nil {
+		t.Error("a NULL array element in an []int64: no error")
+	}
+	if c := Undeclared[row](&Result{Columns: []string{"ids", "extra"}}); c != "extra" {
+		t.Errorf("Undeclared = %q, want extra", c)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -54,10 +55,10 @@ func Picked[T any](ctx context.Context, q Querier, st Statement) ([]T, error) {
 func pick[T any](row pgx.CollectableRow) (T, error) {
 	var value T
 	v := reflect.ValueOf(&value).Elem()
-	byTag := map[string]int{}
+	byTag, optional := map[string]int{}, map[string]bool{}
 	for i := range v.NumField() {
-		if tag := v.Type().Field(i).Tag.Get("db"); tag != "" {
-			byTag[tag] = i
+		if tag, opt, _ := strings.Cut(v.Type().Field(i).Tag.Get("db"), ","); tag != "" {
+			byTag[tag], optional[tag] = i, opt == "optional"
 		}
 	}
 	targets := make([]any, len(row.FieldDescriptions()))
@@ -71,6 +72,9 @@ func pick[T any](row pgx.CollectableRow) (T, error) {
 		targets[i] = &discard
 	}
 	for name := range byTag {
+		if optional[name] {
+			continue
+		}
 		return value, fmt.Errorf("cannot find field %s in returned row", name)
 	}
 	return value, row.Scan(targets...)

@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"sort"
+	"time"
 )
 
 // The statements of inspect shard, in sql/shard.sql.
@@ -177,4 +178,52 @@ func ShardMessagesAll(t Target, k ShardKey) Statement {
 		"group_rows = rows sharing (category, object_identifier); delivers = true marks the newest row",
 		"of the group, the one Sentry delivers (its payload wins); the others are superseded.",
 	}, t.idents(), args, on...)
+}
+
+// ShardStateRow is a row of ShardState (one per cell in the control silo): the head of
+// inspect shard's document.
+type ShardStateRow struct {
+	RegionName      *string    `db:"region_name,optional" json:"region_name,omitempty"`
+	CellName        *string    `db:"cell_name,optional" json:"cell_name,omitempty"`
+	ShardScope      int64      `db:"shard_scope" json:"shard_scope"`
+	ShardIdentifier int64      `db:"shard_identifier" json:"shard_identifier"`
+	Depth           int64      `db:"depth" json:"depth"`
+	NextAttempt     *time.Time `db:"next_attempt" json:"next_attempt"`
+	Due             *bool      `db:"due" json:"due"`
+	HeadID          *int64     `db:"head_id" json:"head_id"`
+	HeadCategory    *int64     `db:"head_category" json:"head_category"`
+	HeadObject      *int64     `db:"head_object" json:"head_object"`
+	LastAttempt     *time.Time `db:"last_attempt" json:"last_attempt"`
+	LastDelay       *float64   `db:"last_delay_seconds" json:"last_delay_seconds"`
+	ObservedAt      time.Time  `db:"observed_at" json:"observed_at"`
+}
+
+// ShardCategoryRow is a row of ShardCategories: one category of the shard (per cell in the
+// control silo), its depth, coalesce groups and oldest and newest message's date_added.
+type ShardCategoryRow struct {
+	RegionName     *string    `db:"region_name,optional" json:"region_name,omitempty"`
+	CellName       *string    `db:"cell_name,optional" json:"cell_name,omitempty"`
+	Category       int64      `db:"category" json:"category"`
+	Depth          int64      `db:"depth" json:"depth"`
+	CoalesceGroups int64      `db:"coalesce_groups" json:"coalesce_groups"`
+	OldestMessage  *time.Time `db:"oldest_message" json:"oldest_message"`
+	NewestMessage  *time.Time `db:"newest_message" json:"newest_message"`
+}
+
+// ShardMessageRow is a row of ShardMessages and ShardMessagesAll, the messages inspect shard
+// streams: head (the listing's first page starts with the shard's head row) only in
+// ShardMessages. payload is the row's payload as text (JSON output nests it when it is JSON).
+type ShardMessageRow struct {
+	ID            int64     `db:"id" json:"id"`
+	RegionName    *string   `db:"region_name,optional" json:"region_name,omitempty"`
+	CellName      *string   `db:"cell_name,optional" json:"cell_name,omitempty"`
+	Category      int64     `db:"category" json:"category"`
+	ObjectID      int64     `db:"object_identifier" json:"object_identifier"`
+	GroupRows     int64     `db:"group_rows" json:"group_rows"`
+	Delivers      *bool     `db:"delivers" json:"delivers"`
+	Payload       *string   `db:"payload" json:"payload"`
+	ScheduledFrom time.Time `db:"scheduled_from" json:"scheduled_from"`
+	ScheduledFor  time.Time `db:"scheduled_for" json:"scheduled_for"`
+	DateAdded     time.Time `db:"date_added" json:"date_added"`
+	Head          *bool     `db:"head,optional" json:"head,omitempty"`
 }

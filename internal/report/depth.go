@@ -12,11 +12,10 @@ import (
 // first, then each category with its name. Its rows are read by name (query.DepthRow), so
 // a statement that lost its category column is an error rather than a mislabelled row.
 func Depth(reg *enums.Registry, res *query.Result) (render.Doc, error) {
-	rows, err := query.Rows[query.DepthRow](res)
+	tbl, rows, err := TableOf[query.DepthRow](reg, res)
 	if err != nil {
 		return nil, err
 	}
-	tbl := Table(reg, res)
 	// The total's category is NULL, so the decorator named it nothing: name it here, in the
 	// column the decorator added, found by name.
 	if name := slices.Index(tbl.Columns, nameColumns["category"]); name >= 0 {

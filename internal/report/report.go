@@ -12,14 +12,6 @@ import (
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
-// nameColumns says which integer columns get a name column, and its key.
-var nameColumns = map[string]string{ //nolint:gochecknoglobals // constant table
-	"shard_scope":   "scope",
-	"category":      "category_name",
-	"categories":    "category_names",
-	"head_category": "head_category_name",
-}
-
 // labels are the terminal headers of long column names.
 var labels = map[string]string{ //nolint:gochecknoglobals // constant table
 	"shard_identifier":   "shard",
@@ -112,8 +104,8 @@ func NewDecorator(reg *enums.Registry, columns []string) *Decorator {
 		// (drain.Document), so a script reads one key for both. It comes last, so the
 		// columns CSV and tab-separated scripts read by position stay where they were, and
 		// "scope" stays for the scripts that read it.
-		d.Columns = append(d.Columns, "shard_scope_name")
-		d.MachineOnly["shard_scope_name"] = true
+		d.Columns = append(d.Columns, shardScopeName)
+		d.MachineOnly[shardScopeName] = true
 		d.plan = append(d.plan, func(r []any) any { return Names(r[i], reg.ScopeName) })
 	}
 	return d
@@ -133,9 +125,10 @@ func (d *Decorator) Table() *render.Table {
 	return &render.Table{Columns: d.Columns, Labels: d.Labels, MachineOnly: d.MachineOnly}
 }
 
-// Table converts a result, adding enum names after their integers. On a terminal the
-// integer columns are hidden behind their names; machine formats keep both.
-func Table(reg *enums.Registry, res *query.Result) *render.Table {
+// table converts a result, adding enum names after their integers. On a terminal the
+// integer columns are hidden behind their names; machine formats keep both. Callers go
+// through TableOf, which reads the rows into their row type first.
+func table(reg *enums.Registry, res *query.Result) *render.Table {
 	d := NewDecorator(reg, res.Columns)
 	t := d.Table()
 	for _, r := range res.Rows {
@@ -163,9 +156,4 @@ func Names(v any, namer func(int) string) any {
 		return out
 	}
 	return v
-}
-
-// Card converts the first row of a result into a card.
-func Card(reg *enums.Registry, res *query.Result) []render.Field {
-	return render.CardOf(Table(reg, res))
 }

@@ -12,10 +12,6 @@ import (
 	"github.com/outboxctl/outboxctl/internal/shardstate"
 )
 
-// StateColumns are the columns ShardStates adds, in order. The machine ones are stable JSON
-// keys; "detail" is a sentence for a person.
-var StateColumns = []string{"state", "detail", "backoff_seconds", "next_attempt_in_seconds", "attempts_estimate", "at_cap", "killswitched"} //nolint:gochecknoglobals // constant list
-
 // shardRow is what classification reads of a shard listing's row, by column name.
 type shardRow struct {
 	Scope       int        `db:"shard_scope"`
@@ -30,7 +26,16 @@ type shardRow struct {
 // result: the listing with each shard's state at now, and the footer of a listing cut by
 // --limit (total_shards, which the footer says on a terminal, stays for machines).
 func Shards(reg *enums.Registry, res *query.Result, ks *options.Killswitches, now time.Time, stuck bool) (render.Doc, error) {
-	tbl := Table(reg, res)
+	var tbl *render.Table
+	var err error
+	if stuck {
+		tbl, _, err = TableOf[query.StuckShardsRow](reg, res)
+	} else {
+		tbl, _, err = TableOf[query.TopShardsRow](reg, res)
+	}
+	if err != nil {
+		return nil, err
+	}
 	if err := ShardStates(tbl, res, ks, now); err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ func TestScheduleAndFractionCellsAreTyped(t *testing.T) {
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	res := &query.Result{Columns: []string{"scheduled_for", "next_attempt", "date_added", "progress", "depth"},
 		Rows: [][]any{{at, nil, at, 0.308, 0.5}}}
-	got := Table(enums.Builtin(), res).Rows[0]
+	got := table(enums.Builtin(), res).Rows[0]
 	want := []any{render.Due(at), nil, at, render.Ratio(0.308), 0.5}
 	for i := range want {
 		if got[i] != want[i] {
@@ -36,16 +36,16 @@ func TestScheduleAndFractionCellsAreTyped(t *testing.T) {
 func TestMessageRowsCarryHandlerNames(t *testing.T) {
 	t.Parallel()
 	reg := enums.Builtin()
-	msg := Table(reg, &query.Result{Columns: []string{"id", "shard_scope", "payload"}, Rows: [][]any{{int64(1), int64(1), `{"a":1}`}}})
+	msg := table(reg, &query.Result{Columns: []string{"id", "shard_scope", "payload"}, Rows: [][]any{{int64(1), int64(1), `{"a":1}`}}})
 	if got := strings.Join(msg.Columns, ","); got != "id,shard_scope,scope,payload,shard_scope_name" ||
 		msg.Rows[0][4] != "USER_SCOPE" || msg.Rows[0][3] != render.JSONText(`{"a":1}`) || !msg.MachineOnly["shard_scope_name"] {
 		t.Errorf("message columns %s, row %#v", got, msg.Rows[0])
 	}
-	raw := Table(reg, &query.Result{Columns: []string{"payload"}, Rows: [][]any{{[]byte(`{"b":2}`)}}})
+	raw := table(reg, &query.Result{Columns: []string{"payload"}, Rows: [][]any{{[]byte(`{"b":2}`)}}})
 	if raw.Rows[0][0] != render.JSONText(`{"b":2}`) {
 		t.Errorf("a jsonb payload as bytes: %#v", raw.Rows[0][0])
 	}
-	shards := Table(reg, &query.Result{Columns: []string{"shard_scope", "depth"}})
+	shards := table(reg, &query.Result{Columns: []string{"shard_scope", "depth"}})
 	if got := strings.Join(shards.Columns, ","); got != "shard_scope,scope,depth" {
 		t.Errorf("shard columns %s", got)
 	}
