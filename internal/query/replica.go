@@ -50,10 +50,14 @@ func (t ReplicaTables) idents(names ...string) map[string]string {
 // VerifyPair compares the pair's source and replica in one database (a monolith): the
 // drifted objects, in object order.
 func VerifyPair(t ReplicaTables, s ReplicaSelect) Statement {
+	args := s.args()
+	if s.Pair != "organization" {
+		delete(args, "cell") // only the organization mapping names its cell
+	}
 	return sqlStatement("verify-"+s.Pair, []string{
 		fmt.Sprintf("Drift of %s -> %s: missing (no replica), orphan (no source), stale (fields differ),", t.Source, t.Replica),
 		"with the object's queued outbox rows (pending: not drift yet) beside each; objects in sync are not listed.",
-	}, t.idents("source", "replica", "outbox"), s.args(), s.on()...)
+	}, t.idents("source", "replica", "outbox"), args, s.on()...)
 }
 
 // ReplicaSourceCount counts the pair's source rows (in sync = this less the drifted ones).

@@ -58,7 +58,8 @@ SELECT coalesce(s.object_id, r.object_id) AS object_id,
                ((o.flags & 512) <> 0)::text AS prevent_superuser_access,
                ((o.flags & 1024) <> 0)::text AS disable_member_invite
           FROM /* TEMPLATE: source */sentry_organization o
-         /* IF: ids */WHERE o.id = ANY (@ids::bigint[])/* END: ids */) s
+         /* IF: ids */WHERE o.id = ANY (@ids::bigint[])/* END: ids */
+       ) s
   FULL JOIN (SELECT m.organization_id AS object_id,
                     m.slug::text AS slug,
                     m.name::text AS name,
@@ -76,7 +77,8 @@ SELECT coalesce(s.object_id, r.object_id) AS object_id,
                     m.prevent_superuser_access::text AS prevent_superuser_access,
                     m.disable_member_invite::text AS disable_member_invite
                FROM /* TEMPLATE: replica */sentry_organizationmapping m
-              /* IF: ids */WHERE m.organization_id = ANY (@ids::bigint[])/* END: ids */) r ON r.object_id = s.object_id
+              /* IF: ids */WHERE m.organization_id = ANY (@ids::bigint[])/* END: ids */
+            ) r ON r.object_id = s.object_id
   LEFT JOIN (SELECT x.object_identifier, min(x.shard_identifier) AS shard_identifier, count(*) AS pending_rows,
                min(x.scheduled_for) AS pending_next, min(x.scheduled_for) <= now() AS pending_due
           FROM /* TEMPLATE: outbox */sentry_regionoutbox x
@@ -130,7 +132,8 @@ SELECT coalesce(s.object_id, p.object_identifier) AS object_id,
                ((o.flags & 512) <> 0)::text AS prevent_superuser_access,
                ((o.flags & 1024) <> 0)::text AS disable_member_invite
           FROM /* TEMPLATE: source */sentry_organization o
-         /* IF: ids */WHERE o.id = ANY (@ids::bigint[])/* END: ids */) s
+         /* IF: ids */WHERE o.id = ANY (@ids::bigint[])/* END: ids */
+       ) s
   FULL JOIN (SELECT x.object_identifier, min(x.shard_identifier) AS shard_identifier, count(*) AS pending_rows,
                min(x.scheduled_for) AS pending_next, min(x.scheduled_for) <= now() AS pending_due
           FROM /* TEMPLATE: outbox */sentry_regionoutbox x
@@ -194,7 +197,8 @@ SELECT coalesce(s.object_id, r.object_id) AS object_id,
                m.inviter_id::text AS inviter_id,
                m.invite_status::text AS invite_status
           FROM /* TEMPLATE: source */sentry_organizationmember m
-         /* IF: ids */WHERE m.id = ANY (@ids::bigint[])/* END: ids */) s
+         /* IF: ids */WHERE m.id = ANY (@ids::bigint[])/* END: ids */
+       ) s
   FULL JOIN (SELECT mm.organizationmember_id AS object_id,
                     mm.organization_id::text AS organization_id,
                     mm.role::text AS role,
@@ -204,7 +208,8 @@ SELECT coalesce(s.object_id, r.object_id) AS object_id,
                     mm.invite_status::text AS invite_status
                FROM /* TEMPLATE: replica */sentry_organizationmembermapping mm
               WHERE mm.organizationmember_id IS NOT NULL
-                /* IF: ids */AND mm.organizationmember_id = ANY (@ids::bigint[])/* END: ids */) r ON r.object_id = s.object_id
+                /* IF: ids */AND mm.organizationmember_id = ANY (@ids::bigint[])/* END: ids */
+            ) r ON r.object_id = s.object_id
   LEFT JOIN (SELECT x.object_identifier, min(x.shard_identifier) AS shard_identifier, count(*) AS pending_rows,
                min(x.scheduled_for) AS pending_next, min(x.scheduled_for) <= now() AS pending_due
           FROM /* TEMPLATE: outbox */sentry_regionoutbox x
@@ -239,7 +244,8 @@ SELECT coalesce(s.object_id, p.object_identifier) AS object_id,
                m.inviter_id::text AS inviter_id,
                m.invite_status::text AS invite_status
           FROM /* TEMPLATE: source */sentry_organizationmember m
-         /* IF: ids */WHERE m.id = ANY (@ids::bigint[])/* END: ids */) s
+         /* IF: ids */WHERE m.id = ANY (@ids::bigint[])/* END: ids */
+       ) s
   FULL JOIN (SELECT x.object_identifier, min(x.shard_identifier) AS shard_identifier, count(*) AS pending_rows,
                min(x.scheduled_for) AS pending_next, min(x.scheduled_for) <= now() AS pending_due
           FROM /* TEMPLATE: outbox */sentry_regionoutbox x
