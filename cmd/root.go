@@ -81,6 +81,9 @@ type app struct {
 	// merged says this app is one context's run of a fan-out, whose document is merged
 	// with the others' (doctor then returns its findings as one table, not cards).
 	merged bool
+	// split are the cell's and the control silo's contexts of a verify or replicate given
+	// two (--context us,control).
+	split []*config.Context
 	// read says the command only reads, so it may go to a context's replica-dsn.
 	read bool
 	// watches are the commands that take --watch, with what their frames follow.
@@ -166,6 +169,8 @@ _SCOPE) or by integer.`),
 		newRescheduleCmd(a),
 		newCompactCmd(a),
 		newSkipCmd(a),
+		newVerifyCmd(a),
+		newReplicateCmd(a),
 		newEnumsCmd(a),
 		newContextCmd(a),
 		newVersionCmd(a),

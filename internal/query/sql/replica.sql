@@ -303,7 +303,7 @@ SELECT m.organization_id AS object_id, m.organization_id AS shard_identifier, NU
 SELECT mm.organizationmember_id AS object_id, mm.organization_id AS shard_identifier, mm.user_id
   FROM /* TEMPLATE: replica */sentry_organizationmembermapping mm
  WHERE mm.organizationmember_id = ANY (@ids::bigint[])
- ORDER BY mm.organizationmember_id, mm.id;
+ ORDER BY mm.organizationmember_id, mm.id DESC;
 
 -- name: replicate-outbox
 -- The outbox rows Sentry's outbox_for_update() saves, one per object: the pair's scope and
