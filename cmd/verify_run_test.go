@@ -167,3 +167,52 @@ func cellOutbox(t *testing.T, schema, cols string) []string {
 	}
 	return out
 }
+
+// TestDoctorReplicasCheck: organizations without mappings are critical when none of the
+// sampled has one, a warning when some lack one, ok otherwise, each pointing to verify; a
+// schema without the pair's tables (a split silo) is ok and says where to compare them.
+func TestDoctorReplicasCheck(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{Replicas: true})
+	s := pgx.Identifier{schema}.Sanitize()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := testdb.Pool(t).Exec(context.Background(), fmt.Sprintf(q, s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`INSERT INTO %[1]s.sentry_organization (id, name, slug, status, date_added, default_role, flags, is_test)
+SELECT i, 'O' || i, 'o-' || i, 0, now(), 'member', 0, false FROM generate_series(1, 3) AS i`)
+	finding := func(want int) map[string]any {
+		t.Helper()
+		out, _ := mustRun(t, want, schema, "doctor", "--check", "replicas", "-o", "json")
+		var fs []map[string]any
+		if err := json.Unmarshal([]byte(out), &fs); err != nil || len(fs) != 1 {
+			t.Fatalf("doctor: %v\n%s", err, out)
+		}
+		return fs[0]
+	}
+	if f := finding(cmd.ExitCritical); f["severity"] != "crit" || !strings.Contains(fmt.Sprint(f["next"]), "verify organization") {
+		t.Errorf("no mappings: %v", f)
+	}
+	exec(`INSERT INTO %[1]s.sentry_organizationmapping (organization_id, slug, name, date_created, verified, idempotency_key, region_name, status,
+  allow_joinleave, enhanced_privacy, require_2fa, early_adopter, disable_shared_issues, disable_new_visibility_features,
+  require_email_verification, codecov_access, disable_member_project_creation, prevent_superuser_access, disable_member_invite)
+SELECT i, 'o-' || i, 'O' || i, now(), false, '', '--monolith--', 0, false, false, false, false, false, false, false, false, false, false, false
+  FROM generate_series(1, 2) AS i`)
+	if f := finding(cmd.ExitWarn); f["severity"] != "warn" {
+		t.Errorf("one missing: %v", f)
+	}
+	exec(`INSERT INTO %[1]s.sentry_organizationmapping (organization_id, slug, name, date_created, verified, idempotency_key, region_name, status,
+  allow_joinleave, enhanced_privacy, require_2fa, early_adopter, disable_shared_issues, disable_new_visibility_features,
+  require_email_verification, codecov_access, disable_member_project_creation, prevent_superuser_access, disable_member_invite)
+VALUES (3, 'o-3', 'O3', now(), false, '', '--monolith--', 0, false, false, false, false, false, false, false, false, false, false, false)`)
+	if f := finding(0); f["severity"] != "ok" {
+		t.Errorf("all mapped: %v", f)
+	}
+	plain := testdb.Schema(t, fixture.Options{})
+	out, _ := mustRun(t, 0, plain, "doctor", "--check", "replicas", "-o", "json")
+	if !strings.Contains(out, "--context CELL,CONTROL verify") {
+		t.Errorf("no replica tables: %s", out)
+	}
+}
