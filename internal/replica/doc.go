@@ -39,12 +39,15 @@ func Doc(results []Result, limit int) render.Doc {
 }
 
 func (d Drift) row() []any {
-	var would, shard, rows, next any
+	var would, shard, rows, next, fields any
 	if d.Would != "" {
 		would = d.Would
 	}
 	if d.Pending != nil {
 		shard, rows, next = d.Pending.Shard, d.Pending.Rows, render.Due(d.Pending.Next)
 	}
-	return []any{d.Pair, d.Class, d.ObjectID, render.JSONText(d.FieldsJSON()), d.Next(), would, shard, rows, next}
+	if len(d.Fields) > 0 {
+		fields = render.JSONText(d.FieldsJSON())
+	}
+	return []any{d.Pair, d.Class, d.ObjectID, fields, d.Next(), would, shard, rows, next}
 }

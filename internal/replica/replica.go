@@ -195,7 +195,7 @@ func (d Drift) Next() string {
 	switch d.Class {
 	case Pending:
 		if d.Pending.Due {
-			return fmt.Sprintf("wait: shard organization/%d is due (or: outboxctl drain organization %d)", d.Pending.Shard, d.Pending.Shard)
+			return fmt.Sprintf("wait: shard organization/%d is due; Sentry's workers deliver it (or: outboxctl drain organization %d --handler …)", d.Pending.Shard, d.Pending.Shard)
 		}
 		return fmt.Sprintf("shard organization/%d backs off until %s: outboxctl reschedule organization %d",
 			d.Pending.Shard, d.Pending.Next.UTC().Format(time.RFC3339), d.Pending.Shard)
