@@ -242,6 +242,9 @@ func (a *app) validate(c *cobra.Command) error {
 	if err := a.applyWatch(c); err != nil {
 		return err
 	}
+	if splitCommands[c.CommandPath()] {
+		return nil // verify and replicate name no outbox target: their --cell is the cell's name
+	}
 	_, err := a.target()
 	return err
 }

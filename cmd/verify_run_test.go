@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -236,5 +239,123 @@ func TestDemoSeedsEveryDriftClass(t *testing.T) {
 		"organizationmember missing 7", "organizationmember stale 8", "organizationmember orphan 5001"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("demo drift:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// psqlRun runs sql in psql as a DBA pastes it and returns its unaligned output.
+func psqlRun(t *testing.T, sql string) string {
+	t.Helper()
+	c := exec.Command(testdb.Psql(t), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", testdb.DSN())
+	c.Stdin = strings.NewReader(sql)
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("psql: %v\n%s\n%s", err, out, sql)
+	}
+	return string(out)
+}
+
+// TestVerifyPrintSQLRunsInPsql: the SQL verify prints runs as printed in psql and finds the
+// drifted objects verify lists.
+func TestVerifyPrintSQLRunsInPsql(t *testing.T) {
+	t.Parallel()
+	shape := testdb.ReplicaShape{Orgs: 40, Members: 60, Cell: "--monolith--"}
+	schema := testdb.Schema(t, fixture.Options{Replicas: true})
+	testdb.SeedReplicas(t, schema, schema, shape)
+	sql, _ := mustRun(t, 0, schema, "verify", "--print-sql")
+	out := psqlRun(t, sql)
+	want, inSync := testdb.ReplicaModel(shape, false)
+	// Per pair: the count row, then one row per drifted object (its object id first).
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(want)+2 {
+		t.Fatalf("psql printed %d lines, want %d drifted objects and 2 counts:\n%s", len(lines), len(want), out)
+	}
+	orgs := fmt.Sprint(inSync["organization"] + int64(countPair(want, "organization", true)))
+	if lines[0] != orgs {
+		t.Errorf("organization sources: %s, want %s", lines[0], orgs)
+	}
+}
+
+func countPair(ds []testdb.ModelDrift, pair string, withSource bool) int {
+	n := 0
+	for _, d := range ds {
+		if d.Pair == pair && (!withSource || (d.Class != "orphan" && d.Would != "orphan")) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestReplicateFromVerifyJSON: replicate --from reads verify's JSON, takes the classes
+// --drift names, and writes one outbox row per object, the deletion outbox for an orphan;
+// --print-sql prints an INSERT that runs in psql and writes nothing itself.
+func TestReplicateFromVerifyJSON(t *testing.T) {
+	t.Parallel()
+	shape := testdb.ReplicaShape{Orgs: 100, Members: 300, Cell: "--monolith--"}
+	schema := testdb.Schema(t, fixture.Options{Replicas: true})
+	testdb.SeedReplicas(t, schema, schema, shape)
+	before := len(cellOutbox(t, schema, "id"))
+	out, _ := mustRun(t, 0, schema, "verify", "-o", "json", "--limit", "0")
+	file := filepath.Join(t.TempDir(), "drift.json")
+	if err := os.WriteFile(file, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sql, _ := mustRun(t, 0, schema, "replicate", "--from", file, "--drift", "orphan", "--print-sql")
+	if n := len(cellOutbox(t, schema, "id")); n != before {
+		t.Fatalf("--print-sql wrote %d rows", n-before)
+	}
+	if !strings.Contains(sql, "INSERT INTO "+schema+".sentry_regionoutbox") || !strings.Contains(sql, "COMMIT;") {
+		t.Fatalf("printed SQL:\n%s", sql)
+	}
+	psqlRun(t, sql)
+	orphans := 0
+	for _, d := range parseVerify(t, out).Drift {
+		if d.Drift == "orphan" {
+			orphans++
+		}
+	}
+	if n := len(cellOutbox(t, schema, "id")); n != before+orphans || orphans == 0 {
+		t.Fatalf("psql wrote %d rows, want one per orphan (%d)", n-before, orphans)
+	}
+	// Then the missing and stale ones through replicate itself; pending ones are left alone.
+	res, _ := mustRun(t, 0, schema, "replicate", "--from", file, "--drift", "missing,stale", "--yes", "-o", "json")
+	var written []struct {
+		Pair    string
+		Objects string
+	}
+	if err := json.Unmarshal([]byte(res), &written); err != nil || len(written) != 2 {
+		t.Fatalf("replicate -o json: %v\n%s", err, res)
+	}
+	// Every missing or stale object is now pending.
+	out, _ = mustRun(t, 0, schema, "verify", "-o", "json", "--limit", "0")
+	for _, d := range parseVerify(t, out).Drift {
+		if d.Drift == "missing" || d.Drift == "stale" {
+			t.Errorf("%s %d still %s after replicate", d.Pair, d.ObjectID, d.Drift)
+		}
+	}
+}
+
+// TestReplicateSplit writes into the cell's outbox, reading a gone member's identifiers from
+// the control silo's mapping.
+func TestReplicateSplit(t *testing.T) {
+	t.Parallel()
+	shape := testdb.ReplicaShape{Orgs: 40, Members: 150, Cell: "us"}
+	cellSchema, controlSchema := testdb.Schema(t, fixture.Options{Replicas: true}), testdb.Schema(t, fixture.Options{Replicas: true})
+	testdb.SeedReplicas(t, cellSchema, controlSchema, shape)
+	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  us:\n    dsn: %[1]s\n    schema: %[2]s\n  control:\n    dsn: %[1]s\n    schema: %[3]s\n",
+		testdb.DSN(), cellSchema, controlSchema))
+	io, _, errOut := render.Test()
+	io.Getenv = func(k string) string { return map[string]string{"OUTBOXCTL_CONFIG": config}[k] }
+	// Member 151 exists only as a mapping (an orphan); member 4 exists only in the cell.
+	if code := cmd.Main(context.Background(), []string{"--context", "us,control", "replicate", "organizationmember", "151", "4", "--yes"}, io); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	rows := cellOutbox(t, cellSchema, "shard_identifier, category, object_identifier, payload::text")
+	got := strings.Join(rows[len(rows)-2:], "\n")
+	want := fmt.Sprintf("%d 3 151 {\"user_id\": 151}\n%d 3 4 {\"user_id\": 4}", 1+151%40, 1+4%40)
+	if got != want {
+		t.Fatalf("cell outbox:\n%s\nwant:\n%s", got, want)
+	}
+	if n := len(cellOutbox(t, controlSchema, "id")); n != 0 {
+		t.Errorf("the control schema's outbox got %d rows", n)
 	}
 }
