@@ -9,13 +9,14 @@ import (
 )
 
 // CheckReplicas samples organization -> organizationmapping, the replica self-hosted
-// operators find empty after an upgrade (getsentry/self-hosted#2582): cheap on every run (a
-// backward probe of the primary key and as many index probes), it points to verify, which
-// compares every pair in full.
+// operators find empty after an upgrade (getsentry/self-hosted#2582): cheap on every run
+// (the 100 oldest and 100 newest organizations, two probes of the primary key, and as many
+// of the mapping's index), it points to verify, which compares every pair in full.
 const CheckReplicas = "replicas"
 
-// ReplicaSample is how many of the newest organizations the check looks up.
-const ReplicaSample = 200
+// ReplicaSample is how many of the oldest and of the newest organizations the check looks
+// up.
+const ReplicaSample = 100
 
 func replicasTables(schema string) query.ReplicaTables {
 	p, _ := replica.Lookup("organization")
@@ -46,11 +47,11 @@ func checkReplicas(ctx context.Context, env *Env) ([]Finding, error) {
 	f := Finding{Check: CheckReplicas, Severity: OK, Evidence: Evidence{{"sampled", r.Sampled}, {"missing", r.Missing}}, Next: next}
 	switch {
 	case r.Sampled > 0 && r.Missing == r.Sampled:
-		f.Severity, f.Summary = Crit, fmt.Sprintf("none of the %d newest organizations has an organization mapping: SSO and organization access break (replicas out of sync after an upgrade)", r.Sampled)
+		f.Severity, f.Summary = Crit, fmt.Sprintf("none of the %d organizations sampled (the oldest and the newest) has an organization mapping: SSO and organization access break (replicas out of sync after an upgrade)", r.Sampled)
 	case r.Missing > 0:
-		f.Severity, f.Summary = Warn, fmt.Sprintf("%d of the %d newest organizations have no organization mapping", r.Missing, r.Sampled)
+		f.Severity, f.Summary = Warn, fmt.Sprintf("%d of the %d organizations sampled (the oldest and the newest) have no organization mapping", r.Missing, r.Sampled)
 	default:
-		f.Summary = fmt.Sprintf("the %d newest organizations all have an organization mapping (a sample: verify checks every pair)", r.Sampled)
+		f.Summary = fmt.Sprintf("the %d organizations sampled (the oldest and the newest) all have an organization mapping (a sample: verify checks every pair)", r.Sampled)
 	}
 	return []Finding{f}, nil
 }

@@ -317,9 +317,12 @@ RETURNING id, shard_identifier, object_identifier;
 
 -- name: replica-sample
 -- doctor: a cheap sample of organization -> organizationmapping, the pair self-hosted
--- operators report (an empty mapping table after an upgrade): up to @sample of the
--- newest organizations (a backward probe of the primary key), how many have no mapping.
+-- operators report (an empty mapping table after an upgrade): the @sample oldest
+-- organizations (the first, a self-hosted install's own, among them) and the @sample newest
+-- (two probes of the primary key), how many have no mapping.
 SELECT count(*) AS sampled,
        count(*) FILTER (WHERE m.organization_id IS NULL) AS missing
-  FROM (SELECT o.id FROM /* TEMPLATE: source */sentry_organization o ORDER BY o.id DESC LIMIT @sample) s
+  FROM ((SELECT o.id FROM /* TEMPLATE: source */sentry_organization o ORDER BY o.id LIMIT @sample)
+        UNION
+        (SELECT o.id FROM /* TEMPLATE: source */sentry_organization o ORDER BY o.id DESC LIMIT @sample)) s
   LEFT JOIN /* TEMPLATE: replica */sentry_organizationmapping m ON m.organization_id = s.id;
