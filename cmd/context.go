@@ -210,9 +210,23 @@ var fanOutCommands = map[string]map[string][]fanout.SortKey{ //nolint:gochecknog
 	"outboxctl doctor":           {"findings": {fanout.Desc("severity")}},
 }
 
+// splitCommands compare a cell with the control silo: given two contexts (--context
+// CELL,CONTROL) they read both, each on its own connection (app.split).
+var splitCommands = map[string]bool{"outboxctl verify": true, "outboxctl replicate": true} //nolint:gochecknoglobals // constant set
+
+// splitContexts keeps the two contexts of a split verify or replicate: the cell's first.
+func (a *app) splitContexts(path string, cs []*config.Context) error {
+	if len(cs) != 2 {
+		return usageErrorf(path+" --context us,control",
+			"%s compares one cell with the control silo: pass two contexts, the cell's then the control silo's (got %d)", strings.TrimPrefix(path, "outboxctl "), len(cs))
+	}
+	a.split = cs
+	return nil
+}
+
 // readOnlyCommands may read from a context's replica-dsn besides the fan-out reads; every
 // other command (the mutations) connects to the primary.
-var readOnlyCommands = map[string]bool{"outboxctl inspect shard": true} //nolint:gochecknoglobals // constant set
+var readOnlyCommands = map[string]bool{"outboxctl inspect shard": true, "outboxctl verify": true} //nolint:gochecknoglobals // constant set
 
 // ranks order a column's text by its place in the list rather than alphabetically.
 var ranks = map[string][]string{"severity": {"ok", "warn", "crit"}} //nolint:gochecknoglobals // constant table
@@ -252,6 +266,11 @@ func (a *app) applyContexts(c *cobra.Command) error {
 		return configError(err)
 	}
 	var one *config.Context
+	if splitCommands[path] {
+		if cs, err := f.Select(spec, all, a.env); err == nil && len(cs) > 1 {
+			return a.splitContexts(path, cs)
+		}
+	}
 	if fans {
 		cs, err := f.Select(spec, all, a.env)
 		if err != nil {

@@ -71,6 +71,9 @@ never run):
               (pg_blocking_pids) and the shard of a locked row (critical after 1 min)
   replica     on a standby: replay lag (warning past 1 min, critical past 15 min), and
               that repairs must go to the primary
+  replicas    a sample of the 100 oldest and 100 newest organizations: how many lack their
+              organization mapping (warning; critical when none has one, as after a broken
+              upgrade); outboxctl verify compares every replication pair in full
   schema      the tables look like Sentry's: columns, payload type, the three shard-key
               indexes by column set, region_name on control, options value type
 

@@ -20,6 +20,7 @@ const (
 	meansPartial                    // fan-out: some contexts answered, some failed
 	meansPending                    // a verdict: ran fine, the answer is "not yet"
 	meansInterrupted                // SIGINT or SIGTERM
+	meansDrift                      // a verdict: verify found replicas out of sync (--fail-on-drift)
 )
 
 // cmdError is every error cmd itself makes: a meaning, the one line said for it (empty when
@@ -54,6 +55,11 @@ func thresholdf(format string, args ...any) error {
 // pendingf is the verdict "not yet" (--exit-status), said in one line.
 func pendingf(format string, args ...any) error {
 	return &cmdError{means: meansPending, msg: fmt.Sprintf(format, args...)}
+}
+
+// driftf is --fail-on-drift's verdict: replicas out of sync, said in one line.
+func driftf(format string, args ...any) error {
+	return &cmdError{means: meansDrift, msg: fmt.Sprintf(format, args...)}
 }
 
 // verdict is a finished run whose findings say m (meansWarning, meansCritical), said as msg.

@@ -25,6 +25,7 @@ const (
 	ExitCritical    = 5   // doctor: at least one finding is critical
 	ExitPartial     = 6   // fan-out: some contexts answered (rows printed), some failed
 	ExitPending     = 8   // ran fine, the answer is "not yet" (--exit-status)
+	ExitDrift       = 9   // verify --fail-on-drift: replicas out of sync with their sources
 	ExitInterrupted = 130 // SIGINT or SIGTERM
 )
 
@@ -40,6 +41,7 @@ var exitCodes = map[meaning]int{ //nolint:gochecknoglobals // constant table
 	meansPartial:     ExitPartial,
 	meansPending:     ExitPending,
 	meansInterrupted: ExitInterrupted,
+	meansDrift:       ExitDrift,
 }
 
 // usage is implemented by every error that means "fix your command line" (cmd's own, and

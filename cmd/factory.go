@@ -53,7 +53,13 @@ type factory struct {
 	readSession, plainSession, openSession func(ctx context.Context, command string, fn func(*session) error) error
 	// runRead prints the script build makes (printOnly) or runs it in one read-only
 	// snapshot of the target, returning no results when it printed.
-	runRead    func(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error)
+	runRead func(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error)
+	// split opens the cell's and the control silo's contexts of a verify or replicate given
+	// two (nil, nil otherwise).
+	split func(ctx context.Context, command string, connect bool) (*splitSides, error)
+	// splitMode says two contexts were given (--context CELL,CONTROL): their dsns, not the
+	// invocation's, say whether there is a database.
+	splitMode  bool
 	registry   func() (*enums.Registry, error)
 	configFile func() (*config.File, error) // the context commands' file, through the environment
 	buildInfo  func() (*debug.BuildInfo, bool)
@@ -86,6 +92,7 @@ func (a *app) factory() factory {
 		preamble:    a.writePreamble,
 		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSessionOn,
 		readSession: a.readSession, plainSession: a.plainSession, openSession: a.openSession, runRead: a.runRead,
+		split: a.splitSides, splitMode: len(a.split) == 2,
 		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,
 		confirm: a.confirm, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
 		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, again: a.againOr,

@@ -176,7 +176,7 @@ func (a *app) printScript(script query.Script, noDB bool) error {
 }
 
 // verdictFlags are the flags that ask a command for a verdict in its exit code.
-var verdictFlags = []string{"exit-status", "fail-if-depth"} //nolint:gochecknoglobals // constant list
+var verdictFlags = []string{"exit-status", "fail-if-depth", "fail-on-drift"} //nolint:gochecknoglobals // constant list
 
 // needsDatabase is the no-database verdict rule, shared by every command that would print
 // its SQL for want of a database: a verdict (--exit-status, --fail-if-…) or machine output

@@ -97,6 +97,9 @@ type app struct {
 	// merged says this app is one context's run of a fan-out, whose document is merged
 	// with the others' (doctor then returns its findings as one table, not cards).
 	merged bool
+	// split are the cell's and the control silo's contexts of a verify or replicate given
+	// two (--context us,control).
+	split []*config.Context
 	// read says the command only reads, so it may go to a context's replica-dsn.
 	read bool
 	// contextName is the context this app's settings came from (one of a fan-out's), for
@@ -187,6 +190,8 @@ _SCOPE) or by integer.`),
 		newRescheduleCmd(a),
 		newCompactCmd(a),
 		newSkipCmd(a),
+		newVerifyCmd(a),
+		newReplicateCmd(a),
 		newEnumsCmd(a),
 		newContextCmd(a),
 		newExporterCmd(a),
@@ -259,6 +264,9 @@ func (a *app) validate(c *cobra.Command) error {
 	}
 	if err := a.applyWatch(c); err != nil {
 		return err
+	}
+	if splitCommands[c.CommandPath()] {
+		return nil // verify and replicate name no outbox target: their --cell is the cell's name
 	}
 	_, err := a.target()
 	return err

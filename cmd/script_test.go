@@ -80,7 +80,7 @@ func TestScripts(t *testing.T) {
 			if strings.Contains(env.WorkDir, "text_options") {
 				optionValue = fixture.PayloadText
 			}
-			if err := fixture.Create(ctx, pool, schema, fixture.Options{Payload: payload, OptionValue: optionValue}); err != nil {
+			if err := fixture.Create(ctx, pool, schema, fixture.Options{Payload: payload, OptionValue: optionValue, Replicas: true}); err != nil {
 				return err
 			}
 			env.Defer(func() {

@@ -139,7 +139,7 @@ const (
 
 // Names lists every check. The lock check runs last: it shortens the statement timeout for
 // the rest of the transaction.
-var Names = []string{CheckSchema, CheckReplica, CheckScheduler, CheckStuck, CheckKillswitch, CheckBackfill, CheckVacuum, CheckXmin, CheckLocks} //nolint:gochecknoglobals // constant list
+var Names = []string{CheckSchema, CheckReplica, CheckReplicas, CheckScheduler, CheckStuck, CheckKillswitch, CheckBackfill, CheckVacuum, CheckXmin, CheckLocks} //nolint:gochecknoglobals // constant list
 
 // ParseChecks reads --check NAME,…; empty means every check. The result is in run order.
 func ParseChecks(names []string) ([]string, error) {
@@ -270,7 +270,7 @@ func checkFuncs() map[string]checkFunc {
 	return map[string]checkFunc{
 		CheckSchema: checkSchema, CheckReplica: checkReplica, CheckScheduler: checkScheduler,
 		CheckStuck: checkStuck, CheckKillswitch: checkKillswitch, CheckBackfill: checkBackfill,
-		CheckVacuum: checkVacuum, CheckXmin: checkXmin, CheckLocks: checkLocks,
+		CheckVacuum: checkVacuum, CheckXmin: checkXmin, CheckLocks: checkLocks, CheckReplicas: checkReplicas,
 	}
 }
 
@@ -370,6 +370,8 @@ func statements(targets []query.Target, schema, name string, cfg Config) query.S
 		return sc
 	case CheckBackfill:
 		return backfillStatements(schema)
+	case CheckReplicas:
+		return replicasStatements(schema)
 	case CheckXmin:
 		return query.Script{query.DoctorServer(), query.DoctorXminSessions(cfg.Limit), query.DoctorPreparedXacts(cfg.Limit), query.DoctorReplicationSlots()}
 	case CheckLocks:

@@ -45,6 +45,7 @@ func pinnedCases(t Target) map[string]Script {
 			OptionWrite(t.Schema, OptionTable, "text", "k", "true", "", "killswitch add"),
 		},
 		"pinned-introspect": {Introspect(t.Schema, []string{CellTable, ControlTable}), OptionValues(t.Schema, OptionTable, []string{"a", "b"})},
+		"pinned-replica":    replicaCases(t.Schema),
 	}
 }
 
@@ -111,5 +112,33 @@ func TestGoldenPinned(t *testing.T) {
 			}
 			assertGolden(t, "schema", name, got)
 		})
+	}
+}
+
+// replicaCases are verify's and replicate's statements (sql/replica.sql), each variant.
+func replicaCases(schema string) Script {
+	q := func(n string) string {
+		if schema == "" {
+			return Ident(n)
+		}
+		return Ident(schema) + "." + Ident(n)
+	}
+	tbl := func(src, rep string) ReplicaTables {
+		return ReplicaTables{Source: q(src), Replica: q(rep), Outbox: q(CellTable), OrgReplica: q("sentry_organizationmapping")}
+	}
+	org, mem := tbl("sentry_organization", "sentry_organizationmapping"), tbl("sentry_organizationmember", "sentry_organizationmembermapping")
+	scope := Enum{0, "ORGANIZATION_SCOPE"}
+	orgSel := ReplicaSelect{Pair: "organization", Cell: "us", Scope: scope, Category: Enum{2, "ORGANIZATION_UPDATE"}}
+	memSel := ReplicaSelect{Pair: "organizationmember", Cell: "us", Scope: scope, Category: Enum{3, "ORGANIZATION_MEMBER_UPDATE"}, IDs: []int64{7, 8}}
+	rows := OutboxRows{Scope: scope, Category: Enum{3, "ORGANIZATION_MEMBER_UPDATE"}, Shards: []int64{1, 2}, Objects: []int64{7, 8},
+		Payloads: []string{`{"user_id":70}`, ""}, PayloadType: "jsonb", ThePast: "2016-08-01 00:00:00+00"}
+	text := rows
+	text.PayloadType = "text"
+	return Script{
+		ReplicaSourceCount(org, orgSel), VerifyPair(org, orgSel), ReplicaSource(org, orgSel), ReplicaRows(org, orgSel),
+		ReplicaSourceCount(mem, memSel), VerifyPair(mem, memSel), ReplicaSource(mem, memSel), ReplicaRows(mem, memSel),
+		ReplicateSource(org, "organization", []int64{1}), ReplicateReplica(mem, "organizationmember", []int64{7}),
+		ReplicateOutbox(mem, rows, Why{Command: "replicate", Reason: "INC-7"}), ReplicateOutbox(mem, text, Why{}),
+		ReplicaSample(org, 100),
 	}
 }

@@ -34,7 +34,7 @@ var parts = map[string]string{ //nolint:gochecknoglobals // test table
 // PostgreSQL's parser and planner saying so, not a promise. Preparing runs nothing.
 func TestSQLFilesRunAsWritten(t *testing.T) {
 	t.Parallel()
-	schema := testdb.Schema(t, fixture.Options{})
+	schema := testdb.Schema(t, fixture.Options{Replicas: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := testdb.Pool(t).Acquire(ctx)
@@ -47,11 +47,10 @@ func TestSQLFilesRunAsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // nothing to keep
-	// The replicated table the backfill statements name as written is Sentry's own, not the
-	// fixture's outbox tables.
+	// The replicated tables the backfill, verify and replicate statements name as written
+	// are the fixture's replicas.sql (Options.Replicas).
 	for _, s := range []string{
 		"SET LOCAL search_path = " + pgx.Identifier{schema}.Sanitize(),
-		"CREATE TABLE sentry_organization (id bigint PRIMARY KEY)",
 	} {
 		if _, err := tx.Exec(ctx, s); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,346 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/fixture"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/replica"
+)
+
+// replicateOptions are replicate's flags and arguments.
+type replicateOptions struct {
+	repairOptions
+	DryRun bool
+	Args   []string // PAIR ID...
+	From   string
+	Drift  []string
+
+	targets map[string][]int64 // pair -> ids, set by Validate (--from: by resolve)
+}
+
+var driftClasses = []string{replica.Missing, replica.Stale, replica.Orphan, replica.Pending} //nolint:gochecknoglobals // constant list
+
+// Validate checks PAIR ID... or --from, and --drift.
+func (o *replicateOptions) Validate() error {
+	const hint = "outboxctl replicate organization 42 --reason 'mapping missing after upgrade'"
+	for _, c := range o.Drift {
+		if !slices.Contains(driftClasses, c) {
+			return usageErrorf("outboxctl replicate --from drift.json --drift missing,stale", "invalid `--drift` %q: valid values are %s", c, strings.Join(driftClasses, ", "))
+		}
+	}
+	if o.From != "" {
+		if len(o.Args) > 0 {
+			return usageErrorf("outboxctl replicate --from drift.json", "`--from` takes the objects from the file: drop PAIR ID...")
+		}
+		return nil
+	}
+	if len(o.Args) < 2 {
+		return usageErrorf(hint, "name a pair and at least one id (or --from verify's JSON)")
+	}
+	p, err := replica.Lookup(o.Args[0])
+	if err != nil {
+		return usageErrorf(hint, "%s", err.Error())
+	}
+	o.targets = map[string][]int64{}
+	for _, s := range o.Args[1:] {
+		id, err := nonNegativeID("object id", s, hint)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(o.targets[p.Name], id) {
+			o.targets[p.Name] = append(o.targets[p.Name], id)
+		}
+	}
+	return nil
+}
+
+// resolve reads --from into targets.
+func (o *replicateOptions) resolve() error {
+	if o.From == "" {
+		return nil
+	}
+	f, err := os.Open(o.From)
+	if err != nil {
+		return usageErrorf("outboxctl verify -o json > drift.json && outboxctl replicate --from drift.json", "reading `--from`: %s", err.Error())
+	}
+	defer f.Close()
+	classes := o.Drift
+	if len(classes) == 0 {
+		classes = []string{replica.Missing, replica.Stale, replica.Orphan}
+	}
+	if o.targets, err = replica.FromFile(f, classes); err != nil {
+		return usageErrorf("outboxctl verify -o json > drift.json && outboxctl replicate --from drift.json", "`--from` %s: %s", o.From, err.Error())
+	}
+	return nil
+}
+
+func newReplicateCmd(a *app) *cobra.Command {
+	var o replicateOptions
+	c := &cobra.Command{
+		Use:   "replicate PAIR ID... | --from FILE",
+		Short: "Write the outbox rows Sentry writes for objects, so its workers replicate them again",
+		Long: strings.TrimSpace(`
+For each object, write into the source silo's outbox (sentry_regionoutbox for the cell ->
+control pairs) the row Sentry's own outbox_for_update() writes for it: the pair's category
+and scope, the shard and object identifiers infer_identifiers gives it, the payload of
+payload_for_update() and a fresh row's schedule (scheduled_for 2016-08-01, Sentry's
+THE_PAST), so the shard is due at once. Sentry's workers (or outboxctl drain) then deliver
+it through the real receiver, which upserts the replica. An object whose source row is gone
+gets the deletion outbox Sentry writes as it deletes (the same identifiers, read from its
+replica): delivered, it deletes the replica.
+
+--from reads the objects of verify's JSON (-o json or jsonl); --drift picks the classes
+(default missing,stale,orphan: pending objects are already queued). With two contexts
+(--context us,control) the sources and the outbox are the cell's, the replicas the control
+silo's. The plan is confirmed (--yes off a terminal); --dry-run prints it and stops;
+--print-sql prints the INSERT after reading the objects. Afterwards verify PAIR --id ID
+shows the object pending, then in sync once the shard drained.`),
+		Example: examples(`
+  outboxctl replicate organization 1 --reason 'INC-7: mapping missing after upgrade' --yes
+  outboxctl verify -o json > drift.json
+  outboxctl replicate --from drift.json --drift missing,stale --reason 'INC-7' --yes`),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) == 0 {
+				return replica.Names(), cobra.ShellCompDirectiveNoFileComp
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Args = args
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if err := o.resolve(); err != nil {
+				return err
+			}
+			o.DryRun = a.dryRun
+			return runReplicate(c.Context(), a.factory(), o)
+		},
+	}
+	addRepairFlags(a, c, &o.repairOptions, false) // --yes, --reason and the shared --dry-run
+	c.Flags().StringVar(&o.From, "from", "", "replicate the drifted objects of this file (verify -o json or -o jsonl)")
+	c.Flags().StringSliceVar(&o.Drift, "drift", nil, "with --from: the drift classes to replicate (missing, stale, orphan, pending; default missing,stale,orphan)")
+	return c
+}
+
+// replicateWork is one pair's objects and the rows that replicate them.
+type replicateWork struct {
+	pair    replica.Pair
+	objects []replica.Object
+	unknown []int64
+	rows    query.OutboxRows
+}
+
+// replicateConns are where replicate reads the sources and writes (the cell) and where it
+// reads the replicas (the control silo: the same connection in a monolith).
+type replicateConns struct {
+	write, replicas                 *db.Conn
+	writeSchema, replicaSchema, out string
+	close                           func()
+}
+
+func (d factory) replicateConns(ctx context.Context) (replicateConns, error) {
+	sides, err := d.split(ctx, "replicate", true)
+	if err != nil {
+		return replicateConns{}, err
+	}
+	if sides != nil {
+		return replicateConns{write: sides.cell.conn, replicas: sides.control.conn, writeSchema: sides.cell.schema,
+			replicaSchema: sides.control.schema, close: func() { sides.close(ctx) }}, nil
+	}
+	if err := d.requireDB("outboxctl replicate"); err != nil {
+		return replicateConns{}, err
+	}
+	conn, err := d.connect(ctx, "replicate")
+	if err != nil {
+		return replicateConns{}, err
+	}
+	return replicateConns{write: conn, replicas: conn, writeSchema: d.schema, replicaSchema: d.schema,
+		close: func() { conn.Close(context.WithoutCancel(ctx)) }}, nil
+}
+
+// runReplicate reads the objects' identifiers, shows the plan and, confirmed, writes the
+// outbox rows in one transaction.
+func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
+	conns, err := d.replicateConns(ctx)
+	if err != nil {
+		return err
+	}
+	defer conns.close()
+	work, err := readReplicateWork(ctx, conns, o.targets)
+	if err != nil {
+		return err
+	}
+	why := query.Why{Command: "replicate", Reason: o.Reason}
+	if d.printSQL {
+		var script query.Script
+		for _, w := range work {
+			script = append(script, query.ReplicateOutbox(w.pair.Tables(conns.writeSchema), w.rows, why))
+		}
+		return d.printScript(query.InTransaction(d.preamble("replicate"), script))
+	}
+	plan := replicatePlan(work, conns, o.Reason)
+	if o.DryRun {
+		for _, l := range plan {
+			d.printer.Notef("%s", l)
+		}
+		return nil
+	}
+	if len(plan) == 0 {
+		d.printer.Notef("nothing to replicate")
+		return unknownObjects(work)
+	}
+	if err := d.confirm("outboxctl replicate", plan, o.Yes); err != nil {
+		return err
+	}
+	written, err := writeReplicateWork(ctx, conns, work, why)
+	if err != nil {
+		return err
+	}
+	for _, w := range work {
+		d.audit("replicate", map[string]any{"pair": w.pair.Name, "objects": w.rows.Objects, "rows": written[w.pair.Name], "reason": o.Reason})
+	}
+	if err := d.printer.Print(replicateDoc(work, written)); err != nil {
+		return err
+	}
+	return unknownObjects(work)
+}
+
+// readReplicateWork reads, in a read-only snapshot of each side, the identifiers of every
+// target, and the write side's outbox payload type.
+func readReplicateWork(ctx context.Context, conns replicateConns, targets map[string][]int64) ([]replicateWork, error) {
+	var work []replicateWork
+	err := db.ReadTx(ctx, conns.write, func(wtx db.Tx) error {
+		schema, err := query.LoadSchema(ctx, wtx, conns.writeSchema, nil)
+		if err != nil {
+			return db.Classify(err, "introspect")
+		}
+		if err := schema.CheckOutbox(query.Target{Silo: query.SiloCell, Schema: conns.writeSchema}); err != nil {
+			return err
+		}
+		payloadType := schema.Table(query.CellTable).PayloadType
+		read := func(rtx db.Tx) error {
+			for _, p := range replica.Pairs() {
+				ids := targets[p.Name]
+				if len(ids) == 0 {
+					continue
+				}
+				objs, unknown, err := replica.ReplicateObjects(ctx, wtx, rtx, p, conns.writeSchema, conns.replicaSchema, ids)
+				if err != nil {
+					return db.Classify(err, "replicate-"+p.Name)
+				}
+				work = append(work, replicateWork{pair: p, objects: objs, unknown: unknown, rows: p.OutboxRows(objs, payloadType, fixture.ThePast)})
+			}
+			return nil
+		}
+		if conns.replicas == conns.write { // a monolith: one snapshot
+			return read(wtx)
+		}
+		return db.ReadTx(ctx, conns.replicas, read)
+	})
+	return work, err
+}
+
+// replicatePlan is one line per pair with objects to write.
+func replicatePlan(work []replicateWork, conns replicateConns, reason string) []string {
+	var plan []string
+	for _, w := range work {
+		if len(w.objects) == 0 {
+			continue
+		}
+		var exist, gone []string
+		for _, o := range w.objects {
+			if o.Gone {
+				gone = append(gone, fmt.Sprint(o.ObjectID))
+			} else {
+				exist = append(exist, fmt.Sprint(o.ObjectID))
+			}
+		}
+		line := fmt.Sprintf("write %d %s outbox row(s) into %s for %s", len(w.objects), w.pair.Category.Name, w.pair.Tables(conns.writeSchema).Outbox, w.pair.Name)
+		if len(exist) > 0 {
+			line += ": " + strings.Join(exist, ", ")
+		}
+		if len(gone) > 0 {
+			line += "; deletion outbox (source gone): " + strings.Join(gone, ", ")
+		}
+		plan = append(plan, line+" ("+reasonText(reason)+")")
+	}
+	return plan
+}
+
+// writeReplicateWork inserts every pair's rows in one transaction (db.WriteTx checks the
+// server is a primary): the outbox ids written, by pair. A COMMIT that got no answer is said
+// as such: running replicate again is safe (Sentry coalesces an object's rows).
+func writeReplicateWork(ctx context.Context, conns replicateConns, work []replicateWork, why query.Why) (map[string][]int64, error) {
+	written := map[string][]int64{}
+	err := db.WriteTx(ctx, conns.write, func(tx db.Tx) error {
+		for _, w := range work {
+			if len(w.objects) == 0 {
+				continue
+			}
+			res, err := query.Run(ctx, tx, query.ReplicateOutbox(w.pair.Tables(conns.writeSchema), w.rows, why))
+			if err != nil {
+				return db.Classify(err, "replicate-outbox")
+			}
+			for _, row := range res.Rows {
+				if id, ok := row[0].(int64); ok {
+					written[w.pair.Name] = append(written[w.pair.Name], id)
+				}
+			}
+		}
+		return nil
+	})
+	if db.IsInDoubt(err) {
+		return nil, failuref("replicate: the COMMIT got no answer (%s): the outbox rows may or may not be written; "+
+			"run verify to see them pending, or run replicate again (Sentry coalesces an object's rows into one delivery)", oneLine(err.Error()))
+	}
+	return written, err
+}
+
+// replicateDoc is what replicate wrote: one row per pair, and what to run next.
+func replicateDoc(work []replicateWork, written map[string][]int64) render.Doc {
+	t := &render.Table{Columns: []string{"pair", "category", "objects", "outbox_ids", "next"}, Labels: map[string]string{"outbox_ids": "outbox ids"}}
+	for _, w := range work {
+		if len(w.objects) == 0 {
+			continue
+		}
+		var objs, ids []string
+		for _, o := range w.rows.Objects {
+			objs = append(objs, fmt.Sprint(o))
+		}
+		for _, id := range written[w.pair.Name] {
+			ids = append(ids, fmt.Sprint(id))
+		}
+		t.Rows = append(t.Rows, []any{w.pair.Name, w.pair.Category.Name, strings.Join(objs, ","), strings.Join(ids, ","),
+			"outboxctl verify " + w.pair.Name + " --id " + strings.Join(objs, ",")})
+	}
+	return render.Doc{{Name: "replicate", Title: "outbox rows written", Table: t}}
+}
+
+// unknownObjects fails when some ids exist neither as a source nor as a replica: nothing
+// Sentry could replicate was written for them.
+func unknownObjects(work []replicateWork) error {
+	var parts []string
+	for _, w := range work {
+		if len(w.unknown) > 0 {
+			ids := make([]string, len(w.unknown))
+			for i, id := range w.unknown {
+				ids[i] = fmt.Sprint(id)
+			}
+			parts = append(parts, w.pair.Name+" "+strings.Join(ids, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return failuref("not found as a source or a replica, so nothing was written for them: %s", strings.Join(parts, "; "))
+}

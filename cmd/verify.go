@@ -1,0 +1,200 @@
+package cmd
+
+import (
+	"context"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/replica"
+)
+
+// monolithCell is the cell name of a monolith's mappings: Sentry's SENTRY_MONOLITH_REGION.
+const monolithCell = "--monolith--"
+
+// verifyOptions are verify's flags and arguments.
+type verifyOptions struct {
+	Pairs       []string
+	IDs         []int64
+	Limit       int
+	FailOnDrift bool
+
+	pairs []replica.Pair // resolved by Validate
+}
+
+// Validate resolves the pairs and checks the flags.
+func (o *verifyOptions) Validate() error {
+	o.pairs = nil
+	if len(o.Pairs) == 0 {
+		o.pairs = replica.Pairs()
+	}
+	for _, name := range o.Pairs {
+		p, err := replica.Lookup(name)
+		if err != nil {
+			return usageErrorf("outboxctl verify organization", "%s", err.Error())
+		}
+		o.pairs = append(o.pairs, p)
+	}
+	if o.Limit < 0 {
+		return usageErrorf("outboxctl verify --limit 50", "`--limit` must be 0 (all) or more, got %d", o.Limit)
+	}
+	for _, id := range o.IDs {
+		if id < 0 {
+			return usageErrorf("outboxctl verify organization --id 42", "`--id` must be an id, got %d", id)
+		}
+	}
+	if len(o.IDs) > 0 && len(o.Pairs) != 1 {
+		return usageErrorf("outboxctl verify organization --id 42", "`--id` names objects of one pair: name the pair")
+	}
+	return nil
+}
+
+// ids is the --id filter: nil for every object.
+func (o verifyOptions) ids() []int64 {
+	if len(o.IDs) == 0 {
+		return nil
+	}
+	return o.IDs
+}
+
+func newVerifyCmd(a *app) *cobra.Command {
+	var o verifyOptions
+	c := &cobra.Command{
+		Use:   "verify [PAIR...]",
+		Short: "Compare Sentry's replicas with their sources: missing, stale, orphan, pending",
+		Long: strings.TrimSpace(`
+Compare each replicated model with its replica (every pair, or the ones named: ` + strings.Join(replica.Names(), ", ") + `)
+and classify every object that differs:
+
+  missing   the source row has no replica (an outbox that never ran, or ran as a no-op)
+  stale     both exist and replicated fields differ (fields holds both values)
+  orphan    the replica's source is gone (a deletion outbox never delivered)
+  pending   one of these, with an outbox row for the object still queued (its shard and
+            next attempt): not drift yet, the drain will settle it
+
+Objects in sync are counted, not listed. The fields compared are the ones Sentry's
+receivers copy (docs/replicas.md). With one database (a monolith, --dsn) the comparison is
+one set-based statement per pair (--print-sql prints it), and the cell's name is Sentry's
+monolith region, --monolith-- (--cell to say another). With two contexts, the cell's then
+the control silo's (--context us,control), both sides are streamed in object order, each in
+its own read-only snapshot, and merged, in memory that does not grow with the tables; the
+control silo's rows are the cell's (region_name = the cell context's cell setting, or its
+name).
+
+--fail-on-drift exits 9 when an object is missing, stale or orphan, 8 when the only
+objects not in sync are pending (the answer is "not yet"), 0 when all are in sync.
+Repair with outboxctl replicate PAIR ID... or --from the JSON of this command.`),
+		Example: examples(`
+  outboxctl verify
+  outboxctl verify organization --id 42
+  outboxctl --context us,control verify organizationmember --fail-on-drift
+  outboxctl verify -o json > drift.json && outboxctl replicate --from drift.json --drift missing,stale`),
+		ValidArgsFunction: fixedCompletion(replica.Names()...),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Pairs = args
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
+				return runVerify(ctx, on.factory(), o, on.g.Cell)
+			})
+		},
+	}
+	f := c.Flags()
+	f.Int64SliceVar(&o.IDs, "id", nil, "only these objects (ids of the one pair named; repeatable or comma-separated)")
+	f.IntVar(&o.Limit, "limit", 50, "list at most this many drifted objects (0: all); the summary counts every one")
+	f.BoolVar(&o.FailOnDrift, "fail-on-drift", false, "exit 9 when an object is missing, stale or orphan, 8 when some are only pending (for runbooks)")
+	return c
+}
+
+// runVerify verifies the pairs, in one database or across the two contexts, and returns the
+// document with the --fail-on-drift verdict. cell is --cell.
+func runVerify(ctx context.Context, d factory, o verifyOptions, cell string) (render.Doc, error) {
+	printing := d.printOnly && !d.splitMode || d.printSQL
+	sides, err := d.split(ctx, "verify", !printing)
+	if err != nil {
+		return nil, err
+	}
+	if sides != nil {
+		defer sides.close(ctx)
+		if cell == "" {
+			cell = sides.cellName()
+		}
+	} else if cell == "" {
+		cell = monolithCell
+	}
+	if printing {
+		return nil, d.printScript(verifyScript(d, o, sides, cell))
+	}
+	var results []replica.Result
+	for _, p := range o.pairs {
+		col := &replica.Collector{Pair: p, Limit: o.Limit}
+		if err := verifyPair(ctx, d, sides, cell, o.ids(), col); err != nil {
+			return nil, err
+		}
+		results = append(results, replica.Result{Pair: p, Counts: col.Counts, Drifts: col.Kept})
+	}
+	doc := replica.Doc(results, o.Limit)
+	if !o.FailOnDrift {
+		return doc, nil
+	}
+	return doc, driftVerdict(results)
+}
+
+// verifyScript is what verify would run: per pair, the monolith's count and comparison, or
+// the two sides' streams.
+func verifyScript(d factory, o verifyOptions, sides *splitSides, cell string) query.Script {
+	var script query.Script
+	for _, p := range o.pairs {
+		if sides == nil {
+			script = append(script, replica.MonolithScript(p, d.schema, cell, o.ids())...)
+			continue
+		}
+		src, rows := replica.SplitStatements(p, sides.cell.schema, sides.control.schema, cell, o.ids())
+		src.Doc = append([]string{"On context " + sides.cell.context + " (the cell):"}, src.Doc...)
+		rows.Doc = append([]string{"On context " + sides.control.context + " (the control silo):"}, rows.Doc...)
+		script = append(script, src, rows)
+	}
+	return script
+}
+
+// verifyPair runs one pair's comparison: in one read-only snapshot of the monolith, or in
+// one of each side.
+func verifyPair(ctx context.Context, d factory, sides *splitSides, cell string, ids []int64, col *replica.Collector) error {
+	if sides == nil {
+		conn, err := d.connect(ctx, "verify")
+		if err != nil {
+			return err
+		}
+		defer conn.Close(context.WithoutCancel(ctx))
+		return db.ReadTx(ctx, conn, func(tx db.Tx) error {
+			return db.Classify(replica.VerifyMonolith(ctx, tx, d.schema, cell, ids, col), "verify-"+col.Pair.Name)
+		})
+	}
+	return db.ReadTx(ctx, sides.cell.conn, func(cellTx db.Tx) error {
+		return db.ReadTx(ctx, sides.control.conn, func(controlTx db.Tx) error {
+			err := replica.VerifySplit(ctx, cellTx, controlTx, sides.cell.schema, sides.control.schema, cell, ids, col)
+			return db.Classify(err, "verify-"+col.Pair.Name)
+		})
+	})
+}
+
+// driftVerdict is --fail-on-drift's: drift (exit 9) when an object is missing, stale or
+// orphan, "not yet" (8) when the only ones not in sync are pending.
+func driftVerdict(results []replica.Result) error {
+	var drifted, pending int64
+	for _, r := range results {
+		drifted += r.Counts.Missing + r.Counts.Stale + r.Counts.Orphan
+		pending += r.Counts.Pending
+	}
+	switch {
+	case drifted > 0:
+		return driftf("verify: %d object(s) missing, stale or orphan, %d pending", drifted, pending)
+	case pending > 0:
+		return pendingf("verify: %d object(s) pending: their outbox rows are queued", pending)
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package replica_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/outboxctl/outboxctl/internal/fixture"
+	"github.com/outboxctl/outboxctl/internal/replica"
+	"github.com/outboxctl/outboxctl/internal/testdb"
+)
+
+// got turns a pair's collected drifts into the model's form.
+func got(ds []replica.Drift) []testdb.ModelDrift {
+	var out []testdb.ModelDrift
+	for _, d := range ds {
+		m := testdb.ModelDrift{Pair: d.Pair, Class: d.Class, Would: d.Would, Object: d.ObjectID}
+		for _, f := range d.Fields {
+			m.Fields = append(m.Fields, f.Field)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// verifyAll runs verify of every pair, in one database (split false) or across two.
+func verifyAll(t *testing.T, cell, control string, s testdb.ReplicaShape, split bool) ([]testdb.ModelDrift, map[string]replica.Counts) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	p := testdb.Pool(t)
+	var all []testdb.ModelDrift
+	counts := map[string]replica.Counts{}
+	for _, pair := range replica.Pairs() {
+		c := &replica.Collector{Pair: pair}
+		var err error
+		if split {
+			err = replica.VerifySplit(ctx, p, p, cell, control, s.Cell, nil, c)
+		} else {
+			err = replica.VerifyMonolith(ctx, p, cell, s.Cell, nil, c)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", pair.Name, err)
+		}
+		all = append(all, got(c.Kept)...)
+		counts[pair.Name] = c.Counts
+	}
+	return all, counts
+}
+
+// TestVerifyMatchesTheModel seeds drift of every class into shapes larger than the split
+// merge's buffers (256 rows a side) and checks that both modes find exactly what the model
+// of the layout (testdb.ReplicaModel, computed without SQL) says, and nothing on tables in
+// sync.
+func TestVerifyMatchesTheModel(t *testing.T) {
+	t.Parallel()
+	shape := testdb.ReplicaShape{Orgs: 1500, Members: 4000, Cell: "us"}
+	mono := testdb.Schema(t, fixture.Options{Replicas: true})
+	testdb.SeedReplicas(t, mono, mono, shape)
+	cell, control := testdb.Schema(t, fixture.Options{Replicas: true}), testdb.Schema(t, fixture.Options{Replicas: true})
+	testdb.SeedReplicas(t, cell, control, shape)
+	for _, split := range []bool{false, true} {
+		t.Run(fmt.Sprintf("split=%v", split), func(t *testing.T) {
+			var drifts []testdb.ModelDrift
+			var counts map[string]replica.Counts
+			if split {
+				drifts, counts = verifyAll(t, cell, control, shape, true)
+			} else {
+				drifts, counts = verifyAll(t, mono, mono, shape, false)
+			}
+			want, inSync := testdb.ReplicaModel(shape, split)
+			t.Logf("%d drifted, in sync %v, counts %+v", len(want), inSync, counts)
+			if len(drifts) != len(want) {
+				t.Errorf("%d drifted objects, the model says %d", len(drifts), len(want))
+			}
+			for i := 0; i < len(want) && i < len(drifts); i++ {
+				if !reflect.DeepEqual(drifts[i], want[i]) {
+					t.Fatalf("drift %d: got %+v, the model says %+v", i, drifts[i], want[i])
+				}
+			}
+			for pair, n := range inSync {
+				if counts[pair].InSync != n {
+					t.Errorf("%s: in sync %d, the model says %d", pair, counts[pair].InSync, n)
+				}
+			}
+		})
+	}
+}
+
+// TestVerifyInSyncReportsNothing: tables whose mappings are exact copies have no drift.
+func TestVerifyInSyncReportsNothing(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{Replicas: true})
+	ctx := context.Background()
+	p := testdb.Pool(t)
+	for _, q := range []string{
+		`INSERT INTO %[1]s.sentry_organization (id, name, slug, status, date_added, default_role, flags, is_test) VALUES (1, 'A', 'a', 0, now(), 'member', 1 | 16 | 1024, false)`,
+		`INSERT INTO %[1]s.sentry_organizationmapping (organization_id, slug, name, date_created, verified, idempotency_key, region_name, status, allow_joinleave, enhanced_privacy, require_2fa, early_adopter, disable_shared_issues, disable_new_visibility_features, require_email_verification, codecov_access, disable_member_project_creation, prevent_superuser_access, disable_member_invite) VALUES (1, 'a', 'A', now(), false, '', 'us', 0, true, false, true, false, false, false, false, false, false, false, true)`,
+		`INSERT INTO %[1]s.sentry_organizationmember (id, organization_id, user_id, email, role, flags, date_added, has_global_access, inviter_id, invite_status, type) VALUES (7, 1, 70, NULL, 'owner', 0, now(), true, NULL, 0, 50)`,
+		`INSERT INTO %[1]s.sentry_organizationmembermapping (organization_id, organizationmember_id, date_added, role, user_id, email, inviter_id, invite_status) VALUES (1, 7, now(), 'owner', 70, NULL, NULL, 0)`,
+	} {
+		if _, err := p.Exec(ctx, fmt.Sprintf(q, `"`+schema+`"`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, split := range []bool{false, true} {
+		drifts, counts := verifyAll(t, schema, schema, testdb.ReplicaShape{Cell: "us"}, split)
+		if len(drifts) != 0 {
+			t.Errorf("split=%v: drift on tables in sync: %+v", split, drifts)
+		}
+		if counts["organization"] != (replica.Counts{InSync: 1}) || counts["organizationmember"] != (replica.Counts{InSync: 1}) {
+			t.Errorf("split=%v: counts %+v", split, counts)
+		}
+	}
+}
