@@ -214,7 +214,9 @@ func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOption
 		rowsOf := job.rowsOf(t, why)
 		batch = func(query.Target, query.Why) drain.BatchFunc { return ba.Batch(rowsOf) }
 	}
-	stopNote := context.AfterFunc(ctx, func() { d.printer.Notef("interrupted: stopping after the batch in flight (Ctrl-C again does not cut it short)") })
+	stopNote := context.AfterFunc(ctx, func() {
+		d.printer.Notef("interrupted: stopping after the batch in flight (Ctrl-C again does not cut it short)")
+	})
 	defer stopNote()
 	sum, err := bulk.Run(ctx, conn, batch(t, why))
 	progress.Set(int64(sum.Selected - sum.Left))
