@@ -18,9 +18,14 @@ import (
 // between batches: the batch in flight commits or rolls back whole, and the summary says what
 // is done and what is left, so running the same command again continues.
 
-// DefaultBatchShards bounds the shards of one batch: 100 shards of the bench's ~120 rows in
-// backoff are ~12,000 rows updated in one transaction, tens of milliseconds.
-const DefaultBatchShards = 100
+// DefaultBatchShards bounds the shards of one batch, and DefaultBatchRows the rows they hold
+// (the selection's depths): an UPDATE or DELETE of a row costs some 30-70 µs with Sentry's
+// four indexes (measured in make bench, docs/performance.md), so 5,000 rows hold their locks
+// for well under a second. A shard deeper than that is a batch of its own.
+const (
+	DefaultBatchShards = 100
+	DefaultBatchRows   = 5000
+)
 
 // BulkOutcome is what became of one selected shard.
 type BulkOutcome string
@@ -80,8 +85,12 @@ type BatchFunc func(ctx context.Context, tx db.Tx, refs []query.ShardRef) ([]que
 
 // Bulk runs a bulk repair over Shards.
 type Bulk struct {
-	Shards      []query.ShardRef
+	Shards []query.ShardRef
+	// Depths, when set, are the shards' rows (parallel to Shards): a batch holds at most
+	// BatchRows of them, however few shards that is.
+	Depths      []int64
 	BatchShards int
+	BatchRows   int64
 	// After, when set, runs after each batch's transaction ended (err: how), before the next:
 	// skip and compact write their archive markers there. It returns err, or its own failure.
 	After func(err error, committing bool) error
@@ -109,13 +118,14 @@ func (b *Bulk) Run(ctx context.Context, conn *db.Conn, batch BatchFunc) (BulkSum
 	var lastErr error
 	failedInARow := 0
 	work := context.WithoutCancel(ctx) // a batch in flight is never cut by the signal
-	for start := 0; start < len(b.Shards); start += size {
+	for start, end := 0, 0; start < len(b.Shards); start = end {
 		if ctx.Err() != nil {
 			sum.Interrupted = true
 			sum.Left = len(b.Shards) - start
 			break
 		}
-		refs := b.Shards[start:min(start+size, len(b.Shards))]
+		end = b.batchEnd(start, size)
+		refs := b.Shards[start:end]
 		rows, err := b.runBatch(work, conn, refs, batch)
 		sum.Batches++
 		switch {
@@ -139,6 +149,26 @@ func (b *Bulk) Run(ctx context.Context, conn *db.Conn, batch BatchFunc) (BulkSum
 		}
 	}
 	return sum.sorted(), lastErr
+}
+
+// batchEnd is where the batch starting at start ends: at most size shards, and at most
+// BatchRows rows of them (always at least one shard).
+func (b *Bulk) batchEnd(start, size int) int {
+	end := min(start+size, len(b.Shards))
+	if len(b.Depths) != len(b.Shards) {
+		return end
+	}
+	limit := b.BatchRows
+	if limit <= 0 {
+		limit = DefaultBatchRows
+	}
+	var rows int64
+	for i := start; i < end; i++ {
+		if rows += b.Depths[i]; rows > limit && i > start {
+			return i
+		}
+	}
+	return end
 }
 
 // runBatch is one batch's write transaction and its After.
