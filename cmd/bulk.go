@@ -86,7 +86,11 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 		return err
 	}
 	defer func() { conn.Close(context.WithoutCancel(ctx)) }()
-	shards, err := d.selectShards(ctx, conn, sel)
+	var count query.Statement
+	if job.rowsOf != nil {
+		count = query.BulkCount(job.rowsOf(t, query.Why{})(query.SelectedShards(t, sel, nil)))
+	}
+	shards, counts, err := d.selectShards(ctx, conn, sel, count)
 	if err != nil {
 		return err
 	}
@@ -99,6 +103,9 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 		return err
 	}
 	plan := bulkPlan(d, job, t, sel, shards, reg, o.BatchShards, o.BatchRows, r.Reason)
+	if job.rowsOf != nil {
+		plan = append(plan[:2], append([]string{countLine(counts, reg)}, plan[2:]...)...)
+	}
 	if o.DryRun {
 		printPlan(d.stderr, plan)
 		return nil
@@ -114,18 +121,40 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	return bulkVerdict(ctx, job.command, sum, err)
 }
 
-// selectShards reads the selection in one read-only snapshot on conn.
-func (d factory) selectShards(ctx context.Context, conn *db.Conn, sel query.ShardSelector) ([]query.SelectedShard, error) {
+// selectShards reads the selection, and count's rows when it is set (a skip's or compact's
+// plan), in one read-only snapshot on conn.
+func (d factory) selectShards(ctx context.Context, conn *db.Conn, sel query.ShardSelector, count query.Statement) ([]query.SelectedShard, []query.BulkCountRow, error) {
 	var shards []query.SelectedShard
+	var counts []query.BulkCountRow
 	err := d.session(ctx, conn, func(s *session) error {
 		res, err := s.run(query.SelectedShards(s.target, sel, nil))
 		if err != nil {
 			return err
 		}
-		shards, err = query.Rows[query.SelectedShard](res)
+		if shards, err = query.Rows[query.SelectedShard](res); err != nil || count.Name == "" || len(shards) == 0 {
+			return err
+		}
+		if res, err = s.run(count); err != nil {
+			return err
+		}
+		counts, err = query.Rows[query.BulkCountRow](res)
 		return err
 	})
-	return shards, err
+	return shards, counts, err
+}
+
+// countLine is a skip's or compact's plan line: rows and groups per scope and category.
+func countLine(counts []query.BulkCountRow, reg *enums.Registry) string {
+	var rows, groups int64
+	parts := make([]string, 0, len(counts))
+	for _, c := range counts {
+		rows, groups = rows+c.Rows, groups+c.Groups
+		parts = append(parts, fmt.Sprintf("%s %s: %d row(s), %d group(s) in %d shard(s)", reg.ScopeName(c.Scope), reg.CategoryName(c.Category), c.Rows, c.Groups, c.Shards))
+	}
+	if len(parts) == 0 {
+		return "rows to archive and delete: none now (the shards may change before their batch)"
+	}
+	return fmt.Sprintf("rows to archive and delete: %d in %d coalesce group(s); per scope and category: %s", rows, groups, strings.Join(parts, "; "))
 }
 
 // bulkPlan is what the operator confirms: the target, the selection, its shards and rows per
