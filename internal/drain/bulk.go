@@ -2,7 +2,6 @@ package drain
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 
@@ -289,8 +288,9 @@ func (ba *BulkArchive) Batch(rowsOf func(shards query.Statement) query.Statement
 	}
 }
 
-// stageAndDelete groups rows by shard and stages and deletes each group in its shard's own
-// operation, returning the rows deleted per shard.
+// stageAndDelete groups rows by shard, stages each group in its shard's own operation (one
+// file: synced once for the batch), then deletes every staged id, a chunk at a time; it
+// returns the rows deleted per shard.
 func (ba *BulkArchive) stageAndDelete(ctx context.Context, tx db.Tx, rows []Row) (map[query.ShardRef]int64, error) {
 	byShard := map[query.ShardRef][]Row{}
 	var order []query.ShardRef
@@ -301,25 +301,28 @@ func (ba *BulkArchive) stageAndDelete(ctx context.Context, tx db.Tx, rows []Row)
 		}
 		byShard[k] = append(byShard[k], r)
 	}
-	out := map[query.ShardRef]int64{}
+	dels := make([]*ArchivedDelete, 0, len(order))
 	for _, k := range order {
 		meta := ba.Meta(k)
-		op, err := OpenArchive(ba.Path, meta, meta.Started)
+		op, err := OpenArchiveDeferred(ba.Path, meta, meta.Started)
 		if err != nil {
 			return nil, err
 		}
 		del := &ArchivedDelete{Op: op, Target: ba.Target, Why: ba.Why, Warnf: ba.Warnf}
 		ba.pending = append(ba.pending, del)
 		ba.Operations = append(ba.Operations, op.Meta.ID)
-		ids, err := del.StageAndDelete(ctx, tx, byShard[k])
-		if err != nil {
-			var se *statementError
-			if errors.As(err, &se) {
-				return nil, db.Classify(se.err, se.name)
-			}
+		if err := del.Stage(byShard[k]); err != nil {
 			return nil, err
 		}
-		out[k] = int64(len(ids))
+		dels = append(dels, del)
+	}
+	counts, err := DeleteStaged(ctx, tx, ba.Target, ba.Why, dels)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[query.ShardRef]int64, len(order))
+	for i, k := range order {
+		out[k] = counts[i]
 	}
 	return out, nil
 }
@@ -333,6 +336,11 @@ func (ba *BulkArchive) Finish(err error, committing bool) error {
 	for _, del := range pending {
 		if ferr := del.Finish(err, committing); ferr != nil && ferr != err { //nolint:errorlint // Finish returns err itself when it adds nothing
 			out = ferr
+		}
+	}
+	for _, del := range pending { // the markers, synced once (one file)
+		if serr := del.Op.Sync(); serr != nil && out == nil {
+			out = fmt.Errorf("the rows were deleted, but their commit markers could not be synced (%w): restore them with outboxctl restore %s --all --include-uncommitted", serr, del.Op.Path)
 		}
 		_ = del.Op.Close()
 	}
