@@ -147,9 +147,7 @@ func drainerLoop(b *testing.B, schema string) (func() time.Duration, *atomic.Int
 func BenchmarkBulkSkip(b *testing.B) {
 	bin := benchBinary(b)
 	dsn := testdb.DSN()
-	var rates []float64
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
+	seed := func() string {
 		schema := testdb.Schema(b, fixture.Options{})
 		if _, err := testdb.Pool(b).Exec(context.Background(), fmt.Sprintf(`INSERT INTO %s.sentry_regionoutbox
 			(shard_scope, shard_identifier, category, object_identifier, payload, scheduled_from, scheduled_for)
@@ -158,10 +156,28 @@ func BenchmarkBulkSkip(b *testing.B) {
 			b.Fatal(err)
 		}
 		_, _ = testdb.Pool(b).Exec(context.Background(), "ANALYZE "+pgx.Identifier{schema}.Sanitize()+".sentry_regionoutbox")
+		return schema
+	}
+	var rates, deletes []float64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		schema := seed()
 		archive := filepath.Join(b.TempDir(), "skip.jsonl")
 		b.StartTimer()
 		d := timeCommand(b, bin, "skip", "--category", "ORGANIZATION_MEMBER_UPDATE", "--archive", archive, "--yes", "--dsn", dsn, "--schema", schema)()
 		rates = append(rates, 100000/d.Seconds())
+		b.StopTimer()
+		// The physical limit under the same load: one DELETE of the same rows in psql, unarchived.
+		schema = seed()
+		start := time.Now()
+		if out, err := exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c",
+			"DELETE FROM "+pgx.Identifier{schema}.Sanitize()+".sentry_regionoutbox WHERE category = 3").CombinedOutput(); err != nil {
+			b.Fatalf("psql: %v\n%s", err, out)
+		}
+		deletes = append(deletes, 100000/time.Since(start).Seconds())
+		b.StartTimer()
 	}
 	b.ReportMetric(rates[len(rates)/2], "rows-per-s")
+	b.ReportMetric(deletes[len(deletes)/2], "psql-delete-rows-per-s")
+	b.ReportMetric(rates[len(rates)/2]/deletes[len(deletes)/2], "skip-vs-delete-x")
 }
