@@ -118,7 +118,8 @@ func (a *app) bulkRun(command string, o *bulkOptions, single func(*cobra.Command
 	return func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {
 			if o.hasCriterion() || o.Limit > 0 || o.DryRun {
-				return usageErrorf(command+" --stuck --scope organization", "%s takes SCOPE ID or selector flags, not both", command)
+				what := map[bool]string{true: "MESSAGE_ID", false: "SCOPE ID"}[len(args) == 1]
+				return usageErrorf(command+" --stuck --scope organization", "%s takes %s or selector flags, not both", command, what)
 			}
 			return single(c, args)
 		}
