@@ -172,11 +172,17 @@ categories present, the next attempt and the oldest message.
 
 With --stuck: the shards in backoff, whose every row is scheduled in the future so Sentry's
 scheduler skips them, with the current backoff step (it doubles from 2 s to a 1 h cap on
-each failed attempt) and when Sentry last claimed the shard.`),
+each failed attempt) and when Sentry last claimed the shard.
+
+The filter flags (--stuck, --at-cap, --scope, --category, --head-category, --added-after,
+--added-before, --min-depth, --shards-from, --limit) are the selector every bulk repair
+takes (reschedule, compact, skip --category): list with them here what the repair given the
+same flags will touch.`),
 		Example: examples(`
   outboxctl shards --stuck --print-sql
   outboxctl shards --scope organization --limit 50
-  outboxctl shards --stuck --silo control --cell us -o json`),
+  outboxctl shards --stuck --silo control --cell us -o json
+  outboxctl shards --at-cap --added-after 2h --head-category ORGANIZATION_UPDATE`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.Validate(); err != nil {
