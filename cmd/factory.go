@@ -75,6 +75,11 @@ type factory struct {
 	// command line with words added (fallback + them when unknown), for a Try: line.
 	next  func(t *query.Target, args ...string) string
 	again func(fallback string, add ...string) string
+	// confirmCount is confirm for a bulk repair of n shards: on a terminal, more than
+	// typedBackOver shards need the count typed back, not y.
+	confirmCount func(command string, plan []string, yes bool, n int) error
+	// where names the database a mutation writes (context, user@host:port/database), for its plan.
+	where func() string
 	// lines is true without -o: enums resolve prints one line per match.
 	lines bool
 	// cards is doctor's findings as cards (a terminal, table or markdown, one context):
@@ -94,7 +99,7 @@ func (a *app) factory() factory {
 		readSession: a.readSession, plainSession: a.plainSession, openSession: a.openSession, runRead: a.runRead,
 		split: a.splitSides, splitMode: len(a.split) == 2,
 		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,
-		confirm: a.confirm, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
+		confirm: a.confirm, confirmCount: a.confirmCount, where: a.where, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
 		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, again: a.againOr,
 		lines: a.g.Output == "",
 		cards: !a.merged && (format == render.FormatTable || format == render.FormatMarkdown || (format == render.FormatAuto && a.io.OutTTY)),
