@@ -271,25 +271,23 @@ func (d factory) auditBulk(command string, sel query.ShardSelector, sum drain.Bu
 // bulkDoc is the summary: a card of the counts, and a table of the shards (on a terminal
 // only those not done: being drained, empty, failed, in doubt).
 func bulkDoc(d factory, command string, sum drain.BulkSummary, archive *bulkArchiveRun, reg *enums.Registry) render.Doc {
-	card := []render.Field{{Key: "selected", Value: sum.Selected}, {Key: "done", Value: sum.Done}, {Key: "being_drained", Value: sum.BeingDrained},
-		{Key: "empty", Value: sum.Empty}, {Key: "failed", Value: sum.Failed}, {Key: "in_doubt", Value: sum.InDoubt}, {Key: "left", Value: sum.Left},
-		{Key: "rows_changed", Value: sum.Rows}, {Key: "batches", Value: sum.Batches}, {Key: "interrupted", Value: sum.Interrupted}}
+	card := sum.Card()
 	if archive != nil {
 		restore := fmt.Sprintf("outboxctl restore %s --all", archive.Path)
 		if command == "skip" {
 			restore += " --include-skipped"
 		}
-		card = append(card, render.Field{Key: "archive", Value: archive.Path}, render.Field{Key: "operation", Value: archive.ID},
-			render.Field{Key: "operations", Value: len(archive.Operations)}, render.Field{Key: "restore", Value: restore, HumanOnly: true})
+		card.Archive, card.Operation, card.Operations, card.Restore = archive.Path, archive.ID, len(archive.Operations), restore
 	}
-	tbl := &render.Table{Columns: []string{"shard_scope", "scope", "shard_identifier", "outcome", "rows", "error"}, MachineOnly: map[string]bool{"shard_scope": true}}
+	rows := []drain.BulkShardRow{}
 	for _, s := range sum.Shards {
 		if s.Outcome == drain.BulkDone && !d.printer.Structured() {
 			continue
 		}
-		tbl.Rows = append(tbl.Rows, []any{s.Scope, reg.ScopeName(s.Scope), s.ID, string(s.Outcome), s.Rows, s.Error})
+		rows = append(rows, drain.BulkShardRow{Scope: s.Scope, ScopeName: reg.ScopeName(s.Scope), ID: s.ID, Outcome: string(s.Outcome), Rows: s.Rows, Error: s.Error})
 	}
-	doc := render.Doc{{Name: "summary", Title: command, Card: card}}
+	tbl := render.TableOf(rows)
+	doc := render.Doc{{Name: "summary", Title: command, Card: render.FieldsOf(card)}}
 	if len(tbl.Rows) > 0 || d.printer.Structured() {
 		doc = append(doc, render.Section{Name: "shards", Title: "shards not done", Table: tbl})
 	}

@@ -49,6 +49,16 @@ type Document struct {
 	Command  string // as typed: "inspect shard"
 	About    string
 	Sections []Section
+	// Or is the command's other form's sections (a repair's bulk form: its summary and
+	// shards), nil when it has one form.
+	Or []Section
+}
+
+// bulk are the sections of a bulk repair's document (reschedule, compact, skip with
+// selector flags): the summary card and a row per shard.
+var bulk = []Section{
+	{Name: "summary", Shape: Card, Rows: []reflect.Type{row[drain.BulkCard]()}},
+	{Name: "shards", Shape: Table, Rows: []reflect.Type{row[drain.BulkShardRow]()}, Optional: true},
 }
 
 func row[T any]() reflect.Type { return reflect.TypeFor[T]() }
@@ -105,11 +115,11 @@ func Documents() []Document {
 		{Command: "killswitch gate", About: "The backfill gate's option after the change.",
 			Sections: []Section{{Name: "gate", Shape: Card, Rows: []reflect.Type{row[killswitch.GateSummary]()}}}},
 		{Command: "reschedule", About: "What reschedule changed (rows null and in_doubt set when its COMMIT got no answer).",
-			Sections: []Section{{Name: "reschedule", Shape: Card, Rows: []reflect.Type{row[drain.RescheduleSummary]()}}}},
+			Sections: []Section{{Name: "reschedule", Shape: Card, Rows: []reflect.Type{row[drain.RescheduleSummary]()}}}, Or: bulk},
 		{Command: "compact", About: "What compact archived and deleted.",
-			Sections: []Section{{Name: "compact", Shape: Card, Rows: []reflect.Type{row[drain.CompactSummary]()}}}},
+			Sections: []Section{{Name: "compact", Shape: Card, Rows: []reflect.Type{row[drain.CompactSummary]()}}}, Or: bulk},
 		{Command: "skip", About: "What skip archived and deleted.",
-			Sections: []Section{{Name: "skip", Shape: Card, Rows: []reflect.Type{row[drain.SkipSummary]()}}}},
+			Sections: []Section{{Name: "skip", Shape: Card, Rows: []reflect.Type{row[drain.SkipSummary]()}}}, Or: bulk},
 		{Command: "restore", About: "What restore put back.",
 			Sections: []Section{{Name: "restore", Shape: Card, Rows: []reflect.Type{row[drain.RestoreSummary]()}}}},
 		{Command: "drain", About: "The drain's summary.",

@@ -39,6 +39,9 @@ func (d Document) Schema() ([]byte, error) {
 // schema is what the printer prints: one section's value alone, several as one object keyed
 // by name; with optional sections, whichever the command printed.
 func (d Document) schema() *jsonschema.Schema {
+	if d.Or != nil {
+		return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{Document{Sections: d.Sections}.schema(), Document{Sections: d.Or}.schema()}}
+	}
 	var required, all []Section
 	for _, s := range d.Sections {
 		all = append(all, s)

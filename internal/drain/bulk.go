@@ -359,3 +359,39 @@ func RescheduleBatch(t query.Target, why query.Why) BatchFunc {
 		return query.Rows[query.BulkShardRow](res)
 	}
 }
+
+// BulkCard is a bulk repair's summary card: its json tags are the summary's JSON keys (the
+// archive fields only when the repair archived rows; restore is the undo, for a person).
+type BulkCard struct {
+	Selected     int    `json:"selected"`
+	Done         int    `json:"done"`
+	BeingDrained int    `json:"being_drained"`
+	Empty        int    `json:"empty"`
+	Failed       int    `json:"failed"`
+	InDoubt      int    `json:"in_doubt"`
+	Left         int    `json:"left"`
+	Rows         int64  `json:"rows_changed"`
+	Batches      int    `json:"batches"`
+	Interrupted  bool   `json:"interrupted"`
+	Archive      string `json:"archive,omitempty"`
+	Operation    string `json:"operation,omitempty"`
+	Operations   int    `json:"operations,omitempty"`
+	Restore      string `json:"restore,omitempty" render:"human"`
+}
+
+// Card is the summary's card of s.
+func (s BulkSummary) Card() BulkCard {
+	return BulkCard{Selected: s.Selected, Done: s.Done, BeingDrained: s.BeingDrained, Empty: s.Empty, Failed: s.Failed,
+		InDoubt: s.InDoubt, Left: s.Left, Rows: s.Rows, Batches: s.Batches, Interrupted: s.Interrupted}
+}
+
+// BulkShardRow is one row of a bulk repair's shards table: the scope as its integer (for
+// scripts) and its name.
+type BulkShardRow struct {
+	Scope     int    `json:"shard_scope" render:"machine"`
+	ScopeName string `json:"scope"`
+	ID        int64  `json:"shard_identifier"`
+	Outcome   string `json:"outcome"`
+	Rows      int64  `json:"rows"`
+	Error     string `json:"error"`
+}
