@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -44,4 +45,32 @@ func printPlan(stderr io.Writer, plan []string) {
 	for _, p := range plan {
 		fmt.Fprintf(stderr, "  - %s\n", render.Escape(p))
 	}
+}
+
+// manyShards is the most shards a terminal's "y" may consent to: a bulk change of more asks
+// for its count typed back (confirmMany), so consent is to the number on the screen.
+const manyShards = 100
+
+// confirmMany is confirm for a change of n shards: on a terminal, more than manyShards
+// needs n typed back rather than "y" (--yes still proceeds, and off a terminal it is still
+// required).
+func (a *app) confirmMany(command string, plan []string, yes bool, n int) error {
+	if n <= manyShards || yes || !a.io.InTTY || !a.io.ErrTTY {
+		return a.confirm(command, plan, yes)
+	}
+	printPlan(a.io.Err, plan)
+	fmt.Fprintf(a.io.Err, "This changes %d shards. Type %d to proceed: ", n, n)
+	line, _ := bufio.NewReader(io.LimitReader(a.io.In, maxAnswer+1)).ReadString('\n')
+	if len(line) <= maxAnswer && strings.TrimSpace(line) == strconv.Itoa(n) {
+		return nil
+	}
+	return declined()
+}
+
+// confirmShards asks for a change of n shards: confirm up to manyShards, confirmMany above.
+func (d factory) confirmShards(command string, plan []string, yes bool, n int) error {
+	if n <= manyShards {
+		return d.confirm(command, plan, yes)
+	}
+	return d.confirmMany(command, plan, yes, n)
 }
