@@ -68,12 +68,40 @@ func ReadBulkPlan(ctx context.Context, tx pgx.Tx, t query.Target, req BulkReques
 		}
 		p.Jobs = append(p.Jobs, j)
 	}
+	if err := p.readWatermarks(ctx, tx, t); err != nil {
+		return p, err
+	}
 	p.lines = p.describe(t, req, scopes, heads)
 	return p, nil
 }
 
+// readWatermarks reads every shard's highest id in one statement: each is drained up to
+// the rows it held when the drain was planned, as drain SCOPE ID is.
+func (p *BulkPlan) readWatermarks(ctx context.Context, tx pgx.Tx, t query.Target) error {
+	if len(p.Jobs) == 0 {
+		return nil
+	}
+	scopes, ids := make([]int, len(p.Jobs)), make([]int64, len(p.Jobs))
+	for i, j := range p.Jobs {
+		scopes[i], ids[i] = j.Shard.Scope.Value, j.Shard.ID
+	}
+	st := query.ShardMaxIDs(t, scopes, ids)
+	rows, err := query.Picked[query.ShardMaxIDRow](ctx, tx, st)
+	if err != nil {
+		return db.Classify(err, st.Name)
+	}
+	max := make(map[query.ShardRef]int64, len(rows))
+	for _, r := range rows {
+		max[query.ShardRef{Scope: r.Scope, ID: r.ID}] = r.MaxID
+	}
+	for i, j := range p.Jobs {
+		p.Jobs[i].Watermark = max[query.ShardRef{Scope: j.Shard.Scope.Value, ID: j.Shard.ID}]
+	}
+	return nil
+}
+
 func (p BulkPlan) describe(t query.Target, req BulkRequest, scopes, heads map[string]int) []string {
-	bound := "each shard's groups with a row up to its highest id when its turn comes"
+	bound := "each shard's groups with a row up to its highest id now, each delivered with its newest row (groups that only appear later stay; --follow drains them too)"
 	if req.Follow {
 		bound = "each shard to empty, rows inserted while draining included (--follow)"
 	}

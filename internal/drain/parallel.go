@@ -18,6 +18,10 @@ type Job struct {
 	// Skip, when set, is why the shard is not drained (it is kill-switched): it is reported
 	// with that status and never claimed.
 	Skip Status
+	// Watermark is the shard's highest id when the drain was planned: its groups with a row
+	// at or below it are drained, as drain SCOPE ID's plan bounds them. 0: read when its
+	// turn comes. Ignored with Follow.
+	Watermark int64
 }
 
 // Status is how one shard of a parallel drain ended.
@@ -198,12 +202,14 @@ type worker struct {
 	o       ParallelOptions
 	handler Handler
 	conn    *db.Conn
+	// idle is conn's idle_in_transaction_session_timeout, read once per connection.
+	idle *int64
 }
 
 func (w *worker) close(ctx context.Context) {
 	if w.conn != nil {
 		_ = w.conn.Close(context.WithoutCancel(ctx))
-		w.conn = nil
+		w.conn, w.idle = nil, nil
 	}
 }
 
@@ -227,7 +233,7 @@ func (w *worker) shard(ctx, stop context.Context, j Job) ShardResult {
 		w.after(ctx, &r)
 		return r
 	}
-	r.Status, r.Result, r.Restored, r.Err = w.drain(ctx, stop, j.Shard)
+	r.Status, r.Result, r.Restored, r.Err = w.drain(ctx, stop, j.Shard, j.Watermark)
 	if r.Status != StatusFailed || r.Result.InDoubt == nil {
 		w.after(ctx, &r)
 	}
@@ -235,14 +241,23 @@ func (w *worker) shard(ctx, stop context.Context, j Job) ShardResult {
 }
 
 // drain claims and drains shard k on the worker's connection.
-func (w *worker) drain(ctx, stop context.Context, k query.ShardKey) (Status, Result, bool, error) {
+func (w *worker) drain(ctx, stop context.Context, k query.ShardKey, watermark int64) (Status, Result, bool, error) {
 	t := w.o.Base.Target
 	conn, err := w.connect(stop)
 	if err != nil {
 		return w.stopped(ctx, stop, StatusFailed), Result{}, false, err
 	}
-	var watermark int64
-	if !w.o.Follow {
+	if w.o.Base.HandlerTimeout > 0 && w.idle == nil { // read once per connection, before any claim
+		ms, err := IdleTimeout(stop, conn, nil)
+		if err != nil {
+			w.close(ctx)
+			return w.stopped(ctx, stop, StatusFailed), Result{}, false, err
+		}
+		w.idle = &ms
+	}
+	if w.o.Follow {
+		watermark = 0
+	} else if watermark == 0 {
 		err := db.ReadTx(stop, conn, func(tx db.Tx) error {
 			var err error
 			watermark, err = MaxID(stop, tx, t, k)
@@ -268,6 +283,7 @@ func (w *worker) drain(ctx, stop context.Context, k query.ShardKey) (Status, Res
 	}
 	o := w.o.Base
 	o.Shard, o.Handler, o.Watermark, o.Claimed = k, w.handler, watermark, claimed
+	o.IdleTimeoutMS = w.idle
 	o.Reconnect = w.o.Connect
 	if on := w.o.OnDelivered; on != nil {
 		o.OnDelivered = func(m Message) { on(k, m) }
