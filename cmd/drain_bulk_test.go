@@ -150,6 +150,24 @@ func TestDrainSelected(t *testing.T) {
 			t.Fatalf("exit %d, rows %s\n%s", code, out.rows(), stderr)
 		}
 	})
+	t.Run("a stream co-process per worker", func(t *testing.T) {
+		t.Parallel()
+		schema := seedStuckShards(t, 6)
+		pids := filepath.Join(t.TempDir(), "pids")
+		handler := "stream:echo $$ >> " + pids + "; exec python3 testdata/stream/bench_handler.py"
+		code, out, stderr := runBulkDrain(t, ctx, schema, "--stuck", "--parallel", "3", "--handler", handler, "--yes")
+		if want := "1:done:2:4:0 2:done:2:4:0 3:done:2:4:0 4:done:2:4:0 5:done:2:4:0 6:done:2:4:0"; code != 0 || out.rows() != want {
+			t.Fatalf("exit %d, rows %s, want %s\n%s", code, out.rows(), want, stderr)
+		}
+		b, err := os.ReadFile(pids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One per worker: the handler checked before the claim never starts its co-process.
+		if lines := strings.Fields(string(b)); len(lines) != 3 {
+			t.Fatalf("co-processes started: %q, want 3 (one per worker)", lines)
+		}
+	})
 	t.Run("being drained", func(t *testing.T) {
 		t.Parallel()
 		schema := seedStuckShards(t, 3)

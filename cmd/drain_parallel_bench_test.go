@@ -54,23 +54,28 @@ func rowsLeft(b *testing.B, schema string) int {
 // BenchmarkDrainParallel is drain --stuck --parallel N end to end (the binary, as a user
 // runs it) over 1,000 shards of 10 rows through a stream handler (one Python co-process
 // per worker), for N = 1, 2 and 4, beside the loop an operator writes today: one
-// `drain SCOPE ID` per shard (50 of them timed, scaled to 1,000). Each reports s/1000shards;
+// `drain SCOPE ID` per shard (50 of them timed, scaled to 1,000). Each reports s/1000shards
+// (and the parallel runs outboxctl's own CPU seconds);
 // docs/performance.md gives the ratios of one run.
 func BenchmarkDrainParallel(b *testing.B) {
 	bin := sharedBinary(b)
 	const handler = "stream:python3 testdata/stream/bench_handler.py"
 	for _, n := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("parallel-%d", n), func(b *testing.B) {
-			var elapsed time.Duration
+			var elapsed, cpu time.Duration
 			for range b.N {
 				b.StopTimer()
 				schema := stuckShards(b)
 				b.StartTimer()
 				start := time.Now()
-				out, err := exec.Command(bin, "--dsn", testdb.DSN(), "--schema", schema, "drain", "--stuck", "--parallel", fmt.Sprint(n),
-					"--handler", handler, "--yes", "-o", "json").CombinedOutput()
+				c := exec.Command(bin, "--dsn", testdb.DSN(), "--schema", schema, "drain", "--stuck", "--parallel", fmt.Sprint(n),
+					"--handler", handler, "--yes", "-o", "json")
+				out, err := c.CombinedOutput()
 				elapsed += time.Since(start)
 				b.StopTimer()
+				if c.ProcessState != nil {
+					cpu += c.ProcessState.UserTime() + c.ProcessState.SystemTime()
+				}
 				if err != nil {
 					b.Fatalf("%v\n%s", err, out[max(0, len(out)-2000):])
 				}
@@ -80,6 +85,9 @@ func BenchmarkDrainParallel(b *testing.B) {
 			}
 			b.ReportMetric(elapsed.Seconds()/float64(b.N), "s/1000shards")
 			b.ReportMetric(float64(parallelShards*parallelGroups*b.N)/elapsed.Seconds(), "messages/s")
+			// outboxctl's own CPU (its handlers' Python and the server are not counted): over
+			// the wall clock, how many of the machine's cores it kept busy.
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "outboxctl-cpu-s")
 		})
 	}
 	b.Run("one-command-per-shard", func(b *testing.B) {
