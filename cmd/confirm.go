@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
@@ -34,6 +35,36 @@ func (a *app) confirm(command string, plan []string, yes bool) error {
 	return declined()
 }
 
+// typedBackOver is the number of shards above which a bulk repair on a terminal asks for the
+// count typed back: a "y" is too easy to give to 2,000 shards.
+const typedBackOver = 100
+
+// confirmCount is confirm for a bulk repair of n shards: with --yes it proceeds, off a
+// terminal it refuses, and on one more than typedBackOver shards need n typed back.
+func (a *app) confirmCount(command string, plan []string, yes bool, n int) error {
+	if n <= typedBackOver || yes || !a.io.InTTY || !a.io.ErrTTY {
+		return a.confirm(command, plan, yes)
+	}
+	printPlan(a.io.Err, plan)
+	fmt.Fprintf(a.io.Err, "This changes %d shards. Type the number of shards to proceed: ", n)
+	line, _ := bufio.NewReader(io.LimitReader(a.io.In, maxAnswer+1)).ReadString('\n')
+	if len(line) <= maxAnswer && strings.TrimSpace(line) == strconv.Itoa(n) {
+		return nil
+	}
+	return declined()
+}
+
+// where names the database a mutation writes: the context, when one is used, and
+// user@host:port/database (never a password).
+func (a *app) where() string {
+	dsn, _ := db.Resolve(a.g.DSN, a.getenv)
+	w := db.Describe(dsn)
+	if a.g.Context != "" {
+		w = "context " + a.g.Context + ", " + w
+	}
+	return w
+}
+
 // maxAnswer caps the prompt's answer: "yes" and its newline, with room for stray spaces.
 const maxAnswer = 1 << 10
 
@@ -47,30 +78,11 @@ func printPlan(stderr io.Writer, plan []string) {
 	}
 }
 
-// manyShards is the most shards a terminal's "y" may consent to: a bulk change of more asks
-// for its count typed back (confirmMany), so consent is to the number on the screen.
-const manyShards = 100
-
-// confirmMany is confirm for a change of n shards: on a terminal, more than manyShards
-// needs n typed back rather than "y" (--yes still proceeds, and off a terminal it is still
-// required).
-func (a *app) confirmMany(command string, plan []string, yes bool, n int) error {
-	if n <= manyShards || yes || !a.io.InTTY || !a.io.ErrTTY {
-		return a.confirm(command, plan, yes)
-	}
-	printPlan(a.io.Err, plan)
-	fmt.Fprintf(a.io.Err, "This changes %d shards. Type %d to proceed: ", n, n)
-	line, _ := bufio.NewReader(io.LimitReader(a.io.In, maxAnswer+1)).ReadString('\n')
-	if len(line) <= maxAnswer && strings.TrimSpace(line) == strconv.Itoa(n) {
-		return nil
-	}
-	return declined()
-}
-
-// confirmShards asks for a change of n shards: confirm up to manyShards, confirmMany above.
+// confirmShards asks for a change of n shards: confirm up to typedBackOver, confirmCount
+// (the count typed back on a terminal) above.
 func (d factory) confirmShards(command string, plan []string, yes bool, n int) error {
-	if n <= manyShards {
+	if n <= typedBackOver {
 		return d.confirm(command, plan, yes)
 	}
-	return d.confirmMany(command, plan, yes, n)
+	return d.confirmCount(command, plan, yes, n)
 }

@@ -105,24 +105,26 @@ func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target
 	if err != nil {
 		return err
 	}
-	closeHandler(first)
+	defer closeHandler(first) // only checked (Preflight): it delivers nothing
 	reg, err := d.registry()
 	if err != nil {
 		return err
 	}
 	req := drain.BulkRequest{Request: o.request(), Selector: sel, Workers: o.Parallel, FailFast: o.FailFast, IgnoreKillswitch: o.IgnoreKillswitch}
 	t, plan, err := readBulkPlan(ctx, d, t, req, reg)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
+	}
+	lines := append([]string{fmt.Sprintf("target: %s, %s", d.where(), t.Describe())}, plan.Lines()...)
+	switch {
 	case plan.Draining() == 0:
 		d.printer.Notef("no selected shard to drain (%d selected, %d kill-switched): nothing was claimed", len(plan.Jobs), plan.Skipped)
 		return nil
 	case o.DryRun:
-		printPlan(d.stderr, plan.Lines())
+		printPlan(d.stderr, lines)
 		return dryRunPreflight(ctx, d.printer, first)
 	}
-	if err := d.confirmShards(command, plan.Lines(), o.Yes, plan.Draining()); err != nil {
+	if err := d.confirmShards(command, lines, o.Yes, plan.Draining()); err != nil {
 		return err
 	}
 	if _, err := preflight(ctx, first, "; nothing was claimed or changed"); err != nil {
@@ -192,7 +194,7 @@ func readBulkPlan(ctx context.Context, d factory, t query.Target, req drain.Bulk
 // bulkSummary prints a row per shard and the totals, writes the audit line, and says how
 // the run ended: interrupted (130), some shards failed (partial, 6), all failed (1).
 func bulkSummary(ctx context.Context, d factory, o drainOptions, sel query.ShardSelector, plan drain.BulkPlan, res drain.ParallelResult) error {
-	doc, tot := bulkDoc(plan, res)
+	doc, tot := parallelDrainDoc(plan, res)
 	d.audit("drain", map[string]any{"selector": sel.Describe(), "shards": plan.Draining(), "parallel": o.Parallel, "mode": o.Mode, "handler": drain.HandlerName(o.Handler),
 		"done": tot.done, "failed": tot.failed, "being_drained": tot.locked, "kill_switched": plan.Skipped, "not_started": tot.notStarted,
 		"delivered": tot.delivered, "deleted": tot.deleted, "reason": o.Reason})
@@ -207,24 +209,24 @@ func bulkSummary(ctx context.Context, d factory, o drainOptions, sel query.Shard
 	case tot.failed > 0 && tot.done == 0:
 		return failuref("every drained shard failed (%d; the error column says why): %d message(s) delivered", tot.failed, tot.delivered)
 	case tot.failed > 0:
-		return &cmdError{means: meansPartial, msg: fmt.Sprintf("%d of %d shard(s) failed (the error column says why); %d drained, %d message(s) delivered",
-			tot.failed, plan.Draining(), tot.done, tot.delivered)}
+		return partialf("%d of %d shard(s) failed (the error column says why); %d drained, %d message(s) delivered",
+			tot.failed, plan.Draining(), tot.done, tot.delivered)
 	}
 	return nil
 }
 
-// bulkTotals adds up a parallel drain's rows.
-type bulkTotals struct {
+// parallelTotals adds up a parallel drain's rows.
+type parallelTotals struct {
 	done, failed, locked, interrupted, notStarted int
 	delivered                                     int
 	deleted, left                                 int64
 }
 
-// bulkDoc is the parallel drain's document: a row per shard (scope, shard, status,
+// parallelDrainDoc is the parallel drain's document: a row per shard (scope, shard, status,
 // delivered, deleted, left, error) and the totals. A shard whose turn never came is left
 // with the rows the plan counted.
-func bulkDoc(plan drain.BulkPlan, res drain.ParallelResult) (render.Doc, bulkTotals) {
-	var tot bulkTotals
+func parallelDrainDoc(plan drain.BulkPlan, res drain.ParallelResult) (render.Doc, parallelTotals) {
+	var tot parallelTotals
 	t := &render.Table{Columns: []string{"shard_scope", "shard_identifier", "status", "delivered", "deleted", "left", "error"}}
 	for i, sh := range res.Shards {
 		var left, errText any

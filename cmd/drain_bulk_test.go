@@ -19,7 +19,7 @@ import (
 
 // seedStuckShards seeds organization shards 1..n with two coalesce groups of two rows each,
 // all in backoff, and shard 100 with one row due now (not stuck: no --stuck drain touches it).
-func seedStuckShards(t *testing.T, n int) string {
+func seedDrainShards(t *testing.T, n int) string {
 	t.Helper()
 	schema := testdb.Schema(t, fixture.Options{Payload: fixture.PayloadJSONB})
 	var rows []testdb.Row
@@ -100,7 +100,7 @@ func TestDrainSelected(t *testing.T) {
 	ctx := context.Background()
 	t.Run("all", func(t *testing.T) {
 		t.Parallel()
-		schema := seedStuckShards(t, 6)
+		schema := seedDrainShards(t, 6)
 		streams, _, errOut := render.Test()
 		if code := Main(ctx, []string{"--dsn", testdb.DSN(), "--schema", schema, "killswitch", "add", "organization", "4", "--yes"}, streams); code != 0 {
 			t.Fatalf("killswitch add: %d %s", code, errOut)
@@ -119,7 +119,7 @@ func TestDrainSelected(t *testing.T) {
 	})
 	t.Run("one fails", func(t *testing.T) {
 		t.Parallel()
-		schema := seedStuckShards(t, 5)
+		schema := seedDrainShards(t, 5)
 		code, out, stderr := runBulkDrain(t, ctx, schema, "--stuck", "--parallel", "2", "--handler", failShard3, "--mode", "exact", "--yes")
 		if want := "1:done:2:4:0 2:done:2:4:0 3:failed:0:0:4 4:done:2:4:0 5:done:2:4:0"; code != ExitPartial || out.rows() != want ||
 			out.Shards[2].Error == nil || !strings.Contains(*out.Shards[2].Error, "delivery of message") ||
@@ -132,7 +132,7 @@ func TestDrainSelected(t *testing.T) {
 	})
 	t.Run("fail fast", func(t *testing.T) {
 		t.Parallel()
-		schema := seedStuckShards(t, 5)
+		schema := seedDrainShards(t, 5)
 		code, out, stderr := runBulkDrain(t, ctx, schema, "--stuck", "--handler", failShard3, "--fail-fast", "--yes")
 		if want := "1:done:2:4:0 2:done:2:4:0 3:failed:0:0:4 4:not started:0:0:4 5:not started:0:0:4"; code != ExitPartial || out.rows() != want {
 			t.Fatalf("exit %d, rows %s, want %s\n%s", code, out.rows(), want, stderr)
@@ -140,7 +140,7 @@ func TestDrainSelected(t *testing.T) {
 	})
 	t.Run("all fail", func(t *testing.T) {
 		t.Parallel()
-		schema := seedStuckShards(t, 5)
+		schema := seedDrainShards(t, 5)
 		list := filepath.Join(t.TempDir(), "shards.txt")
 		if err := os.WriteFile(list, []byte("organization 3\n"), 0o600); err != nil {
 			t.Fatal(err)
@@ -152,7 +152,7 @@ func TestDrainSelected(t *testing.T) {
 	})
 	t.Run("a stream co-process per worker", func(t *testing.T) {
 		t.Parallel()
-		schema := seedStuckShards(t, 6)
+		schema := seedDrainShards(t, 6)
 		pids := filepath.Join(t.TempDir(), "pids")
 		handler := "stream:echo $$ >> " + pids + "; exec python3 testdata/stream/bench_handler.py"
 		code, out, stderr := runBulkDrain(t, ctx, schema, "--stuck", "--parallel", "3", "--handler", handler, "--yes")
@@ -170,7 +170,7 @@ func TestDrainSelected(t *testing.T) {
 	})
 	t.Run("being drained", func(t *testing.T) {
 		t.Parallel()
-		schema := seedStuckShards(t, 3)
+		schema := seedDrainShards(t, 3)
 		holder, err := testdb.Pool(t).Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -192,7 +192,7 @@ func TestDrainSelected(t *testing.T) {
 func TestDrainSelectedWritesNothingUntilConfirmed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	schema := seedStuckShards(t, 3)
+	schema := seedDrainShards(t, 3)
 	before := outboxRows(t, schema, wholeRow)
 	for _, c := range []struct {
 		args []string
@@ -227,7 +227,7 @@ func TestDrainSelectedWritesNothingUntilConfirmed(t *testing.T) {
 // again drains the rest.
 func TestDrainSelectedInterrupted(t *testing.T) {
 	t.Parallel()
-	schema := seedStuckShards(t, 5)
+	schema := seedDrainShards(t, 5)
 	dir := t.TempDir()
 	handler := fmt.Sprintf(`exec:touch %[1]s/in.$$; while [ ! -e %[1]s/release ]; do sleep 0.01; done; cat > /dev/null`, dir)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -459,7 +459,7 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 one shard id per line (blank lines and # comments skipped; '-' reads stdin), refuses a bad
 line with its number, and drops repeats; ids given as arguments are added to the file's.
 One plan, one confirmation (on a terminal, more than %d shards need their count typed back),
-one audit line, one write under the option's row lock.`, short, manyShards)),
+one audit line, one write under the option's row lock.`, short, typedBackOver)),
 		Example: examples(fmt.Sprintf(`
 			outboxctl killswitch %[1]s organization 42 --reason 'INC-1234: poison message' --yes
 			outboxctl killswitch %[1]s user 7 8 --silo control --reason 'INC-1234'

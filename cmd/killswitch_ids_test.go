@@ -158,7 +158,7 @@ func TestKillswitchManyShardsNeedTheCountTypedBack(t *testing.T) {
 		streams, _, errOut := render.Test()
 		streams.InTTY, streams.ErrTTY, streams.In = true, true, strings.NewReader(answer)
 		a := &app{io: streams, getenv: streams.Getenv, g: globalOptions{Output: "json"}}
-		d := factory{printer: a.printer(), confirm: a.confirm, confirmMany: a.confirmMany,
+		d := factory{printer: a.printer(), confirm: a.confirm, confirmCount: a.confirmCount,
 			connect: func(ctx context.Context, _ string) (*db.Conn, error) {
 				return db.Connect(ctx, db.Config{DSN: testdb.DSN(), Command: "killswitch"})
 			},
@@ -171,7 +171,7 @@ func TestKillswitchManyShardsNeedTheCountTypedBack(t *testing.T) {
 	}
 	for _, answer := range []string{"y\n", "yes\n", "100\n", "1011\n"} {
 		stderr, err := run(answer, ids(101, 1))
-		if err == nil || exitCode(context.Background(), err) != ExitUsage || !strings.Contains(stderr, "This changes 101 shards. Type 101 to proceed: ") ||
+		if err == nil || exitCode(context.Background(), err) != ExitUsage || !strings.Contains(stderr, "This changes 101 shards. Type the number of shards to proceed: ") ||
 			storedOption(t, schema, options.DisabledOrgShards) != "none" {
 			t.Fatalf("%q: %v, %s, stored %s", answer, err, stderr, storedOption(t, schema, options.DisabledOrgShards))
 		}
@@ -179,7 +179,7 @@ func TestKillswitchManyShardsNeedTheCountTypedBack(t *testing.T) {
 	if stderr, err := run("101\n", ids(101, 1)); err != nil || len(storedIDs(t, schema, options.DisabledOrgShards)) != 101 {
 		t.Fatalf("typed count: %v, %s", err, stderr)
 	}
-	if stderr, err := run("y\n", ids(100, 500)); err != nil || len(storedIDs(t, schema, options.DisabledOrgShards)) != 201 || strings.Contains(stderr, "Type 100") {
+	if stderr, err := run("y\n", ids(100, 500)); err != nil || len(storedIDs(t, schema, options.DisabledOrgShards)) != 201 || strings.Contains(stderr, "Type the number") {
 		t.Fatalf("100 shards take y: %v, %s", err, stderr)
 	}
 }
