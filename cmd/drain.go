@@ -133,6 +133,12 @@ Exit 6 when some shards failed and others were drained, 1 when every drained sha
 		},
 	}
 	addBulkDrainFlags(a, c, &o)
+	addDrainFlags(c, &o)
+	return c
+}
+
+// addDrainFlags registers the flags of every drain, of one shard or of selected ones.
+func addDrainFlags(c *cobra.Command, o *drainOptions) {
 	f := c.Flags()
 	f.StringVar(&o.Handler, "handler", "", "where messages go: exec:COMMAND, stream:COMMAND, http(s)://URL or discard")
 	f.StringArrayVar(&o.HandlerHeaders, "handler-header", nil, "extra HTTP header 'Name: value'; $VARS in the value come from the environment (repeatable; values never printed)")
@@ -148,7 +154,6 @@ Exit 6 when some shards failed and others were drained, 1 when every drained sha
 	addArchiveFlag(f, &o.Archive)
 	addReasonFlag(f, &o.Reason)
 	f.BoolVar(&o.CoalescedIDs, "coalesced-ids", false, "list in each handler document the first 100 ids its delivery stands for (reads every row of the group)")
-	return c
 }
 
 // runDrain drains shard k of t through o's handler after the plan is confirmed (--dry-run:
