@@ -128,7 +128,8 @@ var ErrParallelDiscard = errors.New("a parallel drain delivers only: discarding 
 // takes shards in the jobs' order; for each it reads the watermark, claims the shard
 // (another drainer's lock is "being drained", never waited on), runs Run, puts the
 // schedule back when the handler was unavailable at the first delivery, and reads the depth
-// left. A failing shard does not stop the others unless FailFast. Cancelling ctx (Ctrl-C)
+// left. A failing shard does not stop the others unless FailFast; a worker that cannot
+// connect takes no more shards (when none can, the rest are "not started"). Cancelling ctx (Ctrl-C)
 // lets every worker finish the delivery in flight and commit; the shards not reached are
 // "not started". The error is only for what stopped the run before any shard was claimed
 // (a handler that could not be made); per-shard failures are in the result.
@@ -182,6 +183,9 @@ func RunParallel(ctx context.Context, o ParallelOptions) (ParallelResult, error)
 					o.OnShard(r)
 				}
 				mu.Unlock()
+				if wk.unreachable {
+					return // the server is gone for this worker: the others, or a run again, take the rest
+				}
 			}
 		}()
 	}
@@ -204,6 +208,9 @@ type worker struct {
 	conn    *db.Conn
 	// idle is conn's idle_in_transaction_session_timeout, read once per connection.
 	idle *int64
+	// unreachable: a connection could not be opened; the worker takes no more shards
+	// (each would wait its --connect-timeout for the same answer).
+	unreachable bool
 }
 
 func (w *worker) close(ctx context.Context) {
@@ -245,6 +252,7 @@ func (w *worker) drain(ctx, stop context.Context, k query.ShardKey, watermark in
 	t := w.o.Base.Target
 	conn, err := w.connect(stop)
 	if err != nil {
+		w.unreachable = stop.Err() == nil
 		return w.stopped(ctx, stop, StatusFailed), Result{}, false, err
 	}
 	if w.o.Base.HandlerTimeout > 0 && w.idle == nil { // read once per connection, before any claim

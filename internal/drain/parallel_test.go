@@ -326,3 +326,28 @@ func TestParallelDrainInterrupted(t *testing.T) {
 		t.Fatalf("rows left %d, want 16", got)
 	}
 }
+
+// TestParallelDrainServerGone: a worker that cannot connect fails its shard and takes no
+// more (each would wait its connect timeout for the same answer): with no worker left, the
+// rest are not started, and nothing waits once per shard.
+func TestParallelDrainServerGone(t *testing.T) {
+	t.Parallel()
+	_, target := setup(t)
+	log := &shardLog{sent: map[int64][]drain.Message{}}
+	o := parallelOptions(target, drain.ModeBatch, log, 2, jobsOf(1, 2, 3, 4, 5))
+	calls := 0
+	var mu sync.Mutex
+	o.Connect = func(context.Context) (*db.Conn, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		return nil, errors.New("connection refused")
+	}
+	res, err := drain.RunParallel(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Count(drain.StatusFailed) != 2 || res.Count(drain.StatusNotStarted) != 3 || calls > 4 {
+		t.Fatalf("got %v after %d connects", statuses(res), calls)
+	}
+}
