@@ -25,13 +25,15 @@ type bulkOptions struct {
 	selectorOptions
 	DryRun      bool
 	BatchShards int
+	BatchRows   int64
 }
 
 // addBulkFlags registers the selector flags, --dry-run and --batch-shards on c.
 func (a *app) addBulkFlags(c *cobra.Command, o *bulkOptions, categoryHelp string) {
 	a.addSelectorFlags(c, &o.selectorOptions, selectorUse{categoryHelp: categoryHelp})
 	addDryRunFlag(c.Flags(), &o.DryRun)
-	c.Flags().IntVar(&o.BatchShards, "batch-shards", drain.DefaultBatchShards, "bulk form: shards per transaction (each batch locks at most these shards' rows, briefly)")
+	c.Flags().IntVar(&o.BatchShards, "batch-shards", drain.DefaultBatchShards, "bulk form: at most this many shards per transaction")
+	c.Flags().Int64Var(&o.BatchRows, "batch-rows", drain.DefaultBatchRows, "bulk form: at most this many rows (the shards' depths) per transaction, so no batch holds locks for long; a deeper shard is a batch of its own")
 }
 
 // validate checks the bulk form's flags: a selector with a criterion, a positive batch.
@@ -39,8 +41,8 @@ func (o bulkOptions) validate(command string) error {
 	if err := o.selectorOptions.validate(command, true); err != nil {
 		return err
 	}
-	if o.BatchShards < 1 {
-		return usageErrorf(command+" --stuck --batch-shards 100", "`--batch-shards` must be at least 1")
+	if o.BatchShards < 1 || o.BatchRows < 1 {
+		return usageErrorf(command+" --stuck --batch-shards 100 --batch-rows 5000", "`--batch-shards` and `--batch-rows` must be at least 1")
 	}
 	return nil
 }
@@ -84,7 +86,11 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 		return err
 	}
 	defer func() { conn.Close(context.WithoutCancel(ctx)) }()
-	shards, err := d.selectShards(ctx, conn, sel)
+	var count query.Statement
+	if job.rowsOf != nil {
+		count = query.BulkCount(job.rowsOf(t, query.Why{})(query.SelectedShards(t, sel, nil)))
+	}
+	shards, counts, err := d.selectShards(ctx, conn, sel, count)
 	if err != nil {
 		return err
 	}
@@ -96,7 +102,10 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	if err != nil {
 		return err
 	}
-	plan := bulkPlan(d, job, t, sel, shards, reg, o.BatchShards, r.Reason)
+	plan := bulkPlan(d, job, t, sel, shards, reg, o.BatchShards, o.BatchRows, r.Reason)
+	if job.rowsOf != nil {
+		plan = append(plan[:2], append([]string{countLine(counts, reg)}, plan[2:]...)...)
+	}
 	if o.DryRun {
 		printPlan(d.stderr, plan)
 		return nil
@@ -104,11 +113,7 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	if err := d.confirmCount(command, plan, r.Yes, len(shards)); err != nil {
 		return err
 	}
-	refs := make([]query.ShardRef, len(shards))
-	for i, s := range shards {
-		refs[i] = s.Ref()
-	}
-	sum, archive, err := d.runBulkBatches(ctx, conn, o, r, t, refs, job, payloadType, why)
+	sum, archive, err := d.runBulkBatches(ctx, conn, o, r, t, shards, job, payloadType, why)
 	d.auditBulk(job.command, sel, sum, archive, r.Reason)
 	if perr := d.printer.Print(bulkDoc(d, job.command, sum, archive, reg)); perr != nil {
 		return perr
@@ -116,23 +121,45 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	return bulkVerdict(ctx, job.command, sum, err)
 }
 
-// selectShards reads the selection in one read-only snapshot on conn.
-func (d factory) selectShards(ctx context.Context, conn *db.Conn, sel query.ShardSelector) ([]query.SelectedShard, error) {
+// selectShards reads the selection, and count's rows when it is set (a skip's or compact's
+// plan), in one read-only snapshot on conn.
+func (d factory) selectShards(ctx context.Context, conn *db.Conn, sel query.ShardSelector, count query.Statement) ([]query.SelectedShard, []query.BulkCountRow, error) {
 	var shards []query.SelectedShard
+	var counts []query.BulkCountRow
 	err := d.session(ctx, conn, func(s *session) error {
 		res, err := s.run(query.SelectedShards(s.target, sel, nil))
 		if err != nil {
 			return err
 		}
-		shards, err = query.Rows[query.SelectedShard](res)
+		if shards, err = query.Rows[query.SelectedShard](res); err != nil || count.Name == "" || len(shards) == 0 {
+			return err
+		}
+		if res, err = s.run(count); err != nil {
+			return err
+		}
+		counts, err = query.Rows[query.BulkCountRow](res)
 		return err
 	})
-	return shards, err
+	return shards, counts, err
+}
+
+// countLine is a skip's or compact's plan line: rows and groups per scope and category.
+func countLine(counts []query.BulkCountRow, reg *enums.Registry) string {
+	var rows, groups int64
+	parts := make([]string, 0, len(counts))
+	for _, c := range counts {
+		rows, groups = rows+c.Rows, groups+c.Groups
+		parts = append(parts, fmt.Sprintf("%s %s: %d row(s), %d group(s) in %d shard(s)", reg.ScopeName(c.Scope), reg.CategoryName(c.Category), c.Rows, c.Groups, c.Shards))
+	}
+	if len(parts) == 0 {
+		return "rows to archive and delete: none now (the shards may change before their batch)"
+	}
+	return fmt.Sprintf("rows to archive and delete: %d in %d coalesce group(s); per scope and category: %s", rows, groups, strings.Join(parts, "; "))
 }
 
 // bulkPlan is what the operator confirms: the target, the selection, its shards and rows per
 // scope and head category, the first shards, and how the work is batched.
-func bulkPlan(d factory, job bulkRepair, t query.Target, sel query.ShardSelector, shards []query.SelectedShard, reg *enums.Registry, batch int, reason string) []string {
+func bulkPlan(d factory, job bulkRepair, t query.Target, sel query.ShardSelector, shards []query.SelectedShard, reg *enums.Registry, batch int, batchRows int64, reason string) []string {
 	var rows int64
 	perScope, perHead := map[string][2]int64{}, map[string][2]int64{}
 	for _, s := range shards {
@@ -157,7 +184,7 @@ func bulkPlan(d factory, job bulkRepair, t query.Target, sel query.ShardSelector
 		more = fmt.Sprintf(", and %d more (outboxctl shards with the same flags lists them)", len(shards)-len(first))
 	}
 	return append(plan, "first shards: "+strings.Join(first, "; ")+more,
-		fmt.Sprintf("in batches of %d shard(s), one short transaction each; a shard whose head row a drainer holds is skipped as being drained, never waited for (%s)", batch, reasonText(reason)))
+		fmt.Sprintf("in batches of at most %d shard(s) and %d row(s), one short transaction each; a shard whose head row a drainer holds is skipped as being drained, never waited for (%s)", batch, batchRows, reasonText(reason)))
 }
 
 // counts is "organization: 1200 shard(s), 143000 row(s); user: …", largest first.
@@ -188,8 +215,12 @@ type bulkArchiveRun struct {
 
 // runBulkBatches works through refs, a batch per transaction, with the progress line; a skip
 // or compact archives each shard's rows in its own operation, all in one file.
-func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOptions, r repairOptions, t query.Target, refs []query.ShardRef, job bulkRepair, payloadType string, why query.Why) (drain.BulkSummary, *bulkArchiveRun, error) {
-	bulk := &drain.Bulk{Shards: refs, BatchShards: o.BatchShards}
+func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOptions, r repairOptions, t query.Target, shards []query.SelectedShard, job bulkRepair, payloadType string, why query.Why) (drain.BulkSummary, *bulkArchiveRun, error) {
+	bulk := &drain.Bulk{BatchShards: o.BatchShards, BatchRows: o.BatchRows}
+	for _, s := range shards {
+		bulk.Shards, bulk.Depths = append(bulk.Shards, s.Ref()), append(bulk.Depths, s.Depth)
+	}
+	refs := bulk.Shards
 	progress := d.progress(ctx, job.command+" shards", int64(len(refs)), false)
 	bulk.Progress = func(n int, _ int64) { progress.Set(int64(n)) }
 	var archive *bulkArchiveRun

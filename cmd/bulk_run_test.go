@@ -109,7 +109,7 @@ func TestBulkRescheduleSkipsShardBeingDrained(t *testing.T) {
 	holdRow(t, schema, 2, true)
 	a, out := directApp(schema, false, "")
 	start := time.Now()
-	got, err := runBulkDirect(t, a, bulkOptions{selectorOptions: selectorOptions{Stuck: true}, BatchShards: 2}, reschedule, out)
+	got, err := runBulkDirect(t, a, bulkOptions{selectorOptions: selectorOptions{Stuck: true}, BatchShards: 2, BatchRows: 5000}, reschedule, out)
 	if err != nil {
 		t.Fatalf("%v (exit %d)", err, exitCode(context.Background(), err))
 	}
@@ -146,7 +146,7 @@ func TestBulkRescheduleLockTimeoutIsPartial(t *testing.T) {
 	holdRow(t, schema, 3, false)
 	a, out := directApp(schema, false, "")
 	a.g.LockTimeout = 200 * time.Millisecond
-	got, err := runBulkDirect(t, a, bulkOptions{selectorOptions: selectorOptions{Scope: "organization"}, BatchShards: 1}, reschedule, out)
+	got, err := runBulkDirect(t, a, bulkOptions{selectorOptions: selectorOptions{Scope: "organization"}, BatchShards: 1, BatchRows: 5000}, reschedule, out)
 	if code := exitCode(context.Background(), err); code != ExitPartial {
 		t.Fatalf("exit %d (%v), want %d", code, err, ExitPartial)
 	}
@@ -170,7 +170,7 @@ func TestBulkSkipLeavesShardBeingDrained(t *testing.T) {
 	schema := seedStuckShards(t, 3, 2) // 2 rows of category 2 each
 	holdRow(t, schema, 1, true)
 	a, out := directApp(schema, false, "")
-	got, err := runBulkDirect(t, a, bulkOptions{selectorOptions: selectorOptions{Category: "ORGANIZATION_UPDATE"}, BatchShards: 100}, skipBulk, out)
+	got, err := runBulkDirect(t, a, bulkOptions{selectorOptions: selectorOptions{Category: "ORGANIZATION_UPDATE"}, BatchShards: 100, BatchRows: 100000}, skipBulk, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestBulkSkipMatchesModel(t *testing.T) {
 			after, before := at(c.after), at(c.before)
 			want, total := skipModel(t, schema, after, before, c.scope)
 			a, out := directApp(schema, false, "")
-			o := bulkOptions{selectorOptions: selectorOptions{Category: "ORGANIZATION_MEMBER_UPDATE", Scope: c.scope, AddedAfter: after, AddedBefore: before}, BatchShards: 100}
+			o := bulkOptions{selectorOptions: selectorOptions{Category: "ORGANIZATION_MEMBER_UPDATE", Scope: c.scope, AddedAfter: after, AddedBefore: before}, BatchShards: 100, BatchRows: 100000}
 			got, err := runBulkDirect(t, a, o, skipBulk, out)
 			if err != nil {
 				t.Fatal(err)

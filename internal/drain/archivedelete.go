@@ -104,6 +104,62 @@ func (a *ArchivedDelete) StageAndDelete(ctx context.Context, tx pgx.Tx, rows []R
 	return sb.deleted, nil
 }
 
+// Stage stages rows as one batch of a's operation, without deleting them: DeleteStaged
+// deletes the staged rows of several ArchivedDeletes (a bulk repair's shards) at once, once
+// their archive is synced.
+func (a *ArchivedDelete) Stage(rows []Row) error {
+	if a == nil || a.Op == nil {
+		return ErrNoArchive
+	}
+	b, err := a.Op.Stage(rows)
+	if err != nil {
+		return err
+	}
+	a.staged = append(a.staged, stagedBatch{batch: b})
+	return nil
+}
+
+// DeleteStaged syncs the archives of dels and deletes, in tx, the ids their last Stage
+// staged, query.DeleteChunk at a time across all of them; each batch's commit marker then
+// names the ids it deleted. It returns the rows deleted per ArchivedDelete.
+func DeleteStaged(ctx context.Context, tx pgx.Tx, t query.Target, why query.Why, dels []*ArchivedDelete) ([]int64, error) {
+	owner := map[int64]int{}
+	var ids []int64
+	for i, a := range dels {
+		if err := a.Op.Sync(); err != nil {
+			return nil, err
+		}
+		if len(a.staged) == 0 {
+			continue
+		}
+		for _, id := range a.staged[len(a.staged)-1].batch.IDs {
+			owner[id] = i
+			ids = append(ids, id)
+		}
+	}
+	counts := make([]int64, len(dels))
+	for len(ids) > 0 {
+		n := min(len(ids), query.DeleteChunk)
+		del := query.DeleteArchivedIDs(t, ids[:n], why)
+		out, err := query.Run(ctx, tx, del)
+		if err != nil {
+			return counts, db.Classify(err, del.Name)
+		}
+		got, err := query.Rows[deletedID](out)
+		if err != nil {
+			return counts, err
+		}
+		for _, r := range got {
+			i := owner[r.ID]
+			sb := &dels[i].staged[len(dels[i].staged)-1]
+			sb.deleted = append(sb.deleted, r.ID)
+			counts[i]++
+		}
+		ids = ids[n:]
+	}
+	return counts, nil
+}
+
 // deletedID is a row of query.DeleteArchivedIDs.
 type deletedID struct {
 	ID int64 `db:"id"`
@@ -171,6 +227,16 @@ func (a *ArchivedDelete) DeleteArchived(ctx context.Context, conn *db.Conn, sel 
 // path is empty, in the operation's own file under the user's state directory
 // (OperationArchivePath).
 func OpenArchive(path string, meta OperationMeta, now time.Time) (*Operation, error) {
+	return openArchive(path, meta, now, false)
+}
+
+// OpenArchiveDeferred is OpenArchive for one of many operations sharing a file (a bulk
+// repair's shards): every write, the header included, waits for the caller's Sync.
+func OpenArchiveDeferred(path string, meta OperationMeta, now time.Time) (*Operation, error) {
+	return openArchive(path, meta, now, true)
+}
+
+func openArchive(path string, meta OperationMeta, now time.Time, deferSync bool) (*Operation, error) {
 	meta.Started = now.UTC()
 	meta.ID = NewOperationID(meta.Command, meta.Started)
 	if path == "" {
@@ -179,7 +245,7 @@ func OpenArchive(path string, meta OperationMeta, now time.Time) (*Operation, er
 			return nil, err
 		}
 	}
-	return OpenOperation(path, meta)
+	return openOperation(path, meta, deferSync)
 }
 
 // doubtIDs are the ids the transaction whose COMMIT got no answer deleted.

@@ -2,7 +2,6 @@ package drain
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 
@@ -18,9 +17,14 @@ import (
 // between batches: the batch in flight commits or rolls back whole, and the summary says what
 // is done and what is left, so running the same command again continues.
 
-// DefaultBatchShards bounds the shards of one batch: 100 shards of the bench's ~120 rows in
-// backoff are ~12,000 rows updated in one transaction, tens of milliseconds.
-const DefaultBatchShards = 100
+// DefaultBatchShards bounds the shards of one batch, and DefaultBatchRows the rows they hold
+// (the selection's depths): an UPDATE or DELETE of a row costs some 30-70 µs with Sentry's
+// four indexes (measured in make bench, docs/performance.md), so 5,000 rows hold their locks
+// for well under a second. A shard deeper than that is a batch of its own.
+const (
+	DefaultBatchShards = 100
+	DefaultBatchRows   = 5000
+)
 
 // BulkOutcome is what became of one selected shard.
 type BulkOutcome string
@@ -80,8 +84,12 @@ type BatchFunc func(ctx context.Context, tx db.Tx, refs []query.ShardRef) ([]que
 
 // Bulk runs a bulk repair over Shards.
 type Bulk struct {
-	Shards      []query.ShardRef
+	Shards []query.ShardRef
+	// Depths, when set, are the shards' rows (parallel to Shards): a batch holds at most
+	// BatchRows of them, however few shards that is.
+	Depths      []int64
 	BatchShards int
+	BatchRows   int64
 	// After, when set, runs after each batch's transaction ended (err: how), before the next:
 	// skip and compact write their archive markers there. It returns err, or its own failure.
 	After func(err error, committing bool) error
@@ -109,13 +117,14 @@ func (b *Bulk) Run(ctx context.Context, conn *db.Conn, batch BatchFunc) (BulkSum
 	var lastErr error
 	failedInARow := 0
 	work := context.WithoutCancel(ctx) // a batch in flight is never cut by the signal
-	for start := 0; start < len(b.Shards); start += size {
+	for start, end := 0, 0; start < len(b.Shards); start = end {
 		if ctx.Err() != nil {
 			sum.Interrupted = true
 			sum.Left = len(b.Shards) - start
 			break
 		}
-		refs := b.Shards[start:min(start+size, len(b.Shards))]
+		end = b.batchEnd(start, size)
+		refs := b.Shards[start:end]
 		rows, err := b.runBatch(work, conn, refs, batch)
 		sum.Batches++
 		switch {
@@ -139,6 +148,26 @@ func (b *Bulk) Run(ctx context.Context, conn *db.Conn, batch BatchFunc) (BulkSum
 		}
 	}
 	return sum.sorted(), lastErr
+}
+
+// batchEnd is where the batch starting at start ends: at most size shards, and at most
+// BatchRows rows of them (always at least one shard).
+func (b *Bulk) batchEnd(start, size int) int {
+	end := min(start+size, len(b.Shards))
+	if len(b.Depths) != len(b.Shards) {
+		return end
+	}
+	limit := b.BatchRows
+	if limit <= 0 {
+		limit = DefaultBatchRows
+	}
+	var rows int64
+	for i := start; i < end; i++ {
+		if rows += b.Depths[i]; rows > limit && i > start {
+			return i
+		}
+	}
+	return end
 }
 
 // runBatch is one batch's write transaction and its After.
@@ -259,8 +288,9 @@ func (ba *BulkArchive) Batch(rowsOf func(shards query.Statement) query.Statement
 	}
 }
 
-// stageAndDelete groups rows by shard and stages and deletes each group in its shard's own
-// operation, returning the rows deleted per shard.
+// stageAndDelete groups rows by shard, stages each group in its shard's own operation (one
+// file: synced once for the batch), then deletes every staged id, a chunk at a time; it
+// returns the rows deleted per shard.
 func (ba *BulkArchive) stageAndDelete(ctx context.Context, tx db.Tx, rows []Row) (map[query.ShardRef]int64, error) {
 	byShard := map[query.ShardRef][]Row{}
 	var order []query.ShardRef
@@ -271,25 +301,28 @@ func (ba *BulkArchive) stageAndDelete(ctx context.Context, tx db.Tx, rows []Row)
 		}
 		byShard[k] = append(byShard[k], r)
 	}
-	out := map[query.ShardRef]int64{}
+	dels := make([]*ArchivedDelete, 0, len(order))
 	for _, k := range order {
 		meta := ba.Meta(k)
-		op, err := OpenArchive(ba.Path, meta, meta.Started)
+		op, err := OpenArchiveDeferred(ba.Path, meta, meta.Started)
 		if err != nil {
 			return nil, err
 		}
 		del := &ArchivedDelete{Op: op, Target: ba.Target, Why: ba.Why, Warnf: ba.Warnf}
 		ba.pending = append(ba.pending, del)
 		ba.Operations = append(ba.Operations, op.Meta.ID)
-		ids, err := del.StageAndDelete(ctx, tx, byShard[k])
-		if err != nil {
-			var se *statementError
-			if errors.As(err, &se) {
-				return nil, db.Classify(se.err, se.name)
-			}
+		if err := del.Stage(byShard[k]); err != nil {
 			return nil, err
 		}
-		out[k] = int64(len(ids))
+		dels = append(dels, del)
+	}
+	counts, err := DeleteStaged(ctx, tx, ba.Target, ba.Why, dels)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[query.ShardRef]int64, len(order))
+	for i, k := range order {
+		out[k] = counts[i]
 	}
 	return out, nil
 }
@@ -303,6 +336,11 @@ func (ba *BulkArchive) Finish(err error, committing bool) error {
 	for _, del := range pending {
 		if ferr := del.Finish(err, committing); ferr != nil && ferr != err { //nolint:errorlint // Finish returns err itself when it adds nothing
 			out = ferr
+		}
+	}
+	for _, del := range pending { // the markers, synced once (one file)
+		if serr := del.Op.Sync(); serr != nil && out == nil {
+			out = fmt.Errorf("the rows were deleted, but their commit markers could not be synced (%w): restore them with outboxctl restore %s --all --include-uncommitted", serr, del.Op.Path)
 		}
 		_ = del.Op.Close()
 	}

@@ -144,6 +144,23 @@ type Operation struct {
 	seq  int
 	// sum hashes every line written, for the markers' checksum.
 	sum hash.Hash
+	// deferSync leaves the sync of each write to Sync (a bulk repair's operations share one
+	// file: one fsync covers all of a batch's lines); dirty says a write waits for it.
+	deferSync, dirty bool
+}
+
+// Sync syncs what the operation wrote since its last sync.
+func (op *Operation) Sync() error {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if !op.dirty {
+		return nil
+	}
+	if err := op.f.Sync(); err != nil {
+		return fmt.Errorf("syncing the archive %s: %w", op.Path, err)
+	}
+	op.dirty = false
+	return nil
 }
 
 type rowLine struct {
@@ -190,6 +207,11 @@ func OperationArchivePath(opID string) (string, error) {
 // OpenOperation opens (creating) path for appending and writes the operation's header line,
 // synced. A file may hold several operations; restore tells them apart by ID.
 func OpenOperation(path string, meta OperationMeta) (*Operation, error) {
+	return openOperation(path, meta, false)
+}
+
+// openOperation is OpenOperation; deferSync leaves even the header's sync to Sync.
+func openOperation(path string, meta OperationMeta, deferSync bool) (*Operation, error) {
 	if meta.Command == "" || meta.User == "" || meta.Table == "" || meta.PayloadType == "" || meta.Shard == nil {
 		return nil, fmt.Errorf("archive: an operation needs a command, a user, a table, its payload column's type and its shard, got %q %q %q %q %v",
 			meta.Command, meta.User, meta.Table, meta.PayloadType, meta.Shard)
@@ -211,7 +233,7 @@ func OpenOperation(path string, meta OperationMeta) (*Operation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the archive: %w", err)
 	}
-	op := &Operation{Meta: meta, Path: path, f: f, sum: sha256.New()}
+	op := &Operation{Meta: meta, Path: path, f: f, sum: sha256.New(), deferSync: deferSync}
 	if err := op.write(markLine{V: FormatVersion, Kind: KindOperation, OperationMeta: meta, At: meta.Started}); err != nil {
 		f.Close()
 		return nil, err
@@ -235,6 +257,10 @@ func (op *Operation) write(lines ...any) error {
 	// Hashed once written, synced or not: a failed sync leaves the lines in the file, and the
 	// next marker's checksum must cover them as restore reads them.
 	op.sum.Write(buf)
+	if op.deferSync {
+		op.dirty = true
+		return nil
+	}
 	if err := op.f.Sync(); err != nil {
 		return fmt.Errorf("syncing the archive %s: %w", op.Path, err)
 	}

@@ -90,3 +90,23 @@ type BulkShardRow struct {
 	BeingDrained bool  `db:"being_drained"`
 	Rows         int64 `db:"rows"`
 }
+
+// BulkCount counts, per scope and category, the rows and coalesce groups rows (a bulk skip's
+// or compact's statement over the selection) lists: the plan's counts.
+func BulkCount(rows Statement) Statement {
+	st := sqlStatement("bulk-count", []string{"The rows and coalesce groups the repair would archive and delete, per scope and category."},
+		map[string]string{"rows": strings.TrimSuffix(strings.TrimSpace(rows.Text), ";")}, rows.Args)
+	if rows.err != nil && st.err == nil {
+		st.err = rows.err
+	}
+	return st
+}
+
+// BulkCountRow is a row of BulkCount.
+type BulkCountRow struct {
+	Scope    int   `db:"shard_scope"`
+	Category int   `db:"category"`
+	Rows     int64 `db:"rows"`
+	Groups   int64 `db:"groups"`
+	Shards   int64 `db:"shards"`
+}

@@ -25,6 +25,7 @@ func bulkCases(t Target) map[string]Script {
 		"bulk-skip-rows":           {BulkSkipRows(t, batch, Enum{3, "ORGANIZATION_MEMBER_UPDATE"}, &after, &after, Why{})},
 		"bulk-skip-rows-selected":  {BulkSkipRows(t, SelectedShards(t, ShardSelector{Category: enum(2, "ORGANIZATION_UPDATE")}, nil), Enum{2, "ORGANIZATION_UPDATE"}, nil, nil, Why{})},
 		"bulk-superseded":          {BulkSuperseded(t, ShardBatch([]ShardRef{{0, 1}}), Why{})},
+		"bulk-count":               {BulkCount(BulkSkipRows(t, SelectedShards(t, ShardSelector{Category: enum(3, "ORGANIZATION_MEMBER_UPDATE")}, nil), Enum{3, "ORGANIZATION_MEMBER_UPDATE"}, nil, &after, Why{}))},
 	}
 }
 

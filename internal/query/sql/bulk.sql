@@ -152,3 +152,14 @@ SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier,
    AND o.id < n.newest_id
  /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
  ORDER BY o.id;
+
+-- name: bulk-count
+-- The plan of a bulk skip or compact: the rows its statement (the region) would archive and
+-- delete over every selected shard, and their coalesce groups, per scope and category.
+SELECT r.shard_scope, r.category, count(*) AS rows,
+       count(DISTINCT (r.shard_identifier, r.object_identifier)) AS groups, count(DISTINCT r.shard_identifier) AS shards
+  FROM (
+/* TEMPLATE_BEGIN: rows */SELECT 0 AS shard_scope, 0 AS category, 0::bigint AS shard_identifier, 0::bigint AS object_identifier WHERE false/* TEMPLATE_END: rows */
+  ) r
+ GROUP BY r.shard_scope, r.category
+ ORDER BY rows DESC, r.shard_scope, r.category;
