@@ -206,7 +206,7 @@ func bulkSummary(ctx context.Context, d factory, o drainOptions, sel query.Shard
 	case errors.Is(ctx.Err(), context.Canceled):
 		return interruptedf("interrupted: %d shard(s) drained, %d stopped mid-drain, %d not started, %d row(s) left in them; run the same command again to continue",
 			tot.done, tot.interrupted, tot.notStarted, left)
-	case tot.failed > 0 && tot.done == 0:
+	case tot.failed > 0 && tot.done+tot.empty == 0:
 		return failuref("every drained shard failed (%d; the error column says why): %d message(s) delivered", tot.failed, tot.delivered)
 	case tot.failed > 0:
 		return partialf("%d of %d shard(s) failed (the error column says why); %d drained, %d message(s) delivered",
@@ -217,17 +217,18 @@ func bulkSummary(ctx context.Context, d factory, o drainOptions, sel query.Shard
 
 // parallelTotals adds up a parallel drain's rows.
 type parallelTotals struct {
-	done, failed, locked, interrupted, notStarted int
+	done, empty, failed, locked, interrupted, notStarted int
 	delivered                                     int
 	deleted, left                                 int64
 }
 
-// parallelDrainDoc is the parallel drain's document: a row per shard (scope, shard, status,
-// delivered, deleted, left, error) and the totals. A shard whose turn never came is left
+// parallelDrainDoc is the parallel drain's document, shaped as the bulk repairs' (summary,
+// then a row per shard: scope, shard, outcome, delivered, deleted, left, error). A shard whose turn never came is left
 // with the rows the plan counted.
 func parallelDrainDoc(plan drain.BulkPlan, res drain.ParallelResult) (render.Doc, parallelTotals) {
 	var tot parallelTotals
-	t := &render.Table{Columns: []string{"shard_scope", "shard_identifier", "status", "delivered", "deleted", "left", "error"}}
+	t := &render.Table{Columns: []string{"shard_scope", "scope", "shard_identifier", "outcome", "delivered", "deleted", "left", "error"},
+		MachineOnly: map[string]bool{"shard_scope": true}}
 	for i, sh := range res.Shards {
 		var left, errText any
 		switch {
@@ -242,8 +243,10 @@ func parallelDrainDoc(plan drain.BulkPlan, res drain.ParallelResult) (render.Doc
 			errText = oneLine(db.RedactDSN(sh.Err.Error()))
 		}
 		switch sh.Status {
-		case drain.StatusDone, drain.StatusEmpty:
+		case drain.StatusDone:
 			tot.done++
+		case drain.StatusEmpty:
+			tot.empty++
 		case drain.StatusFailed:
 			tot.failed++
 		case drain.StatusBeingDrained:
@@ -255,10 +258,10 @@ func parallelDrainDoc(plan drain.BulkPlan, res drain.ParallelResult) (render.Doc
 		}
 		tot.delivered += sh.Result.Delivered
 		tot.deleted += sh.Result.Deleted
-		t.Rows = append(t.Rows, []any{sh.Shard.Scope.Name, sh.Shard.ID, string(sh.Status), sh.Result.Delivered, sh.Result.Deleted, left, errText})
+		t.Rows = append(t.Rows, []any{sh.Shard.Scope.Value, sh.Shard.Scope.Name, sh.Shard.ID, string(sh.Status), sh.Result.Delivered, sh.Result.Deleted, left, errText})
 	}
-	card := []render.Field{{Key: "shards", Value: len(res.Shards)}, {Key: "done", Value: tot.done}, {Key: "failed", Value: tot.failed},
+	card := []render.Field{{Key: "selected", Value: len(res.Shards)}, {Key: "done", Value: tot.done}, {Key: "empty", Value: tot.empty}, {Key: "failed", Value: tot.failed},
 		{Key: "being_drained", Value: tot.locked}, {Key: "kill_switched", Value: plan.Skipped}, {Key: "interrupted", Value: tot.interrupted},
 		{Key: "not_started", Value: tot.notStarted}, {Key: "delivered", Value: tot.delivered}, {Key: "deleted", Value: tot.deleted}, {Key: "left", Value: tot.left}}
-	return render.Doc{{Name: "shards", Title: "Drained shards", Table: t}, {Name: "totals", Title: "Totals", Card: card}}, tot
+	return render.Doc{{Name: "summary", Title: "Drain summary", Card: card}, {Name: "shards", Title: "Shards", Table: t}}, tot
 }

@@ -53,13 +53,13 @@ func shardsLeft(t *testing.T, schema string) string {
 type bulkDrainOut struct {
 	Shards []struct {
 		Shard     int64   `json:"shard_identifier"`
-		Status    string  `json:"status"`
+		Status    string  `json:"outcome"`
 		Delivered int     `json:"delivered"`
 		Deleted   int64   `json:"deleted"`
 		Left      *int64  `json:"left"`
 		Error     *string `json:"error"`
 	} `json:"shards"`
-	Totals map[string]any `json:"totals"`
+	Totals map[string]any `json:"summary"`
 }
 
 func (b bulkDrainOut) rows() string {
