@@ -218,8 +218,8 @@ func bulkSummary(ctx context.Context, d factory, o drainOptions, sel query.Shard
 // parallelTotals adds up a parallel drain's rows.
 type parallelTotals struct {
 	done, empty, failed, locked, interrupted, notStarted int
-	delivered                                     int
-	deleted, left                                 int64
+	delivered                                            int
+	deleted, left                                        int64
 }
 
 // parallelDrainDoc is the parallel drain's document, shaped as the bulk repairs' (summary,
