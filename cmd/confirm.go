@@ -111,3 +111,12 @@ func printPlan(stderr io.Writer, plan []string) {
 		fmt.Fprintf(stderr, "  - %s\n", render.Escape(p))
 	}
 }
+
+// confirmShards asks for a change of n shards: confirm up to typedBackOver, confirmCount
+// (the count typed back on a terminal) above.
+func (d factory) confirmShards(command string, plan []string, yes bool, n int) error {
+	if n <= typedBackOver {
+		return d.confirm(command, plan, yes)
+	}
+	return d.confirmCount(command, plan, yes, n)
+}

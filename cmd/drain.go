@@ -34,6 +34,10 @@ type drainOptions struct {
 	Archive          string
 	Reason           string
 	CoalescedIDs     bool
+	// Sel, Parallel and FailFast are drain SELECTORS --parallel N (drain_bulk.go).
+	Sel      selectorOptions
+	Parallel int
+	FailFast bool
 }
 
 // Validate checks the shard id and the flags before anything connects.
@@ -56,8 +60,8 @@ func (o *drainOptions) Validate() error {
 func newDrainCmd(a *app) *cobra.Command {
 	var o drainOptions
 	c := &cobra.Command{
-		Use:   "drain SCOPE ID",
-		Short: "Drain one shard by hand, the way Sentry's workers do, delivering through a handler",
+		Use:   "drain SCOPE ID | drain SELECTORS --parallel N",
+		Short: "Drain shards by hand, the way Sentry's workers do, delivering through a handler",
 		Long: strings.TrimSpace(`
 Drain one shard like Sentry's task path: claim it (lock its lowest row without waiting and
 push its schedule forward, so Sentry's own workers back off meanwhile), then message by
@@ -95,19 +99,46 @@ delivered, prints the summary and exits 130; a second one abandons that delivery
 handler is stopped, its process group killed, and nothing of the message is deleted),
 commits what was delivered before it, prints the summary and exits 130.
 --rate waits happen outside any transaction. --print-sql prints a psql script for a DBA
-that reads only, unless run again with -v delivered=ID.`),
+that reads only, unless run again with -v delivered=ID.
+
+Many shards: drain SELECTORS --parallel N (the selector flags of shards: --stuck, --at-cap,
+--scope, --category, --head-category, --added-after, --added-before, --min-depth,
+--shards-from, --limit) drains every selected shard, N at once, each with the semantics
+above on its own connection and its own handler (a stream: handler runs one co-process per
+worker). The plan comes first (more than 100 shards on a terminal need their count typed
+back). A shard another drainer holds is skipped as "being drained", a kill-switched one is
+skipped (unless --ignore-killswitch), and a failing shard stops at its message while the
+others carry on (--fail-fast stops them all). Ctrl-C lets every worker finish its delivery
+in flight, then prints a row per shard and exits 130; the same command again continues.
+Exit 6 when some shards failed and others were drained, 1 when every drained shard failed.`),
 		Example: examples(`
   outboxctl drain organization 42 --handler 'exec:./replicate.sh' --dry-run
   outboxctl drain organization 42 --handler https://relay.internal/outbox --handler-header 'Authorization: Bearer $RELAY_TOKEN' --reason 'INC-7' --yes
   outboxctl drain organization 42 --handler 'stream:sentry exec docs/handlers/sentry_deliver.py' --reason 'INC-7' --yes
   outboxctl drain organization 42 --handler discard --max-messages 1 --reason 'INC-7: skip poison' --yes
-  outboxctl drain organization 42 --print-sql > drain-42.sql && psql -f drain-42.sql`),
-		Args:              exactArgs(2, "SCOPE ID"),
+  outboxctl drain organization 42 --print-sql > drain-42.sql && psql -f drain-42.sql
+  outboxctl drain --stuck --parallel 4 --handler 'stream:sentry exec docs/handlers/sentry_deliver.py' --reason 'INC-7' --yes`),
+		Args:              o.args,
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
-		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
-			return runDrain(ctx, a.factory(), o, t, k)
-		}),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return a.runDrainSelected(c, &o)
+			}
+			if err := o.noBulkFlags(c); err != nil {
+				return err
+			}
+			return a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
+				return runDrain(ctx, a.factory(), o, t, k)
+			})(c, args)
+		},
 	}
+	addBulkDrainFlags(a, c, &o)
+	addDrainFlags(c, &o)
+	return c
+}
+
+// addDrainFlags registers the flags of every drain, of one shard or of selected ones.
+func addDrainFlags(c *cobra.Command, o *drainOptions) {
 	f := c.Flags()
 	f.StringVar(&o.Handler, "handler", "", "where messages go: exec:COMMAND, stream:COMMAND, http(s)://URL or discard")
 	f.StringArrayVar(&o.HandlerHeaders, "handler-header", nil, "extra HTTP header 'Name: value'; $VARS in the value come from the environment (repeatable; values never printed)")
@@ -123,7 +154,6 @@ that reads only, unless run again with -v delivered=ID.`),
 	addArchiveFlag(f, &o.Archive)
 	addReasonFlag(f, &o.Reason)
 	f.BoolVar(&o.CoalescedIDs, "coalesced-ids", false, "list in each handler document the first 100 ids its delivery stands for (reads every row of the group)")
-	return c
 }
 
 // runDrain drains shard k of t through o's handler after the plan is confirmed (--dry-run:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/user"
 	"strings"
@@ -285,17 +286,54 @@ func reasonText(r string) string { return drain.ReasonText(r) }
 type killswitchChangeOptions struct {
 	Add       bool
 	IDArgs    []string
+	IDsFrom   string // --ids-from: a file of ids, one a line ("-": stdin)
 	Reason    string
 	Yes       bool
 	ValueType string
-	ids       []int64 // parsed IDArgs, set by Validate
+	ids       []int64 // parsed IDArgs, set by Validate (the file's are merged in by readIDsFrom)
 }
 
-// Validate checks the shard ids.
+// Validate checks the shard ids given as arguments.
 func (o *killswitchChangeOptions) Validate() error {
 	ids, err := parseIDs(o.IDArgs)
 	o.ids = ids
 	return err
+}
+
+// readIDsFrom merges the ids of --ids-from (a path, or "-" for stdin) into o.ids; a bad line
+// is a usage error naming its number.
+func (o *killswitchChangeOptions) readIDsFrom(stdin io.Reader, verb string) (repeats int, err error) {
+	if o.IDsFrom == "" {
+		return 0, nil
+	}
+	try := "outboxctl killswitch " + verb + " organization --ids-from shards.txt --reason …"
+	r, name := stdin, "stdin"
+	if o.IDsFrom != "-" {
+		f, err := os.Open(o.IDsFrom)
+		if err != nil {
+			return 0, usageErrorf(try, "--ids-from: %v", err)
+		}
+		defer f.Close()
+		r, name = f, o.IDsFrom
+	}
+	ids, repeats, err := killswitch.ReadIDs(r, name)
+	if err != nil {
+		return 0, usageErrorf(try, "--ids-from %v", err)
+	}
+	if len(ids) == 0 && len(o.ids) == 0 {
+		return 0, usageErrorf(try, "--ids-from %s holds no shard id", name)
+	}
+	n := len(o.ids) + len(ids)
+	o.ids = killswitch.MergeIDs(o.ids, ids)
+	return repeats + n - len(o.ids), nil
+}
+
+// killswitchChangeArgs wants a scope and at least one id, or a scope alone with --ids-from.
+func killswitchChangeArgs(c *cobra.Command, args []string) error {
+	if len(args) >= 2 || (len(args) == 1 && c.Flags().Changed("ids-from")) {
+		return nil
+	}
+	return usageErrorf(c.CommandPath()+" organization 42 --reason …", "%s takes a scope and at least one shard id (or a scope and --ids-from FILE)", c.CommandPath())
 }
 
 func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
@@ -307,18 +345,20 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 		short = "Disable shards: add their ids to the kill-switch list"
 	}
 	c := &cobra.Command{
-		Use:   verb + " SCOPE ID...",
+		Use:   verb + " SCOPE ID... | SCOPE --ids-from FILE",
 		Short: short,
+		Long: strings.TrimSpace(fmt.Sprintf(`
+%s. Many shards go in one option write: --ids-from FILE reads
+one shard id per line (blank lines and # comments skipped; '-' reads stdin), refuses a bad
+line with its number, and drops repeats; ids given as arguments are added to the file's.
+One plan, one confirmation (on a terminal, more than %d shards need their count typed back),
+one audit line, one write under the option's row lock.`, short, typedBackOver)),
 		Example: examples(fmt.Sprintf(`
 			outboxctl killswitch %[1]s organization 42 --reason 'INC-1234: poison message' --yes
 			outboxctl killswitch %[1]s user 7 8 --silo control --reason 'INC-1234'
+			outboxctl killswitch %[1]s organization --ids-from shards.txt --reason 'INC-1234' --yes
 			outboxctl killswitch %[1]s organization 42 --reason 'INC-1234' --print-sql`, verb)),
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) < 2 {
-				return usageErrorf(c.CommandPath()+" organization 42 --reason …", "%s takes a scope and at least one shard id", c.CommandPath())
-			}
-			return nil
-		},
+		Args:              killswitchChangeArgs,
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: func(c *cobra.Command, args []string) error {
 			scope, key, err := a.killswitchKey(args[0])
@@ -328,6 +368,13 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 			o.IDArgs = args[1:]
 			if err := o.Validate(); err != nil {
 				return err
+			}
+			repeats, err := o.readIDsFrom(a.io.In, verb)
+			if err != nil {
+				return err
+			}
+			if repeats > 0 {
+				a.printer().Notef("note: %d repeated shard id(s) dropped: %d distinct", repeats, len(o.ids))
 			}
 			if err := a.checkReason("outboxctl killswitch "+verb, o.Reason); err != nil {
 				return err
@@ -340,6 +387,7 @@ func newKillswitchChangeCmd(a *app, add bool) *cobra.Command {
 			return runKillswitchChange(c.Context(), a.factory(), ch, o.Yes)
 		},
 	}
+	c.Flags().StringVar(&o.IDsFrom, "ids-from", "", "read more shard ids from FILE, one a line ('-': stdin)")
 	addReasonFlag(c.Flags(), &o.Reason)
 	addMutationFlags(a, c.Flags(), &o.Yes)
 	addValueTypeFlag(c, &o.ValueType)
@@ -367,18 +415,12 @@ func runKillswitchChange(ctx context.Context, d factory, ch killswitch.Change, y
 	if err != nil {
 		return err
 	}
-	for _, id := range plan.Unchanged {
-		if ch.Add {
-			d.printer.Notef("note: %s shard %d is already disabled in %s", ch.Scope.Name, id, plan.Table)
-		} else {
-			d.printer.Notef("note: %s shard %d is not disabled in %s", ch.Scope.Name, id, plan.Table)
-		}
-	}
+	unchangedNotes(d.printer, ch, plan)
 	if len(plan.Changed) == 0 {
 		d.printer.Notef("nothing to change")
 		return d.printer.Print(changeCard(plan.Table, ch.Key, options.EncodeIDs(plan.Before), false))
 	}
-	if err := d.confirm("outboxctl killswitch "+ch.Verb(), changePlanLines(ch, plan), yes); err != nil {
+	if err := d.confirmShards("outboxctl killswitch "+ch.Verb(), changePlanLines(ch, plan), yes, len(plan.Changed)); err != nil {
 		return err
 	}
 	stored, err := ch.Apply(ctx, conn, plan)
@@ -396,19 +438,60 @@ func changeCard(table, key, value string, changed bool) render.Doc {
 	return render.Doc{{Name: "killswitch", Card: render.FieldsOf(killswitch.ChangeSummary{OptionsTable: table, Key: key, Value: value, Changed: changed})}}
 }
 
+// unchangedNotes says which ids the change leaves as they are: one note each, or one for
+// them all when there are more than shownIDs.
+func unchangedNotes(p *render.Printer, ch killswitch.Change, plan killswitch.ChangePlan) {
+	state := "not disabled"
+	if ch.Add {
+		state = "already disabled"
+	}
+	if n := len(plan.Unchanged); n > shownIDs {
+		p.Notef("note: %d %s shards are %s in %s: %s", n, ch.Scope.Name, state, plan.Table, idsText(plan.Unchanged))
+		return
+	}
+	for _, id := range plan.Unchanged {
+		p.Notef("note: %s shard %d is %s in %s", ch.Scope.Name, id, state, plan.Table)
+	}
+}
+
+// shownIDs is the most ids a plan line or note lists; a longer list shows its first ones and
+// its count (the audit line and the option keep every id).
+const shownIDs = 20
+
+// idsText is a list of ids as a plan line shows it: whole up to shownIDs, else its first ones
+// and how many there are.
+func idsText(ids []int64) string {
+	if len(ids) <= shownIDs {
+		return fmt.Sprint(ids)
+	}
+	return fmt.Sprintf("%d ids, the first %d %v…", len(ids), shownIDs, ids[:shownIDs])
+}
+
+// valueText is an option value as a plan line shows it: its JSON up to 50 ids, else its
+// count and first ids.
+func valueText(ids []int64) string {
+	if len(ids) <= 50 {
+		return options.EncodeIDs(ids)
+	}
+	return idsText(ids)
+}
+
 func changePlanLines(ch killswitch.Change, p killswitch.ChangePlan) []string {
 	prep := "from"
 	if ch.Add {
 		prep = "to"
 	}
 	lines := []string{
-		fmt.Sprintf("%s %s shard(s) %v %s %s in %s (%s)", ch.Verb(), ch.Scope.Name, p.Changed, prep, ch.Key, p.Table, reasonText(ch.Reason)),
-		fmt.Sprintf("before: %s", options.EncodeIDs(p.Before)),
-		fmt.Sprintf("after:  %s", options.EncodeIDs(p.After)),
+		fmt.Sprintf("%s %s shard(s) %s %s %s in %s (%s)", ch.Verb(), ch.Scope.Name, idsText(p.Changed), prep, ch.Key, p.Table, reasonText(ch.Reason)),
+		fmt.Sprintf("before: %s", valueText(p.Before)),
+		fmt.Sprintf("after:  %s", valueText(p.After)),
 		fmt.Sprintf("%s is what Sentry reads for the %s outbox here (deployment %s)", p.Table, ch.Target.Silo, p.Why),
 	}
 	if p.Waiting != nil {
 		lines = append(lines, fmt.Sprintf("waiting in those shards of the %s outbox: %d rows, %d coalesce groups", ch.Target.Silo, p.Waiting.Rows, p.Waiting.Groups))
+	}
+	if len(p.After) > 50 {
+		return append(lines, fmt.Sprintf("one write of the whole list (%d ids), as 'sentry config set %s' would make it", len(p.After), ch.Key))
 	}
 	return append(lines, fmt.Sprintf("equivalent: sentry config set %s '%s'", ch.Key, options.EncodeIDs(p.After)))
 }

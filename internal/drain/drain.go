@@ -147,6 +147,10 @@ type Options struct {
 	// (db.InDoubtError): the drain's own connection is the one that failed. nil: the
 	// transaction is left in doubt (Result.InDoubt, Outcome Unsettled).
 	Reconnect func(ctx context.Context) (*db.Conn, error)
+	// IdleTimeoutMS is the connection's idle_in_transaction_session_timeout in ms, when the
+	// caller read it already (a parallel drain's worker, once per connection); nil: Run
+	// reads it.
+	IdleTimeoutMS *int64
 	// CoalescedIDs lists, in each message, the first ids of its group (reads every row of the
 	// group: opt-in); the count is always there.
 	CoalescedIDs bool
@@ -415,15 +419,28 @@ func (r *run) sessionSettings(ctx context.Context) error {
 	if r.o.HandlerTimeout <= 0 {
 		return nil
 	}
-	var ms int64
-	if err := r.conn.QueryRow(ctx, session.IdleTimeoutSetting()).Scan(&ms); err != nil {
-		return db.Classify(err, "reading the idle timeout")
+	ms, err := IdleTimeout(ctx, r.conn, r.o.IdleTimeoutMS)
+	if err != nil {
+		return err
 	}
 	// PostgreSQL's limit for the setting is INT_MAX milliseconds (~24.8 days).
 	if want := min((r.o.HandlerTimeout + 10*time.Second).Milliseconds(), math.MaxInt32); ms != 0 && ms < want {
 		r.local = append(r.local, session.SetLocal("idle_in_transaction_session_timeout", strconv.FormatInt(want, 10)))
 	}
 	return nil
+}
+
+// IdleTimeout is the connection's idle_in_transaction_session_timeout in ms: known when
+// given, else read.
+func IdleTimeout(ctx context.Context, conn *db.Conn, known *int64) (int64, error) {
+	if known != nil {
+		return *known, nil
+	}
+	var ms int64
+	if err := conn.QueryRow(ctx, session.IdleTimeoutSetting()).Scan(&ms); err != nil {
+		return 0, db.Classify(err, "reading the idle timeout")
+	}
+	return ms, nil
 }
 
 // gap is the time to wait before the next delivery under --rate.

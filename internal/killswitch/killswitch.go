@@ -28,12 +28,10 @@ func ParseIDs(args []string) ([]int64, error) {
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("invalid shard id %q: want a non-negative integer", s)
 		}
-		if !slices.Contains(ids, n) {
-			ids = append(ids, n)
-		}
+		ids = append(ids, n)
 	}
 	slices.Sort(ids)
-	return ids, nil
+	return slices.Compact(ids), nil
 }
 
 // KeyFor is the kill-switch option of a scope value, or "" when Sentry reads none for it
@@ -50,19 +48,25 @@ func KeyFor(scope int) string {
 // ApplyChange adds or removes ids from a sorted list, returning the new list, the ids that
 // changed it and the ids that were already in (or not in) it.
 func ApplyChange(list, ids []int64, add bool) (after, changed, unchanged []int64) {
-	after = append([]int64(nil), list...)
+	in := make(map[int64]bool, len(list))
+	for _, id := range list {
+		in[id] = true
+	}
 	for _, id := range ids {
-		has := slices.Contains(after, id)
 		switch {
-		case add && !has:
-			after = append(after, id)
+		case add && !in[id]:
+			in[id] = true
 			changed = append(changed, id)
-		case !add && has:
-			after = slices.DeleteFunc(after, func(x int64) bool { return x == id })
+		case !add && in[id]:
+			delete(in, id)
 			changed = append(changed, id)
 		default:
 			unchanged = append(unchanged, id)
 		}
+	}
+	after = make([]int64, 0, len(in))
+	for id := range in {
+		after = append(after, id)
 	}
 	slices.Sort(after)
 	return after, changed, unchanged

@@ -161,6 +161,26 @@ func ShardMaxID(t Target, k ShardKey) Statement {
 	return sqlStatement("shard-max-id", []string{"The shard's highest id: the drain never touches rows above it (unless --follow)."}, t.idents(), args, on...)
 }
 
+// ShardMaxIDs reads the highest id of each shard of scopes[i]/ids[i] (ShardMaxIDRow): the
+// watermarks of drain SELECTORS, read at planning time.
+func ShardMaxIDs(t Target, scopes []int, ids []int64) Statement {
+	args := t.cellArgs()
+	sc := make([]int64, len(scopes))
+	for i, s := range scopes {
+		sc[i] = int64(s)
+	}
+	args["scopes"] = Arg{Value: sc}
+	args["ids"] = Arg{Value: ids}
+	return sqlStatement("shard-max-ids", []string{"Each listed shard's highest id: a parallel drain never touches rows above it (unless --follow)."}, t.idents(), args, t.cellFragment()...)
+}
+
+// ShardMaxIDRow is a row of ShardMaxIDs.
+type ShardMaxIDRow struct {
+	Scope int   `db:"shard_scope"`
+	ID    int64 `db:"shard_identifier"`
+	MaxID int64 `db:"max_id"`
+}
+
 // DrainScript is one drain iteration for a DBA to run in psql (its transaction opened by
 // preamble, db.WritePreamble's), in two runs, so that nothing
 // is ever deleted that nobody delivered:

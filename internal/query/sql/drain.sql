@@ -180,6 +180,22 @@ SELECT o.id AS max_id
  ORDER BY o.id DESC
  LIMIT 1;
 
+-- name: shard-max-ids
+-- Each listed shard's highest id (@scopes, @ids: drain SELECTORS' plan), one probe of the
+-- shard index per shard: the watermarks of a parallel drain, read at planning time as the
+-- single-shard drain's is. A shard without rows has none.
+SELECT l.shard_scope, l.shard_identifier, m.max_id
+  FROM unnest(@scopes::integer[], @ids::bigint[]) AS l (shard_scope, shard_identifier)
+ CROSS JOIN LATERAL (
+    SELECT o.id AS max_id
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       AND o.shard_scope = l.shard_scope
+       AND o.shard_identifier = l.shard_identifier
+     ORDER BY o.id DESC
+     LIMIT 1
+ ) m;
+
 -- name: drain-coalesced
 -- How many rows wait in each group (an index-only count) and, with ids, its first @cap ids
 -- up to the group's delivered id (which reads every row: opt-in, --coalesced-ids).

@@ -1,0 +1,354 @@
+package drain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/query"
+)
+
+// Job is one shard of a parallel drain.
+type Job struct {
+	Shard query.ShardKey
+	// Skip, when set, is why the shard is not drained (it is kill-switched): it is reported
+	// with that status and never claimed.
+	Skip Status
+	// Watermark is the shard's highest id when the drain was planned: its groups with a row
+	// at or below it are drained, as drain SCOPE ID's plan bounds them. 0: read when its
+	// turn comes. Ignored with Follow.
+	Watermark int64
+}
+
+// Status is how one shard of a parallel drain ended.
+type Status string
+
+// The statuses of a shard. Only StatusFailed is a failure of the run: a shard another
+// drainer holds is skipped, as Sentry's own workers skip it, and a kill-switched one is left
+// to its switch.
+const (
+	StatusDone         Status = "done"          // drained to its watermark (or --max-messages)
+	StatusEmpty        Status = "empty"         // nothing to drain when its turn came
+	StatusBeingDrained Status = "being drained" // another drainer holds its head: skipped (or stopped)
+	StatusFailed       Status = "failed"        // a delivery, the database or the handler failed
+	StatusKillswitched Status = "kill-switched" // disabled by its kill switch: not drained
+	StatusInterrupted  Status = "interrupted"   // Ctrl-C or SIGTERM stopped it mid-drain
+	StatusStopped      Status = "stopped"       // --fail-fast: another shard failed
+	StatusNotStarted   Status = "not started"   // its turn never came (interrupted, --fail-fast)
+)
+
+// ParallelOptions configure a drain of many shards, Workers at once, each with Run's exact
+// per-shard semantics on its worker's own connection.
+type ParallelOptions struct {
+	// Base is what every shard is drained with (Target, Mode, MaxMessages, Rate,
+	// HandlerTimeout, BatchSize, names, Abandon, OnWaiting, Command, Reason). Shard, Handler,
+	// Watermark, Claimed, Reconnect and OnDelivered are set per shard. A parallel drain
+	// never deletes undelivered: Discard and Killswitched are refused.
+	Base Options
+	Jobs []Job
+	// Workers is how many shards are drained at once (at least 1).
+	Workers int
+	// FailFast stops the other workers after a shard failed: each finishes the delivery in
+	// flight and commits, as on Ctrl-C; shards not started are reported "not started".
+	FailFast bool
+	// Follow drains each shard to empty (no watermark), as drain --follow.
+	Follow bool
+	// Connect opens a worker's connection (and a fresh one after a connection failed).
+	Connect func(ctx context.Context) (*db.Conn, error)
+	// NewHandler makes each worker's handler: a stream handler is one co-process per
+	// worker. A handler that is an io.Closer is closed when its worker ends.
+	NewHandler func() (Handler, error)
+	// OnDelivered is called once per delivered message after its deletion committed, from
+	// the worker's goroutine.
+	OnDelivered func(query.ShardKey, Message)
+	// OnShard is called as each shard ends (serialised: one call at a time).
+	OnShard func(ShardResult)
+}
+
+// ShardResult is one shard of a parallel drain.
+type ShardResult struct {
+	Shard  query.ShardKey
+	Status Status
+	// Result is Run's account of the shard (zero when it was not drained).
+	Result Result
+	// Left is the shard's depth after its turn (nil: not read, or could not be).
+	Left *int64
+	// Restored: its first delivery found the handler unavailable and its schedule was put
+	// back as it was before the claim.
+	Restored bool
+	// Err is why it failed (StatusFailed), or why its state after could not be read.
+	Err error
+}
+
+// ParallelResult is a parallel drain's account: one row per job, in the jobs' order.
+type ParallelResult struct {
+	Shards []ShardResult
+}
+
+// Count is how many shards ended with status s.
+func (r ParallelResult) Count(s Status) int {
+	n := 0
+	for _, sh := range r.Shards {
+		if sh.Status == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Totals adds up the shards' deliveries, deletions and rows left (left is nil when some
+// shard's depth is unknown).
+func (r ParallelResult) Totals() (delivered int, deleted int64, left *int64) {
+	var l int64
+	known := true
+	for _, sh := range r.Shards {
+		delivered += sh.Result.Delivered
+		deleted += sh.Result.Deleted
+		if sh.Left == nil {
+			known = false
+		} else {
+			l += *sh.Left
+		}
+	}
+	if known {
+		left = &l
+	}
+	return delivered, deleted, left
+}
+
+// ErrParallelDiscard: a parallel drain only delivers; deleting undelivered rows (discard, a
+// kill-switch trim) is per shard, with its own archive operation.
+var ErrParallelDiscard = errors.New("a parallel drain delivers only: discarding rows is done shard by shard (drain SCOPE ID --handler discard) or with skip")
+
+// RunParallel drains o.Jobs, o.Workers at a time. Every worker makes its handler and
+// takes shards in the jobs' order; for each it reads the watermark, claims the shard
+// (another drainer's lock is "being drained", never waited on), runs Run, puts the
+// schedule back when the handler was unavailable at the first delivery, and reads the depth
+// left. A failing shard does not stop the others unless FailFast; a worker that cannot
+// connect takes no more shards (when none can, the rest are "not started"). Cancelling ctx (Ctrl-C)
+// lets every worker finish the delivery in flight and commit; the shards not reached are
+// "not started". The error is only for what stopped the run before any shard was claimed
+// (a handler that could not be made); per-shard failures are in the result.
+func RunParallel(ctx context.Context, o ParallelOptions) (ParallelResult, error) {
+	res := ParallelResult{Shards: make([]ShardResult, len(o.Jobs))}
+	for i, j := range o.Jobs {
+		res.Shards[i] = ShardResult{Shard: j.Shard, Status: StatusNotStarted}
+	}
+	if o.Base.Discard || o.Base.Killswitched || o.Base.Handler != nil {
+		return res, ErrParallelDiscard
+	}
+	workers := min(max(o.Workers, 1), max(len(o.Jobs), 1))
+	handlers := make([]Handler, workers)
+	defer closeHandlers(handlers)
+	for i := range handlers {
+		h, err := o.NewHandler()
+		if err != nil {
+			return res, err
+		}
+		if h == nil {
+			return res, ErrParallelDiscard
+		}
+		handlers[i] = h
+	}
+	stop, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var next atomic.Int64
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wk := &worker{o: o, handler: handlers[w]}
+			defer wk.close(ctx)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(o.Jobs) {
+					return
+				}
+				if stop.Err() != nil {
+					continue // not started
+				}
+				r := wk.shard(ctx, stop, o.Jobs[i])
+				if r.Status == StatusFailed && o.FailFast {
+					cancel()
+				}
+				mu.Lock()
+				res.Shards[i] = r
+				if o.OnShard != nil {
+					o.OnShard(r)
+				}
+				mu.Unlock()
+				if wk.unreachable {
+					return // the server is gone for this worker: the others, or a run again, take the rest
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return res, nil
+}
+
+func closeHandlers(hs []Handler) {
+	for _, h := range hs {
+		if c, ok := h.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+}
+
+// worker is one of a parallel drain's workers: its handler and its connection.
+type worker struct {
+	o       ParallelOptions
+	handler Handler
+	conn    *db.Conn
+	// idle is conn's idle_in_transaction_session_timeout, read once per connection.
+	idle *int64
+	// unreachable: a connection could not be opened; the worker takes no more shards
+	// (each would wait its --connect-timeout for the same answer).
+	unreachable bool
+}
+
+func (w *worker) close(ctx context.Context) {
+	if w.conn != nil {
+		_ = w.conn.Close(context.WithoutCancel(ctx))
+		w.conn, w.idle = nil, nil
+	}
+}
+
+// connect is the worker's connection, opened when it has none.
+func (w *worker) connect(ctx context.Context) (*db.Conn, error) {
+	if w.conn == nil {
+		c, err := w.o.Connect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		w.conn = c
+	}
+	return w.conn, nil
+}
+
+// shard drains one job. ctx is the run's (cancelled by Ctrl-C), stop is ctx or --fail-fast.
+func (w *worker) shard(ctx, stop context.Context, j Job) ShardResult {
+	r := ShardResult{Shard: j.Shard}
+	if j.Skip != "" {
+		r.Status = j.Skip
+		w.after(ctx, &r)
+		return r
+	}
+	r.Status, r.Result, r.Restored, r.Err = w.drain(ctx, stop, j.Shard, j.Watermark)
+	if r.Status != StatusFailed || r.Result.InDoubt == nil {
+		w.after(ctx, &r)
+	}
+	return r
+}
+
+// drain claims and drains shard k on the worker's connection.
+func (w *worker) drain(ctx, stop context.Context, k query.ShardKey, watermark int64) (Status, Result, bool, error) {
+	t := w.o.Base.Target
+	conn, err := w.connect(stop)
+	if err != nil {
+		w.unreachable = stop.Err() == nil
+		return w.stopped(ctx, stop, StatusFailed), Result{}, false, err
+	}
+	if w.o.Base.HandlerTimeout > 0 && w.idle == nil { // read once per connection, before any claim
+		ms, err := IdleTimeout(stop, conn, nil)
+		if err != nil {
+			w.close(ctx)
+			return w.stopped(ctx, stop, StatusFailed), Result{}, false, err
+		}
+		w.idle = &ms
+	}
+	if w.o.Follow {
+		watermark = 0
+	} else if watermark == 0 {
+		err := db.ReadTx(stop, conn, func(tx db.Tx) error {
+			var err error
+			watermark, err = MaxID(stop, tx, t, k)
+			return err
+		})
+		if err != nil {
+			w.close(ctx)
+			return w.stopped(ctx, stop, StatusFailed), Result{}, false, db.Classify(err, "shard-max-id")
+		}
+		if watermark == 0 {
+			return StatusEmpty, Result{}, false, nil
+		}
+	}
+	claimed, err := Claim(stop, conn, t, k)
+	switch {
+	case errors.Is(err, ErrShardLocked):
+		return StatusBeingDrained, Result{}, false, nil
+	case errors.Is(err, ErrEmpty):
+		return StatusEmpty, Result{}, false, nil
+	case err != nil:
+		w.close(ctx)
+		return w.stopped(ctx, stop, StatusFailed), Result{}, false, db.Classify(err, "drain-claim")
+	}
+	o := w.o.Base
+	o.Shard, o.Handler, o.Watermark, o.Claimed = k, w.handler, watermark, claimed
+	o.IdleTimeoutMS = w.idle
+	o.Reconnect = w.o.Connect
+	if on := w.o.OnDelivered; on != nil {
+		o.OnDelivered = func(m Message) { on(k, m) }
+	}
+	res, runErr := Run(stop, conn, o)
+	restored := false
+	if res.Failed != nil && res.Delivered == 0 && errors.Is(res.FailedErr, ErrHandlerUnavailable) {
+		_, uerr := Unclaim(context.WithoutCancel(ctx), conn, t, k, claimed)
+		restored = uerr == nil
+	}
+	switch {
+	case errors.Is(runErr, context.Canceled):
+		return w.stopped(ctx, stop, StatusInterrupted), res, restored, nil
+	case res.InDoubt != nil:
+		w.close(ctx)
+		return StatusFailed, res, restored, fmt.Errorf("%w (COMMIT in doubt: %s)", runErr, res.InDoubt.Outcome)
+	case runErr != nil:
+		w.close(ctx)
+		if res.Uncommitted > 0 {
+			runErr = fmt.Errorf("%w; %d delivered message(s) were not committed and will be delivered again", runErr, res.Uncommitted)
+		}
+		return StatusFailed, res, restored, db.Classify(runErr, "drain")
+	case res.Contended:
+		return StatusBeingDrained, res, restored, nil
+	case res.Failed != nil:
+		return StatusFailed, res, restored, fmt.Errorf("delivery of message %d (%s, object %d) failed: %w",
+			res.Failed.ID, res.Failed.CategoryName, res.Failed.Object, res.FailedErr)
+	}
+	return StatusDone, res, restored, nil
+}
+
+// stopped is s, or the status of a shard cut short: interrupted on Ctrl-C, stopped by
+// --fail-fast.
+func (w *worker) stopped(ctx, stop context.Context, s Status) Status {
+	switch {
+	case ctx.Err() != nil:
+		return StatusInterrupted
+	case stop.Err() != nil:
+		return StatusStopped
+	}
+	return s
+}
+
+// after reads the depth the shard was left with, on the worker's connection (a fresh one
+// when it failed), even after Ctrl-C: the row must say what is left.
+func (w *worker) after(ctx context.Context, r *ShardResult) {
+	ctx = context.WithoutCancel(ctx)
+	conn, err := w.connect(ctx)
+	if err == nil {
+		var depth int64
+		if depth, _, err = ShardState(ctx, conn, w.o.Base.Target, r.Shard); err == nil {
+			r.Left = &depth
+			return
+		}
+		w.close(ctx)
+	}
+	if r.Err == nil {
+		r.Err = fmt.Errorf("the shard's state after the drain could not be read: %w", err)
+	}
+}
