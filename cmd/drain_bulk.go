@@ -227,20 +227,21 @@ type parallelTotals struct {
 // with the rows the plan counted.
 func parallelDrainDoc(plan drain.BulkPlan, res drain.ParallelResult) (render.Doc, parallelTotals) {
 	var tot parallelTotals
-	t := &render.Table{Columns: []string{"shard_scope", "scope", "shard_identifier", "outcome", "delivered", "deleted", "left", "error"},
-		MachineOnly: map[string]bool{"shard_scope": true}}
+	rows := make([]drain.ParallelShardRow, 0, len(res.Shards))
 	for i, sh := range res.Shards {
-		var left, errText any
+		var left *int64
+		var errText *string
 		switch {
 		case sh.Left != nil:
-			left = *sh.Left
+			left = sh.Left
 			tot.left += *sh.Left
 		case sh.Status == drain.StatusNotStarted:
-			left = plan.Shards[i].Depth
+			left = &plan.Shards[i].Depth
 			tot.left += plan.Shards[i].Depth
 		}
 		if sh.Err != nil {
-			errText = oneLine(db.RedactDSN(sh.Err.Error()))
+			e := oneLine(db.RedactDSN(sh.Err.Error()))
+			errText = &e
 		}
 		switch sh.Status {
 		case drain.StatusDone:
@@ -258,10 +259,10 @@ func parallelDrainDoc(plan drain.BulkPlan, res drain.ParallelResult) (render.Doc
 		}
 		tot.delivered += sh.Result.Delivered
 		tot.deleted += sh.Result.Deleted
-		t.Rows = append(t.Rows, []any{sh.Shard.Scope.Value, sh.Shard.Scope.Name, sh.Shard.ID, string(sh.Status), sh.Result.Delivered, sh.Result.Deleted, left, errText})
+		rows = append(rows, drain.ParallelShardRow{Scope: sh.Shard.Scope.Value, ScopeName: sh.Shard.Scope.Name, ID: sh.Shard.ID, Outcome: string(sh.Status),
+			Delivered: sh.Result.Delivered, Deleted: sh.Result.Deleted, Left: left, Error: errText})
 	}
-	card := []render.Field{{Key: "selected", Value: len(res.Shards)}, {Key: "done", Value: tot.done}, {Key: "empty", Value: tot.empty}, {Key: "failed", Value: tot.failed},
-		{Key: "being_drained", Value: tot.locked}, {Key: "kill_switched", Value: plan.Skipped}, {Key: "interrupted", Value: tot.interrupted},
-		{Key: "not_started", Value: tot.notStarted}, {Key: "delivered", Value: tot.delivered}, {Key: "deleted", Value: tot.deleted}, {Key: "left", Value: tot.left}}
-	return render.Doc{{Name: "summary", Title: "Drain summary", Card: card}, {Name: "shards", Title: "Shards", Table: t}}, tot
+	card := drain.ParallelCard{Selected: len(res.Shards), Done: tot.done, Empty: tot.empty, Failed: tot.failed, BeingDrained: tot.locked,
+		KillSwitched: plan.Skipped, Interrupted: tot.interrupted, NotStarted: tot.notStarted, Delivered: tot.delivered, Deleted: tot.deleted, Left: tot.left}
+	return render.Doc{{Name: "summary", Title: "Drain summary", Card: render.FieldsOf(card)}, {Name: "shards", Title: "Shards", Table: render.TableOf(rows)}}, tot
 }

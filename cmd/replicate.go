@@ -308,7 +308,7 @@ func writeReplicateWork(ctx context.Context, conns replicateConns, work []replic
 
 // replicateDoc is what replicate wrote: one row per pair, and what to run next.
 func replicateDoc(work []replicateWork, written map[string][]int64) render.Doc {
-	t := &render.Table{Columns: []string{"pair", "category", "objects", "outbox_ids", "next"}, Labels: map[string]string{"outbox_ids": "outbox ids"}}
+	rows := []replica.WrittenRow{}
 	for _, w := range work {
 		if len(w.objects) == 0 {
 			continue
@@ -320,10 +320,10 @@ func replicateDoc(work []replicateWork, written map[string][]int64) render.Doc {
 		for _, id := range written[w.pair.Name] {
 			ids = append(ids, fmt.Sprint(id))
 		}
-		t.Rows = append(t.Rows, []any{w.pair.Name, w.pair.Category.Name, strings.Join(objs, ","), strings.Join(ids, ","),
-			"outboxctl verify " + w.pair.Name + " --id " + strings.Join(objs, ",")})
+		rows = append(rows, replica.WrittenRow{Pair: w.pair.Name, Category: w.pair.Category.Name, Objects: strings.Join(objs, ","), OutboxIDs: strings.Join(ids, ","),
+			Next: "outboxctl verify " + w.pair.Name + " --id " + strings.Join(objs, ",")})
 	}
-	return render.Doc{{Name: "replicate", Title: "outbox rows written", Table: t}}
+	return render.Doc{{Name: "replicate", Title: "outbox rows written", Table: render.TableOf(rows)}}
 }
 
 // unknownObjects fails when some ids exist neither as a source nor as a replica: nothing

@@ -215,7 +215,7 @@ VALUES (3, 'o-3', 'O3', now(), false, '', '--monolith--', 0, false, false, false
 	}
 	plain := testdb.Schema(t, fixture.Options{})
 	out, _ := mustRun(t, 0, plain, "doctor", "--check", "replicas", "-o", "json")
-	if !strings.Contains(out, "--context CELL,CONTROL verify") {
+	if !strings.Contains(out, `outboxctl --context \u003ccell\u003e,\u003ccontrol\u003e verify`) || !strings.Contains(out, `"next": []`) {
 		t.Errorf("no replica tables: %s", out)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/replica"
 	"github.com/outboxctl/outboxctl/internal/report"
 )
 
@@ -123,7 +124,10 @@ func Documents() []Document {
 		{Command: "restore", About: "What restore put back.",
 			Sections: []Section{{Name: "restore", Shape: Card, Rows: []reflect.Type{row[drain.RestoreSummary]()}}}},
 		{Command: "drain", About: "The drain's summary.",
-			Sections: []Section{{Name: "drain", Shape: Card, Rows: []reflect.Type{row[drain.Summary]()}}}},
+			Sections: []Section{{Name: "drain", Shape: Card, Rows: []reflect.Type{row[drain.Summary]()}}}, Or: []Section{
+				{Name: "summary", Shape: Card, Rows: []reflect.Type{row[drain.ParallelCard]()}},
+				{Name: "shards", Shape: Table, Rows: []reflect.Type{row[drain.ParallelShardRow]()}},
+			}},
 		{Command: "backfill status", About: "Each replicated table's backfill cursor and state.",
 			Sections: []Section{{Name: "backfill", Shape: Table, Rows: []reflect.Type{row[status.TableRow]()}}}},
 		{Command: "doctor", About: "The findings, most severe first.",
@@ -137,6 +141,13 @@ func Documents() []Document {
 			Sections: []Section{{Name: "resolved", Shape: Table, Rows: []reflect.Type{row[report.ResolvedRow]()}}}},
 		{Command: "enums lint", About: "The problems found in an enums file.",
 			Sections: []Section{{Name: "problems", Shape: Table, Rows: []reflect.Type{row[report.ProblemRow]()}}}},
+		{Command: "verify", About: "A summary per replication pair, then the drifted objects (missing, stale, orphan, pending).",
+			Sections: []Section{
+				{Name: "summary", Shape: Table, Rows: []reflect.Type{row[replica.PairRow]()}},
+				{Name: "drift", Shape: Table, Rows: []reflect.Type{row[replica.DriftRow]()}},
+			}},
+		{Command: "replicate", About: "The outbox rows replicate wrote, per pair, and the verify that follows them.",
+			Sections: []Section{{Name: "replicate", Shape: Table, Rows: []reflect.Type{row[replica.WrittenRow]()}}}},
 		{Command: "version", About: "The release and the commit it was built from.",
 			Sections: []Section{{Name: "version", Shape: Card, Rows: []reflect.Type{row[report.Version]()}}}},
 		{Command: "context list", About: "The contexts of the config file.",

@@ -35,9 +35,10 @@ func checkReplicas(ctx context.Context, env *Env) ([]Finding, error) {
 	}
 	if !schema.Table("sentry_organization").Present || !schema.Table("sentry_organizationmapping").Present {
 		return []Finding{{Check: CheckReplicas, Severity: OK,
-			Summary:  "sentry_organization and sentry_organizationmapping are not both here (a split silo): verify compares them across two contexts",
-			Evidence: Evidence{{"sampled", 0}},
-			Next:     env.Prefix + " --context CELL,CONTROL verify"}}, nil
+			// No next: the command needs the operator's two context names, and a printed next
+			// must run as printed (a placeholder would exit 2).
+			Summary:  "sentry_organization and sentry_organizationmapping are not both here (a split silo): verify compares them across two contexts (outboxctl --context <cell>,<control> verify)",
+			Evidence: Evidence{{"sampled", 0}}}}, nil
 	}
 	rows, err := query.All[query.ReplicaSampleRow](ctx, env.Tx, replicasStatements(env.SchemaName)[0])
 	if err != nil || len(rows) != 1 {

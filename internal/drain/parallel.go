@@ -352,3 +352,31 @@ func (w *worker) after(ctx context.Context, r *ShardResult) {
 		r.Err = fmt.Errorf("the shard's state after the drain could not be read: %w", err)
 	}
 }
+
+// ParallelCard is the summary card of drain SELECTORS: its json tags are the JSON keys.
+type ParallelCard struct {
+	Selected     int   `json:"selected"`
+	Done         int   `json:"done"`
+	Empty        int   `json:"empty"`
+	Failed       int   `json:"failed"`
+	BeingDrained int   `json:"being_drained"`
+	KillSwitched int   `json:"kill_switched"`
+	Interrupted  int   `json:"interrupted"`
+	NotStarted   int   `json:"not_started"`
+	Delivered    int   `json:"delivered"`
+	Deleted      int64 `json:"deleted"`
+	Left         int64 `json:"left"`
+}
+
+// ParallelShardRow is one shard's row of drain SELECTORS: left is null when unknown (the
+// drain of the shard failed before it could count), error null when none.
+type ParallelShardRow struct {
+	Scope     int     `json:"shard_scope" render:"machine"`
+	ScopeName string  `json:"scope"`
+	ID        int64   `json:"shard_identifier"`
+	Outcome   string  `json:"outcome"`
+	Delivered int     `json:"delivered"`
+	Deleted   int64   `json:"deleted"`
+	Left      *int64  `json:"left"`
+	Error     *string `json:"error"`
+}

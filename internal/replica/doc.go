@@ -11,34 +11,68 @@ type Result struct {
 	Drifts []Drift
 }
 
+// PairRow is one pair's line of verify's summary.
+type PairRow struct {
+	Pair    string `json:"pair"`
+	Source  string `json:"source"`
+	Replica string `json:"replica"`
+	InSync  int64  `json:"in_sync" label:"in sync"`
+	Missing int64  `json:"missing"`
+	Stale   int64  `json:"stale"`
+	Orphan  int64  `json:"orphan"`
+	Pending int64  `json:"pending"`
+}
+
+// DriftRow is one drifted object of verify (-o json: one per object): its pair, class, the
+// fields that differ (stale; source and replica values), the command that repairs it, the
+// replica's fields a replicate would write (missing) and, for a pending one, its queued
+// outbox rows' shard, count and next attempt.
+type DriftRow struct {
+	Pair         string `json:"pair"`
+	Drift        string `json:"drift"`
+	ObjectID     int64  `json:"object_id" label:"object"`
+	Fields       any    `json:"fields"`
+	Next         string `json:"next"`
+	WouldBe      any    `json:"would_be" label:"would be"`
+	PendingShard any    `json:"pending_shard" label:"shard"`
+	PendingRows  any    `json:"pending_rows" label:"queued" render:"machine"`
+	NextAttempt  any    `json:"next_attempt" label:"next attempt"`
+}
+
+// WrittenRow is one pair's line of what replicate wrote: the objects, the outbox rows'
+// ids (comma separated) and the verify that shows them pending, then in sync.
+type WrittenRow struct {
+	Pair      string `json:"pair"`
+	Category  string `json:"category"`
+	Objects   string `json:"objects"`
+	OutboxIDs string `json:"outbox_ids" label:"outbox ids"`
+	Next      string `json:"next"`
+}
+
 // Doc is verify's document: a summary per pair, then the drifted objects (the first limit
 // of each pair's, 0: all), with a footer for the ones left out.
 func Doc(results []Result, limit int) render.Doc {
-	summary := &render.Table{Columns: []string{"pair", "source", "replica", "in_sync", "missing", "stale", "orphan", "pending"},
-		Labels: map[string]string{"in_sync": "in sync"}}
-	drift := &render.Table{Columns: []string{"pair", "drift", "object_id", "fields", "next", "would_be", "pending_shard", "pending_rows", "next_attempt"},
-		Labels:      map[string]string{"object_id": "object", "would_be": "would be", "pending_shard": "shard", "pending_rows": "queued", "next_attempt": "next attempt"},
-		MachineOnly: map[string]bool{"pending_rows": true}}
+	pairs, drifts := []PairRow{}, []DriftRow{}
 	var shown, total int
 	for _, r := range results {
 		c := r.Counts
-		summary.Rows = append(summary.Rows, []any{r.Pair.Name, r.Pair.Source, r.Pair.Replica, c.InSync, c.Missing, c.Stale, c.Orphan, c.Pending})
+		pairs = append(pairs, PairRow{Pair: r.Pair.Name, Source: r.Pair.Source, Replica: r.Pair.Replica, InSync: c.InSync, Missing: c.Missing, Stale: c.Stale, Orphan: c.Orphan, Pending: c.Pending})
 		total += int(c.Drifted())
 		for _, d := range r.Drifts {
 			if limit > 0 && shown >= limit {
 				break
 			}
 			shown++
-			drift.Rows = append(drift.Rows, d.row())
+			drifts = append(drifts, d.row())
 		}
 	}
 	return render.Doc{
-		{Name: "summary", Title: "replicas", Table: summary},
-		{Name: "drift", Title: "drifted objects", Table: drift, Footer: render.Shown(shown, total, "drifted objects", "--limit")},
+		{Name: "summary", Title: "replicas", Table: render.TableOf(pairs)},
+		{Name: "drift", Title: "drifted objects", Table: render.TableOf(drifts), Footer: render.Shown(shown, total, "drifted objects", "--limit")},
 	}
 }
 
-func (d Drift) row() []any {
+func (d Drift) row() DriftRow {
 	var would, shard, rows, next, fields any
 	if d.Would != "" {
 		would = d.Would
@@ -49,5 +83,5 @@ func (d Drift) row() []any {
 	if len(d.Fields) > 0 {
 		fields = render.JSONText(d.FieldsJSON())
 	}
-	return []any{d.Pair, d.Class, d.ObjectID, fields, d.Next(), would, shard, rows, next}
+	return DriftRow{Pair: d.Pair, Drift: string(d.Class), ObjectID: d.ObjectID, Fields: fields, Next: d.Next(), WouldBe: would, PendingShard: shard, PendingRows: rows, NextAttempt: next}
 }
