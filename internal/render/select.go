@@ -23,9 +23,6 @@ type Selection struct {
 	JQ     *JQ
 }
 
-// active reports whether the selection changes what a JSON document prints.
-func (s Selection) active() bool { return len(s.Fields) > 0 || s.List || s.JQ != nil }
-
 // JQ is a compiled --jq expression.
 type JQ struct {
 	expr string
