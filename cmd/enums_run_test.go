@@ -93,6 +93,7 @@ func TestRunVersionDirect(t *testing.T) {
 		{versionOptions{Version: "v9.9.9"}, info, "outboxctl v9.9.9 (commit abc123)\n"},
 		{versionOptions{Version: "v9.9.9", Commit: "fff"}, info, "outboxctl v9.9.9 (commit fff)\n"},
 		{versionOptions{}, none, "outboxctl (devel) (commit unknown)\n"},
+		{versionOptions{Version: "v1.0.0", Commit: "fff", Date: "2026-12-01T00:00:00Z"}, none, "outboxctl v1.0.0 (commit fff, built 2026-12-01T00:00:00Z)\n"},
 	} {
 		io, out, _ := render.Test()
 		if err := tc.o.Validate(); err != nil {

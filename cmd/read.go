@@ -189,6 +189,12 @@ func (a *app) needsDatabase() error {
 			asked = "--" + name
 		}
 	}
+	if asked == "" && a.g.JSONFields != "" {
+		asked = "--json"
+	}
+	if asked == "" && a.g.JQ != "" {
+		asked = "--jq"
+	}
 	if f, _ := render.ParseFormat(a.g.Output); asked == "" && (f == render.FormatJSON || f == render.FormatJSONL || f == render.FormatCSV) {
 		asked = "-o " + a.g.Output
 	}

@@ -37,7 +37,7 @@ func Main(ctx context.Context, args []string, io *render.Streams) int {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd(args...)
 	wrapCobraErrors(root)
-	args = watchArgs(args)
+	args = jsonArgs(watchArgs(args))
 	a.args = args
 	root.SetArgs(args)
 	root.SetIn(io.In)
@@ -49,6 +49,7 @@ func Main(ctx context.Context, args []string, io *render.Streams) int {
 	if cmd != nil {
 		path = cmd.CommandPath()
 	}
+	err = selectionError(path, err)
 	printError(ctx, io, err, path, a.secrets()...)
 	if outputHook != nil && cmd != nil {
 		outputHook(printedRun{command: strings.TrimPrefix(path, root.Name()+" "), format: a.g.Output, printSQL: a.g.PrintSQL,
@@ -109,6 +110,8 @@ type app struct {
 	dryRun bool
 	// watches are the commands that take --watch, with what their frames follow.
 	watches map[*cobra.Command]*watchSpec
+	// sel is --json and --jq, applied by every printer of the invocation.
+	sel render.Selection
 }
 
 type globalOptions struct {
@@ -134,6 +137,9 @@ type globalOptions struct {
 	MaxConfig byteSize
 	// MaxEnums caps the --enums file and enums lint's (--max-enums-bytes).
 	MaxEnums byteSize
+	// JSONFields and JQ are --json and --jq (validateSelection makes them a.sel).
+	JSONFields string
+	JQ         string
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -229,6 +235,7 @@ func addGlobalFlags(a *app, root *cobra.Command) {
 	f.BoolVar(&a.g.AllContexts, "all-contexts", false, "read commands: run against every context of the config file at once")
 	addSizeFlag(f, &a.g.MaxEnums, "max-enums-bytes", enums.DefaultMaxSourceBytes, "refuse an --enums or enums lint category.py larger than this (KiB, MiB, GiB): Sentry's is about 14 KB")
 	addSizeFlag(f, &a.g.MaxConfig, "max-config-bytes", config.DefaultMaxBytes, "refuse a config file larger than this (KiB, MiB, GiB): a config of a hundred contexts takes a few KiB")
+	addSelectionFlags(a, root)
 }
 
 // addGlobalCompletions completes the values of the global flags.
@@ -248,6 +255,9 @@ func (a *app) validate(c *cobra.Command) error {
 	}
 	if err := c.ValidateFlagGroups(); err != nil {
 		return asUsage(err)
+	}
+	if err := a.validateSelection(c); err != nil {
+		return err
 	}
 	if f, _ := render.ParseFormat(a.g.Output); a.g.CSVRaw && f != render.FormatCSV { // -o: refused as parsed (enumValue)
 		return usageErrorf(c.CommandPath()+" -o csv --csv-raw", "--csv-raw goes with -o csv (it leaves CSV cells that start with = + - @ unneutralised)")
@@ -333,6 +343,11 @@ func (a *app) printerFor(s *render.Streams) *render.Printer {
 		p.Headers = render.HeadersOff
 	}
 	p.CSVRaw = a.g.CSVRaw
+	ctx := context.Background()
+	if a.cmd != nil && a.cmd.Context() != nil {
+		ctx = a.cmd.Context()
+	}
+	p.SetSelection(ctx, a.sel)
 	return p
 }
 

@@ -10,20 +10,22 @@ import (
 	"github.com/outboxctl/outboxctl/internal/report"
 )
 
-// version and commit are set at build time:
+// version, commit and date are set at build time (the Makefile, .goreleaser.yaml):
 //
-//	go build -ldflags "-X github.com/outboxctl/outboxctl/cmd.version=v0.1.0 -X github.com/outboxctl/outboxctl/cmd.commit=abc123"
+//	go build -ldflags "-X github.com/outboxctl/outboxctl/cmd.version=v0.1.0 -X github.com/outboxctl/outboxctl/cmd.commit=abc123 -X github.com/outboxctl/outboxctl/cmd.date=2026-12-01T00:00:00Z"
 //
-// Without them (go install, go run) they fall back to the module's build information.
+// Without them (go install, go run) version and commit fall back to the module's build
+// information, and no build date is printed.
 var (
 	version = "" //nolint:gochecknoglobals // set by -ldflags
 	commit  = "" //nolint:gochecknoglobals // set by -ldflags
+	date    = "" //nolint:gochecknoglobals // set by -ldflags
 )
 
 // versionOptions are what version prints from: the -ldflags values, which win over the
 // module's build information.
 type versionOptions struct {
-	Version, Commit string
+	Version, Commit, Date string
 }
 
 // Validate has nothing to check: version takes no flags, and exactArgs refuses arguments.
@@ -54,12 +56,15 @@ func (o versionOptions) resolve(buildInfo func() (*debug.BuildInfo, bool)) (stri
 
 func (o versionOptions) String(buildInfo func() (*debug.BuildInfo, bool)) string {
 	v, c := o.resolve(buildInfo)
+	if o.Date != "" {
+		return fmt.Sprintf("outboxctl %s (commit %s, built %s)", v, c, o.Date)
+	}
 	return fmt.Sprintf("outboxctl %s (commit %s)", v, c)
 }
 
 // versionString is this binary's version line (also --version's).
 func versionString() string {
-	return versionOptions{Version: version, Commit: commit}.String(debug.ReadBuildInfo)
+	return versionOptions{Version: version, Commit: commit, Date: date}.String(debug.ReadBuildInfo)
 }
 
 func newVersionCmd(a *app) *cobra.Command {
@@ -68,7 +73,7 @@ func newVersionCmd(a *app) *cobra.Command {
 		Short: "Print outboxctl's version and commit",
 		Args:  exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			o := versionOptions{Version: version, Commit: commit}
+			o := versionOptions{Version: version, Commit: commit, Date: date}
 			if err := o.Validate(); err != nil {
 				return err
 			}

@@ -29,11 +29,13 @@ type encoder interface {
 func (p *Printer) encoder() encoder {
 	switch {
 	case p.format == FormatJSON:
-		return &jsonEncoder{w: jsonWriter{p.s.Out}}
+		return p.selected(func(out io.Writer) encoder { return &jsonEncoder{w: jsonWriter{out}} })
 	case p.format == FormatJSONL:
-		enc := json.NewEncoder(jsonWriter{p.s.Out})
-		enc.SetEscapeHTML(false)
-		return &jsonlEncoder{enc: enc}
+		return p.selected(func(out io.Writer) encoder {
+			enc := json.NewEncoder(jsonWriter{out})
+			enc.SetEscapeHTML(false)
+			return &jsonlEncoder{enc: enc}
+		})
 	case p.format == FormatCSV:
 		return &csvEncoder{p: p, out: p.s.Out, w: csv.NewWriter(p.s.Out)}
 	case p.format == FormatAuto && !p.s.OutTTY:
@@ -82,6 +84,7 @@ type jsonEncoder struct {
 	prefix string // the indentation of a section's value
 	cols   []string
 	rows   int
+	keys   int // sections written (a selection may leave some out)
 }
 
 func (e *jsonEncoder) begin(n int) error {
@@ -94,7 +97,7 @@ func (e *jsonEncoder) begin(n int) error {
 }
 
 // key opens the i-th section's value in a document of several.
-func (e *jsonEncoder) key(i int, name string) error {
+func (e *jsonEncoder) key(_ int, name string) error {
 	if e.n == 1 {
 		return nil
 	}
@@ -103,9 +106,10 @@ func (e *jsonEncoder) key(i int, name string) error {
 		return err
 	}
 	sep := ""
-	if i > 0 {
+	if e.keys > 0 {
 		sep = ","
 	}
+	e.keys++
 	return e.write(sep + "\n  " + k + ": ")
 }
 

@@ -3,6 +3,7 @@ package render
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -203,6 +204,9 @@ type Printer struct {
 	// = + - @, a tab or a carriage return gets a leading ' (see csvCell).
 	CSVRaw bool
 	r      *lipgloss.Renderer
+	// sel is --json and --jq (SetSelection), ctx what stops a long --jq.
+	sel Selection
+	ctx context.Context //nolint:containedctx // the invocation's, for --jq only
 }
 
 // NewPrinter resolves the format: the default is a styled table on a terminal and plain
@@ -299,6 +303,9 @@ func (p *Printer) Print(doc Doc) error {
 }
 
 func (p *Printer) print(doc Doc) error {
+	if err := p.checkSelection(doc, nil); err != nil {
+		return err
+	}
 	if enc := p.encoder(); enc != nil {
 		return encodeDoc(enc, doc)
 	}
@@ -759,6 +766,9 @@ func (d *DocStream) Columns(cols []string) error {
 			names = append(names, c)
 		}
 	}
+	if err := d.p.checkSelection(d.head, names); err != nil {
+		return err
+	}
 	if d.enc = d.p.encoder(); d.enc == nil {
 		d.buf = t
 		return nil
@@ -794,6 +804,9 @@ func (d *DocStream) Footer(s string) { d.last.Footer = s }
 func (d *DocStream) Close() error {
 	if d.buf != nil {
 		return d.p.Print(append(d.head, d.last))
+	}
+	if d.enc == nil { // Columns failed (or never ran): nothing was begun
+		return nil
 	}
 	if err := d.enc.tableEnd(); err != nil {
 		return err

@@ -1,0 +1,110 @@
+package cmd
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outboxctl/outboxctl/internal/render"
+)
+
+// listFields is --json given without fields (jsonArgs): list the document's fields.
+const listFields = "\x00list"
+
+// jsonArgs lets --json stand without its field list, as gh's does: `--json` last, or
+// followed by another flag, asks for the fields the command's document has. A field list
+// is the next argument (`--json shard_scope,attempts`), as a flag value would be.
+func jsonArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--" {
+			return append(out, args[i:]...)
+		}
+		if args[i] == "--json" && (i+1 == len(args) || strings.HasPrefix(args[i+1], "-")) {
+			out = append(out, "--json="+listFields)
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+// addSelectionFlags registers --json and --jq, which every command printing a JSON
+// document takes (render.Selection does the work, in the encoders).
+func addSelectionFlags(a *app, root *cobra.Command) {
+	f := root.PersistentFlags()
+	f.StringVar(&a.g.JSONFields, "json", "", "print JSON with only these comma-separated fields of each row or card (implies -o json; -o jsonl keeps one object a line); --json alone lists the fields")
+	f.StringVar(&a.g.JQ, "jq", "", "filter the JSON output with a jq expression (implies -o json): a string result prints raw, anything else as compact JSON, one a line")
+}
+
+// validateSelection checks --json and --jq before the command runs and makes JSON the
+// output they imply.
+func (a *app) validateSelection(c *cobra.Command) error {
+	fields, jq := c.Flags().Changed("json"), c.Flags().Changed("jq")
+	if !fields && !jq {
+		return nil
+	}
+	path := c.CommandPath()
+	flag, again := "--json", path+" --json "+shellQuote(a.g.JSONFields)
+	if !fields {
+		flag, again = "--jq", path+" --jq "+shellQuote(a.g.JQ)
+	}
+	switch f, _ := render.ParseFormat(a.g.Output); f {
+	case render.FormatAuto:
+		a.g.Output = string(render.FormatJSON)
+	case render.FormatJSON, render.FormatJSONL:
+	case render.FormatTable, render.FormatWide, render.FormatCSV, render.FormatMarkdown:
+		return usageErrorf(again, "`%s` prints JSON, and -o %s asks for another format: drop one of them", flag, a.g.Output)
+	}
+	if a.g.PrintSQL {
+		return usageErrorf(path+" --print-sql", "`%s` selects from the JSON output, and --print-sql prints SQL instead: drop one of them", flag)
+	}
+	if fields && a.g.JSONFields == listFields {
+		a.sel.List = true
+		// Listing runs the command for its document: refused where that would change the
+		// database (every mutation asks for --yes).
+		dry := c.Flags().Lookup("dry-run")
+		if c.Flags().Lookup("yes") != nil && (dry == nil || !dry.Changed) {
+			if dry == nil {
+				return usageErrorf(path+" --help", "`--json` without fields runs %s to list its document's fields, and %s changes the database: name the fields", path, path)
+			}
+			return usageErrorf(path+" --dry-run --json", "`--json` without fields runs %s to list its document's fields, and %s changes the database: name the fields, or list them on a dry run", path, path)
+		}
+	} else if fields {
+		if a.sel.Fields = render.ParseFields(a.g.JSONFields); len(a.sel.Fields) == 0 {
+			return usageErrorf(path+" --json", "`--json` needs comma-separated field names, got %q: `--json` alone lists them", a.g.JSONFields)
+		}
+	}
+	if jq {
+		q, err := render.ParseJQ(a.g.JQ)
+		if err != nil {
+			return usageErrorf(path+" --jq '.'", "%v", err)
+		}
+		a.sel.JQ = q
+	}
+	return nil
+}
+
+// shellQuote is s as one shell word: as it is when it is safe, else single-quoted.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_,.-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// selectionError turns a render.FieldsError (an unknown --json field, or --json alone) into
+// a usage error whose hint is a command that works: the first fields the document has.
+func selectionError(path string, err error) error {
+	var fe *render.FieldsError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	pick := fe.Available[:min(3, len(fe.Available))]
+	hint := path + " --json " + strings.Join(pick, ",")
+	if len(pick) == 0 {
+		hint = path + " -o json"
+	}
+	return usageErrorf(hint, "%s", fe.Error())
+}
