@@ -4,6 +4,8 @@ package query
 // filter combination, in both silos. Golden files hold their printed form; the database tests
 // run each of them printed and bound.
 
+import "time"
+
 func enum(v int, name string) *Enum { return &Enum{Value: v, Name: name} }
 
 func i64(v int64) *int64 { return &v }
@@ -72,6 +74,11 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 	{"inspect-message", func(t Target) Script { return Script{Message(t, 2)} }},
 	{"depth", func(t Target) Script { return Script{Depth(t)} }},
 	{"depth-estimate", func(t Target) Script { return Script{DepthEstimate(t)} }},
+	{"depth-total", func(t Target) Script { return Script{TableStatistics(t), DepthTotal(t)} }},
+	{"depth-split", func(t Target) Script {
+		at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		return Script{DepthSplit(t, 2_000_000, false, &at), DepthSplit(t, 2_000_000, true, nil)}
+	}},
 	{"killswitch-shards", func(t Target) Script {
 		return Script{KillswitchShards([]Target{t}, []KillswitchList{
 			{OptionsTable: OptionTable, Scope: 0, IDs: []int64{1, 2, 404}},
