@@ -199,3 +199,85 @@ func csvField(t *testing.T, out string, row, col int) string {
 	}
 	return f[col]
 }
+
+// TestInspectCategoryLowStatementTimeout: over the budget, inspect category answers the
+// category's pending rows from the statistics, labelled, naming --full-pass; --full-pass and
+// a table within the budget read it, equal to the model.
+func TestInspectCategoryLowStatementTimeout(t *testing.T) {
+	t.Parallel()
+	schema := budgetTable(t, 3000)
+	slow := []string{"--statement-timeout", "1s", "--pass-rows-per-second", "1000"}
+	code, out, errOut := runCLI(t, schema, append([]string{"inspect", "category", "PROJECT_UPDATE", "-o", "csv"}, slow...)...)
+	if code != cmd.ExitOK {
+		t.Fatalf("inspect category: exit %d\n%s", code, errOut)
+	}
+	at := csvField(t, out, 1, 8)
+	want := "shard_scope,scope,pending,shards,objects,next_attempt,oldest_message,estimated,statistics_analyzed_at\n,,900,,,,,true," + at + "\n"
+	if out != want || at == "" {
+		t.Fatalf("inspect category under a low timeout:\n%s\nwant\n%s", out, want)
+	}
+	if !strings.HasPrefix(errOut, "estimated: a pass over ~3000 rows would take ~3s, over half of --statement-timeout 1s; pending alone, from the planner's statistics of an ANALYZE ") ||
+		!strings.HasSuffix(errOut, "; --full-pass reads the table (under --pass-timeout)\n") {
+		t.Fatalf("inspect category under a low timeout: stderr %q", errOut)
+	}
+	model := modelCategory(t, schema, 8)
+	for _, args := range [][]string{append([]string{"--full-pass"}, slow...), nil} {
+		out, errOut := mustRun(t, cmd.ExitOK, schema, append([]string{"inspect", "category", "PROJECT_UPDATE", "-o", "csv", "--time", "absolute"}, args...)...)
+		if out != model || errOut != "" {
+			t.Fatalf("inspect category %v:\n%s\nwant\n%s\nstderr %q", args, out, model, errOut)
+		}
+	}
+}
+
+// modelCategory is inspect category's CSV for category c of the schema's cell outbox, from
+// a plain GROUP BY.
+func modelCategory(t *testing.T, schema string, c int) string {
+	t.Helper()
+	var pending, shards, objects int64
+	var next, oldest time.Time
+	err := testdb.Pool(t).QueryRow(context.Background(), fmt.Sprintf(`SELECT count(*), count(DISTINCT shard_identifier), count(DISTINCT object_identifier), min(scheduled_for), min(date_added)
+  FROM %s.sentry_regionoutbox WHERE category = $1`, schema), c).Scan(&pending, &shards, &objects, &next, &oldest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("shard_scope,scope,pending,shards,objects,next_attempt,oldest_message,distinct_rows,distinct_exact\n0,ORGANIZATION_SCOPE,%d,%d,%d,%s,%s,%d,true\n",
+		pending, shards, objects, next.UTC().Format(time.RFC3339Nano), oldest.UTC().Format(time.RFC3339Nano), pending)
+}
+
+// TestShardsLowStatementTimeout: over the budget, shards --limit lists from a bounded
+// sample of the table's pages, every row labelled estimated with the sampled percentage,
+// the note naming --full-pass; --full-pass lists from every row, as shards does within the
+// budget (which TestShardListingsMatchModel proves equal to a model); --full-pass with
+// --stuck is a usage error.
+func TestShardsLowStatementTimeout(t *testing.T) {
+	t.Parallel()
+	schema := budgetTable(t, 3000)
+	slow := []string{"--statement-timeout", "1s", "--pass-rows-per-second", "1000"}
+	code, out, errOut := runCLI(t, schema, append([]string{"shards", "--limit", "5", "-o", "csv"}, slow...)...)
+	if code != cmd.ExitOK {
+		t.Fatalf("shards: exit %d\n%s", code, errOut)
+	}
+	// 500 rows of budget over 3,000: a sixth of the pages, at random (TABLESAMPLE SYSTEM).
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if lines[0] != "shard_scope,scope,shard_identifier,depth,estimated,sampled_percent" || len(lines) > 6 {
+		t.Fatalf("shards under a low timeout:\n%s", out)
+	}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if len(f) != 6 || f[0] != "0" || f[1] != "ORGANIZATION_SCOPE" || f[4] != "true" || f[5] != "16.66" {
+			t.Fatalf("shards under a low timeout: row %q of\n%s", l, out)
+		}
+	}
+	if errOut != "estimated from a sample of 16.66% of the table's pages: a pass over ~3000 rows would take ~3s, over half of --statement-timeout 1s; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row (under --pass-timeout)\n" {
+		t.Fatalf("shards under a low timeout: stderr %q", errOut)
+	}
+	within, withinErr := mustRun(t, cmd.ExitOK, schema, "shards", "--limit", "5", "-o", "csv", "--time", "absolute")
+	full, errOut := mustRun(t, cmd.ExitOK, schema, append([]string{"shards", "--limit", "5", "-o", "csv", "--time", "absolute", "--full-pass"}, slow...)...)
+	if full != within || errOut != withinErr || errOut != "showing 5 of 37 shards (--limit)\n" || !strings.HasPrefix(full, "shard_scope,scope,shard_identifier,depth,coalesce_groups") {
+		t.Fatalf("shards --full-pass:\n%s\nwant\n%s\nstderr %q", full, within, errOut)
+	}
+	code, _, errOut = runCLI(t, schema, "shards", "--stuck", "--full-pass")
+	if code != cmd.ExitUsage || !strings.Contains(errOut, "`--full-pass` is for the deepest shards") {
+		t.Fatalf("shards --stuck --full-pass: exit %d, stderr %q", code, errOut)
+	}
+}

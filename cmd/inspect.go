@@ -302,6 +302,9 @@ func runInspectObject(ctx context.Context, d factory, o inspectObjectOptions, t 
 type inspectCategoryOptions struct {
 	Category string
 	Exact    bool
+	// FullPass reads the table to the end under --pass-timeout whatever the budget says.
+	FullPass bool
+	Pass     passOptions
 }
 
 // Validate checks the flags that need no registry: there are none yet (the category is a
@@ -319,9 +322,16 @@ show as their own line): rows, shards holding them, distinct objects, next attem
 oldest message. No index leads with category, so this reads the table. The distinct shard
 and object counts are taken over the category's first 1,000 rows (distinct_rows says how
 many; distinct_exact is true when that was all of them, else the counts are lower bounds):
---exact counts over every row, which cannot run in parallel and is several times slower.`),
+--exact counts over every row, which cannot run in parallel and is several times slower.
+
+Under a low --statement-timeout, when the planner's estimate of the table says the pass
+would take more than half of it, the answer is the category's share of the planner's
+statistics instead (pending only, estimated, with when the statistics were taken), and a
+note names --full-pass, which reads the table to the end under --pass-timeout (10m by
+default) with a progress line on a terminal.`),
 		Example: examples(`
   outboxctl inspect category ORGANIZATION_MEMBER_UPDATE
+  outboxctl inspect category ORGANIZATION_MEMBER_UPDATE --statement-timeout 1s --full-pass
   outboxctl inspect category 5 --print-sql`),
 		Args:              exactArgs(1, "CATEGORY"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindCategory),
@@ -340,29 +350,66 @@ many; distinct_exact is true when that was all of them, else the counts are lowe
 		},
 	}
 	c.Flags().BoolVar(&o.Exact, "exact", false, "count distinct shards and objects over every row (slower; by default over the first 1,000 rows, labelled)")
+	c.Flags().BoolVar(&o.FullPass, "full-pass", false, "read the whole table to the end under --pass-timeout, even when the planner's estimate exceeds --statement-timeout's budget")
+	addPassFlags(c, &o.Pass, "--full-pass")
 	return c
 }
 
-// runInspectCategory prints the depth of one category's statement, or runs it and returns it.
+// runInspectCategory prints the depth of one category's statement, or runs it and returns it:
+// from the planner's statistics when the pass would exceed the budget (and --full-pass is not
+// given), labelled so.
 func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions, t query.Target, cat enums.Category) (render.Doc, error) {
 	c := query.Enum{Value: cat.Value, Name: cat.Name}
-	results, err := d.runRead(ctx, "inspect", func(t query.Target) query.Script {
+	build := func(t query.Target) query.Statement {
 		if o.Exact {
-			return query.Script{query.CategoryDepthExact(t, c)}
+			return query.CategoryDepthExact(t, c)
 		}
-		return query.Script{query.CategoryDepth(t, c)}
-	})
-	if err != nil || results == nil {
+		return query.CategoryDepth(t, c)
+	}
+	if d.printOnly {
+		return nil, d.printScript(query.Script{build(t)})
+	}
+	var res *query.Result
+	var note string
+	var err error
+	if o.FullPass {
+		err = o.Pass.fullPass(ctx, d, "inspect", "inspect category", "reading", func(s *session, line *passLine) error {
+			stats, err := tableStats(s)
+			if err != nil {
+				return err
+			}
+			return line.run(ctx, stats.Rows(), func() error {
+				res, err = s.run(build(s.target))
+				return err
+			})
+		})
+	} else {
+		err = d.readSession(ctx, "inspect", func(s *session) error {
+			stats, err := tableStats(s)
+			if err != nil {
+				return err
+			}
+			if budget := o.Pass.budget(d); !budget.Allows(stats.Rows()) {
+				note = fmt.Sprintf("estimated: %s; pending alone, from the planner's %s (the whole table's, whatever --cell says); --full-pass reads the table (under --pass-timeout)",
+					budget.Exceeds(stats.Rows()), stats.Describe(d.now()))
+				res, err = s.run(query.CategoryEstimate(s.target, c, stats.Rows(), stats.AnalyzedAt))
+				return err
+			}
+			res, err = s.run(build(s.target))
+			return err
+		})
+	}
+	if err != nil {
 		return nil, err
 	}
 	reg, err := d.registry()
 	if err != nil {
 		return nil, err
 	}
-	if len(results[0].Rows) == 0 && !d.printer.Structured() {
+	if len(res.Rows) == 0 && !d.printer.Structured() {
 		d.printer.Notef("no pending %s rows in %s", cat.Name, t.Describe())
 	}
-	return render.Doc{{Name: "category", Table: report.Table(reg, results[0])}}, nil
+	return render.Doc{{Name: "category", Table: report.Table(reg, res), Footer: note}}, nil
 }
 
 // inspectMessageOptions are inspect message's argument.
@@ -497,7 +544,7 @@ func runDepth(ctx context.Context, d factory, o depthOptions, t query.Target) (r
 	var note string
 	var err error
 	if o.Exact {
-		err = o.Pass.fullPass(ctx, d, "depth", "counting", func(s *session, line *passLine) error {
+		err = o.Pass.fullPass(ctx, d, "depth", "depth", "counting", func(s *session, line *passLine) error {
 			stats, err := tableStats(s)
 			if err != nil {
 				return err

@@ -47,10 +47,11 @@ func (o passOptions) budget(d factory) query.Budget {
 
 // fullPass runs fn in a read snapshot whose statements may take --pass-timeout (or
 // --statement-timeout when longer), with a line on a terminal for the pass's duration.
-func (o passOptions) fullPass(ctx context.Context, d factory, command, what string, fn func(*session, *passLine) error) error {
+// label names the command on the line ("inspect category"), what the pass does ("counting").
+func (o passOptions) fullPass(ctx context.Context, d factory, command, label, what string, fn func(*session, *passLine) error) error {
 	timeout := max(o.Timeout, d.statementTimeout)
 	return d.passSession(ctx, command, timeout, func(s *session) error {
-		return fn(s, &passLine{d: d, o: o, timeout: timeout, command: command, what: what})
+		return fn(s, &passLine{d: d, o: o, timeout: timeout, label: label, what: what})
 	})
 }
 
@@ -59,14 +60,14 @@ type passLine struct {
 	d       factory
 	o       passOptions
 	timeout time.Duration
-	command string
+	label   string
 	what    string
 }
 
 // run runs the pass over ~rows rows under the line.
 func (l *passLine) run(ctx context.Context, rows int64, pass func() error) error {
 	expected := time.Duration(l.o.budget(l.d).Seconds(rows) * float64(time.Second))
-	label := fmt.Sprintf("%s: %s ~%d rows in one pass (timeout %s, --pass-timeout)", l.command, l.what, rows, l.timeout)
+	label := fmt.Sprintf("%s: %s ~%d rows in one pass (timeout %s, --pass-timeout)", l.label, l.what, rows, l.timeout)
 	p := live.NewElapsed(l.d.stderr, l.d.errTTY, time.Now, label, expected)
 	p.Tick()
 	stop := p.Run(ctx)

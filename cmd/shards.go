@@ -24,6 +24,9 @@ type shardsOptions struct {
 	MinDepth    int
 	FailIfDepth int64
 	Exact       bool
+	// FullPass lists from the whole pass under --pass-timeout whatever the budget says.
+	FullPass bool
+	Pass     passOptions
 }
 
 // checkDepth implements --fail-if-depth: exit 3 naming the deepest offending shard.
@@ -52,6 +55,10 @@ func (o shardsOptions) Validate() error {
 	}
 	if o.FailIfDepth < 0 {
 		return usageErrorf("outboxctl shards --fail-if-depth 10000", "`--fail-if-depth` must not be negative")
+	}
+	if o.FullPass && o.Stuck {
+		// --stuck reads the shards in backoff by index, never the whole table.
+		return usageErrorf("outboxctl shards --limit 10 --full-pass", "`--full-pass` is for the deepest shards, which group the whole table; --stuck reads by index and needs no full pass")
 	}
 	return nil
 }
@@ -100,10 +107,11 @@ func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, 
 		return nil, err
 	}
 	var res *query.Result
+	var note string
 	var ks *options.Killswitches
 	var ksErr error
-	err = d.readSession(ctx, "shards", func(s *session) error {
-		if res, err = s.run(build(s.target)); err != nil {
+	err = o.session(ctx, d, func(s *session, line *passLine) error {
+		if res, note, err = o.listing(ctx, s, d, f, line, build); err != nil {
 			return err
 		}
 		ks, ksErr = options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
@@ -114,6 +122,14 @@ func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, 
 	})
 	if err != nil {
 		return nil, err
+	}
+	if note != "" {
+		// A sample's listing: its own columns, labelled, no per-shard state.
+		doc := render.Doc{{Name: "shards", Table: report.Table(reg, res), Footer: note}}
+		if ksErr != nil {
+			return doc, ksErr
+		}
+		return doc, o.checkDepth(res)
 	}
 	doc, err := shardsDoc(d, o, reg, res, ks)
 	if err != nil {
@@ -188,6 +204,8 @@ each failed attempt) and when Sentry last claimed the shard.`),
 	fl.IntVar(&o.MinDepth, "min-depth", 0, "only shards with at least this many rows")
 	fl.BoolVar(&o.Exact, "exact", false, fmt.Sprintf("count every coalesce group (by default a shard's groups are counted up to %d: %d means at least)", query.GroupCap, query.GroupCap))
 	fl.Int64Var(&o.FailIfDepth, "fail-if-depth", 0, "exit 3 when a listed shard holds more rows than this (for alerts and runbooks)")
+	fl.BoolVar(&o.FullPass, "full-pass", false, "without --stuck: read the whole table to the end under --pass-timeout, even when the planner's estimate exceeds --statement-timeout's budget")
+	addPassFlags(c, &o.Pass, "--full-pass")
 	a.addWatch(c, []string{"shard_scope", "shard_identifier"}, []string{"depth"})
 	_ = c.RegisterFlagCompletionFunc("scope", a.completeNames(enums.KindScope))
 	_ = c.RegisterFlagCompletionFunc("category", a.completeNames(enums.KindCategory))

@@ -1,6 +1,9 @@
 package query
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // The statements of inspect category, in sql/category.sql.
 
@@ -50,4 +53,24 @@ func categoryDoc(t Target, c Enum) []string {
 		"shards = shards holding the category; objects = distinct objects (deliveries left, at most).",
 		"No index leads with category: this reads the whole table (bounded by the statement timeout).",
 	}
+}
+
+// CategoryEstimate is the category's pending rows from the planner's statistics (its
+// frequency among pg_stats' most common categories times total, the table's estimated rows),
+// without reading the table: what inspect category answers when its pass would exceed the
+// budget. The whole table's, whatever --cell says.
+func CategoryEstimate(t Target, c Enum, total int64, analyzedAt *time.Time) Statement {
+	var at any
+	if analyzedAt != nil {
+		at = *analyzedAt
+	}
+	return sqlStatement("category-estimate", []string{
+		fmt.Sprintf("Estimated pending rows of category %s (%d) in %s from the planner's statistics", c.Name, c.Value, t.Describe()),
+		"(no table read): NULL when the category is too rare to be among pg_stats' most common values.",
+	}, nil, Args{
+		"table":       {Value: t.From()},
+		"category":    {Value: c.Value, Note: c.Name},
+		"total":       {Value: total, Note: "the planner's estimate of the table's rows"},
+		"analyzed_at": {Value: at, Note: "when the statistics were taken"},
+	})
 }

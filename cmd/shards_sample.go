@@ -1,0 +1,56 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/outboxctl/outboxctl/internal/query"
+)
+
+// shards --limit under a low --statement-timeout (cmd/pass.go): the deepest shards group the
+// whole table, so over the budget they come from a bounded sample of its pages instead.
+
+// session runs fn in the read snapshot shards lists in: under --pass-timeout with a
+// progress line for --full-pass, the command's own otherwise (line nil).
+func (o shardsOptions) session(ctx context.Context, d factory, fn func(*session, *passLine) error) error {
+	if o.FullPass && !o.Stuck {
+		return o.Pass.fullPass(ctx, d, "shards", "shards", "grouping", fn)
+	}
+	return d.readSession(ctx, "shards", func(s *session) error { return fn(s, nil) })
+}
+
+// listing runs build's listing, or, when it is the whole-table pass (not --stuck, not one
+// --shard) and the planner's estimate exceeds the budget, the sample's; note labels a
+// sample's answer.
+func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f query.ShardFilter, line *passLine, build func(query.Target) query.Statement) (*query.Result, string, error) {
+	if o.Stuck || f.Shard != nil {
+		res, err := s.run(build(s.target))
+		return res, "", err
+	}
+	stats, err := tableStats(s)
+	if err != nil {
+		return nil, "", err
+	}
+	rows := stats.Rows()
+	if line != nil {
+		var res *query.Result
+		err := line.run(ctx, rows, func() error {
+			res, err = s.run(build(s.target))
+			return err
+		})
+		return res, "", err
+	}
+	budget := o.Pass.budget(d)
+	if budget.Allows(rows) {
+		res, err := s.run(build(s.target))
+		return res, "", err
+	}
+	pct := query.SamplePercent(budget.Rows(), rows)
+	res, err := s.run(query.TopShardsSample(s.target, f, pct))
+	return res, fmt.Sprintf("estimated from a sample of %s%% of the table's pages: %s; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row (under --pass-timeout)",
+		formatPercent(pct), budget.Exceeds(rows)), err
+}
+
+// formatPercent prints a sample's percentage (two decimals at most) as the data does.
+func formatPercent(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
