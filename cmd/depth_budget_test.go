@@ -257,18 +257,18 @@ func TestShardsLowStatementTimeout(t *testing.T) {
 	if code != cmd.ExitOK {
 		t.Fatalf("shards: exit %d\n%s", code, errOut)
 	}
-	// 500 rows of budget over 3,000: a sixth of the pages, at random (TABLESAMPLE SYSTEM).
+	// A tenth of 500 rows of budget over 3,000: 1.66% of the pages, at random (TABLESAMPLE SYSTEM).
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if lines[0] != "shard_scope,scope,shard_identifier,depth,estimated,sampled_percent" || len(lines) > 6 {
 		t.Fatalf("shards under a low timeout:\n%s", out)
 	}
 	for _, l := range lines[1:] {
 		f := strings.Split(l, ",")
-		if len(f) != 6 || f[0] != "0" || f[1] != "ORGANIZATION_SCOPE" || f[4] != "true" || f[5] != "16.66" {
+		if len(f) != 6 || f[0] != "0" || f[1] != "ORGANIZATION_SCOPE" || f[4] != "true" || f[5] != "1.66" {
 			t.Fatalf("shards under a low timeout: row %q of\n%s", l, out)
 		}
 	}
-	if errOut != "estimated from a sample of 16.66% of the table's pages: a pass over ~3000 rows would take ~3s, over half of --statement-timeout 1s; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row (under --pass-timeout)\n" {
+	if errOut != "estimated from a sample of 1.66% of the table's pages: a pass over ~3000 rows would take ~3s, over half of --statement-timeout 1s; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row (under --pass-timeout)\n" {
 		t.Fatalf("shards under a low timeout: stderr %q", errOut)
 	}
 	within, withinErr := mustRun(t, cmd.ExitOK, schema, "shards", "--limit", "5", "-o", "csv", "--time", "absolute")

@@ -46,11 +46,16 @@ func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f que
 		res, err := s.run(build(s.target))
 		return res, "", err
 	}
-	pct := query.SamplePercent(budget.Rows(), rows)
+	// A tenth of the budget's rows: the sample's grouping runs in one process (a sample scan
+	// is never parallel), where the budget's rate is a parallel count's.
+	pct := query.SamplePercent(budget.Rows()/sampleShare, rows)
 	res, err := s.run(query.TopShardsSample(s.target, f, pct))
 	return res, fmt.Sprintf("estimated from a sample of %s%% of the table's pages: %s; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row (under --pass-timeout)",
 		formatPercent(pct), budget.Exceeds(rows)), err
 }
+
+// sampleShare is how much smaller than the budget's rows the sample is.
+const sampleShare = 10
 
 // formatPercent prints a sample's percentage (two decimals at most) as the data does.
 func formatPercent(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
