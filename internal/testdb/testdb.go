@@ -162,9 +162,19 @@ func nullTime(tm time.Time) any {
 func Str(s string) *string { return &s }
 
 // BenchSchema is the schema the benchmarks share: the demo incident at
-// OUTBOXCTL_BENCH_ROWS rows (default 2,000,000), built once (about a minute) and reused while
-// its size matches; each call re-stamps its backoff schedule relative to now and vacuums it.
-const BenchSchema = "outboxctl_bench"
+// OUTBOXCTL_BENCH_ROWS rows (default 2,000,000), built once (about a minute; 20,000,000
+// rows in about ten) and reused while its size matches; each call re-stamps its backoff
+// schedule relative to now and vacuums it. A size other than the default has a schema of
+// its own (outboxctl_bench_20000000), so a run at 20M never replaces the 2M set another
+// run may be reading; drop it when done (DROP SCHEMA outboxctl_bench_20000000 CASCADE).
+var BenchSchema = benchSchema() //nolint:gochecknoglobals // decided once, from the environment
+
+func benchSchema() string {
+	if n := BenchRows(); n != 2_000_000 {
+		return "outboxctl_bench_" + strconv.Itoa(n)
+	}
+	return "outboxctl_bench"
+}
 
 var benchOnce sync.Once
 
