@@ -84,7 +84,7 @@ FROM %s.sentry_regionoutbox WHERE shard_scope = 0 AND shard_identifier = %d ORDE
 			guide:  fmt.Sprintf(`SELECT count(*) AS pending FROM %s.sentry_regionoutbox WHERE category = 3`, s),
 			ours:   query.Script{query.CategoryDepth(cell, query.Enum{Value: 3, Name: "ORGANIZATION_MEMBER_UPDATE"})},
 			args:   []string{"inspect", "category", "ORGANIZATION_MEMBER_UPDATE"},
-			target: "statements ≥ 1×", met: atLeast(1)},
+			target: "command ≥ 1× psql", met: atLeastPsql(1)},
 		{name: "depth (the total counted, the split from fresh statistics)", guide: fmt.Sprintf(`SELECT count(*) FROM %s.sentry_regionoutbox`, s),
 			ours: query.Script{query.TableStatistics(cell), query.DepthTotal(cell)}, args: []string{"depth"},
 			target: "command ≥ 1× psql", met: atLeastPsql(1)},
@@ -140,8 +140,9 @@ FROM %s.sentry_regionoutbox WHERE category = 2 AND object_identifier = 2 ORDER B
 FROM %s.sentry_controloutbox WHERE scheduled_for > NOW()
 GROUP BY region_name, shard_scope, shard_identifier, category ORDER BY depth DESC LIMIT 20`, s),
 			ours: query.Script{query.StuckShards(control, query.ShardFilter{Limit: query.DefaultLimit}), ksControl},
-			args: []string{"shards", "--stuck", "--silo", "control"}, target: "fixed cost ≤ 8 ms (command − statements)",
-			met: func(m readMeasure) bool { return m.command-m.ours <= 8 }},
+			// #27 retired #13's fixed-cost target (8 ms: the server alone takes that on a
+			// fresh connection) for psql's end to end.
+			args: []string{"shards", "--stuck", "--silo", "control"}, target: "command ≥ 1× psql", met: atLeastPsql(1)},
 	}
 	conn := testdb.CommandConn(b) // ours run as the command runs them (timeAsCommand)
 	version := timeCommand(b, bin, "version")
