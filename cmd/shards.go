@@ -176,10 +176,18 @@ categories present, the next attempt and the oldest message.
 
 With --stuck: the shards in backoff, whose every row is scheduled in the future so Sentry's
 scheduler skips them, with the current backoff step (it doubles from 2 s to a 1 h cap on
-each failed attempt) and when Sentry last claimed the shard.`),
+each failed attempt) and when Sentry last claimed the shard.
+
+Without --stuck or --shard the listing groups the whole table. Under a low
+--statement-timeout, when the planner's estimate of the table says that pass would take
+more than half of it, the deepest shards come from a sample of the table's pages instead
+(TABLESAMPLE SYSTEM, a tenth of what the budget allows): every row says estimated and the
+sampled percentage, total_shards is not known, and a note names --full-pass, which groups
+every row under --pass-timeout (10m by default) with a progress line on a terminal.`),
 		Example: examples(`
   outboxctl shards --stuck --print-sql
   outboxctl shards --scope organization --limit 50
+  outboxctl shards --limit 10 --statement-timeout 1s --full-pass
   outboxctl shards --stuck --silo control --cell us -o json`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
