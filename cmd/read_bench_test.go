@@ -69,8 +69,9 @@ func BenchmarkReadCommands(b *testing.B) {
 	}
 	// The target of #27: the command end to end at least as fast as psql running the guide's
 	// template end to end.
+	// A psql that timed out (a negative median) is beaten by any command that answered.
 	atLeastPsql := func(x float64) func(readMeasure) bool {
-		return func(m readMeasure) bool { return m.psql/m.command >= x }
+		return func(m readMeasure) bool { return m.psql < 0 || m.psql/m.command >= x }
 	}
 	questions := []readQuestion{
 		{name: fmt.Sprintf("inspect shard organization %d (the hot shard: a tenth of the rows, 600 groups)", fixture.DemoHotShard),
@@ -194,8 +195,12 @@ GROUP BY region_name, shard_scope, shard_identifier, category ORDER BY depth DES
 		if q.met(m) {
 			met = "yes"
 		}
-		fmt.Fprintf(&t, "| %s | %s | %.1f ms | %.2f× | %.1f ms | %.1f ms | %.2f× | %s | %s | %s |\n",
-			q.name, psqlCell(m.psql), m.command, m.psql/m.command, m.guide, m.ours, m.guide/m.ours, g, q.target, met)
+		ratio := fmt.Sprintf("%.2f×", m.psql/m.command)
+		if m.psql < 0 {
+			ratio = "psql: no answer"
+		}
+		fmt.Fprintf(&t, "| %s | %s | %.1f ms | %s | %.1f ms | %.1f ms | %.2f× | %s | %s | %s |\n",
+			q.name, psqlCell(m.psql), m.command, ratio, m.guide, m.ours, m.guide/m.ours, g, q.target, met)
 	}
 	saveBench(b, rows, mine)
 	// Printed, not logged: the testing package keeps only the first lines of a benchmark's
