@@ -49,7 +49,9 @@ func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f que
 	// A tenth of the budget's rows: the sample's grouping runs in one process (a sample scan
 	// is never parallel), where the budget's rate is a parallel count's.
 	pct := query.SamplePercent(budget.Rows()/sampleShare, rows)
-	res, err := s.run(query.TopShardsSample(s.target, f, pct))
+	// A new sample each run (a seed from the clock): a shard one sample misses, the next
+	// may find.
+	res, err := s.run(query.TopShardsSample(s.target, f, pct, d.now().UnixNano()%1_000_000))
 	return res, fmt.Sprintf("estimated from a sample of %s%% of the table's pages: %s; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row (under --pass-timeout)",
 		formatPercent(pct), budget.Exceeds(rows)), err
 }

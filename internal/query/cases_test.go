@@ -53,9 +53,9 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 		return Script{ShardMessages(t, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}, 10, true)}
 	}},
 	{"top-shards-sample", func(t Target) Script {
-		return Script{TopShardsSample(t, ShardFilter{}, 2.5), TopShardsSample(t, ShardFilter{
+		return Script{TopShardsSample(t, ShardFilter{}, 2.5, 1), TopShardsSample(t, ShardFilter{
 			Scope: enum(0, "ORGANIZATION_SCOPE"), Category: enum(2, "ORGANIZATION_UPDATE"), Limit: 5, MinDepth: 2,
-		}, 0.25)}
+		}, 0.25, 2)}
 	}},
 	{"inspect-category-estimate", func(t Target) Script {
 		at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)

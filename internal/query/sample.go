@@ -12,7 +12,8 @@ import (
 // (TABLESAMPLE SYSTEM): each shard's depth its sampled rows scaled up, every row estimated,
 // no total_shards and no per-shard columns. What shards --limit answers when the whole pass
 // would exceed the statement timeout's budget. f.Shard and f.Exact do not apply.
-func TopShardsSample(t Target, f ShardFilter, percent float64) Statement {
+// seed picks the sample's pages (the same seed, the same pages of an unchanged table).
+func TopShardsSample(t Target, f ShardFilter, percent float64, seed int64) Statement {
 	args := t.cellArgs()
 	on := t.controlAndCell()
 	for name, e := range map[string]*Enum{"scope": f.Scope, "category": f.Category} {
@@ -26,6 +27,7 @@ func TopShardsSample(t Target, f ShardFilter, percent float64) Statement {
 		on = append(on, "min_depth")
 	}
 	args["limit"] = Arg{Value: limitOrDefault(f.Limit)}
+	args["seed"] = Arg{Value: seed, Note: "which pages: the same seed, the same sample"}
 	args["hundredths"] = Arg{Value: int64(math.Round(percent * 100)), Note: "hundredths of a percent of the table's pages sampled"}
 	return sqlStatement("top-shards-sample", []string{
 		"Deepest shards of " + t.Describe() + " estimated from a sample of " + strconv.FormatFloat(percent, 'g', 4, 64) + "% of the table's pages:",
