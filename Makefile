@@ -78,7 +78,7 @@ verify: ## Fail if the goldens, docs, man pages, completions, JSON Schemas, go.m
 	git diff --exit-code
 	cd deploy/prometheus && promtool check rules outboxctl.rules.yml && promtool test rules outboxctl.rules.test.yml
 
-bench: build ## Run the benchmarks (see docs/performance.md; builds a 2M-row data set once, ~10 min)
+bench: build ## Run the benchmarks (see docs/performance.md; builds an OUTBOXCTL_BENCH_ROWS-row data set once, default 2M, ~10 min; 20M in its own schema)
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench Startup -benchtime 200x -count 1
 	go test ./internal/query -run '^$$' -bench . -benchtime 20x -count 1 -timeout 30m
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench ReadCommands -benchtime 10x -count 1 -timeout 30m

@@ -51,6 +51,12 @@ type factory struct {
 	// plainSession one on any Sentry database (the kill switches and options); openSession
 	// one that checks no table (doctor finds its tables in the catalog).
 	readSession, plainSession, openSession func(ctx context.Context, command string, fn func(*session) error) error
+	// passSession is readSession under a statement timeout of its own: a whole-table pass
+	// its flag asked for (cmd/pass.go). statementTimeout is --statement-timeout, which a
+	// pass's budget is a share of.
+	passSession      func(ctx context.Context, command string, timeout time.Duration, fn func(*session) error) error
+	statementTimeout time.Duration
+	errTTY           bool // stderr is a terminal: a progress line shows
 	// runRead prints the script build makes (printOnly) or runs it in one read-only
 	// snapshot of the target, returning no results when it printed.
 	runRead func(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error)
@@ -96,7 +102,7 @@ func (a *app) factory() factory {
 		printScript: func(s query.Script) error { return a.printScript(s, noDB) },
 		preamble:    a.writePreamble,
 		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSessionOn,
-		readSession: a.readSession, plainSession: a.plainSession, openSession: a.openSession, runRead: a.runRead,
+		readSession: a.readSession, passSession: a.readSessionTimeout, statementTimeout: a.g.StatementTimeout, errTTY: a.io.ErrTTY, plainSession: a.plainSession, openSession: a.openSession, runRead: a.runRead,
 		split: a.splitSides, splitMode: len(a.split) == 2,
 		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,
 		confirm: a.confirm, confirmCount: a.confirmCount, where: a.where, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,

@@ -323,6 +323,9 @@ func runInspectObject(ctx context.Context, d factory, o inspectObjectOptions, t 
 type inspectCategoryOptions struct {
 	Category string
 	Exact    bool
+	// FullPass reads the table to the end under --pass-timeout whatever the budget says.
+	FullPass bool
+	Pass     passOptions
 }
 
 // Validate checks the flags that need no registry: there are none yet (the category is a
@@ -340,9 +343,16 @@ show as their own line): rows, shards holding them, distinct objects, next attem
 oldest message. No index leads with category, so this reads the table. The distinct shard
 and object counts are taken over the category's first 1,000 rows (distinct_rows says how
 many; distinct_exact is true when that was all of them, else the counts are lower bounds):
---exact counts over every row, which cannot run in parallel and is several times slower.`),
+--exact counts over every row, which cannot run in parallel and is several times slower.
+
+Under a low --statement-timeout, when the planner's estimate of the table says the pass
+would take more than half of it, the answer is the category's share of the planner's
+statistics instead (pending only, estimated, with when the statistics were taken), and a
+note names --full-pass, which reads the table to the end under --pass-timeout (10m by
+default) with a progress line on a terminal.`),
 		Example: examples(`
   outboxctl inspect category ORGANIZATION_MEMBER_UPDATE
+  outboxctl inspect category ORGANIZATION_MEMBER_UPDATE --statement-timeout 1s --full-pass
   outboxctl inspect category 5 --print-sql`),
 		Args:              exactArgs(1, "CATEGORY"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindCategory),
@@ -361,33 +371,75 @@ many; distinct_exact is true when that was all of them, else the counts are lowe
 		},
 	}
 	c.Flags().BoolVar(&o.Exact, "exact", false, "count distinct shards and objects over every row (slower; by default over the first 1,000 rows, labelled)")
+	c.Flags().BoolVar(&o.FullPass, "full-pass", false, "read the whole table to the end under --pass-timeout, even when the planner's estimate exceeds --statement-timeout's budget")
+	addPassFlags(c, &o.Pass, "--full-pass")
 	return c
 }
 
-// runInspectCategory prints the depth of one category's statement, or runs it and returns it.
+// runInspectCategory prints the depth of one category's statement, or runs it and returns it:
+// from the planner's statistics when the pass would exceed the budget (and --full-pass is not
+// given), labelled so.
 func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions, t query.Target, cat enums.Category) (render.Doc, error) {
 	c := query.Enum{Value: cat.Value, Name: cat.Name}
-	results, err := d.runRead(ctx, "inspect", func(t query.Target) query.Script {
+	build := func(t query.Target) query.Statement {
 		if o.Exact {
-			return query.Script{query.CategoryDepthExact(t, c)}
+			return query.CategoryDepthExact(t, c)
 		}
-		return query.Script{query.CategoryDepth(t, c)}
-	})
-	if err != nil || results == nil {
+		return query.CategoryDepth(t, c)
+	}
+	if d.printOnly {
+		return nil, d.printScript(query.Script{build(t)})
+	}
+	var res *query.Result
+	var note string
+	var err error
+	if o.FullPass {
+		err = o.Pass.fullPass(ctx, d, "inspect", "inspect category", "reading", func(s *session, line *passLine) error {
+			stats, err := tableStats(s)
+			if err != nil {
+				return err
+			}
+			return line.run(ctx, stats.Rows(), func() error {
+				res, err = s.run(build(s.target))
+				return err
+			})
+		})
+	} else {
+		err = d.readSession(ctx, "inspect", func(s *session) error {
+			stats, err := tableStats(s)
+			if err != nil {
+				return err
+			}
+			if budget := o.Pass.budget(d); !budget.Allows(stats.Rows()) {
+				note = fmt.Sprintf("estimated: %s; pending alone, from the planner's %s (the whole table's, whatever --cell says); --full-pass reads the table (under --pass-timeout)",
+					budget.Exceeds(stats.Rows()), stats.Describe(d.now()))
+				res, err = s.run(query.CategoryEstimate(s.target, c, stats.Rows(), stats.AnalyzedAt))
+				return err
+			}
+			res, err = s.run(build(s.target))
+			return err
+		})
+	}
+	if err != nil {
 		return nil, err
 	}
 	reg, err := d.registry()
 	if err != nil {
 		return nil, err
 	}
-	if len(results[0].Rows) == 0 && !d.printer.Structured() {
+	if len(res.Rows) == 0 && !d.printer.Structured() {
 		d.printer.Notef("no pending %s rows in %s", cat.Name, t.Describe())
 	}
-	tbl, _, err := report.TableOf[query.CategoryDepthRow](reg, results[0])
+	var tbl *render.Table
+	if note != "" {
+		tbl, _, err = report.TableOf[query.CategoryEstimateRow](reg, res)
+	} else {
+		tbl, _, err = report.TableOf[query.CategoryDepthRow](reg, res)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return render.Doc{{Name: "category", Table: tbl}}, nil
+	return render.Doc{{Name: "category", Table: tbl, Footer: note}}, nil
 }
 
 // inspectMessageOptions are inspect message's argument.
@@ -476,11 +528,14 @@ func messageNext(d factory, t query.Target, reg *enums.Registry, res *query.Resu
 	return render.Commands{shard}, nil
 }
 
-// depthOptions are depth's flags. Exact selects the exact pass, today's default: the flag
-// exists because --exact means "count exactly" on every read that can count otherwise, and
-// a script that asks for it keeps its meaning if the default becomes an estimate.
+// depthOptions are depth's flags. Exact asks for the exact pass, every category counted,
+// run to the end under --pass-timeout; Estimate for the planner's statistics alone.
 type depthOptions struct {
 	Estimate, Exact bool
+	Pass            passOptions
+	// SmallTable is the size under which every category is counted (hidden
+	// --estimate-above-rows; query.SmallTableRows).
+	SmallTable int64
 }
 
 // Validate checks the flags: --estimate and --exact ask for two answers.
@@ -497,15 +552,26 @@ func newDepthCmd(a *app) *cobra.Command {
 		Use:   "depth",
 		Short: "Show the total depth and the depth per category",
 		Long: strings.TrimSpace(`
-Show how many rows wait in the outbox table, in total (the first row) and per category,
-in one pass (Sentry's get_total_outbox_count and get_category_depths).
+Show how many rows wait in the outbox table, in total (the first row) and per category.
 
---estimate answers from the planner's statistics instead, in milliseconds without reading
-the table: as fresh as the last ANALYZE, only categories common enough to be in the
-statistics, the whole table whatever --cell says; each row says estimated. --exact asks for
-the exact pass explicitly (the default today).`),
+By default the total is counted exactly, as Sentry's get_total_outbox_count counts it (one
+count(*), no grouping), and the split per category comes from the planner's statistics
+when they are fresh (fewer rows modified since the last ANALYZE than a tenth of the
+table): those rows say estimated, with when the statistics were taken, and a note on
+stderr says how old they are. A table under 100,000 rows, stale statistics, or --cell
+(the statistics are the whole table's) get every category counted exactly.
+
+Under a low --statement-timeout, when the planner's estimate of the table says a pass
+would take more than half of it, depth counts nothing: the total and the split both come
+from the statistics, labelled so, and the note names --exact.
+
+--exact counts every category exactly, to the end, under --pass-timeout (10m by default),
+with a progress line on a terminal. --estimate answers from the statistics alone, in
+milliseconds without reading the table: as fresh as the last ANALYZE, only categories
+common enough to be in the statistics, the whole table whatever --cell says.`),
 		Example: examples(`
   outboxctl depth
+  outboxctl depth --exact
   outboxctl depth --estimate
   outboxctl depth --silo control --cell us -o json`),
 		Args: exactArgs(0, "(no arguments)"),
@@ -519,27 +585,117 @@ the exact pass explicitly (the default today).`),
 		},
 	}
 	c.Flags().BoolVar(&o.Estimate, "estimate", false, "estimate from the planner's statistics without reading the table")
-	c.Flags().BoolVar(&o.Exact, "exact", false, "count every row exactly (the default; excludes --estimate)")
+	c.Flags().BoolVar(&o.Exact, "exact", false, "count every category exactly, to the end, under --pass-timeout (excludes --estimate)")
+	addPassFlags(c, &o.Pass, "--exact")
+	c.Flags().Int64Var(&o.SmallTable, "estimate-above-rows", query.SmallTableRows, "estimate the split per category only on a table of more rows")
+	_ = c.Flags().MarkHidden("estimate-above-rows")
 	a.addWatch(c, []string{"category"}, []string{"depth"})
 	return c
 }
 
 // runDepth prints the total depth and the depth per category, or runs it and returns them.
 func runDepth(ctx context.Context, d factory, o depthOptions, t query.Target) (render.Doc, error) {
-	results, err := d.runRead(ctx, "depth", func(t query.Target) query.Script {
-		if o.Estimate {
-			return query.Script{query.DepthEstimate(t)}
+	if o.Estimate || d.printOnly {
+		// --print-sql shows the exact pass (--exact's): without a database there are no
+		// statistics to choose by.
+		results, err := d.runRead(ctx, "depth", func(t query.Target) query.Script {
+			if o.Estimate {
+				return query.Script{query.DepthEstimate(t)}
+			}
+			return query.Script{query.Depth(t)}
+		})
+		if err != nil || results == nil {
+			return nil, err
 		}
-		return query.Script{query.Depth(t)}
-	})
-	if err != nil || results == nil {
+		return depthDoc(d, results[0], "")
+	}
+	var res *query.Result
+	var note string
+	var err error
+	if o.Exact {
+		err = o.Pass.fullPass(ctx, d, "depth", "depth", "counting", func(s *session, line *passLine) error {
+			stats, err := tableStats(s)
+			if err != nil {
+				return err
+			}
+			return line.run(ctx, stats.Rows(), func() error {
+				res, err = s.run(query.Depth(s.target))
+				return err
+			})
+		})
+	} else {
+		err = d.readSession(ctx, "depth", func(s *session) error {
+			res, note, err = depthByBudget(s, d, o)
+			return err
+		})
+	}
+	if err != nil {
 		return nil, err
 	}
+	return depthDoc(d, res, note)
+}
+
+// depthByBudget is depth's default answer: the statistics alone when a pass would exceed
+// the budget, the exact total and the statistics' split when they are fresh, every category
+// counted otherwise. note labels an estimated answer.
+func depthByBudget(s *session, d factory, o depthOptions) (*query.Result, string, error) {
+	stats, err := tableStats(s)
+	if err != nil {
+		return nil, "", err
+	}
+	rows, budget := stats.Rows(), o.Pass.budget(d)
+	switch {
+	case !budget.Allows(rows):
+		res, err := s.run(query.DepthSplit(s.target, rows, true, stats.AnalyzedAt))
+		return res, fmt.Sprintf("estimated, the total too: %s; from the planner's %s; --exact counts every row (under --pass-timeout)",
+			budget.Exceeds(rows), stats.Describe(d.now())), err
+	case rows < o.SmallTable || !stats.Fresh() || s.target.Cell != "":
+		res, err := s.run(query.Depth(s.target))
+		return res, "", err
+	}
+	total, err := s.run(query.DepthTotal(s.target))
+	if err != nil {
+		return nil, "", err
+	}
+	n, ok := total.Rows[0][total.Col("depth")].(int64)
+	if !ok {
+		return nil, "", fmt.Errorf("depth-total returned no count")
+	}
+	res, err := s.run(query.DepthSplit(s.target, n, false, stats.AnalyzedAt))
+	return res, fmt.Sprintf("the total is counted; the depth per category is estimated from the planner's %s; --exact counts every category",
+		stats.Describe(d.now())), err
+}
+
+// tableStats reads what the planner knows of the session's table.
+func tableStats(s *session) (query.TableStats, error) {
+	res, err := s.run(query.TableStatistics(s.target))
+	if err != nil {
+		return query.TableStats{}, err
+	}
+	rows, err := query.Rows[query.TableStats](res)
+	if err != nil {
+		return query.TableStats{}, err
+	}
+	if len(rows) != 1 {
+		return query.TableStats{}, fmt.Errorf("table-statistics returned %d rows for %s", len(rows), s.target.Describe())
+	}
+	return rows[0], nil
+}
+
+// depthDoc is depth's document, with note (an estimate's label) as its footer.
+func depthDoc(d factory, res *query.Result, note string) (render.Doc, error) {
 	reg, err := d.registry()
 	if err != nil {
 		return nil, err
 	}
-	return report.Depth(reg, results[0])
+	doc, err := report.Depth(reg, res)
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		doc[0].Footer = note
+	}
+	return doc, nil
 }
 
 // completeFirstArg completes enum names for a command's first argument only.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -67,7 +68,13 @@ func introspected(t query.Target) []string {
 // readSession connects, opens a read-only snapshot, checks that the target is an outbox
 // table (adapting to its cell column), and calls fn.
 func (a *app) readSession(ctx context.Context, command string, fn func(*session) error) error {
-	return a.openSession(ctx, command, func(s *session) error {
+	return a.readSessionTimeout(ctx, command, 0, fn)
+}
+
+// readSessionTimeout is readSession with its statements bounded by timeout instead of
+// --statement-timeout (0: --statement-timeout): a full pass asked for by its flag.
+func (a *app) readSessionTimeout(ctx context.Context, command string, timeout time.Duration, fn func(*session) error) error {
+	return a.openSessionTimeout(ctx, command, timeout, func(s *session) error {
 		if err := s.schema.CheckOutbox(s.target); err != nil {
 			return err
 		}
@@ -77,11 +84,20 @@ func (a *app) readSession(ctx context.Context, command string, fn func(*session)
 
 // openSession connects, opens a read-only snapshot, reads the catalog, and calls fn.
 func (a *app) openSession(ctx context.Context, command string, fn func(*session) error) error {
+	return a.openSessionTimeout(ctx, command, 0, fn)
+}
+
+// openSessionTimeout is openSession with a statement timeout of its own (0: the global one).
+func (a *app) openSessionTimeout(ctx context.Context, command string, timeout time.Duration, fn func(*session) error) error {
 	t, err := a.target()
 	if err != nil {
 		return err
 	}
-	conn, err := a.connect(ctx, command)
+	cfg := a.dbConfig(command)
+	if timeout > 0 {
+		cfg.StatementTimeout = timeout
+	}
+	conn, err := db.Connect(ctx, cfg)
 	if err != nil {
 		return err
 	}

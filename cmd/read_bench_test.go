@@ -2,8 +2,12 @@ package cmd_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,7 +35,7 @@ type readQuestion struct {
 	met    func(m readMeasure) bool
 }
 
-type readMeasure struct{ guide, ours, command float64 }
+type readMeasure struct{ guide, ours, command, psql float64 }
 
 // BenchmarkReadCommands is `make bench`'s table: every read command beside the guide's
 // template for the same question, on the benchmark data set, alternating all three
@@ -63,8 +67,14 @@ func BenchmarkReadCommands(b *testing.B) {
 	atLeast := func(x float64) func(readMeasure) bool {
 		return func(m readMeasure) bool { return m.guide/m.ours >= x }
 	}
+	// The target of #27: the command end to end at least as fast as psql running the guide's
+	// template end to end.
+	// A psql that timed out (a negative median) is beaten by any command that answered.
+	atLeastPsql := func(x float64) func(readMeasure) bool {
+		return func(m readMeasure) bool { return m.psql < 0 || m.psql/m.command >= x }
+	}
 	questions := []readQuestion{
-		{name: fmt.Sprintf("inspect shard organization %d (200k rows, 600 groups)", fixture.DemoHotShard),
+		{name: fmt.Sprintf("inspect shard organization %d (the hot shard: a tenth of the rows, 600 groups)", fixture.DemoHotShard),
 			guide: fmt.Sprintf(`SELECT id, category, object_identifier, payload, scheduled_from, scheduled_for, date_added
 FROM %s.sentry_regionoutbox WHERE shard_scope = 0 AND shard_identifier = %d ORDER BY id DESC LIMIT 50`, s, fixture.DemoHotShard),
 			ours: query.Script{query.ShardCategories(cell, hot), query.ShardStateGivenDepth(cell, hot, depths),
@@ -75,17 +85,35 @@ FROM %s.sentry_regionoutbox WHERE shard_scope = 0 AND shard_identifier = %d ORDE
 			guide:  fmt.Sprintf(`SELECT count(*) AS pending FROM %s.sentry_regionoutbox WHERE category = 3`, s),
 			ours:   query.Script{query.CategoryDepth(cell, query.Enum{Value: 3, Name: "ORGANIZATION_MEMBER_UPDATE"})},
 			args:   []string{"inspect", "category", "ORGANIZATION_MEMBER_UPDATE"},
-			target: "statements ≥ 1×", met: atLeast(1)},
-		{name: "depth", guide: fmt.Sprintf(`SELECT count(*) FROM %s.sentry_regionoutbox`, s),
-			ours: query.Script{query.Depth(cell)}, args: []string{"depth"},
-			target: "statements ≥ 0.67×", met: atLeast(1 / 1.5)},
+			target: "command ≥ 1× psql", met: atLeastPsql(1)},
+		{name: "depth (the total counted, the split from fresh statistics)", guide: fmt.Sprintf(`SELECT count(*) FROM %s.sentry_regionoutbox`, s),
+			ours: query.Script{query.TableStatistics(cell), query.DepthTotal(cell)}, args: []string{"depth"},
+			target: "command ≥ 1× psql", met: atLeastPsql(1)},
+		{name: "depth --exact", guide: fmt.Sprintf(`SELECT category, count(*) AS depth FROM %s.sentry_regionoutbox GROUP BY category`, s),
+			ours: query.Script{query.TableStatistics(cell), query.Depth(cell)}, args: []string{"depth", "--exact"},
+			target: "command ≥ 1× psql", met: atLeastPsql(1)},
 		{name: "depth --estimate", guide: fmt.Sprintf(`SELECT count(*) FROM %s.sentry_regionoutbox`, s),
 			ours: query.Script{query.DepthEstimate(cell)}, args: []string{"depth", "--estimate"},
 			target: "statement < 5 ms", met: func(m readMeasure) bool { return m.ours < 5 }},
 		{name: "shards --limit 10", guide: fmt.Sprintf(`SELECT shard_scope, shard_identifier, count(*) AS depth
 FROM %s.sentry_regionoutbox GROUP BY shard_scope, shard_identifier ORDER BY depth DESC LIMIT 10`, s),
 			ours: query.Script{query.TopShards(cell, query.ShardFilter{Limit: 10}), ks}, args: []string{"shards", "--limit", "10"},
-			target: "statements ≥ 1×", met: atLeast(1)},
+			target: "command ≥ 1× psql", met: atLeastPsql(1)},
+		// Under a low statement timeout (the issue's 1 s): at 2M rows the planner's estimate
+		// sits at the budget's edge (half of 1 s at 4M rows/s); at 20M it is far over it, and
+		// the command answers from the statistics or a bounded sample (labelled) where
+		// psql's template may die at the timeout.
+		{name: "depth --statement-timeout 1s", guide: fmt.Sprintf(`SELECT count(*) FROM %s.sentry_regionoutbox`, s),
+			ours: query.Script{query.TableStatistics(cell), query.DepthTotal(cell)}, args: []string{"depth", "--statement-timeout", "1s"},
+			target: "command ≥ 1× psql", met: atLeastPsql(1)},
+		{name: "shards --limit 10 --statement-timeout 1s", guide: fmt.Sprintf(`SELECT shard_scope, shard_identifier, count(*) AS depth
+FROM %s.sentry_regionoutbox GROUP BY shard_scope, shard_identifier ORDER BY depth DESC LIMIT 10`, s),
+			ours: query.Script{query.TopShards(cell, query.ShardFilter{Limit: 10}), ks}, args: []string{"shards", "--limit", "10", "--statement-timeout", "1s"},
+			target: "command ≥ 1× psql", met: atLeastPsql(1)},
+		{name: "inspect category 3 --statement-timeout 1s", guide: fmt.Sprintf(`SELECT count(*) AS pending FROM %s.sentry_regionoutbox WHERE category = 3`, s),
+			ours:   query.Script{query.CategoryDepth(cell, query.Enum{Value: 3, Name: "ORGANIZATION_MEMBER_UPDATE"})},
+			args:   []string{"inspect", "category", "3", "--statement-timeout", "1s"},
+			target: "command ≥ 1× psql", met: atLeastPsql(1)},
 		{name: "shards --stuck", guide: fmt.Sprintf(`SELECT shard_scope, shard_identifier, category, count(*) AS depth,
     min(scheduled_for) AS next_attempt, min(date_added) AS oldest_message, max(date_added) AS newest_message
 FROM %s.sentry_regionoutbox WHERE scheduled_for > NOW()
@@ -113,23 +141,25 @@ FROM %s.sentry_regionoutbox WHERE category = 2 AND object_identifier = 2 ORDER B
 FROM %s.sentry_controloutbox WHERE scheduled_for > NOW()
 GROUP BY region_name, shard_scope, shard_identifier, category ORDER BY depth DESC LIMIT 20`, s),
 			ours: query.Script{query.StuckShards(control, query.ShardFilter{Limit: query.DefaultLimit}), ksControl},
-			args: []string{"shards", "--stuck", "--silo", "control"}, target: "fixed cost ≤ 8 ms (command − statements)",
-			met: func(m readMeasure) bool { return m.command-m.ours <= 8 }},
+			// #27 retired #13's fixed-cost target (8 ms: the server alone takes that on a
+			// fresh connection) for psql's end to end.
+			args: []string{"shards", "--stuck", "--silo", "control"}, target: "command ≥ 1× psql", met: atLeastPsql(1)},
 	}
 	conn := testdb.CommandConn(b) // ours run as the command runs them (timeAsCommand)
 	version := timeCommand(b, bin, "version")
 	var versions []time.Duration
-	times := make([][3][]time.Duration, len(questions))
+	times := make([][4][]time.Duration, len(questions))
 	measure := func(i int, q readQuestion) {
 		if q.guide != "" {
 			times[i][0] = append(times[i][0], timeSQL(b, q.guide))
 			times[i][1] = append(times[i][1], timeAsCommand(b, conn, q.ours))
+			times[i][3] = append(times[i][3], timePsql(b, dsn, q.guide, guideTimeout(q.args)))
 		}
 		times[i][2] = append(times[i][2], timeCommand(b, bin, append(q.args, "--dsn", dsn, "--schema", s)...)())
 	}
 	for i, q := range questions { // warm every path once
 		measure(i, q)
-		times[i] = [3][]time.Duration{}
+		times[i] = [4][]time.Duration{}
 	}
 	b.ResetTimer()
 	for n := 0; n < b.N; n++ {
@@ -140,22 +170,39 @@ GROUP BY region_name, shard_scope, shard_identifier, category ORDER BY depth DES
 	}
 	b.StopTimer()
 	var t strings.Builder
-	fmt.Fprintf(&t, "\n%d iterations, medians; `outboxctl version` (process start alone): %.1f ms\n\n", b.N, ms(medianOf(versions)))
-	t.WriteString("| question | guide | outboxctl statements | ratio | outboxctl command | ratio | target | met |\n|---|---|---|---|---|---|---|---|\n")
+	rows := testdb.BenchRows()
+	prev, prevRows := previousBench(rows)
+	fmt.Fprintf(&t, "\n%d rows, %d iterations, medians; `outboxctl version` (process start alone): %.1f ms\n\n", rows, b.N, ms(medianOf(versions)))
+	growth := "growth"
+	if prevRows > 0 {
+		growth = fmt.Sprintf("growth (command, vs %d rows)", prevRows)
+	}
+	t.WriteString("| question | psql + template | outboxctl command | ratio | guide statement | outboxctl statements | ratio | " + growth + " | target | met |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	mine := map[string]float64{}
 	for i, q := range questions {
 		command := ms(medianOf(times[i][2]))
+		mine[q.name] = command
+		g := "—"
+		if p, ok := prev[q.name]; ok && p > 0 {
+			g = fmt.Sprintf("%.2f×", command/p)
+		}
 		if q.guide == "" {
-			fmt.Fprintf(&t, "| %s | — | — | — | %.1f ms | — | — | — |\n", q.name, command)
+			fmt.Fprintf(&t, "| %s | — | %.1f ms | — | — | — | — | %s | — | — |\n", q.name, command, g)
 			continue
 		}
-		m := readMeasure{ms(medianOf(times[i][0])), ms(medianOf(times[i][1])), command}
+		m := readMeasure{ms(medianOf(times[i][0])), ms(medianOf(times[i][1])), command, ms(medianOf(times[i][3]))}
 		met := "no"
 		if q.met(m) {
 			met = "yes"
 		}
-		fmt.Fprintf(&t, "| %s | %.1f ms | %.1f ms | %.2f× | %.1f ms | %.2f× | %s | %s |\n",
-			q.name, m.guide, m.ours, m.guide/m.ours, m.command, m.guide/m.command, q.target, met)
+		ratio := fmt.Sprintf("%.2f×", m.psql/m.command)
+		if m.psql < 0 {
+			ratio = "psql: no answer"
+		}
+		fmt.Fprintf(&t, "| %s | %s | %.1f ms | %s | %.1f ms | %.1f ms | %.2f× | %s | %s | %s |\n",
+			q.name, psqlCell(m.psql), m.command, ratio, m.guide, m.ours, m.guide/m.ours, g, q.target, met)
 	}
+	saveBench(b, rows, mine)
 	// Printed, not logged: the testing package keeps only the first lines of a benchmark's
 	// log. Printed once, by the run with the iterations asked for (-benchtime Nx).
 	if finalRun(b) {
@@ -175,6 +222,93 @@ func finalRun(b *testing.B) bool {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// timePsql runs psql with sql as an operator does (-X: no psqlrc; the output read and
+// dropped), end to end from process start to exit, under the statement timeout the command
+// beside it was given (a psql that hits it is timed to its error, marked by a negative
+// time: psqlCell prints it as "timed out").
+func timePsql(b *testing.B, dsn, sql, timeout string) time.Duration {
+	b.Helper()
+	c := exec.Command("psql", "-X", "-q", "-d", dsn, "-c", sql)
+	c.Env = []string{"PATH=/usr/bin:/bin"}
+	if timeout != "" {
+		c.Env = append(c.Env, "PGOPTIONS=-c statement_timeout="+timeout)
+	}
+	start := time.Now()
+	out, err := c.CombinedOutput()
+	d := time.Since(start)
+	if err != nil {
+		if strings.Contains(string(out), "statement timeout") {
+			return -d
+		}
+		b.Fatalf("psql %q: %v\n%s", sql, err, out)
+	}
+	return d
+}
+
+// guideTimeout is the --statement-timeout among a command's args ("" when none), for psql.
+func guideTimeout(args []string) string {
+	for i, a := range args {
+		if a == "--statement-timeout" && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// psqlCell prints psql's median, or that it timed out (a negative median).
+func psqlCell(ms float64) string {
+	if ms < 0 {
+		return fmt.Sprintf("timed out (%.0f ms)", -ms)
+	}
+	return fmt.Sprintf("%.1f ms", ms)
+}
+
+// benchFile is where a run at rows rows keeps its command medians, for the growth column of
+// a run at another size.
+func benchFile(rows int) string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("outboxctl-bench-reads-%d.json", rows))
+}
+
+// previousBench is the command medians of the nearest smaller size run before, else of the
+// nearest larger one (nil when none).
+func previousBench(rows int) (map[string]float64, int) {
+	files, _ := filepath.Glob(filepath.Join(os.TempDir(), "outboxctl-bench-reads-*.json"))
+	smaller, larger := 0, 0
+	for _, f := range files {
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "outboxctl-bench-reads-"), ".json"))
+		switch {
+		case err != nil || n == rows:
+		case n < rows && n > smaller:
+			smaller = n
+		case n > rows && (larger == 0 || n < larger):
+			larger = n
+		}
+	}
+	n := smaller
+	if n == 0 {
+		n = larger
+	}
+	if n == 0 {
+		return nil, 0
+	}
+	data, err := os.ReadFile(benchFile(n))
+	var m map[string]float64
+	if err != nil || json.Unmarshal(data, &m) != nil {
+		return nil, 0
+	}
+	return m, n
+}
+
+func saveBench(b *testing.B, rows int, m map[string]float64) {
+	data, err := json.Marshal(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(benchFile(rows), data, 0o644); err != nil {
+		b.Logf("not saved for the growth column: %v", err)
+	}
+}
 
 // headID is the id of shard k's lowest row.
 func headID(b *testing.B, t query.Target, k query.ShardKey) int64 {

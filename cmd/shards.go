@@ -21,6 +21,9 @@ type shardsOptions struct {
 	Shard       string
 	FailIfDepth int64
 	Exact       bool
+	// FullPass lists from the whole pass under --pass-timeout whatever the budget says.
+	FullPass bool
+	Pass     passOptions
 }
 
 // checkDepth implements --fail-if-depth: exit 3 naming the deepest offending shard.
@@ -49,6 +52,10 @@ func (o shardsOptions) Validate() error {
 	}
 	if o.FailIfDepth < 0 {
 		return usageErrorf("outboxctl shards --fail-if-depth 10000", "`--fail-if-depth` must not be negative")
+	}
+	if o.FullPass && o.Stuck {
+		// --stuck reads the shards in backoff by index, never the whole table.
+		return usageErrorf("outboxctl shards --limit 10 --full-pass", "`--full-pass` is for the deepest shards, which group the whole table; --stuck reads by index and needs no full pass")
 	}
 	return nil
 }
@@ -112,10 +119,11 @@ func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, 
 		return nil, err
 	}
 	var res *query.Result
+	var note string
 	var ks *options.Killswitches
 	var ksErr error
-	err = d.readSession(ctx, "shards", func(s *session) error {
-		if res, err = s.run(build(s.target)); err != nil {
+	err = o.session(ctx, d, func(s *session, line *passLine) error {
+		if res, note, err = o.listing(ctx, s, d, f, line, build); err != nil {
 			return err
 		}
 		ks, ksErr = options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
@@ -126,6 +134,18 @@ func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, 
 	})
 	if err != nil {
 		return nil, err
+	}
+	if note != "" {
+		// A sample's listing: its own columns, labelled, no per-shard state.
+		tbl, _, err := report.TableOf[query.TopShardsSampleRow](reg, res)
+		if err != nil {
+			return nil, err
+		}
+		doc := render.Doc{{Name: "shards", Table: tbl, Footer: note}}
+		if ksErr != nil {
+			return doc, ksErr
+		}
+		return doc, o.checkDepth(res)
 	}
 	doc, err := shardsDoc(d, o, reg, res, ks)
 	if err != nil {
@@ -177,10 +197,18 @@ each failed attempt) and when Sentry last claimed the shard.
 The filter flags (--stuck, --at-cap, --scope, --category, --head-category, --added-after,
 --added-before, --min-depth, --shards-from, --limit) are the selector every bulk repair
 takes (reschedule, compact, skip --category): list with them here what the repair given the
-same flags will touch.`),
+same flags will touch.
+
+Without --stuck or --shard the listing groups the whole table. Under a low
+--statement-timeout, when the planner's estimate of the table says that pass would take
+more than half of it, the deepest shards come from a sample of the table's pages instead
+(TABLESAMPLE SYSTEM, a tenth of what the budget allows): every row says estimated and the
+sampled percentage, total_shards is not known, and a note names --full-pass, which groups
+every row under --pass-timeout (10m by default) with a progress line on a terminal.`),
 		Example: examples(`
   outboxctl shards --stuck --print-sql
   outboxctl shards --scope organization --limit 50
+  outboxctl shards --limit 10 --statement-timeout 1s --full-pass
   outboxctl shards --stuck --silo control --cell us -o json
   outboxctl shards --at-cap --added-after 2h --head-category ORGANIZATION_UPDATE`),
 		Args: exactArgs(0, "(no arguments)"),
@@ -202,6 +230,8 @@ same flags will touch.`),
 	fl.StringVar(&o.Shard, "shard", "", "only this shard id")
 	fl.BoolVar(&o.Exact, "exact", false, fmt.Sprintf("count every coalesce group (by default a shard's groups are counted up to %d: %d means at least)", query.GroupCap, query.GroupCap))
 	fl.Int64Var(&o.FailIfDepth, "fail-if-depth", 0, "exit 3 when a listed shard holds more rows than this (for alerts and runbooks)")
+	fl.BoolVar(&o.FullPass, "full-pass", false, "without --stuck: read the whole table to the end under --pass-timeout, even when the planner's estimate exceeds --statement-timeout's budget")
+	addPassFlags(c, &o.Pass, "--full-pass")
 	a.addWatch(c, []string{"shard_scope", "shard_identifier"}, []string{"depth"})
 	return c
 }

@@ -85,7 +85,7 @@ func Documents() []Document {
 		{Command: "depth", About: "The total (category null) and each category's depth.",
 			Sections: []Section{{Name: "depth", Shape: Table, Rows: []reflect.Type{listing[query.DepthRow](false)}}}},
 		{Command: "shards", About: "The deepest shards (or, with --stuck, the shards in backoff), each with its state.",
-			Sections: []Section{{Name: "shards", Shape: Table, Rows: []reflect.Type{listing[query.TopShardsRow](true), listing[query.StuckShardsRow](true)}}}},
+			Sections: []Section{{Name: "shards", Shape: Table, Rows: []reflect.Type{listing[query.TopShardsRow](true), listing[query.StuckShardsRow](true), listing[query.TopShardsSampleRow](false)}}}},
 		{Command: "inspect shard", About: "One shard: its state (a row per cell in the control silo without --cell), its categories and its messages.",
 			Sections: []Section{
 				{Name: "shard", Shape: CardOrTable, Rows: []reflect.Type{listing[query.ShardStateRow](true)}},
@@ -95,7 +95,7 @@ func Documents() []Document {
 		{Command: "inspect object", About: "One object's outboxes, newest first.",
 			Sections: []Section{{Name: "outboxes", Shape: Table, Rows: []reflect.Type{listing[query.ObjectOutboxRow](false)}}}},
 		{Command: "inspect category", About: "One category's pending rows per scope.",
-			Sections: []Section{{Name: "category", Shape: Table, Rows: []reflect.Type{listing[query.CategoryDepthRow](false)}}}},
+			Sections: []Section{{Name: "category", Shape: Table, Rows: []reflect.Type{listing[query.CategoryDepthRow](false), listing[query.CategoryEstimateRow](false)}}}},
 		{Command: "inspect message", About: "One message with its coalesce group and shard.",
 			Sections: []Section{{Name: "message", Shape: Card, Rows: []reflect.Type{withNext(listing[query.MessageRow](false))}}}},
 		{Command: "killswitch list", About: "Which options table Sentry reads for each outbox, the disabled shards and what waits behind them, the backfill gates.",

@@ -79,7 +79,9 @@ func tagged(sec render.Section) *render.Table {
 }
 
 // appendRows adds one context's rows (or card) to a merged section, by column name so a
-// column one context lacks stays empty rather than shifting the others.
+// column one context lacks stays empty rather than shifting the others, and a column only a
+// later context has is added (empty in the rows before): depth's estimated column, say,
+// when one context's answer is an estimate and another's is counted.
 func appendRows(dst *render.Section, name string, sec render.Section) {
 	var cols []string
 	var rows [][]any
@@ -91,6 +93,14 @@ func appendRows(dst *render.Section, name string, sec render.Section) {
 			cols, row[i] = append(cols, f.Key), f.Value
 		}
 		rows = [][]any{row}
+	}
+	for _, c := range cols {
+		if !slices.Contains(dst.Table.Columns, c) {
+			dst.Table.Columns = append(dst.Table.Columns, c)
+			for i := range dst.Table.Rows {
+				dst.Table.Rows[i] = append(dst.Table.Rows[i], nil)
+			}
+		}
 	}
 	for _, r := range rows {
 		out := make([]any, len(dst.Table.Columns))

@@ -10,7 +10,8 @@ import (
 
 // TestMergeDocs merges two contexts' documents: a table section gains the context column
 // and sorts by its keys (a ranked column by its rank, equal rows in the contexts' order), a
-// column one context lacks stays empty, a card becomes one row per context, and footers
+// column one context lacks stays empty, one only a later context has is added (so that
+// depth's estimated label survives a merge with a counted answer), a card becomes one row per context, and footers
 // are kept one line per context.
 func TestMergeDocs(t *testing.T) {
 	t.Parallel()
@@ -32,10 +33,10 @@ func TestMergeDocs(t *testing.T) {
 		t.Fatalf("sections %+v", got)
 	}
 	f := got[0].Table
-	if want := []string{"context", "severity", "check"}; !reflect.DeepEqual(f.Columns, want) {
-		t.Errorf("columns %v, want %v (the first context's)", f.Columns, want)
+	if want := []string{"context", "severity", "check", "extra"}; !reflect.DeepEqual(f.Columns, want) {
+		t.Errorf("columns %v, want %v (the first context's, then the second's new one)", f.Columns, want)
 	}
-	want := [][]any{{"de", "crit", "locks"}, {"us", "warn", "xmin"}, {"de", "warn", "scheduler"}, {"us", "ok", "replica"}}
+	want := [][]any{{"de", "crit", "locks", "x"}, {"us", "warn", "xmin", nil}, {"de", "warn", "scheduler", "y"}, {"us", "ok", "replica", nil}}
 	if !reflect.DeepEqual(f.Rows, want) {
 		t.Errorf("rows %v, want %v", f.Rows, want)
 	}

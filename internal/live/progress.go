@@ -26,6 +26,10 @@ type Progress struct {
 	label  string
 	total  int64
 	approx bool
+	// expected, on a line of one long statement (NewElapsed), is how long it should take:
+	// the line shows the time elapsed against it, there being no units to count.
+	expected time.Duration
+	elapsed  bool
 	// Every is the least time between two redraws (DefaultEvery).
 	Every time.Duration
 
@@ -38,6 +42,14 @@ type Progress struct {
 // NewProgress starts a progress line of total units (0: unknown; approx marks it "~").
 func NewProgress(out io.Writer, tty bool, now func() time.Time, label string, total int64, approx bool) *Progress {
 	return &Progress{out: out, tty: tty, now: now, label: label, total: total, approx: approx, Every: DefaultEvery, start: now()}
+}
+
+// NewElapsed starts a line for one long statement, which has no units to count: "depth:
+// counting ~20000000 rows in one pass  2.1s of ~5s expected". expected 0 leaves it out.
+func NewElapsed(out io.Writer, tty bool, now func() time.Time, label string, expected time.Duration) *Progress {
+	p := NewProgress(out, tty, now, label, 0, false)
+	p.expected, p.elapsed = expected, true
+	return p
 }
 
 // Add counts n more units done and redraws if the line is due.
@@ -99,6 +111,9 @@ func (p *Progress) Finish() string {
 	elapsed := p.now().Sub(p.start)
 	done := p.done.Load()
 	s := fmt.Sprintf("%s %d in %s", p.label, done, render.Duration(elapsed))
+	if p.elapsed {
+		s = fmt.Sprintf("%s: done in %s", p.label, render.Duration(elapsed))
+	}
 	if r := rate(done, elapsed); r > 0 {
 		s += fmt.Sprintf(" (%s/s)", formatRate(r))
 	}
@@ -112,6 +127,13 @@ func (p *Progress) Finish() string {
 func (p *Progress) line(now time.Time) string {
 	done := p.done.Load()
 	elapsed := now.Sub(p.start)
+	if p.elapsed {
+		s := p.label + "  " + render.Duration(elapsed)
+		if p.expected > 0 {
+			s += " of ~" + render.Duration(p.expected) + " expected"
+		}
+		return s
+	}
 	s := p.label + " " + strconv.FormatInt(done, 10)
 	if p.total > 0 {
 		tilde := ""

@@ -81,3 +81,30 @@ func TestProgressRunRedrawsWithoutWork(t *testing.T) {
 		t.Errorf("%d redraws in 5s with Every 5ms", n)
 	}
 }
+
+// TestElapsedLine: a line for one long statement shows the time elapsed against the time
+// expected, and its summary the time it took; on a pipe nothing.
+func TestElapsedLine(t *testing.T) {
+	t.Parallel()
+	clock := newClock()
+	var out bytes.Buffer
+	p := NewElapsed(&out, true, clock.Now, "depth: counting ~20000000 rows in one pass", 5*time.Second)
+	p.Tick()
+	clock.now = clock.now.Add(2100 * time.Millisecond)
+	p.Tick()
+	clock.now = clock.now.Add(1400 * time.Millisecond)
+	p.Finish()
+	want := "\rdepth: counting ~20000000 rows in one pass  0s of ~5s expected\x1b[K" +
+		"\rdepth: counting ~20000000 rows in one pass  2s of ~5s expected\x1b[K" +
+		"\rdepth: counting ~20000000 rows in one pass: done in 4s\x1b[K\n"
+	if got := out.String(); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	var pipe bytes.Buffer
+	q := NewElapsed(&pipe, false, clock.Now, "depth", time.Second)
+	q.Tick()
+	q.Finish()
+	if pipe.Len() != 0 {
+		t.Errorf("on a pipe: %q", pipe.String())
+	}
+}

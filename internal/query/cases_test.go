@@ -71,6 +71,15 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 	{"inspect-shard-exact", func(t Target) Script {
 		return Script{ShardMessages(t, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}, 10, true)}
 	}},
+	{"top-shards-sample", func(t Target) Script {
+		return Script{TopShardsSample(t, ShardFilter{}, 2.5, 1), TopShardsSample(t, ShardFilter{
+			Scope: enum(0, "ORGANIZATION_SCOPE"), Category: enum(2, "ORGANIZATION_UPDATE"), Limit: 5, MinDepth: 2,
+		}, 0.25, 2)}
+	}},
+	{"inspect-category-estimate", func(t Target) Script {
+		at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		return Script{TableStatistics(t), CategoryEstimate(t, Enum{2, "ORGANIZATION_UPDATE"}, 2_000_000, &at)}
+	}},
 	{"inspect-category", func(t Target) Script { return Script{CategoryDepth(t, Enum{2, "ORGANIZATION_UPDATE"})} }},
 	{"inspect-object-shard", func(t Target) Script {
 		return Script{ObjectOutboxes(t, ObjectLookup{
@@ -96,6 +105,11 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 	{"exporter-oldest-row", func(t Target) Script { return Script{OldestRow(t)} }},
 	{"exporter-depth", func(t Target) Script { return Script{ExactDepth(t)} }},
 	{"exporter-shard-states", func(t Target) Script { return Script{ShardStates(t)} }},
+	{"depth-total", func(t Target) Script { return Script{TableStatistics(t), DepthTotal(t)} }},
+	{"depth-split", func(t Target) Script {
+		at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		return Script{DepthSplit(t, 2_000_000, false, &at), DepthSplit(t, 2_000_000, true, nil)}
+	}},
 	{"killswitch-shards", func(t Target) Script {
 		return Script{KillswitchShards([]Target{t}, []KillswitchList{
 			{OptionsTable: OptionTable, Scope: 0, IDs: []int64{1, 2, 404}},

@@ -68,3 +68,37 @@ type CategoryDepthRow struct {
 	DistinctRows  int64      `db:"distinct_rows" json:"distinct_rows"`
 	DistinctExact bool       `db:"distinct_exact" json:"distinct_exact"`
 }
+
+// CategoryEstimateRow is CategoryEstimate's row: the pending rows estimated from the
+// planner's statistics (null when the category is too rare to be among the most common
+// values), the rest unknown (null), and when the statistics were taken.
+type CategoryEstimateRow struct {
+	ShardScope    *int64     `db:"shard_scope" json:"shard_scope"`
+	Pending       *int64     `db:"pending" json:"pending"`
+	Shards        *int64     `db:"shards" json:"shards"`
+	Objects       *int64     `db:"objects" json:"objects"`
+	NextAttempt   *time.Time `db:"next_attempt" json:"next_attempt"`
+	OldestMessage *time.Time `db:"oldest_message" json:"oldest_message"`
+	Estimated     bool       `db:"estimated" json:"estimated"`
+	AnalyzedAt    *time.Time `db:"statistics_analyzed_at" json:"statistics_analyzed_at"`
+}
+
+// CategoryEstimate is the category's pending rows from the planner's statistics (its
+// frequency among pg_stats' most common categories times total, the table's estimated rows),
+// without reading the table: what inspect category answers when its pass would exceed the
+// budget. The whole table's, whatever --cell says.
+func CategoryEstimate(t Target, c Enum, total int64, analyzedAt *time.Time) Statement {
+	var at any
+	if analyzedAt != nil {
+		at = *analyzedAt
+	}
+	return sqlStatement("category-estimate", []string{
+		fmt.Sprintf("Estimated pending rows of category %s (%d) in %s from the planner's statistics", c.Name, c.Value, t.Describe()),
+		"(no table read): NULL when the category is too rare to be among pg_stats' most common values.",
+	}, nil, Args{
+		"table":       {Value: t.From()},
+		"category":    {Value: c.Value, Note: c.Name},
+		"total":       {Value: total, Note: "the planner's estimate of the table's rows"},
+		"analyzed_at": {Value: at, Note: "when the statistics were taken"},
+	})
+}

@@ -1,5 +1,7 @@
 package query
 
+import "time"
+
 // The statements of outboxctl depth, in sql/depth.sql.
 
 // DepthRow is a row of Depth and DepthEstimate: category NULL is the whole table's row. An
@@ -35,4 +37,38 @@ func DepthEstimate(t Target) Statement {
 		"as fresh as the last ANALYZE; only categories common enough to be in pg_stats are listed;",
 		"the whole table, whatever --cell says. depth is NULL when the table was never analyzed.",
 	}, nil, Args{"table": {Value: t.From()}})
+}
+
+// SmallTableRows is the size under which depth always counts every category exactly: the
+// grouped pass over it costs a few milliseconds, less than planning the statistics' view.
+const SmallTableRows = 100_000
+
+// DepthTotal counts the total alone: Sentry's get_total_outbox_count.
+func DepthTotal(t Target) Statement {
+	return sqlStatement("depth-total", []string{
+		"Total depth of " + t.Describe() + ", counted (Sentry's get_total_outbox_count).",
+	}, t.idents(), t.cellArgs(), t.cellFragment()...)
+}
+
+// DepthSplit is the depth per category from the planner's statistics (pg_stats' most common
+// categories) times total: the first row is the total, estimated when totalEstimated (else
+// counted); every category's row is an estimate, with when the statistics were taken.
+func DepthSplit(t Target, total int64, totalEstimated bool, analyzedAt *time.Time) Statement {
+	var at any
+	if analyzedAt != nil {
+		at = *analyzedAt
+	}
+	how := "counted"
+	if totalEstimated {
+		how = "the planner's estimate"
+	}
+	return sqlStatement("depth-split", []string{
+		"Depth per category of " + t.Describe() + " from the planner's statistics (pg_stats' most",
+		"common categories) times the total (" + how + "): every category's row is an estimate.",
+	}, nil, Args{
+		"table":           {Value: t.From()},
+		"total":           {Value: total, Note: "the total, " + how},
+		"total_estimated": {Value: totalEstimated},
+		"analyzed_at":     {Value: at, Note: "when the statistics were taken"},
+	})
 }

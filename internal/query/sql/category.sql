@@ -64,3 +64,28 @@ SELECT o.shard_scope, count(*) AS pending,
    /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
  GROUP BY o.shard_scope
  ORDER BY pending DESC, o.shard_scope;
+
+-- name: category-estimate
+-- The category's pending rows from the planner's statistics, without reading the table:
+-- its frequency among pg_stats' most common categories times @total (the planner's estimate
+-- of the table's rows); NULL when the category is too rare to be among them. The rest is
+-- unknown without a pass. @table is the table's name as written in SQL.
+WITH rel AS (
+    SELECT c.relname, n.nspname
+      FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.oid = to_regclass(@table)
+),
+mcv AS (
+    SELECT v.category, v.freq
+      FROM pg_stats s
+     CROSS JOIN LATERAL unnest(s.most_common_vals::text::int[], s.most_common_freqs) AS v(category, freq)
+     WHERE s.schemaname = (SELECT rel.nspname FROM rel)
+       AND s.tablename = (SELECT rel.relname FROM rel)
+       AND s.attname = 'category'
+)
+SELECT NULL::integer AS shard_scope,
+       (SELECT round(@total::bigint * mcv.freq)::bigint FROM mcv WHERE mcv.category = @category) AS pending,
+       NULL::bigint AS shards, NULL::bigint AS objects,
+       NULL::timestamptz AS next_attempt, NULL::timestamptz AS oldest_message,
+       true AS estimated, @analyzed_at::timestamptz AS statistics_analyzed_at;

@@ -41,3 +41,35 @@ SELECT NULL AS category, round(rel.total)::bigint AS depth, true AS estimated FR
 UNION ALL
 SELECT mcv.category, round(rel.total * mcv.freq)::bigint, true FROM rel, mcv
  ORDER BY category NULLS FIRST;
+
+-- name: depth-total
+-- The total alone, counted: Sentry's get_total_outbox_count (one parallel index-only or
+-- sequential pass, no grouping).
+SELECT count(*)::bigint AS depth
+  FROM /* TEMPLATE: table */sentry_controloutbox o
+ /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */;
+
+-- name: depth-split
+-- The depth per category from pg_stats' most common categories times @total (the total
+-- counted, or the planner's estimate of it): the first row is @total itself, estimated as
+-- @total_estimated says. @table is the table's name as written in SQL; @analyzed_at is when
+-- the statistics were taken, on every estimated row.
+WITH rel AS (
+    SELECT c.relname, n.nspname
+      FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.oid = to_regclass(@table)
+),
+mcv AS (
+    SELECT v.category, v.freq
+      FROM pg_stats s
+     CROSS JOIN LATERAL unnest(s.most_common_vals::text::int[], s.most_common_freqs) AS v(category, freq)
+     WHERE s.schemaname = (SELECT rel.nspname FROM rel)
+       AND s.tablename = (SELECT rel.relname FROM rel)
+       AND s.attname = 'category'
+)
+SELECT NULL::integer AS category, @total::bigint AS depth, @total_estimated::boolean AS estimated,
+       CASE WHEN @total_estimated::boolean THEN @analyzed_at::timestamptz END AS statistics_analyzed_at
+UNION ALL
+SELECT mcv.category, round(@total::bigint * mcv.freq)::bigint, true, @analyzed_at::timestamptz FROM mcv
+ ORDER BY category NULLS FIRST;

@@ -22,7 +22,10 @@ SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for
 -- The claim of Sentry's prepare_next_from_shard: push the whole shard's schedule forward
 -- (next = now + min(2 × the head's last delay, 1 h), at least 1 s) and return every row's
 -- schedule from before the claim, grouped by schedule. "old" sees the schedules as they
--- were before "pushed" changes them: one statement, one snapshot.
+-- were before "pushed" changes them: one statement, one snapshot. The UPDATE reaches the
+-- rows from "old" alone, by primary key (its RETURNING carries their old schedules): no
+-- join of the CTE to itself that stale statistics could plan as a nested loop over a CTE
+-- scan (n² comparisons: 8.6 s instead of 83 ms on a 6,700-row shard).
 WITH old AS MATERIALIZED (
     SELECT o.id, o.scheduled_from, o.scheduled_for
       FROM /* TEMPLATE: table */sentry_controloutbox o
@@ -34,15 +37,13 @@ pushed AS (
     UPDATE /* TEMPLATE: table */sentry_controloutbox o
        SET scheduled_for = now() + least(greatest(@head_for::timestamptz - @head_from::timestamptz, interval '1 second') * 2, interval '1 hour'),
            scheduled_from = now()
-     /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
-       AND o.shard_scope = @scope
-       AND o.shard_identifier = @shard
-    RETURNING o.id, o.scheduled_from AS claimed_from, o.scheduled_for AS claimed_for
+      FROM old
+     WHERE o.id = old.id
+    RETURNING o.id, old.scheduled_from, old.scheduled_for, o.scheduled_from AS claimed_from, o.scheduled_for AS claimed_for
 )
-SELECT old.scheduled_from, old.scheduled_for, p.claimed_from, p.claimed_for, array_agg(old.id ORDER BY old.id) AS ids
+SELECT p.scheduled_from, p.scheduled_for, p.claimed_from, p.claimed_for, array_agg(p.id ORDER BY p.id) AS ids
   FROM pushed p
-  JOIN old ON old.id = p.id
- GROUP BY old.scheduled_from, old.scheduled_for, p.claimed_from, p.claimed_for;
+ GROUP BY p.scheduled_from, p.scheduled_for, p.claimed_from, p.claimed_for;
 
 -- name: drain-unclaim
 -- Put back the schedules a claim replaced (times as microseconds since the epoch), on the

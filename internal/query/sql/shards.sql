@@ -244,3 +244,20 @@ SELECT /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: contro
      LIMIT 1
  ) head
  ORDER BY k.depth DESC, /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier;
+
+-- name: top-shards-sample
+-- top-shards from a bounded sample, when the whole pass would exceed the statement
+-- timeout's budget: @hundredths / 100 percent of the table's pages (TABLESAMPLE SYSTEM
+-- reads only those), each shard's depth its rows in the sample scaled up. Estimates: a shard
+-- whose rows the sample missed is not listed, and total_shards is not known. @seed picks
+-- the pages: the same seed, the same sample of an unchanged table.
+SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier,
+       round(count(*) * 10000 / @hundredths::float8)::bigint AS depth, true AS estimated, @hundredths::float8 / 100 AS sampled_percent
+  FROM /* TEMPLATE: table */sentry_controloutbox o TABLESAMPLE SYSTEM ((@hundredths::float8 / 100)::real) REPEATABLE (@seed::float8)
+ /* IF: scope */WHERE o.shard_scope = @scope/* END: scope */
+   /* IF: category */AND o.category = @category/* END: category */
+   /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+ GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+/* IF: min_depth */HAVING round(count(*) * 10000 / @hundredths::float8) >= @min_depth/* END: min_depth */
+ ORDER BY depth DESC, /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+ LIMIT @limit;
