@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/outboxctl/outboxctl/internal/db"
@@ -66,6 +67,36 @@ func (a *app) targetLine(command string) string {
 		}
 	}
 	return "target: " + strings.Join(parts, ", ")
+}
+
+// typedBackOver is the number of shards above which a bulk repair on a terminal asks for the
+// count typed back: a "y" is too easy to give to 2,000 shards.
+const typedBackOver = 100
+
+// confirmCount is confirm for a bulk repair of n shards: with --yes it proceeds, off a
+// terminal it refuses, and on one more than typedBackOver shards need n typed back.
+func (a *app) confirmCount(command string, plan []string, yes bool, n int) error {
+	if n <= typedBackOver || yes || !a.io.InTTY || !a.io.ErrTTY {
+		return a.confirm(command, plan, yes)
+	}
+	printPlan(a.io.Err, plan)
+	fmt.Fprintf(a.io.Err, "This changes %d shards. Type the number of shards to proceed: ", n)
+	line, _ := bufio.NewReader(io.LimitReader(a.io.In, maxAnswer+1)).ReadString('\n')
+	if len(line) <= maxAnswer && strings.TrimSpace(line) == strconv.Itoa(n) {
+		return nil
+	}
+	return declined()
+}
+
+// where names the database a mutation writes: the context, when one is used, and
+// user@host:port/database (never a password).
+func (a *app) where() string {
+	dsn, _ := db.Resolve(a.g.DSN, a.getenv)
+	w := db.Describe(dsn)
+	if a.g.Context != "" {
+		w = "context " + a.g.Context + ", " + w
+	}
+	return w
 }
 
 // maxAnswer caps the prompt's answer: "yes" and its newline, with room for stray spaces.

@@ -17,7 +17,7 @@ const (
 	meansThreshold                  // a --fail-if-… threshold was crossed
 	meansWarning                    // a verdict: the worst finding is a warning
 	meansCritical                   // a verdict: a finding is critical
-	meansPartial                    // fan-out: some contexts answered, some failed
+	meansPartial                    // fan-out: some contexts answered, some failed; a bulk repair: some shards failed
 	meansPending                    // a verdict: ran fine, the answer is "not yet"
 	meansInterrupted                // SIGINT or SIGTERM
 )
@@ -63,6 +63,12 @@ func verdict(m meaning, msg string) error { return &cmdError{means: m, msg: msg}
 // ("interrupted after 7 messages").
 func interruptedf(format string, args ...any) error {
 	return &cmdError{means: meansInterrupted, msg: fmt.Sprintf(format, args...)}
+}
+
+// partialf is a bulk repair that did some of its shards and failed others (or left them in
+// doubt), said in one line: never exit 0.
+func partialf(format string, args ...any) error {
+	return &cmdError{means: meansPartial, msg: fmt.Sprintf(format, args...)}
 }
 
 // declined is a declined prompt: the command line was fine, so no hint follows it.

@@ -58,12 +58,17 @@ type factory struct {
 	configFile func() (*config.File, error) // the context commands' file, through the environment
 	buildInfo  func() (*debug.BuildInfo, bool)
 	confirm    func(command string, plan []string, yes bool) error
-	audit      func(command string, fields map[string]any)
-	progress   func(ctx context.Context, label string, total int64, approx bool) *workProgress
-	now        func() time.Time
-	after      func(time.Duration) <-chan time.Time // a second sample's wait
-	stderr     io.Writer                            // a plan shown without a prompt, the archive's path, a sample's note
-	getenv     func(string) string                  // a drain handler's $VARS, the contexts' environment
+	// confirmCount is confirm for a bulk repair of n shards: on a terminal, more than
+	// typedBackOver shards need the count typed back, not y.
+	confirmCount func(command string, plan []string, yes bool, n int) error
+	// where names the database a mutation writes (context, user@host:port/database), for its plan.
+	where    func() string
+	audit    func(command string, fields map[string]any)
+	progress func(ctx context.Context, label string, total int64, approx bool) *workProgress
+	now      func() time.Time
+	after    func(time.Duration) <-chan time.Time // a second sample's wait
+	stderr   io.Writer                            // a plan shown without a prompt, the archive's path, a sample's note
+	getenv   func(string) string                  // a drain handler's $VARS, the contexts' environment
 	// next is a suggested command line: the invocation's --context, --schema, …, the flags
 	// naming the table (nil: none) and args (nextcmd.go); again is the invocation's own
 	// command line with words added (fallback + them when unknown), for a Try: line.
@@ -87,7 +92,7 @@ func (a *app) factory() factory {
 		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSessionOn,
 		readSession: a.readSession, plainSession: a.plainSession, openSession: a.openSession, runRead: a.runRead,
 		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,
-		confirm: a.confirm, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
+		confirm: a.confirm, confirmCount: a.confirmCount, where: a.where, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
 		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, again: a.againOr,
 		lines: a.g.Output == "",
 		cards: !a.merged && (format == render.FormatTable || format == render.FormatMarkdown || (format == render.FormatAuto && a.io.OutTTY)),

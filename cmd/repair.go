@@ -104,32 +104,82 @@ func (d factory) open(ctx context.Context, command string, t query.Target) (quer
 	return t, conn, payloadType, nil
 }
 
-// rescheduleOptions are reschedule's flags and arguments.
+// rescheduleOptions are reschedule's flags and arguments: SCOPE ID, or the bulk form's
+// selector flags.
 type rescheduleOptions struct {
 	repairOptions
 	shardArgs
+	bulk bulkOptions
 }
 
 // Validate checks the shard id.
 func (o *rescheduleOptions) Validate() error { return o.validate("outboxctl reschedule") }
 
+// bulkRun is a repair's RunE: with no argument its bulk form (the selector flags, validated
+// and resolved, then run), else single (SCOPE ID or MESSAGE_ID), refusing selector flags beside it.
+func (a *app) bulkRun(command string, o *bulkOptions, single func(*cobra.Command, []string) error,
+	run func(ctx context.Context, t query.Target, sel query.ShardSelector) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		o.DryRun = a.dryRun // the one --dry-run flag (addMutationFlags), for either form
+		if len(args) > 0 {
+			if o.hasCriterion() || o.Limit > 0 {
+				return usageErrorf(command+" --stuck --scope organization", "%s takes SCOPE ID or selector flags, not both", command)
+			}
+			return single(c, args)
+		}
+		if err := o.validate(command); err != nil {
+			return err
+		}
+		sel, err := a.shardSelector(o.selectorOptions, command, a.factory().now())
+		if err != nil {
+			return err
+		}
+		t, err := a.target()
+		if err != nil {
+			return err
+		}
+		return run(c.Context(), t, sel)
+	}
+}
+
+// rescheduleBulk is reschedule's bulk form.
+var rescheduleBulk = bulkRepair{ //nolint:gochecknoglobals // constant description
+	command: "reschedule", what: "make due now with a fresh backoff",
+	batch: drain.RescheduleBatch,
+	printSQL: func(d factory, t query.Target, selected query.Statement, why query.Why) error {
+		return d.printScript(query.InTransaction(d.preamble("reschedule"), query.Script{query.BulkReschedule(t, selected, why)}))
+	},
+}
+
 func newRescheduleCmd(a *app) *cobra.Command {
 	var o rescheduleOptions
 	c := &cobra.Command{
-		Use:   "reschedule SCOPE ID",
-		Short: "Make a shard due now and clear its backoff, so Sentry's workers pick it up",
+		Use:   "reschedule (SCOPE ID | SELECTORS)",
+		Short: "Make a shard (or every selected shard) due now and clear its backoff, so Sentry's workers pick it up",
 		Long: strings.TrimSpace(`
 Give every row of the shard the schedule of a fresh row (scheduled_for = 2016-08-01, as
 Sentry's THE_PAST): the shard is due at the scheduler's next run, and its next claim starts
-again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted.`),
-		Example:           examples(`outboxctl reschedule organization 42 --reason 'INC-3: handler fixed' --yes`),
-		Args:              exactArgs(2, "SCOPE ID"),
+again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted.
+
+Without SCOPE ID, the selector flags choose the shards (the same flags as outboxctl shards,
+which previews them): every selected shard is rescheduled, a batch of --batch-shards per
+short transaction; a shard whose head row a drainer holds is skipped (being drained) and
+never waited for. Ctrl-C stops after the batch in flight (exit 130); running the same
+command again continues. See docs/runbooks.md, "a receiver was down for an hour".`),
+		Example: examples(`
+  outboxctl reschedule organization 42 --reason 'INC-3: handler fixed' --yes
+  outboxctl reschedule --stuck --at-cap --scope organization --dry-run
+  outboxctl reschedule --at-cap --added-after 2h --reason 'INC-3: receiver back' --yes`),
+		Args:              shardOrSelectors(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
-		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
+		RunE: a.bulkRun("outboxctl reschedule", &o.bulk, a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
 			return runReschedule(ctx, a.factory(), o, t, k)
+		}), func(ctx context.Context, t query.Target, sel query.ShardSelector) error {
+			return runBulk(ctx, a.factory(), o.bulk, o.repairOptions, t, sel, rescheduleBulk)
 		}),
 	}
 	addRepairFlags(a, c, &o.repairOptions, false)
+	a.addBulkFlags(c, &o.bulk, "bulk form: only shards holding this category (name or integer)")
 	return c
 }
 
@@ -248,10 +298,22 @@ func (d factory) printArchivingDelete(t query.Target, rows func(query.Why) query
 	return d.printer.SQL(script)
 }
 
-// compactOptions are compact's flags and arguments.
+// compactOptions are compact's flags and arguments: SCOPE ID, or the bulk form's selector flags.
 type compactOptions struct {
 	repairOptions
 	shardArgs
+	bulk bulkOptions
+}
+
+// compactBulk is compact's bulk form.
+var compactBulk = bulkRepair{ //nolint:gochecknoglobals // constant description
+	command: "compact", what: "archive and delete the superseded rows (every coalesce group's rows below its newest id)",
+	rowsOf: func(t query.Target, why query.Why) func(query.Statement) query.Statement {
+		return func(shards query.Statement) query.Statement { return query.BulkSuperseded(t, shards, why) }
+	},
+	printSQL: func(d factory, t query.Target, selected query.Statement, why query.Why) error {
+		return d.printArchivingDelete(t, func(why query.Why) query.Statement { return query.BulkSuperseded(t, selected, why) }, why)
+	},
 }
 
 // Validate checks the shard id.
@@ -260,7 +322,7 @@ func (o *compactOptions) Validate() error { return o.validate("outboxctl compact
 func newCompactCmd(a *app) *cobra.Command {
 	var o compactOptions
 	c := &cobra.Command{
-		Use:   "compact SCOPE ID",
+		Use:   "compact (SCOPE ID | SELECTORS)",
 		Short: "Delete the superseded rows of every coalesce group of a shard, keeping the newest",
 		Long: strings.TrimSpace(`
 Delete, after archiving them, exactly the rows a successful drain would delete without
@@ -271,15 +333,24 @@ them, the shard is made due now, unless --keep-backoff.
 
 The run is one archive operation: its rows are staged in the archive (synced) before the
 DELETE and marked committed after it; outboxctl restore puts them back. --print-sql prints
-the SELECT of what would be archived and the DELETE commented out, and changes nothing.`),
-		Example:           examples(`outboxctl compact organization 1 --reason 'INC-4: hot shard' --yes`),
-		Args:              exactArgs(2, "SCOPE ID"),
+the SELECT of what would be archived and the DELETE commented out, and changes nothing.
+
+Without SCOPE ID, the selector flags choose the shards (as for outboxctl shards): a batch of
+--batch-shards per transaction, each shard its own archive operation in one file (restore
+FILE --all puts the run back); a shard a drainer holds is skipped (being drained).`),
+		Example: examples(`
+  outboxctl compact organization 1 --reason 'INC-4: hot shard' --yes
+  outboxctl compact --min-depth 10000 --reason 'INC-4: hot shards' --yes`),
+		Args:              shardOrSelectors(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
-		RunE: a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
+		RunE: a.bulkRun("outboxctl compact", &o.bulk, a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
 			return runCompact(ctx, a.factory(), o, t, k)
+		}), func(ctx context.Context, t query.Target, sel query.ShardSelector) error {
+			return runBulk(ctx, a.factory(), o.bulk, o.repairOptions, t, sel, compactBulk)
 		}),
 	}
 	addRepairFlags(a, c, &o.repairOptions, true)
+	a.addBulkFlags(c, &o.bulk, "bulk form: only shards holding this category (name or integer)")
 	return c
 }
 
@@ -377,10 +448,27 @@ func (m *messageArg) validate(command string) error {
 	return err
 }
 
-// skipOptions are skip's flags and argument.
+// skipOptions are skip's flags and argument: MESSAGE_ID, or --category and the selector flags.
 type skipOptions struct {
 	repairOptions
 	messageArg
+	bulk bulkOptions
+}
+
+// skipBulk is skip --category's bulk form over sel.
+func skipBulk(sel query.ShardSelector) bulkRepair {
+	rows := func(t query.Target, shards query.Statement, why query.Why) query.Statement {
+		return query.BulkSkipRows(t, shards, *sel.Category, sel.AddedAfter, sel.AddedBefore, why)
+	}
+	return bulkRepair{
+		command: "skip", what: fmt.Sprintf("archive and delete, undelivered, every coalesce group of %s with a matching row, up to its highest matching row", sel.Category.Name),
+		rowsOf: func(t query.Target, why query.Why) func(query.Statement) query.Statement {
+			return func(shards query.Statement) query.Statement { return rows(t, shards, why) }
+		},
+		printSQL: func(d factory, t query.Target, selected query.Statement, why query.Why) error {
+			return d.printArchivingDelete(t, func(why query.Why) query.Statement { return rows(t, selected, why) }, why)
+		},
+	}
 }
 
 // Validate checks the message id.
@@ -389,7 +477,7 @@ func (o *skipOptions) Validate() error { return o.validate("outboxctl skip") }
 func newSkipCmd(a *app) *cobra.Command {
 	var o skipOptions
 	c := &cobra.Command{
-		Use:   "skip MESSAGE_ID",
+		Use:   "skip (MESSAGE_ID | --category C [SELECTORS])",
 		Short: "Archive and delete a poison message's coalesce group, unblocking its shard",
 		Long: strings.TrimSpace(`
 Archive, then delete, every row of the message's coalesce group (same shard, category and
@@ -401,10 +489,21 @@ shard's state after, the next step and the undo.
 The run is one archive operation (staged before the DELETE, marked committed after it).
 outboxctl restore FILE --operation ID puts the rows back: a skip is restored only when
 named, never by restore --all alone. --print-sql prints the SELECT of what would be
-archived and the DELETE commented out, and changes nothing.`),
-		Example: examples(`outboxctl skip 123456 --reason 'INC-5: poison payload' --yes`),
-		Args:    exactArgs(1, "MESSAGE_ID"),
-		RunE: func(c *cobra.Command, args []string) error {
+archived and the DELETE commented out, and changes nothing.
+
+With --category C and no MESSAGE_ID (the poison-category case): in every selected shard
+holding a row of C (narrowed by the other selector flags; --added-after/--added-before
+bound the matching rows too), every coalesce group of C with a matching row is archived
+and deleted up to its highest matching row, exactly as skip MESSAGE_ID does for one
+message. A batch of --batch-shards per transaction; each shard is its own operation in one
+archive file (restore FILE --all --include-skipped puts the run back). See
+docs/runbooks.md, "a poison category in every shard".`),
+		Example: examples(`
+  outboxctl skip 123456 --reason 'INC-5: poison payload' --yes
+  outboxctl skip --category ORGANIZATION_UPDATE --head-category ORGANIZATION_UPDATE --dry-run
+  outboxctl skip --category ORGANIZATION_UPDATE --added-after 2h --reason 'INC-5: bad deploy' --yes`),
+		Args: shardOrSelectors(1, "MESSAGE_ID"),
+		RunE: a.bulkRun("outboxctl skip", &o.bulk, func(c *cobra.Command, args []string) error {
 			o.ID = args[0]
 			if err := o.Validate(); err != nil {
 				return err
@@ -414,9 +513,15 @@ archived and the DELETE commented out, and changes nothing.`),
 				return err
 			}
 			return runSkip(c.Context(), a.factory(), o, t)
-		},
+		}, func(ctx context.Context, t query.Target, sel query.ShardSelector) error {
+			if sel.Category == nil {
+				return usageErrorf("outboxctl skip --category ORGANIZATION_UPDATE --head-category ORGANIZATION_UPDATE", "skip without MESSAGE_ID needs --category: the category whose rows to skip")
+			}
+			return runBulk(ctx, a.factory(), o.bulk, o.repairOptions, t, sel, skipBulk(sel))
+		}),
 	}
 	addRepairFlags(a, c, &o.repairOptions, true)
+	a.addBulkFlags(c, &o.bulk, "bulk form: skip the rows of this category (name or integer), in every selected shard holding one")
 	return c
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,12 +17,8 @@ import (
 )
 
 type shardsOptions struct {
-	Stuck       bool
-	Scope       string
-	Category    string
+	selectorOptions
 	Shard       string
-	Limit       int
-	MinDepth    int
 	FailIfDepth int64
 	Exact       bool
 }
@@ -47,8 +44,8 @@ func (o shardsOptions) Validate() error {
 		// shards it is a long scan and a long screen. Ask for a number.
 		return usageErrorf("outboxctl shards --limit 100", "`--limit` must be at least 1 (default %d)", query.DefaultLimit)
 	}
-	if o.MinDepth < 0 {
-		return usageErrorf("outboxctl shards --min-depth 100", "`--min-depth` must not be negative")
+	if err := o.selectorOptions.validate("outboxctl shards", false); err != nil {
+		return err
 	}
 	if o.FailIfDepth < 0 {
 		return usageErrorf("outboxctl shards --fail-if-depth 10000", "`--fail-if-depth` must not be negative")
@@ -56,9 +53,24 @@ func (o shardsOptions) Validate() error {
 	return nil
 }
 
-// shardFilter resolves the names of the filter flags.
-func (a *app) shardFilter(o shardsOptions) (query.ShardFilter, error) {
+// shardFilter resolves the names of the filter flags. The selector criteria the listing's
+// own filters do not say (--at-cap, --head-category, --added-*, --shards-from) narrow it
+// through the selector's statement (query.ShardFilter.Selected), so shards lists exactly the
+// shards a repair given the same flags works on.
+func (a *app) shardFilter(o shardsOptions, now time.Time) (query.ShardFilter, error) {
 	f := query.ShardFilter{Limit: o.Limit, MinDepth: o.MinDepth, Exact: o.Exact}
+	if o.AtCap || o.HeadCategory != "" || o.AddedAfter != "" || o.AddedBefore != "" || o.ShardsFrom != "" {
+		only := o.selectorOptions
+		only.Stuck, only.MinDepth, only.Limit = false, 0, 0 // the listing's own
+		if only.AddedAfter == "" && only.AddedBefore == "" {
+			only.Category = "" // the listing's own; with a window it says "a row of C added then"
+		}
+		sel, err := a.shardSelector(only, "outboxctl shards", now)
+		if err != nil {
+			return f, err
+		}
+		f.Selected = &sel
+	}
 	if o.Scope != "" {
 		s, err := a.scopeArg(o.Scope)
 		if err != nil {
@@ -170,7 +182,7 @@ each failed attempt) and when Sentry last claimed the shard.`),
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			f, err := a.shardFilter(o)
+			f, err := a.shardFilter(o, time.Now())
 			if err != nil {
 				return err
 			}
@@ -179,17 +191,11 @@ each failed attempt) and when Sentry last claimed the shard.`),
 			})
 		},
 	}
+	a.addSelectorFlags(c, &o.selectorOptions, selectorUse{limit: query.DefaultLimit, categoryHelp: "only shards holding this category (name or integer); depth counts its rows"})
 	fl := c.Flags()
-	fl.BoolVar(&o.Stuck, "stuck", false, "only shards in backoff (every row scheduled in the future)")
-	fl.StringVar(&o.Scope, "scope", "", "only this scope (name or integer)")
-	fl.StringVar(&o.Category, "category", "", "only shards holding this category (name or integer); depth counts its rows")
 	fl.StringVar(&o.Shard, "shard", "", "only this shard id")
-	fl.IntVar(&o.Limit, "limit", query.DefaultLimit, "at most this many shards")
-	fl.IntVar(&o.MinDepth, "min-depth", 0, "only shards with at least this many rows")
 	fl.BoolVar(&o.Exact, "exact", false, fmt.Sprintf("count every coalesce group (by default a shard's groups are counted up to %d: %d means at least)", query.GroupCap, query.GroupCap))
 	fl.Int64Var(&o.FailIfDepth, "fail-if-depth", 0, "exit 3 when a listed shard holds more rows than this (for alerts and runbooks)")
 	a.addWatch(c, []string{"shard_scope", "shard_identifier"}, []string{"depth"})
-	_ = c.RegisterFlagCompletionFunc("scope", a.completeNames(enums.KindScope))
-	_ = c.RegisterFlagCompletionFunc("category", a.completeNames(enums.KindCategory))
 	return c
 }

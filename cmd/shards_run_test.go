@@ -97,7 +97,7 @@ func TestRunShardsDirect(t *testing.T) {
 	ctx := context.Background()
 
 	a, out := directApp(schema, false, "")
-	o := shardsOptions{Limit: 10}
+	o := shardsOptions{selectorOptions: selectorOptions{Limit: 10}}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestRunShardsDirect(t *testing.T) {
 	}
 
 	a, out = directApp(schema, false, "")
-	o = shardsOptions{Stuck: true, Limit: 10, FailIfDepth: 3}
+	o = shardsOptions{selectorOptions: selectorOptions{Stuck: true, Limit: 10}, FailIfDepth: 3}
 	d, tg = readFactoryAt(t, a, halfwayThroughBackoff)
 	err := printed(d, tg, func(d factory, tg query.Target) (render.Doc, error) {
 		return runShards(ctx, d, o, tg, query.ShardFilter{Limit: 10})

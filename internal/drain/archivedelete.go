@@ -70,6 +70,15 @@ func (a *ArchivedDelete) ArchiveAndDelete(ctx context.Context, tx pgx.Tx, sel qu
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
+	return a.StageAndDelete(ctx, tx, rows)
+}
+
+// StageAndDelete is ArchiveAndDelete for rows already read whole in tx (a bulk repair reads
+// a batch of shards' rows in one statement and hands each shard's operation its own).
+func (a *ArchivedDelete) StageAndDelete(ctx context.Context, tx pgx.Tx, rows []Row) ([]int64, error) {
+	if a == nil || a.Op == nil {
+		return nil, ErrNoArchive
+	}
 	b, err := a.Op.Stage(rows)
 	if err != nil {
 		return nil, err

@@ -1,5 +1,7 @@
 package query
 
+import "time"
+
 // The statements every test below runs: each question the operators' guide asks, with each
 // filter combination, in both silos. Golden files hold their printed form; the database tests
 // run each of them printed and bound.
@@ -34,6 +36,25 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 	}},
 	{"stuck-shards-one-shard", func(t Target) Script {
 		return Script{StuckShards(t, ShardFilter{Scope: enum(1, "USER_SCOPE"), Shard: i64(5)})}
+	}},
+	{"selected-shards-stuck-at-cap", func(t Target) Script {
+		return Script{SelectedShards(t, ShardSelector{Stuck: true, AtCap: true, Scope: enum(0, "ORGANIZATION_SCOPE")}, nil)}
+	}},
+	{"selected-shards-every-criterion", func(t Target) Script {
+		after, before := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
+		return Script{SelectedShards(t, ShardSelector{
+			Scope: enum(0, "ORGANIZATION_SCOPE"), Category: enum(3, "ORGANIZATION_MEMBER_UPDATE"), HeadCategory: enum(3, "ORGANIZATION_MEMBER_UPDATE"),
+			AddedAfter: &after, AddedBefore: &before, MinDepth: 2, Listed: []ShardRef{{0, 2}, {0, 1}}, Limit: 10,
+		}, &ShardRef{Scope: 0, ID: 1})}
+	}},
+	{"selected-shards-category", func(t Target) Script {
+		return Script{SelectedShards(t, ShardSelector{Category: enum(2, "ORGANIZATION_UPDATE")}, nil)}
+	}},
+	{"top-shards-selected", func(t Target) Script {
+		return Script{TopShards(t, ShardFilter{Category: enum(2, "ORGANIZATION_UPDATE"), Selected: &ShardSelector{HeadCategory: enum(3, "ORGANIZATION_MEMBER_UPDATE")}})}
+	}},
+	{"stuck-shards-selected", func(t Target) Script {
+		return Script{StuckShards(t, ShardFilter{Scope: enum(0, "ORGANIZATION_SCOPE"), Selected: &ShardSelector{Scope: enum(0, "ORGANIZATION_SCOPE"), AtCap: true, Listed: []ShardRef{{0, 2}}}})}
 	}},
 	{"inspect-shard", func(t Target) Script {
 		k := ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}

@@ -11,6 +11,9 @@ type ShardFilter struct {
 	MinDepth int
 	// Exact counts every coalesce group instead of stopping at GroupCap.
 	Exact bool
+	// Selected, when not nil, keeps only the shards it selects (the selector criteria the
+	// listing's own filters do not say: --at-cap, --head-category, --added-*, --shards-from).
+	Selected *ShardSelector
 }
 
 // OnePassRows is the depth up to which TopShards and StuckShards read a shard's coalesce
@@ -28,8 +31,16 @@ const OnePassRows = 2000
 // pass, a deeper one is walked on the (…, category, object_identifier) index, one probe per
 // group, so the hot shard's few groups come out exact in a few probes, and a shard of many
 // distinct objects says "at least GroupCap" without reading all of its rows.
-func shardListArgs(t Target, f ShardFilter, args Args) []string {
-	on := t.controlAndCell()
+func shardListArgs(t Target, f ShardFilter, args Args) ([]string, map[string]string) {
+	on, idents := t.controlAndCell(), t.idents()
+	if f.Selected != nil {
+		sel := SelectedShards(t, *f.Selected, nil)
+		idents["selected"] = sel.Text
+		for k, v := range sel.Args {
+			args[k] = v
+		}
+		on = append(on, "selected")
+	}
 	for name, e := range map[string]*Enum{"scope": f.Scope, "category": f.Category} {
 		if e != nil {
 			args[name] = Arg{Value: e.Value, Note: e.note()}
@@ -50,7 +61,7 @@ func shardListArgs(t Target, f ShardFilter, args Args) []string {
 		args["group_cap"] = Arg{Value: GroupCap, Note: "count at most this many groups"}
 		on = append(on, "capped")
 	}
-	return on
+	return on, idents
 }
 
 // TopShards answers "which shards are deepest?" (Sentry's get_shard_depths_descending) and
@@ -59,7 +70,7 @@ func shardListArgs(t Target, f ShardFilter, args Args) []string {
 // guide's template; the extra columns are read only for the top rows.
 func TopShards(t Target, f ShardFilter) Statement {
 	args := t.cellArgs()
-	on := shardListArgs(t, f, args)
+	on, idents := shardListArgs(t, f, args)
 	depthOf := "rows"
 	if f.Category != nil {
 		depthOf = "rows of " + f.Category.Name
@@ -72,7 +83,7 @@ func TopShards(t Target, f ShardFilter) Statement {
 		"from the lowest-id row, which Sentry locks and derives the next backoff step from; its",
 		"date_added is the shard's oldest message. Only the top rows pay for these columns;",
 		"coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).",
-	}, t.idents(), args, on...)
+	}, idents, args, on...)
 }
 
 // StuckShards answers "which shards are in backoff?": shards whose every row is scheduled in
@@ -85,7 +96,7 @@ func TopShards(t Target, f ShardFilter) Statement {
 // pass's count is already its depth.
 func StuckShards(t Target, f ShardFilter) Statement {
 	args := t.cellArgs()
-	on := shardListArgs(t, f, args)
+	on, idents := shardListArgs(t, f, args)
 	return sqlStatement("stuck-shards", []string{
 		"Shards of " + t.Describe() + " in backoff: every row is scheduled in the future, so",
 		"Sentry's scheduler (scheduled_for <= now()) skips them until next_attempt.",
@@ -95,5 +106,5 @@ func StuckShards(t Target, f ShardFilter) Statement {
 		"draining right now: Sentry pushes the schedule forward before it processes.",
 		"oldest_message = date_added of the lowest-id row (ids and date_added both grow with time).",
 		"coalesce_groups is counted up to 100 (100 means at least; --exact counts all).",
-	}, t.idents(), args, on...)
+	}, idents, args, on...)
 }

@@ -13,6 +13,9 @@ WITH top AS (
        /* IF: shard */AND o.shard_identifier = @shard/* END: shard */
        /* IF: category */AND o.category = @category/* END: category */
        /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       /* IF: selected */AND (/* IF: control */o./* TEMPLATE: cell_column */region_name::text, /* END: control */o.shard_scope, o.shard_identifier) IN (SELECT /* IF: control */s.cell, /* END: control */s.shard_scope, s.shard_identifier FROM (
+/* TEMPLATE_BEGIN: selected */SELECT NULL::text AS cell, 0 AS shard_scope, 0::bigint AS shard_identifier/* TEMPLATE_END: selected */
+           ) s)/* END: selected */
      GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
     /* IF: min_depth */HAVING count(*) >= @min_depth/* END: min_depth */
      ORDER BY depth DESC, /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
@@ -128,6 +131,9 @@ WITH candidates AS (
        /* IF: scope */AND o.shard_scope = @scope/* END: scope */
        /* IF: shard */AND o.shard_identifier = @shard/* END: shard */
        /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       /* IF: selected */AND (/* IF: control */o./* TEMPLATE: cell_column */region_name::text, /* END: control */o.shard_scope, o.shard_identifier) IN (SELECT /* IF: control */s.cell, /* END: control */s.shard_scope, s.shard_identifier FROM (
+/* TEMPLATE_BEGIN: selected */SELECT NULL::text AS cell, 0 AS shard_scope, 0::bigint AS shard_identifier/* TEMPLATE_END: selected */
+           ) s)/* END: selected */
      GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
 ),
 backing_off AS (

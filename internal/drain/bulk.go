@@ -1,0 +1,323 @@
+package drain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/query"
+)
+
+// A bulk repair (reschedule, skip --category, compact over a selector) works on its selected
+// shards a batch at a time, each batch its own short write transaction: a batch holds the
+// head-row locks of at most BatchShards shards (and the rows they hold) for as long as its
+// statements take, never a drainer's for longer than --lock-timeout (SKIP LOCKED: a shard a
+// drainer holds is reported being drained and left for the next run). A signal stops the run
+// between batches: the batch in flight commits or rolls back whole, and the summary says what
+// is done and what is left, so running the same command again continues.
+
+// DefaultBatchShards bounds the shards of one batch: 100 shards of the bench's ~120 rows in
+// backoff are ~12,000 rows updated in one transaction, tens of milliseconds.
+const DefaultBatchShards = 100
+
+// BulkOutcome is what became of one selected shard.
+type BulkOutcome string
+
+// The outcomes of a shard in a bulk repair.
+const (
+	BulkDone         BulkOutcome = "done"
+	BulkBeingDrained BulkOutcome = "being drained"
+	BulkEmpty        BulkOutcome = "empty"
+	BulkFailed       BulkOutcome = "failed"
+	BulkInDoubt      BulkOutcome = "in doubt"
+)
+
+// BulkShard is one shard's line of a bulk repair's result.
+type BulkShard struct {
+	Scope   int         `json:"shard_scope"`
+	ID      int64       `json:"shard_identifier"`
+	Outcome BulkOutcome `json:"outcome"`
+	Rows    int64       `json:"rows"`
+	Error   string      `json:"error,omitempty"`
+}
+
+// BulkSummary is a bulk repair's account: its JSON fields are the summary document's.
+type BulkSummary struct {
+	Selected     int   `json:"selected"`
+	Done         int   `json:"done"`
+	BeingDrained int   `json:"being_drained"`
+	Empty        int   `json:"empty"`
+	Failed       int   `json:"failed"`
+	InDoubt      int   `json:"in_doubt"`
+	Left         int   `json:"left"`
+	Rows         int64 `json:"rows_changed"`
+	Batches      int   `json:"batches"`
+	// Interrupted is true when a signal stopped the run between batches (Left shards untouched).
+	Interrupted bool `json:"interrupted"`
+	// Shards has a line per shard the run reached (done, being drained, empty, failed, in doubt).
+	Shards []BulkShard `json:"shards"`
+}
+
+// Partial reports whether some shards failed or are in doubt.
+func (s BulkSummary) Partial() bool { return s.Failed > 0 || s.InDoubt > 0 }
+
+// Failures are the shards that failed or are in doubt.
+func (s BulkSummary) Failures() []BulkShard {
+	var out []BulkShard
+	for _, sh := range s.Shards {
+		if sh.Outcome == BulkFailed || sh.Outcome == BulkInDoubt {
+			out = append(out, sh)
+		}
+	}
+	return out
+}
+
+// BatchFunc does a bulk repair's work on one batch of shards inside tx and says what became
+// of each (query.BulkShardRow: empty, being drained, rows changed).
+type BatchFunc func(ctx context.Context, tx db.Tx, refs []query.ShardRef) ([]query.BulkShardRow, error)
+
+// Bulk runs a bulk repair over Shards.
+type Bulk struct {
+	Shards      []query.ShardRef
+	BatchShards int
+	// After, when set, runs after each batch's transaction ended (err: how), before the next:
+	// skip and compact write their archive markers there. It returns err, or its own failure.
+	After func(err error, committing bool) error
+	// Progress, when set, hears the shards done so far after each batch.
+	Progress func(shards int, rows int64)
+	// MaxFailedBatches stops the run after this many batches failed in a row (default 3): a
+	// server that went away fails every batch after it.
+	MaxFailedBatches int
+}
+
+// Run works through the shards, a batch per write transaction on conn. It stops between
+// batches when ctx is cancelled (Interrupted, Left), after a COMMIT in doubt (its shards
+// in doubt: the summary says so, never done or not done), or after MaxFailedBatches failures
+// in a row. The error is the last batch failure's, nil when none failed.
+func (b *Bulk) Run(ctx context.Context, conn *db.Conn, batch BatchFunc) (BulkSummary, error) {
+	size := b.BatchShards
+	if size <= 0 {
+		size = DefaultBatchShards
+	}
+	maxFailed := b.MaxFailedBatches
+	if maxFailed <= 0 {
+		maxFailed = 3
+	}
+	sum := BulkSummary{Selected: len(b.Shards)}
+	var lastErr error
+	failedInARow := 0
+	work := context.WithoutCancel(ctx) // a batch in flight is never cut by the signal
+	for start := 0; start < len(b.Shards); start += size {
+		if ctx.Err() != nil {
+			sum.Interrupted = true
+			sum.Left = len(b.Shards) - start
+			break
+		}
+		refs := b.Shards[start:min(start+size, len(b.Shards))]
+		rows, err := b.runBatch(work, conn, refs, batch)
+		sum.Batches++
+		switch {
+		case err == nil:
+			failedInARow = 0
+			sum.add(refs, rows)
+		case db.IsInDoubt(err):
+			sum.mark(refs, BulkInDoubt, err)
+			sum.Left = len(b.Shards) - start - len(refs)
+			return sum.sorted(), err
+		default:
+			lastErr = err
+			sum.mark(refs, BulkFailed, err)
+			if failedInARow++; failedInARow >= maxFailed {
+				sum.Left = len(b.Shards) - start - len(refs)
+				return sum.sorted(), fmt.Errorf("%w (%d batches failed in a row: stopped)", err, failedInARow)
+			}
+		}
+		if b.Progress != nil {
+			b.Progress(start+len(refs), sum.Rows)
+		}
+	}
+	return sum.sorted(), lastErr
+}
+
+// runBatch is one batch's write transaction and its After.
+func (b *Bulk) runBatch(ctx context.Context, conn *db.Conn, refs []query.ShardRef, batch BatchFunc) ([]query.BulkShardRow, error) {
+	var rows []query.BulkShardRow
+	committing := false
+	err := db.WriteTx(ctx, conn, func(tx db.Tx) error {
+		var err error
+		rows, err = batch(ctx, tx, refs)
+		committing = err == nil
+		return err
+	})
+	if b.After != nil {
+		err = b.After(err, committing)
+	}
+	return rows, err
+}
+
+// add counts a committed batch's shards.
+func (s *BulkSummary) add(refs []query.ShardRef, rows []query.BulkShardRow) {
+	seen := make(map[query.ShardRef]query.BulkShardRow, len(rows))
+	for _, r := range rows {
+		seen[query.ShardRef{Scope: r.Scope, ID: r.ID}] = r
+	}
+	for _, ref := range refs {
+		r, ok := seen[ref]
+		line := BulkShard{Scope: ref.Scope, ID: ref.ID, Rows: r.Rows}
+		switch {
+		case !ok || r.Empty:
+			line.Outcome = BulkEmpty
+			s.Empty++
+		case r.BeingDrained:
+			line.Outcome = BulkBeingDrained
+			s.BeingDrained++
+		default:
+			line.Outcome = BulkDone
+			s.Done++
+			s.Rows += r.Rows
+		}
+		s.Shards = append(s.Shards, line)
+	}
+}
+
+// mark gives every shard of a batch that did not commit the outcome o.
+func (s *BulkSummary) mark(refs []query.ShardRef, o BulkOutcome, err error) {
+	for _, ref := range refs {
+		s.Shards = append(s.Shards, BulkShard{Scope: ref.Scope, ID: ref.ID, Outcome: o, Error: err.Error()})
+		if o == BulkInDoubt {
+			s.InDoubt++
+		} else {
+			s.Failed++
+		}
+	}
+}
+
+func (s BulkSummary) sorted() BulkSummary {
+	sort.SliceStable(s.Shards, func(i, j int) bool {
+		a, b := s.Shards[i], s.Shards[j]
+		return a.Scope < b.Scope || a.Scope == b.Scope && a.ID < b.ID
+	})
+	return s
+}
+
+// BulkArchive archives and deletes the rows of a bulk skip or compact: one archive operation
+// per shard (restore checks every row against its operation's shard), all in one file, so
+// `outboxctl restore FILE --all` puts the whole run back and `--operation` one shard.
+type BulkArchive struct {
+	Path   string
+	Target query.Target
+	Why    query.Why
+	// Meta is the operation of a shard (its ID and start are filled here).
+	Meta  func(query.ShardRef) OperationMeta
+	Warnf func(format string, args ...any)
+	// Operations are the operation ids written, in order.
+	Operations []string
+	pending    []*ArchivedDelete
+}
+
+// Batch is the BatchFunc of a bulk skip or compact: it locks the batch's head rows (SKIP
+// LOCKED), reads the rows rowsOf lists in the shards it locked, and stages and deletes each
+// shard's rows in that shard's operation. Finish (as the Bulk's After) marks them.
+func (ba *BulkArchive) Batch(rowsOf func(shards query.Statement) query.Statement) BatchFunc {
+	return func(ctx context.Context, tx db.Tx, refs []query.ShardRef) ([]query.BulkShardRow, error) {
+		res, err := query.Run(ctx, tx, query.BulkLockHeads(ba.Target, query.ShardBatch(refs)))
+		if err != nil {
+			return nil, db.Classify(err, "bulk-lock-heads")
+		}
+		heads, err := query.Rows[query.BulkShardRow](res)
+		if err != nil {
+			return nil, err
+		}
+		var locked []query.ShardRef
+		for _, h := range heads {
+			if !h.Empty && !h.BeingDrained {
+				locked = append(locked, query.ShardRef{Scope: h.Scope, ID: h.ID})
+			}
+		}
+		if len(locked) == 0 {
+			return heads, nil
+		}
+		sel := rowsOf(query.ShardBatch(locked))
+		rowsRes, err := query.Run(ctx, tx, sel)
+		if err != nil {
+			return nil, db.Classify(err, sel.Name)
+		}
+		rows, err := RowsFromResult(rowsRes, nil)
+		if err != nil {
+			return nil, err
+		}
+		deleted, err := ba.stageAndDelete(ctx, tx, rows)
+		if err != nil {
+			return nil, err
+		}
+		for i := range heads {
+			heads[i].Rows = deleted[query.ShardRef{Scope: heads[i].Scope, ID: heads[i].ID}]
+		}
+		return heads, nil
+	}
+}
+
+// stageAndDelete groups rows by shard and stages and deletes each group in its shard's own
+// operation, returning the rows deleted per shard.
+func (ba *BulkArchive) stageAndDelete(ctx context.Context, tx db.Tx, rows []Row) (map[query.ShardRef]int64, error) {
+	byShard := map[query.ShardRef][]Row{}
+	var order []query.ShardRef
+	for _, r := range rows {
+		k := query.ShardRef{Scope: r.ShardScope, ID: r.ShardID}
+		if _, ok := byShard[k]; !ok {
+			order = append(order, k)
+		}
+		byShard[k] = append(byShard[k], r)
+	}
+	out := map[query.ShardRef]int64{}
+	for _, k := range order {
+		meta := ba.Meta(k)
+		op, err := OpenArchive(ba.Path, meta, meta.Started)
+		if err != nil {
+			return nil, err
+		}
+		del := &ArchivedDelete{Op: op, Target: ba.Target, Why: ba.Why, Warnf: ba.Warnf}
+		ba.pending = append(ba.pending, del)
+		ba.Operations = append(ba.Operations, op.Meta.ID)
+		ids, err := del.StageAndDelete(ctx, tx, byShard[k])
+		if err != nil {
+			var se *statementError
+			if errors.As(err, &se) {
+				return nil, db.Classify(se.err, se.name)
+			}
+			return nil, err
+		}
+		out[k] = int64(len(ids))
+	}
+	return out, nil
+}
+
+// Finish writes the markers of the batch's operations given how its transaction ended, and
+// closes them: the Bulk's After.
+func (ba *BulkArchive) Finish(err error, committing bool) error {
+	pending := ba.pending
+	ba.pending = nil
+	out := err
+	for _, del := range pending {
+		if ferr := del.Finish(err, committing); ferr != nil && ferr != err { //nolint:errorlint // Finish returns err itself when it adds nothing
+			out = ferr
+		}
+		_ = del.Op.Close()
+	}
+	return out
+}
+
+// RescheduleBatch is the BatchFunc of a bulk reschedule: every shard of the batch whose head
+// row it can lock due now with a fresh backoff, in one statement (query.BulkReschedule).
+func RescheduleBatch(t query.Target, why query.Why) BatchFunc {
+	return func(ctx context.Context, tx db.Tx, refs []query.ShardRef) ([]query.BulkShardRow, error) {
+		st := query.BulkReschedule(t, query.ShardBatch(refs), why)
+		res, err := query.Run(ctx, tx, st)
+		if err != nil {
+			return nil, db.Classify(err, st.Name)
+		}
+		return query.Rows[query.BulkShardRow](res)
+	}
+}

@@ -1,0 +1,92 @@
+package query
+
+import (
+	"strings"
+	"time"
+)
+
+// The statements of the bulk repairs (reschedule, skip --category, compact over a selector),
+// in sql/bulk.sql. Each works on the shards of its shards argument: ShardBatch (one batch,
+// what outboxctl runs) or SelectedShards (every selected shard: the printed form).
+
+// ShardBatch is one batch of a bulk repair: the shards as two bound arrays.
+func ShardBatch(refs []ShardRef) Statement {
+	scopes, ids := make([]int64, len(refs)), make([]int64, len(refs))
+	for i, r := range refs {
+		scopes[i], ids[i] = int64(r.Scope), r.ID
+	}
+	return sqlStatement("shard-batch", nil, nil, Args{"scopes": {Value: scopes}, "ids": {Value: ids}})
+}
+
+// withShards fills statement name's shards region with shards' text and merges its values.
+func withShards(name string, doc []string, t Target, shards Statement, args Args, on ...string) Statement {
+	idents := t.idents()
+	idents["shards"] = strings.TrimSuffix(strings.TrimSpace(shards.Text), ";")
+	for k, v := range shards.Args {
+		if _, ok := args[k]; !ok {
+			args[k] = v
+		}
+	}
+	st := sqlStatement(name, doc, idents, args, on...)
+	if shards.err != nil && st.err == nil {
+		st.err = shards.err
+	}
+	return st
+}
+
+// BulkReschedule makes every shard of shards whose head row it can lock due now with a fresh
+// backoff (what Reschedule does for one), skipping those a drainer holds; one BulkShardRow per
+// shard.
+func BulkReschedule(t Target, shards Statement, why Why) Statement {
+	return why.Mark(withShards("bulk-reschedule", []string{
+		"Make the selected shards of " + t.Describe() + " due now with a fresh backoff: rows get",
+		"scheduled_for = THE_PAST (2016-08-01), as a new row has. A shard whose head row a drainer",
+		"holds is skipped (SKIP LOCKED, being_drained); outboxctl runs this one batch of shards per transaction.",
+	}, t, shards, t.cellArgs(), t.cellFragment()...))
+}
+
+// BulkLockHeads locks the head row of each shard of shards for the transaction, skipping
+// those a drainer holds; one BulkShardRow per shard (rows 0).
+func BulkLockHeads(t Target, shards Statement) Statement {
+	return withShards("bulk-lock-heads", []string{
+		"Lock the head row of each shard of the batch, skipping those a drainer holds (being_drained).",
+	}, t, shards, t.cellArgs(), t.cellFragment()...)
+}
+
+// BulkSkipRows lists, whole, the rows skip --category archives and deletes in shards: every
+// coalesce group of category with a row added in [after, before) (nil: unbounded), up to its
+// highest such row.
+func BulkSkipRows(t Target, shards Statement, category Enum, after, before *time.Time, why Why) Statement {
+	args := t.cellArgs()
+	args["category"] = Arg{Value: category.Value, Note: category.Name}
+	on := append(t.controlFragments(), t.cellFragment()...)
+	if after != nil {
+		args["added_after"] = Arg{Value: after.UTC()}
+		on = append(on, "added_after")
+	}
+	if before != nil {
+		args["added_before"] = Arg{Value: before.UTC()}
+		on = append(on, "added_before")
+	}
+	return why.Mark(withShards("bulk-skip-rows", []string{
+		"The rows skip --category " + category.Name + " archives, then deletes: in every coalesce group of the",
+		"category with a matching row, every row up to the group's highest matching id.",
+	}, t, shards, args, on...))
+}
+
+// BulkSuperseded lists, whole, the rows compact archives and deletes in shards: each coalesce
+// group's rows below its newest id.
+func BulkSuperseded(t Target, shards Statement, why Why) Statement {
+	return why.Mark(withShards("bulk-superseded", []string{
+		"Rows compact deletes undelivered in the selected shards: each coalesce group's rows below its newest id.",
+	}, t, shards, t.cellArgs(), append(t.controlFragments(), t.cellFragment()...)...))
+}
+
+// BulkShardRow is a row of BulkReschedule and BulkLockHeads: what became of one shard.
+type BulkShardRow struct {
+	Scope        int   `db:"shard_scope"`
+	ID           int64 `db:"shard_identifier"`
+	Empty        bool  `db:"empty"`
+	BeingDrained bool  `db:"being_drained"`
+	Rows         int64 `db:"rows"`
+}

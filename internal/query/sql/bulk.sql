@@ -1,0 +1,154 @@
+-- The bulk repairs: reschedule, skip --category and compact over the shards a selector
+-- chose (sql/selector.sql), a batch of shards per transaction. outboxctl fills each
+-- statement's shards region with one batch (shard-batch: the shards as two arrays); printed
+-- with --print-sql the region is the selector's own statement, so what a DBA pastes works on
+-- every selected shard at once. A shard whose head row (its lowest id, which every Sentry
+-- drainer locks first) is locked by a drainer is skipped with SKIP LOCKED, never waited for.
+
+-- name: shard-batch
+-- One batch of a bulk repair: the shards, key by key.
+SELECT b.shard_scope, b.shard_identifier
+  FROM unnest(@scopes::integer[], @ids::bigint[]) AS b (shard_scope, shard_identifier);
+
+-- name: bulk-reschedule
+-- Every row of each shard whose head row this transaction could lock gets the schedule of a
+-- fresh row (scheduled_for = THE_PAST, 2016-08-01), so Sentry's next claim starts again from
+-- a 2 s delay. One row per shard of the batch: empty (no row left: drained meanwhile),
+-- being_drained (its head row is locked: a drainer holds it, left alone), rows rescheduled.
+WITH batch AS (
+    SELECT s.shard_scope, s.shard_identifier FROM (
+/* TEMPLATE_BEGIN: shards */SELECT 0 AS shard_scope, 0::bigint AS shard_identifier WHERE false/* TEMPLATE_END: shards */
+    ) s
+),
+heads AS (
+    SELECT b.shard_scope, b.shard_identifier, h.id AS head_id, l.id AS locked_id
+      FROM batch b
+      LEFT JOIN LATERAL (
+        SELECT o.id
+          FROM /* TEMPLATE: table */sentry_controloutbox o
+         /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+           AND o.shard_scope = b.shard_scope
+           AND o.shard_identifier = b.shard_identifier
+         ORDER BY o.id
+         LIMIT 1
+      ) h ON true
+      LEFT JOIN LATERAL (
+        SELECT o.id
+          FROM /* TEMPLATE: table */sentry_controloutbox o
+         WHERE o.id = h.id
+           FOR UPDATE SKIP LOCKED
+      ) l ON true
+),
+rescheduled AS (
+    UPDATE /* TEMPLATE: table */sentry_controloutbox o
+       SET scheduled_for = '2016-08-01 00:00:00+00'::timestamptz,
+           scheduled_from = now()
+      FROM heads k
+     WHERE k.locked_id IS NOT NULL
+       /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       AND o.shard_scope = k.shard_scope
+       AND o.shard_identifier = k.shard_identifier
+    RETURNING o.shard_scope, o.shard_identifier
+),
+counted AS (
+    SELECT r.shard_scope, r.shard_identifier, count(*) AS rows
+      FROM rescheduled r
+     GROUP BY r.shard_scope, r.shard_identifier
+)
+SELECT k.shard_scope, k.shard_identifier, k.head_id IS NULL AS empty,
+       k.head_id IS NOT NULL AND k.locked_id IS NULL AS being_drained, coalesce(c.rows, 0) AS rows
+  FROM heads k
+  LEFT JOIN counted c ON c.shard_scope = k.shard_scope AND c.shard_identifier = k.shard_identifier
+ ORDER BY k.shard_scope, k.shard_identifier;
+
+-- name: bulk-lock-heads
+-- Lock the head row of each shard of the batch for this transaction, skipping those a
+-- drainer holds (SKIP LOCKED): skip and compact then archive and delete only in the shards
+-- locked here. One row per shard: empty (no row left), being_drained (left alone).
+WITH batch AS (
+    SELECT s.shard_scope, s.shard_identifier FROM (
+/* TEMPLATE_BEGIN: shards */SELECT 0 AS shard_scope, 0::bigint AS shard_identifier WHERE false/* TEMPLATE_END: shards */
+    ) s
+)
+SELECT b.shard_scope, b.shard_identifier, h.id IS NULL AS empty, h.id IS NOT NULL AND l.id IS NULL AS being_drained, 0::bigint AS rows
+  FROM batch b
+  LEFT JOIN LATERAL (
+    SELECT o.id
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       AND o.shard_scope = b.shard_scope
+       AND o.shard_identifier = b.shard_identifier
+     ORDER BY o.id
+     LIMIT 1
+  ) h ON true
+  LEFT JOIN LATERAL (
+    SELECT o.id
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     WHERE o.id = h.id
+       FOR UPDATE SKIP LOCKED
+  ) l ON true
+ ORDER BY b.shard_scope, b.shard_identifier;
+
+-- name: bulk-skip-rows
+-- The rows skip --category archives, then deletes, in the batch's shards: in every coalesce
+-- group (shard, category, object) of @category with a matching row (added in the window when
+-- it is given), every row up to the group's highest matching id, as skip MESSAGE_ID does for
+-- one message: an older row of the group is never left to be delivered in place of a newer one.
+WITH batch AS (
+    SELECT s.shard_scope, s.shard_identifier FROM (
+/* TEMPLATE_BEGIN: shards */SELECT 0 AS shard_scope, 0::bigint AS shard_identifier WHERE false/* TEMPLATE_END: shards */
+    ) s
+),
+groups AS (
+    SELECT o.shard_scope, o.shard_identifier, o.object_identifier, max(o.id) AS up_to
+      FROM batch b
+      JOIN /* TEMPLATE: table */sentry_controloutbox o
+        ON o.shard_scope = b.shard_scope
+       AND o.shard_identifier = b.shard_identifier
+     WHERE o.category = @category
+       /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       /* IF: added_after */AND o.date_added >= @added_after/* END: added_after */
+       /* IF: added_before */AND o.date_added < @added_before/* END: added_before */
+     GROUP BY o.shard_scope, o.shard_identifier, o.object_identifier
+)
+SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier, /* EITHER: control */o./* TEMPLATE: cell_column */region_name::text/* OR: NULL::text */ AS cell,
+       o.payload::text AS payload, o.scheduled_from, o.scheduled_for, o.date_added
+  FROM groups g
+  JOIN /* TEMPLATE: table */sentry_controloutbox o
+    ON o.shard_scope = g.shard_scope
+   AND o.shard_identifier = g.shard_identifier
+   AND o.category = @category
+   AND o.object_identifier = g.object_identifier
+   AND o.id <= g.up_to
+ /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+ ORDER BY o.id;
+
+-- name: bulk-superseded
+-- The rows compact archives, then deletes, in the batch's shards: every row of a coalesce
+-- group below the group's newest id, whole, as the archive stores them.
+WITH batch AS (
+    SELECT s.shard_scope, s.shard_identifier FROM (
+/* TEMPLATE_BEGIN: shards */SELECT 0 AS shard_scope, 0::bigint AS shard_identifier WHERE false/* TEMPLATE_END: shards */
+    ) s
+),
+newest AS (
+    SELECT o.shard_scope, o.shard_identifier, o.category, o.object_identifier, max(o.id) AS newest_id
+      FROM batch b
+      JOIN /* TEMPLATE: table */sentry_controloutbox o
+        ON o.shard_scope = b.shard_scope
+       AND o.shard_identifier = b.shard_identifier
+     /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+     GROUP BY o.shard_scope, o.shard_identifier, o.category, o.object_identifier
+    HAVING count(*) > 1
+)
+SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier, /* EITHER: control */o./* TEMPLATE: cell_column */region_name::text/* OR: NULL::text */ AS cell,
+       o.payload::text AS payload, o.scheduled_from, o.scheduled_for, o.date_added
+  FROM newest n
+  JOIN /* TEMPLATE: table */sentry_controloutbox o
+    ON o.shard_scope = n.shard_scope
+   AND o.shard_identifier = n.shard_identifier
+   AND o.category = n.category
+   AND o.object_identifier = n.object_identifier
+   AND o.id < n.newest_id
+ /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+ ORDER BY o.id;

@@ -1,0 +1,35 @@
+-- outboxctl: selected-shards
+-- The shards of sentry_regionoutbox (cell silo) selected: holding ORGANIZATION_UPDATE, in key order.
+-- head_category, last_delay_seconds (the backoff step), last_attempt and oldest_message come from
+-- the shard's lowest-id row, which Sentry locks; next_attempt is its earliest scheduled_for.
+WITH candidates AS (
+    SELECT o.shard_scope, o.shard_identifier, count(*) AS depth
+      FROM sentry_regionoutbox o
+     GROUP BY o.shard_scope, o.shard_identifier
+)
+SELECT NULL::text AS cell, k.shard_scope, k.shard_identifier, k.depth,
+       head.category AS head_category, head.last_delay_seconds, head.last_attempt, head.oldest_message, n.next_attempt
+  FROM candidates k
+ CROSS JOIN LATERAL (
+    SELECT o.category, extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
+           o.scheduled_from AS last_attempt, o.date_added AS oldest_message
+      FROM sentry_regionoutbox o
+     WHERE o.shard_scope = k.shard_scope
+       AND o.shard_identifier = k.shard_identifier
+     ORDER BY o.id
+     LIMIT 1
+ ) head
+ CROSS JOIN LATERAL (
+    SELECT o.scheduled_for AS next_attempt
+      FROM sentry_regionoutbox o
+     WHERE o.shard_scope = k.shard_scope
+       AND o.shard_identifier = k.shard_identifier
+     ORDER BY o.scheduled_for
+     LIMIT 1
+ ) n
+ WHERE EXISTS (SELECT 1 FROM sentry_regionoutbox o
+                WHERE o.shard_scope = k.shard_scope
+                  AND o.shard_identifier = k.shard_identifier
+                  AND o.category = 2  -- ORGANIZATION_UPDATE
+               )
+ ORDER BY k.shard_scope, k.shard_identifier;

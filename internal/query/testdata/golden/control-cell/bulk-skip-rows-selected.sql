@@ -1,0 +1,63 @@
+-- outboxctl: bulk-skip-rows
+-- The rows skip --category ORGANIZATION_UPDATE archives, then deletes: in every coalesce group of the
+-- category with a matching row, every row up to the group's highest matching id.
+WITH batch AS (
+    SELECT s.shard_scope, s.shard_identifier FROM (
+WITH candidates AS (
+    SELECT o.region_name, o.shard_scope, o.shard_identifier, count(*) AS depth
+      FROM sentry_controloutbox o
+     WHERE o.region_name = 'x''; DROP TABLE y; --'
+     GROUP BY o.region_name, o.shard_scope, o.shard_identifier
+)
+SELECT k.region_name::text AS cell, k.shard_scope, k.shard_identifier, k.depth,
+       head.category AS head_category, head.last_delay_seconds, head.last_attempt, head.oldest_message, n.next_attempt
+  FROM candidates k
+ CROSS JOIN LATERAL (
+    SELECT o.category, extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
+           o.scheduled_from AS last_attempt, o.date_added AS oldest_message
+      FROM sentry_controloutbox o
+     WHERE o.region_name = k.region_name
+       AND o.shard_scope = k.shard_scope
+       AND o.shard_identifier = k.shard_identifier
+     ORDER BY o.id
+     LIMIT 1
+ ) head
+ CROSS JOIN LATERAL (
+    SELECT o.scheduled_for AS next_attempt
+      FROM sentry_controloutbox o
+     WHERE o.region_name = k.region_name
+       AND o.shard_scope = k.shard_scope
+       AND o.shard_identifier = k.shard_identifier
+     ORDER BY o.scheduled_for
+     LIMIT 1
+ ) n
+ WHERE EXISTS (SELECT 1 FROM sentry_controloutbox o
+                WHERE o.region_name = k.region_name
+                  AND o.shard_scope = k.shard_scope
+                  AND o.shard_identifier = k.shard_identifier
+                  AND o.category = 2  -- ORGANIZATION_UPDATE
+               )
+ ORDER BY k.region_name, k.shard_scope, k.shard_identifier
+    ) s
+),
+groups AS (
+    SELECT o.shard_scope, o.shard_identifier, o.object_identifier, max(o.id) AS up_to
+      FROM batch b
+      JOIN sentry_controloutbox o
+        ON o.shard_scope = b.shard_scope
+       AND o.shard_identifier = b.shard_identifier
+     WHERE o.category = 2  -- ORGANIZATION_UPDATE
+       AND o.region_name = 'x''; DROP TABLE y; --'
+     GROUP BY o.shard_scope, o.shard_identifier, o.object_identifier
+)
+SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier, o.region_name::text AS cell,
+       o.payload::text AS payload, o.scheduled_from, o.scheduled_for, o.date_added
+  FROM groups g
+  JOIN sentry_controloutbox o
+    ON o.shard_scope = g.shard_scope
+   AND o.shard_identifier = g.shard_identifier
+   AND o.category = 2  -- ORGANIZATION_UPDATE
+   AND o.object_identifier = g.object_identifier
+   AND o.id <= g.up_to
+ WHERE o.region_name = 'x''; DROP TABLE y; --'
+ ORDER BY o.id;
