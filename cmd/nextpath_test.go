@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,6 +169,10 @@ func TestEverySuggestionRuns(t *testing.T) {
 		testdb.Row{Scope: 0, Shard: 7, Category: 3, Object: 2, ScheduledFrom: time.Now().Add(-time.Minute), ScheduledFor: time.Now().Add(time.Hour)})
 	execSQL(t, "INSERT INTO "+schema+".sentry_option (key, value, last_updated, last_updated_by) VALUES ('hybrid_cloud.authentication.disabled_organization_shards', '[9]', now(), 'unknown')")
 	testdb.Insert(t, schema, "sentry_regionoutbox", testdb.Row{Scope: 0, Shard: 9, Category: 3, Object: 1})
+	for shard := int64(20); shard < 32; shard++ { // a grouped finding: 12 capped shards, heads of two categories
+		testdb.Insert(t, schema, "sentry_regionoutbox", testdb.Row{Scope: 1, Shard: shard, Category: 3 + 2*int(shard%2), Object: shard,
+			ScheduledFrom: time.Now().Add(-time.Minute), ScheduledFor: time.Now().Add(time.Hour), DateAdded: time.Now().Add(-time.Hour)})
+	}
 	var got []string
 	for _, args := range [][]string{
 		{"skip", "1"},
@@ -188,6 +193,9 @@ func TestEverySuggestionRuns(t *testing.T) {
 			t.Errorf("outboxctl %s: exit 2 without a Try: line\n%s", strings.Join(args, " "), errOut)
 		}
 		got = append(got, s...)
+	}
+	if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, " reschedule --at-cap --scope user ") }) {
+		t.Fatalf("no grouped finding's bulk reschedule among %q", got)
 	}
 	if len(got) < 10 {
 		t.Fatalf("only %d suggestions collected: %q", len(got), got)
@@ -214,4 +222,92 @@ func TestVersionJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Version == "" || v.Commit == "" {
 		t.Fatalf("version -o json: %v\n%s", err, out)
 	}
+}
+
+// TestFiftyShardPoisonInThreeCommands plays the second incident shape: the same poison
+// category at the head of 50 shards. doctor groups them into one finding whose next
+// commands are the bulk repairs (skip --category … --head-category … --at-cap --scope …,
+// then reschedule --at-cap --scope …); running them as printed (with --yes) leaves every
+// one of the 50 shards due with its poison archived, the shards holding that category but
+// not at the cap untouched, and doctor with no stuck finding: three commands in all.
+func TestFiftyShardPoisonInThreeCommands(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	schema := testdb.Schema(t, fixture.Options{})
+	now := time.Now()
+	var rows []testdb.Row
+	for shard := int64(1); shard <= 50; shard++ {
+		// The poison head (category 3), then a good message; both claimed 10 minutes ago
+		// with the 1 h cap, the poison written two hours ago.
+		for i, cat := range []int{3, 5} {
+			rows = append(rows, testdb.Row{Scope: 0, Shard: shard, Category: cat, Object: shard*10 + int64(i),
+				ScheduledFrom: now.Add(-10 * time.Minute), ScheduledFor: now.Add(50 * time.Minute), DateAdded: now.Add(-2 * time.Hour)})
+		}
+	}
+	for shard := int64(100); shard < 105; shard++ { // the same category, not stuck
+		rows = append(rows, testdb.Row{Scope: 0, Shard: shard, Category: 3, Object: shard,
+			ScheduledFrom: now.Add(-time.Minute), ScheduledFor: now.Add(-time.Second), DateAdded: now.Add(-time.Minute)})
+	}
+	testdb.Insert(t, schema, "sentry_regionoutbox", rows...)
+
+	// 1: doctor: one grouped finding, not 50 (nor the first --limit of them).
+	_, all, _ := doctor(t, testdb.DSN(), schema, "--check", "stuck")
+	fs := notOK(all)
+	if len(fs) != 1 || fs[0].Evidence["grouped_shards"] != float64(50) || len(fs[0].Next) != 2 {
+		t.Fatalf("doctor --check stuck: want one grouped finding of 50 shards with two next commands, got %+v", fs)
+	}
+	g := fs[0]
+	if !strings.Contains(g.Next[0], " skip --category ") || !strings.Contains(g.Next[0], " --head-category ") ||
+		!strings.Contains(g.Next[0], " --at-cap --scope organization ") || !strings.Contains(g.Next[1], " reschedule --at-cap --scope organization ") {
+		t.Fatalf("grouped finding's next: %q", g.Next)
+	}
+
+	// 2 and 3: the bulk skip, then the bulk reschedule, as printed, with --yes.
+	for _, line := range g.Next {
+		if code, out, errOut := runPrinted(t, line, "--yes"); code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", line, code, out, errOut)
+		}
+	}
+	type shardRow struct {
+		shard      int64
+		n, poison  int
+		due, stuck bool
+	}
+	res, err := testdb.Pool(t).Query(context.Background(), "SELECT shard_identifier, count(*), count(*) FILTER (WHERE category = 3), bool_and(scheduled_for <= now()), bool_and(scheduled_for > now()) FROM "+schema+".sentry_regionoutbox GROUP BY 1 ORDER BY 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	var got []shardRow
+	for res.Next() {
+		var r shardRow
+		if err := res.Scan(&r.shard, &r.n, &r.poison, &r.due, &r.stuck); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	if len(got) != 55 {
+		t.Fatalf("want 55 shards left, got %d: %+v", len(got), got)
+	}
+	for _, r := range got {
+		want := shardRow{shard: r.shard, n: 1, poison: 0, due: true}
+		if r.shard >= 100 {
+			want.poison = 1
+		}
+		if r != want {
+			t.Errorf("shard %d after the repairs: %+v, want %+v", r.shard, r, want)
+		}
+	}
+	if _, all, _ = doctor(t, testdb.DSN(), schema, "--check", "stuck"); len(notOK(all)) != 0 {
+		t.Fatalf("doctor after the repairs: %+v", notOK(all))
+	}
+}
+
+func notOK(fs []finding) []finding {
+	var out []finding
+	for _, f := range fs {
+		if f.Severity != "ok" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

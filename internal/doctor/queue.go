@@ -103,22 +103,29 @@ func (env *Env) schedulerFindings(t query.Target, rows []query.DoctorUnclaimedRo
 func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {
 	var out []Finding
 	for _, t := range env.Targets {
-		rows, cells, err := shardRows[query.DoctorCappedRow](ctx, env, t, query.DoctorCappedShards(t, env.Config.Limit))
+		rows, cells, err := shardRows[query.DoctorCappedRow](ctx, env, t, query.DoctorCappedShards(t, max(env.Config.Limit, groupScan)))
 		if err != nil {
 			return nil, err
 		}
 		// A kill-switched shard backs off to the cap too (each visit claims it): that is the
 		// kill-switch check's business, not a poison message.
 		sw, _ := killswitch.ReadSwitches(ctx, env.Tx, env.target(t), env.Schema)
-		n := 0
+		var capped []cappedShard
 		for i, w := range rows {
 			if d := sw.IsDisabled(int(w.ShardScope), w.ShardIdentifier); d != nil && *d {
 				continue
 			}
-			out = append(out, env.stuckFinding(t, w, cells[i]))
-			n++
+			capped = append(capped, cappedShard{row: w, cell: cells[i], suspect: !w.HeadAdded.After(w.LastAttempt)})
 		}
-		if n == 0 {
+		groups, left := env.groupStuck(t, capped)
+		out = append(out, groups...)
+		for i, s := range left {
+			if i >= env.Config.Limit {
+				break
+			}
+			out = append(out, env.stuckFinding(t, s.row, s.cell))
+		}
+		if len(capped) == 0 {
 			out = append(out, Finding{Check: CheckStuck, Severity: OK,
 				Summary:  t.TableName() + ": no shard at the 1 h backoff cap",
 				Evidence: Evidence{{"table", t.TableName()}, {"capped_shards", 0}}})
