@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/outboxctl/outboxctl/cmd"
 	"github.com/outboxctl/outboxctl/internal/fixture"
@@ -310,4 +311,52 @@ func notOK(fs []finding) []finding {
 		}
 	}
 	return out
+}
+
+// TestDemoDoctorFitsOneScreen: 20 minutes after seeding (the demo's rows moved 20 minutes
+// into the past, as the clock would move them), doctor on an 80×24 terminal is one screen:
+// a compact table of what is wrong and the next commands under it, every line within 80
+// columns; the scheduler's findings say they are expected of the demo (no Sentry workers
+// run there) and are grouped, not one per shard.
+func TestDemoDoctorFitsOneScreen(t *testing.T) {
+	schema := randomName("d26_")
+	t.Cleanup(func() { execSQL(t, "DROP SCHEMA IF EXISTS "+schema+" CASCADE") })
+	runCLIExpect(t, 0, "--dsn", testdb.DSN(), "--schema", schema, "demo", "seed", "--rows", "2000", "--shards", "200", "--yes")
+	for _, tbl := range []string{"sentry_regionoutbox", "sentry_controloutbox"} {
+		execSQL(t, "UPDATE "+schema+"."+tbl+" SET scheduled_from = scheduled_from - interval '20 minutes', scheduled_for = scheduled_for - interval '20 minutes', date_added = date_added - interval '20 minutes'")
+		execSQL(t, "VACUUM "+schema+"."+tbl) // the UPDATE's dead rows are the test's, not the demo's
+	}
+	io, out, errOut := render.Test()
+	io.OutTTY, io.Width = true, 80
+	io.Getenv = func(k string) string {
+		if k == "NO_COLOR" {
+			return "1"
+		}
+		return ""
+	}
+	// The checks of what the demo holds: the server-wide ones (vacuum, xmin, locks) report
+	// the shared test server, not the demo.
+	code := cmd.Main(context.Background(), []string{"--dsn", testdb.DSN(), "--schema", schema, "doctor", "--check", "schema,scheduler,stuck,killswitch,backfill"}, io)
+	// A command line is never cut (it is to be pasted whole): one longer than 80 columns
+	// wraps, and each row it takes counts.
+	rows := strings.Count(strings.TrimSpace(errOut.String()), "\n") + 1
+	for _, l := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
+		n := utf8.RuneCountInString(l)
+		if n > 80 && !strings.Contains(l, "outboxctl ") {
+			t.Errorf("line of %d columns: %q", n, l)
+		}
+		rows += max(1, (n+79)/80)
+	}
+	if code == cmd.ExitUsage || rows > 24 {
+		t.Fatalf("doctor: exit %d, %d terminal rows (want one 24-row screen with stderr):\n%s\n%s", code, rows, out, errOut)
+	}
+	if !strings.Contains(out.String(), "expected of the demo") || !strings.Contains(out.String(), " inspect message ") {
+		t.Fatalf("doctor's first screen lacks the demo's scheduler note or the poison's next:\n%s", out)
+	}
+	_, fs, _ := doctor(t, testdb.DSN(), schema, "--check", "scheduler")
+	for _, f := range fs {
+		if f.Severity == "crit" || !strings.Contains(f.Summary, "demo") && f.Severity != "ok" {
+			t.Errorf("a scheduler finding on the demo that does not say it is expected there: %+v", f)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -161,7 +162,8 @@ func (env *Env) poisonGroup(t query.Target, k groupKey, c int64, g []cappedShard
 		sev = Crit
 	}
 	return Finding{
-		Check: CheckStuck, Severity: sev,
+		Check: CheckStuck, Severity: sev, Target: groupTarget(env, t, k, len(g)),
+		Short: fmt.Sprintf("poison: %s heads", cat),
 		Summary: fmt.Sprintf("%s: %d shards of %s at the 1 h backoff cap, each with a %s head message written before its last attempt: a poison category blocking %d row(s) (if its receiver was down instead, fix it and run only the reschedule)",
 			t.TableName(), len(g), env.Registry.ScopeName(int(k.scope)), cat, evInt(ev, "rows")),
 		Evidence: append(ev, KV{"head_category", cat}, KV{"poison_suspect", true}, KV{"grouped", true}),
@@ -177,7 +179,8 @@ func (env *Env) poisonGroup(t query.Target, k groupKey, c int64, g []cappedShard
 func (env *Env) capGroup(t query.Target, k groupKey, g []cappedShard) Finding {
 	ev, _ := env.groupEvidence(t, k, g)
 	return Finding{
-		Check: CheckStuck, Severity: Warn,
+		Check: CheckStuck, Severity: Warn, Target: groupTarget(env, t, k, len(g)),
+		Short: "at 1 h cap: receiver outage?",
 		Summary: fmt.Sprintf("%s: %d shards of %s at the 1 h backoff cap, last attempted between %s and %s, heads of %s: a receiver outage rather than one poison message; once the receivers answer, make them due now",
 			t.TableName(), len(g), env.Registry.ScopeName(int(k.scope)),
 			evTime(ev, "last_attempts_from"), evTime(ev, "last_attempts_to"), evString(ev, "head_categories")),
@@ -203,4 +206,78 @@ func evString(ev Evidence, key string) string { s, _ := evValue(ev, key).(string
 func evTime(ev Evidence, key string) string {
 	tm, _ := evValue(ev, key).(time.Time)
 	return tm.UTC().Format("15:04")
+}
+
+// groupTarget names a group's shards: "50 × ORGANIZATION_SCOPE" (with the cell in the
+// control silo).
+func groupTarget(env *Env, t query.Target, k groupKey, n int) string {
+	s := env.Registry.ScopeName(int(k.scope))
+	if t.Control() {
+		s = Clean(k.cell) + ":" + s
+	}
+	return fmt.Sprintf("%d × %s", n, s)
+}
+
+// groupScheduler folds the scheduler findings of t that share a cell and scope, when there
+// are min(GroupAt, --limit) or more of them, into one: Sentry's drain tasks not running is
+// one cause, not one finding per shard. The group's next is to inspect its longest-waiting
+// shard (the first, as read).
+func (env *Env) groupScheduler(t query.Target, fs []Finding) []Finding {
+	at := min(GroupAt, env.Config.Limit)
+	type key struct {
+		cell  string
+		scope any
+	}
+	keyOf := func(f Finding) key { return key{evString(f.Evidence, "cell"), evValue(f.Evidence, "shard_scope")} }
+	count := map[key]int{}
+	for _, f := range fs {
+		count[keyOf(f)]++
+	}
+	var out []Finding
+	done := map[key]bool{}
+	for _, f := range fs {
+		k := keyOf(f)
+		if count[k] < at || count[k] < 2 {
+			out = append(out, f)
+			continue
+		}
+		if done[k] {
+			continue
+		}
+		done[k] = true
+		n := count[k]
+		scope, _ := k.scope.(int64)
+		tgt := groupTarget(env, t, groupKey{k.cell, scope}, n)
+		more := ""
+		if n >= env.Config.Limit {
+			more = "at least "
+		}
+		g := f
+		g.Target = tgt
+		g.Short = schedulerShort(env.Demo, fmt.Sprintf("%s%d due, unclaimed", strings.Replace(more, "at least ", "≥", 1), n))
+		g.Summary = fmt.Sprintf("%s: %s%d due shards of %s are unclaimed, the longest for %s (shard %s): %s",
+			t.TableName(), more, n, env.Registry.ScopeName(int(scope)), dur(evFloat(f.Evidence, "unclaimed_seconds")),
+			env.shardName(t, k.cell, scope, evInt(f.Evidence, "shard_identifier")), schedulerWhy(env.Demo))
+		g.Evidence = append(slices.Clone(f.Evidence), KV{"grouped_shards", n}, KV{"grouped", true})
+		out = append(out, g)
+	}
+	return out
+}
+
+func schedulerWhy(demo bool) string {
+	if demo {
+		return "expected of the demo (no Sentry workers run against it); on a real database, Sentry's drain tasks are not running or not reaching it"
+	}
+	return "Sentry's drain tasks are not running or not reaching this database"
+}
+
+func evFloat(ev Evidence, key string) float64 { f, _ := evValue(ev, key).(float64); return f }
+
+// schedulerShort is a scheduler finding's short summary: on the demo, that it is expected
+// there (the first words, so a cut keeps them).
+func schedulerShort(demo bool, s string) string {
+	if demo {
+		return "expected of the demo: " + s
+	}
+	return s
 }
