@@ -122,6 +122,14 @@ func runInspectShard(ctx context.Context, d factory, o inspectShardOptions, t qu
 		if err != nil {
 			return err
 		}
+		if doc == nil {
+			return nil // empty: the one line shardHead noted
+		}
+		if len(doc[0].Card) > 0 {
+			if next := shardNext(d, s.target, k, doc[0].Card); len(next) > 0 {
+				doc[0].Card = append(doc[0].Card, render.Field{Key: "next", Value: next})
+			}
+		}
 		title := "Messages (the head, then the " + o.Order + ")"
 		if o.All {
 			title, depth = "Messages (newest first)", 0 // every message: nothing left out
@@ -147,7 +155,9 @@ func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.Shard
 	}
 	*ksErr = err
 	if len(stateRes.Rows) == 0 && !p.Structured() {
+		// One line, not three empty tables (JSON and CSV keep their empty sections).
 		p.Notef("shard %s/%d is empty in %s", k.Scope.Name, k.ID, s.target.Describe())
+		return nil, 0, nil
 	}
 	var depth int64
 	if len(stateRes.Rows) == 1 {
@@ -166,6 +176,29 @@ func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.Shard
 		head = render.Section{Name: head.Name, Title: head.Title, Card: render.CardOf(state)}
 	}
 	return render.Doc{head, {Name: "categories", Title: "Categories", Table: report.Table(reg, catRes)}}, depth, nil
+}
+
+// shardNext is what to run next on a shard whose state card is card: at the 1 h cap, look
+// at its head message (whose inspect names the skip) or, if a receiver was down, make it
+// due now; kill-switched, the switch. Nothing for a shard draining as Sentry drains it.
+func shardNext(d factory, t query.Target, k query.ShardKey, card []render.Field) render.Commands {
+	val := func(key string) string {
+		for _, f := range card {
+			if f.Key == key {
+				return fmt.Sprint(f.Value)
+			}
+		}
+		return ""
+	}
+	scope, id := scopeWord(k.Scope), fmt.Sprint(k.ID)
+	switch {
+	case val("killswitched") == "true":
+		return render.Commands{d.next(&t, "killswitch", "check", scope, id)}
+	case val("at_cap") == "true" && val("head_id") != "":
+		return render.Commands{d.next(&t, "inspect", "message", val("head_id")),
+			d.next(&t, "reschedule", scope, id, "--reason", "receiver fixed")}
+	}
+	return nil
 }
 
 // streamMessages prints doc, then the rows of st as they arrive; with the shard's depth, a

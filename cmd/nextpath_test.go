@@ -186,6 +186,8 @@ func TestEverySuggestionRuns(t *testing.T) {
 		{"reschedule", "organization", "7", "--yes", "-o", "json"},
 		{"compact", "organization", "7", "--yes", "-o", "json"},
 		{"inspect", "shard", "organization", "-5"},
+		{"inspect", "shard", "organization", "7", "-o", "json"},
+		{"inspect", "shard", "organization", "9", "-o", "json"},
 		{"shards", "--limit", "0"},
 	} {
 		code, out, errOut := runCLI(t, schema, args...)
@@ -358,5 +360,30 @@ func TestDemoDoctorFitsOneScreen(t *testing.T) {
 		if f.Severity == "crit" || !strings.Contains(f.Summary, "demo") && f.Severity != "ok" {
 			t.Errorf("a scheduler finding on the demo that does not say it is expected there: %+v", f)
 		}
+	}
+}
+
+// TestInspectShardNext: inspect shard says what to run next where its state calls for it
+// (at the 1 h cap: the head message, whose inspect names the skip, or a reschedule;
+// kill-switched: the switch), and an empty shard prints one line, not three empty tables.
+func TestInspectShardNext(t *testing.T) {
+	schema := testdb.Schema(t, fixture.Options{})
+	ids := testdb.Insert(t, schema, "sentry_regionoutbox",
+		testdb.Row{Scope: 0, Shard: 7, Category: 3, Object: 1, ScheduledFrom: time.Now().Add(-time.Minute), ScheduledFor: time.Now().Add(time.Hour), DateAdded: time.Now().Add(-time.Hour)},
+		testdb.Row{Scope: 0, Shard: 8, Category: 3, Object: 1})
+	code, out, errOut := runCLI(t, schema, "inspect", "shard", "organization", "7", "-o", "json")
+	var doc struct {
+		Shard struct{ Next []string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || len(doc.Shard.Next) != 2 ||
+		!strings.HasSuffix(doc.Shard.Next[0], fmt.Sprintf(" inspect message %d", ids[0])) || !strings.Contains(doc.Shard.Next[1], " reschedule organization 7 ") {
+		t.Fatalf("inspect shard of a capped shard: exit %d %v, next %q\n%s%s", code, err, doc.Shard.Next, out, errOut)
+	}
+	if code, out, _ = runCLI(t, schema, "inspect", "shard", "organization", "8", "-o", "json"); code != 0 || strings.Contains(out, `"next"`) {
+		t.Fatalf("a due shard has no next step: exit %d\n%s", code, out)
+	}
+	code, out, errOut = runCLI(t, schema, "inspect", "shard", "organization", "999")
+	if code != 0 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "shard ORGANIZATION_SCOPE/999 is empty") {
+		t.Fatalf("an empty shard: exit %d, stdout %q, stderr %q (want one line)", code, out, errOut)
 	}
 }
