@@ -188,6 +188,7 @@ func TestEverySuggestionRuns(t *testing.T) {
 		{"inspect", "shard", "organization", "-5"},
 		{"inspect", "shard", "organization", "7", "-o", "json"},
 		{"inspect", "shard", "organization", "9", "-o", "json"},
+		{"killswitch", "add", "organization", "11", "--reason", "test", "--yes", "-o", "json"},
 		{"shards", "--limit", "0"},
 	} {
 		code, out, errOut := runCLI(t, schema, args...)
@@ -197,8 +198,10 @@ func TestEverySuggestionRuns(t *testing.T) {
 		}
 		got = append(got, s...)
 	}
-	if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, " reschedule --at-cap --scope user ") }) {
-		t.Fatalf("no grouped finding's bulk reschedule among %q", got)
+	for _, want := range []string{" reschedule --at-cap --scope user ", " killswitch check organization 11", " killswitch remove organization 11 "} {
+		if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, want) }) {
+			t.Fatalf("no %q among the suggestions %q", want, got)
+		}
 	}
 	if len(got) < 10 {
 		t.Fatalf("only %d suggestions collected: %q", len(got), got)

@@ -259,7 +259,9 @@ func restoreRows(ctx context.Context, d factory, f *drain.ArchiveFile, plan *dra
 	}
 	return d.printer.Print(render.Doc{{Name: "restore", Card: []render.Field{
 		{Key: "archive", Value: f.Path}, {Key: "operations", Value: strings.Join(ops, ", ")},
-		{Key: "inserted", Value: inserted}, {Key: "skipped", Value: skipped}}}})
+		{Key: "inserted", Value: inserted}, {Key: "skipped", Value: skipped},
+		// The rows are back at their shards' heads: what doctor now says of them.
+		{Key: "next", Value: render.Commands{d.next(nil, "doctor", "--check", "stuck")}}}}})
 }
 
 // reinsert puts the planned rows back in one transaction and counts the rows inserted,
