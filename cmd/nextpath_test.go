@@ -382,8 +382,10 @@ func TestInspectShardNext(t *testing.T) {
 		!strings.HasSuffix(doc.Shard.Next[0], fmt.Sprintf(" inspect message %d", ids[0])) || !strings.Contains(doc.Shard.Next[1], " reschedule organization 7 ") {
 		t.Fatalf("inspect shard of a capped shard: exit %d %v, next %q\n%s%s", code, err, doc.Shard.Next, out, errOut)
 	}
-	if code, out, _ = runCLI(t, schema, "inspect", "shard", "organization", "8", "-o", "json"); code != 0 || strings.Contains(out, `"next"`) {
-		t.Fatalf("a due shard has no next step: exit %d\n%s", code, out)
+	// Never attempted (written with Sentry's THE_PAST): no backoff step, so no last delay
+	// (it was the -326,090,452 s between 2016 and now).
+	if code, out, _ = runCLI(t, schema, "inspect", "shard", "organization", "8", "-o", "json"); code != 0 || strings.Contains(out, `"next"`) || !strings.Contains(out, `"last_delay_seconds": null,`) {
+		t.Fatalf("a due, never attempted shard: no next step and a null last delay: exit %d\n%s", code, out)
 	}
 	code, out, errOut = runCLI(t, schema, "inspect", "shard", "organization", "999")
 	if code != 0 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "shard ORGANIZATION_SCOPE/999 is empty") {
