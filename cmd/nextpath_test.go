@@ -392,3 +392,27 @@ func TestInspectShardNext(t *testing.T) {
 		t.Fatalf("an empty shard: exit %d, stdout %q, stderr %q (want one line)", code, out, errOut)
 	}
 }
+
+// TestCompletionMatchesCaseTyped: bash keeps only the candidates starting with what was
+// typed, case and all, so a lower-case prefix completes in lower case (before, org<TAB>
+// offered ORGANIZATION_SCOPE, which bash dropped: nothing completed); and a prefix that is
+// no name is a did-you-mean.
+func TestCompletionMatchesCaseTyped(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"__complete", "inspect", "shard", "org"}, "organization\norganization_scope\n:4\n"},
+		{[]string{"__complete", "inspect", "shard", "ORG"}, "ORGANIZATION_SCOPE\n:4\n"},
+		{[]string{"__complete", "inspect", "object", "organization_member_u"}, "organization_member_update\n:4\n"},
+	} {
+		if out, _ := runCLIExpect(t, 0, c.args...); out != c.want {
+			t.Errorf("%q: %q, want %q", c.args, out, c.want)
+		}
+	}
+	_, errOut := runCLIExpect(t, 2, "inspect", "shard", "org", "1")
+	if !strings.Contains(errOut, `unknown scope "org"; did you mean ORGANIZATION_SCOPE?`) {
+		t.Errorf("inspect shard org 1: %s", errOut)
+	}
+}
