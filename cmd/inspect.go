@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -395,7 +396,51 @@ func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions
 	if len(results[0].Rows) == 0 && !d.printer.Structured() {
 		d.printer.Notef("no pending %s rows in %s", cat.Name, t.Describe())
 	}
-	return render.Doc{{Name: "category", Table: report.Table(reg, results[0])}}, nil
+	return render.Doc{{Name: "category", Table: atLeastCounts(report.Table(reg, results[0]))}}, nil
+}
+
+// atLeastCounts shows a person the distinct counts (shards, objects) of a category that
+// were counted over its first rows only as "at least N": on a terminal and in Markdown the
+// numbers are replaced by columns of the same label saying so; scripts keep the numbers
+// and distinct_exact.
+func atLeastCounts(t *render.Table) *render.Table {
+	exact := slices.Index(t.Columns, "distinct_exact")
+	if exact < 0 {
+		return t
+	}
+	for _, name := range []string{"shards", "objects"} {
+		i := slices.Index(t.Columns, name)
+		if i < 0 {
+			continue
+		}
+		human := name + "_shown"
+		t.Columns = slices.Insert(t.Columns, i+1, human)
+		for r, row := range t.Rows {
+			v := row[i]
+			if b, ok := row[exact].(bool); ok && !b {
+				v = fmt.Sprintf("at least %v", row[i])
+			}
+			t.Rows[r] = slices.Insert(row, i+1, v)
+		}
+		if exact > i {
+			exact++
+		}
+		t.MachineOnly = withKey(t.MachineOnly, name)
+		t.HumanOnly = withKey(t.HumanOnly, human)
+		if t.Labels == nil {
+			t.Labels = map[string]string{}
+		}
+		t.Labels[human] = name
+	}
+	return t
+}
+
+func withKey(m map[string]bool, k string) map[string]bool {
+	if m == nil {
+		m = map[string]bool{}
+	}
+	m[k] = true
+	return m
 }
 
 // inspectMessageOptions are inspect message's argument.

@@ -416,3 +416,19 @@ func TestCompletionMatchesCaseTyped(t *testing.T) {
 		t.Errorf("inspect shard org 1: %s", errOut)
 	}
 }
+
+// TestInspectCategoryAtLeast: distinct counts taken over the category's first rows only
+// say "at least" to a person; JSON keeps the numbers and distinct_exact.
+func TestInspectCategoryAtLeast(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{})
+	execSQL(t, "INSERT INTO "+schema+".sentry_regionoutbox (shard_scope, shard_identifier, category, object_identifier, scheduled_from, scheduled_for, date_added) SELECT 0, g, 3, g, now(), '2016-08-01', now() FROM generate_series(1, 1200) g")
+	_, out, _ := runCLI(t, schema, "inspect", "category", "3", "-o", "table")
+	if !regexp.MustCompile(`at least \d+ +at least \d+`).MatchString(out) {
+		t.Fatalf("capped counts on a terminal:\n%s", out)
+	}
+	_, out, _ = runCLI(t, schema, "inspect", "category", "3", "-o", "json")
+	if strings.Contains(out, "at least") || !strings.Contains(out, `"distinct_exact": false`) || !regexp.MustCompile(`"shards": \d+,`).MatchString(out) {
+		t.Fatalf("capped counts in JSON:\n%s", out)
+	}
+}
