@@ -329,7 +329,12 @@ func runInspectObject(ctx context.Context, d factory, o inspectObjectOptions, t 
 	if len(results[0].Rows) == 0 && !d.printer.Structured() {
 		d.printer.Notef("no outboxes for %s object %d in %s", cat.Name, o.id, t.Describe())
 	}
-	return render.Doc{{Name: "outboxes", Table: report.Table(reg, results[0])}}, nil
+	sec := render.Section{Name: "outboxes", Table: report.Table(reg, results[0])}
+	if len(results[0].Rows) >= o.Limit {
+		// The page is full: there may be more rows than it shows (no count is read).
+		sec.Footer = fmt.Sprintf("showing the newest %d outboxes: there may be more (--limit %d)", len(results[0].Rows), 2*o.Limit)
+	}
+	return render.Doc{sec}, nil
 }
 
 // inspectCategoryOptions are inspect category's flags and argument.

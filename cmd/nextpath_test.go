@@ -432,3 +432,17 @@ func TestInspectCategoryAtLeast(t *testing.T) {
 		t.Fatalf("capped counts in JSON:\n%s", out)
 	}
 }
+
+// TestInspectObjectLimitFooter: a page of inspect object cut by --limit says so on stderr.
+func TestInspectObjectLimitFooter(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{})
+	testdb.Insert(t, schema, "sentry_regionoutbox", testdb.Row{Scope: 0, Shard: 5, Category: 2, Object: 5}, testdb.Row{Scope: 0, Shard: 5, Category: 2, Object: 5}, testdb.Row{Scope: 0, Shard: 5, Category: 2, Object: 5})
+	_, _, errOut := runCLI(t, schema, "inspect", "object", "2", "5", "--limit", "2")
+	if !strings.Contains(errOut, "showing the newest 2 outboxes: there may be more (--limit 4)") {
+		t.Fatalf("inspect object --limit 2 of 3 rows: stderr %q", errOut)
+	}
+	if _, _, errOut = runCLI(t, schema, "inspect", "object", "2", "5", "--limit", "5"); strings.Contains(errOut, "showing") {
+		t.Fatalf("a page not cut says it is: %q", errOut)
+	}
+}
