@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -444,5 +445,36 @@ func TestInspectObjectLimitFooter(t *testing.T) {
 	}
 	if _, _, errOut = runCLI(t, schema, "inspect", "object", "2", "5", "--limit", "5"); strings.Contains(errOut, "showing") {
 		t.Fatalf("a page not cut says it is: %q", errOut)
+	}
+}
+
+// TestShardsStuckColumnsAsDocumented: the columns docs/runbooks.md names for shards --stuck
+// -o wide are the ones it prints, and at 80 columns the capped shard keeps "at 1 h cap:
+// poison message?".
+func TestShardsStuckColumnsAsDocumented(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{})
+	testdb.Insert(t, schema, "sentry_regionoutbox",
+		testdb.Row{Scope: 0, Shard: 4242, Category: 3, Object: 1, ScheduledFrom: time.Now().Add(-time.Minute), ScheduledFor: time.Now().Add(time.Hour), DateAdded: time.Now().Add(-time.Hour)})
+	book, err := os.ReadFile("../docs/runbooks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("`-o wide` shows every column uncut: ([A-Z, \n]+?);").FindStringSubmatch(string(book))
+	if m == nil {
+		t.Fatal("docs/runbooks.md no longer names shards --stuck -o wide's columns")
+	}
+	documented := strings.Join(strings.Fields(strings.ReplaceAll(m[1], ",", " ")), " ")
+	_, out, _ := runCLI(t, schema, "shards", "--stuck", "-o", "wide")
+	lines := strings.Split(out, "\n")
+	if len(lines) < 2 || strings.Join(strings.Fields(lines[1]), " ") != documented {
+		t.Fatalf("shards --stuck -o wide header %q, docs/runbooks.md says %q\n%s", lines[1], documented, out)
+	}
+	io, o, _ := render.Test()
+	io.OutTTY, io.Width = true, 80
+	io.Getenv = func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }
+	cmd.Main(context.Background(), []string{"--dsn", testdb.DSN(), "--schema", schema, "shards", "--stuck"}, io)
+	if !strings.Contains(o.String(), "at 1 h cap: poison message?") {
+		t.Fatalf("at 80 columns, shards --stuck lost the cap flag:\n%s", o)
 	}
 }
