@@ -12,6 +12,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/doctor"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -192,6 +193,7 @@ func runDoctor(ctx context.Context, d factory, o doctorOptions, names []string) 
 		}
 		env := doctorEnv(d, s, targets, reg)
 		env.Config = o.Config
+		env.Demo = fixture.IsDemo(s.ctx, s.tx, d.schema)
 		findings = doctor.Run(ctx, env, names)
 		cursors = env.Cursors
 		return nil
@@ -244,8 +246,11 @@ func resampleBackfill(ctx context.Context, o doctorOptions, d factory, fs []doct
 // worst severity as the verdict.
 func findingsDoc(d factory, fs []doctor.Finding) (render.Doc, error) {
 	doc := doctor.Table(fs)
-	if d.cards {
-		doc = doctor.Cards(fs)
+	switch {
+	case d.wide:
+		doc = append(doctor.Compact(fs, "below, and with -o json"), doctor.Cards(fs)...)
+	case d.cards:
+		doc = doctor.Compact(fs, d.next(nil, "doctor", "-o", "wide"))
 	}
 	switch doctor.Worst(fs) {
 	case doctor.Crit:

@@ -128,7 +128,7 @@ func TestDoctorSchedulerNamesUnclaimedShard(t *testing.T) {
 	}
 	crit := only(fs, "scheduler", "shard_identifier", 42)
 	if len(crit) != 1 || crit[0].Severity != "crit" || crit[0].Evidence["never_claimed"] != false ||
-		!strings.Contains(crit[0].Summary, "organization/42 is due but its head was last claimed 2h0m") {
+		!strings.Contains(crit[0].Summary, "ORGANIZATION_SCOPE/42 is due but its head was last claimed 2h0m") {
 		t.Fatalf("finding = %+v", crit)
 	}
 	if crit[0].Next[0] != "outboxctl --schema "+schema+" inspect shard organization 42" {
@@ -168,7 +168,7 @@ func TestDoctorQueueFindings(t *testing.T) {
 	stuck := only(fs, "stuck", "shard_identifier", 7)
 	if len(stuck) != 1 || stuck[0].Severity != "warn" || stuck[0].Evidence["head_category"] != "AUTH_PROVIDER_UPDATE" ||
 		stuck[0].Evidence["attempts_estimate"] != float64(12) || stuck[0].Evidence["depth"] != float64(2) ||
-		!strings.Contains(stuck[0].Summary, "shard organization/7 at the 1 h backoff cap: head message") {
+		!strings.Contains(stuck[0].Summary, "shard ORGANIZATION_SCOPE/7 at the 1 h backoff cap: head message") {
 		t.Fatalf("stuck = %+v", stuck)
 	}
 	ks := only(fs, "killswitch", "shard_identifier", 9)
@@ -328,7 +328,7 @@ func TestDoctorNamesBlockedSessionAndShard(t *testing.T) {
 		t.Fatalf("exit %d, want %d: %s %+v", code, cmd.ExitWarn, errOut, fs)
 	}
 	mine := only(fs, "locks", "pid", waiter.PgConn().PID())
-	want := fmt.Sprintf("pid %d waits for the row lock of row %d, shard organization/42 of sentry_regionoutbox, held by pid(s) [%d]",
+	want := fmt.Sprintf("pid %d waits for the row lock of row %d, shard ORGANIZATION_SCOPE/42 of sentry_regionoutbox, held by pid(s) [%d]",
 		waiter.PgConn().PID(), ids[0], holder.PgConn().PID())
 	if len(mine) != 1 || mine[0].Summary != want || mine[0].Evidence["shard_identifier"] != float64(42) ||
 		fmt.Sprint(mine[0].Evidence["blocked_by"]) != fmt.Sprintf("[%d]", holder.PgConn().PID()) {

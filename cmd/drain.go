@@ -382,15 +382,16 @@ func drainSummary(ctx context.Context, d factory, o drainOptions, t query.Target
 		fields = withInDoubt(fields, res.InDoubt.Outcome)
 	}
 	d.audit("drain", fields)
-	if err := d.printer.Print(render.Doc{{Name: "drain", Title: "Drain summary", Card: summary.Card()}}); err != nil {
+	card := append(summary.Card(), render.Field{Key: "next", Value: drainNext(d, t, k, after)})
+	if err := d.printer.Print(render.Doc{{Name: "drain", Title: "Drain summary", Card: card}}); err != nil {
 		return err
 	}
 	switch {
 	case errors.Is(runErr, context.Canceled) && res.Abandoned != nil:
-		return interruptedf("interrupted after %d delivered message(s): the delivery of message %d was abandoned (its handler stopped); it stays at the shard's head, nothing of it deleted, and the shard keeps its backoff",
-			res.Delivered, res.Abandoned.ID)
+		return interruptedf("interrupted after %d delivered message(s): the delivery of message %d was abandoned (its handler stopped); it stays at the shard's head, nothing of it deleted, and %s",
+			res.Delivered, res.Abandoned.ID, scheduleAfter(after))
 	case errors.Is(runErr, context.Canceled):
-		return interruptedf("interrupted after %d delivered message(s); the shard keeps its backoff", res.Delivered)
+		return interruptedf("interrupted after %d delivered message(s); %s", res.Delivered, scheduleAfter(after))
 	case res.InDoubt != nil:
 		return &cmdError{means: interruptedOr(ctx, meansRuntime), msg: drainInDoubt(runErr, res, k)}
 	case runErr != nil && res.Uncommitted > 0:
@@ -406,6 +407,29 @@ func drainSummary(ctx context.Context, d factory, o drainOptions, t query.Target
 		return unreadAfter("drain", fmt.Sprintf("%d message(s) delivered, %d row(s) deleted", res.Delivered, res.Deleted), afterErr)
 	}
 	return nil
+}
+
+// scheduleAfter says what an interrupted drain left of the shard's schedule, as the
+// summary's delay shows it: due now, empty, or a backoff still to wait out.
+func scheduleAfter(after drain.After) string {
+	switch after.Delay {
+	case "due now":
+		return "the shard is due now"
+	case "none (empty)":
+		return "the shard is empty"
+	case "unknown":
+		return "the shard's schedule after it could not be read"
+	}
+	return fmt.Sprintf("the shard keeps its backoff (next attempt in %v)", after.Delay)
+}
+
+// drainNext is a drain summary's next step: the shard again while rows are left, else the
+// doctor's stuck check (what else is blocked).
+func drainNext(d factory, t query.Target, k query.ShardKey, after drain.After) render.Commands {
+	if n, ok := after.Left.(int64); ok && n == 0 {
+		return render.Commands{d.next(nil, "doctor", "--check", "stuck")}
+	}
+	return render.Commands{d.next(&t, "inspect", "shard", scopeWord(k.Scope), fmt.Sprint(k.ID))}
 }
 
 // unreadAfter is the error of a change that committed but whose resulting state could not

@@ -41,7 +41,10 @@ func TestRunDrainDirect(t *testing.T) {
   "left": 0,
   "next_attempt": null,
   "delay": "none (empty)",
-  "seconds": 0
+  "seconds": 0,
+  "next": [
+    "outboxctl doctor --check stuck"
+  ]
 }
 `
 	if out != wantOut || !reflect.DeepEqual(audited, []string{"drain reason=INC-6"}) {

@@ -88,6 +88,8 @@ type factory struct {
 	where func() string
 	// lines is true without -o: enums resolve prints one line per match.
 	lines bool
+	// wide is -o wide (one context): doctor's compact table with every finding's card below.
+	wide bool
 	// cards is doctor's findings as cards (a terminal, table or markdown, one context):
 	// merged findings are one table.
 	cards bool
@@ -108,6 +110,7 @@ func (a *app) factory() factory {
 		confirm: a.confirm, confirmCount: a.confirmCount, where: a.where, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
 		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, again: a.againOr,
 		lines: a.g.Output == "",
+		wide:  !a.merged && format == render.FormatWide,
 		cards: !a.merged && (format == render.FormatTable || format == render.FormatMarkdown || (format == render.FormatAuto && a.io.OutTTY)),
 	}
 }

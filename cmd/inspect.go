@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,6 +123,14 @@ func runInspectShard(ctx context.Context, d factory, o inspectShardOptions, t qu
 		if err != nil {
 			return err
 		}
+		if doc == nil {
+			return nil // empty: the one line shardHead noted
+		}
+		if len(doc[0].Card) > 0 {
+			if next := shardNext(d, s.target, k, doc[0].Card); len(next) > 0 {
+				doc[0].Card = append(doc[0].Card, render.Field{Key: "next", Value: next})
+			}
+		}
 		title := "Messages (the head, then the " + o.Order + ")"
 		if o.All {
 			title, depth = "Messages (newest first)", 0 // every message: nothing left out
@@ -147,7 +156,9 @@ func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.Shard
 	}
 	*ksErr = err
 	if len(stateRes.Rows) == 0 && !p.Structured() {
+		// One line, not three empty tables (JSON and CSV keep their empty sections).
 		p.Notef("shard %s/%d is empty in %s", k.Scope.Name, k.ID, s.target.Describe())
+		return nil, 0, nil
 	}
 	var depth int64
 	if len(stateRes.Rows) == 1 {
@@ -173,6 +184,29 @@ func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.Shard
 		return nil, 0, err
 	}
 	return render.Doc{head, {Name: "categories", Title: "Categories", Table: cats}}, depth, nil
+}
+
+// shardNext is what to run next on a shard whose state card is card: at the 1 h cap, look
+// at its head message (whose inspect names the skip) or, if a receiver was down, make it
+// due now; kill-switched, the switch. Nothing for a shard draining as Sentry drains it.
+func shardNext(d factory, t query.Target, k query.ShardKey, card []render.Field) render.Commands {
+	val := func(key string) string {
+		for _, f := range card {
+			if f.Key == key {
+				return fmt.Sprint(f.Value)
+			}
+		}
+		return ""
+	}
+	scope, id := scopeWord(k.Scope), fmt.Sprint(k.ID)
+	switch {
+	case val("killswitched") == "true":
+		return render.Commands{d.next(&t, "killswitch", "check", scope, id)}
+	case val("at_cap") == "true" && val("head_id") != "":
+		return render.Commands{d.next(&t, "inspect", "message", val("head_id")),
+			d.next(&t, "reschedule", scope, id, "--reason", "receiver fixed")}
+	}
+	return nil
 }
 
 // streamMessages prints doc, then the rows of st as they arrive; with the shard's depth, a
@@ -316,7 +350,12 @@ func runInspectObject(ctx context.Context, d factory, o inspectObjectOptions, t 
 	if err != nil {
 		return nil, err
 	}
-	return render.Doc{{Name: "outboxes", Table: tbl}}, nil
+	sec := render.Section{Name: "outboxes", Table: tbl}
+	if len(results[0].Rows) >= o.Limit {
+		// The page is full: there may be more rows than it shows (no count is read).
+		sec.Footer = fmt.Sprintf("showing the newest %d outboxes: there may be more (--limit %d)", len(results[0].Rows), 2*o.Limit)
+	}
+	return render.Doc{sec}, nil
 }
 
 // inspectCategoryOptions are inspect category's flags and argument.
@@ -435,11 +474,58 @@ func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions
 		tbl, _, err = report.TableOf[query.CategoryEstimateRow](reg, res)
 	} else {
 		tbl, _, err = report.TableOf[query.CategoryDepthRow](reg, res)
+		if err == nil {
+			tbl = atLeastCounts(tbl)
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	return render.Doc{{Name: "category", Table: tbl, Footer: note}}, nil
+}
+
+// atLeastCounts shows a person the distinct counts (shards, objects) of a category that
+// were counted over its first rows only as "at least N": on a terminal and in Markdown the
+// numbers are replaced by columns of the same label saying so; scripts keep the numbers
+// and distinct_exact.
+func atLeastCounts(t *render.Table) *render.Table {
+	exact := slices.Index(t.Columns, "distinct_exact")
+	if exact < 0 {
+		return t
+	}
+	for _, name := range []string{"shards", "objects"} {
+		i := slices.Index(t.Columns, name)
+		if i < 0 {
+			continue
+		}
+		human := name + "_shown"
+		t.Columns = slices.Insert(t.Columns, i+1, human)
+		for r, row := range t.Rows {
+			v := row[i]
+			if b, ok := row[exact].(bool); ok && !b {
+				v = fmt.Sprintf("at least %v", row[i])
+			}
+			t.Rows[r] = slices.Insert(row, i+1, v)
+		}
+		if exact > i {
+			exact++
+		}
+		t.MachineOnly = withKey(t.MachineOnly, name)
+		t.HumanOnly = withKey(t.HumanOnly, human)
+		if t.Labels == nil {
+			t.Labels = map[string]string{}
+		}
+		t.Labels[human] = name
+	}
+	return t
+}
+
+func withKey(m map[string]bool, k string) map[string]bool {
+	if m == nil {
+		m = map[string]bool{}
+	}
+	m[k] = true
+	return m
 }
 
 // inspectMessageOptions are inspect message's argument.

@@ -431,7 +431,29 @@ func runKillswitchChange(ctx context.Context, d factory, ch killswitch.Change, y
 		"options_table": plan.Table, "key": ch.Key, "scope": ch.Scope.Name, "shards": plan.Changed,
 		"before": options.EncodeIDs(plan.Before), "after": stored, "reason": ch.Reason,
 	})
-	return d.printer.Print(changeCard(plan.Table, ch.Key, stored, true))
+	doc := changeCard(plan.Table, ch.Key, stored, true)
+	doc[0].Card = append(doc[0].Card, killswitchNext(d, ch, plan.Changed)...)
+	return d.printer.Print(doc)
+}
+
+// killswitchNext are a kill-switch change's next step and undo: check the first shard
+// changed (where Sentry reads it) and, after a remove, look at the backlog it now drains;
+// the undo is the opposite change of the same shards.
+func killswitchNext(d factory, ch killswitch.Change, changed []int64) []render.Field {
+	scope := scopeWord(ch.Scope)
+	ids := make([]string, len(changed))
+	for i, id := range changed {
+		ids[i] = fmt.Sprint(id)
+	}
+	next := render.Commands{d.next(&ch.Target, "killswitch", "check", scope, ids[0])}
+	undo := "add"
+	if ch.Add {
+		undo = "remove"
+	} else {
+		next = append(next, d.next(&ch.Target, "inspect", "shard", scope, ids[0]))
+	}
+	return []render.Field{{Key: "next", Value: next},
+		{Key: "undo", Value: d.next(&ch.Target, append([]string{"killswitch", undo, scope}, append(ids, "--reason", "undo")...)...)}}
 }
 
 func changeCard(table, key, value string, changed bool) render.Doc {
@@ -591,7 +613,8 @@ func runKillswitchGate(ctx context.Context, d factory, g killswitch.Gate, yes bo
 		return err
 	}
 	d.audit("killswitch gate", map[string]any{"options_table": plan.OptionsTable, "key": g.Key(), "before": plan.Before, "after": stored, "reason": g.Reason})
-	return d.printer.Print(render.Doc{{Name: "gate", Card: render.FieldsOf(killswitch.GateSummary{OptionsTable: plan.OptionsTable, Key: g.Key(), Value: stored})}})
+	return d.printer.Print(render.Doc{{Name: "gate", Card: render.FieldsOf(killswitch.GateSummary{OptionsTable: plan.OptionsTable, Key: g.Key(), Value: stored,
+		Next: render.Commands{d.next(nil, "backfill", "status", g.Table.Name)}})}})
 }
 
 func gatePlanLines(g killswitch.Gate, p killswitch.GatePlan) []string {

@@ -29,7 +29,7 @@ func TestRunKillswitchChangeDirect(t *testing.T) {
 		streams.InTTY, streams.ErrTTY, streams.In = tty, tty, strings.NewReader(answer)
 		a := &app{io: streams, getenv: streams.Getenv, g: globalOptions{Output: "json"}}
 		var audited []string
-		d := factory{printer: a.printer(), confirm: a.confirm,
+		d := factory{printer: a.printer(), confirm: a.confirm, next: a.nextCommand,
 			connect: func(ctx context.Context, _ string) (*db.Conn, error) {
 				return db.Connect(ctx, db.Config{DSN: testdb.DSN(), Command: "killswitch"})
 			},

@@ -260,10 +260,23 @@ func (a *app) completeNames(kind enums.Kind) func(*cobra.Command, []string, stri
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
+		// The shell keeps only the candidates that start with what was typed, case and all:
+		// a name typed in lower case (org) is completed in lower case (organization, the
+		// form the commands print), in upper case as Sentry spells it.
+		lower := prefix != strings.ToUpper(prefix)
 		var out []string
 		for _, n := range reg.Names(kind) {
-			if strings.HasPrefix(n, strings.ToUpper(prefix)) || strings.HasPrefix(strings.ToLower(n), prefix) {
-				out = append(out, n)
+			cands := []string{n}
+			if lower {
+				cands = []string{strings.ToLower(n)}
+				if short, ok := strings.CutSuffix(cands[0], "_scope"); ok && kind == enums.KindScope {
+					cands = []string{short, cands[0]}
+				}
+			}
+			for _, c := range cands {
+				if strings.HasPrefix(c, prefix) || strings.HasPrefix(c, strings.ToUpper(prefix)) {
+					out = append(out, c)
+				}
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp

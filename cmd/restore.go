@@ -257,8 +257,10 @@ func restoreRows(ctx context.Context, d factory, f *drain.ArchiveFile, plan *dra
 	if toInsert > 0 {
 		d.audit("restore", map[string]any{"archive": f.Path, "operations": ops, "inserted": inserted, "skipped": skipped, "reason": o.Reason})
 	}
+	// The rows are back at their shards' heads: next is what doctor now says of them.
 	return d.printer.Print(render.Doc{{Name: "restore", Card: render.FieldsOf(drain.RestoreSummary{
-		Archive: f.Path, Operations: strings.Join(ops, ", "), Inserted: inserted, Skipped: skipped})}})
+		Archive: f.Path, Operations: strings.Join(ops, ", "), Inserted: inserted, Skipped: skipped,
+		Next: render.Commands{d.next(nil, "doctor", "--check", "stuck")}})}})
 }
 
 // reinsert puts the planned rows back in one transaction and counts the rows inserted,

@@ -181,7 +181,11 @@ func TestRunInspectShardDirect(t *testing.T) {
     "next_attempt_in_seconds": 1800,
     "attempts_estimate": 12,
     "at_cap": true,
-    "killswitched": false
+    "killswitched": false,
+    "next": [
+      "outboxctl inspect message %[1]d",
+      "outboxctl reschedule organization 1 --reason 'receiver fixed'"
+    ]
   },
   "categories": [
     {

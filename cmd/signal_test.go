@@ -3,6 +3,7 @@ package cmd_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -70,6 +71,19 @@ func TestDrainInterrupted(t *testing.T) {
 	left := countRows(t, schema)
 	if left == 0 || left == 40 {
 		t.Fatalf("%d rows left: want some delivered and some not", left)
+	}
+	// The last line says the schedule the summary shows, never "keeps its backoff" under
+	// "delay: due now".
+	var sum struct{ Delay string }
+	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
+		t.Fatal(err)
+	}
+	want := "the shard is due now"
+	if sum.Delay != "due now" {
+		want = "the shard keeps its backoff (next attempt in " + sum.Delay + ")"
+	}
+	if !strings.HasSuffix(errOut.String(), want+"\n") {
+		t.Fatalf("delay %q, but stderr ends:\n%s", sum.Delay, errOut.String())
 	}
 }
 

@@ -65,7 +65,7 @@ func TestShardsFitRealTerminal(t *testing.T) {
 		exact  bool   // whether the note is exactly hidden
 		detail string // whether the state sentence is shown: yes, no or either
 	}{
-		{80, "-o wide shows 2 hidden column(s): category_names, detail", true, "no"},
+		{80, "-o wide shows 3 hidden column(s): category_names, coalesce_groups, detail", true, "no"},
 		{120, "-o wide shows ", false, "either"},
 		{200, "-o wide shows 1 hidden column(s): category_names", true, "yes"},
 	} {
@@ -86,6 +86,10 @@ func TestShardsFitRealTerminal(t *testing.T) {
 		note := tt.hidden
 		if tt.exact {
 			note += "\n"
+		}
+		// The capped shard's state survives any narrowing (STATE is never dropped).
+		if !strings.Contains(screen, "at 1 h cap: poison message?") {
+			t.Errorf("%d columns: the poison shard's state lost its cap flag:\n%s", tt.width, screen)
 		}
 		if !strings.Contains(screen, "\n"+note) || !strings.Contains(screen, "category_names") || tt.detail != "either" && strings.Contains(screen, "DETAIL") != (tt.detail == "yes") {
 			t.Errorf("%d columns: want note %q, detail %s:\n%s", tt.width, tt.hidden, tt.detail, screen)

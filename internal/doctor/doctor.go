@@ -122,6 +122,11 @@ type Finding struct {
 	// Then are the commands after Next, in order (a poison suspect: inspect the message, then
 	// skip it).
 	Then []string
+	// Target is what the finding is about, for the compact table: a shard
+	// (ORGANIZATION_SCOPE/42), a group of shards, or (empty) the evidence's table.
+	Target string
+	// Short is the summary in a few words, for the compact table (empty: Summary).
+	Short string
 }
 
 // The checks, in the order a run reports them when severities tie.
@@ -258,6 +263,9 @@ type Env struct {
 	ReplicationOptions func(ctx context.Context, tx pgx.Tx, tables []backfill.Table) (map[string]*int64, error)
 	// Prefix is how the suggested outboxctl commands start ("outboxctl --schema x").
 	Prefix string
+	// Demo is true on a schema outboxctl demo seed made: no Sentry worker drains it, so a
+	// due shard nobody claims is expected there.
+	Demo bool
 
 	// Cursors is what the backfill check read, for a second read after --sample.
 	Cursors map[string]backfill.Cursor

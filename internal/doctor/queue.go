@@ -67,10 +67,16 @@ func (env *Env) schedulerFindings(t query.Target, rows []query.DoctorUnclaimedRo
 		if never {
 			how = "never claimed since it was written"
 		}
+		why := schedulerWhy(env.Demo)
+		if env.Demo {
+			sev = Warn // no Sentry worker drains a demo schema: this is what it shows, not a fault
+		}
+		name := env.shardName(t, cell, w.ShardScope, w.ShardIdentifier)
 		out = append(out, Finding{
-			Check: CheckScheduler, Severity: sev,
-			Summary: fmt.Sprintf("%s: shard %s is due but its head was %s %s ago: Sentry's drain tasks are not running or not reaching this database",
-				t.TableName(), env.shardName(t, cell, w.ShardScope, w.ShardIdentifier), how, dur(since.Seconds())),
+			Check: CheckScheduler, Severity: sev, Target: name,
+			Short: schedulerShort(env.Demo, "due, unclaimed "+dur(since.Seconds())),
+			Summary: fmt.Sprintf("%s: shard %s is due but its head was %s %s ago: %s",
+				t.TableName(), name, how, dur(since.Seconds()), why),
 			Evidence: Evidence{
 				{"table", t.TableName()}, {"shard_scope", w.ShardScope}, {"shard_identifier", w.ShardIdentifier},
 				{"head_id", w.HeadID}, {"head_category", env.Registry.CategoryName(int(w.HeadCategory))},
@@ -79,12 +85,15 @@ func (env *Env) schedulerFindings(t query.Target, rows []query.DoctorUnclaimedRo
 			},
 			Next: env.shardCommand(t, cell, w.ShardScope, w.ShardIdentifier),
 		})
+		if t.Control() {
+			out[len(out)-1].Evidence = append(out[len(out)-1].Evidence, KV{"cell", Clean(cell)})
+		}
 		if len(out) >= cfg.Limit {
 			break
 		}
 	}
 	if len(out) > 0 {
-		return out
+		return env.groupScheduler(t, out)
 	}
 	due, longest := int64(0), 0.0
 	if len(rows) > 0 {
@@ -103,22 +112,29 @@ func (env *Env) schedulerFindings(t query.Target, rows []query.DoctorUnclaimedRo
 func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {
 	var out []Finding
 	for _, t := range env.Targets {
-		rows, cells, err := shardRows[query.DoctorCappedRow](ctx, env, t, query.DoctorCappedShards(t, env.Config.Limit))
+		rows, cells, err := shardRows[query.DoctorCappedRow](ctx, env, t, query.DoctorCappedShards(t, max(env.Config.Limit, groupScan)))
 		if err != nil {
 			return nil, err
 		}
 		// A kill-switched shard backs off to the cap too (each visit claims it): that is the
 		// kill-switch check's business, not a poison message.
 		sw, _ := killswitch.ReadSwitches(ctx, env.Tx, env.target(t), env.Schema)
-		n := 0
+		var capped []cappedShard
 		for i, w := range rows {
 			if d := sw.IsDisabled(int(w.ShardScope), w.ShardIdentifier); d != nil && *d {
 				continue
 			}
-			out = append(out, env.stuckFinding(t, w, cells[i]))
-			n++
+			capped = append(capped, cappedShard{row: w, cell: cells[i], suspect: !w.HeadAdded.After(w.LastAttempt)})
 		}
-		if n == 0 {
+		groups, left := env.groupStuck(t, capped)
+		out = append(out, groups...)
+		for i, s := range left {
+			if i >= env.Config.Limit {
+				break
+			}
+			out = append(out, env.stuckFinding(t, s.row, s.cell))
+		}
+		if len(capped) == 0 {
 			out = append(out, Finding{Check: CheckStuck, Severity: OK,
 				Summary:  t.TableName() + ": no shard at the 1 h backoff cap",
 				Evidence: Evidence{{"table", t.TableName()}, {"capped_shards", 0}}})
@@ -150,7 +166,7 @@ func (env *Env) stuckFinding(t query.Target, w query.DoctorCappedRow, cell strin
 		// Written after the claim that set the backoff: the backoff was earned by rows that
 		// are gone, and this head was never attempted. Not a poison suspect.
 		return Finding{
-			Check: CheckStuck, Severity: Warn,
+			Check: CheckStuck, Severity: Warn, Target: name, Short: "1 h backoff its head did not earn",
 			Summary: fmt.Sprintf("%s: shard %s waits out a 1 h backoff its head message %d (%s) did not earn: the head was written after the last attempt, so it was never tried; make the shard due now",
 				t.TableName(), name, w.HeadID, cat),
 			Evidence: append(ev, KV{"poison_suspect", false}),
@@ -158,12 +174,13 @@ func (env *Env) stuckFinding(t query.Target, w query.DoctorCappedRow, cell strin
 		}
 	}
 	return Finding{
-		Check: CheckStuck, Severity: sev,
+		Check: CheckStuck, Severity: sev, Target: name,
+		Short: fmt.Sprintf("poison? %s ×%d", cat, st.Attempts),
 		Summary: fmt.Sprintf("%s: shard %s at the 1 h backoff cap: head message %d (%s, object %d, %s old) has been the head through all ≥%d attempts its backoff shows (2 s doubling to the cap), a poison suspect blocking %d row(s)",
 			t.TableName(), name, w.HeadID, cat, w.HeadObject, dur(age.Seconds()), st.Attempts, w.Depth),
 		Evidence: append(ev, KV{"poison_suspect", true}),
 		Next:     env.command(t, cell, "inspect", "message", fmt.Sprint(w.HeadID)),
-		Then:     []string{env.command(t, cell, "skip", fmt.Sprint(w.HeadID), "--reason", "poison: "+cat+" head of "+name)},
+		Then:     []string{env.command(t, cell, "skip", fmt.Sprint(w.HeadID), "--reason", "poison: "+cat)},
 	}
 }
 
@@ -254,10 +271,12 @@ func (env *Env) disabledFinding(t query.Target, optTable string, w query.DoctorD
 	if w.Depth >= query.DisabledDepthCap {
 		depth = "at least " + depth
 	}
+	name := env.shardName(t, cell, w.ShardScope, w.ShardIdentifier)
 	return Finding{
-		Check: CheckKillswitch, Severity: Warn,
+		Check: CheckKillswitch, Severity: Warn, Target: name,
+		Short: fmt.Sprintf("disabled, %s rows%s", depth, map[bool]string{true: ", trim stalled"}[stalled]),
 		Summary: fmt.Sprintf("%s: kill-switched shard %s holds %s row(s) that are never delivered while it is disabled; %s",
-			t.TableName(), env.shardName(t, cell, w.ShardScope, w.ShardIdentifier), depth, trim),
+			t.TableName(), name, depth, trim),
 		Evidence: Evidence{
 			{"table", t.TableName()}, {"options_table", optTable}, {"shard_scope", w.ShardScope},
 			{"shard_identifier", w.ShardIdentifier}, {"depth", w.Depth}, {"head_id", w.HeadID},

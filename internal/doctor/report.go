@@ -84,3 +84,71 @@ func cardValue(v any) any {
 func Tally(fs []Finding) string {
 	return fmt.Sprintf("%d critical, %d warning(s), %d ok", Count(fs, Crit), Count(fs, Warn), Count(fs, OK))
 }
+
+// CompactColumns are the compact table's columns, one line a finding, headed severity,
+// check, target, summary, next (compactLabels). The names are not those of the wide
+// tables' columns so that fitting a terminal drops none of them (render's defaultPriority
+// ranks "summary" and "next" by name): the summary is cut instead.
+var CompactColumns = []string{"severity", "check", "about", "finding", "steps"} //nolint:gochecknoglobals // constant list
+
+var compactLabels = map[string]string{"about": "target", "finding": "summary", "steps": "next"} //nolint:gochecknoglobals // constant table
+
+// Compact is the findings' first screen for a person: one table, a line per finding that
+// is not ok (severity, check, target, a short summary, the number of its next commands),
+// then the next commands in full under those numbers, so a cut table never cuts a command
+// to paste. The evidence is in Cards (-o wide) and -o json. footer says how many checks
+// were ok and how to see the details.
+func Compact(fs []Finding, details string) render.Doc {
+	t := &render.Table{Columns: CompactColumns, Labels: compactLabels}
+	var next []render.Field
+	ok := 0
+	worst := Worst(fs)
+	for _, f := range fs {
+		if f.Severity == OK {
+			ok++
+			if worst != OK { // all ok: the table lists what was checked
+				continue
+			}
+		}
+		ref := "-"
+		if f.Next != "" {
+			next = append(next, render.Field{Key: fmt.Sprintf("[%d]", len(next)+1), Value: f.Commands()})
+			ref = fmt.Sprintf("[%d]", len(next))
+		}
+		t.Rows = append(t.Rows, []any{render.Styled{Text: f.Severity.String(), Tone: tone(f.Severity)}, f.Check, f.target(), f.short(), ref})
+	}
+	footer := fmt.Sprintf("%d check(s) ok; every finding's evidence: %s", ok, details)
+	if worst == OK {
+		footer = "no problem found; every finding's evidence: " + details
+	}
+	doc := render.Doc{{Name: "findings", Table: t}}
+	if len(next) > 0 {
+		doc = append(doc, render.Section{Name: "next", Title: "next", Card: next})
+	}
+	doc[len(doc)-1].Footer = footer
+	return doc
+}
+
+// target is what the finding is about: its Target, or the table of its evidence.
+func (f Finding) target() string {
+	if f.Target != "" {
+		return f.Target
+	}
+	for _, kv := range f.Evidence {
+		if kv.Key == "table" || kv.Key == "slot" || kv.Key == "pid" {
+			return fmt.Sprint(kv.Value)
+		}
+	}
+	return "-"
+}
+
+// short is the summary for the compact table: Short, or Summary without its table prefix.
+func (f Finding) short() string {
+	if f.Short != "" {
+		return f.Short
+	}
+	if tbl := f.target(); strings.HasPrefix(f.Summary, tbl+": ") {
+		return strings.TrimPrefix(f.Summary, tbl+": ")
+	}
+	return f.Summary
+}

@@ -134,9 +134,10 @@ func (env *Env) shardCommand(t query.Target, cell string, scope, shard int64) st
 	return fmt.Sprintf("%s inspect shard %s %d", cmd, env.scopeArg(scope), shard)
 }
 
-// shardName names a shard in a summary: "organization/42" (with its cell in the control silo).
+// shardName names a shard in a summary in the one form every message uses,
+// ORGANIZATION_SCOPE/42 (with its cell in the control silo: us:ORGANIZATION_SCOPE/42).
 func (env *Env) shardName(t query.Target, cell string, scope, shard int64) string {
-	s := fmt.Sprintf("%s/%d", env.scopeArg(scope), shard)
+	s := fmt.Sprintf("%s/%d", env.Registry.ScopeName(int(scope)), shard)
 	if t.Control() {
 		s = Clean(cell) + ":" + s
 	}

@@ -104,6 +104,8 @@ type RestoreSummary struct {
 	Operations string `json:"operations"`
 	Inserted   int64  `json:"inserted"`
 	Skipped    int64  `json:"skipped"`
+	// Next is what to run next (doctor's stuck check: the rows are back at their heads).
+	Next render.Commands `json:"next"`
 }
 
 // SkipTarget is the message skip deletes with its coalesce group: its shard (the target

@@ -265,7 +265,8 @@ func (r *Registry) suggest(key string, kind Kind) []string {
 		switch {
 		case d <= limit:
 			cands = append(cands, cand{name, d})
-		case len(key) >= 4 && strings.Contains(name, key), abbreviates(key, name):
+		case len(key) >= 4 && strings.Contains(name, key), abbreviates(key, name),
+			len(key) >= 2 && strings.HasPrefix(name, key): // ORG for ORGANIZATION_SCOPE
 			cands = append(cands, cand{name, limit + 1})
 		}
 	}

@@ -73,6 +73,8 @@ type GateSummary struct {
 	OptionsTable string `json:"options_table"`
 	Key          string `json:"key"`
 	Value        string `json:"value"`
+	// Next is what to run next (backfill status of the gated table).
+	Next render.Commands `json:"next"`
 }
 
 // Listing is what killswitch list read.

@@ -124,7 +124,7 @@ func modelShardState(tgt Target, rows []modelRow, k ShardKey) [][]any {
 		if !ok {
 			seen[r.cell] = len(out)
 			out = append(out, withCell(tgt, r.cell, int32(k.Scope.Value), k.ID, int64(0), r.scheduled.UTC(),
-				r.id, r.category, r.object, r.from.UTC(), r.scheduled.Sub(r.from).Seconds()))
+				r.id, r.category, r.object, r.from.UTC(), lastDelay(r.from, r.scheduled)))
 			i = len(out) - 1
 		}
 		row := out[i]

@@ -118,7 +118,7 @@ func modelRowOf(tgt Target, m *shardModel, depth int64, exact bool, due bool, to
 	row := map[string]string{
 		"shard_scope": fmt.Sprint(m.scope), "shard_identifier": fmt.Sprint(m.id), "depth": fmt.Sprint(depth),
 		"coalesce_groups": fmt.Sprint(groups), "categories": fmt.Sprint(cats),
-		"next_attempt": text(m.nextAttempt), "last_delay_seconds": text(head.scheduled.Sub(head.from).Seconds()),
+		"next_attempt": text(m.nextAttempt), "last_delay_seconds": text(lastDelay(head.from, head.scheduled)),
 		"last_attempt": text(head.from), "oldest_message": text(head.added), "total_shards": fmt.Sprint(total),
 	}
 	if due {
@@ -282,4 +282,14 @@ func TestShardListingsMatchModel(t *testing.T) {
 	if onePass < 20 || probed < 20 {
 		t.Fatalf("rows read in one pass %d, probed %d: the shape must exercise both", onePass, probed)
 	}
+}
+
+// lastDelay is the reference's backoff step of a head row: scheduled_for - scheduled_from
+// in seconds, or NULL for a row never attempted (written with scheduled_for, THE_PAST,
+// before scheduled_from: no step at all).
+func lastDelay(from, scheduled time.Time) any {
+	if scheduled.Before(from) {
+		return nil
+	}
+	return scheduled.Sub(from).Seconds()
 }

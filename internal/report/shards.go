@@ -70,6 +70,16 @@ func ShardStates(t *render.Table, res *query.Result, ks *options.Killswitches, n
 	for _, c := range []string{"next_attempt", "last_delay_seconds", "last_attempt", "due"} {
 		t.MachineOnly[c] = true
 	}
+	// A person reads the state from state_shown (headed STATE, never dropped to fit a
+	// terminal): at the cap it says so, so narrowing the table, which drops DETAIL first,
+	// keeps "at 1 h cap: poison message?". Scripts read state and at_cap.
+	t.MachineOnly["state"] = true
+	t.HumanOnly["state_shown"] = true
+	if t.Labels == nil {
+		t.Labels = map[string]string{}
+	}
+	t.Labels["state_shown"] = "state"
+	t.Columns = append(t.Columns, "state_shown")
 	t.Columns = append(t.Columns, StateColumns...)
 	for i, r := range rows {
 		sh := shardstate.Shard{Depth: r.Depth}
@@ -93,7 +103,11 @@ func ShardStates(t *render.Table, res *query.Result, ks *options.Killswitches, n
 		if sh.Killswitched != nil {
 			killed = *sh.Killswitched
 		}
-		t.Rows[i] = append(t.Rows[i],
+		shown := stateText(st)
+		if st.AtCap && st.State == shardstate.StateBackingOff {
+			shown.Text = "at 1 h cap: poison message?"
+		}
+		t.Rows[i] = append(t.Rows[i], shown,
 			stateText(st), detail(st),
 			round(st.Delay.Seconds()), round(st.NextIn.Seconds()), st.Attempts, st.AtCap, killed)
 	}

@@ -107,7 +107,7 @@ SELECT /* IF: control */top./* TEMPLATE: cell_column */region_name, /* END: cont
      LIMIT 1
  ) n
  CROSS JOIN LATERAL (
-    SELECT extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
+    SELECT CASE WHEN o.scheduled_for >= o.scheduled_from THEN extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 END AS last_delay_seconds, -- NULL: never attempted
            o.scheduled_from AS last_attempt,
            o.date_added AS oldest_message
       FROM /* TEMPLATE: table */sentry_controloutbox o
@@ -233,7 +233,7 @@ SELECT /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: contro
        head.oldest_message, k.total_shards
   FROM ranked k
  CROSS JOIN LATERAL (
-    SELECT extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
+    SELECT CASE WHEN o.scheduled_for >= o.scheduled_from THEN extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 END AS last_delay_seconds, -- NULL: never attempted
            o.scheduled_from AS last_attempt,
            o.date_added AS oldest_message
       FROM /* TEMPLATE: table */sentry_controloutbox o

@@ -8,7 +8,9 @@ SELECT h.shard_scope, h.shard_identifier,
        d.depth, d.next_attempt, d.next_attempt <= now() AS due,
        h.id AS head_id, h.category AS head_category, h.object_identifier AS head_object,
        h.scheduled_from AS last_attempt,
-       extract(epoch FROM h.scheduled_for - h.scheduled_from)::float8 AS last_delay_seconds,
+       -- NULL for a row never attempted: Sentry writes it with scheduled_for (THE_PAST) before
+       -- scheduled_from, which is no backoff step.
+       CASE WHEN h.scheduled_for >= h.scheduled_from THEN extract(epoch FROM h.scheduled_for - h.scheduled_from)::float8 END AS last_delay_seconds,
        now() AS observed_at
   FROM (
     SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for

@@ -125,7 +125,7 @@ SELECT k.shard_scope, k.shard_identifier, k.depth,
        head.oldest_message, k.total_shards
   FROM ranked k
  CROSS JOIN LATERAL (
-    SELECT extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
+    SELECT CASE WHEN o.scheduled_for >= o.scheduled_from THEN extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 END AS last_delay_seconds, -- NULL: never attempted
            o.scheduled_from AS last_attempt,
            o.date_added AS oldest_message
       FROM sentry_regionoutbox o

@@ -90,7 +90,7 @@ SELECT top.region_name, top.shard_scope, top.shard_identifier, top.depth,
      LIMIT 1
  ) n
  CROSS JOIN LATERAL (
-    SELECT extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
+    SELECT CASE WHEN o.scheduled_for >= o.scheduled_from THEN extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 END AS last_delay_seconds, -- NULL: never attempted
            o.scheduled_from AS last_attempt,
            o.date_added AS oldest_message
       FROM sentry_controloutbox o
