@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/outboxctl/outboxctl/cmd"
+	"github.com/outboxctl/outboxctl/internal/backfill"
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/testdb"
@@ -185,7 +187,12 @@ func TestDoctorQueueFindings(t *testing.T) {
 	if len(gated) != 1 || gated[0].Evidence["state"] != "gated by option" || !strings.Contains(gated[0].Summary, "is gated: option") {
 		t.Fatalf("gated backfill = %+v", gated)
 	}
-	if len(fs) != 6 { // the three above plus ok findings for the control table's stuck and kill-switch checks
+	byDefault := only(fs, "backfill", "gated_by_default", float64(len(backfill.Registered(nil))-2))
+	if len(byDefault) != 1 || byDefault[0].Severity != "ok" || slices.Contains(strings.Split(byDefault[0].Evidence["tables"].(string), ","), "sentry_organization") {
+		t.Fatalf("backfills gated by an unset option = %+v", byDefault)
+	}
+	// The four above plus ok findings for the control table's stuck and kill-switch checks.
+	if len(fs) != 7 {
 		t.Fatalf("findings = %+v", fs)
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/outboxctl/outboxctl/internal/backfill"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/testdb"
@@ -239,6 +241,20 @@ func TestRunKillswitchListAndCheckDirect(t *testing.T) {
       "decided": "%s"
     }`, outbox, monolith)
 	}
+	// No option is set here: every table is gated by Sentry's default 0, as backfill status
+	// and the doctor say (#26).
+	var gateRows []string
+	for _, tb := range backfill.Registered(nil) {
+		gateRows = append(gateRows, fmt.Sprintf(`    {
+      "options_table": "sentry_option",
+      "governs": "cell, control",
+      "key": %q,
+      "value": 0,
+      "set": false,
+      "coded": %d
+    }`, backfill.OptionKey(tb.Name), tb.Coded))
+	}
+	gates := strings.Join(gateRows, ",\n")
 	want := `{
   "stores": [
 ` + store("sentry_regionoutbox") + ",\n" + store("sentry_controloutbox") + `
@@ -257,7 +273,9 @@ func TestRunKillswitchListAndCheckDirect(t *testing.T) {
       "next_attempt": "2040-01-01T00:00:00Z"
     }
   ],
-  "backfill_gates": []
+  "backfill_gates": [
+` + gates + `
+  ]
 }
 `
 	if out.String() != want {

@@ -289,3 +289,28 @@ func classifyComplete(in Input, c Cursor, st *Status) {
 		st.Note = fmt.Sprintf("the walk's version is not stored: %d, or lower if the option was below %d when it finished", codedThen, codedThen)
 	}
 }
+
+// Gate is the one answer to "is this table's backfill gated?", shared by backfill status,
+// killswitch list and the doctor (and the exporter's backfill_gated): the option Sentry reads
+// for the table's silo holds the target (find_replication_version) below the coded version.
+// An unset option is Sentry's default 0, which gates every table; self-hosted Sentry ignores
+// the options, so nothing is gated there. Whether the walk has finished is the state's
+// business (Classify), not the gate's: a finished walk behind a held gate stays gated (a
+// new coded version would wait for the option).
+type Gate struct {
+	Held bool
+	// Default is true when the option is unset: Sentry's default 0 holds it.
+	Default bool
+	// Value is the option's value (0 when unset), Target the effective target.
+	Value, Target, Coded int64
+}
+
+// GateOf judges the gate of one table from its option (in.Option, in.SelfHosted).
+func GateOf(in Input) Gate {
+	g := Gate{Target: Target(in), Coded: in.Table.Coded, Default: in.Option == nil}
+	if in.Option != nil {
+		g.Value = *in.Option
+	}
+	g.Held = !in.SelfHosted && g.Target < g.Coded
+	return g
+}

@@ -167,3 +167,24 @@ func TestParseRedisCursorErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestGateOf(t *testing.T) {
+	four, two := int64(4), int64(2)
+	org := Table{Name: "sentry_organization", Silo: Cell, Coded: 4}
+	cases := []struct {
+		name string
+		in   Input
+		want Gate
+	}{
+		{"unset: Sentry's default 0 holds it", Input{Table: org}, Gate{Held: true, Default: true, Value: 0, Target: 0, Coded: 4}},
+		{"set below coded", Input{Table: org, Option: &two}, Gate{Held: true, Value: 2, Target: 2, Coded: 4}},
+		{"set at coded", Input{Table: org, Option: &four}, Gate{Held: false, Value: 4, Target: 4, Coded: 4}},
+		{"self-hosted ignores the option", Input{Table: org, SelfHosted: true}, Gate{Held: false, Default: true, Target: 4, Coded: 4}},
+		{"a finished walk stays gated", Input{Table: org, Option: &two, Cursor: &Cursor{Low: 0, Version: 5}}, Gate{Held: true, Value: 2, Target: 2, Coded: 4}},
+	}
+	for _, c := range cases {
+		if got := GateOf(c.in); got != c.want {
+			t.Errorf("%s: GateOf = %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/backfill"
@@ -91,6 +92,7 @@ func checkBackfill(ctx context.Context, env *Env) ([]Finding, error) {
 		return nil, err
 	}
 	var out []Finding
+	var byDefault []string // gated by an unset option (Sentry's default 0)
 	for _, t := range tables {
 		in := backfill.Input{Table: t, Option: opts[t.Name], SelfHosted: env.Config.SelfHosted}
 		if c, found := cursors[t.Name]; found {
@@ -101,12 +103,23 @@ func checkBackfill(ctx context.Context, env *Env) ([]Finding, error) {
 		}
 		if f, bad := env.backfillFinding(in); bad {
 			out = append(out, f)
+		} else if g := backfill.GateOf(in); g.Held && g.Default {
+			byDefault = append(byDefault, t.Name)
 		}
 	}
 	if len(out) == 0 {
 		out = append(out, Finding{Check: CheckBackfill, Severity: OK,
-			Summary:  fmt.Sprintf("no backfill is gated, pending a restart or finished below its coded version (%d tables)", len(tables)),
+			Summary:  fmt.Sprintf("no backfill is held by an option set below its coded version, pending a restart or finished below its coded version (%d tables)", len(tables)),
 			Evidence: Evidence{{"tables", len(tables)}, {"cursors", len(cursors)}}})
+	}
+	if len(byDefault) > 0 {
+		// The same gates backfill status and killswitch list show (backfill.GateOf): on
+		// SaaS every backfill waits for its option, so this is not a warning.
+		out = append(out, Finding{Check: CheckBackfill, Severity: OK,
+			Summary: fmt.Sprintf("%d backfill(s) gated by an unset option (Sentry's default 0 holds them below the coded version): %s",
+				len(byDefault), strings.Join(byDefault, ", ")),
+			Evidence: Evidence{{"gated_by_default", len(byDefault)}, {"tables", strings.Join(byDefault, ",")}},
+			Next:     env.Prefix + " backfill status"})
 	}
 	return out, nil
 }
@@ -121,13 +134,14 @@ func (env *Env) backfillFinding(in backfill.Input) (Finding, bool) {
 	}
 	ev = append(ev, KV{"state", string(st.State)})
 	f := Finding{Check: CheckBackfill, Severity: Warn, Evidence: ev, Next: env.Prefix + " backfill status " + in.Table.Name}
-	set := in.Option != nil && !in.SelfHosted
+	g := backfill.GateOf(in)
+	set := g.Held && !g.Default // held by an option someone set, not by Sentry's default
 	switch {
 	case st.State == backfill.StateGated && set:
 		f.Summary = fmt.Sprintf("backfill of %s is gated: option %s is %d, below the coded version %d", in.Table.Name, backfill.OptionKey(in.Table.Name), *in.Option, in.Table.Coded)
-	case (st.State == backfill.StateNotStarted || st.State == backfill.StateInProgress) && set && st.Target < in.Table.Coded:
+	case (st.State == backfill.StateNotStarted || st.State == backfill.StateInProgress) && set:
 		f.Summary = fmt.Sprintf("backfill of %s is held at version %d by option %s, below the coded version %d", in.Table.Name, st.Target, backfill.OptionKey(in.Table.Name), in.Table.Coded)
-	case st.State == backfill.StateComplete && set && st.Target < in.Table.Coded:
+	case st.State == backfill.StateComplete && set:
 		f.Summary = fmt.Sprintf("backfill of %s is 'complete' at target %d, below the coded version %d: raising the option later will not re-run it", in.Table.Name, st.Target, in.Table.Coded)
 	case st.State == backfill.StatePending, st.State == backfill.StateMalformed, st.State == backfill.StateBeyondMax:
 		f.Summary = fmt.Sprintf("backfill of %s: %s (%s)", in.Table.Name, st.State, st.Note)

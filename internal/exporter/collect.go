@@ -252,7 +252,7 @@ func (src *Source) collectBackfill(ctx context.Context, conn *db.Conn) ([]sample
 			sample{descBackfillCursor, float64(r.Cursor.Low), labels},
 			sample{descBackfillLeft, left, labels},
 			sample{descBackfillComplete, boolValue(r.Status.Complete), labels},
-			sample{descBackfillGated, boolValue(r.Status.State == backfill.StateGated), labels})
+			sample{descBackfillGated, boolValue(r.Gate.Held), labels})
 	}
 	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/outboxctl/outboxctl/internal/backfill"
+	"github.com/outboxctl/outboxctl/internal/backfill/status"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -133,42 +134,38 @@ func Waiting(ctx context.Context, q query.Querier, schema string, sch query.Sche
 	return rows, nil
 }
 
-// HeldGate is a replication_version option held below its table's coded version.
+// HeldGate is a table whose backfill is gated (backfill.GateOf) by the option Sentry reads
+// for its silo here.
 type HeldGate struct {
 	Table string // the options table
 	Key   string
 	Value int64
 	Coded int64
+	// Set is false when the option is unset: Sentry's default 0 holds the gate.
+	Set bool
 }
 
-// Gates reads, from every options table present, the replication_version options of
-// tables that are below the table's coded version. A malformed value is an error.
+// Gates reads each table's replication_version option from the options table Sentry reads
+// for its silo (status.ReadOptions, as backfill status and the doctor do) and returns the
+// tables backfill.GateOf calls gated, by name. A malformed value is an error, returned
+// after the gates of the other tables.
 func Gates(ctx context.Context, q query.Querier, schema string, sch query.Schema, tables []backfill.Table) ([]HeldGate, error) {
-	keys := make([]string, len(tables))
-	for i, t := range tables {
-		keys[i] = backfill.OptionKey(t.Name)
+	read, bad, err := status.ReadOptions(ctx, q, schema, sch, tables)
+	if err != nil {
+		return nil, err
 	}
 	var out []HeldGate
-	for _, ot := range []string{query.OptionTable, query.ControlOptionTable} {
-		if !sch.Table(ot).Present {
+	for _, t := range tables {
+		ot := options.OptionTableFor(query.Silo(t.Silo), sch)
+		if ot == "" {
 			continue
 		}
-		rows, err := options.ReadValues(ctx, q, query.OptionValues(schema, ot, keys))
-		if err != nil {
-			return nil, db.Classify(err, "option-values")
-		}
-		for _, r := range rows {
-			n, err := options.DecodeInt(r.Key, r.Raw())
-			if err != nil {
-				return nil, err
-			}
-			name := strings.TrimSuffix(strings.TrimPrefix(r.Key, "outbox_replication."), ".replication_version")
-			if t, ok := backfill.Lookup(tables, name); ok && n < t.Coded {
-				out = append(out, HeldGate{Table: ot, Key: r.Key, Value: n, Coded: t.Coded})
-			}
+		g := backfill.GateOf(backfill.Input{Table: t, Option: read[t.Name].Value})
+		if g.Held {
+			out = append(out, HeldGate{Table: ot, Key: backfill.OptionKey(t.Name), Value: g.Value, Coded: g.Coded, Set: !g.Default})
 		}
 	}
-	return out, nil
+	return out, bad
 }
 
 // loadSchema introspects tables and applies the deployment, as every command does, so

@@ -183,8 +183,14 @@ func TestGatePlanAndApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gates, err := killswitch.Gates(ctx, tx, schema, sch, backfill.Registered(nil))
-	want := []killswitch.HeldGate{{Table: query.ControlOptionTable, Key: g.Key(), Value: tb.Coded - 1, Coded: tb.Coded}}
+	// Read where Sentry reads in the split deployment the gate was written for: the control
+	// table's gate is the one set; every other table is gated by its unset option (#26).
+	sch = sch.WithDeployment(query.DeploymentSplit)
+	gates, err := killswitch.Gates(ctx, tx, schema, sch, []backfill.Table{tb, {Name: "sentry_team", Silo: backfill.Cell, Coded: 1}})
+	want := []killswitch.HeldGate{
+		{Table: query.ControlOptionTable, Key: g.Key(), Value: tb.Coded - 1, Coded: tb.Coded, Set: true},
+		{Table: query.OptionTable, Key: backfill.OptionKey("sentry_team"), Value: 0, Coded: 1, Set: false},
+	}
 	if err != nil || !slices.Equal(gates, want) {
 		t.Fatalf("gates %+v, %v; want %+v", gates, err, want)
 	}

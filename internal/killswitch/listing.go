@@ -39,12 +39,14 @@ type DisabledRow struct {
 	NextAttempt    any        `json:"next_attempt"` // a render.Due, or null
 }
 
-// GateRow is one backfill gate held below the table's coded version.
+// GateRow is one gated backfill (backfill.GateOf): the option Sentry reads holds the table
+// below its coded version; set false is an unset option (Sentry's default 0).
 type GateRow struct {
 	OptionsTable string `json:"options_table" label:"option in"`
 	Governs      string `json:"governs"`
 	Key          string `json:"key"`
 	Value        int64  `json:"value"`
+	Set          bool   `json:"set"`
 	Coded        int64  `json:"coded"`
 }
 
@@ -118,7 +120,7 @@ func ReadListing(ctx context.Context, q query.Querier, schema string, sch query.
 	}
 	gates, err := Gates(ctx, q, schema, sch, tables)
 	for _, g := range gates {
-		l.Gates = append(l.Gates, GateRow{OptionsTable: g.Table, Governs: GovernsText(g.Table, sch), Key: g.Key, Value: g.Value, Coded: g.Coded})
+		l.Gates = append(l.Gates, GateRow{OptionsTable: g.Table, Governs: GovernsText(g.Table, sch), Key: g.Key, Value: g.Value, Set: g.Set, Coded: g.Coded})
 	}
 	return l, err
 }

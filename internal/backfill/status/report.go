@@ -24,9 +24,12 @@ type Request struct {
 
 // Row is one table's backfill status.
 type Row struct {
-	Table       backfill.Table
-	Option      *int64
-	Status      backfill.Status
+	Table  backfill.Table
+	Option *int64
+	Status backfill.Status
+	// Gate is the table's gate (backfill.GateOf), the same answer killswitch list and the
+	// doctor give.
+	Gate        backfill.Gate
 	Store       string
 	Cursor      *backfill.Cursor
 	State       string
@@ -118,7 +121,7 @@ func (snap Snapshot) Evaluate(tb backfill.Table, first, second CursorRead, sampl
 	b := snap.Bounds[tb.Name]
 	in.MaxID = b.Max
 	st := backfill.Classify(in)
-	row := Row{Table: tb, Option: opt.Value, Status: st, Store: first.Store, Cursor: first.Cursor,
+	row := Row{Table: tb, Option: opt.Value, Status: st, Gate: backfill.GateOf(in), Store: first.Store, Cursor: first.Cursor,
 		State: string(st.State), Note: st.Note, Unreachable: unreachable, MaxID: b.Max,
 		OptionIn: options.OptionTableFor(query.Silo(tb.Silo), snap.Schema)}
 	if unreachable {

@@ -17,6 +17,7 @@ type TableRow struct {
 	Coded         int64         `json:"coded"`
 	Option        *int64        `json:"option"`
 	Target        int64         `json:"target"`
+	Gated         bool          `json:"gated"`
 	Store         string        `json:"store"`
 	LowBound      *int64        `json:"low_bound"`
 	Version       *int64        `json:"version"`
@@ -36,7 +37,7 @@ type TableRow struct {
 func (rep Report) Table() *render.Table {
 	rows := make([]TableRow, 0, len(rep.Rows))
 	for _, r := range rep.Rows {
-		t := TableRow{Table: r.Table.Name, Silo: string(r.Table.Silo), Coded: r.Table.Coded, Option: r.Option, Target: r.Status.Target,
+		t := TableRow{Table: r.Table.Name, Silo: string(r.Table.Silo), Coded: r.Table.Coded, Option: r.Option, Target: r.Status.Target, Gated: r.Gate.Held,
 			Store: r.Store, State: styledState(r), MaxID: r.MaxID, Progress: report.Typed("progress", query.OrNil(r.Progress)),
 			RowsEstimate: r.Estimate, RowsDone: r.RowsDone, Rate: r.Rate, ETA: r.ETA, Note: r.Note, WalkedVersion: r.Status.Walked}
 		if r.Cursor != nil {
