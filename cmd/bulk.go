@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // The bulk forms of the repairs: reschedule, compact and skip --category given selector
@@ -317,4 +319,27 @@ func leftText(left int) string {
 		return ""
 	}
 	return fmt.Sprintf(", %d not reached", left)
+}
+
+// withoutSelectors is this invocation's command line without its selector flags (and without
+// --dsn): what a repair given both arguments and selectors would run as its single form;
+// fallback when there is no command line (a run function called by a test).
+func (a *app) withoutSelectors(fallback string) string {
+	if len(a.args) == 0 {
+		return fallback
+	}
+	boolean := map[string]bool{"stuck": true, "at-cap": true, "fail-fast": true}
+	words := []string{"outboxctl"}
+	for i := 0; i < len(a.args); i++ {
+		w := a.args[i]
+		name, _, hasValue := strings.Cut(strings.TrimPrefix(w, "--"), "=")
+		if !strings.HasPrefix(w, "--") || (!slices.Contains(bulkFlags, name) && name != "dsn") {
+			words = append(words, w)
+			continue
+		}
+		if !hasValue && !boolean[name] {
+			i++ // the flag's value
+		}
+	}
+	return textsafe.Command(words...)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/fixture"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 const defaultDemoSchema = "outboxctl_demo"
@@ -126,7 +127,8 @@ func runDemoSeed(ctx context.Context, d factory, o demoSeedOptions) error {
 	if err != nil {
 		return db.Classify(err, "demo seed")
 	}
-	fmt.Fprintf(d.stderr, "seeded schema %s; try: outboxctl --schema %s shards --stuck\n", do.Schema, do.Schema)
+	// The schema is the operator's text: quoted as one word, so the line can be pasted.
+	fmt.Fprintf(d.stderr, "seeded schema %s; try: %s\n", textsafe.Command(do.Schema), textsafe.Command("outboxctl", "--schema", do.Schema, "shards", "--stuck"))
 	return nil
 }
 

@@ -57,6 +57,11 @@ func targetWords(t query.Target) []string {
 func (a *app) nextCommand(t *query.Target, args ...string) string {
 	words := a.prefixWords()
 	if t != nil {
+		// A cell target under a context (or flag) whose silo is control must say so, or the
+		// pasted command reads the control outbox.
+		if !t.Control() && a.g.Silo == "control" {
+			words = append(words, "--silo", "cell")
+		}
 		words = append(words, targetWords(*t)...)
 	}
 	return textsafe.Command(append(words, args...)...)

@@ -124,7 +124,9 @@ func (a *app) bulkRun(command string, o *bulkOptions, single func(*cobra.Command
 		if len(args) > 0 {
 			if o.hasCriterion() || o.Limit > 0 {
 				what := map[bool]string{true: "MESSAGE_ID", false: "SCOPE ID"}[len(args) == 1]
-				return usageErrorf(command+" --stuck --scope organization", "%s takes %s or selector flags, not both", command, what)
+				// The Try is this command line without the selector flags: the single form
+				// the arguments asked for.
+				return usageErrorf(a.withoutSelectors(command), "%s takes %s or selector flags, not both", command, what)
 			}
 			return single(c, args)
 		}

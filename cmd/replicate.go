@@ -209,7 +209,7 @@ func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
 	for _, w := range work {
 		d.audit("replicate", map[string]any{"pair": w.pair.Name, "objects": w.rows.Objects, "rows": written[w.pair.Name], "reason": o.Reason})
 	}
-	if err := d.printer.Print(replicateDoc(work, written)); err != nil {
+	if err := d.printer.Print(replicateDoc(work, written, func(args ...string) string { return d.next(nil, args...) })); err != nil {
 		return err
 	}
 	return unknownObjects(work)
@@ -307,7 +307,7 @@ func writeReplicateWork(ctx context.Context, conns replicateConns, work []replic
 }
 
 // replicateDoc is what replicate wrote: one row per pair, and what to run next.
-func replicateDoc(work []replicateWork, written map[string][]int64) render.Doc {
+func replicateDoc(work []replicateWork, written map[string][]int64, next func(args ...string) string) render.Doc {
 	rows := []replica.WrittenRow{}
 	for _, w := range work {
 		if len(w.objects) == 0 {
@@ -321,7 +321,7 @@ func replicateDoc(work []replicateWork, written map[string][]int64) render.Doc {
 			ids = append(ids, fmt.Sprint(id))
 		}
 		rows = append(rows, replica.WrittenRow{Pair: w.pair.Name, Category: w.pair.Category.Name, Objects: strings.Join(objs, ","), OutboxIDs: strings.Join(ids, ","),
-			Next: "outboxctl verify " + w.pair.Name + " --id " + strings.Join(objs, ",")})
+			Next: next("verify", w.pair.Name, "--id", strings.Join(objs, ","))})
 	}
 	return render.Doc{{Name: "replicate", Title: "outbox rows written", Table: render.TableOf(rows)}}
 }

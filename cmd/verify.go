@@ -137,7 +137,7 @@ func runVerify(ctx context.Context, d factory, o verifyOptions, cell string) (re
 		}
 		results = append(results, replica.Result{Pair: p, Counts: col.Counts, Drifts: col.Kept})
 	}
-	doc := replica.Doc(results, o.Limit)
+	doc := replica.Doc(results, o.Limit, func(args ...string) string { return d.next(nil, args...) })
 	if !o.FailOnDrift {
 		return doc, nil
 	}

@@ -51,7 +51,7 @@ type WrittenRow struct {
 
 // Doc is verify's document: a summary per pair, then the drifted objects (the first limit
 // of each pair's, 0: all), with a footer for the ones left out.
-func Doc(results []Result, limit int) render.Doc {
+func Doc(results []Result, limit int, command func(args ...string) string) render.Doc {
 	pairs, drifts := []PairRow{}, []DriftRow{}
 	var shown, total int
 	for _, r := range results {
@@ -63,7 +63,7 @@ func Doc(results []Result, limit int) render.Doc {
 				break
 			}
 			shown++
-			drifts = append(drifts, d.row())
+			drifts = append(drifts, d.row(command))
 		}
 	}
 	return render.Doc{
@@ -72,7 +72,7 @@ func Doc(results []Result, limit int) render.Doc {
 	}
 }
 
-func (d Drift) row() DriftRow {
+func (d Drift) row(command func(args ...string) string) DriftRow {
 	var would, shard, rows, next, fields any
 	if d.Would != "" {
 		would = d.Would
@@ -83,5 +83,5 @@ func (d Drift) row() DriftRow {
 	if len(d.Fields) > 0 {
 		fields = render.JSONText(d.FieldsJSON())
 	}
-	return DriftRow{Pair: d.Pair, Drift: string(d.Class), ObjectID: d.ObjectID, Fields: fields, Next: d.Next(), WouldBe: would, PendingShard: shard, PendingRows: rows, NextAttempt: next}
+	return DriftRow{Pair: d.Pair, Drift: string(d.Class), ObjectID: d.ObjectID, Fields: fields, Next: d.Next(command), WouldBe: would, PendingShard: shard, PendingRows: rows, NextAttempt: next}
 }

@@ -191,18 +191,21 @@ func (d Drift) FieldsJSON() string {
 }
 
 // Next is what to do about the drift: the command that repairs it, or what it waits for.
-func (d Drift) Next() string {
+// command makes a command line of the invocation (its --schema, --context, …) and args, so
+// a printed next runs as printed.
+func (d Drift) Next(command func(args ...string) string) string {
 	switch d.Class {
 	case Pending:
 		if d.Pending.Due {
-			return fmt.Sprintf("wait: shard organization/%d is due; Sentry's workers deliver it (or: outboxctl drain organization %d --handler …)", d.Pending.Shard, d.Pending.Shard)
+			return fmt.Sprintf("wait: shard ORGANIZATION_SCOPE/%d is due; Sentry's workers deliver it (or drain it: %s)", d.Pending.Shard,
+				command("inspect", "shard", "organization", fmt.Sprint(d.Pending.Shard)))
 		}
-		return fmt.Sprintf("shard organization/%d backs off until %s: outboxctl reschedule organization %d",
-			d.Pending.Shard, d.Pending.Next.UTC().Format(time.RFC3339), d.Pending.Shard)
+		return command("reschedule", "organization", fmt.Sprint(d.Pending.Shard), "--reason", "replicate: deliver the queued outbox")
 	case Orphan:
-		return fmt.Sprintf("outboxctl replicate %s %d (the deletion outbox)", d.Pair, d.ObjectID)
+		// replicate writes the deletion outbox Sentry would for a source that is gone.
+		return command("replicate", d.Pair, fmt.Sprint(d.ObjectID))
 	}
-	return fmt.Sprintf("outboxctl replicate %s %d", d.Pair, d.ObjectID)
+	return command("replicate", d.Pair, fmt.Sprint(d.ObjectID))
 }
 
 // Counts are one pair's summary.

@@ -1,0 +1,51 @@
+package cmd_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/outboxctl/outboxctl/cmd"
+	"github.com/outboxctl/outboxctl/internal/fixture"
+	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/testdb"
+)
+
+// TestDemoSeedTryLineIsQuoted: demo seed's try line carries the operator's schema name as one
+// shell word; a name holding $(…) printed bare ran the command when the line was pasted.
+func TestDemoSeedTryLineIsQuoted(t *testing.T) {
+	pool := testdb.Pool(t)
+	schema := "zz_try_$(touch pwned)_seed"
+	drop := func() {
+		if _, err := pool.Exec(context.Background(), `DROP SCHEMA IF EXISTS "`+schema+`" CASCADE`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drop()
+	t.Cleanup(drop)
+	io, _, errOut := render.Test()
+	code := cmd.Main(context.Background(), []string{"--dsn", testdb.DSN(), "demo", "seed", "--schema", schema, "--rows", "1000", "--yes"}, io)
+	if code != 0 {
+		t.Fatalf("demo seed: exit %d: %s", code, errOut)
+	}
+	want := "try: outboxctl --schema '" + schema + "' shards --stuck\n"
+	if !strings.HasSuffix(errOut.String(), want) {
+		t.Fatalf("stderr ends %q, want %q", errOut.String(), want)
+	}
+}
+
+// TestArgumentsWithSelectorsTryTheSingleForm: a repair given its arguments and selector flags
+// suggests the same command line without the selectors (keeping --schema), which runs; it
+// used to suggest `skip --stuck --scope organization`, which exits 2 (skip's bulk form needs
+// --category) and dropped --schema.
+func TestArgumentsWithSelectorsTryTheSingleForm(t *testing.T) {
+	schema := testdb.Schema(t, fixture.Options{})
+	_, errOut := mustRun(t, cmd.ExitUsage, schema, "skip", "5", "--stuck", "--scope", "organization", "--min-depth=3")
+	want := "Try: outboxctl --dsn"
+	if strings.Contains(errOut, want) {
+		t.Fatalf("the Try line keeps --dsn: %s", errOut)
+	}
+	if !strings.Contains(errOut, "Try: outboxctl --schema "+schema+" skip 5\n") {
+		t.Fatalf("stderr = %s", errOut)
+	}
+}
