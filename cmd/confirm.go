@@ -18,7 +18,10 @@ import (
 // The plan starts with the target (context, host and database, schema, table), and with
 // --dry-run it stops there: nothing is changed, and the exit status is 0.
 func (a *app) confirm(command string, plan []string, yes bool) error {
-	printPlan(a.io.Err, append([]string{a.targetLine(command)}, plan...))
+	if len(plan) == 0 || !strings.HasPrefix(plan[0], "target: ") { // a bulk plan names its own
+		plan = append([]string{a.targetLine(command)}, plan...)
+	}
+	printPlan(a.io.Err, plan)
 	if a.dryRun {
 		fmt.Fprintln(a.io.Err, "dry run: nothing was changed")
 		return silent(meansOK)

@@ -2,10 +2,12 @@ package cmd
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/contract"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
@@ -75,6 +77,13 @@ func (a *app) validateSelection(c *cobra.Command) error {
 		if a.sel.Fields = render.ParseFields(a.g.JSONFields); len(a.sel.Fields) == 0 {
 			return usageErrorf(path+" --json", "`--json` needs comma-separated field names, got %q: `--json` alone lists them", a.g.JSONFields)
 		}
+		// A mutation's fields are checked before it runs: found unknown only once the
+		// document is printed, the change would already be made.
+		if c.Flags().Lookup("yes") != nil {
+			if err := knownFields(path, a.sel.Fields); err != nil {
+				return err
+			}
+		}
 	}
 	if jq {
 		q, err := render.ParseJQ(a.g.JQ)
@@ -82,6 +91,22 @@ func (a *app) validateSelection(c *cobra.Command) error {
 			return usageErrorf(path+" --jq '.'", "%v", err)
 		}
 		a.sel.JQ = q
+	}
+	return nil
+}
+
+// knownFields refuses a --json field that the command's document (internal/contract) does not
+// have, naming the ones it has.
+func knownFields(path string, fields []string) error {
+	doc, ok := contract.Lookup(strings.TrimPrefix(path, "outboxctl "))
+	if !ok {
+		return nil
+	}
+	known := doc.Fields()
+	for _, f := range fields {
+		if !slices.Contains(known, f) {
+			return selectionError(path, &render.FieldsError{Unknown: []string{f}, Available: known})
+		}
 	}
 	return nil
 }

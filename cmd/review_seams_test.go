@@ -49,3 +49,22 @@ func TestArgumentsWithSelectorsTryTheSingleForm(t *testing.T) {
 		t.Fatalf("stderr = %s", errOut)
 	}
 }
+
+// TestMutationRefusesUnknownJSONFieldBeforeWriting: a misspelt --json field on a mutation is
+// a usage error before anything is changed (it used to be found once the document was
+// printed, after the option write had committed).
+func TestMutationRefusesUnknownJSONFieldBeforeWriting(t *testing.T) {
+	schema := testdb.Schema(t, fixture.Options{})
+	read := func() string {
+		_, out, _ := runCLI(t, schema, "killswitch", "list", "-o", "json")
+		return out
+	}
+	before := read()
+	_, errOut := mustRun(t, cmd.ExitUsage, schema, "killswitch", "add", "organization", "5", "--json", "nosuch", "--yes", "--reason", "x")
+	if !strings.Contains(errOut, "unknown field for `--json`: nosuch") || strings.Contains(errOut, `"audit"`) {
+		t.Fatalf("stderr = %s", errOut)
+	}
+	if after := read(); after != before {
+		t.Fatalf("the option changed:\nbefore %s\nafter %s", before, after)
+	}
+}

@@ -12,6 +12,7 @@ package contract
 
 import (
 	"reflect"
+	"strings"
 
 	"github.com/outboxctl/outboxctl/internal/backfill/status"
 	"github.com/outboxctl/outboxctl/internal/config"
@@ -155,4 +156,43 @@ func Documents() []Document {
 		{Command: "context show", About: "What a context resolves to, one setting a row with its source.",
 			Sections: []Section{{Shape: Table, Rows: []reflect.Type{row[config.Setting]()}}}},
 	}
+}
+
+// Lookup is the document of command (as typed: "inspect shard"), false when it prints none.
+func Lookup(command string) (Document, bool) {
+	for _, d := range Documents() {
+		if d.Command == command {
+			return d, true
+		}
+	}
+	return Document{}, false
+}
+
+// Fields are the JSON keys a row or card of the document can have, in either form: what
+// --json may select.
+func (d Document) Fields() []string {
+	seen := map[string]bool{}
+	var out []string
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				walk(f.Type)
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" || seen[name] {
+				continue
+			}
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	for _, s := range append(append([]Section(nil), d.Sections...), d.Or...) {
+		for _, t := range s.Rows {
+			walk(t)
+		}
+	}
+	return out
 }
