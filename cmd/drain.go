@@ -413,7 +413,8 @@ func drainSummary(ctx context.Context, d factory, o drainOptions, t query.Target
 		fields = withInDoubt(fields, res.InDoubt.Outcome)
 	}
 	d.audit("drain", fields)
-	card := append(summary.Card(), render.Field{Key: "next", Value: drainNext(d, t, k, after)})
+	summary.Next = drainNext(d, t, k, after)
+	card := summary.Card()
 	if err := d.printer.Print(render.Doc{{Name: "drain", Title: "Drain summary", Card: card}}); err != nil {
 		return err
 	}

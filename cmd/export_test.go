@@ -39,7 +39,7 @@ var contracts = struct { //nolint:gochecknoglobals // the test binary's one reco
 type bytesOut interface{ Bytes() []byte }
 
 func checkContract(r printedRun) {
-	if r.format != "json" || r.printSQL || r.fanOut || r.watch {
+	if r.format != "json" || r.printSQL || r.fanOut || r.watch || r.selected {
 		return
 	}
 	b, ok := r.out.(bytesOut)

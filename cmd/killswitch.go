@@ -431,15 +431,18 @@ func runKillswitchChange(ctx context.Context, d factory, ch killswitch.Change, y
 		"options_table": plan.Table, "key": ch.Key, "scope": ch.Scope.Name, "shards": plan.Changed,
 		"before": options.EncodeIDs(plan.Before), "after": stored, "reason": ch.Reason,
 	})
-	doc := changeCard(plan.Table, ch.Key, stored, true)
-	doc[0].Card = append(doc[0].Card, killswitchNext(d, ch, plan.Changed)...)
-	return d.printer.Print(doc)
+	sum := killswitch.ChangeSummary{OptionsTable: plan.Table, Key: ch.Key, Value: stored, Changed: true}
+	sum.Next, sum.Undo = killswitchNext(d, ch, plan.Changed)
+	return d.printer.Print(render.Doc{{Name: "killswitch", Card: render.FieldsOf(sum)}})
 }
 
 // killswitchNext are a kill-switch change's next step and undo: check the first shard
 // changed (where Sentry reads it) and, after a remove, look at the backlog it now drains;
 // the undo is the opposite change of the same shards.
-func killswitchNext(d factory, ch killswitch.Change, changed []int64) []render.Field {
+func killswitchNext(d factory, ch killswitch.Change, changed []int64) (render.Commands, string) {
+	if len(changed) == 0 {
+		return nil, ""
+	}
 	scope := scopeWord(ch.Scope)
 	ids := make([]string, len(changed))
 	for i, id := range changed {
@@ -452,8 +455,7 @@ func killswitchNext(d factory, ch killswitch.Change, changed []int64) []render.F
 	} else {
 		next = append(next, d.next(&ch.Target, "inspect", "shard", scope, ids[0]))
 	}
-	return []render.Field{{Key: "next", Value: next},
-		{Key: "undo", Value: d.next(&ch.Target, append([]string{"killswitch", undo, scope}, append(ids, "--reason", "undo")...)...)}}
+	return next, d.next(&ch.Target, append([]string{"killswitch", undo, scope}, append(ids, "--reason", "undo")...)...)
 }
 
 func changeCard(table, key, value string, changed bool) render.Doc {

@@ -53,7 +53,8 @@ func Main(ctx context.Context, args []string, io *render.Streams) int {
 	printError(ctx, io, err, path, a.secrets()...)
 	if outputHook != nil && cmd != nil {
 		outputHook(printedRun{command: strings.TrimPrefix(path, root.Name()+" "), format: a.g.Output, printSQL: a.g.PrintSQL,
-			fanOut: a.g.AllContexts || strings.Contains(a.g.Context, ","), watch: cmd.Flags().Changed("watch"), out: io.Out})
+			fanOut: a.g.AllContexts || strings.Contains(a.g.Context, ","), watch: cmd.Flags().Changed("watch"),
+			selected: a.g.JSONFields != "" || a.g.JQ != "", out: io.Out})
 	}
 	return exitCode(ctx, err)
 }
@@ -62,6 +63,7 @@ func Main(ctx context.Context, args []string, io *render.Streams) int {
 type printedRun struct {
 	command, format         string
 	printSQL, fanOut, watch bool
+	selected                bool      // --json FIELDS or --jq: a selection of the document, not the document
 	out                     io.Writer // the streams' stdout, as the caller gave it
 }
 

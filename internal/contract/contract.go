@@ -88,7 +88,7 @@ func Documents() []Document {
 			Sections: []Section{{Name: "shards", Shape: Table, Rows: []reflect.Type{listing[query.TopShardsRow](true), listing[query.StuckShardsRow](true), listing[query.TopShardsSampleRow](false)}}}},
 		{Command: "inspect shard", About: "One shard: its state (a row per cell in the control silo without --cell), its categories and its messages.",
 			Sections: []Section{
-				{Name: "shard", Shape: CardOrTable, Rows: []reflect.Type{listing[query.ShardStateRow](true)}},
+				{Name: "shard", Shape: CardOrTable, Rows: []reflect.Type{withNext(listing[query.ShardStateRow](true))}},
 				{Name: "categories", Shape: Table, Rows: []reflect.Type{listing[query.ShardCategoryRow](false)}},
 				{Name: "messages", Shape: Table, Rows: []reflect.Type{listing[query.ShardMessageRow](false)}, Optional: true},
 			}},

@@ -213,6 +213,8 @@ type Summary struct {
 	FailedCategory   *string `json:"failed_category,omitempty"`
 	AbandonedMessage *int64  `json:"abandoned_message,omitempty"`
 	Schedule         string  `json:"schedule,omitempty"`
+	// Next are the commands to run next (set by the command, which knows the invocation).
+	Next render.Commands `json:"next,omitempty"`
 }
 
 // Summarize is the summary of res, a drain of shard k that took elapsed, with the state it

@@ -165,7 +165,11 @@ func collectExpensive(s *snapshot) ([]sample, error) {
 	}
 	for i, r := range top {
 		labels := append(s.tableLabels(), strconv.Itoa(i+1))
-		out = append(out, sample{descTopRows, float64(r.Depth), labels}, sample{descTopDelay, max(r.LastDelaySeconds, 0), labels})
+		delay := 0.0 // a shard never attempted has no backoff yet
+		if r.LastDelaySeconds != nil {
+			delay = max(*r.LastDelaySeconds, 0)
+		}
+		out = append(out, sample{descTopRows, float64(r.Depth), labels}, sample{descTopDelay, delay, labels})
 	}
 	killed, err := s.killswitched()
 	if err != nil {

@@ -66,6 +66,9 @@ type ChangeSummary struct {
 	Key          string `json:"key"`
 	Value        string `json:"value"`
 	Changed      bool   `json:"changed"`
+	// Next and Undo, after a change: check the first shard changed, and the opposite change.
+	Next render.Commands `json:"next,omitempty"`
+	Undo string          `json:"undo,omitempty"`
 }
 
 // GateSummary is the card of killswitch gate.

@@ -11,6 +11,9 @@ type DepthRow struct {
 	Depth    *int64 `db:"depth" json:"depth"`
 	// Estimated is DepthEstimate's marker column (always true there; absent from Depth).
 	Estimated *bool `db:"estimated,optional" json:"estimated,omitempty"`
+	// StatisticsAnalyzedAt is DepthSplit's: when the statistics an estimated row comes from
+	// were taken (null for a counted row; absent from Depth).
+	StatisticsAnalyzedAt *time.Time `db:"statistics_analyzed_at,optional" json:"statistics_analyzed_at,omitempty"`
 }
 
 // Depth answers "how many rows wait in total, and of which categories?" (Sentry's

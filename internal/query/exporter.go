@@ -60,8 +60,8 @@ func ShardStates(t Target) Statement {
 
 // TopShardRow is what the exporter reads of a row of TopShards.
 type TopShardRow struct {
-	Depth            int64   `db:"depth"`
-	CoalesceGroups   int64   `db:"coalesce_groups"`
-	LastDelaySeconds float64 `db:"last_delay_seconds"`
-	Due              bool    `db:"due"`
+	Depth            int64    `db:"depth"`
+	CoalesceGroups   int64    `db:"coalesce_groups"`
+	LastDelaySeconds *float64 `db:"last_delay_seconds"` // null: never attempted
+	Due              bool     `db:"due"`
 }
