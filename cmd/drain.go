@@ -271,7 +271,9 @@ func drainShard(ctx context.Context, d factory, conn *db.Conn, o drainOptions, t
 		defer archive.Close()
 	}
 	start := d.now()
+	line := claimLine(ctx, d, k, plan.Rows)
 	claimed, err := drain.Claim(ctx, conn, t, k)
+	line.end(err)
 	if err != nil {
 		if errors.Is(err, drain.ErrShardLocked) {
 			return failuref("%s", err.Error())
@@ -363,6 +365,35 @@ func (a *app) progress(ctx context.Context, label string, total int64, approx bo
 	p := live.NewProgress(a.io.Err, a.io.ErrTTY, time.Now, label, total, approx)
 	p.Tick() // draw at once: the first unit may take a while
 	return &workProgress{Progress: p, stop: p.Run(ctx)}
+}
+
+// claimProgress is the line drawn while Sentry's claim runs: one UPDATE that rewrites the
+// schedule of every row of the shard (tens of seconds on a shard of millions of rows), with
+// nothing to count, so it shows the elapsed time from the first instant.
+type claimProgress struct {
+	*live.Progress
+	stop func()
+	tty  bool
+	err  io.Writer
+}
+
+// claimLine starts the claim's line on a terminal's stderr (nothing on a pipe).
+func claimLine(ctx context.Context, d factory, k query.ShardKey, rows int64) *claimProgress {
+	label := fmt.Sprintf("drain: claiming %s/%d (one UPDATE of its ~%d rows)", k.Scope.Name, k.ID, rows)
+	p := live.NewElapsed(d.stderr, d.errTTY, time.Now, label, 0)
+	p.Tick() // draw at once: the claim is one statement
+	return &claimProgress{Progress: p, stop: p.Run(ctx), tty: d.errTTY, err: d.stderr}
+}
+
+// end stops the redraws: a summary line when the claim succeeded, else the line left as it
+// was with the error printed below it.
+func (c *claimProgress) end(err error) {
+	c.stop()
+	if err == nil {
+		c.Finish()
+	} else if c.tty {
+		fmt.Fprintln(c.err)
+	}
 }
 
 // done stops the redraws and replaces the line with its summary.

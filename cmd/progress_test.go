@@ -60,4 +60,21 @@ func TestProgressLineOnTerminalOnly(t *testing.T) {
 	if code != cmd.ExitOK || !strings.Contains(errOut, "\rdelivered 0/~3  0.0%  0.0/s\x1b[K") || !summary("delivered", 3).MatchString(errOut) {
 		t.Errorf("drain: exit %d, stderr %q", code, errOut)
 	}
+	// The claim (one UPDATE of every row of the shard: tens of seconds on a 2M-row shard)
+	// has its own line from its first instant, elapsed time and what it does, then a
+	// summary line, before the delivered line.
+	claim := "drain: claiming ORGANIZATION_SCOPE/42 (one UPDATE of its ~3 rows)"
+	first := regexp.MustCompile(`\r` + regexp.QuoteMeta(claim) + `  [0-9.]+m?s\x1b\[K`)
+	done := regexp.MustCompile(`\r` + regexp.QuoteMeta(claim) + `: done in [0-9.]+m?s\x1b\[K\n\rdelivered 0/~3`)
+	if !first.MatchString(errOut) || !done.MatchString(errOut) || strings.Index(errOut, claim) > strings.Index(errOut, "\rdelivered") {
+		t.Errorf("drain: no claim line before the delivered line in %q", errOut)
+	}
+	// On a pipe: neither line, no terminal controls.
+	for i := range 3 {
+		testdb.Insert(t, schema, "sentry_regionoutbox", testdb.Row{Scope: 0, Shard: 43, Category: 2, Object: int64(i)})
+	}
+	code, _, errOut = runOn(t, false, "--schema", schema, "drain", "organization", "43", "--handler", "discard", "--archive", filepath.Join(t.TempDir(), "b.jsonl"), "--reason", "t", "--yes")
+	if code != cmd.ExitOK || strings.Contains(errOut, "claiming") || strings.ContainsAny(errOut, "\r\x1b") {
+		t.Errorf("drain on a pipe: exit %d, stderr %q", code, errOut)
+	}
 }

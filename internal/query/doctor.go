@@ -275,9 +275,10 @@ type DoctorCappedRow struct {
 }
 
 // DoctorCappedShards finds shards in backoff whose head row's delay reached the 1 h cap
-// (poison suspects): candidates from one index-only pass over the (…, scheduled_for) index
-// (only claimed shards have future rows), confirmed in backoff by one probe each, then the
-// head row read once per shard.
+// (poison suspects): the shards with a future row (only claimed shards have them) by a skip
+// scan of the (…, scheduled_for) index, one probe per shard however deep it is, each
+// confirmed in backoff by one probe and its head row read once; only the limit shards
+// returned are counted for their depth.
 func DoctorCappedShards(t Target, limit int) Statement {
 	args := t.cellArgs()
 	args["cap"] = Arg{Value: BackoffCapSeconds, Note: "seconds: Sentry's backoff cap"}

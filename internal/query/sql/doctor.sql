@@ -179,19 +179,37 @@ SELECT /* IF: control */s./* TEMPLATE: cell_column */region_name, /* END: contro
  LIMIT @limit;
 
 -- name: doctor-capped-shards
--- Shards in backoff whose head row's delay reached the cap (@cap seconds): candidates from
--- one index-only pass over the (…, scheduled_for) index, confirmed by one probe each, then
--- the head row read once per shard.
-WITH candidates AS (
-    SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier, count(*) AS depth
-      FROM /* TEMPLATE: table */sentry_controloutbox o
-     WHERE o.scheduled_for > now()
-       /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
-     GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+-- Shards in backoff whose head row's delay reached the cap (@cap seconds), oldest head
+-- first. It follows the answer, not the rows in backoff: the shards holding a future row
+-- are found by a skip scan of the (…, scheduled_for) index (one probe per such shard, not
+-- one index entry per row: a 2M-row shard in backoff is one step), each confirmed in
+-- backoff by one probe for its earliest scheduled_for and its head row read once; only the
+-- @limit shards returned are counted (their rows scheduled in the future: in a confirmed
+-- shard every row).
+WITH RECURSIVE walk AS (
+    (SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+       FROM /* TEMPLATE: table */sentry_controloutbox o
+      WHERE o.scheduled_for > now()
+        /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+      ORDER BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+      LIMIT 1)
+    UNION ALL
+    SELECT /* IF: control */nx./* TEMPLATE: cell_column */region_name, /* END: control */nx.shard_scope, nx.shard_identifier
+      FROM walk w
+     CROSS JOIN LATERAL (
+        SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+          FROM /* TEMPLATE: table */sentry_controloutbox o
+         WHERE (/* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier)
+               > (/* IF: control */w./* TEMPLATE: cell_column */region_name, /* END: control */w.shard_scope, w.shard_identifier)
+           AND o.scheduled_for > now()
+           /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+         ORDER BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+         LIMIT 1
+     ) nx
 ),
 backing_off AS (
     SELECT k.*, h.next_attempt
-      FROM candidates k
+      FROM walk k
      CROSS JOIN LATERAL (
         SELECT o.scheduled_for AS next_attempt
           FROM /* TEMPLATE: table */sentry_controloutbox o
@@ -202,25 +220,39 @@ backing_off AS (
          LIMIT 1
      ) h
      WHERE h.next_attempt > now()
+),
+capped AS (
+    SELECT k.*, head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
+           head.scheduled_from AS last_attempt, head.date_added AS head_added,
+           extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
+           count(*) OVER () AS capped_shards
+      FROM backing_off k
+     CROSS JOIN LATERAL (
+        SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for, o.date_added
+          FROM /* TEMPLATE: table */sentry_controloutbox o
+         WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name
+           AND /* END: control */o.shard_scope = k.shard_scope
+           AND o.shard_identifier = k.shard_identifier
+         ORDER BY o.id
+         LIMIT 1
+     ) head
+     WHERE head.scheduled_for - head.scheduled_from >= @cap::int * interval '1 second'
+     ORDER BY head.date_added, /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier
+     LIMIT @limit
 )
-SELECT /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier, k.depth, k.next_attempt,
-       head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
-       head.scheduled_from AS last_attempt, head.date_added AS head_added,
-       extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
-       count(*) OVER () AS capped_shards
-  FROM backing_off k
+SELECT /* IF: control */c./* TEMPLATE: cell_column */region_name, /* END: control */c.shard_scope, c.shard_identifier, d.depth, c.next_attempt,
+       c.head_id, c.head_category, c.head_object, c.last_attempt, c.head_added,
+       c.last_delay_seconds, c.capped_shards
+  FROM capped c
  CROSS JOIN LATERAL (
-    SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for, o.date_added
+    SELECT count(*) AS depth
       FROM /* TEMPLATE: table */sentry_controloutbox o
-     WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name
-       AND /* END: control */o.shard_scope = k.shard_scope
-       AND o.shard_identifier = k.shard_identifier
-     ORDER BY o.id
-     LIMIT 1
- ) head
- WHERE head.scheduled_for - head.scheduled_from >= @cap::int * interval '1 second'
- ORDER BY head.date_added, /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier
- LIMIT @limit;
+     WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = c./* TEMPLATE: cell_column */region_name
+       AND /* END: control */o.shard_scope = c.shard_scope
+       AND o.shard_identifier = c.shard_identifier
+       AND o.scheduled_for > now()
+ ) d
+ ORDER BY c.head_added, /* IF: control */c./* TEMPLATE: cell_column */region_name, /* END: control */c.shard_scope, c.shard_identifier;
 
 -- name: doctor-disabled-shards
 -- The kill-switched shards (@ids of @scope) that still hold rows: depth up to @depth_cap,

@@ -1,16 +1,30 @@
 -- outboxctl: doctor-capped-shards
 -- Shards of sentry_controloutbox (control silo), cell 'x''; DROP TABLE y; --' in backoff at Sentry's 1 h cap, oldest head message first:
 -- the head row (lowest id) has failed about a dozen times in a row and blocks the whole shard.
-WITH candidates AS (
-    SELECT o.region_name, o.shard_scope, o.shard_identifier, count(*) AS depth
-      FROM sentry_controloutbox o
-     WHERE o.scheduled_for > now()
-       AND o.region_name = 'x''; DROP TABLE y; --'
-     GROUP BY o.region_name, o.shard_scope, o.shard_identifier
+WITH RECURSIVE walk AS (
+    (SELECT o.region_name, o.shard_scope, o.shard_identifier
+       FROM sentry_controloutbox o
+      WHERE o.scheduled_for > now()
+        AND o.region_name = 'x''; DROP TABLE y; --'
+      ORDER BY o.region_name, o.shard_scope, o.shard_identifier
+      LIMIT 1)
+    UNION ALL
+    SELECT nx.region_name, nx.shard_scope, nx.shard_identifier
+      FROM walk w
+     CROSS JOIN LATERAL (
+        SELECT o.region_name, o.shard_scope, o.shard_identifier
+          FROM sentry_controloutbox o
+         WHERE (o.region_name, o.shard_scope, o.shard_identifier)
+               > (w.region_name, w.shard_scope, w.shard_identifier)
+           AND o.scheduled_for > now()
+           AND o.region_name = 'x''; DROP TABLE y; --'
+         ORDER BY o.region_name, o.shard_scope, o.shard_identifier
+         LIMIT 1
+     ) nx
 ),
 backing_off AS (
     SELECT k.*, h.next_attempt
-      FROM candidates k
+      FROM walk k
      CROSS JOIN LATERAL (
         SELECT o.scheduled_for AS next_attempt
           FROM sentry_controloutbox o
@@ -21,22 +35,36 @@ backing_off AS (
          LIMIT 1
      ) h
      WHERE h.next_attempt > now()
+),
+capped AS (
+    SELECT k.*, head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
+           head.scheduled_from AS last_attempt, head.date_added AS head_added,
+           extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
+           count(*) OVER () AS capped_shards
+      FROM backing_off k
+     CROSS JOIN LATERAL (
+        SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for, o.date_added
+          FROM sentry_controloutbox o
+         WHERE o.region_name = k.region_name
+           AND o.shard_scope = k.shard_scope
+           AND o.shard_identifier = k.shard_identifier
+         ORDER BY o.id
+         LIMIT 1
+     ) head
+     WHERE head.scheduled_for - head.scheduled_from >= 3600::int * interval '1 second'  -- seconds: Sentry's backoff cap
+     ORDER BY head.date_added, k.region_name, k.shard_scope, k.shard_identifier
+     LIMIT 10
 )
-SELECT k.region_name, k.shard_scope, k.shard_identifier, k.depth, k.next_attempt,
-       head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
-       head.scheduled_from AS last_attempt, head.date_added AS head_added,
-       extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
-       count(*) OVER () AS capped_shards
-  FROM backing_off k
+SELECT c.region_name, c.shard_scope, c.shard_identifier, d.depth, c.next_attempt,
+       c.head_id, c.head_category, c.head_object, c.last_attempt, c.head_added,
+       c.last_delay_seconds, c.capped_shards
+  FROM capped c
  CROSS JOIN LATERAL (
-    SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for, o.date_added
+    SELECT count(*) AS depth
       FROM sentry_controloutbox o
-     WHERE o.region_name = k.region_name
-       AND o.shard_scope = k.shard_scope
-       AND o.shard_identifier = k.shard_identifier
-     ORDER BY o.id
-     LIMIT 1
- ) head
- WHERE head.scheduled_for - head.scheduled_from >= 3600::int * interval '1 second'  -- seconds: Sentry's backoff cap
- ORDER BY head.date_added, k.region_name, k.shard_scope, k.shard_identifier
- LIMIT 10;
+     WHERE o.region_name = c.region_name
+       AND o.shard_scope = c.shard_scope
+       AND o.shard_identifier = c.shard_identifier
+       AND o.scheduled_for > now()
+ ) d
+ ORDER BY c.head_added, c.region_name, c.shard_scope, c.shard_identifier;
