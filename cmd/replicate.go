@@ -143,9 +143,9 @@ type replicateWork struct {
 // replicateConns are where replicate reads the sources and writes (the cell) and where it
 // reads the replicas (the control silo: the same connection in a monolith).
 type replicateConns struct {
-	write, replicas                 *db.Conn
-	writeSchema, replicaSchema, out string
-	close                           func()
+	write, replicas            *db.Conn
+	writeSchema, replicaSchema string
+	close                      func()
 }
 
 func (d factory) replicateConns(ctx context.Context) (replicateConns, error) {
