@@ -104,37 +104,7 @@ func readAhead(fd uintptr, buf []byte) int {
 // watch ends the exchange at deadline or when ctx is cancelled. The pipes os.Pipe makes on
 // Windows are synchronous: they take no deadline, and a read or write blocked on one
 // returns only when the other end is gone. So watch kills the co-process's tree at that
-// moment instead (the read then sees EOF, the write a broken pipe), and stop says why:
-// errTimeout or errAbandoned, nil when it did not fire. A delivery whose ack was read in
-// the instant the deadline fired counts as timed out: its co-process was killed.
+// moment instead (the read then sees EOF, the write a broken pipe): see killWatch.
 func (p *streamProc) watch(ctx context.Context, deadline time.Time) (stop func() error) {
-	var (
-		mu     sync.Mutex
-		done   bool
-		reason error
-	)
-	fire := func(why error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if done || reason != nil {
-			return
-		}
-		reason = why
-		_ = p.tree.kill()
-	}
-	var timer *time.Timer
-	if !deadline.IsZero() {
-		timer = time.AfterFunc(time.Until(deadline), func() { fire(errTimeout) })
-	}
-	unwatch := context.AfterFunc(ctx, func() { fire(errAbandoned) })
-	return func() error {
-		unwatch()
-		if timer != nil {
-			timer.Stop()
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		done = true
-		return reason
-	}
+	return killWatch(ctx, deadline, func() { _ = p.tree.kill() })
 }
