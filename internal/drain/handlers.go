@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -98,13 +97,13 @@ func ParseHandler(c HandlerConfig) (Handler, error) {
 			return nil, fmt.Errorf("invalid `--handler` %q: exec: needs a command, e.g. exec:'./deliver.sh --region us'", spec)
 		}
 		// Run through sh -c, like hooks: the operator's command line as written.
-		return &Exec{Args: []string{"/bin/sh", "-c", command}, Command: command, Timeout: c.Timeout}, nil
+		return &Exec{Args: []string{shell, "-c", command}, Command: command, Timeout: c.Timeout}, nil
 	case strings.HasPrefix(spec, "stream:"):
 		command := strings.TrimSpace(strings.TrimPrefix(spec, "stream:"))
 		if command == "" {
 			return nil, fmt.Errorf("invalid `--handler` %q: stream: needs a command, e.g. stream:'sentry exec docs/handlers/sentry_deliver.py'", spec)
 		}
-		return &Stream{Args: []string{"/bin/sh", "-c", command}, Command: command, Timeout: c.Timeout}, nil
+		return &Stream{Args: []string{shell, "-c", command}, Command: command, Timeout: c.Timeout}, nil
 	case strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://"):
 		u, err := url.Parse(spec)
 		if err != nil || u.Host == "" {
@@ -169,7 +168,7 @@ func (e *Exec) Preflight(context.Context) error {
 		switch {
 		case err != nil:
 			return unavailable{fmt.Errorf("handler command %s: %w", word, errors.Unwrap(err))}
-		case st.IsDir() || st.Mode()&0o111 == 0:
+		case st.IsDir() || !executable(st):
 			return unavailable{fmt.Errorf("handler command %s is not an executable file", word)}
 		}
 		return nil
@@ -257,15 +256,15 @@ func (e *Exec) Deliver(ctx context.Context, m Message) error {
 		defer cancel()
 	}
 	cmd := exec.CommandContext(ctx, e.Args[0], e.Args[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// The whole group: sh -c's children too.
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+	tree := newProcTree(cmd)
+	// The whole group: sh -c's children too.
+	cmd.Cancel = tree.kill
 	p, err := startExec(cmd, doc)
 	if err != nil {
 		return unavailable{fmt.Errorf("handler %s: %w", e.name(), err)} // the shell itself did not start
 	}
+	tree.started()
+	defer tree.release()
 	err = cmd.Wait()
 	stray := p.finish()
 	switch {

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -61,6 +60,7 @@ type Stream struct {
 // document was written.
 type streamProc struct {
 	cmd    *exec.Cmd
+	tree   *procTree
 	stdin  *os.File
 	stdout *os.File
 	out    *bufio.Reader
@@ -148,6 +148,16 @@ func (p *streamProc) exchange(ctx context.Context, doc []byte, id int64, token s
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)
 	}
+	stop := p.watch(ctx, deadline) // where the pipes take no deadline (Windows)
+	err := p.send(ctx, doc, id, token, deadline)
+	if why := stop(); why != nil && (err == nil || errors.Is(err, errExited)) {
+		err = why // the watch killed the co-process: that is why its pipes closed
+	}
+	return err
+}
+
+// send writes the document and reads one line, both by deadline, and judges it.
+func (p *streamProc) send(ctx context.Context, doc []byte, id int64, token string, deadline time.Time) error {
 	_ = p.stdin.SetWriteDeadline(deadline)
 	_ = p.stdout.SetReadDeadline(deadline)
 	abandon := context.AfterFunc(ctx, func() {
@@ -194,7 +204,7 @@ func (p *streamProc) unread(id int64) error {
 		_ = p.stdout.SetReadDeadline(time.Time{}) // an expired deadline would skip the read
 		buf := make([]byte, 200)
 		_ = raw.Read(func(fd uintptr) bool {
-			n, _ := syscall.Read(int(fd), buf) // non-blocking: EAGAIN when nothing is there
+			n := readAhead(fd, buf)
 			if n > 0 {
 				early = buf[:n]
 			}
@@ -302,7 +312,7 @@ func (s *Stream) start() (*streamProc, error) {
 	inR, inW, outR, outW, errR, errW := ends[0], ends[1], ends[2], ends[3], ends[4], ends[5]
 	p := &streamProc{stdin: inW, stdout: outR, out: bufio.NewReaderSize(outR, maxAckLine), exited: make(chan struct{}), quit: make(chan struct{}), relay: make(chan struct{})}
 	p.cmd = exec.Command(s.Args[0], s.Args[1:]...)
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.tree = newProcTree(p.cmd)
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = inR, outW, errW
 	err = p.cmd.Start()
 	closeAll(inR, outW, errW) // the child's ends
@@ -310,6 +320,7 @@ func (s *Stream) start() (*streamProc, error) {
 		closeAll(inW, outR, errR)
 		return nil, err
 	}
+	p.tree.started()
 	go func() {
 		defer close(p.relay)
 		defer errR.Close()
@@ -383,7 +394,8 @@ func (s *Stream) stop(p *streamProc) {
 	}
 	close(p.quit)
 	_ = p.stdin.Close()
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	_ = p.tree.kill()
+	defer p.tree.release()
 	defer p.stdout.Close()
 	select {
 	case <-p.exited:
