@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -328,18 +327,9 @@ func (a *app) withoutSelectors(fallback string) string {
 	if len(a.args) == 0 {
 		return fallback
 	}
-	boolean := map[string]bool{"stuck": true, "at-cap": true, "fail-fast": true}
-	words := []string{"outboxctl"}
-	for i := 0; i < len(a.args); i++ {
-		w := a.args[i]
-		name, _, hasValue := strings.Cut(strings.TrimPrefix(w, "--"), "=")
-		if !strings.HasPrefix(w, "--") || (!slices.Contains(bulkFlags, name) && name != "dsn") {
-			words = append(words, w)
-			continue
-		}
-		if !hasValue && !boolean[name] {
-			i++ // the flag's value
-		}
+	drop := map[string]bool{"dsn": true}
+	for _, name := range bulkFlags {
+		drop[name] = name != "stuck" && name != "at-cap" && name != "fail-fast" // the boolean ones take no value
 	}
-	return textsafe.Command(words...)
+	return textsafe.Command(a.argsWithout(drop)...)
 }

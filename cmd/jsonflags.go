@@ -9,6 +9,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/contract"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // listFields is --json given without fields (jsonArgs): list the document's fields.
@@ -48,9 +49,9 @@ func (a *app) validateSelection(c *cobra.Command) error {
 		return nil
 	}
 	path := c.CommandPath()
-	flag, again := "--json", path+" --json "+shellQuote(a.g.JSONFields)
+	flag, again := "--json", path+" --json "+textsafe.ShellQuote(a.g.JSONFields)
 	if !fields {
-		flag, again = "--jq", path+" --jq "+shellQuote(a.g.JQ)
+		flag, again = "--jq", path+" --jq "+textsafe.ShellQuote(a.g.JQ)
 	}
 	switch f, _ := render.ParseFormat(a.g.Output); f {
 	case render.FormatAuto:
@@ -109,14 +110,6 @@ func knownFields(path string, fields []string) error {
 		}
 	}
 	return nil
-}
-
-// shellQuote is s as one shell word: as it is when it is safe, else single-quoted.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_,.-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // selectionError turns a render.FieldsError (an unknown --json field, or --json alone) into

@@ -418,7 +418,7 @@ func runKillswitchChange(ctx context.Context, d factory, ch killswitch.Change, y
 	unchangedNotes(d.printer, ch, plan)
 	if len(plan.Changed) == 0 {
 		d.printer.Notef("nothing to change")
-		return d.printer.Print(changeCard(plan.Table, ch.Key, options.EncodeIDs(plan.Before), false))
+		return d.printer.Print(changeCard(killswitch.ChangeSummary{OptionsTable: plan.Table, Key: ch.Key, Value: options.EncodeIDs(plan.Before)}))
 	}
 	if err := d.confirmShards("outboxctl killswitch "+ch.Verb(), changePlanLines(ch, plan), yes, len(plan.Changed)); err != nil {
 		return err
@@ -433,7 +433,7 @@ func runKillswitchChange(ctx context.Context, d factory, ch killswitch.Change, y
 	})
 	sum := killswitch.ChangeSummary{OptionsTable: plan.Table, Key: ch.Key, Value: stored, Changed: true}
 	sum.Next, sum.Undo = killswitchNext(d, ch, plan.Changed)
-	return d.printer.Print(render.Doc{{Name: "killswitch", Card: render.FieldsOf(sum)}})
+	return d.printer.Print(changeCard(sum))
 }
 
 // killswitchNext are a kill-switch change's next step and undo: check the first shard
@@ -458,8 +458,8 @@ func killswitchNext(d factory, ch killswitch.Change, changed []int64) (render.Co
 	return next, d.next(&ch.Target, append([]string{"killswitch", undo, scope}, append(ids, "--reason", "undo")...)...)
 }
 
-func changeCard(table, key, value string, changed bool) render.Doc {
-	return render.Doc{{Name: "killswitch", Card: render.FieldsOf(killswitch.ChangeSummary{OptionsTable: table, Key: key, Value: value, Changed: changed})}}
+func changeCard(sum killswitch.ChangeSummary) render.Doc {
+	return render.Doc{{Name: "killswitch", Card: render.FieldsOf(sum)}}
 }
 
 // unchangedNotes says which ids the change leaves as they are: one note each, or one for

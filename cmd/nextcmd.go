@@ -74,18 +74,7 @@ func (a *app) again(add ...string) string {
 	if len(a.args) == 0 {
 		return ""
 	}
-	words := []string{"outboxctl"}
-	for i := 0; i < len(a.args); i++ {
-		w := a.args[i]
-		switch {
-		case w == "--dsn":
-			i++
-			continue
-		case strings.HasPrefix(w, "--dsn="):
-			continue
-		}
-		words = append(words, w)
-	}
+	words := a.argsWithout(map[string]bool{"dsn": true})
 	for _, w := range add {
 		if !hasWord(words, w) || !strings.HasPrefix(w, "--") {
 			words = append(words, w)
@@ -109,4 +98,23 @@ func (a *app) againOr(fallback string, add ...string) string {
 		return s
 	}
 	return strings.TrimSpace(fallback + " " + strings.Join(add, " "))
+}
+
+// argsWithout is "outboxctl" and this invocation's words without the flags named in drop (true:
+// the flag takes a value, written as --flag=v or as the next word).
+func (a *app) argsWithout(drop map[string]bool) []string {
+	words := []string{"outboxctl"}
+	for i := 0; i < len(a.args); i++ {
+		w := a.args[i]
+		name, _, inline := strings.Cut(strings.TrimPrefix(w, "--"), "=")
+		takesValue, dropped := drop[name]
+		if !strings.HasPrefix(w, "--") || !dropped {
+			words = append(words, w)
+			continue
+		}
+		if takesValue && !inline {
+			i++ // the flag's value
+		}
+	}
+	return words
 }

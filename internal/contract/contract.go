@@ -12,7 +12,7 @@ package contract
 
 import (
 	"reflect"
-	"strings"
+	"slices"
 
 	"github.com/outboxctl/outboxctl/internal/backfill/status"
 	"github.com/outboxctl/outboxctl/internal/config"
@@ -171,27 +171,14 @@ func Lookup(command string) (Document, bool) {
 // Fields are the JSON keys a row or card of the document can have, in either form: what
 // --json may select.
 func (d Document) Fields() []string {
-	seen := map[string]bool{}
 	var out []string
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if f.Anonymous && f.Type.Kind() == reflect.Struct {
-				walk(f.Type)
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "" || name == "-" || seen[name] {
-				continue
-			}
-			seen[name] = true
-			out = append(out, name)
-		}
-	}
 	for _, s := range append(append([]Section(nil), d.Sections...), d.Or...) {
 		for _, t := range s.Rows {
-			walk(t)
+			for _, k := range render.JSONKeys(t) {
+				if !slices.Contains(out, k) {
+					out = append(out, k)
+				}
+			}
 		}
 	}
 	return out

@@ -78,6 +78,16 @@ type typedColumn struct {
 	index                     []int
 }
 
+// JSONKeys are struct t's JSON keys in field order (embedded structs' in place), the columns
+// TableOf and FieldsOf print.
+func JSONKeys(t reflect.Type) []string {
+	var keys []string
+	for _, c := range columnsOf(t) {
+		keys = append(keys, c.key)
+	}
+	return keys
+}
+
 // columnsOf are t's json-tagged fields as columns, embedded structs' fields in place.
 func columnsOf(t reflect.Type) []typedColumn {
 	if t.Kind() != reflect.Struct {

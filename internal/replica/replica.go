@@ -201,10 +201,9 @@ func (d Drift) Next(command func(args ...string) string) string {
 				command("inspect", "shard", "organization", fmt.Sprint(d.Pending.Shard)))
 		}
 		return command("reschedule", "organization", fmt.Sprint(d.Pending.Shard), "--reason", "replicate: deliver the queued outbox")
-	case Orphan:
-		// replicate writes the deletion outbox Sentry would for a source that is gone.
-		return command("replicate", d.Pair, fmt.Sprint(d.ObjectID))
 	}
+	// Missing, stale and orphan alike: replicate writes the outbox Sentry would (for an
+	// orphan, whose source is gone, the deletion outbox).
 	return command("replicate", d.Pair, fmt.Sprint(d.ObjectID))
 }
 
