@@ -244,7 +244,11 @@ func addCursorTables(ctx context.Context, d factory, src status.Source, all []ba
 }
 
 func printBackfillSQL(d factory, o backfillStatusOptions, selected []backfill.Table) error {
-	if err := d.printScript(status.Script(d.schema, selected)); err != nil {
+	script, err := status.Script(d.schema, selected)
+	if err != nil {
+		return err
+	}
+	if err := d.printText(script); err != nil {
 		return err
 	}
 	// Redis-era cursors, as redis-cli commands in comments: the script stays pasteable.

@@ -33,6 +33,7 @@ type factory struct {
 	// hint).
 	printSQL, printOnly bool
 	printScript         func(query.Script) error      // prints statements as they would run
+	printText           func(string) error            // printScript for a rendered script (psql's)
 	preamble            func(command string) []string // BEGIN and the SET LOCALs, for a printed mutation script
 	printSchema         query.Schema                  // what printed SQL knows without a database: --deployment
 	deployment          query.Deployment              // --deployment (auto when not given)
@@ -102,6 +103,7 @@ func (a *app) factory() factory {
 		printer: a.printer(), printSQL: a.g.PrintSQL, printOnly: printOnly, schema: a.g.Schema, demoSchema: a.demoSchema(),
 		printSchema: a.printSchema(), deployment: a.deployment(), silo: a.g.Silo, target: a.target,
 		printScript: func(s query.Script) error { return a.printScript(s, noDB) },
+		printText:   func(s string) error { return a.printSQLText(s, noDB) },
 		preamble:    a.writePreamble,
 		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSessionOn,
 		readSession: a.readSession, passSession: a.readSessionTimeout, statementTimeout: a.g.StatementTimeout, errTTY: a.io.ErrTTY, plainSession: a.plainSession, openSession: a.openSession, runRead: a.runRead,

@@ -173,14 +173,19 @@ func (a *app) runRead(ctx context.Context, command string, build func(query.Targ
 }
 
 func (a *app) printScript(script query.Script, noDB bool) error {
+	text, err := script.Render()
+	if err != nil {
+		return err
+	}
+	return a.printSQLText(text, noDB)
+}
+
+// printSQLText is printScript for a script already rendered (a psql script's \if blocks).
+func (a *app) printSQLText(text string, noDB bool) error {
 	if noDB && !a.g.PrintSQL {
 		if err := a.needsDatabase(); err != nil {
 			return err
 		}
-	}
-	text, err := script.Render()
-	if err != nil {
-		return err
 	}
 	if err := a.printer().SQL(text); err != nil {
 		return fmt.Errorf("writing SQL: %w", err)

@@ -87,3 +87,44 @@ type RowsBelowRow struct {
 type WatermarkTableRow struct {
 	TableName *string `db:"table_name"`
 }
+
+// ReadStep is one statement of a printed psql script and the table it reads: the script
+// runs it only where that table exists (and, with NeedID, has an id column).
+type ReadStep struct {
+	Table  string // unqualified; the script's schema qualifies it
+	NeedID bool
+	Read   Statement
+}
+
+// BackfillStatusScript is backfill status's --print-sql: steps as a psql script in which
+// each statement runs only where its table can be read, and psql names each one it skipped
+// (sql/backfill.psql). The name a skip prints is psql's variable, never re-read as a
+// command, and was checked for control characters before it got here.
+func BackfillStatusScript(schema string, steps []ReadStep) (string, error) {
+	parts := make([]string, 0, len(steps))
+	gset := func(sql string) string { return strings.TrimSuffix(strings.TrimRight(sql, "\n"), ";") }
+	for _, s := range steps {
+		var on []string
+		if s.NeedID {
+			on = append(on, "id")
+		}
+		probe, err := sqlStatement("backfill-table-readable", nil, nil, Args{"r": {Value: qualified(schema, s.Table)}}, on...).Render()
+		if err != nil {
+			return "", err
+		}
+		read, err := s.Read.Render()
+		if err != nil {
+			return "", err
+		}
+		part, err := FillScript("backfill-if-readable", map[string]string{"probe": gset(probe), "statement": strings.TrimRight(read, "\n")})
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, strings.TrimRight(part, "\n"))
+	}
+	script, err := FillScript("backfill-status-script", map[string]string{"steps": strings.Join(parts, "\n\n")})
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(script, "\n") + "\n", nil
+}

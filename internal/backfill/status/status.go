@@ -88,16 +88,22 @@ func OptionKeys(tables []backfill.Table) []string {
 	return keys
 }
 
-// Script is what the status reads, for --print-sql (the Redis reads are the caller's comments).
-func Script(schema string, tables []backfill.Table) query.Script {
+// Script is what the status reads, for --print-sql (the Redis reads are the caller's
+// comments): a psql script whose every statement reads one table and runs only where the
+// table can be read (a replicated table's bounds need its id column), as the live status
+// reads only the tables the catalog has (LoadSnapshot); psql says what it skipped.
+func Script(schema string, tables []backfill.Table) (string, error) {
 	names := Names(tables)
-	return query.Script{
-		query.Watermarks(schema, query.CellWatermark, names),
-		query.Watermarks(schema, query.ControlWatermark, names),
-		query.OptionValues(schema, query.OptionTable, OptionKeys(tables)),
-		query.OptionValues(schema, query.ControlOptionTable, OptionKeys(tables)),
-		query.TableBounds(schema, names),
+	steps := []query.ReadStep{
+		{Table: query.CellWatermark, Read: query.Watermarks(schema, query.CellWatermark, names)},
+		{Table: query.ControlWatermark, Read: query.Watermarks(schema, query.ControlWatermark, names)},
+		{Table: query.OptionTable, Read: query.OptionValues(schema, query.OptionTable, OptionKeys(tables))},
+		{Table: query.ControlOptionTable, Read: query.OptionValues(schema, query.ControlOptionTable, OptionKeys(tables))},
 	}
+	for _, n := range names {
+		steps = append(steps, query.ReadStep{Table: n, NeedID: true, Read: query.TableBounds(schema, []string{n})})
+	}
+	return query.BackfillStatusScript(schema, steps)
 }
 
 // LoadSnapshot reads, in one read-only transaction, the catalog, the gating options and the

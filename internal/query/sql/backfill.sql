@@ -37,3 +37,13 @@ SELECT count(*) AS rows_done
 SELECT w.table_name::text AS table_name
   FROM /* TEMPLATE: table */hybridcloud_celloutboxbackfillwatermark w
  ORDER BY w.table_name;
+
+-- name: backfill-table-readable
+-- Whether @r can be read here, for backfill status --print-sql's psql script (its \gset
+-- keeps the answer for the \if after it): the table exists and, for the bounds, has an
+-- id column; missing says why not.
+SELECT to_regclass(@r) IS NOT NULL/* IF: id */
+       AND EXISTS (SELECT 1 FROM pg_attribute a
+                    WHERE a.attrelid = to_regclass(@r) AND a.attname = 'id' AND a.attnum > 0 AND NOT a.attisdropped)/* END: id */ AS readable,
+       @r AS name,
+       CASE WHEN to_regclass(@r) IS NULL THEN 'no such table' ELSE 'no id column' END AS missing;
