@@ -95,6 +95,7 @@ func (a *app) watch(ctx context.Context, c *cobra.Command, w *watchSpec, run rea
 		key = append([]string{"context"}, key...)
 	}
 	tr := &live.Tracker{Key: key, Columns: w.columns}
+	layout := &live.Layout{}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var done bool
@@ -108,15 +109,23 @@ func (a *app) watch(ctx context.Context, c *cobra.Command, w *watchSpec, run rea
 			return time.After(d)
 		}}
 	return lw.Run(ctx, func(ctx context.Context, out io.Writer) error {
-		m, err := a.frame(ctx, out, tr, w.untilDone, run)
+		m, err := a.frame(ctx, out, frameView{tr, layout}, w.untilDone, run)
 		done = w.untilDone && m == meansOK
 		return err
 	})
 }
 
+// frameView is what a frame's document is drawn with: the changes since the last frame
+// (the tracker) and the columns in the order of the frames before (the layout).
+type frameView struct {
+	tracker *live.Tracker
+	layout  *live.Layout
+}
+
 // frame runs the read once (a fan-out over contexts included) and prints its document into
-// out, with the changes since the last frame, and what the run meant.
-func (a *app) frame(ctx context.Context, out io.Writer, tr *live.Tracker, untilDone bool, run readRun) (meaning, error) {
+// out, with the changes since the last frame and its columns where the last frames had
+// them, and what the run meant.
+func (a *app) frame(ctx context.Context, out io.Writer, view frameView, untilDone bool, run readRun) (meaning, error) {
 	var direct, errs bytes.Buffer
 	streams := *a.io
 	streams.Out, streams.Err = &direct, &errs
@@ -124,7 +133,7 @@ func (a *app) frame(ctx context.Context, out io.Writer, tr *live.Tracker, untilD
 	printGone(&errs, gone)
 	streams.Out = out
 	if doc != nil {
-		if perr := a.printerFor(&streams).Print(tr.Annotate(doc, time.Now())); perr != nil {
+		if perr := a.printerFor(&streams).Print(view.tracker.Annotate(view.layout.Apply(doc), time.Now())); perr != nil {
 			return meansRuntime, perr
 		}
 	}

@@ -100,6 +100,7 @@ func appendRows(dst *render.Section, name string, sec render.Section) {
 			for i := range dst.Table.Rows {
 				dst.Table.Rows[i] = append(dst.Table.Rows[i], nil)
 			}
+			adoptColumn(dst.Table, sec.Table, c)
 		}
 	}
 	for _, r := range rows {
@@ -115,6 +116,32 @@ func appendRows(dst *render.Section, name string, sec render.Section) {
 	if sec.Footer != "" {
 		dst.Footer = strings.TrimPrefix(dst.Footer+"\n"+name+": "+sec.Footer, "\n")
 	}
+}
+
+// adoptColumn gives a column a later context added the header, priority and flags that
+// context's table gives it (region_name's "cell"), so the column reads the same whichever
+// context answered first.
+func adoptColumn(dst, src *render.Table, c string) {
+	if src == nil {
+		return
+	}
+	if l, ok := src.Labels[c]; ok {
+		dst.Labels = copyWith(dst.Labels, c, l)
+	}
+	if p, ok := src.Priority[c]; ok {
+		dst.Priority = copyWith(dst.Priority, c, p)
+	}
+	dst.MachineOnly[c], dst.HumanOnly[c] = src.MachineOnly[c], src.HumanOnly[c]
+}
+
+// copyWith is m with k set to v, copied: the merged table shares the first context's maps.
+func copyWith[V any](m map[string]V, k string, v V) map[string]V {
+	out := make(map[string]V, len(m)+1)
+	for key, val := range m {
+		out[key] = val
+	}
+	out[k] = v
+	return out
 }
 
 // sortRows orders merged rows by the section's keys; equal rows keep the contexts' order.

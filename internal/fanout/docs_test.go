@@ -51,3 +51,18 @@ func TestMergeDocs(t *testing.T) {
 		t.Errorf("card rows %v, want %v", m.Rows, wantRows)
 	}
 }
+
+// TestMergeDocsAdoptsALaterContextsColumn: a column only a later context has keeps that
+// context's header and flags, so it reads the same whichever context answered first.
+func TestMergeDocsAdoptsALaterContextsColumn(t *testing.T) {
+	us := render.Doc{{Name: "shards", Table: &render.Table{Columns: []string{"depth"}, Rows: [][]any{{1}}}}}
+	de := render.Doc{{Name: "shards", Table: &render.Table{Columns: []string{"region_name", "depth"}, Rows: [][]any{{"de", 2}},
+		Labels: map[string]string{"region_name": "cell"}, Priority: map[string]int{"region_name": 80}, MachineOnly: map[string]bool{}, HumanOnly: map[string]bool{}}}}
+	got := fanout.MergeDocs([]fanout.Answer{{Context: "us", Doc: us}, {Context: "de", Doc: de}}, fanout.Order{})[0].Table
+	if got.Labels["region_name"] != "cell" || got.Priority["region_name"] != 80 {
+		t.Fatalf("region_name from the second context: label %q, priority %d; want cell, 80", got.Labels["region_name"], got.Priority["region_name"])
+	}
+	if de[0].Table.Labels["depth"] != "" || len(us[0].Table.Labels) != 0 {
+		t.Fatal("the merge wrote into a context's own table")
+	}
+}
