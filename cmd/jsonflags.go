@@ -65,14 +65,11 @@ func (a *app) validateSelection(c *cobra.Command) error {
 	}
 	if fields && a.g.JSONFields == listFields {
 		a.sel.List = true
-		// Listing runs the command for its document: refused where that would change the
-		// database (every mutation asks for --yes).
-		dry := c.Flags().Lookup("dry-run")
-		if c.Flags().Lookup("yes") != nil && (dry == nil || !dry.Changed) {
-			if dry == nil {
-				return usageErrorf(path+" --help", "`--json` without fields runs %s to list its document's fields, and %s changes the database: name the fields", path, path)
-			}
-			return usageErrorf(path+" --dry-run --json", "`--json` without fields runs %s to list its document's fields, and %s changes the database: name the fields, or list them on a dry run", path, path)
+		// A read lists its document's fields by running; a mutation (every one asks for
+		// --yes) would change the database, and its dry run prints no document: its fields
+		// come from its declared documents (internal/contract), and nothing runs.
+		if c.Flags().Lookup("yes") != nil {
+			return a.listDeclaredFields(path)
 		}
 	} else if fields {
 		if a.sel.Fields = render.ParseFields(a.g.JSONFields); len(a.sel.Fields) == 0 {
@@ -81,7 +78,7 @@ func (a *app) validateSelection(c *cobra.Command) error {
 		// A mutation's fields are checked before it runs: found unknown only once the
 		// document is printed, the change would already be made.
 		if c.Flags().Lookup("yes") != nil {
-			if err := knownFields(path, a.sel.Fields); err != nil {
+			if err := a.knownFields(path, a.sel.Fields); err != nil {
 				return err
 			}
 		}
@@ -96,9 +93,19 @@ func (a *app) validateSelection(c *cobra.Command) error {
 	return nil
 }
 
+// listDeclaredFields is --json alone on a mutation: the fields its documents declare
+// (internal/contract), said as a read's listing says them, before anything runs.
+func (a *app) listDeclaredFields(path string) error {
+	doc, ok := contract.Lookup(strings.TrimPrefix(path, "outboxctl "))
+	if !ok {
+		return usageErrorf(path+" --help", "`--json` without fields lists a document's fields, and %s declares no JSON document", path)
+	}
+	return a.selectionError(path, &render.FieldsError{Available: doc.Fields()})
+}
+
 // knownFields refuses a --json field that the command's document (internal/contract) does not
 // have, naming the ones it has.
-func knownFields(path string, fields []string) error {
+func (a *app) knownFields(path string, fields []string) error {
 	doc, ok := contract.Lookup(strings.TrimPrefix(path, "outboxctl "))
 	if !ok {
 		return nil
@@ -106,23 +113,28 @@ func knownFields(path string, fields []string) error {
 	known := doc.Fields()
 	for _, f := range fields {
 		if !slices.Contains(known, f) {
-			return selectionError(path, &render.FieldsError{Unknown: []string{f}, Available: known})
+			return a.selectionError(path, &render.FieldsError{Unknown: []string{f}, Available: known})
 		}
 	}
 	return nil
 }
 
 // selectionError turns a render.FieldsError (an unknown --json field, or --json alone) into
-// a usage error whose hint is a command that works: the first fields the document has.
-func selectionError(path string, err error) error {
+// a usage error whose hint is this invocation (its arguments, flags and target kept) with
+// the first fields the document has.
+func (a *app) selectionError(path string, err error) error {
 	var fe *render.FieldsError
 	if !errors.As(err, &fe) {
 		return err
 	}
 	pick := fe.Available[:min(3, len(fe.Available))]
-	hint := path + " --json " + strings.Join(pick, ",")
+	add := []string{"--json", strings.Join(pick, ",")}
 	if len(pick) == 0 {
-		hint = path + " -o json"
+		add = []string{"-o", "json"}
+	}
+	hint := strings.Join(append([]string{path}, add...), " ")
+	if len(a.args) > 0 {
+		hint = textsafe.Command(append(a.argsWithout(map[string]bool{"dsn": true, "json": true}), add...)...)
 	}
 	return usageErrorf(hint, "%s", fe.Error())
 }

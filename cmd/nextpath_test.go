@@ -191,6 +191,11 @@ func TestEverySuggestionRuns(t *testing.T) {
 		{"inspect", "shard", "organization", "9", "-o", "json"},
 		{"killswitch", "add", "organization", "11", "--reason", "test", "--yes", "-o", "json"},
 		{"shards", "--limit", "0"},
+		{"skip", "1", "--json"},
+		{"skip", "1", "--dry-run", "--json"},
+		{"shards", "--stuck", "--json", "nosuch"},
+		{"inspect", "shard", "organization", "7", "--json", "nosuch"},
+		{"--silo", "control", "--cell", "us", "reschedule", "user", "5", "--json", "nosuch"},
 	} {
 		code, out, errOut := runCLI(t, schema, args...)
 		s := suggestions(out, errOut)
@@ -199,7 +204,8 @@ func TestEverySuggestionRuns(t *testing.T) {
 		}
 		got = append(got, s...)
 	}
-	for _, want := range []string{" reschedule --at-cap --scope user ", " killswitch check organization 11", " killswitch remove organization 11 "} {
+	for _, want := range []string{" reschedule --at-cap --scope user ", " killswitch check organization 11", " killswitch remove organization 11 ",
+		" skip 1 --json message,", " shards --stuck --json ", " inspect shard organization 7 --json ", " --silo control --cell us reschedule user 5 --json "} {
 		if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, want) }) {
 			t.Fatalf("no %q among the suggestions %q", want, got)
 		}

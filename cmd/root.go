@@ -49,7 +49,7 @@ func Main(ctx context.Context, args []string, io *render.Streams) int {
 	if cmd != nil {
 		path = cmd.CommandPath()
 	}
-	err = selectionError(path, err)
+	err = a.selectionError(path, err)
 	printError(ctx, io, err, path, a.secrets()...)
 	if outputHook != nil && cmd != nil {
 		outputHook(printedRun{command: strings.TrimPrefix(path, root.Name()+" "), format: a.g.Output, printSQL: a.g.PrintSQL,
