@@ -16,6 +16,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/fanout"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 func newContextCmd(a *app) *cobra.Command {
@@ -123,7 +124,7 @@ func showTarget(f *config.File, name string, getenv func(string) string) (*confi
 		return nil, err
 	case len(cs) == 0 && f.Exists:
 		return nil, &config.Error{Msg: "no context given and " + f.Path + " sets no current-context",
-			Hint: "outboxctl context show NAME, or outboxctl context use NAME"}
+			Hint: "outboxctl context list"}
 	case len(cs) == 0:
 		return nil, &config.Error{Msg: "no context given and no config file at " + f.Path,
 			Hint: "write the file (see docs/README.md#contexts) or set " + config.EnvConfig}
@@ -296,11 +297,20 @@ func (a *app) applyContexts(c *cobra.Command) error {
 // streams (inspect shard).
 func (a *app) oneContext(f *config.File, path, spec string, all bool) (*config.Context, error) {
 	if cs, err := f.Select(spec, all, a.env); err == nil && len(cs) > 1 && a.read {
-		return nil, usageErrorf(path+" --context "+cs[0].Name,
+		return nil, usageErrorf(a.oneContextHint(path, cs[0].Name),
 			"%s streams one context's rows and takes one context, got %d", strings.TrimPrefix(path, "outboxctl "), len(cs))
 	}
 	one, err := f.One(spec, all, a.env)
 	return one, configError(err)
+}
+
+// oneContextHint is this invocation for one context, name: its arguments kept, its
+// --context (or --all-contexts) replaced.
+func (a *app) oneContextHint(path, name string) string {
+	if len(a.args) == 0 {
+		return path + " --context " + name
+	}
+	return textsafe.Command(append(a.argsWithout(map[string]bool{"dsn": true, "context": true, "all-contexts": false}), "--context", name)...)
 }
 
 // useContext layers one context's settings under the flags: the context's dsn (its

@@ -223,7 +223,7 @@ func drainHandler(o drainOptions, getenv func(string) string) (drain.Handler, er
 		return nil, nil // a dry run without a handler: the plan only
 	}
 	if o.Handler == "" {
-		return nil, usageErrorf("outboxctl drain "+o.Scope+" "+o.ID+" --handler 'exec:./deliver.sh'",
+		return nil, usageErrorf("outboxctl drain "+o.Scope+" "+o.ID+" --dry-run",
 			"`--handler` is required: exec:COMMAND, stream:COMMAND, http(s)://URL or discard (or --dry-run to see the plan)")
 	}
 	handler, err := drain.ParseHandler(drain.HandlerConfig{Spec: o.Handler, Timeout: o.HandlerTimeout, Headers: o.HandlerHeaders, Getenv: getenv})

@@ -41,7 +41,7 @@ func (o *drainOptions) args(c *cobra.Command, args []string) error {
 func (o *drainOptions) noBulkFlags(c *cobra.Command) error {
 	for _, name := range bulkFlags {
 		if c.Flags().Changed(name) {
-			return usageErrorf("outboxctl drain --stuck --parallel 4 --handler …",
+			return usageErrorf("outboxctl drain --help",
 				"`--%s` selects shards: drain SCOPE ID drains one shard, drain SELECTORS (no SCOPE ID) the selected ones", name)
 		}
 	}
@@ -55,10 +55,10 @@ func (o *drainOptions) validateBulk() error {
 		return err
 	}
 	if o.Parallel < 1 || o.Parallel > maxParallel {
-		return usageErrorf(command+" --stuck --parallel 4 …", "`--parallel` must be between 1 and %d (got %d)", maxParallel, o.Parallel)
+		return usageErrorf(command+" --help", "`--parallel` must be between 1 and %d (got %d)", maxParallel, o.Parallel)
 	}
 	if o.Handler == "discard" {
-		return usageErrorf("outboxctl skip --category C --stuck …", "%s", drain.ErrParallelDiscard.Error())
+		return usageErrorf("outboxctl skip --help", "%s", drain.ErrParallelDiscard.Error())
 	}
 	o.ID = "0" // the per-shard checks of Validate, with no shard of its own
 	return o.Validate()
@@ -97,7 +97,7 @@ func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target
 		return err
 	}
 	if o.Handler == "" && !o.DryRun {
-		return usageErrorf(command+" --stuck --parallel 4 --handler 'exec:./deliver.sh'",
+		return usageErrorf(d.again(command, "--dry-run"),
 			"`--handler` is required: exec:COMMAND, stream:COMMAND or http(s)://URL (or --dry-run to see the plan)")
 	}
 	newHandler := func() (drain.Handler, error) { return drainHandler(o, d.getenv) }

@@ -26,7 +26,12 @@ import (
 // by internal/contract). A violation fails the test binary (ContractTestingM) or, in a
 // script's subprocess, the command (exit 97, the reason on stderr).
 
-func init() { outputHook = checkContract }
+func init() {
+	outputHook = func(r printedRun) {
+		checkContract(r)
+		recordSuggestions(r)
+	}
+}
 
 var contracts = struct { //nolint:gochecknoglobals // the test binary's one record
 	sync.Mutex
@@ -39,21 +44,25 @@ var contracts = struct { //nolint:gochecknoglobals // the test binary's one reco
 type bytesOut interface{ Bytes() []byte }
 
 func checkContract(r printedRun) {
-	if r.format != "json" || r.printSQL || r.fanOut || r.watch || r.selected {
+	if r.format != "json" || r.printSQL || r.watch || r.selected {
 		return
 	}
 	b, ok := r.out.(bytesOut)
 	if !ok {
 		return
 	}
-	err := validateOutput(r.command, b.Bytes())
+	err := validateOutput(r.command, r.fanOut, b.Bytes())
 	contracts.Lock()
 	defer contracts.Unlock()
+	name := r.command
+	if r.fanOut {
+		name += " (over contexts)"
+	}
 	if err == nil {
-		contracts.validated[r.command]++
+		contracts.validated[name]++
 		return
 	}
-	msg := fmt.Sprintf("outboxctl %s -o json: %v", r.command, err)
+	msg := fmt.Sprintf("outboxctl %s -o json: %v", name, err)
 	if contracts.failFast {
 		fmt.Fprintln(os.Stderr, "output contract: "+msg)
 		os.Exit(97)
@@ -62,12 +71,13 @@ func checkContract(r printedRun) {
 }
 
 // validateOutput validates every JSON value of out (a buffer a test reused holds several)
-// against the command's schema; nothing printed is nothing to check.
-func validateOutput(command string, out []byte) error {
+// against the command's schema (its fan-out schema for a read over several contexts);
+// nothing printed is nothing to check.
+func validateOutput(command string, fanOut bool, out []byte) error {
 	if len(bytes.TrimSpace(out)) == 0 {
 		return nil
 	}
-	sch, err := schemaOf(command)
+	sch, err := schemaOf(command, fanOut)
 	if err != nil {
 		return err
 	}
@@ -86,10 +96,11 @@ func validateOutput(command string, out []byte) error {
 	}
 }
 
-func schemaOf(command string) (*jsonschema.Schema, error) {
+func schemaOf(command string, fanOut bool) (*jsonschema.Schema, error) {
 	contracts.Lock()
 	defer contracts.Unlock()
-	if s, ok := contracts.compiled[command]; ok {
+	key := fmt.Sprintf("%s\x00%t", command, fanOut)
+	if s, ok := contracts.compiled[key]; ok {
 		return s, nil
 	}
 	var doc *contract.Document
@@ -102,7 +113,14 @@ func schemaOf(command string) (*jsonschema.Schema, error) {
 	if doc == nil {
 		return nil, fmt.Errorf("prints JSON, but internal/contract declares no document for %q", command)
 	}
-	text, err := os.ReadFile(filepath.Join(schemaDir(), doc.File()))
+	file := doc.File()
+	if fanOut {
+		if !doc.FanOut {
+			return nil, fmt.Errorf("prints a document merged over contexts, but internal/contract does not mark %q FanOut", command)
+		}
+		file = doc.FanOutFile()
+	}
+	text, err := os.ReadFile(filepath.Join(schemaDir(), file))
 	if err != nil {
 		return nil, fmt.Errorf("%w (go test ./internal/contract -run TestSchemasUpToDate -update)", err)
 	}
@@ -112,7 +130,7 @@ func schemaOf(command string) (*jsonschema.Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
-	id := contract.SchemaID(doc.File())
+	id := contract.SchemaID(file)
 	if err := c.AddResource(id, parsed); err != nil {
 		return nil, err
 	}
@@ -120,7 +138,7 @@ func schemaOf(command string) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	contracts.compiled[command] = s
+	contracts.compiled[key] = s
 	return s, nil
 }
 
@@ -137,7 +155,15 @@ type ContractTestingM struct{ M interface{ Run() int } }
 
 // Run runs the tests and reports the contract.
 func (c ContractTestingM) Run() int {
+	log, err := startSuggestionLog()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL suggestions: "+err.Error())
+		return 1
+	}
 	code := c.M.Run()
+	if code == 0 {
+		code = checkSuggestions(log)
+	}
 	contracts.Lock()
 	defer contracts.Unlock()
 	for _, v := range contracts.violations {
@@ -170,6 +196,6 @@ func (t *teeBuffer) Bytes() []byte               { return t.b.Bytes() }
 func MainForScript(args []string) int {
 	contracts.failFast = true
 	s := render.System()
-	s.Out = &teeBuffer{w: s.Out}
+	s.Out, s.Err = &teeBuffer{w: s.Out}, &teeBuffer{w: s.Err}
 	return Main(context.Background(), args, s)
 }

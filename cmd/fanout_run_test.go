@@ -85,3 +85,22 @@ func TestFanOutUsageErrorOnce(t *testing.T) {
 	wantRun(t, c.config, 2, "", "Error: invalid message id \"x\": want an integer id\nTry: outboxctl inspect message 123456\n",
 		"--context", "us,de", "inspect", "message", "x")
 }
+
+// TestFanOutJSONFollowsItsSchema: over two contexts, a table (shards), a document of
+// several sections (killswitch list) and a card (inspect message, a row per context) print
+// as their fan-out schemas say (docs/schema/*.fanout.json, which the output hook validates
+// them against): every row leads with its context.
+func TestFanOutJSONFollowsItsSchema(t *testing.T) {
+	t.Parallel()
+	c := newCells(t)
+	for _, args := range [][]string{
+		{"shards"},
+		{"killswitch", "list"},
+		{"inspect", "message", "1"},
+	} {
+		code, out, errOut := runConfig(c.config, append([]string{"--context", "us,de", "-o", "json"}, args...))
+		if code != 0 && code != 1 || !strings.Contains(out, `"context": "us"`) {
+			t.Errorf("%v over us,de: exit %d\n%s\n%s", args, code, out, errOut)
+		}
+	}
+}

@@ -229,7 +229,7 @@ func TestContextListsRefusedOutsideFanOutReads(t *testing.T) {
 		"Error: a command that changes a database takes exactly one context, got 4 (--all-contexts)\nTry: run the command once per context, e.g. --context de\n",
 		"--all-contexts", "drain", "organization", "42", "--yes")
 	wantRun(t, c.config, cmd.ExitUsage, "",
-		"Error: inspect shard streams one context's rows and takes one context, got 2\nTry: outboxctl inspect shard --context us\n",
+		"Error: inspect shard streams one context's rows and takes one context, got 2\nTry: outboxctl inspect shard organization 42 --context us\n",
 		"--context", "us,de", "inspect", "shard", "organization", "42")
 	wantRun(t, c.config, cmd.ExitUsage, "",
 		"Error: --print-sql prints one context's SQL, and 2 contexts are selected: pass one --context\nTry: outboxctl depth --print-sql --context us\n",

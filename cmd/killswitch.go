@@ -61,7 +61,7 @@ func (a *app) killswitchKey(scopeArg string) (*query.Enum, string, error) {
 	if key := killswitch.KeyFor(scope.Value); key != "" {
 		return scope, key, nil
 	}
-	return nil, "", usageErrorf("outboxctl killswitch add organization ID --reason …",
+	return nil, "", usageErrorf("outboxctl killswitch list",
 		"%s shards cannot be disabled: Sentry's should_skip_shard reads a kill switch only for ORGANIZATION_SCOPE and USER_SCOPE", scope.Name)
 }
 
@@ -306,7 +306,7 @@ func (o *killswitchChangeOptions) readIDsFrom(stdin io.Reader, verb string) (rep
 	if o.IDsFrom == "" {
 		return 0, nil
 	}
-	try := "outboxctl killswitch " + verb + " organization --ids-from shards.txt --reason …"
+	try := "outboxctl killswitch " + verb + " --help"
 	r, name := stdin, "stdin"
 	if o.IDsFrom != "-" {
 		f, err := os.Open(o.IDsFrom)

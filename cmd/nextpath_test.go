@@ -7,7 +7,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,72 +18,20 @@ import (
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
 
-// shellWords splits a command line the tool printed as a POSIX shell would: bare words,
-// '…' words and $'…' words (the escapes textsafe.ShellQuote writes).
+// shellWords splits a command line the tool printed as a POSIX shell would
+// (cmd.ShellWords).
 func shellWords(t *testing.T, line string) []string {
 	t.Helper()
-	var words []string
-	var cur strings.Builder
-	in := false
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case c == ' ':
-			if in {
-				words = append(words, cur.String())
-				cur.Reset()
-				in = false
-			}
-		case c == '\'':
-			j := strings.IndexByte(line[i+1:], '\'')
-			if j < 0 {
-				t.Fatalf("unterminated quote in %q", line)
-			}
-			cur.WriteString(line[i+1 : i+1+j])
-			i += j + 1
-			in = true
-		case c == '$' && i+1 < len(line) && line[i+1] == '\'':
-			j := i + 2
-			for j < len(line) && line[j] != '\'' {
-				if line[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			s, err := strconv.Unquote(`"` + strings.ReplaceAll(line[i+2:j], `\'`, `'`) + `"`)
-			if err != nil {
-				t.Fatalf("%q: %v", line, err)
-			}
-			cur.WriteString(s)
-			i = j
-			in = true
-		default:
-			cur.WriteByte(c)
-			in = true
-		}
-	}
-	if in {
-		words = append(words, cur.String())
+	words, err := cmd.ShellWords(line)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return words
 }
 
-// suggestions are the command lines an output offers: its Try: lines, and the next and
-// undo commands of a JSON document or a card.
-func suggestions(stdout, stderr string) []string {
-	var out []string
-	for _, l := range strings.Split(stderr, "\n") {
-		if s, ok := strings.CutPrefix(l, "Try: "); ok && strings.HasPrefix(s, "outboxctl ") {
-			out = append(out, s)
-		}
-	}
-	for _, m := range regexp.MustCompile(`"(outboxctl (?:[^"\\]|\\.)*)"`).FindAllStringSubmatch(stdout, -1) {
-		if s, err := strconv.Unquote(`"` + m[1] + `"`); err == nil {
-			out = append(out, s)
-		}
-	}
-	return out
-}
+// suggestions are the command lines an output offers (cmd.Suggestions: what the suite's
+// collection of every suggestion reads as well).
+func suggestions(stdout, stderr string) []string { return cmd.Suggestions(stdout, stderr) }
 
 // run runs a printed command line (its words after "outboxctl") against dsn, adding words.
 func runPrinted(t *testing.T, line string, add ...string) (int, string, string) {

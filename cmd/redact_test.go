@@ -148,7 +148,7 @@ func TestCSVOfHostilePayloads(t *testing.T) {
 	}
 	_, errOut := mustRun(t, cmd.ExitUsage, jsonb, "inspect", "object", "ORGANIZATION_UPDATE", "9", "--csv-raw")
 	if want := "Error: --csv-raw goes with -o csv (it leaves CSV cells that start with = + - @ unneutralised)\n" +
-		"Try: outboxctl inspect object -o csv --csv-raw\n"; errOut != want {
+		"Try: outboxctl --schema " + jsonb + " inspect object ORGANIZATION_UPDATE 9 --csv-raw -o csv\n"; errOut != want {
 		t.Errorf("stderr %q, want %q", errOut, want)
 	}
 }

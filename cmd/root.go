@@ -7,7 +7,6 @@ package cmd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -54,7 +53,7 @@ func Main(ctx context.Context, args []string, io *render.Streams) int {
 	if outputHook != nil && cmd != nil {
 		outputHook(printedRun{command: strings.TrimPrefix(path, root.Name()+" "), format: a.g.Output, printSQL: a.g.PrintSQL,
 			fanOut: a.g.AllContexts || strings.Contains(a.g.Context, ","), watch: cmd.Flags().Changed("watch"),
-			selected: a.g.JSONFields != "" || a.g.JQ != "", out: io.Out})
+			selected: a.g.JSONFields != "" || a.g.JQ != "", out: io.Out, errOut: io.Err})
 	}
 	return exitCode(ctx, err)
 }
@@ -65,6 +64,7 @@ type printedRun struct {
 	printSQL, fanOut, watch bool
 	selected                bool      // --json FIELDS or --jq: a selection of the document, not the document
 	out                     io.Writer // the streams' stdout, as the caller gave it
+	errOut                  io.Writer // and stderr (the Try: lines)
 }
 
 // outputHook, when set (by the tests only: export_test.go), sees every run's stdout: the cmd
@@ -262,7 +262,7 @@ func (a *app) validate(c *cobra.Command) error {
 		return err
 	}
 	if f, _ := render.ParseFormat(a.g.Output); a.g.CSVRaw && f != render.FormatCSV { // -o: refused as parsed (enumValue)
-		return usageErrorf(c.CommandPath()+" -o csv --csv-raw", "--csv-raw goes with -o csv (it leaves CSV cells that start with = + - @ unneutralised)")
+		return usageErrorf(a.againOr(c.CommandPath()+" --csv-raw", "-o", "csv"), "--csv-raw goes with -o csv (it leaves CSV cells that start with = + - @ unneutralised)")
 	}
 	for name, d := range map[string]time.Duration{
 		"--statement-timeout": a.g.StatementTimeout, "--lock-timeout": a.g.LockTimeout, "--connect-timeout": a.g.ConnectTimeout,
@@ -388,7 +388,13 @@ func fixedCompletion(values ...string) func(*cobra.Command, []string, string) ([
 func exactArgs(n int, names string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageErrorf(fmt.Sprintf("%s %s", c.CommandPath(), names),
+			// The hint is a command that runs as printed: the command alone when it takes
+			// no argument, else its help (which shows them); never a template like SCOPE ID.
+			hint := c.CommandPath() + " --help"
+			if n == 0 {
+				hint = c.CommandPath()
+			}
+			return usageErrorf(hint,
 				"%s takes %d argument(s), %s; got %d", c.CommandPath(), n, names, len(args))
 		}
 		return nil

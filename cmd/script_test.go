@@ -94,6 +94,8 @@ func TestScripts(t *testing.T) {
 			env.Defer(func() { deleteRedisPrefix(prefix) })
 			env.Setenv("DSN", testdb.DSN())
 			env.Setenv("NO_COLOR", "1")
+			// The suggestions the script's commands print join the suite's (export_test.go).
+			env.Setenv(cmd.SuggestionLogEnv, os.Getenv(cmd.SuggestionLogEnv))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -156,7 +156,7 @@ func (a *app) readShardList(path, command string) ([]query.ShardRef, error) {
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, usageErrorf(command+" --shards-from shards.txt", "cannot read `--shards-from`: %v", err)
+			return nil, usageErrorf(command+" --help", "cannot read `--shards-from`: %v", err)
 		}
 		defer f.Close()
 		r = f
@@ -166,7 +166,7 @@ func (a *app) readShardList(path, command string) ([]query.ShardRef, error) {
 		return nil, failuref("reading --shards-from %s: %v", path, err)
 	}
 	if len(data) > maxShardList {
-		return nil, usageErrorf(command+" --shards-from shards.txt", "`--shards-from` %s is over %d MiB: split it", path, maxShardList>>20)
+		return nil, usageErrorf(command+" --help", "`--shards-from` %s is over %d MiB: split it", path, maxShardList>>20)
 	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) > 0 && (trimmed[0] == '[' || trimmed[0] == '{') {
@@ -187,13 +187,13 @@ func (a *app) shardListLines(data []byte, path, command string) ([]query.ShardRe
 		}
 		fields := strings.Fields(line)
 		if len(fields) != 2 {
-			return nil, usageErrorf(command+" --shards-from shards.txt", "`--shards-from` %s line %d: want `SCOPE ID` (organization 42), got %q", path, n, clip(line))
+			return nil, usageErrorf(command+" --help", "`--shards-from` %s line %d: want `SCOPE ID` (organization 42), got %q", path, n, clip(line))
 		}
 		scope, err := a.scopeArg(fields[0])
 		if err != nil {
 			return nil, err
 		}
-		id, err := nonNegativeID("shard id", fields[1], command+" --shards-from shards.txt")
+		id, err := nonNegativeID("shard id", fields[1], command+" --help")
 		if err != nil {
 			return nil, err
 		}

@@ -6,8 +6,10 @@
 // A document (render.Doc) prints as JSON like this (internal/render/encode.go): a document
 // of one section is that section's value, a document of several one object keyed by section
 // name; a table is an array of row objects, a card one object; keys in the Go type's field
-// order. A fan-out (--context a,b) adds a leading "context" key to every row and turns cards
-// into rows: it is not described here.
+// order. A read over several contexts (--context a,b, --all-contexts) prints the contexts'
+// documents merged (internal/fanout.MergeDocs): every section a table whose rows lead with
+// a "context" key, a card a row per context; that form is the document's fan-out schema
+// (FanOutSchema, docs/schema/<command>.fanout.json).
 package contract
 
 import (
@@ -54,6 +56,9 @@ type Document struct {
 	// Or is the command's other form's sections (a repair's bulk form: its summary and
 	// shards), nil when it has one form.
 	Or []Section
+	// FanOut: the command reads over several contexts at once and prints their documents
+	// merged (FanOutSchema).
+	FanOut bool
 }
 
 // bulk are the sections of a bulk repair's document (reschedule, compact, skip with
@@ -83,9 +88,9 @@ func withNext(t reflect.Type) reflect.Type {
 // command reference.
 func Documents() []Document {
 	return []Document{
-		{Command: "depth", About: "The total (category null) and each category's depth.",
+		{Command: "depth", FanOut: true, About: "The total (category null) and each category's depth.",
 			Sections: []Section{{Name: "depth", Shape: Table, Rows: []reflect.Type{listing[query.DepthRow](false)}}}},
-		{Command: "shards", About: "The deepest shards (or, with --stuck, the shards in backoff), each with its state.",
+		{Command: "shards", FanOut: true, About: "The deepest shards (or, with --stuck, the shards in backoff), each with its state.",
 			Sections: []Section{{Name: "shards", Shape: Table, Rows: []reflect.Type{listing[query.TopShardsRow](true), listing[query.StuckShardsRow](true), listing[query.TopShardsSampleRow](false)}}}},
 		{Command: "inspect shard", About: "One shard: its state (a row per cell in the control silo without --cell), its categories and its messages.",
 			Sections: []Section{
@@ -93,19 +98,19 @@ func Documents() []Document {
 				{Name: "categories", Shape: Table, Rows: []reflect.Type{listing[query.ShardCategoryRow](false)}},
 				{Name: "messages", Shape: Table, Rows: []reflect.Type{listing[query.ShardMessageRow](false)}, Optional: true},
 			}},
-		{Command: "inspect object", About: "One object's outboxes, newest first.",
+		{Command: "inspect object", FanOut: true, About: "One object's outboxes, newest first.",
 			Sections: []Section{{Name: "outboxes", Shape: Table, Rows: []reflect.Type{listing[query.ObjectOutboxRow](false)}}}},
-		{Command: "inspect category", About: "One category's pending rows per scope.",
+		{Command: "inspect category", FanOut: true, About: "One category's pending rows per scope.",
 			Sections: []Section{{Name: "category", Shape: Table, Rows: []reflect.Type{listing[query.CategoryDepthRow](false), listing[query.CategoryEstimateRow](false)}}}},
-		{Command: "inspect message", About: "One message with its coalesce group and shard.",
+		{Command: "inspect message", FanOut: true, About: "One message with its coalesce group and shard.",
 			Sections: []Section{{Name: "message", Shape: Card, Rows: []reflect.Type{withNext(listing[query.MessageRow](false))}}}},
-		{Command: "killswitch list", About: "Which options table Sentry reads for each outbox, the disabled shards and what waits behind them, the backfill gates.",
+		{Command: "killswitch list", FanOut: true, About: "Which options table Sentry reads for each outbox, the disabled shards and what waits behind them, the backfill gates.",
 			Sections: []Section{
 				{Name: "stores", Shape: Table, Rows: []reflect.Type{row[killswitch.StoreRow]()}},
 				{Name: "disabled", Shape: Table, Rows: []reflect.Type{row[killswitch.DisabledRow]()}},
 				{Name: "backfill_gates", Shape: Table, Rows: []reflect.Type{row[killswitch.GateRow]()}},
 			}},
-		{Command: "killswitch check", About: "Whether one shard is disabled, in each options table and in the one Sentry reads, and what waits in it (when the outbox table is present).",
+		{Command: "killswitch check", FanOut: true, About: "Whether one shard is disabled, in each options table and in the one Sentry reads, and what waits in it (when the outbox table is present).",
 			Sections: []Section{
 				{Name: "killswitch", Shape: Card, Rows: []reflect.Type{row[killswitch.CheckCard]()}},
 				{Name: "waiting", Shape: Table, Rows: []reflect.Type{listing[query.ShardDepthRow](false)}, Optional: true},
@@ -129,9 +134,9 @@ func Documents() []Document {
 				{Name: "summary", Shape: Card, Rows: []reflect.Type{row[drain.ParallelCard]()}},
 				{Name: "shards", Shape: Table, Rows: []reflect.Type{row[drain.ParallelShardRow]()}},
 			}},
-		{Command: "backfill status", About: "Each replicated table's backfill cursor and state.",
+		{Command: "backfill status", FanOut: true, About: "Each replicated table's backfill cursor and state.",
 			Sections: []Section{{Name: "backfill", Shape: Table, Rows: []reflect.Type{row[status.TableRow]()}}}},
-		{Command: "doctor", About: "The findings, most severe first.",
+		{Command: "doctor", FanOut: true, About: "The findings, most severe first.",
 			Sections: []Section{{Name: "findings", Shape: Table, Rows: []reflect.Type{row[doctor.FindingRow]()}}}},
 		{Command: "enums list", About: "The categories, the scopes, or both (enums list categories|scopes).",
 			Sections: []Section{
@@ -142,7 +147,7 @@ func Documents() []Document {
 			Sections: []Section{{Name: "resolved", Shape: Table, Rows: []reflect.Type{row[report.ResolvedRow]()}}}},
 		{Command: "enums lint", About: "The problems found in an enums file.",
 			Sections: []Section{{Name: "problems", Shape: Table, Rows: []reflect.Type{row[report.ProblemRow]()}}}},
-		{Command: "verify", About: "A summary per replication pair, then the drifted objects (missing, stale, orphan, pending).",
+		{Command: "verify", FanOut: true, About: "A summary per replication pair, then the drifted objects (missing, stale, orphan, pending).",
 			Sections: []Section{
 				{Name: "summary", Shape: Table, Rows: []reflect.Type{row[replica.PairRow]()}},
 				{Name: "drift", Shape: Table, Rows: []reflect.Type{row[replica.DriftRow]()}},

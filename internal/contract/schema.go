@@ -36,12 +36,59 @@ func (d Document) Schema() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// FanOutFile is the schema file of the document merged over contexts: "doctor.fanout.json".
+func (d Document) FanOutFile() string { return strings.TrimSuffix(d.File(), ".json") + ".fanout.json" }
+
+// FanOutSchema is the JSON Schema of the document as a read over several contexts prints
+// it (internal/fanout.MergeDocs): each section a table, even a card (a row per context),
+// each row led by the context it came from; a row's other keys are those of any context's
+// rows, null in a row whose context lacked the column (the control silo's cell column in a
+// cell context's rows). Only for a FanOut document.
+func (d Document) FanOutSchema() ([]byte, error) {
+	s := d.sections(fanOutSection)
+	s.Version = "https://json-schema.org/draft/2020-12/schema"
+	s.ID = jsonschema.ID(SchemaID(d.FanOutFile()))
+	s.Title = "outboxctl --context a,b " + d.Command + " -o json"
+	s.Description = d.About + " Over several contexts: every row has the context it came from."
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("fan-out schema of %s: %w", d.Command, err)
+	}
+	return append(b, '\n'), nil
+}
+
+// fanOutSection is a section merged over contexts: an array of rows whose first key is
+// the context, then every key of the section's row types, each nullable and optional.
+func fanOutSection(s Section) *jsonschema.Schema {
+	props := jsonschema.NewProperties()
+	props.Set("context", &jsonschema.Schema{Type: "string", Description: "the context the row came from"})
+	for _, t := range s.Rows {
+		for p := rowSchema(t).Properties.Oldest(); p != nil; p = p.Next() {
+			if p.Key == "context" {
+				continue
+			}
+			if had, ok := props.Get(p.Key); ok {
+				props.Set(p.Key, &jsonschema.Schema{AnyOf: append(had.AnyOf[:len(had.AnyOf):len(had.AnyOf)], p.Value)})
+				continue
+			}
+			props.Set(p.Key, &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "null"}, p.Value}})
+		}
+	}
+	row := &jsonschema.Schema{Type: "object", Properties: props, Required: []string{"context"}, AdditionalProperties: jsonschema.FalseSchema}
+	return &jsonschema.Schema{Type: "array", Items: row}
+}
+
 // schema is what the printer prints: one section's value alone, several as one object keyed
 // by name; with optional sections, whichever the command printed.
 func (d Document) schema() *jsonschema.Schema {
 	if d.Or != nil {
 		return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{Document{Sections: d.Sections}.schema(), Document{Sections: d.Or}.schema()}}
 	}
+	return d.sections(sectionSchema)
+}
+
+// sections is the document of d's sections, each section's value given by value.
+func (d Document) sections(value func(Section) *jsonschema.Schema) *jsonschema.Schema {
 	var required, all []Section
 	for _, s := range d.Sections {
 		all = append(all, s)
@@ -50,11 +97,11 @@ func (d Document) schema() *jsonschema.Schema {
 		}
 	}
 	if len(all) == 1 {
-		return sectionSchema(all[0])
+		return value(all[0])
 	}
 	obj := &jsonschema.Schema{Type: "object", Properties: jsonschema.NewProperties(), AdditionalProperties: jsonschema.FalseSchema}
 	for _, s := range all {
-		obj.Properties.Set(s.Name, sectionSchema(s))
+		obj.Properties.Set(s.Name, value(s))
 	}
 	for _, s := range required {
 		obj.Required = append(obj.Required, s.Name)
@@ -70,7 +117,7 @@ func (d Document) schema() *jsonschema.Schema {
 	}
 	alt := &jsonschema.Schema{}
 	for _, s := range alone {
-		alt.AnyOf = append(alt.AnyOf, sectionSchema(s))
+		alt.AnyOf = append(alt.AnyOf, value(s))
 	}
 	alt.AnyOf = append(alt.AnyOf, obj)
 	return alt

@@ -27,6 +27,11 @@ func TestSchemasUpToDate(t *testing.T) {
 			t.Fatalf("two documents write %s", d.File())
 		}
 		want[d.File()] = b
+		if d.FanOut {
+			if want[d.FanOutFile()], err = d.FanOutSchema(); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	if *update {
 		if err := os.MkdirAll(schemaDir(), 0o755); err != nil {
