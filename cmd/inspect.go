@@ -127,9 +127,7 @@ func runInspectShard(ctx context.Context, d factory, o inspectShardOptions, t qu
 			return nil // empty: the one line shardHead noted
 		}
 		if len(doc[0].Card) > 0 {
-			if next := shardNext(d, s.target, k, doc[0].Card); len(next) > 0 {
-				doc[0].Card = append(doc[0].Card, render.Field{Key: "next", Value: next})
-			}
+			doc[0].Card = report.WithNext(doc[0].Card, shardNext(d, s.target, k, doc[0].Card))
 		}
 		title := "Messages (the head, then the " + o.Order + ")"
 		if o.All {
@@ -577,7 +575,7 @@ func runInspectMessage(ctx context.Context, d factory, o inspectMessageOptions, 
 		return nil, err
 	}
 	if next, err := messageNext(d, t, reg, results[0]); err == nil {
-		card = append(card, render.Field{Key: "next", Value: next})
+		card = report.WithNext(card, next)
 	}
 	return render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", o.id), Card: card}}, nil
 }

@@ -73,14 +73,17 @@ func row[T any]() reflect.Type { return reflect.TypeFor[T]() }
 // listing is the row of a report table made from statement rows T (report.DocumentRow).
 func listing[T any](state bool) reflect.Type { return report.DocumentRow(row[T](), state) }
 
-// withNext is row t followed by the next commands a command appends to it when it can
-// work them out (inspect message: the skip of a head in backoff, then its shard).
+// withNext is row t followed by the fields of report.NextSteps, which the inspect commands
+// end a card with (report.WithNext) when they can work out what to run next.
 func withNext(t reflect.Type) reflect.Type {
-	fields := make([]reflect.StructField, 0, t.NumField()+1)
+	next := reflect.TypeFor[report.NextSteps]()
+	fields := make([]reflect.StructField, 0, t.NumField()+next.NumField())
 	for i := range t.NumField() {
 		fields = append(fields, t.Field(i))
 	}
-	fields = append(fields, reflect.StructField{Name: "Next", Type: reflect.TypeFor[render.Commands](), Tag: `json:"next,omitempty"`})
+	for i := range next.NumField() {
+		fields = append(fields, next.Field(i))
+	}
 	return reflect.StructOf(fields)
 }
 
