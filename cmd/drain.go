@@ -112,6 +112,7 @@ others carry on (--fail-fast stops them all). Ctrl-C lets every worker finish it
 in flight, then prints a row per shard and exits 130; the same command again continues.
 Exit 6 when some shards failed and others were drained, 1 when every drained shard failed.`),
 		Example: examples(`
+  outboxctl drain organization 42 --dry-run
   outboxctl drain organization 42 --handler 'exec:./replicate.sh' --dry-run
   outboxctl drain organization 42 --handler https://relay.internal/outbox --handler-header 'Authorization: Bearer $RELAY_TOKEN' --reason 'INC-7' --yes
   outboxctl drain organization 42 --handler 'stream:sentry exec docs/handlers/sentry_deliver.py' --reason 'INC-7' --yes

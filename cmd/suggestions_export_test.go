@@ -226,6 +226,7 @@ func checkSuggestions(path string) int {
 	suggestionLog.Lock()
 	suggestionLog.off = true
 	suggestionLog.Unlock()
+	start := time.Now()
 	schema := testdb.NewSchemaName()
 	state, err := os.MkdirTemp("", "outboxctl-suggestions-state-*")
 	if err != nil {
@@ -251,7 +252,7 @@ func checkSuggestions(path string) int {
 		fmt.Fprintln(os.Stderr, "FAIL suggestion: "+f)
 	}
 	if os.Getenv("OUTBOXCTL_SUGGESTION_REPORT") != "" {
-		fmt.Fprintf(os.Stderr, "suggestions: %d distinct lines printed by the suite run, %d failed\n", len(lines), len(failed))
+		fmt.Fprintf(os.Stderr, "suggestions: %d distinct lines printed by the suite run, %d failed, checked in %s\n", len(lines), len(failed), time.Since(start).Round(time.Second))
 	}
 	if len(failed) > 0 {
 		return 1

@@ -150,7 +150,7 @@ func Documents() []Document {
 			Sections: []Section{{Name: "resolved", Shape: Table, Rows: []reflect.Type{row[report.ResolvedRow]()}}}},
 		{Command: "enums lint", About: "The problems found in an enums file.",
 			Sections: []Section{{Name: "problems", Shape: Table, Rows: []reflect.Type{row[report.ProblemRow]()}}}},
-		{Command: "verify", FanOut: true, About: "A summary per replication pair, then the drifted objects (missing, stale, orphan, pending).",
+		{Command: "verify", About: "A summary per replication pair, then the drifted objects (missing, stale, orphan, pending).",
 			Sections: []Section{
 				{Name: "summary", Shape: Table, Rows: []reflect.Type{row[replica.PairRow]()}},
 				{Name: "drift", Shape: Table, Rows: []reflect.Type{row[replica.DriftRow]()}},
