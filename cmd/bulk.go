@@ -237,7 +237,7 @@ func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOption
 			}
 		}
 		archive = &bulkArchiveRun{Path: path, ID: id}
-		ba = &drain.BulkArchive{Path: path, Target: t, Why: why, Warnf: d.printer.Warnf, Meta: func(ref query.ShardRef) drain.OperationMeta {
+		ba = &drain.BulkArchive{Path: path, ID: id, Target: t, Why: why, Warnf: d.printer.Warnf, Meta: func(ref query.ShardRef) drain.OperationMeta {
 			m := archiveMeta(t, query.ShardKey{Scope: query.Enum{Value: ref.Scope}, ID: ref.ID}, payloadType, job.command, r.Reason)
 			m.Started = d.now().UTC()
 			return m
@@ -255,6 +255,9 @@ func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOption
 	progress.done()
 	if ba != nil {
 		archive.Operations = ba.Operations
+		if cerr := ba.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
 	}
 	return sum, archive, err
 }

@@ -235,15 +235,45 @@ func (s BulkSummary) sorted() BulkSummary {
 // per shard (restore checks every row against its operation's shard), all in one file, so
 // `outboxctl restore FILE --all` puts the whole run back and `--operation` one shard.
 type BulkArchive struct {
-	Path   string
+	Path string
+	// ID is the bulk operation's id: each shard's operation is ID.N (N from 1, in the order
+	// the run reached them), so a run's operations share a prefix and never collide (random
+	// suffixes of 1,000 operations started in one second did, one run in thirty).
+	ID     string
 	Target query.Target
 	Why    query.Why
-	// Meta is the operation of a shard (its ID and start are filled here).
+	// Meta is the operation of a shard (its ID is filled here).
 	Meta  func(query.ShardRef) OperationMeta
 	Warnf func(format string, args ...any)
 	// Operations are the operation ids written, in order.
 	Operations []string
 	pending    []*ArchivedDelete
+	// file is the archive, opened at the first shard with rows: one file, one fsync a batch.
+	file *ArchiveHandle
+}
+
+// Close closes the archive file (every line a batch wrote was synced by its Finish).
+func (ba *BulkArchive) Close() error {
+	if ba.file == nil {
+		return nil
+	}
+	return ba.file.Close()
+}
+
+// open starts the operation of shard k on the run's archive file.
+func (ba *BulkArchive) open(k query.ShardRef) (*Operation, error) {
+	if ba.file == nil {
+		f, err := OpenArchiveHandle(ba.Path)
+		if err != nil {
+			return nil, err
+		}
+		ba.file = f
+	}
+	meta := ba.Meta(k)
+	if ba.ID != "" {
+		meta.ID = fmt.Sprintf("%s.%d", ba.ID, len(ba.Operations)+1)
+	}
+	return ba.file.OpenOn(meta)
 }
 
 // Batch is the BatchFunc of a bulk skip or compact: it locks the batch's head rows (SKIP
@@ -303,8 +333,7 @@ func (ba *BulkArchive) stageAndDelete(ctx context.Context, tx db.Tx, rows []Row)
 	}
 	dels := make([]*ArchivedDelete, 0, len(order))
 	for _, k := range order {
-		meta := ba.Meta(k)
-		op, err := OpenArchiveDeferred(ba.Path, meta, meta.Started)
+		op, err := ba.open(k)
 		if err != nil {
 			return nil, err
 		}
