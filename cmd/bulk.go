@@ -24,13 +24,12 @@ import (
 // bulkOptions are the flags of a repair's bulk form.
 type bulkOptions struct {
 	selectorOptions
-	DryRun      bool
 	BatchShards int
 	BatchRows   int64
 }
 
 // addBulkFlags registers the selector flags and --batch-shards/--batch-rows on c (--dry-run
-// is the mutation's own, addMutationFlags: bulkRun copies it into DryRun).
+// is the mutation's own, addMutationFlags: confirmPlan obeys it).
 func (a *app) addBulkFlags(c *cobra.Command, o *bulkOptions, categoryHelp string) {
 	a.addSelectorFlags(c, &o.selectorOptions, selectorUse{categoryHelp: categoryHelp})
 	c.Flags().IntVar(&o.BatchShards, "batch-shards", drain.DefaultBatchShards, "bulk form: at most this many shards per transaction")
@@ -105,13 +104,10 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	}
 	plan := bulkPlan(d, job, t, sel, shards, reg, o.BatchShards, o.BatchRows, r.Reason)
 	if job.rowsOf != nil {
-		plan = append(plan[:2], append([]string{countLine(counts, reg)}, plan[2:]...)...)
+		plan.Lines = append(plan.Lines[:1], append([]string{countLine(counts, reg)}, plan.Lines[1:]...)...)
 	}
-	if o.DryRun {
-		printPlan(d.stderr, plan)
-		return nil
-	}
-	if err := d.confirmCount(command, plan, r.Yes, len(shards)); err != nil {
+	// --dry-run prints the plan and "dry run: nothing was changed", as every mutation's does.
+	if err := d.confirmPlan(command, plan, r.Yes, len(shards)); err != nil {
 		return err
 	}
 	sum, archive, err := d.runBulkBatches(ctx, conn, o, r, t, shards, job, payloadType, why)
@@ -160,7 +156,7 @@ func countLine(counts []query.BulkCountRow, reg *enums.Registry) string {
 
 // bulkPlan is what the operator confirms: the target, the selection, its shards and rows per
 // scope and head category, the first shards, and how the work is batched.
-func bulkPlan(d factory, job bulkRepair, t query.Target, sel query.ShardSelector, shards []query.SelectedShard, reg *enums.Registry, batch int, batchRows int64, reason string) []string {
+func bulkPlan(d factory, job bulkRepair, t query.Target, sel query.ShardSelector, shards []query.SelectedShard, reg *enums.Registry, batch int, batchRows int64, reason string) mutationPlan {
 	var rows int64
 	perScope, perHead := map[string][2]int64{}, map[string][2]int64{}
 	for _, s := range shards {
@@ -170,8 +166,7 @@ func bulkPlan(d factory, job bulkRepair, t query.Target, sel query.ShardSelector
 			(*m)[key] = [2]int64{v[0] + 1, v[1] + s.Depth}
 		}
 	}
-	plan := []string{
-		fmt.Sprintf("target: %s, %s", d.where(), t.Describe()),
+	lines := []string{
 		fmt.Sprintf("%s: %d shard(s) holding %d row(s), selected by: %s", job.what, len(shards), rows, sel.Describe()),
 		"per scope: " + counts(perScope),
 		"per head category: " + counts(perHead),
@@ -184,8 +179,9 @@ func bulkPlan(d factory, job bulkRepair, t query.Target, sel query.ShardSelector
 	if len(shards) > len(first) {
 		more = fmt.Sprintf(", and %d more (outboxctl shards with the same flags lists them)", len(shards)-len(first))
 	}
-	return append(plan, "first shards: "+strings.Join(first, "; ")+more,
+	lines = append(lines, "first shards: "+strings.Join(first, "; ")+more,
 		fmt.Sprintf("in batches of at most %d shard(s) and %d row(s), one short transaction each; a shard whose head row a drainer holds is skipped as being drained, never waited for (%s)", batch, batchRows, reasonText(reason)))
+	return mutationPlan{Target: fmt.Sprintf("target: %s, %s", d.where(), t.Describe()), Lines: lines}
 }
 
 // counts is "organization: 1200 shard(s), 143000 row(s); user: …", largest first.
