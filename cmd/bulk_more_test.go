@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,5 +72,61 @@ func TestRestoreAuditOfABulkRunIsCapped(t *testing.T) {
 		if want := fmt.Sprintf("%s.%d", skip.Summary.Operation, i+1); op != want {
 			t.Errorf("operation %d = %v, want %s", i, op, want)
 		}
+	}
+}
+
+// listedIDs are the shard_identifier of each row of shards -o json.
+func listedIDs(t *testing.T, out string) []int64 {
+	t.Helper()
+	var rows []struct {
+		ID int64 `json:"shard_identifier"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// TestShardsFromReadsBulkSummaries: a bulk repair's -o json and -o jsonl summaries, shards
+// -o json and SCOPE ID lines all feed --shards-from, which selects exactly the shards they
+// list; a summary's card is not a shard, and a file of neither is refused (exit 2).
+func TestShardsFromReadsBulkSummaries(t *testing.T) {
+	t.Parallel()
+	schema := seedBulkShards(t, 6, 2)
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	jsonOut, _ := mustRun(t, 0, schema, "reschedule", "--scope", "organization", "--limit", "3", "--yes", "-o", "json")
+	jsonlOut, _ := mustRun(t, 0, schema, "reschedule", "--shards-from", write("first.json", jsonOut), "--yes", "-o", "jsonl")
+	if n := strings.Count(jsonlOut, `"section":"shards"`); n != 3 || !strings.Contains(jsonlOut, `"section":"summary"`) {
+		t.Fatalf("reschedule --shards-from a summary: %d shards\n%s", n, jsonlOut)
+	}
+	shardsOut, _ := mustRun(t, 0, schema, "shards", "--min-depth", "2", "--limit", "2", "-o", "json")
+	for _, tt := range []struct {
+		name, text string
+		want       []int64
+	}{
+		{"summary.json", jsonOut, []int64{1, 2, 3}},
+		{"summary.jsonl", jsonlOut, []int64{1, 2, 3}},
+		{"shards.json", shardsOut, []int64{1, 2}},
+		{"lines.txt", "# incident\norganization 5\n0 6\n", []int64{5, 6}},
+	} {
+		out, _ := mustRun(t, 0, schema, "shards", "--shards-from", write(tt.name, tt.text), "-o", "json")
+		if got := listedIDs(t, out); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%s: shards %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	_, errOut := mustRun(t, 2, schema, "shards", "--shards-from", write("card.json", `{"selected": 3, "done": 3}`))
+	if !strings.Contains(errOut, "has no shard_scope or shard_identifier") {
+		t.Errorf("a card alone: %s", errOut)
 	}
 }
