@@ -242,6 +242,7 @@ func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOption
 		rowsOf := job.rowsOf(t, why)
 		batch = func(query.Target, query.Why) drain.BatchFunc { return ba.Batch(rowsOf) }
 	}
+	bulk.Settle = d.bulkSettle(job.command, t, shards, ba)
 	stopNote := context.AfterFunc(ctx, func() {
 		d.printer.Notef("interrupted: stopping after the batch in flight (Ctrl-C again does not cut it short)")
 	})
@@ -258,10 +259,36 @@ func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOption
 	return sum, archive, err
 }
 
+// bulkSettle settles a batch whose COMMIT got no answer on a fresh connection, as the
+// single-shard repairs do: a skip's or compact's by its archive's deleted ids (marking its
+// operations), a reschedule's by its shards that were in backoff when selected.
+func (d factory) bulkSettle(command string, t query.Target, shards []query.SelectedShard, ba *drain.BulkArchive) func(context.Context, []query.ShardRef, []query.BulkShardRow) (drain.Settlement, error) {
+	inBackoff := map[query.ShardRef]bool{}
+	now := d.now()
+	for _, s := range shards {
+		inBackoff[s.Ref()] = s.NextAttempt.After(now)
+	}
+	return func(ctx context.Context, _ []query.ShardRef, rows []query.BulkShardRow) (drain.Settlement, error) {
+		ctx = context.WithoutCancel(ctx)
+		conn, err := d.connect(ctx, command)
+		if err != nil {
+			return drain.Unsettled, err
+		}
+		defer conn.Close(ctx)
+		if ba != nil {
+			return ba.Settle(ctx, conn)
+		}
+		return drain.SettleRescheduledBatch(ctx, conn, t, rows, func(r query.ShardRef) bool { return inBackoff[r] })
+	}
+}
+
 // auditBulk writes the one audit line of a bulk operation.
 func (d factory) auditBulk(command string, sel query.ShardSelector, sum drain.BulkSummary, archive *bulkArchiveRun, reason string) {
 	fields := map[string]any{"bulk": true, "selector": sel.Describe(), "selected": sum.Selected, "done": sum.Done, "being_drained": sum.BeingDrained,
 		"empty": sum.Empty, "failed": sum.Failed, "in_doubt": sum.InDoubt, "left": sum.Left, "rows_changed": sum.Rows, "reason": reason}
+	if sum.Settled != "" {
+		fields["commit_settled"] = string(sum.Settled)
+	}
 	if archive != nil {
 		fields["archive"], fields["operation"], fields["operations"] = archive.Path, archive.ID, len(archive.Operations)
 	}
@@ -294,14 +321,25 @@ func bulkDoc(d factory, command string, sum drain.BulkSummary, archive *bulkArch
 	return doc
 }
 
-// bulkVerdict is how a bulk repair ends: interrupted (130), a COMMIT in doubt or every batch
-// failed (1), some shards failed (the partial exit, 6), else done (0; being drained is no
+// bulkVerdict is how a bulk repair ends: interrupted (130), a COMMIT in doubt (settled or
+// not: 1, as the single-shard repairs) or every batch failed (1), some shards failed (the partial exit, 6), else done (0; being drained is no
 // failure: the next run takes those shards).
 func bulkVerdict(ctx context.Context, command string, sum drain.BulkSummary, err error) error {
 	switch {
+	case sum.Settled == drain.Committed || sum.Settled == drain.NotCommitted:
+		found := "committed, its shards are done"
+		if sum.Settled == drain.NotCommitted {
+			found = "not committed, its shards are unchanged"
+		}
+		return failuref("%s: %s; %d shard(s) done, %d failed, %d left: run the same command again to continue, what is done no longer matches",
+			command, db.SettledMessage(err, found), sum.Done, sum.Failed, sum.Left)
 	case sum.InDoubt > 0:
-		return failuref("%s: the COMMIT of a batch got no answer (%v): its %d shard(s) are in doubt (done or not); %d shard(s) done, %d left: run the same command again, what is done no longer matches",
-			command, err, sum.InDoubt, sum.Done, sum.Left)
+		why := "no answer"
+		if serr := sum.SettleError(); serr != nil {
+			why = oneLine(db.RedactDSN(serr.Error()))
+		}
+		return failuref("%s: the COMMIT of a batch got no answer (%v), and it could not be settled (%s): its %d shard(s) are in doubt (done or not); %d shard(s) done, %d left: run the same command again, what is done no longer matches",
+			command, err, why, sum.InDoubt, sum.Done, sum.Left)
 	case sum.Interrupted || ctx.Err() != nil:
 		return interruptedf("%s interrupted: %d shard(s) done, %d being drained, %d failed, %d left: run the same command again to continue", command, sum.Done, sum.BeingDrained, sum.Failed, sum.Left)
 	case sum.Failed > 0 && sum.Done+sum.BeingDrained+sum.Empty == 0:

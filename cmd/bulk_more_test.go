@@ -1,12 +1,14 @@
 package cmd_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -129,4 +131,118 @@ func TestShardsFromReadsBulkSummaries(t *testing.T) {
 	if !strings.Contains(errOut, "has no shard_scope or shard_identifier") {
 		t.Errorf("a card alone: %s", errOut)
 	}
+}
+
+// silenceCommitAnswerAfterStatement makes p swallow the server's answer to the first COMMIT
+// the client sends after a statement whose text holds sql: the server committed, the client
+// never hears it.
+func silenceCommitAnswerAfterStatement(p *testdb.Proxy, sql string) {
+	var mu sync.Mutex
+	seen, done := false, false
+	p.HoldFromClient(func(typ byte, body []byte) bool { // never holds: it notes the statement
+		mu.Lock()
+		defer mu.Unlock()
+		if (typ == 'P' || typ == 'Q') && bytes.Contains(body, []byte(sql)) {
+			seen = true
+		}
+		return false
+	})
+	p.SilenceAt(func(typ byte, body []byte) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done && seen && typ == 'C' && bytes.HasPrefix(body, []byte("COMMIT")) {
+			done = true
+			return true
+		}
+		return false
+	})
+}
+
+// TestBulkCommitInDoubt: a bulk batch whose COMMIT got no answer is settled on a fresh
+// connection, as the single-shard repairs do: committed (its shards done; a skip's archive
+// marks its operations committed, so restore puts the rows back) or not (its shards failed
+// and unchanged; abort markers); exit 1 either way, the run stopped there, the summary and
+// the audit line saying what the settle found.
+func TestBulkCommitInDoubt(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, sql      string
+		hold           bool
+		args           []string
+		settled        string
+		done, failed   int
+		due            string
+		left, restored int64
+	}{
+		{name: "reschedule committed", sql: "rescheduled AS", args: []string{"reschedule", "--stuck"}, settled: "committed", done: 2, due: "[1 2]", left: 6},
+		{name: "reschedule not committed", sql: "rescheduled AS", hold: true, args: []string{"reschedule", "--stuck"}, settled: "not committed", failed: 2, due: "[]", left: 6},
+		{name: "skip committed", sql: "DELETE FROM", args: []string{"skip", "--category", "ORGANIZATION_UPDATE", "--archive", "ARCHIVE"}, settled: "committed", done: 2, due: "[]", left: 2, restored: 4},
+		{name: "skip not committed", sql: "DELETE FROM", hold: true, args: []string{"skip", "--category", "ORGANIZATION_UPDATE", "--archive", "ARCHIVE"}, settled: "not committed", failed: 2, due: "[]", left: 6},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			schema := seedBulkShards(t, 3, 2)
+			p := testdb.NewProxy(t)
+			if tt.hold {
+				holdCommitAfter(p, tt.sql)
+			} else {
+				silenceCommitAnswerAfterStatement(p, tt.sql)
+			}
+			archive := filepath.Join(t.TempDir(), "bulk.jsonl")
+			args := []string{"--statement-timeout", "1s"}
+			for _, a := range tt.args {
+				args = append(args, strings.ReplaceAll(a, "ARCHIVE", archive))
+			}
+			code, out, errOut := runAt(p.DSN(), schema, append(args, "--batch-shards", "2", "--yes", "-o", "json")...)
+			found := map[string]string{"committed": "committed, its shards are done", "not committed": "not committed, its shards are unchanged"}[tt.settled]
+			want := fmt.Sprintf("Error: %s: the COMMIT got no answer (%s); settled on a fresh connection: %s; %d shard(s) done, %d failed, 1 left: run the same command again to continue, what is done no longer matches",
+				tt.args[0], noAnswer, found, tt.done, tt.failed)
+			var got struct {
+				Summary struct {
+					Done, Failed, Left, InDoubt int
+					Settled                     string `json:"commit_settled"`
+				} `json:"summary"`
+			}
+			_ = json.Unmarshal([]byte(out), &got)
+			s := got.Summary
+			if code != 1 || lastLine(errOut) != want || s.Settled != tt.settled || s.Done != tt.done || s.Failed != tt.failed || s.Left != 1 || s.InDoubt != 0 {
+				t.Fatalf("exit %d, want 1; summary %+v\nstdout:\n%s\nstderr:\n%s\nwant last line:\n%s", code, s, out, errOut, want)
+			}
+			if a := auditLine(t, errOut, tt.args[0]); a["commit_settled"] != tt.settled {
+				t.Errorf("audit line %v", a)
+			}
+			if due := fmt.Sprint(dueShards(t, schema)); due != tt.due {
+				t.Errorf("due shards %s, want %s", due, tt.due)
+			}
+			if n := countRows(t, schema); n != tt.left {
+				t.Errorf("%d rows left, want %d", n, tt.left)
+			}
+			if tt.args[0] != "skip" {
+				return
+			}
+			marker := map[string]string{"committed": `"kind":"commit"`, "not committed": `"kind":"abort"`}[tt.settled]
+			if b, _ := os.ReadFile(archive); strings.Count(string(b), marker) != 2 {
+				t.Errorf("archive holds %d %s markers, want 2 (one per shard's operation):\n%s", strings.Count(string(b), marker), marker, b)
+			}
+			out, _ = mustRun(t, 0, schema, "restore", archive, "--all", "--include-skipped", "--yes", "-o", "json")
+			if !strings.Contains(out, fmt.Sprintf(`"inserted": %d`, tt.restored)) && tt.restored > 0 {
+				t.Errorf("restore:\n%s", out)
+			}
+		})
+	}
+}
+
+// dueShards are the organization shards whose every row carries reschedule's schedule.
+func dueShards(t *testing.T, schema string) []int64 {
+	t.Helper()
+	rows, err := testdb.Pool(t).Query(context.Background(), fmt.Sprintf(`SELECT shard_identifier FROM %s.sentry_regionoutbox
+		GROUP BY shard_identifier HAVING bool_and(scheduled_for = '2016-08-01'::timestamptz) ORDER BY 1`, pgx.Identifier{schema}.Sanitize()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }

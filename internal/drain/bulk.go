@@ -60,6 +60,12 @@ type BulkSummary struct {
 	Batches      int   `json:"batches"`
 	// Interrupted is true when a signal stopped the run between batches (Left shards untouched).
 	Interrupted bool `json:"interrupted"`
+	// Settled is what the settle of a batch whose COMMIT got no answer found, on a fresh
+	// connection ("" when every COMMIT was answered): committed (its shards are done),
+	// not committed (failed, unchanged), in doubt (its shards in doubt). The run stops there.
+	Settled Settlement `json:"commit_settled,omitempty"`
+	// settleErr is why the settle could not tell (Settled Unsettled).
+	settleErr error
 	// Shards has a line per shard the run reached (done, being drained, empty, failed, in doubt).
 	Shards []BulkShard `json:"shards"`
 }
@@ -98,6 +104,10 @@ type Bulk struct {
 	// MaxFailedBatches stops the run after this many batches failed in a row (default 3): a
 	// server that went away fails every batch after it.
 	MaxFailedBatches int
+	// Settle, when set, settles the COMMIT of a batch that got no answer (db.InDoubtError) on
+	// a fresh connection, as the single-shard repairs do: refs and rows are the batch's shards
+	// and what its statements said of them before the COMMIT.
+	Settle func(ctx context.Context, refs []query.ShardRef, rows []query.BulkShardRow) (Settlement, error)
 }
 
 // Run works through the shards, a batch per write transaction on conn. It stops between
@@ -132,8 +142,11 @@ func (b *Bulk) Run(ctx context.Context, conn *db.Conn, batch BatchFunc) (BulkSum
 			failedInARow = 0
 			sum.add(refs, rows)
 		case db.IsInDoubt(err):
-			sum.mark(refs, BulkInDoubt, err)
+			sum.settle(work, b.Settle, refs, rows, err)
 			sum.Left = len(b.Shards) - start - len(refs)
+			if b.Progress != nil {
+				b.Progress(start+len(refs), sum.Rows)
+			}
 			return sum.sorted(), err
 		default:
 			lastErr = err
@@ -211,6 +224,28 @@ func (s *BulkSummary) add(refs []query.ShardRef, rows []query.BulkShardRow) {
 	}
 }
 
+// settle settles a batch whose COMMIT got no answer (doubt) with fn and counts its shards by
+// what it found: done when it committed, failed when it did not, in doubt when it could not
+// tell (no fn: in doubt).
+func (s *BulkSummary) settle(ctx context.Context, fn func(context.Context, []query.ShardRef, []query.BulkShardRow) (Settlement, error), refs []query.ShardRef, rows []query.BulkShardRow, doubt error) {
+	s.Settled = Unsettled
+	if fn != nil {
+		s.Settled, s.settleErr = fn(ctx, refs, rows)
+	}
+	switch s.Settled {
+	case Committed:
+		s.add(refs, rows)
+	case NotCommitted:
+		s.mark(refs, BulkFailed, errNotCommitted)
+	default:
+		s.mark(refs, BulkInDoubt, doubt)
+	}
+}
+
+// SettleError is why the settle of a COMMIT in doubt could not tell (nil when it could, or
+// when there was none).
+func (s BulkSummary) SettleError() error { return s.settleErr }
+
 // mark gives every shard of a batch that did not commit the outcome o.
 func (s *BulkSummary) mark(refs []query.ShardRef, o BulkOutcome, err error) {
 	for _, ref := range refs {
@@ -248,6 +283,8 @@ type BulkArchive struct {
 	// Operations are the operation ids written, in order.
 	Operations []string
 	pending    []*ArchivedDelete
+	// doubt are the operations of the batch whose COMMIT got no answer, until Settle.
+	doubt []*ArchivedDelete
 	// file is the archive, opened at the first shard with rows: one file, one fsync a batch.
 	file *ArchiveHandle
 }
@@ -361,6 +398,9 @@ func (ba *BulkArchive) stageAndDelete(ctx context.Context, tx db.Tx, rows []Row)
 func (ba *BulkArchive) Finish(err error, committing bool) error {
 	pending := ba.pending
 	ba.pending = nil
+	if db.IsInDoubt(err) {
+		ba.doubt = pending // no marker until Settle finds out
+	}
 	out := err
 	for _, del := range pending {
 		if ferr := del.Finish(err, committing); ferr != nil && ferr != err { //nolint:errorlint // Finish returns err itself when it adds nothing
@@ -374,6 +414,57 @@ func (ba *BulkArchive) Finish(err error, committing bool) error {
 		_ = del.Op.Close()
 	}
 	return out
+}
+
+// Settle settles, on conn (a fresh connection), the batch whose COMMIT got no answer: one
+// read of whether its deleted ids are still in the table (the batch's transaction commits
+// whole), then each of its operations marked from what it found (commit markers: restore
+// puts the rows back; abort markers; none while in doubt), synced.
+func (ba *BulkArchive) Settle(ctx context.Context, conn *db.Conn) (Settlement, error) {
+	doubt := ba.doubt
+	ba.doubt = nil
+	var ids []int64
+	for _, del := range doubt {
+		ids = append(ids, del.doubtIDs()...)
+	}
+	s, err := SettleDeleted(ctx, conn, ba.Target, ids)
+	for _, del := range doubt {
+		if merr := del.settled(s); merr != nil && err == nil {
+			err = merr
+		}
+	}
+	if ba.file != nil {
+		if serr := ba.file.Sync(); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	return s, err
+}
+
+// SettleRescheduledBatch settles, on conn, a bulk reschedule batch whose COMMIT got no
+// answer: rows are what its statement said of each shard; inBackoff says which shards were in
+// backoff when selected (only those tell: a shard already due reads the same either way).
+// The transaction commits whole, and only it could have given a shard in backoff THE_PAST,
+// so one such shard whose every row carries it means committed (a Sentry worker may have
+// claimed another meanwhile, giving it a fresh backoff); none means not committed. With no
+// shard that can tell, the shards are due now either way: committed.
+func SettleRescheduledBatch(ctx context.Context, conn *db.Conn, t query.Target, rows []query.BulkShardRow, inBackoff func(query.ShardRef) bool) (Settlement, error) {
+	asked := false
+	for _, r := range rows {
+		ref := query.ShardRef{Scope: r.Scope, ID: r.ID}
+		if r.Rows == 0 || r.Empty || r.BeingDrained || !inBackoff(ref) {
+			continue
+		}
+		asked = true
+		s, err := SettleRescheduled(ctx, conn, t, query.ShardKey{Scope: query.Enum{Value: r.Scope}, ID: r.ID}, 0)
+		if err != nil || s == Committed {
+			return s, err
+		}
+	}
+	if !asked {
+		return Committed, nil
+	}
+	return NotCommitted, nil
 }
 
 // RescheduleBatch is the BatchFunc of a bulk reschedule: every shard of the batch whose head
@@ -392,26 +483,28 @@ func RescheduleBatch(t query.Target, why query.Why) BatchFunc {
 // BulkCard is a bulk repair's summary card: its json tags are the summary's JSON keys (the
 // archive fields only when the repair archived rows; restore is the undo, for a person).
 type BulkCard struct {
-	Selected     int    `json:"selected"`
-	Done         int    `json:"done"`
-	BeingDrained int    `json:"being_drained"`
-	Empty        int    `json:"empty"`
-	Failed       int    `json:"failed"`
-	InDoubt      int    `json:"in_doubt"`
-	Left         int    `json:"left"`
-	Rows         int64  `json:"rows_changed"`
-	Batches      int    `json:"batches"`
-	Interrupted  bool   `json:"interrupted"`
-	Archive      string `json:"archive,omitempty"`
-	Operation    string `json:"operation,omitempty"`
-	Operations   int    `json:"operations,omitempty"`
-	Restore      string `json:"restore,omitempty" render:"human"`
+	Selected     int   `json:"selected"`
+	Done         int   `json:"done"`
+	BeingDrained int   `json:"being_drained"`
+	Empty        int   `json:"empty"`
+	Failed       int   `json:"failed"`
+	InDoubt      int   `json:"in_doubt"`
+	Left         int   `json:"left"`
+	Rows         int64 `json:"rows_changed"`
+	Batches      int   `json:"batches"`
+	Interrupted  bool  `json:"interrupted"`
+	// Settled is what the settle of a COMMIT in doubt found (BulkSummary.Settled).
+	Settled    string `json:"commit_settled,omitempty"`
+	Archive    string `json:"archive,omitempty"`
+	Operation  string `json:"operation,omitempty"`
+	Operations int    `json:"operations,omitempty"`
+	Restore    string `json:"restore,omitempty" render:"human"`
 }
 
 // Card is the summary's card of s.
 func (s BulkSummary) Card() BulkCard {
 	return BulkCard{Selected: s.Selected, Done: s.Done, BeingDrained: s.BeingDrained, Empty: s.Empty, Failed: s.Failed,
-		InDoubt: s.InDoubt, Left: s.Left, Rows: s.Rows, Batches: s.Batches, Interrupted: s.Interrupted}
+		InDoubt: s.InDoubt, Left: s.Left, Rows: s.Rows, Batches: s.Batches, Interrupted: s.Interrupted, Settled: string(s.Settled)}
 }
 
 // BulkShardRow is one row of a bulk repair's shards table: the scope as its integer (for
