@@ -26,6 +26,9 @@ type bulkOptions struct {
 	selectorOptions
 	BatchShards int
 	BatchRows   int64
+	// Resume is --resume OPERATION; resume its journal, read by bulkRun.
+	Resume string
+	resume *drain.BulkResume
 }
 
 // addBulkFlags registers the selector flags and --batch-shards/--batch-rows on c (--dry-run
@@ -34,11 +37,12 @@ func (a *app) addBulkFlags(c *cobra.Command, o *bulkOptions, categoryHelp string
 	a.addSelectorFlags(c, &o.selectorOptions, selectorUse{categoryHelp: categoryHelp})
 	c.Flags().IntVar(&o.BatchShards, "batch-shards", drain.DefaultBatchShards, "bulk form: at most this many shards per transaction")
 	c.Flags().Int64Var(&o.BatchRows, "batch-rows", drain.DefaultBatchRows, "bulk form: at most this many rows (the shards' depths) per transaction, so no batch holds locks for long; a deeper shard is a batch of its own")
+	c.Flags().StringVar(&o.Resume, "resume", "", "bulk form: go on with bulk run `OPERATION` (its audit line's and summary's operation id): exactly the shards it selected and did not finish, in its archive; selector flags, if given, must be the run's")
 }
 
 // validate checks the bulk form's flags: a selector with a criterion, a positive batch.
 func (o bulkOptions) validate(command string) error {
-	if err := o.selectorOptions.validate(command, true); err != nil {
+	if err := o.selectorOptions.validate(command, o.Resume == ""); err != nil {
 		return err
 	}
 	if o.BatchShards < 1 || o.BatchRows < 1 {
@@ -86,6 +90,9 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 		return err
 	}
 	defer func() { conn.Close(context.WithoutCancel(ctx)) }()
+	if err := checkResumeTarget(command, o.resume, d.where()+", "+t.Describe()); err != nil {
+		return err
+	}
 	var count query.Statement
 	if job.rowsOf != nil {
 		count = query.BulkCount(job.rowsOf(t, query.Why{})(query.SelectedShards(t, sel, nil)))
@@ -95,6 +102,10 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 		return err
 	}
 	if len(shards) == 0 {
+		if o.resume != nil {
+			d.printer.Notef("nothing left of operation %s: every shard it selected is finished or empty", o.resume.Op)
+			return nil
+		}
 		d.printer.Notef("no shards matched (%s): nothing to %s", sel.Describe(), job.command)
 		return nil
 	}
@@ -106,16 +117,22 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	if job.rowsOf != nil {
 		plan.Lines = append(plan.Lines[:1], append([]string{countLine(counts, reg)}, plan.Lines[1:]...)...)
 	}
+	if o.resume != nil {
+		plan.Lines = append([]string{resumeLine(o.resume, len(shards))}, plan.Lines...)
+	}
 	// --dry-run prints the plan and "dry run: nothing was changed", as every mutation's does.
 	if err := d.confirmPlan(command, plan, r.Yes, len(shards)); err != nil {
 		return err
 	}
-	sum, archive, err := d.runBulkBatches(ctx, conn, o, r, t, shards, job, payloadType, why)
+	sum, archive, err := d.runBulkBatches(ctx, conn, o, r, t, sel, shards, job, payloadType, why)
+	if archive == nil { // the archive could not be set up: nothing ran
+		return err
+	}
 	d.auditBulk(job.command, sel, sum, archive, r.Reason)
 	if perr := d.printer.Print(bulkDoc(d, job.command, sum, archive, reg)); perr != nil {
 		return perr
 	}
-	return bulkVerdict(ctx, job.command, sum, err)
+	return bulkVerdict(ctx, job.command, archive.ID, sum, err)
 }
 
 // selectShards reads the selection, and count's rows when it is set (a skip's or compact's
@@ -203,44 +220,73 @@ func counts(m map[string][2]int64) string {
 	return strings.Join(parts, "; ")
 }
 
-// bulkArchiveRun is where a bulk skip or compact archived: the file and the bulk id.
+// bulkArchiveRun is a bulk run's operation id and, for a skip or compact, where it archived:
+// the file and the operations written there.
 type bulkArchiveRun struct {
-	Path       string
 	ID         string
+	Path       string
 	Operations []string
 }
 
-// runBulkBatches works through refs, a batch per transaction, with the progress line; a skip
-// or compact archives each shard's rows in its own operation, all in one file.
-func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOptions, r repairOptions, t query.Target, shards []query.SelectedShard, job bulkRepair, payloadType string, why query.Why) (drain.BulkSummary, *bulkArchiveRun, error) {
+// bulkRunID is the run's operation id: a resumed run's own, else a new one.
+func (d factory) bulkRunID(o bulkOptions, command string) string {
+	if o.resume != nil {
+		return o.resume.Op
+	}
+	return drain.NewOperationID(command, d.now())
+}
+
+// bulkArchive is a skip's or compact's archive: the run's file (--archive, else one of its
+// own in the state directory; a resumed run's, whatever --archive says) and its shards'
+// operations, numbered on from a resumed run's.
+func (d factory) bulkArchive(o bulkOptions, r repairOptions, t query.Target, job bulkRepair, payloadType string, why query.Why, run *bulkArchiveRun) (*drain.BulkArchive, error) {
+	path, prior := r.Archive, 0
+	if o.resume != nil {
+		path, prior = o.resume.Archive, o.resume.Operations
+	}
+	if path == "" {
+		var err error
+		if path, err = drain.OperationArchivePath(run.ID); err != nil {
+			return nil, err
+		}
+	}
+	run.Path = path
+	return &drain.BulkArchive{Path: path, ID: run.ID, Prior: prior, Target: t, Why: why, Warnf: d.printer.Warnf, Meta: func(ref query.ShardRef) drain.OperationMeta {
+		m := archiveMeta(t, query.ShardKey{Scope: query.Enum{Value: ref.Scope}, ID: ref.ID}, payloadType, job.command, r.Reason)
+		m.Started = d.now().UTC()
+		return m
+	}}, nil
+}
+
+// runBulkBatches works through the shards, a batch per transaction, with the progress line
+// and the run's journal (what --resume continues from); a skip or compact archives each
+// shard's rows in its own operation, all in one file.
+func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOptions, r repairOptions, t query.Target, sel query.ShardSelector, shards []query.SelectedShard, job bulkRepair, payloadType string, why query.Why) (drain.BulkSummary, *bulkArchiveRun, error) {
 	bulk := &drain.Bulk{BatchShards: o.BatchShards, BatchRows: o.BatchRows}
 	for _, s := range shards {
 		bulk.Shards, bulk.Depths = append(bulk.Shards, s.Ref()), append(bulk.Depths, s.Depth)
 	}
-	refs := bulk.Shards
-	progress := d.progress(ctx, job.command+" shards", int64(len(refs)), false)
+	progress := d.progress(ctx, job.command+" shards", int64(len(bulk.Shards)), false)
 	bulk.Progress = func(n int, _ int64) { progress.Set(int64(n)) }
-	var archive *bulkArchiveRun
+	run := &bulkArchiveRun{ID: d.bulkRunID(o, job.command)}
 	var ba *drain.BulkArchive
 	batch := job.batch
 	if job.rowsOf != nil {
-		id := drain.NewOperationID(job.command, d.now())
-		path := r.Archive
-		if path == "" {
-			var err error
-			if path, err = drain.OperationArchivePath(id); err != nil {
-				return drain.BulkSummary{}, nil, err
-			}
+		var err error
+		if ba, err = d.bulkArchive(o, r, t, job, payloadType, why, run); err != nil {
+			return drain.BulkSummary{}, nil, err
 		}
-		archive = &bulkArchiveRun{Path: path, ID: id}
-		ba = &drain.BulkArchive{Path: path, ID: id, Target: t, Why: why, Warnf: d.printer.Warnf, Meta: func(ref query.ShardRef) drain.OperationMeta {
-			m := archiveMeta(t, query.ShardKey{Scope: query.Enum{Value: ref.Scope}, ID: ref.ID}, payloadType, job.command, r.Reason)
-			m.Started = d.now().UTC()
-			return m
-		}}
 		bulk.After = ba.Finish
 		rowsOf := job.rowsOf(t, why)
 		batch = func(query.Target, query.Why) drain.BatchFunc { return ba.Batch(rowsOf) }
+	}
+	if j := d.bulkJournal(o, job, run.ID, run.Path, t, sel, bulk.Shards); j != nil {
+		defer j.Close()
+		bulk.OnBatch = func(lines []drain.BulkShard) {
+			if err := j.Record(lines, operationsOf(ba)); err != nil {
+				d.printer.Warnf("cannot write the run's journal %s (%v): --resume %s may redo this batch's shards", j.Path, err, run.ID)
+			}
+		}
 	}
 	bulk.Settle = d.bulkSettle(job.command, t, shards, ba)
 	stopNote := context.AfterFunc(ctx, func() {
@@ -251,12 +297,21 @@ func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOption
 	progress.Set(int64(sum.Selected - sum.Left))
 	progress.done()
 	if ba != nil {
-		archive.Operations = ba.Operations
+		run.Operations = ba.Operations
 		if cerr := ba.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
 	}
-	return sum, archive, err
+	return sum, run, err
+}
+
+// operationsOf is the number of archive operations a run has written (a resumed run's before
+// it included).
+func operationsOf(ba *drain.BulkArchive) int {
+	if ba == nil {
+		return 0
+	}
+	return ba.Prior + len(ba.Operations)
 }
 
 // bulkSettle settles a batch whose COMMIT got no answer on a fresh connection, as the
@@ -290,7 +345,10 @@ func (d factory) auditBulk(command string, sel query.ShardSelector, sum drain.Bu
 		fields["commit_settled"] = string(sum.Settled)
 	}
 	if archive != nil {
-		fields["archive"], fields["operation"], fields["operations"] = archive.Path, archive.ID, len(archive.Operations)
+		fields["operation"] = archive.ID
+		if archive.Path != "" {
+			fields["archive"], fields["operations"] = archive.Path, len(archive.Operations)
+		}
 	}
 	d.audit(command, fields)
 }
@@ -300,11 +358,14 @@ func (d factory) auditBulk(command string, sel query.ShardSelector, sum drain.Bu
 func bulkDoc(d factory, command string, sum drain.BulkSummary, archive *bulkArchiveRun, reg *enums.Registry) render.Doc {
 	card := sum.Card()
 	if archive != nil {
+		card.Operation = archive.ID
+	}
+	if archive != nil && archive.Path != "" {
 		restore := fmt.Sprintf("outboxctl restore %s --all", archive.Path)
 		if command == "skip" {
 			restore += " --include-skipped"
 		}
-		card.Archive, card.Operation, card.Operations, card.Restore = archive.Path, archive.ID, len(archive.Operations), restore
+		card.Archive, card.Operations, card.Restore = archive.Path, len(archive.Operations), restore
 	}
 	rows := []drain.BulkShardRow{}
 	for _, s := range sum.Shards {
@@ -324,7 +385,7 @@ func bulkDoc(d factory, command string, sum drain.BulkSummary, archive *bulkArch
 // bulkVerdict is how a bulk repair ends: interrupted (130), a COMMIT in doubt (settled or
 // not: 1, as the single-shard repairs) or every batch failed (1), some shards failed (the partial exit, 6), else done (0; being drained is no
 // failure: the next run takes those shards).
-func bulkVerdict(ctx context.Context, command string, sum drain.BulkSummary, err error) error {
+func bulkVerdict(ctx context.Context, command, id string, sum drain.BulkSummary, err error) error {
 	switch {
 	case sum.Settled == drain.Committed || sum.Settled == drain.NotCommitted:
 		found := "committed, its shards are done"
@@ -341,7 +402,8 @@ func bulkVerdict(ctx context.Context, command string, sum drain.BulkSummary, err
 		return failuref("%s: the COMMIT of a batch got no answer (%v), and it could not be settled (%s): its %d shard(s) are in doubt (done or not); %d shard(s) done, %d left: run the same command again, what is done no longer matches",
 			command, err, why, sum.InDoubt, sum.Done, sum.Left)
 	case sum.Interrupted || ctx.Err() != nil:
-		return interruptedf("%s interrupted: %d shard(s) done, %d being drained, %d failed, %d left: run the same command again to continue", command, sum.Done, sum.BeingDrained, sum.Failed, sum.Left)
+		return interruptedf("%s interrupted: %d shard(s) done, %d being drained, %d failed, %d left: run the same command again to continue, or go on with exactly the rest with outboxctl %s --resume %s",
+			command, sum.Done, sum.BeingDrained, sum.Failed, sum.Left, command, id)
 	case sum.Failed > 0 && sum.Done+sum.BeingDrained+sum.Empty == 0:
 		return failuref("%s: every batch failed: %v", command, err)
 	case sum.Failed > 0:

@@ -246,3 +246,59 @@ func dueShards(t *testing.T, schema string) []int64 {
 	}
 	return ids
 }
+
+// TestBulkSkipResumeRetriesWhatFailed: skip --category over 3 shards, one batch a shard, with
+// organization/2's newest row locked past --lock-timeout: shards 1 and 3 done, 2 failed
+// (exit 6). --resume ID (no selector flag) works on organization/2 alone, in the run's own
+// archive as its next operation (ID.3); restore --all of that archive puts all 6 rows back.
+func TestBulkSkipResumeRetriesWhatFailed(t *testing.T) {
+	t.Parallel()
+	schema := seedBulkShards(t, 3, 2)
+	ctx := context.Background()
+	lock, err := testdb.Pool(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback(ctx) //nolint:errcheck // released below
+	if _, err := lock.Exec(ctx, fmt.Sprintf("SELECT id FROM %s.sentry_regionoutbox WHERE shard_identifier = 2 ORDER BY id DESC LIMIT 1 FOR UPDATE", pgx.Identifier{schema}.Sanitize())); err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(t.TempDir(), "skip.jsonl")
+	out, _ := mustRun(t, 6, schema, "--lock-timeout", "200ms", "skip", "--category", "ORGANIZATION_UPDATE", "--batch-shards", "1", "--archive", archive, "--yes", "-o", "json")
+	var run struct {
+		Summary struct {
+			Done, Failed int
+			Operation    string `json:"operation"`
+			Operations   int    `json:"operations"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(out), &run); err != nil || run.Summary.Done != 2 || run.Summary.Failed != 1 {
+		t.Fatalf("first run (%v):\n%s", err, out)
+	}
+	_ = lock.Rollback(ctx)
+	out, errOut := mustRun(t, 0, schema, "skip", "--resume", run.Summary.Operation, "--yes", "-o", "json")
+	var resumed struct {
+		Summary struct {
+			Selected, Done int
+			Archive        string `json:"archive"`
+		} `json:"summary"`
+		Shards []struct {
+			ID int64 `json:"shard_identifier"`
+		} `json:"shards"`
+	}
+	if err := json.Unmarshal([]byte(out), &resumed); err != nil || resumed.Summary.Selected != 1 || resumed.Summary.Done != 1 || resumed.Summary.Archive != archive ||
+		len(resumed.Shards) != 1 || resumed.Shards[0].ID != 2 || !strings.Contains(errOut, "resuming operation "+run.Summary.Operation) {
+		t.Fatalf("resume (%v):\n%s\n%s", err, out, errOut)
+	}
+	if n := countRows(t, schema); n != 0 {
+		t.Fatalf("%d rows left, want 0", n)
+	}
+	b, _ := os.ReadFile(archive)
+	if !strings.Contains(string(b), `"op":"`+run.Summary.Operation+`.3"`) {
+		t.Errorf("the resumed shard's operation is not %s.3:\n%s", run.Summary.Operation, b)
+	}
+	out, _ = mustRun(t, 0, schema, "restore", archive, "--all", "--include-skipped", "--yes", "-o", "json")
+	if !strings.Contains(out, `"inserted": 6`) {
+		t.Errorf("restore:\n%s", out)
+	}
+}

@@ -396,3 +396,99 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestBulkResumeAfterInterrupt: reschedule --scope organization (a selector a rerun would
+// match whole again) is interrupted after 2 of 6 shards (SIGINT while batch 3 waits on a
+// lock: exit 130, the operation id in the summary and the error); --resume ID with the same
+// flags does exactly the 4 shards left, and a second resume finds nothing left. Other
+// selector flags, another command, or no such operation are refused with one line (exit 2).
+func TestBulkResumeAfterInterrupt(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "outboxctl")
+	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
+		t.Fatalf("building: %v\n%s", err, out)
+	}
+	state := t.TempDir()
+	schema := seedStuckShards(t, 6, 2)
+	ctx := context.Background()
+	lock, err := testdb.Pool(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback(ctx) //nolint:errcheck // released below
+	if _, err := lock.Exec(ctx, fmt.Sprintf("SELECT id FROM %s.sentry_regionoutbox WHERE shard_identifier = 3 ORDER BY id DESC LIMIT 1 FOR UPDATE", pgx.Identifier{schema}.Sanitize())); err != nil {
+		t.Fatal(err)
+	}
+	command := func(args ...string) *exec.Cmd {
+		c := exec.Command(bin, append([]string{"--dsn", testdb.DSN(), "--schema", schema, "--lock-timeout", "30s"}, args...)...)
+		c.Env = append(os.Environ(), "XDG_STATE_HOME="+state)
+		return c
+	}
+	var out bytes.Buffer
+	errs := &syncBuffer{}
+	c := command("reschedule", "--scope", "organization", "--batch-shards", "1", "--yes", "-o", "json")
+	c.Stdout, c.Stderr = &out, errs
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the third batch waiting on the lock", func() bool {
+		var n int
+		_ = testdb.Pool(t).QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%outboxctl reschedule%' AND query LIKE '%"+schema+"%'").Scan(&n)
+		return n > 0
+	})
+	_ = c.Process.Signal(os.Interrupt)
+	waitFor(t, "the signal noted", func() bool { return strings.Contains(errs.String(), "stopping after the batch in flight") })
+	_ = lock.Rollback(ctx)
+	_ = c.Wait()
+	var first struct {
+		Summary struct {
+			drain.BulkSummary
+			Operation string `json:"operation"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &first); err != nil || c.ProcessState.ExitCode() != ExitInterrupted {
+		t.Fatalf("exit %d (%v)\n%s\n%s", c.ProcessState.ExitCode(), err, out.String(), errs.String())
+	}
+	id := first.Summary.Operation
+	if s := first.Summary; s.Done != 3 || s.Left != 3 || id == "" || !strings.Contains(errs.String(), "outboxctl reschedule --resume "+id) {
+		t.Fatalf("summary %+v\n%s", s, errs.String())
+	}
+	resume := func(want int, args ...string) (bulkSummaryJSON, string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		c := command(append(args, "--yes", "-o", "json")...)
+		c.Stdout, c.Stderr = &out, &errOut
+		_ = c.Run()
+		var got bulkSummaryJSON
+		if code := c.ProcessState.ExitCode(); code != want || (want == 0 && out.Len() > 0 && json.Unmarshal(out.Bytes(), &got) != nil) {
+			t.Fatalf("%v: exit %d, want %d\n%s\n%s", args, code, want, out.String(), errOut.String())
+		}
+		return got, errOut.String()
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"reschedule", "--stuck", "--resume", id}, "Error: operation " + id + " selected its shards with --scope organization, not --stuck: give the same selector flags, or none, with --resume\n"},
+		{[]string{"skip", "--resume", id}, "Error: operation " + id + " is a reschedule run, not outboxctl skip: resume it with outboxctl reschedule --resume " + id + "\n"},
+		{[]string{"reschedule", "--resume", "../../etc/passwd"}, "Error: cannot resume ../../etc/passwd: \"../../etc/passwd\" is not an operation id (such as 20261201T101500Z-skip-3fa9c1)\n"},
+	} {
+		if _, errOut := resume(ExitUsage, tt.args...); !strings.HasPrefix(errOut, tt.want) || strings.Count(errOut, "\n") != 2 {
+			t.Errorf("%v:\n%s\nwant %s", tt.args, errOut, tt.want)
+		}
+	}
+	got, _ := resume(0, "reschedule", "--scope", "organization", "--resume", id)
+	var ids []int64
+	for _, sh := range got.Shards {
+		ids = append(ids, sh.ID)
+	}
+	if s := got.Summary; s.Selected != 3 || s.Done != 3 || s.Rows != 6 || !reflect.DeepEqual(ids, []int64{4, 5, 6}) {
+		t.Errorf("resumed = %+v, shards %v: want exactly 4, 5 and 6", s, ids)
+	}
+	if want := []int64{1, 2, 3, 4, 5, 6}; !reflect.DeepEqual(dueShards(t, schema), want) {
+		t.Errorf("due shards = %v", dueShards(t, schema))
+	}
+	if _, errOut := resume(0, "reschedule", "--resume", id); !strings.Contains(errOut, "nothing left of operation "+id) {
+		t.Errorf("a second resume: %s", errOut)
+	}
+}

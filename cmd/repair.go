@@ -133,6 +133,9 @@ func (a *app) bulkRun(command string, o *bulkOptions, single func(*cobra.Command
 			return err
 		}
 		sel, err := a.shardSelector(o.selectorOptions, command, a.factory().now())
+		if o.Resume != "" {
+			sel, o.resume, err = a.resumeSelector(*o, command)
+		}
 		if err != nil {
 			return err
 		}

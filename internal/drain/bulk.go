@@ -108,6 +108,8 @@ type Bulk struct {
 	// a fresh connection, as the single-shard repairs do: refs and rows are the batch's shards
 	// and what its statements said of them before the COMMIT.
 	Settle func(ctx context.Context, refs []query.ShardRef, rows []query.BulkShardRow) (Settlement, error)
+	// OnBatch, when set, hears each batch's shard lines once it ended (the run's journal).
+	OnBatch func(lines []BulkShard)
 }
 
 // Run works through the shards, a batch per write transaction on conn. It stops between
@@ -137,27 +139,31 @@ func (b *Bulk) Run(ctx context.Context, conn *db.Conn, batch BatchFunc) (BulkSum
 		refs := b.Shards[start:end]
 		rows, err := b.runBatch(work, conn, refs, batch)
 		sum.Batches++
+		lines := len(sum.Shards)
+		var stop error
 		switch {
 		case err == nil:
 			failedInARow = 0
 			sum.add(refs, rows)
 		case db.IsInDoubt(err):
 			sum.settle(work, b.Settle, refs, rows, err)
-			sum.Left = len(b.Shards) - start - len(refs)
-			if b.Progress != nil {
-				b.Progress(start+len(refs), sum.Rows)
-			}
-			return sum.sorted(), err
+			stop = err
 		default:
 			lastErr = err
 			sum.mark(refs, BulkFailed, err)
 			if failedInARow++; failedInARow >= maxFailed {
-				sum.Left = len(b.Shards) - start - len(refs)
-				return sum.sorted(), fmt.Errorf("%w (%d batches failed in a row: stopped)", err, failedInARow)
+				stop = fmt.Errorf("%w (%d batches failed in a row: stopped)", err, failedInARow)
 			}
+		}
+		if b.OnBatch != nil {
+			b.OnBatch(sum.Shards[lines:])
 		}
 		if b.Progress != nil {
 			b.Progress(start+len(refs), sum.Rows)
+		}
+		if stop != nil {
+			sum.Left = len(b.Shards) - start - len(refs)
+			return sum.sorted(), stop
 		}
 	}
 	return sum.sorted(), lastErr
@@ -280,6 +286,8 @@ type BulkArchive struct {
 	// Meta is the operation of a shard (its ID is filled here).
 	Meta  func(query.ShardRef) OperationMeta
 	Warnf func(format string, args ...any)
+	// Prior is the number of operations the run wrote before (a resumed run numbers on).
+	Prior int
 	// Operations are the operation ids written, in order.
 	Operations []string
 	pending    []*ArchivedDelete
@@ -308,7 +316,7 @@ func (ba *BulkArchive) open(k query.ShardRef) (*Operation, error) {
 	}
 	meta := ba.Meta(k)
 	if ba.ID != "" {
-		meta.ID = fmt.Sprintf("%s.%d", ba.ID, len(ba.Operations)+1)
+		meta.ID = fmt.Sprintf("%s.%d", ba.ID, ba.Prior+len(ba.Operations)+1)
 	}
 	return ba.file.OpenOn(meta)
 }
