@@ -36,7 +36,7 @@ type BulkJournalHeader struct {
 	AddedAfter  *time.Time `json:"added_after,omitempty"`
 	AddedBefore *time.Time `json:"added_before,omitempty"`
 	// Archive is a skip's or compact's archive file, where a resume goes on writing.
-	Archive string `json:"archive,omitempty"`
+	Archive string     `json:"archive,omitempty"`
 	Started time.Time  `json:"started_at"`
 	Shards  [][2]int64 `json:"shards"`
 }
