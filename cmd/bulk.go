@@ -93,9 +93,9 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	if err := checkResumeTarget(command, o.resume, d.where()+", "+t.Describe()); err != nil {
 		return err
 	}
-	var count query.Statement
+	var count func(query.Statement) query.Statement
 	if job.rowsOf != nil {
-		count = query.BulkCount(job.rowsOf(t, query.Why{})(query.SelectedShards(t, sel, nil)))
+		count = func(shards query.Statement) query.Statement { return query.BulkCount(job.rowsOf(t, query.Why{})(shards)) }
 	}
 	shards, counts, err := d.selectShards(ctx, conn, sel, count)
 	if err != nil {
@@ -135,9 +135,10 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	return bulkVerdict(ctx, job.command, archive.ID, sum, err)
 }
 
-// selectShards reads the selection, and count's rows when it is set (a skip's or compact's
-// plan), in one read-only snapshot on conn.
-func (d factory) selectShards(ctx context.Context, conn *db.Conn, sel query.ShardSelector, count query.Statement) ([]query.SelectedShard, []query.BulkCountRow, error) {
+// selectShards reads the selection, and when count is set (a skip's or compact's plan) the
+// counts of its statement over the shards just selected, in one read-only snapshot on conn:
+// the selection runs once (counting over it again cost 4.5 of 16 s at 100k rows).
+func (d factory) selectShards(ctx context.Context, conn *db.Conn, sel query.ShardSelector, count func(shards query.Statement) query.Statement) ([]query.SelectedShard, []query.BulkCountRow, error) {
 	var shards []query.SelectedShard
 	var counts []query.BulkCountRow
 	err := d.session(ctx, conn, func(s *session) error {
@@ -145,10 +146,14 @@ func (d factory) selectShards(ctx context.Context, conn *db.Conn, sel query.Shar
 		if err != nil {
 			return err
 		}
-		if shards, err = query.Rows[query.SelectedShard](res); err != nil || count.Name == "" || len(shards) == 0 {
+		if shards, err = query.Rows[query.SelectedShard](res); err != nil || count == nil || len(shards) == 0 {
 			return err
 		}
-		if res, err = s.run(count); err != nil {
+		refs := make([]query.ShardRef, len(shards))
+		for i, sh := range shards {
+			refs[i] = sh.Ref()
+		}
+		if res, err = s.run(count(query.ShardBatch(refs))); err != nil {
 			return err
 		}
 		counts, err = query.Rows[query.BulkCountRow](res)
