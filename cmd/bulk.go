@@ -414,7 +414,7 @@ func bulkVerdict(ctx context.Context, command, id string, sum drain.BulkSummary,
 	case sum.Failed > 0:
 		return partialf("%s: %d shard(s) done, %d failed (%v)%s: run the same command again for the failed ones", command, sum.Done, sum.Failed, err, leftText(sum.Left))
 	}
-	return nil
+	return err // nil, or what stopped the run before its first batch (the replica check)
 }
 
 func leftText(left int) string {

@@ -126,6 +126,13 @@ func (b *Bulk) Run(ctx context.Context, conn *db.Conn, batch BatchFunc) (BulkSum
 		maxFailed = 3
 	}
 	sum := BulkSummary{Selected: len(b.Shards)}
+	// The replica check once for the run, not once a batch (db.WriteTx's): a round trip and
+	// a transaction of its own per batch, as the drain does.
+	if len(b.Shards) > 0 {
+		if err := db.CheckPrimary(ctx, conn, "change anything"); err != nil {
+			return sum, err
+		}
+	}
 	var lastErr error
 	failedInARow := 0
 	work := context.WithoutCancel(ctx) // a batch in flight is never cut by the signal
@@ -193,7 +200,7 @@ func (b *Bulk) batchEnd(start, size int) int {
 func (b *Bulk) runBatch(ctx context.Context, conn *db.Conn, refs []query.ShardRef, batch BatchFunc) ([]query.BulkShardRow, error) {
 	var rows []query.BulkShardRow
 	committing := false
-	err := db.WriteTx(ctx, conn, func(tx db.Tx) error {
+	err := db.RunWriteTx(ctx, conn, nil, func(tx db.Tx) error {
 		var err error
 		rows, err = batch(ctx, tx, refs)
 		committing = err == nil
