@@ -95,7 +95,9 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	}
 	var count func(query.Statement) query.Statement
 	if job.rowsOf != nil {
-		count = func(shards query.Statement) query.Statement { return query.BulkCount(job.rowsOf(t, query.Why{})(shards)) }
+		count = func(shards query.Statement) query.Statement {
+			return query.BulkCount(job.rowsOf(t, query.Why{})(shards))
+		}
 	}
 	shards, counts, err := d.selectShards(ctx, conn, sel, count)
 	if err != nil {
