@@ -118,6 +118,7 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	plan := bulkPlan(d, job, t, sel, shards, reg, o.BatchShards, o.BatchRows, r.Reason)
 	if job.rowsOf != nil {
 		plan.Lines = append(plan.Lines[:1], append([]string{countLine(counts, reg)}, plan.Lines[1:]...)...)
+		plan.Lines = append(plan.Lines, backoffPlan(r))
 	}
 	if o.resume != nil {
 		plan.Lines = append([]string{resumeLine(o.resume, len(shards))}, plan.Lines...)
@@ -233,6 +234,8 @@ type bulkArchiveRun struct {
 	ID         string
 	Path       string
 	Operations []string
+	// MadeDue counts the shards made due now, their head row removed.
+	MadeDue int
 }
 
 // bulkRunID is the run's operation id: a resumed run's own, else a new one.
@@ -258,7 +261,7 @@ func (d factory) bulkArchive(o bulkOptions, r repairOptions, t query.Target, job
 		}
 	}
 	run.Path = path
-	return &drain.BulkArchive{Path: path, ID: run.ID, Prior: prior, Target: t, Why: why, Warnf: d.printer.Warnf, Meta: func(ref query.ShardRef) drain.OperationMeta {
+	return &drain.BulkArchive{Path: path, ID: run.ID, Prior: prior, KeepBackoff: r.KeepBackoff, Target: t, Why: why, Warnf: d.printer.Warnf, Meta: func(ref query.ShardRef) drain.OperationMeta {
 		m := archiveMeta(t, query.ShardKey{Scope: query.Enum{Value: ref.Scope}, ID: ref.ID}, payloadType, job.command, r.Reason)
 		m.Started = d.now().UTC()
 		return m
@@ -304,7 +307,7 @@ func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOption
 	progress.Set(int64(sum.Selected - sum.Left))
 	progress.done()
 	if ba != nil {
-		run.Operations = ba.Operations
+		run.Operations, run.MadeDue = ba.Operations, ba.MadeDue
 		if cerr := ba.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -354,7 +357,7 @@ func (d factory) auditBulk(command string, sel query.ShardSelector, sum drain.Bu
 	if archive != nil {
 		fields["operation"] = archive.ID
 		if archive.Path != "" {
-			fields["archive"], fields["operations"] = archive.Path, len(archive.Operations)
+			fields["archive"], fields["operations"], fields["made_due"] = archive.Path, len(archive.Operations), archive.MadeDue
 		}
 	}
 	d.audit(command, fields)
@@ -372,7 +375,7 @@ func bulkDoc(d factory, command string, sum drain.BulkSummary, archive *bulkArch
 		if command == "skip" {
 			restore += " --include-skipped"
 		}
-		card.Archive, card.Operations, card.Restore = archive.Path, len(archive.Operations), restore
+		card.Archive, card.Operations, card.MadeDue, card.Restore = archive.Path, len(archive.Operations), archive.MadeDue, restore
 	}
 	rows := []drain.BulkShardRow{}
 	for _, s := range sum.Shards {

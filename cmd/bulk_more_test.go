@@ -302,3 +302,50 @@ func TestBulkSkipResumeRetriesWhatFailed(t *testing.T) {
 		t.Errorf("restore:\n%s", out)
 	}
 }
+
+// TestBulkSkipMakesHeadlessShardsDue: skip --category removes organization/1 and /2's head
+// rows (ORGANIZATION_MEMBER_UPDATE) and a later row of /3, whose head is ORGANIZATION_UPDATE;
+// as skip MESSAGE_ID does, /1 and /2 are made due now (their backoff was earned by the row
+// that is gone), /3 keeps its backoff; with --keep-backoff every shard keeps it.
+func TestBulkSkipMakesHeadlessShardsDue(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		keep bool
+		due  string
+		made int
+	}{{false, "[1 2]", 2}, {true, "[]", 0}} {
+		t.Run(fmt.Sprint("keep-backoff=", tt.keep), func(t *testing.T) {
+			t.Parallel()
+			schema := testdb.Schema(t, fixture.Options{})
+			if _, err := testdb.Pool(t).Exec(context.Background(), fmt.Sprintf(`INSERT INTO %s.sentry_regionoutbox
+				(shard_scope, shard_identifier, category, object_identifier, payload, scheduled_from, scheduled_for)
+				SELECT 0, s, CASE WHEN (s < 3 AND i = 1) OR (s = 3 AND i = 2) THEN 3 ELSE 2 END, i, '{}', now() - interval '20 minutes', now() + interval '40 minutes'
+				  FROM generate_series(1, 3) s, generate_series(1, 3) i ORDER BY s, i`, pgx.Identifier{schema}.Sanitize())); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"skip", "--category", "ORGANIZATION_MEMBER_UPDATE", "--archive", filepath.Join(t.TempDir(), "a.jsonl"), "--yes", "-o", "json"}
+			if tt.keep {
+				args = append(args, "--keep-backoff")
+			}
+			out, errOut := mustRun(t, 0, schema, args...)
+			var got struct {
+				Summary struct {
+					Done    int `json:"done"`
+					MadeDue int `json:"made_due"`
+				} `json:"summary"`
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil || got.Summary.Done != 3 || got.Summary.MadeDue != tt.made {
+				t.Fatalf("summary (%v):\n%s", err, out)
+			}
+			if a := auditLine(t, errOut, "skip"); a["made_due"] != float64(tt.made) {
+				t.Errorf("audit line %v", a)
+			}
+			if due := fmt.Sprint(dueShards(t, schema)); due != tt.due {
+				t.Errorf("due shards %s, want %s", due, tt.due)
+			}
+			if n := countRows(t, schema); n != 6 {
+				t.Errorf("%d rows left, want 6", n)
+			}
+		})
+	}
+}

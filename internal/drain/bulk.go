@@ -295,11 +295,18 @@ type BulkArchive struct {
 	Warnf func(format string, args ...any)
 	// Prior is the number of operations the run wrote before (a resumed run numbers on).
 	Prior int
+	// KeepBackoff leaves a shard whose head row was deleted in its backoff (--keep-backoff);
+	// else it is made due now. MadeDue counts the shards made due, pendingDue those of the
+	// batch in flight.
+	KeepBackoff         bool
+	MadeDue, pendingDue int
 	// Operations are the operation ids written, in order.
 	Operations []string
 	pending    []*ArchivedDelete
-	// doubt are the operations of the batch whose COMMIT got no answer, until Settle.
-	doubt []*ArchivedDelete
+	// doubt are the operations of the batch whose COMMIT got no answer, until Settle, and
+	// doubtDue the shards it made due.
+	doubt    []*ArchivedDelete
+	doubtDue int
 	// file is the archive, opened at the first shard with rows: one file, one fsync a batch.
 	file *ArchiveHandle
 }
@@ -337,13 +344,14 @@ func (ba *BulkArchive) Batch(rowsOf func(shards query.Statement) query.Statement
 		if err != nil {
 			return nil, db.Classify(err, "bulk-lock-heads")
 		}
-		heads, err := query.Rows[query.BulkShardRow](res)
+		locks, err := query.Rows[query.BulkHeadRow](res)
 		if err != nil {
 			return nil, err
 		}
+		heads := make([]query.BulkShardRow, len(locks))
 		var locked []query.ShardRef
-		for _, h := range heads {
-			if !h.Empty && !h.BeingDrained {
+		for i, h := range locks {
+			if heads[i] = h.Shard(); !h.Empty && !h.BeingDrained {
 				locked = append(locked, query.ShardRef{Scope: h.Scope, ID: h.ID})
 			}
 		}
@@ -366,8 +374,45 @@ func (ba *BulkArchive) Batch(rowsOf func(shards query.Statement) query.Statement
 		for i := range heads {
 			heads[i].Rows = deleted[query.ShardRef{Scope: heads[i].Scope, ID: heads[i].ID}]
 		}
-		return heads, nil
+		return heads, ba.headsRemoved(ctx, tx, locks, rows, deleted)
 	}
+}
+
+// headsRemoved makes due now, in the batch's transaction, every shard whose head row the
+// batch deleted (its backoff was earned by that row), as skip MESSAGE_ID and compact SCOPE ID
+// do, unless KeepBackoff: query.BulkReschedule, which skips a shard whose new head a drainer
+// holds (it is being worked on). The head row cannot have gone otherwise: the batch holds its
+// lock. MadeDue counts them once the batch commits.
+func (ba *BulkArchive) headsRemoved(ctx context.Context, tx db.Tx, locks []query.BulkHeadRow, rows []Row, deleted map[query.ShardRef]int64) error {
+	if ba.KeepBackoff {
+		return nil
+	}
+	staged := make(map[int64]bool, len(rows))
+	for _, r := range rows {
+		staged[r.ID] = true
+	}
+	var gone []query.ShardRef
+	for _, h := range locks {
+		ref := query.ShardRef{Scope: h.Scope, ID: h.ID}
+		if h.HeadID != nil && staged[*h.HeadID] && deleted[ref] > 0 {
+			gone = append(gone, ref)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	st := query.BulkReschedule(ba.Target, query.ShardBatch(gone), ba.Why)
+	res, err := query.Run(ctx, tx, st)
+	if err != nil {
+		return db.Classify(err, st.Name)
+	}
+	due, err := query.Rows[query.BulkShardRow](res)
+	for _, d := range due {
+		if d.Rows > 0 {
+			ba.pendingDue++
+		}
+	}
+	return err
 }
 
 // stageAndDelete groups rows by shard, stages each group in its shard's own operation (one
@@ -413,8 +458,13 @@ func (ba *BulkArchive) stageAndDelete(ctx context.Context, tx db.Tx, rows []Row)
 func (ba *BulkArchive) Finish(err error, committing bool) error {
 	pending := ba.pending
 	ba.pending = nil
-	if db.IsInDoubt(err) {
-		ba.doubt = pending // no marker until Settle finds out
+	due := ba.pendingDue
+	ba.pendingDue = 0
+	switch {
+	case err == nil:
+		ba.MadeDue += due
+	case db.IsInDoubt(err):
+		ba.doubt, ba.doubtDue = pending, due // no marker until Settle finds out
 	}
 	out := err
 	for _, del := range pending {
@@ -443,6 +493,10 @@ func (ba *BulkArchive) Settle(ctx context.Context, conn *db.Conn) (Settlement, e
 		ids = append(ids, del.doubtIDs()...)
 	}
 	s, err := SettleDeleted(ctx, conn, ba.Target, ids)
+	if s == Committed {
+		ba.MadeDue += ba.doubtDue
+	}
+	ba.doubtDue = 0
 	for _, del := range doubt {
 		if merr := del.settled(s); merr != nil && err == nil {
 			err = merr
@@ -513,7 +567,9 @@ type BulkCard struct {
 	Archive    string `json:"archive,omitempty"`
 	Operation  string `json:"operation,omitempty"`
 	Operations int    `json:"operations,omitempty"`
-	Restore    string `json:"restore,omitempty" render:"human"`
+	// MadeDue counts the shards a skip or compact made due now, their head row removed.
+	MadeDue int    `json:"made_due,omitempty"`
+	Restore string `json:"restore,omitempty" render:"human"`
 }
 
 // Card is the summary's card of s.

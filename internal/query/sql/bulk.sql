@@ -64,13 +64,14 @@ SELECT k.shard_scope, k.shard_identifier, k.head_id IS NULL AS empty,
 -- name: bulk-lock-heads
 -- Lock the head row of each shard of the batch for this transaction, skipping those a
 -- drainer holds (SKIP LOCKED): skip and compact then archive and delete only in the shards
--- locked here. One row per shard: empty (no row left), being_drained (left alone).
+-- locked here. One row per shard: empty (no row left), being_drained (left alone), and its
+-- head row's id (when a skip or compact deletes it, the shard is made due now).
 WITH batch AS (
     SELECT s.shard_scope, s.shard_identifier FROM (
 /* TEMPLATE_BEGIN: shards */SELECT 0 AS shard_scope, 0::bigint AS shard_identifier WHERE false/* TEMPLATE_END: shards */
     ) s
 )
-SELECT b.shard_scope, b.shard_identifier, h.id IS NULL AS empty, h.id IS NOT NULL AND l.id IS NULL AS being_drained, 0::bigint AS rows
+SELECT b.shard_scope, b.shard_identifier, h.id IS NULL AS empty, h.id IS NOT NULL AND l.id IS NULL AS being_drained, 0::bigint AS rows, h.id AS head_id
   FROM batch b
   LEFT JOIN LATERAL (
     SELECT o.id
