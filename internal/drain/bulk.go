@@ -380,8 +380,8 @@ func (ba *BulkArchive) Batch(rowsOf func(shards query.Statement) query.Statement
 
 // headsRemoved makes due now, in the batch's transaction, every shard whose head row the
 // batch deleted (its backoff was earned by that row), as skip MESSAGE_ID and compact SCOPE ID
-// do, unless KeepBackoff: query.BulkReschedule, which skips a shard whose new head a drainer
-// holds (it is being worked on). The head row cannot have gone otherwise: the batch holds its
+// do, unless KeepBackoff: query.BulkMakeDue, which skips a shard whose new head a drainer
+// holds (it is being worked on) and leaves the rows that are due with THE_PAST already. The head row cannot have gone otherwise: the batch holds its
 // lock. MadeDue counts them once the batch commits.
 func (ba *BulkArchive) headsRemoved(ctx context.Context, tx db.Tx, locks []query.BulkHeadRow, rows []Row, deleted map[query.ShardRef]int64) error {
 	if ba.KeepBackoff {
@@ -401,14 +401,14 @@ func (ba *BulkArchive) headsRemoved(ctx context.Context, tx db.Tx, locks []query
 	if len(gone) == 0 {
 		return nil
 	}
-	st := query.BulkReschedule(ba.Target, query.ShardBatch(gone), ba.Why)
+	st := query.BulkMakeDue(ba.Target, query.ShardBatch(gone), ba.Why)
 	res, err := query.Run(ctx, tx, st)
 	if err != nil {
 		return db.Classify(err, st.Name)
 	}
 	due, err := query.Rows[query.BulkShardRow](res)
 	for _, d := range due {
-		if d.Rows > 0 {
+		if !d.Empty && !d.BeingDrained {
 			ba.pendingDue++
 		}
 	}

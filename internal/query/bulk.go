@@ -45,6 +45,16 @@ func BulkReschedule(t Target, shards Statement, why Why) Statement {
 	}, t, shards, t.cellArgs(), t.cellFragment()...))
 }
 
+// BulkMakeDue is BulkReschedule for the shards a skip or compact removed the head row of:
+// their rows that do not carry THE_PAST already get it (a row that does is what the
+// reschedule would make it); one BulkShardRow per shard, rows the rows it changed.
+func BulkMakeDue(t Target, shards Statement, why Why) Statement {
+	return why.Mark(withShards("bulk-reschedule", []string{
+		"Make due now the shards whose head row was just removed (their backoff was earned by it): rows that",
+		"do not carry THE_PAST (2016-08-01) get it. A shard whose new head a drainer holds is skipped.",
+	}, t, shards, t.cellArgs(), append(t.cellFragment(), "not_due")...))
+}
+
 // BulkLockHeads locks the head row of each shard of shards for the transaction, skipping
 // those a drainer holds; one BulkHeadRow per shard (rows 0).
 func BulkLockHeads(t Target, shards Statement) Statement {
