@@ -299,6 +299,41 @@ func skipModel(t *testing.T, schema string, after, before, scope string) ([]stri
 	return out, len(all)
 }
 
+// interruptedRun runs bin (args after --dsn, --schema and --lock-timeout 30s) with shard
+// lockShard's newest row locked, so that the batch of that shard waits; it sends SIGINT once
+// a statement of the command waits on the lock and the command noted the signal, then
+// releases the lock and returns what the command printed and its exit code.
+func interruptedRun(t *testing.T, bin, schema string, lockShard int64, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx := context.Background()
+	lock, err := testdb.Pool(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback(ctx) //nolint:errcheck // released below
+	if _, err := lock.Exec(ctx, fmt.Sprintf("SELECT id FROM %s.sentry_regionoutbox WHERE shard_identifier = %d ORDER BY id DESC LIMIT 1 FOR UPDATE", pgx.Identifier{schema}.Sanitize(), lockShard)); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	c := exec.Command(bin, append([]string{"--dsn", testdb.DSN(), "--schema", schema, "--lock-timeout", "30s"}, args...)...)
+	c.Env = append(os.Environ(), env...)
+	errs := &syncBuffer{}
+	c.Stdout, c.Stderr = &out, errs
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a batch waiting on the lock", func() bool {
+		var n int
+		_ = testdb.Pool(t).QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%outboxctl "+args[0]+"%' AND query LIKE '%"+schema+"%'").Scan(&n)
+		return n > 0
+	})
+	_ = c.Process.Signal(os.Interrupt)
+	waitFor(t, "the signal noted", func() bool { return strings.Contains(errs.String(), "stopping after the batch in flight") })
+	_ = lock.Rollback(ctx)
+	_ = c.Wait()
+	return out.String(), errs.String(), c.ProcessState.ExitCode()
+}
+
 // TestBulkRescheduleInterruptedContinues: SIGINT while a batch waits on a lock lets that
 // batch finish, then stops (exit 130) with done and left counts; the same command run again
 // continues with the shards left (what is done no longer matches --stuck).
@@ -309,35 +344,13 @@ func TestBulkRescheduleInterruptedContinues(t *testing.T) {
 		t.Fatalf("building: %v\n%s", err, out)
 	}
 	schema := seedStuckShards(t, 6, 2)
-	ctx := context.Background()
 	// Shard 2's newest row is locked: batch 2 (batches of 1) waits for it.
-	lock, err := testdb.Pool(t).Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
+	stdout, stderr, code := interruptedRun(t, bin, schema, 2, nil, "reschedule", "--stuck", "--batch-shards", "1", "--yes", "-o", "json")
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d, want 130\n%s\n%s", code, stdout, stderr)
 	}
-	defer lock.Rollback(ctx) //nolint:errcheck // released below
-	if _, err := lock.Exec(ctx, fmt.Sprintf("SELECT id FROM %s.sentry_regionoutbox WHERE shard_identifier = 2 ORDER BY id DESC LIMIT 1 FOR UPDATE", pgx.Identifier{schema}.Sanitize())); err != nil {
-		t.Fatal(err)
-	}
-	var out, errOut bytes.Buffer
-	c := exec.Command(bin, "--dsn", testdb.DSN(), "--schema", schema, "--lock-timeout", "30s", "reschedule", "--stuck", "--batch-shards", "1", "--yes", "-o", "json")
-	errs := &syncBuffer{}
-	c.Stdout, c.Stderr = &out, errs
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the second batch waiting on the lock", func() bool {
-		var n int
-		_ = testdb.Pool(t).QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%outboxctl reschedule%' AND query LIKE '%"+schema+"%'").Scan(&n)
-		return n > 0
-	})
-	_ = c.Process.Signal(os.Interrupt)
-	waitFor(t, "the signal noted", func() bool { return strings.Contains(errs.String(), "stopping after the batch in flight") })
-	_ = lock.Rollback(ctx)
-	err = c.Wait()
-	if code := c.ProcessState.ExitCode(); code != ExitInterrupted {
-		t.Fatalf("exit %d (%v), want 130\n%s\n%s", code, err, out.String(), errs.String())
-	}
+	out := bytes.NewBufferString(stdout)
+	var errOut bytes.Buffer
 	var got bulkSummaryJSON
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
@@ -345,14 +358,14 @@ func TestBulkRescheduleInterruptedContinues(t *testing.T) {
 	if s := got.Summary; !s.Interrupted || s.Done != 2 || s.Left != 4 || s.Rows != 4 {
 		t.Errorf("summary = %+v, want 2 done, 4 left, interrupted", s)
 	}
-	if !strings.Contains(errs.String(), "interrupted: 2 shard(s) done") {
-		t.Errorf("stderr: %s", errs.String())
+	if !strings.Contains(stderr, "interrupted: 2 shard(s) done") {
+		t.Errorf("stderr: %s", stderr)
 	}
 	// Run again: the four left.
 	out.Reset()
 	errOut.Reset()
-	c = exec.Command(bin, "--dsn", testdb.DSN(), "--schema", schema, "reschedule", "--stuck", "--yes", "-o", "json")
-	c.Stdout, c.Stderr = &out, &errOut
+	c := exec.Command(bin, "--dsn", testdb.DSN(), "--schema", schema, "reschedule", "--stuck", "--yes", "-o", "json")
+	c.Stdout, c.Stderr = out, &errOut
 	if err := c.Run(); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
@@ -394,5 +407,77 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestBulkResumeAfterInterrupt: reschedule --scope organization (a selector a rerun would
+// match whole again) is interrupted after 2 of 6 shards (SIGINT while batch 3 waits on a
+// lock: exit 130, the operation id in the summary and the error); --resume ID with the same
+// flags does exactly the 4 shards left, and a second resume finds nothing left. Other
+// selector flags, another command, or no such operation are refused with one line (exit 2).
+func TestBulkResumeAfterInterrupt(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "outboxctl")
+	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
+		t.Fatalf("building: %v\n%s", err, out)
+	}
+	state := t.TempDir()
+	schema := seedStuckShards(t, 6, 2)
+	stdout, stderr, code := interruptedRun(t, bin, schema, 3, []string{"XDG_STATE_HOME=" + state}, "reschedule", "--scope", "organization", "--batch-shards", "1", "--yes", "-o", "json")
+	var first struct {
+		Summary struct {
+			drain.BulkSummary
+			Operation string `json:"operation"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &first); err != nil || code != ExitInterrupted {
+		t.Fatalf("exit %d (%v)\n%s\n%s", code, err, stdout, stderr)
+	}
+	command := func(args ...string) *exec.Cmd {
+		c := exec.Command(bin, append([]string{"--dsn", testdb.DSN(), "--schema", schema}, args...)...)
+		c.Env = append(os.Environ(), "XDG_STATE_HOME="+state)
+		return c
+	}
+	id := first.Summary.Operation
+	if s := first.Summary; s.Done != 3 || s.Left != 3 || id == "" || !strings.Contains(stderr, "outboxctl reschedule --resume "+id) {
+		t.Fatalf("summary %+v\n%s", s, stderr)
+	}
+	resume := func(want int, args ...string) (bulkSummaryJSON, string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		c := command(append(args, "--yes", "-o", "json")...)
+		c.Stdout, c.Stderr = &out, &errOut
+		_ = c.Run()
+		var got bulkSummaryJSON
+		if code := c.ProcessState.ExitCode(); code != want || (want == 0 && out.Len() > 0 && json.Unmarshal(out.Bytes(), &got) != nil) {
+			t.Fatalf("%v: exit %d, want %d\n%s\n%s", args, code, want, out.String(), errOut.String())
+		}
+		return got, errOut.String()
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"reschedule", "--stuck", "--resume", id}, "Error: operation " + id + " selected its shards with --scope organization, not --stuck: give the same selector flags, or none, with --resume\n"},
+		{[]string{"skip", "--resume", id}, "Error: operation " + id + " is a reschedule run, not outboxctl skip: resume it with outboxctl reschedule --resume " + id + "\n"},
+		{[]string{"reschedule", "--resume", "../../etc/passwd"}, "Error: cannot resume ../../etc/passwd: \"../../etc/passwd\" is not an operation id (such as 20261201T101500Z-skip-3fa9c1)\n"},
+	} {
+		if _, errOut := resume(ExitUsage, tt.args...); !strings.HasPrefix(errOut, tt.want) || strings.Count(errOut, "\n") != 2 {
+			t.Errorf("%v:\n%s\nwant %s", tt.args, errOut, tt.want)
+		}
+	}
+	got, _ := resume(0, "reschedule", "--scope", "organization", "--resume", id)
+	var ids []int64
+	for _, sh := range got.Shards {
+		ids = append(ids, sh.ID)
+	}
+	if s := got.Summary; s.Selected != 3 || s.Done != 3 || s.Rows != 6 || !reflect.DeepEqual(ids, []int64{4, 5, 6}) {
+		t.Errorf("resumed = %+v, shards %v: want exactly 4, 5 and 6", s, ids)
+	}
+	if want := []int64{1, 2, 3, 4, 5, 6}; !reflect.DeepEqual(dueShards(t, schema), want) {
+		t.Errorf("due shards = %v", dueShards(t, schema))
+	}
+	if _, errOut := resume(0, "reschedule", "--resume", id); !strings.Contains(errOut, "nothing left of operation "+id) {
+		t.Errorf("a second resume: %s", errOut)
 	}
 }

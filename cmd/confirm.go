@@ -11,6 +11,15 @@ import (
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
+// mutationPlan is what a mutation asks the operator to confirm: the target it changes (the
+// plan's first line: context, host and database, schema, table) and what it will do there.
+type mutationPlan struct {
+	// Target is the plan's "target: …" line; "" is the command's own (targetLine). A bulk
+	// repair names its own, with the outbox table it resolved.
+	Target string
+	Lines  []string
+}
+
 // confirm shows a mutation's plan on stderr and asks for a yes. With --yes it proceeds;
 // without a terminal it refuses with a usage error naming the flag (a script must say --yes
 // explicitly, and an EOF on the prompt must never count as consent).
@@ -18,10 +27,17 @@ import (
 // The plan starts with the target (context, host and database, schema, table), and with
 // --dry-run it stops there: nothing is changed, and the exit status is 0.
 func (a *app) confirm(command string, plan []string, yes bool) error {
-	if len(plan) == 0 || !strings.HasPrefix(plan[0], "target: ") { // a bulk plan names its own
-		plan = append([]string{a.targetLine(command)}, plan...)
+	return a.confirmPlan(command, mutationPlan{Lines: plan}, yes, 0)
+}
+
+// confirmPlan is confirm for a plan that may name its target, changing n shards: on a
+// terminal, more than typedBackOver shards need the count typed back, not y. --dry-run and
+// --yes behave as for every mutation, whatever n.
+func (a *app) confirmPlan(command string, p mutationPlan, yes bool, n int) error {
+	if p.Target == "" {
+		p.Target = a.targetLine(command)
 	}
-	printPlan(a.io.Err, plan)
+	printPlan(a.io.Err, append([]string{p.Target}, p.Lines...))
 	if a.dryRun {
 		fmt.Fprintln(a.io.Err, "dry run: nothing was changed")
 		return silent(meansOK)
@@ -32,9 +48,17 @@ func (a *app) confirm(command string, plan []string, yes bool) error {
 	if !a.io.InTTY || !a.io.ErrTTY {
 		return usageErrorf(a.againOr(command, "--yes"), "`--yes` required when not running interactively")
 	}
-	fmt.Fprint(a.io.Err, "Proceed? [y/N] ")
 	// The answer is read within a cap, like every input: an answer longer than the cap
 	// (something pasted, or a stream of "y") is no consent, and costs at most the cap.
+	if n > typedBackOver {
+		fmt.Fprintf(a.io.Err, "This changes %d shards. Type the number of shards to proceed: ", n)
+		line, _ := bufio.NewReader(io.LimitReader(a.io.In, maxAnswer+1)).ReadString('\n')
+		if len(line) <= maxAnswer && strings.TrimSpace(line) == strconv.Itoa(n) {
+			return nil
+		}
+		return declined()
+	}
+	fmt.Fprint(a.io.Err, "Proceed? [y/N] ")
 	line, _ := bufio.NewReader(io.LimitReader(a.io.In, maxAnswer+1)).ReadString('\n')
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":
@@ -76,19 +100,10 @@ func (a *app) targetLine(command string) string {
 // count typed back: a "y" is too easy to give to 2,000 shards.
 const typedBackOver = 100
 
-// confirmCount is confirm for a bulk repair of n shards: with --yes it proceeds, off a
-// terminal it refuses, and on one more than typedBackOver shards need n typed back.
+// confirmCount is confirm for a bulk change of n shards (confirmPlan without a target of its
+// own).
 func (a *app) confirmCount(command string, plan []string, yes bool, n int) error {
-	if n <= typedBackOver || yes || !a.io.InTTY || !a.io.ErrTTY {
-		return a.confirm(command, plan, yes)
-	}
-	printPlan(a.io.Err, plan)
-	fmt.Fprintf(a.io.Err, "This changes %d shards. Type the number of shards to proceed: ", n)
-	line, _ := bufio.NewReader(io.LimitReader(a.io.In, maxAnswer+1)).ReadString('\n')
-	if len(line) <= maxAnswer && strings.TrimSpace(line) == strconv.Itoa(n) {
-		return nil
-	}
-	return declined()
+	return a.confirmPlan(command, mutationPlan{Lines: plan}, yes, n)
 }
 
 // where names the database a mutation writes: the context, when one is used, and
@@ -115,9 +130,14 @@ func printPlan(stderr io.Writer, plan []string) {
 	}
 }
 
-// confirmShards asks for a change of n shards: confirm up to typedBackOver, confirmCount
-// (the count typed back on a terminal) above.
+// confirmShards asks for a change of n shards: confirm up to typedBackOver, the count typed
+// back on a terminal above. A plan whose first line is its own "target: …" (drain SELECTORS
+// builds one so) has it as its target: drain_bulk.go is to pass a mutationPlan to
+// d.confirmPlan instead, and then this goes.
 func (d factory) confirmShards(command string, plan []string, yes bool, n int) error {
+	if len(plan) > 0 && strings.HasPrefix(plan[0], "target: ") {
+		return d.confirmPlan(command, mutationPlan{Target: plan[0], Lines: plan[1:]}, yes, n)
+	}
 	if n <= typedBackOver {
 		return d.confirm(command, plan, yes)
 	}

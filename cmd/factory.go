@@ -83,8 +83,10 @@ type factory struct {
 	next  func(t *query.Target, args ...string) string
 	again func(fallback string, add ...string) string
 	// confirmCount is confirm for a bulk repair of n shards: on a terminal, more than
-	// typedBackOver shards need the count typed back, not y.
+	// typedBackOver shards need the count typed back, not y; confirmPlan the same for a plan
+	// that names its own target.
 	confirmCount func(command string, plan []string, yes bool, n int) error
+	confirmPlan  func(command string, p mutationPlan, yes bool, n int) error
 	// where names the database a mutation writes (context, user@host:port/database), for its plan.
 	where func() string
 	// lines is true without -o: enums resolve prints one line per match.
@@ -109,7 +111,7 @@ func (a *app) factory() factory {
 		readSession: a.readSession, passSession: a.readSessionTimeout, statementTimeout: a.g.StatementTimeout, errTTY: a.io.ErrTTY, plainSession: a.plainSession, openSession: a.openSession, runRead: a.runRead,
 		split: a.splitSides, splitMode: len(a.split) == 2,
 		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,
-		confirm: a.confirm, confirmCount: a.confirmCount, where: a.where, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
+		confirm: a.confirm, confirmCount: a.confirmCount, confirmPlan: a.confirmPlan, where: a.where, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
 		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, again: a.againOr,
 		lines: a.g.Output == "",
 		wide:  !a.merged && format == render.FormatWide,

@@ -120,7 +120,6 @@ func (o *rescheduleOptions) Validate() error { return o.validate("outboxctl resc
 func (a *app) bulkRun(command string, o *bulkOptions, single func(*cobra.Command, []string) error,
 	run func(ctx context.Context, t query.Target, sel query.ShardSelector) error) func(*cobra.Command, []string) error {
 	return func(c *cobra.Command, args []string) error {
-		o.DryRun = a.dryRun
 		if len(args) > 0 {
 			if o.hasCriterion() || o.Limit > 0 {
 				what := map[bool]string{true: "MESSAGE_ID", false: "SCOPE ID"}[len(args) == 1]
@@ -134,6 +133,9 @@ func (a *app) bulkRun(command string, o *bulkOptions, single func(*cobra.Command
 			return err
 		}
 		sel, err := a.shardSelector(o.selectorOptions, command, a.factory().now())
+		if o.Resume != "" {
+			sel, o.resume, err = a.resumeSelector(*o, command)
+		}
 		if err != nil {
 			return err
 		}

@@ -24,6 +24,14 @@ import (
 // so they see real exit codes and real stdout/stderr separation. Every -o json document the
 // tests print is validated against its command's schema (cmd.ContractTestingM, export_test.go).
 func TestMain(m *testing.M) {
+	// A bulk run's journal and a default archive go under the state directory: the tests'
+	// own, never the user's (a test that looks at it sets its own with t.Setenv).
+	if os.Getenv("XDG_STATE_HOME") == "" {
+		dir, err := os.MkdirTemp("", "outboxctl-state-")
+		if err == nil {
+			os.Setenv("XDG_STATE_HOME", dir) //nolint:errcheck,usetesting // before any test runs
+		}
+	}
 	testscript.Main(cmd.ContractTestingM{M: m}, map[string]func(){
 		"outboxctl": func() { os.Exit(cmd.MainForScript(os.Args[1:])) },
 	})
@@ -96,6 +104,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("NO_COLOR", "1")
 			// The suggestions the script's commands print join the suite's (export_test.go).
 			env.Setenv(cmd.SuggestionLogEnv, os.Getenv(cmd.SuggestionLogEnv))
+			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "state")) // bulk runs' journals, default archives
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -47,7 +47,7 @@ func (a *app) addSelectorFlags(c *cobra.Command, o *selectorOptions, use selecto
 	fl.StringVar(&o.AddedAfter, "added-after", "", "only shards holding a row added at or after this time: RFC 3339 (2026-12-01T10:00:00Z) or a duration ago (2h)")
 	fl.StringVar(&o.AddedBefore, "added-before", "", "only shards holding a row added before this time: RFC 3339 or a duration ago (30m)")
 	fl.IntVar(&o.MinDepth, "min-depth", 0, "only shards with at least this many rows")
-	fl.StringVar(&o.ShardsFrom, "shards-from", "", "only the shards listed in `FILE`: SCOPE ID lines, or the JSON of shards -o json (- for stdin)")
+	fl.StringVar(&o.ShardsFrom, "shards-from", "", "only the shards listed in `FILE`: SCOPE ID lines, the JSON of shards -o json, or a bulk repair's -o json summary (its shards) (- for stdin)")
 	limitHelp := "at most this many shards"
 	if use.limit == 0 {
 		limitHelp = "at most this many shards (default: every selected shard)"
@@ -149,8 +149,9 @@ func (a *app) shardSelector(o selectorOptions, command string, now time.Time) (q
 const maxShardList = 64 << 20
 
 // readShardList reads --shards-from: `SCOPE ID` lines (a scope name or integer; blank lines
-// and # comments skipped), or the JSON of `shards -o json` (an array of objects with
-// shard_scope and shard_identifier; JSON lines too).
+// and # comments skipped), the JSON of `shards -o json` (an array of objects with
+// shard_scope and shard_identifier; JSON lines too), or a bulk summary's -o json or -o jsonl
+// (its shards section).
 func (a *app) readShardList(path, command string) ([]query.ShardRef, error) {
 	var r io.Reader = a.io.In
 	if path != "-" {
@@ -202,13 +203,19 @@ func (a *app) shardListLines(data []byte, path, command string) ([]query.ShardRe
 	return out, sc.Err()
 }
 
-// listedShard is one object of `shards -o json`: the keys a shard is named by.
+// listedShard is one object of `shards -o json`, or a row of a bulk repair's shards section:
+// the keys a shard is named by. Section is a JSON line's section (-o jsonl of a document of
+// several); Shards a whole bulk summary's shards section.
 type listedShard struct {
-	Scope *json.Number `json:"shard_scope"`
-	ID    *json.Number `json:"shard_identifier"`
+	Scope   *json.Number     `json:"shard_scope"`
+	ID      *json.Number     `json:"shard_identifier"`
+	Section *string          `json:"section"`
+	Shards  *json.RawMessage `json:"shards"`
 }
 
-// shardListJSON reads the JSON of `shards -o json` (an array) or its JSON lines.
+// shardListJSON reads the JSON of `shards -o json` (an array) or its JSON lines, or the
+// summary a bulk repair or drain SELECTORS prints with -o json or -o jsonl (its shards
+// section: the shards it reached, feed them back with jq to choose by outcome).
 func (a *app) shardListJSON(data []byte, path, command string) ([]query.ShardRef, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -217,19 +224,28 @@ func (a *app) shardListJSON(data []byte, path, command string) ([]query.ShardRef
 		if err := dec.Decode(&items); err != nil {
 			return nil, usageErrorf(command+" --shards-from shards.json", "`--shards-from` %s is not the JSON of `shards -o json`: %v", path, err)
 		}
-	} else {
-		for dec.More() {
-			var it listedShard
-			if err := dec.Decode(&it); err != nil {
-				return nil, usageErrorf(command+" --shards-from shards.jsonl", "`--shards-from` %s is not JSON lines of shards: %v", path, err)
+	}
+	for data[0] != '[' && dec.More() {
+		var it listedShard
+		if err := dec.Decode(&it); err != nil {
+			return nil, usageErrorf(command+" --shards-from shards.jsonl", "`--shards-from` %s is not JSON lines of shards: %v", path, err)
+		}
+		switch {
+		case it.Shards != nil && it.Scope == nil: // a bulk summary's document: its shards section
+			var section []listedShard
+			if err := json.Unmarshal(*it.Shards, &section); err != nil {
+				return nil, usageErrorf(command+" --shards-from summary.json", "`--shards-from` %s: its shards section is not a list of shards: %v", path, err)
 			}
+			items = append(items, section...)
+		case it.Section != nil && *it.Section != "shards": // a JSON line of another section (the summary card)
+		default:
 			items = append(items, it)
 		}
 	}
 	out := make([]query.ShardRef, 0, len(items))
 	for i, it := range items {
 		if it.Scope == nil || it.ID == nil {
-			return nil, usageErrorf(command+" --shards-from shards.json", "`--shards-from` %s: shard %d has no shard_scope or shard_identifier", path, i+1)
+			return nil, usageErrorf(command+" --shards-from shards.json", "`--shards-from` %s: shard %d has no shard_scope or shard_identifier (want SCOPE ID lines, the JSON of shards -o json, or a bulk summary's -o json)", path, i+1)
 		}
 		scope, err1 := strconv.Atoi(it.Scope.String())
 		id, err2 := strconv.ParseInt(it.ID.String(), 10, 64)

@@ -227,16 +227,10 @@ func (a *ArchivedDelete) DeleteArchived(ctx context.Context, conn *db.Conn, sel 
 // path is empty, in the operation's own file under the user's state directory
 // (OperationArchivePath).
 func OpenArchive(path string, meta OperationMeta, now time.Time) (*Operation, error) {
-	return openArchive(path, meta, now, false)
+	return openArchive(path, meta, now)
 }
 
-// OpenArchiveDeferred is OpenArchive for one of many operations sharing a file (a bulk
-// repair's shards): every write, the header included, waits for the caller's Sync.
-func OpenArchiveDeferred(path string, meta OperationMeta, now time.Time) (*Operation, error) {
-	return openArchive(path, meta, now, true)
-}
-
-func openArchive(path string, meta OperationMeta, now time.Time, deferSync bool) (*Operation, error) {
+func openArchive(path string, meta OperationMeta, now time.Time) (*Operation, error) {
 	meta.Started = now.UTC()
 	meta.ID = NewOperationID(meta.Command, meta.Started)
 	if path == "" {
@@ -245,7 +239,7 @@ func openArchive(path string, meta OperationMeta, now time.Time, deferSync bool)
 			return nil, err
 		}
 	}
-	return openOperation(path, meta, deferSync)
+	return openOperation(path, meta)
 }
 
 // doubtIDs are the ids the transaction whose COMMIT got no answer deleted.

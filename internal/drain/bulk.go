@@ -60,6 +60,12 @@ type BulkSummary struct {
 	Batches      int   `json:"batches"`
 	// Interrupted is true when a signal stopped the run between batches (Left shards untouched).
 	Interrupted bool `json:"interrupted"`
+	// Settled is what the settle of a batch whose COMMIT got no answer found, on a fresh
+	// connection ("" when every COMMIT was answered): committed (its shards are done),
+	// not committed (failed, unchanged), in doubt (its shards in doubt). The run stops there.
+	Settled Settlement `json:"commit_settled,omitempty"`
+	// settleErr is why the settle could not tell (Settled Unsettled).
+	settleErr error
 	// Shards has a line per shard the run reached (done, being drained, empty, failed, in doubt).
 	Shards []BulkShard `json:"shards"`
 }
@@ -98,6 +104,12 @@ type Bulk struct {
 	// MaxFailedBatches stops the run after this many batches failed in a row (default 3): a
 	// server that went away fails every batch after it.
 	MaxFailedBatches int
+	// Settle, when set, settles the COMMIT of a batch that got no answer (db.InDoubtError) on
+	// a fresh connection, as the single-shard repairs do: refs and rows are the batch's shards
+	// and what its statements said of them before the COMMIT.
+	Settle func(ctx context.Context, refs []query.ShardRef, rows []query.BulkShardRow) (Settlement, error)
+	// OnBatch, when set, hears each batch's shard lines once it ended (the run's journal).
+	OnBatch func(lines []BulkShard)
 }
 
 // Run works through the shards, a batch per write transaction on conn. It stops between
@@ -114,6 +126,13 @@ func (b *Bulk) Run(ctx context.Context, conn *db.Conn, batch BatchFunc) (BulkSum
 		maxFailed = 3
 	}
 	sum := BulkSummary{Selected: len(b.Shards)}
+	// The replica check once for the run, not once a batch (db.WriteTx's): a round trip and
+	// a transaction of its own per batch, as the drain does.
+	if len(b.Shards) > 0 {
+		if err := db.CheckPrimary(ctx, conn, "change anything"); err != nil {
+			return sum, err
+		}
+	}
 	var lastErr error
 	failedInARow := 0
 	work := context.WithoutCancel(ctx) // a batch in flight is never cut by the signal
@@ -127,24 +146,31 @@ func (b *Bulk) Run(ctx context.Context, conn *db.Conn, batch BatchFunc) (BulkSum
 		refs := b.Shards[start:end]
 		rows, err := b.runBatch(work, conn, refs, batch)
 		sum.Batches++
+		lines := len(sum.Shards)
+		var stop error
 		switch {
 		case err == nil:
 			failedInARow = 0
 			sum.add(refs, rows)
 		case db.IsInDoubt(err):
-			sum.mark(refs, BulkInDoubt, err)
-			sum.Left = len(b.Shards) - start - len(refs)
-			return sum.sorted(), err
+			sum.settle(work, b.Settle, refs, rows, err)
+			stop = err
 		default:
 			lastErr = err
 			sum.mark(refs, BulkFailed, err)
 			if failedInARow++; failedInARow >= maxFailed {
-				sum.Left = len(b.Shards) - start - len(refs)
-				return sum.sorted(), fmt.Errorf("%w (%d batches failed in a row: stopped)", err, failedInARow)
+				stop = fmt.Errorf("%w (%d batches failed in a row: stopped)", err, failedInARow)
 			}
+		}
+		if b.OnBatch != nil {
+			b.OnBatch(sum.Shards[lines:])
 		}
 		if b.Progress != nil {
 			b.Progress(start+len(refs), sum.Rows)
+		}
+		if stop != nil {
+			sum.Left = len(b.Shards) - start - len(refs)
+			return sum.sorted(), stop
 		}
 	}
 	return sum.sorted(), lastErr
@@ -174,7 +200,7 @@ func (b *Bulk) batchEnd(start, size int) int {
 func (b *Bulk) runBatch(ctx context.Context, conn *db.Conn, refs []query.ShardRef, batch BatchFunc) ([]query.BulkShardRow, error) {
 	var rows []query.BulkShardRow
 	committing := false
-	err := db.WriteTx(ctx, conn, func(tx db.Tx) error {
+	err := db.RunWriteTx(ctx, conn, nil, func(tx db.Tx) error {
 		var err error
 		rows, err = batch(ctx, tx, refs)
 		committing = err == nil
@@ -211,6 +237,28 @@ func (s *BulkSummary) add(refs []query.ShardRef, rows []query.BulkShardRow) {
 	}
 }
 
+// settle settles a batch whose COMMIT got no answer (doubt) with fn and counts its shards by
+// what it found: done when it committed, failed when it did not, in doubt when it could not
+// tell (no fn: in doubt).
+func (s *BulkSummary) settle(ctx context.Context, fn func(context.Context, []query.ShardRef, []query.BulkShardRow) (Settlement, error), refs []query.ShardRef, rows []query.BulkShardRow, doubt error) {
+	s.Settled = Unsettled
+	if fn != nil {
+		s.Settled, s.settleErr = fn(ctx, refs, rows)
+	}
+	switch s.Settled {
+	case Committed:
+		s.add(refs, rows)
+	case NotCommitted:
+		s.mark(refs, BulkFailed, errNotCommitted)
+	default:
+		s.mark(refs, BulkInDoubt, doubt)
+	}
+}
+
+// SettleError is why the settle of a COMMIT in doubt could not tell (nil when it could, or
+// when there was none).
+func (s BulkSummary) SettleError() error { return s.settleErr }
+
 // mark gives every shard of a batch that did not commit the outcome o.
 func (s *BulkSummary) mark(refs []query.ShardRef, o BulkOutcome, err error) {
 	for _, ref := range refs {
@@ -235,15 +283,56 @@ func (s BulkSummary) sorted() BulkSummary {
 // per shard (restore checks every row against its operation's shard), all in one file, so
 // `outboxctl restore FILE --all` puts the whole run back and `--operation` one shard.
 type BulkArchive struct {
-	Path   string
+	Path string
+	// ID is the bulk operation's id: each shard's operation is ID.N (N from 1, in the order
+	// the run reached them), so a run's operations share a prefix and never collide (random
+	// suffixes of 1,000 operations started in one second did, one run in thirty).
+	ID     string
 	Target query.Target
 	Why    query.Why
-	// Meta is the operation of a shard (its ID and start are filled here).
+	// Meta is the operation of a shard (its ID is filled here).
 	Meta  func(query.ShardRef) OperationMeta
 	Warnf func(format string, args ...any)
+	// Prior is the number of operations the run wrote before (a resumed run numbers on).
+	Prior int
+	// KeepBackoff leaves a shard whose head row was deleted in its backoff (--keep-backoff);
+	// else it is made due now. MadeDue counts the shards made due, pendingDue those of the
+	// batch in flight.
+	KeepBackoff         bool
+	MadeDue, pendingDue int
 	// Operations are the operation ids written, in order.
 	Operations []string
 	pending    []*ArchivedDelete
+	// doubt are the operations of the batch whose COMMIT got no answer, until Settle, and
+	// doubtDue the shards it made due.
+	doubt    []*ArchivedDelete
+	doubtDue int
+	// file is the archive, opened at the first shard with rows: one file, one fsync a batch.
+	file *ArchiveHandle
+}
+
+// Close closes the archive file (every line a batch wrote was synced by its Finish).
+func (ba *BulkArchive) Close() error {
+	if ba.file == nil {
+		return nil
+	}
+	return ba.file.Close()
+}
+
+// open starts the operation of shard k on the run's archive file.
+func (ba *BulkArchive) open(k query.ShardRef) (*Operation, error) {
+	if ba.file == nil {
+		f, err := OpenArchiveHandle(ba.Path)
+		if err != nil {
+			return nil, err
+		}
+		ba.file = f
+	}
+	meta := ba.Meta(k)
+	if ba.ID != "" {
+		meta.ID = fmt.Sprintf("%s.%d", ba.ID, ba.Prior+len(ba.Operations)+1)
+	}
+	return ba.file.OpenOn(meta)
 }
 
 // Batch is the BatchFunc of a bulk skip or compact: it locks the batch's head rows (SKIP
@@ -255,13 +344,14 @@ func (ba *BulkArchive) Batch(rowsOf func(shards query.Statement) query.Statement
 		if err != nil {
 			return nil, db.Classify(err, "bulk-lock-heads")
 		}
-		heads, err := query.Rows[query.BulkShardRow](res)
+		locks, err := query.Rows[query.BulkHeadRow](res)
 		if err != nil {
 			return nil, err
 		}
+		heads := make([]query.BulkShardRow, len(locks))
 		var locked []query.ShardRef
-		for _, h := range heads {
-			if !h.Empty && !h.BeingDrained {
+		for i, h := range locks {
+			if heads[i] = h.Shard(); !h.Empty && !h.BeingDrained {
 				locked = append(locked, query.ShardRef{Scope: h.Scope, ID: h.ID})
 			}
 		}
@@ -284,8 +374,45 @@ func (ba *BulkArchive) Batch(rowsOf func(shards query.Statement) query.Statement
 		for i := range heads {
 			heads[i].Rows = deleted[query.ShardRef{Scope: heads[i].Scope, ID: heads[i].ID}]
 		}
-		return heads, nil
+		return heads, ba.headsRemoved(ctx, tx, locks, rows, deleted)
 	}
+}
+
+// headsRemoved makes due now, in the batch's transaction, every shard whose head row the
+// batch deleted (its backoff was earned by that row), as skip MESSAGE_ID and compact SCOPE ID
+// do, unless KeepBackoff: query.BulkMakeDue, which skips a shard whose new head a drainer
+// holds (it is being worked on) and leaves the rows that are due with THE_PAST already. The head row cannot have gone otherwise: the batch holds its
+// lock. MadeDue counts them once the batch commits.
+func (ba *BulkArchive) headsRemoved(ctx context.Context, tx db.Tx, locks []query.BulkHeadRow, rows []Row, deleted map[query.ShardRef]int64) error {
+	if ba.KeepBackoff {
+		return nil
+	}
+	staged := make(map[int64]bool, len(rows))
+	for _, r := range rows {
+		staged[r.ID] = true
+	}
+	var gone []query.ShardRef
+	for _, h := range locks {
+		ref := query.ShardRef{Scope: h.Scope, ID: h.ID}
+		if h.HeadID != nil && staged[*h.HeadID] && deleted[ref] > 0 {
+			gone = append(gone, ref)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	st := query.BulkMakeDue(ba.Target, query.ShardBatch(gone), ba.Why)
+	res, err := query.Run(ctx, tx, st)
+	if err != nil {
+		return db.Classify(err, st.Name)
+	}
+	due, err := query.Rows[query.BulkShardRow](res)
+	for _, d := range due {
+		if !d.Empty && !d.BeingDrained {
+			ba.pendingDue++
+		}
+	}
+	return err
 }
 
 // stageAndDelete groups rows by shard, stages each group in its shard's own operation (one
@@ -303,8 +430,7 @@ func (ba *BulkArchive) stageAndDelete(ctx context.Context, tx db.Tx, rows []Row)
 	}
 	dels := make([]*ArchivedDelete, 0, len(order))
 	for _, k := range order {
-		meta := ba.Meta(k)
-		op, err := OpenArchiveDeferred(ba.Path, meta, meta.Started)
+		op, err := ba.open(k)
 		if err != nil {
 			return nil, err
 		}
@@ -332,6 +458,14 @@ func (ba *BulkArchive) stageAndDelete(ctx context.Context, tx db.Tx, rows []Row)
 func (ba *BulkArchive) Finish(err error, committing bool) error {
 	pending := ba.pending
 	ba.pending = nil
+	due := ba.pendingDue
+	ba.pendingDue = 0
+	switch {
+	case err == nil:
+		ba.MadeDue += due
+	case db.IsInDoubt(err):
+		ba.doubt, ba.doubtDue = pending, due // no marker until Settle finds out
+	}
 	out := err
 	for _, del := range pending {
 		if ferr := del.Finish(err, committing); ferr != nil && ferr != err { //nolint:errorlint // Finish returns err itself when it adds nothing
@@ -345,6 +479,61 @@ func (ba *BulkArchive) Finish(err error, committing bool) error {
 		_ = del.Op.Close()
 	}
 	return out
+}
+
+// Settle settles, on conn (a fresh connection), the batch whose COMMIT got no answer: one
+// read of whether its deleted ids are still in the table (the batch's transaction commits
+// whole), then each of its operations marked from what it found (commit markers: restore
+// puts the rows back; abort markers; none while in doubt), synced.
+func (ba *BulkArchive) Settle(ctx context.Context, conn *db.Conn) (Settlement, error) {
+	doubt := ba.doubt
+	ba.doubt = nil
+	var ids []int64
+	for _, del := range doubt {
+		ids = append(ids, del.doubtIDs()...)
+	}
+	s, err := SettleDeleted(ctx, conn, ba.Target, ids)
+	if s == Committed {
+		ba.MadeDue += ba.doubtDue
+	}
+	ba.doubtDue = 0
+	for _, del := range doubt {
+		if merr := del.settled(s); merr != nil && err == nil {
+			err = merr
+		}
+	}
+	if ba.file != nil {
+		if serr := ba.file.Sync(); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	return s, err
+}
+
+// SettleRescheduledBatch settles, on conn, a bulk reschedule batch whose COMMIT got no
+// answer: rows are what its statement said of each shard; inBackoff says which shards were in
+// backoff when selected (only those tell: a shard already due reads the same either way).
+// The transaction commits whole, and only it could have given a shard in backoff THE_PAST,
+// so one such shard whose every row carries it means committed (a Sentry worker may have
+// claimed another meanwhile, giving it a fresh backoff); none means not committed. With no
+// shard that can tell, the shards are due now either way: committed.
+func SettleRescheduledBatch(ctx context.Context, conn *db.Conn, t query.Target, rows []query.BulkShardRow, inBackoff func(query.ShardRef) bool) (Settlement, error) {
+	asked := false
+	for _, r := range rows {
+		ref := query.ShardRef{Scope: r.Scope, ID: r.ID}
+		if r.Rows == 0 || r.Empty || r.BeingDrained || !inBackoff(ref) {
+			continue
+		}
+		asked = true
+		s, err := SettleRescheduled(ctx, conn, t, query.ShardKey{Scope: query.Enum{Value: r.Scope}, ID: r.ID}, 0)
+		if err != nil || s == Committed {
+			return s, err
+		}
+	}
+	if !asked {
+		return Committed, nil
+	}
+	return NotCommitted, nil
 }
 
 // RescheduleBatch is the BatchFunc of a bulk reschedule: every shard of the batch whose head
@@ -363,26 +552,30 @@ func RescheduleBatch(t query.Target, why query.Why) BatchFunc {
 // BulkCard is a bulk repair's summary card: its json tags are the summary's JSON keys (the
 // archive fields only when the repair archived rows; restore is the undo, for a person).
 type BulkCard struct {
-	Selected     int    `json:"selected"`
-	Done         int    `json:"done"`
-	BeingDrained int    `json:"being_drained"`
-	Empty        int    `json:"empty"`
-	Failed       int    `json:"failed"`
-	InDoubt      int    `json:"in_doubt"`
-	Left         int    `json:"left"`
-	Rows         int64  `json:"rows_changed"`
-	Batches      int    `json:"batches"`
-	Interrupted  bool   `json:"interrupted"`
-	Archive      string `json:"archive,omitempty"`
-	Operation    string `json:"operation,omitempty"`
-	Operations   int    `json:"operations,omitempty"`
-	Restore      string `json:"restore,omitempty" render:"human"`
+	Selected     int   `json:"selected"`
+	Done         int   `json:"done"`
+	BeingDrained int   `json:"being_drained"`
+	Empty        int   `json:"empty"`
+	Failed       int   `json:"failed"`
+	InDoubt      int   `json:"in_doubt"`
+	Left         int   `json:"left"`
+	Rows         int64 `json:"rows_changed"`
+	Batches      int   `json:"batches"`
+	Interrupted  bool  `json:"interrupted"`
+	// Settled is what the settle of a COMMIT in doubt found (BulkSummary.Settled).
+	Settled    string `json:"commit_settled,omitempty"`
+	Archive    string `json:"archive,omitempty"`
+	Operation  string `json:"operation,omitempty"`
+	Operations int    `json:"operations,omitempty"`
+	// MadeDue counts the shards a skip or compact made due now, their head row removed.
+	MadeDue int    `json:"made_due,omitempty"`
+	Restore string `json:"restore,omitempty" render:"human"`
 }
 
 // Card is the summary's card of s.
 func (s BulkSummary) Card() BulkCard {
 	return BulkCard{Selected: s.Selected, Done: s.Done, BeingDrained: s.BeingDrained, Empty: s.Empty, Failed: s.Failed,
-		InDoubt: s.InDoubt, Left: s.Left, Rows: s.Rows, Batches: s.Batches, Interrupted: s.Interrupted}
+		InDoubt: s.InDoubt, Left: s.Left, Rows: s.Rows, Batches: s.Batches, Interrupted: s.Interrupted, Settled: string(s.Settled)}
 }
 
 // BulkShardRow is one row of a bulk repair's shards table: the scope as its integer (for

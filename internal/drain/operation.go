@@ -140,28 +140,79 @@ type Operation struct {
 	Meta OperationMeta
 	Path string
 	mu   sync.Mutex
-	f    *os.File
+	file *ArchiveHandle
 	seq  int
 	// sum hashes every line written, for the markers' checksum.
 	sum hash.Hash
-	// deferSync leaves the sync of each write to Sync (a bulk repair's operations share one
-	// file: one fsync covers all of a batch's lines); dirty says a write waits for it.
+	// own says the operation opened its file (Close closes it); a bulk repair's operations
+	// share one ArchiveHandle, which its owner syncs and closes.
+	own bool
+}
+
+// ArchiveHandle is an archive file open for appending, shared by the operations of a bulk
+// repair (one per shard): their writes wait for Sync, so one fsync covers every line a
+// batch wrote, however many shards it held (one open file and one fsync a batch, not one of
+// each per shard: 1,000 shards cost 2,000 fsyncs before).
+type ArchiveHandle struct {
+	Path string
+	mu   sync.Mutex
+	f    *os.File
+	// deferSync leaves the sync of each write to Sync; dirty says a write waits for it.
 	deferSync, dirty bool
 }
 
-// Sync syncs what the operation wrote since its last sync.
-func (op *Operation) Sync() error {
-	op.mu.Lock()
-	defer op.mu.Unlock()
-	if !op.dirty {
+// OpenArchiveHandle opens (creating) path for appending, for operations whose writes wait
+// for the handle's Sync (OpenOn).
+func OpenArchiveHandle(path string) (*ArchiveHandle, error) { return openHandle(path, true) }
+
+func openHandle(path string, deferSync bool) (*ArchiveHandle, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the archive directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the archive: %w", err)
+	}
+	return &ArchiveHandle{Path: path, f: f, deferSync: deferSync}, nil
+}
+
+// append writes buf in one write (written: it is in the file), and syncs it unless the
+// handle defers its syncs.
+func (h *ArchiveHandle) append(buf []byte) (written bool, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, err := h.f.Write(buf); err != nil {
+		return false, fmt.Errorf("writing the archive %s: %w", h.Path, err)
+	}
+	if h.deferSync {
+		h.dirty = true
+		return true, nil
+	}
+	if err := h.f.Sync(); err != nil {
+		return true, fmt.Errorf("syncing the archive %s: %w", h.Path, err)
+	}
+	return true, nil
+}
+
+// Sync syncs what was written since the last sync (nothing to do when nothing was).
+func (h *ArchiveHandle) Sync() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.dirty {
 		return nil
 	}
-	if err := op.f.Sync(); err != nil {
-		return fmt.Errorf("syncing the archive %s: %w", op.Path, err)
+	if err := h.f.Sync(); err != nil {
+		return fmt.Errorf("syncing the archive %s: %w", h.Path, err)
 	}
-	op.dirty = false
+	h.dirty = false
 	return nil
 }
+
+// Close closes the file; call Sync first when writes wait for it.
+func (h *ArchiveHandle) Close() error { return h.f.Close() }
+
+// Sync syncs what the operation's file holds unsynced (a shared handle: every operation's).
+func (op *Operation) Sync() error { return op.file.Sync() }
 
 type rowLine struct {
 	V    int    `json:"v"`
@@ -207,13 +258,48 @@ func OperationArchivePath(opID string) (string, error) {
 // OpenOperation opens (creating) path for appending and writes the operation's header line,
 // synced. A file may hold several operations; restore tells them apart by ID.
 func OpenOperation(path string, meta OperationMeta) (*Operation, error) {
-	return openOperation(path, meta, false)
+	return openOperation(path, meta)
 }
 
-// openOperation is OpenOperation; deferSync leaves even the header's sync to Sync.
-func openOperation(path string, meta OperationMeta, deferSync bool) (*Operation, error) {
+// openOperation is OpenOperation: the operation on a file of its own, every write synced.
+func openOperation(path string, meta OperationMeta) (*Operation, error) {
+	if err := checkMeta(&meta); err != nil {
+		return nil, err
+	}
+	h, err := openHandle(path, false)
+	if err != nil {
+		return nil, err
+	}
+	op, err := h.start(meta, true)
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	return op, nil
+}
+
+// OpenOn starts the operation meta describes on h (its ID and start filled when empty): the
+// header and every later line wait for h's Sync, and the operation's Close leaves h open.
+func (h *ArchiveHandle) OpenOn(meta OperationMeta) (*Operation, error) {
+	if err := checkMeta(&meta); err != nil {
+		return nil, err
+	}
+	return h.start(meta, false)
+}
+
+// start writes the operation's header on h.
+func (h *ArchiveHandle) start(meta OperationMeta, own bool) (*Operation, error) {
+	op := &Operation{Meta: meta, Path: h.Path, file: h, sum: sha256.New(), own: own}
+	if err := op.write(markLine{V: FormatVersion, Kind: KindOperation, OperationMeta: meta, At: meta.Started}); err != nil {
+		return nil, err
+	}
+	return op, nil
+}
+
+// checkMeta checks an operation's required fields and fills its checksum, start and ID.
+func checkMeta(meta *OperationMeta) error {
 	if meta.Command == "" || meta.User == "" || meta.Table == "" || meta.PayloadType == "" || meta.Shard == nil {
-		return nil, fmt.Errorf("archive: an operation needs a command, a user, a table, its payload column's type and its shard, got %q %q %q %q %v",
+		return fmt.Errorf("archive: an operation needs a command, a user, a table, its payload column's type and its shard, got %q %q %q %q %v",
 			meta.Command, meta.User, meta.Table, meta.PayloadType, meta.Shard)
 	}
 	meta.Checksum = ChecksumSHA256
@@ -224,21 +310,9 @@ func openOperation(path string, meta OperationMeta, deferSync bool) (*Operation,
 		meta.ID = NewOperationID(meta.Command, meta.Started)
 	}
 	if !validOpID(meta.ID) {
-		return nil, fmt.Errorf("archive: invalid operation id %q", meta.ID)
+		return fmt.Errorf("archive: invalid operation id %q", meta.ID)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("creating the archive directory: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening the archive: %w", err)
-	}
-	op := &Operation{Meta: meta, Path: path, f: f, sum: sha256.New(), deferSync: deferSync}
-	if err := op.write(markLine{V: FormatVersion, Kind: KindOperation, OperationMeta: meta, At: meta.Started}); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return op, nil
+	return nil
 }
 
 // write appends lines in one write and syncs them.
@@ -251,20 +325,13 @@ func (op *Operation) write(lines ...any) error {
 		}
 		buf = append(append(buf, b...), '\n')
 	}
-	if _, err := op.f.Write(buf); err != nil {
-		return fmt.Errorf("writing the archive %s: %w", op.Path, err)
+	written, err := op.file.append(buf)
+	if written {
+		// Hashed once written, synced or not: a failed sync leaves the lines in the file, and
+		// the next marker's checksum must cover them as restore reads them.
+		op.sum.Write(buf)
 	}
-	// Hashed once written, synced or not: a failed sync leaves the lines in the file, and the
-	// next marker's checksum must cover them as restore reads them.
-	op.sum.Write(buf)
-	if op.deferSync {
-		op.dirty = true
-		return nil
-	}
-	if err := op.f.Sync(); err != nil {
-		return fmt.Errorf("syncing the archive %s: %w", op.Path, err)
-	}
-	return nil
+	return err
 }
 
 // Stage writes rows as a new batch and syncs them. Call it BEFORE the DELETE, in the
@@ -327,8 +394,14 @@ func (op *Operation) Abort(b Batch, cause error) error {
 // checksum is the hex SHA-256 of the operation's lines written so far.
 func (op *Operation) checksum() string { return hex.EncodeToString(op.sum.Sum(nil)) }
 
-// Close closes the file (every line is already synced).
-func (op *Operation) Close() error { return op.f.Close() }
+// Close closes the file (every line is already synced) when the operation opened it; a
+// shared handle stays open for its owner.
+func (op *Operation) Close() error {
+	if !op.own {
+		return nil
+	}
+	return op.file.Close()
+}
 
 // archiveColumns are the columns query.DrainArchiveRows and query.Superseded read.
 var archiveColumns = []string{"id", "shard_scope", "shard_identifier", "category", "object_identifier", "cell",

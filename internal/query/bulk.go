@@ -45,8 +45,18 @@ func BulkReschedule(t Target, shards Statement, why Why) Statement {
 	}, t, shards, t.cellArgs(), t.cellFragment()...))
 }
 
+// BulkMakeDue is BulkReschedule for the shards a skip or compact removed the head row of:
+// their rows that do not carry THE_PAST already get it (a row that does is what the
+// reschedule would make it); one BulkShardRow per shard, rows the rows it changed.
+func BulkMakeDue(t Target, shards Statement, why Why) Statement {
+	return why.Mark(withShards("bulk-reschedule", []string{
+		"Make due now the shards whose head row was just removed (their backoff was earned by it): rows that",
+		"do not carry THE_PAST (2016-08-01) get it. A shard whose new head a drainer holds is skipped.",
+	}, t, shards, t.cellArgs(), append(t.cellFragment(), "not_due")...))
+}
+
 // BulkLockHeads locks the head row of each shard of shards for the transaction, skipping
-// those a drainer holds; one BulkShardRow per shard (rows 0).
+// those a drainer holds; one BulkHeadRow per shard (rows 0).
 func BulkLockHeads(t Target, shards Statement) Statement {
 	return withShards("bulk-lock-heads", []string{
 		"Lock the head row of each shard of the batch, skipping those a drainer holds (being_drained).",
@@ -89,6 +99,22 @@ type BulkShardRow struct {
 	Empty        bool  `db:"empty"`
 	BeingDrained bool  `db:"being_drained"`
 	Rows         int64 `db:"rows"`
+}
+
+// BulkHeadRow is a row of BulkLockHeads: a BulkShardRow and the shard's head row id (nil
+// when the shard is empty).
+type BulkHeadRow struct {
+	Scope        int    `db:"shard_scope"`
+	ID           int64  `db:"shard_identifier"`
+	Empty        bool   `db:"empty"`
+	BeingDrained bool   `db:"being_drained"`
+	Rows         int64  `db:"rows"`
+	HeadID       *int64 `db:"head_id"`
+}
+
+// Shard is the row as a BulkShardRow.
+func (h BulkHeadRow) Shard() BulkShardRow {
+	return BulkShardRow{Scope: h.Scope, ID: h.ID, Empty: h.Empty, BeingDrained: h.BeingDrained, Rows: h.Rows}
 }
 
 // BulkCount counts, per scope and category, the rows and coalesce groups rows (a bulk skip's

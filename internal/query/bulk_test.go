@@ -22,6 +22,7 @@ func bulkCases(t Target) map[string]Script {
 		"bulk-reschedule-batch":    {BulkReschedule(t, batch, Why{})},
 		"bulk-reschedule-selected": {BulkReschedule(t, SelectedShards(t, ShardSelector{Stuck: true, AtCap: true}, nil), Why{Command: "reschedule", Reason: "INC-9"})},
 		"bulk-lock-heads":          {BulkLockHeads(t, ShardBatch([]ShardRef{{0, 1}, {1, 5}}))},
+		"bulk-make-due":            {BulkMakeDue(t, batch, Why{Command: "skip"})},
 		"bulk-skip-rows":           {BulkSkipRows(t, batch, Enum{3, "ORGANIZATION_MEMBER_UPDATE"}, &after, &after, Why{})},
 		"bulk-skip-rows-selected":  {BulkSkipRows(t, SelectedShards(t, ShardSelector{Category: enum(2, "ORGANIZATION_UPDATE")}, nil), Enum{2, "ORGANIZATION_UPDATE"}, nil, nil, Why{})},
 		"bulk-superseded":          {BulkSuperseded(t, ShardBatch([]ShardRef{{0, 1}}), Why{})},

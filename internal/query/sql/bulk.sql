@@ -15,6 +15,9 @@ SELECT b.shard_scope, b.shard_identifier
 -- fresh row (scheduled_for = THE_PAST, 2016-08-01), so Sentry's next claim starts again from
 -- a 2 s delay. One row per shard of the batch: empty (no row left: drained meanwhile),
 -- being_drained (its head row is locked: a drainer holds it, left alone), rows rescheduled.
+-- Made due after a skip or compact removed a shard's head (not_due), a row that carries
+-- THE_PAST already is left as it is: Sentry reads nothing else of it (the backoff of a row
+-- scheduled for THE_PAST is 1 s whatever its scheduled_from).
 WITH batch AS (
     SELECT s.shard_scope, s.shard_identifier FROM (
 /* TEMPLATE_BEGIN: shards */SELECT 0 AS shard_scope, 0::bigint AS shard_identifier WHERE false/* TEMPLATE_END: shards */
@@ -48,6 +51,7 @@ rescheduled AS (
        /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
        AND o.shard_scope = k.shard_scope
        AND o.shard_identifier = k.shard_identifier
+       /* IF: not_due */AND o.scheduled_for <> '2016-08-01 00:00:00+00'::timestamptz/* END: not_due */
     RETURNING o.shard_scope, o.shard_identifier
 ),
 counted AS (
@@ -64,13 +68,14 @@ SELECT k.shard_scope, k.shard_identifier, k.head_id IS NULL AS empty,
 -- name: bulk-lock-heads
 -- Lock the head row of each shard of the batch for this transaction, skipping those a
 -- drainer holds (SKIP LOCKED): skip and compact then archive and delete only in the shards
--- locked here. One row per shard: empty (no row left), being_drained (left alone).
+-- locked here. One row per shard: empty (no row left), being_drained (left alone), and its
+-- head row's id (when a skip or compact deletes it, the shard is made due now).
 WITH batch AS (
     SELECT s.shard_scope, s.shard_identifier FROM (
 /* TEMPLATE_BEGIN: shards */SELECT 0 AS shard_scope, 0::bigint AS shard_identifier WHERE false/* TEMPLATE_END: shards */
     ) s
 )
-SELECT b.shard_scope, b.shard_identifier, h.id IS NULL AS empty, h.id IS NOT NULL AND l.id IS NULL AS being_drained, 0::bigint AS rows
+SELECT b.shard_scope, b.shard_identifier, h.id IS NULL AS empty, h.id IS NOT NULL AND l.id IS NULL AS being_drained, 0::bigint AS rows, h.id AS head_id
   FROM batch b
   LEFT JOIN LATERAL (
     SELECT o.id

@@ -6,7 +6,7 @@ SELECT b.shard_scope, b.shard_identifier
   FROM unnest(ARRAY[0, 1]::integer[], ARRAY[1, 5]::bigint[]) AS b (shard_scope, shard_identifier)
     ) s
 )
-SELECT b.shard_scope, b.shard_identifier, h.id IS NULL AS empty, h.id IS NOT NULL AND l.id IS NULL AS being_drained, 0::bigint AS rows
+SELECT b.shard_scope, b.shard_identifier, h.id IS NULL AS empty, h.id IS NOT NULL AND l.id IS NULL AS being_drained, 0::bigint AS rows, h.id AS head_id
   FROM batch b
   LEFT JOIN LATERAL (
     SELECT o.id
