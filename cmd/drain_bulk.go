@@ -134,7 +134,7 @@ func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target
 	res, err := drain.RunParallel(ctx, drain.ParallelOptions{
 		Base: drain.Options{Target: t, Mode: drain.Mode(o.Mode), MaxMessages: o.MaxMessages, Rate: o.Rate, HandlerTimeout: o.HandlerTimeout,
 			Warnf: d.printer.Warnf, Command: "drain", Reason: o.Reason, CoalescedIDs: o.CoalescedIDs,
-			CategoryName: reg.CategoryName, ScopeName: reg.ScopeName, Abandon: abandonContext(ctx), OnWaiting: waitingNote(&lockedWriter{w: d.stderr}, o.HandlerTimeout)}, // one stderr, every worker's note
+			CategoryName: reg.CategoryName, ScopeName: reg.ScopeName, Abandon: abandonContext(ctx), OnWaiting: waitingNote(d.printer.Err(), o.HandlerTimeout)}, // one stderr under the printer's lock, every worker's note and warning
 		Jobs: plan.Jobs, Workers: o.Parallel, FailFast: o.FailFast, Follow: o.Follow,
 		Connect:    func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "drain") },
 		NewHandler: newHandler, OnDelivered: func(query.ShardKey, drain.Message) { progress.Add(1) },
