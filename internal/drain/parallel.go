@@ -208,6 +208,9 @@ type worker struct {
 	conn    *db.Conn
 	// idle is conn's idle_in_transaction_session_timeout, read once per connection.
 	idle *int64
+	// guarded: Guard passed on conn (checked once per connection: a session on a primary
+	// never turns into a replica's, and a worker's connection is never in a transaction).
+	guarded bool
 	// unreachable: a connection could not be opened; the worker takes no more shards
 	// (each would wait its --connect-timeout for the same answer).
 	unreachable bool
@@ -216,7 +219,7 @@ type worker struct {
 func (w *worker) close(ctx context.Context) {
 	if w.conn != nil {
 		_ = w.conn.Close(context.WithoutCancel(ctx))
-		w.conn, w.idle = nil, nil
+		w.conn, w.idle, w.guarded = nil, nil, false
 	}
 }
 
@@ -255,6 +258,13 @@ func (w *worker) drain(ctx, stop context.Context, k query.ShardKey, watermark in
 		w.unreachable = stop.Err() == nil
 		return w.stopped(ctx, stop, StatusFailed), Result{}, false, err
 	}
+	if !w.guarded { // once per connection, before any claim
+		if err := Guard(stop, conn); err != nil {
+			w.close(ctx)
+			return w.stopped(ctx, stop, StatusFailed), Result{}, false, err
+		}
+		w.guarded = true
+	}
 	if w.o.Base.HandlerTimeout > 0 && w.idle == nil { // read once per connection, before any claim
 		ms, err := IdleTimeout(stop, conn, nil)
 		if err != nil {
@@ -279,7 +289,7 @@ func (w *worker) drain(ctx, stop context.Context, k query.ShardKey, watermark in
 			return StatusEmpty, Result{}, false, nil
 		}
 	}
-	claimed, err := Claim(stop, conn, t, k)
+	claimed, err := claim(stop, conn, t, k)
 	switch {
 	case errors.Is(err, ErrShardLocked):
 		return StatusBeingDrained, Result{}, false, nil
@@ -291,7 +301,7 @@ func (w *worker) drain(ctx, stop context.Context, k query.ShardKey, watermark in
 	}
 	o := w.o.Base
 	o.Shard, o.Handler, o.Watermark, o.Claimed = k, w.handler, watermark, claimed
-	o.IdleTimeoutMS = w.idle
+	o.IdleTimeoutMS, o.guarded = w.idle, true
 	o.Reconnect = w.o.Connect
 	if on := w.o.OnDelivered; on != nil {
 		o.OnDelivered = func(m Message) { on(k, m) }
