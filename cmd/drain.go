@@ -124,7 +124,7 @@ Exit 6 when some shards failed and others were drained, 1 when every drained sha
 			if len(args) == 0 {
 				return a.runDrainSelected(c, &o)
 			}
-			if err := o.noBulkFlags(c); err != nil {
+			if err := o.noBulkFlags(a, c); err != nil {
 				return err
 			}
 			return a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {

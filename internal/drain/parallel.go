@@ -45,11 +45,15 @@ const (
 // per-shard semantics on its worker's own connection.
 type ParallelOptions struct {
 	// Base is what every shard is drained with (Target, Mode, MaxMessages, Rate,
-	// HandlerTimeout, BatchSize, names, Abandon, OnWaiting, Command, Reason). Shard, Handler,
-	// Watermark, Claimed, Reconnect and OnDelivered are set per shard. A parallel drain
-	// never deletes undelivered: Discard and Killswitched are refused.
+	// HandlerTimeout, BatchSize, names, Abandon, OnWaiting, Command, Reason, Discard).
+	// Shard, Handler, Watermark, Claimed, Reconnect, Archive and OnDelivered are set per
+	// shard. Killswitched (a trim) is refused: a kill-switched shard is skipped.
 	Base Options
-	Jobs []Job
+	// OpenArchive, with Base.Discard, opens the archive operation of shard k once it is
+	// claimed: each shard's discarded rows are one operation (restore puts back each, or
+	// --all), synced before each DELETE as drain SCOPE ID --handler discard syncs them.
+	OpenArchive func(k query.ShardKey) (*Operation, error)
+	Jobs        []Job
 	// Workers is how many shards are drained at once (at least 1).
 	Workers int
 	// FailFast stops the other workers after a shard failed: each finishes the delivery in
@@ -77,9 +81,11 @@ type ShardResult struct {
 	Result Result
 	// Left is the shard's depth after its turn (nil: not read, or could not be).
 	Left *int64
-	// Restored: its first delivery found the handler unavailable and its schedule was put
-	// back as it was before the claim.
+	// Restored: its first delivery found the handler unavailable (or, discarding, its
+	// archive could not be opened) and its schedule was put back as it was before the claim.
 	Restored bool
+	// Operation is the archive operation of its discarded rows ("" when none was opened).
+	Operation string
 	// Err is why it failed (StatusFailed), or why its state after could not be read.
 	Err error
 }
@@ -120,9 +126,10 @@ func (r ParallelResult) Totals() (delivered int, deleted int64, left *int64) {
 	return delivered, deleted, left
 }
 
-// ErrParallelDiscard: a parallel drain only delivers; deleting undelivered rows (discard, a
-// kill-switch trim) is per shard, with its own archive operation.
-var ErrParallelDiscard = errors.New("a parallel drain delivers only: discarding rows is done shard by shard (drain SCOPE ID --handler discard) or with skip")
+// ErrParallelDiscard: a parallel drain delivers through its workers' own handlers
+// (NewHandler), or discards with an archive operation per shard (Base.Discard and
+// OpenArchive); it never trims a kill-switched shard (it skips it).
+var ErrParallelDiscard = errors.New("a parallel drain delivers through each worker's handler, or discards with an archive operation per shard (--handler discard); a kill-switched shard is skipped, never trimmed")
 
 // RunParallel drains o.Jobs, o.Workers at a time. Every worker makes its handler and
 // takes shards in the jobs' order; for each it reads the watermark, claims the shard
@@ -138,13 +145,16 @@ func RunParallel(ctx context.Context, o ParallelOptions) (ParallelResult, error)
 	for i, j := range o.Jobs {
 		res.Shards[i] = ShardResult{Shard: j.Shard, Status: StatusNotStarted}
 	}
-	if o.Base.Discard || o.Base.Killswitched || o.Base.Handler != nil {
+	if o.Base.Killswitched || o.Base.Handler != nil || o.Base.Discard && o.OpenArchive == nil {
 		return res, ErrParallelDiscard
 	}
 	workers := min(max(o.Workers, 1), max(len(o.Jobs), 1))
 	handlers := make([]Handler, workers)
 	defer closeHandlers(handlers)
 	for i := range handlers {
+		if o.Base.Discard {
+			break // nothing delivers
+		}
 		h, err := o.NewHandler()
 		if err != nil {
 			return res, err
@@ -211,6 +221,8 @@ type worker struct {
 	// guarded: Guard passed on conn (checked once per connection: a session on a primary
 	// never turns into a replica's, and a worker's connection is never in a transaction).
 	guarded bool
+	// op is the archive operation of the shard in progress ("": none).
+	op string
 	// unreachable: a connection could not be opened; the worker takes no more shards
 	// (each would wait its --connect-timeout for the same answer).
 	unreachable bool
@@ -243,7 +255,7 @@ func (w *worker) shard(ctx, stop context.Context, j Job) ShardResult {
 		w.after(ctx, &r)
 		return r
 	}
-	r.Status, r.Result, r.Restored, r.Err = w.drain(ctx, stop, j.Shard, j.Watermark)
+	r.Status, r.Result, r.Restored, r.Operation, r.Err = w.drain(ctx, stop, j.Shard, j.Watermark)
 	if r.Status != StatusFailed || r.Result.InDoubt == nil {
 		w.after(ctx, &r)
 	}
@@ -251,7 +263,14 @@ func (w *worker) shard(ctx, stop context.Context, j Job) ShardResult {
 }
 
 // drain claims and drains shard k on the worker's connection.
-func (w *worker) drain(ctx, stop context.Context, k query.ShardKey, watermark int64) (Status, Result, bool, error) {
+func (w *worker) drain(ctx, stop context.Context, k query.ShardKey, watermark int64) (Status, Result, bool, string, error) {
+	st, res, restored, err := w.drainOne(ctx, stop, k, watermark)
+	return st, res, restored, w.op, err
+}
+
+// drainOne is drain; w.op is the archive operation it opened.
+func (w *worker) drainOne(ctx, stop context.Context, k query.ShardKey, watermark int64) (Status, Result, bool, error) {
+	w.op = ""
 	t := w.o.Base.Target
 	conn, err := w.connect(stop)
 	if err != nil {
@@ -300,6 +319,15 @@ func (w *worker) drain(ctx, stop context.Context, k query.ShardKey, watermark in
 		return w.stopped(ctx, stop, StatusFailed), Result{}, false, db.Classify(err, "drain-claim")
 	}
 	o := w.o.Base
+	if o.Discard {
+		op, err := w.o.OpenArchive(k)
+		if err != nil { // nothing was deleted: the shard's schedule goes back as it was
+			_, uerr := Unclaim(context.WithoutCancel(ctx), conn, t, k, claimed)
+			return StatusFailed, Result{}, uerr == nil, fmt.Errorf("opening the archive: %w", err)
+		}
+		defer op.Close()
+		o.Archive, w.op = op, op.Meta.ID
+	}
 	o.Shard, o.Handler, o.Watermark, o.Claimed = k, w.handler, watermark, claimed
 	o.IdleTimeoutMS, o.guarded = w.idle, true
 	o.Reconnect = w.o.Connect
@@ -374,19 +402,29 @@ type ParallelCard struct {
 	Interrupted  int   `json:"interrupted"`
 	NotStarted   int   `json:"not_started"`
 	Delivered    int   `json:"delivered"`
+	Discarded    int   `json:"discarded"`
 	Deleted      int64 `json:"deleted"`
 	Left         int64 `json:"left"`
+	// Archive is the file of a discard's operations (one per shard drained), Operations how
+	// many it wrote, Restore the command that puts every one back.
+	Archive    string `json:"archive,omitempty"`
+	Operations int    `json:"operations,omitempty"`
+	Restore    string `json:"restore,omitempty" render:"human"`
 }
 
 // ParallelShardRow is one shard's row of drain SELECTORS: left is null when unknown (the
-// drain of the shard failed before it could count), error null when none.
+// drain of the shard failed before it could count), error null when none; discarded counts
+// the coalesce groups --handler discard archived and deleted (delivered is then 0).
 type ParallelShardRow struct {
 	Scope     int     `json:"shard_scope" render:"machine"`
 	ScopeName string  `json:"scope"`
 	ID        int64   `json:"shard_identifier"`
 	Outcome   string  `json:"outcome"`
 	Delivered int     `json:"delivered"`
+	Discarded int     `json:"discarded"`
 	Deleted   int64   `json:"deleted"`
 	Left      *int64  `json:"left"`
 	Error     *string `json:"error"`
+	// Operation is the archive operation of the shard's discarded rows (null: none).
+	Operation *string `json:"operation" render:"machine"`
 }
