@@ -191,6 +191,9 @@ func TestEverySuggestionRuns(t *testing.T) {
 		{"inspect", "shard", "organization", "9", "-o", "json"},
 		{"killswitch", "add", "organization", "11", "--reason", "test", "--yes", "-o", "json"},
 		{"shards", "--limit", "0"},
+		{"drain", "--stuck"},
+		{"drain", "organization", "7", "--stuck", "--handler", "exec:true"},
+		{"drain", "--stuck", "--parallel", "0", "--handler", "exec:true"},
 	} {
 		code, out, errOut := runCLI(t, schema, args...)
 		s := suggestions(out, errOut)
