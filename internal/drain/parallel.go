@@ -69,7 +69,8 @@ type ParallelOptions struct {
 	// OnDelivered is called once per delivered message after its deletion committed, from
 	// the worker's goroutine.
 	OnDelivered func(query.ShardKey, Message)
-	// OnShard is called as each shard ends (serialised: one call at a time).
+	// OnShard is called as each shard ends (serialised: one call at a time), before its
+	// Left is read (once every shard ended, in one statement).
 	OnShard func(ShardResult)
 }
 
@@ -79,7 +80,7 @@ type ShardResult struct {
 	Status Status
 	// Result is Run's account of the shard (zero when it was not drained).
 	Result Result
-	// Left is the shard's depth after its turn (nil: not read, or could not be).
+	// Left is the shard's depth once every shard's turn ended (nil: not read, or could not be).
 	Left *int64
 	// Restored: its first delivery found the handler unavailable (or, discarding, its
 	// archive could not be opened) and its schedule was put back as it was before the claim.
@@ -134,8 +135,8 @@ var ErrParallelDiscard = errors.New("a parallel drain delivers through each work
 // RunParallel drains o.Jobs, o.Workers at a time. Every worker makes its handler and
 // takes shards in the jobs' order; for each it reads the watermark, claims the shard
 // (another drainer's lock is "being drained", never waited on), runs Run, puts the
-// schedule back when the handler was unavailable at the first delivery, and reads the depth
-// left. A failing shard does not stop the others unless FailFast; a worker that cannot
+// schedule back when the handler was unavailable at the first delivery. Once every shard
+// ended, one statement reads the depth each was left with. A failing shard does not stop the others unless FailFast; a worker that cannot
 // connect takes no more shards (when none can, the rest are "not started"). Cancelling ctx (Ctrl-C)
 // lets every worker finish the delivery in flight and commit; the shards not reached are
 // "not started". The error is only for what stopped the run before any shard was claimed
@@ -200,6 +201,7 @@ func RunParallel(ctx context.Context, o ParallelOptions) (ParallelResult, error)
 		}()
 	}
 	wg.Wait()
+	readLeft(ctx, o, &res)
 	return res, nil
 }
 
@@ -252,13 +254,9 @@ func (w *worker) shard(ctx, stop context.Context, j Job) ShardResult {
 	r := ShardResult{Shard: j.Shard}
 	if j.Skip != "" {
 		r.Status = j.Skip
-		w.after(ctx, &r)
 		return r
 	}
 	r.Status, r.Result, r.Restored, r.Operation, r.Err = w.drain(ctx, stop, j.Shard, j.Watermark)
-	if r.Status != StatusFailed || r.Result.InDoubt == nil {
-		w.after(ctx, &r)
-	}
 	return r
 }
 
@@ -373,22 +371,62 @@ func (w *worker) stopped(ctx, stop context.Context, s Status) Status {
 	return s
 }
 
-// after reads the depth the shard was left with, on the worker's connection (a fresh one
-// when it failed), even after Ctrl-C: the row must say what is left.
-func (w *worker) after(ctx context.Context, r *ShardResult) {
+// readLeft reads the depth every shard whose turn came was left with, in one statement on a
+// connection of its own, even after Ctrl-C (a row must say what is left): a shard whose
+// COMMIT is in doubt is left unread (its row says so), a shard never started keeps its
+// plan's depth (the caller's).
+func readLeft(ctx context.Context, o ParallelOptions, res *ParallelResult) {
 	ctx = context.WithoutCancel(ctx)
-	conn, err := w.connect(ctx)
-	if err == nil {
-		var depth int64
-		if depth, _, err = ShardState(ctx, conn, w.o.Base.Target, r.Shard); err == nil {
-			r.Left = &depth
-			return
+	var scopes []int
+	var ids []int64
+	var read []int
+	for i, r := range res.Shards {
+		if r.Status == StatusNotStarted || r.Status == StatusFailed && r.Result.InDoubt != nil {
+			continue
 		}
-		w.close(ctx)
+		scopes, ids, read = append(scopes, r.Shard.Scope.Value), append(ids, r.Shard.ID), append(read, i)
 	}
-	if r.Err == nil {
-		r.Err = fmt.Errorf("the shard's state after the drain could not be read: %w", err)
+	if len(read) == 0 {
+		return
 	}
+	depths, err := listedDepths(ctx, o, scopes, ids)
+	for _, i := range read {
+		r := &res.Shards[i]
+		d, ok := depths[query.ShardRef{Scope: r.Shard.Scope.Value, ID: r.Shard.ID}]
+		switch {
+		case ok:
+			r.Left = &d
+		case r.Err == nil:
+			if err == nil {
+				err = errors.New("no depth was read")
+			}
+			r.Err = fmt.Errorf("the shard's state after the drain could not be read: %w", err)
+		}
+	}
+}
+
+// listedDepths counts the rows of the shards scopes[i]/ids[i] on a fresh connection.
+func listedDepths(ctx context.Context, o ParallelOptions, scopes []int, ids []int64) (map[query.ShardRef]int64, error) {
+	conn, err := o.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	st := query.ShardDepthsListed(o.Base.Target, scopes, ids)
+	var rows []query.ListedDepthRow
+	err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
+		var err error
+		rows, err = query.Picked[query.ListedDepthRow](ctx, tx, st)
+		return err
+	})
+	if err != nil {
+		return nil, db.Classify(err, st.Name)
+	}
+	out := make(map[query.ShardRef]int64, len(rows))
+	for _, r := range rows {
+		out[query.ShardRef{Scope: r.Scope, ID: r.ID}] = r.Depth
+	}
+	return out, nil
 }
 
 // ParallelCard is the summary card of drain SELECTORS: its json tags are the JSON keys.

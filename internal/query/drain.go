@@ -167,6 +167,19 @@ func ShardMaxIDs(t Target, scopes []int, ids []int64) Statement {
 	return sqlStatement("shard-max-ids", []string{"Each listed shard's highest id: a parallel drain never touches rows above it (unless --follow)."}, t.idents(), listedArgs(t, scopes, ids), t.cellFragment()...)
 }
 
+// ShardDepthsListed counts the rows of each shard of scopes[i]/ids[i] (ListedDepthRow): what
+// a parallel drain left, read once for every shard.
+func ShardDepthsListed(t Target, scopes []int, ids []int64) Statement {
+	return sqlStatement("shard-depths-listed", []string{"The depth of each listed shard after the drain."}, t.idents(), listedArgs(t, scopes, ids), t.cellFragment()...)
+}
+
+// ListedDepthRow is a row of ShardDepthsListed.
+type ListedDepthRow struct {
+	Scope int   `db:"shard_scope"`
+	ID    int64 `db:"shard_identifier"`
+	Depth int64 `db:"depth"`
+}
+
 // listedArgs binds @scopes and @ids (the shards scopes[i]/ids[i]) and the target's @cell.
 func listedArgs(t Target, scopes []int, ids []int64) Args {
 	args := t.cellArgs()

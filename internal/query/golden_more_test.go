@@ -26,6 +26,7 @@ func pinnedCases(t Target) map[string]Script {
 		"pinned-shard-max-id":          {ShardMaxID(t, k)},
 		"pinned-shard-max-ids":         {ShardMaxIDs(t, []int{0, 1}, []int64{7, 8})},
 		"pinned-shard-category-counts": {ShardCategoryCounts(t, []int{0, 1}, []int64{7, 8})},
+		"pinned-shard-depths-listed":   {ShardDepthsListed(t, []int{0, 1}, []int64{7, 8})},
 		"pinned-drain-coalesced":       {DrainCoalesced(t, k, []int64{3}, []int64{11}, []int64{50}, false), DrainCoalesced(t, k, []int64{3}, []int64{11}, []int64{50}, true)},
 		"pinned-shard-depths":          {ShardDepths(t, Enum{0, "ORGANIZATION_SCOPE"}, []int64{1, 2})},
 		"pinned-killswitch-none":       {KillswitchShards(nil, []KillswitchList{{OptionsTable: OptionTable, Scope: 0, IDs: []int64{1}}})},

@@ -240,3 +240,16 @@ SELECT l.shard_scope, o.category, count(*) AS rows,
    /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
  GROUP BY l.shard_scope, o.category
  ORDER BY rows DESC, l.shard_scope, o.category;
+
+-- name: shard-depths-listed
+-- The depth of each listed shard (@scopes, @ids) after a parallel drain, one count on the
+-- shard index each, in one statement; in the control silo without a cell, over every cell.
+SELECT l.shard_scope, l.shard_identifier, d.depth
+  FROM unnest(@scopes::integer[], @ids::bigint[]) AS l (shard_scope, shard_identifier)
+ CROSS JOIN LATERAL (
+    SELECT count(*) AS depth
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       AND o.shard_scope = l.shard_scope
+       AND o.shard_identifier = l.shard_identifier
+ ) d;
