@@ -88,7 +88,7 @@ func (a *app) runDrainSelected(c *cobra.Command, o *drainOptions) error {
 // runDrainBulk plans the drain of the shards sel selects, asks, drains them o.Parallel at a
 // time and prints a row per shard (--dry-run: the plan and the handler check; --print-sql:
 // the selecting statement). --handler discard archives each shard's rows in an operation of
-// its own, every operation in one file (restore FILE --all puts them all back).
+// its own, every operation in one file (restore FILE --all --include-skipped puts them back).
 func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target, sel query.ShardSelector) error {
 	const command = "outboxctl drain"
 	if err := requireCell(t, command); err != nil {
