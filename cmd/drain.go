@@ -111,9 +111,7 @@ skipped (unless --ignore-killswitch), and a failing shard stops at its message w
 others carry on (--fail-fast stops them all). Ctrl-C lets every worker finish its delivery
 in flight, then prints a row per shard and exits 130; the same command again continues.
 Exit 6 when some shards failed and others were drained, 1 when every drained shard failed.
-With --handler discard each drained shard's rows are archived in an operation of its own,
-every operation in one file (--archive, or one under the state directory), and deleted
-undelivered; restore FILE --all --include-skipped puts the run back.`),
+--handler discard archives each shard's rows in an operation of its own, all in one file.`),
 		Example: examples(`
   outboxctl drain organization 42 --handler 'exec:./replicate.sh' --dry-run
   outboxctl drain organization 42 --handler https://relay.internal/outbox --handler-header 'Authorization: Bearer $RELAY_TOKEN' --reason 'INC-7' --yes

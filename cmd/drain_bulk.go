@@ -149,23 +149,15 @@ func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target
 			return err
 		}
 	}
-	label := "delivered"
-	if discard {
-		label = "discarded"
-	}
-	progress := d.progress(ctx, label, plan.Groups, true)
-	popts := drain.ParallelOptions{
+	progress := d.progress(ctx, map[bool]string{false: "delivered", true: "discarded"}[discard], plan.Groups, true)
+	res, err := drain.RunParallel(ctx, drain.ParallelOptions{
 		Base: drain.Options{Target: t, Mode: drain.Mode(o.Mode), MaxMessages: o.MaxMessages, Rate: o.Rate, HandlerTimeout: o.HandlerTimeout, Discard: discard,
 			Warnf: d.printer.Warnf, Command: "drain", Reason: o.Reason, CoalescedIDs: o.CoalescedIDs,
 			CategoryName: reg.CategoryName, ScopeName: reg.ScopeName, Abandon: abandonContext(ctx), OnWaiting: waitingNote(d.printer.Err(), o.HandlerTimeout)}, // one stderr under the printer's lock, every worker's note and warning
 		Jobs: plan.Jobs, Workers: o.Parallel, FailFast: o.FailFast, Follow: o.Follow,
 		Connect:    func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "drain") },
-		NewHandler: newHandler, OnDelivered: func(query.ShardKey, drain.Message) { progress.Add(1) },
-	}
-	if archive != nil {
-		popts.OpenArchive = archive.open
-	}
-	res, err := drain.RunParallel(ctx, popts)
+		NewHandler: newHandler, OnDelivered: func(query.ShardKey, drain.Message) { progress.Add(1) }, OpenArchive: archive.opener(),
+	})
 	progress.done()
 	if err != nil {
 		return err
@@ -196,9 +188,15 @@ func newBulkDrainArchive(d factory, o drainOptions, t query.Target, payloadType 
 	return &bulkDrainArchive{d: d, t: t, path: path, payloadType: payloadType, reason: o.Reason}, nil
 }
 
-// open opens shard k's operation (called from its worker, once the shard is claimed).
-func (a *bulkDrainArchive) open(k query.ShardKey) (*drain.Operation, error) {
-	return drain.OpenArchive(a.path, archiveMeta(a.t, k, a.payloadType, drain.CommandDrainDiscard, a.reason), a.d.now())
+// opener opens a shard's operation (called from its worker, once the shard is claimed); nil
+// without an archive (nothing is discarded).
+func (a *bulkDrainArchive) opener() func(query.ShardKey) (*drain.Operation, error) {
+	if a == nil {
+		return nil
+	}
+	return func(k query.ShardKey) (*drain.Operation, error) {
+		return drain.OpenArchive(a.path, archiveMeta(a.t, k, a.payloadType, drain.CommandDrainDiscard, a.reason), a.d.now())
+	}
 }
 
 // closeHandler ends a handler's co-process, if it has one.
