@@ -131,13 +131,8 @@ func printPlan(stderr io.Writer, plan []string) {
 }
 
 // confirmShards asks for a change of n shards: confirm up to typedBackOver, the count typed
-// back on a terminal above. A plan whose first line is its own "target: …" (drain SELECTORS
-// builds one so) has it as its target: drain_bulk.go is to pass a mutationPlan to
-// d.confirmPlan instead, and then this goes.
+// back on a terminal above.
 func (d factory) confirmShards(command string, plan []string, yes bool, n int) error {
-	if len(plan) > 0 && strings.HasPrefix(plan[0], "target: ") {
-		return d.confirmPlan(command, mutationPlan{Target: plan[0], Lines: plan[1:]}, yes, n)
-	}
 	if n <= typedBackOver {
 		return d.confirm(command, plan, yes)
 	}

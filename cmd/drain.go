@@ -110,7 +110,8 @@ back). A shard another drainer holds is skipped as "being drained", a kill-switc
 skipped (unless --ignore-killswitch), and a failing shard stops at its message while the
 others carry on (--fail-fast stops them all). Ctrl-C lets every worker finish its delivery
 in flight, then prints a row per shard and exits 130; the same command again continues.
-Exit 6 when some shards failed and others were drained, 1 when every drained shard failed.`),
+Exit 6 when some shards failed and others were drained, 1 when every drained shard failed.
+--handler discard archives each shard's rows in an operation of its own, all in one file.`),
 		Example: examples(`
   outboxctl drain organization 42 --dry-run
   outboxctl drain organization 42 --handler 'exec:./replicate.sh' --dry-run
@@ -125,7 +126,7 @@ Exit 6 when some shards failed and others were drained, 1 when every drained sha
 			if len(args) == 0 {
 				return a.runDrainSelected(c, &o)
 			}
-			if err := o.noBulkFlags(c); err != nil {
+			if err := o.noBulkFlags(a, c); err != nil {
 				return err
 			}
 			return a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {

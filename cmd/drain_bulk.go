@@ -14,6 +14,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // maxParallel caps --parallel: each worker holds a connection (and a handler process).
@@ -38,27 +39,30 @@ func (o *drainOptions) args(c *cobra.Command, args []string) error {
 }
 
 // noBulkFlags refuses a selector flag with SCOPE ID: one shard or a selection, not both.
-func (o *drainOptions) noBulkFlags(c *cobra.Command) error {
+// Its Try: line is the invocation's single-shard form.
+func (o *drainOptions) noBulkFlags(a *app, c *cobra.Command) error {
 	for _, name := range bulkFlags {
 		if c.Flags().Changed(name) {
-			return usageErrorf("outboxctl drain --help",
+			return usageErrorf(a.withoutSelectors("outboxctl drain SCOPE ID"),
 				"`--%s` selects shards: drain SCOPE ID drains one shard, drain SELECTORS (no SCOPE ID) the selected ones", name)
 		}
 	}
 	return nil
 }
 
-// validateBulk checks drain SELECTORS' flags before anything connects.
-func (o *drainOptions) validateBulk() error {
+// validateBulk checks drain SELECTORS' flags before anything connects. A Try: line is the
+// invocation with the flag mended, runnable as printed.
+func (o *drainOptions) validateBulk(a *app) error {
 	const command = "outboxctl drain"
 	if err := o.Sel.validate(command, true); err != nil {
 		return err
 	}
 	if o.Parallel < 1 || o.Parallel > maxParallel {
-		return usageErrorf(command+" --help", "`--parallel` must be between 1 and %d (got %d)", maxParallel, o.Parallel)
-	}
-	if o.Handler == "discard" {
-		return usageErrorf("outboxctl skip --help", "%s", drain.ErrParallelDiscard.Error())
+		try := textsafe.Command(append(a.argsWithout(map[string]bool{"dsn": true, "parallel": true}), "--parallel", "4")...)
+		if len(a.args) == 0 {
+			try = command + " --stuck --parallel 4 --dry-run"
+		}
+		return usageErrorf(try, "`--parallel` must be between 1 and %d (got %d)", maxParallel, o.Parallel)
 	}
 	o.ID = "0" // the per-shard checks of Validate, with no shard of its own
 	return o.Validate()
@@ -67,7 +71,7 @@ func (o *drainOptions) validateBulk() error {
 // runDrainSelected is drain SELECTORS: it validates, resolves the selector and the target,
 // and drains the selected shards.
 func (a *app) runDrainSelected(c *cobra.Command, o *drainOptions) error {
-	if err := o.validateBulk(); err != nil {
+	if err := o.validateBulk(a); err != nil {
 		return err
 	}
 	sel, err := a.shardSelector(o.Sel, "outboxctl drain", time.Now())
@@ -83,7 +87,8 @@ func (a *app) runDrainSelected(c *cobra.Command, o *drainOptions) error {
 
 // runDrainBulk plans the drain of the shards sel selects, asks, drains them o.Parallel at a
 // time and prints a row per shard (--dry-run: the plan and the handler check; --print-sql:
-// the selecting statement).
+// the selecting statement). --handler discard archives each shard's rows in an operation of
+// its own, every operation in one file (restore FILE --all --include-skipped puts them back).
 func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target, sel query.ShardSelector) error {
 	const command = "outboxctl drain"
 	if err := requireCell(t, command); err != nil {
@@ -97,53 +102,101 @@ func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target
 		return err
 	}
 	if o.Handler == "" && !o.DryRun {
-		return usageErrorf(d.again(command, "--dry-run"),
-			"`--handler` is required: exec:COMMAND, stream:COMMAND or http(s)://URL (or --dry-run to see the plan)")
+		return usageErrorf(d.again(command+" --stuck", "--dry-run"),
+			"`--handler` is required: exec:COMMAND, stream:COMMAND, http(s)://URL or discard (or --dry-run to see the plan)")
 	}
-	newHandler := func() (drain.Handler, error) { return drainHandler(o, d.getenv) }
-	first, err := newHandler()
-	if err != nil {
-		return err
+	discard := o.Handler == "discard"
+	var newHandler func() (drain.Handler, error)
+	var first drain.Handler
+	if !discard {
+		newHandler = func() (drain.Handler, error) { return drainHandler(o, d.getenv) }
+		var err error
+		if first, err = newHandler(); err != nil {
+			return err
+		}
+		defer closeHandler(first) // only checked (Preflight): it delivers nothing
 	}
-	defer closeHandler(first) // only checked (Preflight): it delivers nothing
 	reg, err := d.registry()
 	if err != nil {
 		return err
 	}
 	req := drain.BulkRequest{Request: o.request(), Selector: sel, Workers: o.Parallel, FailFast: o.FailFast, IgnoreKillswitch: o.IgnoreKillswitch}
-	t, plan, err := readBulkPlan(ctx, d, t, req, reg)
+	t, plan, payloadType, err := readBulkPlan(ctx, d, t, req, reg)
 	if err != nil {
 		return err
 	}
-	lines := append([]string{fmt.Sprintf("target: %s, %s", d.where(), t.Describe())}, plan.Lines()...)
+	mp := mutationPlan{Target: fmt.Sprintf("target: %s, %s", d.where(), t.Describe()), Lines: plan.Lines()}
 	switch {
 	case plan.Draining() == 0:
 		d.printer.Notef("no selected shard to drain (%d selected, %d kill-switched): nothing was claimed", len(plan.Jobs), plan.Skipped)
 		return nil
 	case o.DryRun:
-		printPlan(d.stderr, lines)
+		printPlan(d.stderr, append([]string{mp.Target}, mp.Lines...))
+		if discard {
+			return nil
+		}
 		return dryRunPreflight(ctx, d.printer, first)
 	}
-	if err := d.confirmShards(command, lines, o.Yes, plan.Draining()); err != nil {
+	if err := d.confirmPlan(command, mp, o.Yes, plan.Draining()); err != nil {
 		return err
 	}
 	if _, err := preflight(ctx, first, "; nothing was claimed or changed"); err != nil {
 		return err
 	}
-	progress := d.progress(ctx, "delivered", plan.Rows, true)
+	var archive *bulkDrainArchive
+	if discard {
+		if archive, err = newBulkDrainArchive(d, o, t, payloadType); err != nil {
+			return err
+		}
+	}
+	progress := d.progress(ctx, map[bool]string{false: "delivered", true: "discarded"}[discard], plan.Groups, true)
 	res, err := drain.RunParallel(ctx, drain.ParallelOptions{
-		Base: drain.Options{Target: t, Mode: drain.Mode(o.Mode), MaxMessages: o.MaxMessages, Rate: o.Rate, HandlerTimeout: o.HandlerTimeout,
+		Base: drain.Options{Target: t, Mode: drain.Mode(o.Mode), MaxMessages: o.MaxMessages, Rate: o.Rate, HandlerTimeout: o.HandlerTimeout, Discard: discard,
 			Warnf: d.printer.Warnf, Command: "drain", Reason: o.Reason, CoalescedIDs: o.CoalescedIDs,
-			CategoryName: reg.CategoryName, ScopeName: reg.ScopeName, Abandon: abandonContext(ctx), OnWaiting: waitingNote(&lockedWriter{w: d.stderr}, o.HandlerTimeout)}, // one stderr, every worker's note
+			CategoryName: reg.CategoryName, ScopeName: reg.ScopeName, Abandon: abandonContext(ctx), OnWaiting: waitingNote(d.printer.Err(), o.HandlerTimeout)}, // one stderr under the printer's lock, every worker's note and warning
 		Jobs: plan.Jobs, Workers: o.Parallel, FailFast: o.FailFast, Follow: o.Follow,
 		Connect:    func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "drain") },
-		NewHandler: newHandler, OnDelivered: func(query.ShardKey, drain.Message) { progress.Add(1) },
+		NewHandler: newHandler, OnDelivered: func(query.ShardKey, drain.Message) { progress.Add(1) }, OpenArchive: archive.opener(),
 	})
 	progress.done()
 	if err != nil {
 		return err
 	}
-	return bulkSummary(ctx, d, o, sel, plan, res)
+	return bulkSummary(ctx, d, o, sel, plan, res, archive)
+}
+
+// bulkDrainArchive is the one file a parallel discard archives to: an operation per shard.
+type bulkDrainArchive struct {
+	d           factory
+	t           query.Target
+	path        string
+	payloadType string
+	reason      string
+}
+
+// newBulkDrainArchive names the run's archive file (--archive, else one under the user's
+// state directory named after the run) and says where it is.
+func newBulkDrainArchive(d factory, o drainOptions, t query.Target, payloadType string) (*bulkDrainArchive, error) {
+	path := o.Archive
+	if path == "" {
+		var err error
+		if path, err = drain.OperationArchivePath(drain.NewOperationID(drain.CommandDrainDiscard, d.now())); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Fprintf(d.printer.Err(), "archiving to %s (an operation per shard)\n", render.Escape(path))
+	return &bulkDrainArchive{d: d, t: t, path: path, payloadType: payloadType, reason: o.Reason}, nil
+}
+
+// opener opens a shard's operation (called from its worker, once the shard is claimed); nil
+// without an archive (nothing is discarded).
+func (a *bulkDrainArchive) opener() func(query.ShardKey) (*drain.Operation, error) {
+	if a == nil {
+		return nil
+	}
+	return func(k query.ShardKey) (*drain.Operation, error) {
+		return drain.OpenArchive(a.path, archiveMeta(a.t, k, a.payloadType, drain.CommandDrainDiscard, a.reason), a.d.now())
+	}
 }
 
 // closeHandler ends a handler's co-process, if it has one.
@@ -154,23 +207,26 @@ func closeHandler(h drain.Handler) {
 }
 
 // readBulkPlan reads the selected shards and their kill switches in one read-only snapshot
-// on a connection of its own (the workers open theirs), and returns the adapted target.
-func readBulkPlan(ctx context.Context, d factory, t query.Target, req drain.BulkRequest, reg *enums.Registry) (query.Target, drain.BulkPlan, error) {
+// on a connection of its own (the workers open theirs), and returns the adapted target and
+// the payload column's type (a discard's archive records it).
+func readBulkPlan(ctx context.Context, d factory, t query.Target, req drain.BulkRequest, reg *enums.Registry) (query.Target, drain.BulkPlan, string, error) {
 	conn, err := d.connect(ctx, "drain")
 	if err != nil {
-		return t, drain.BulkPlan{}, err
+		return t, drain.BulkPlan{}, "", err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	if err := drain.Guard(ctx, conn); err != nil {
 		if errors.Is(err, drain.ErrInTransaction) {
-			return t, drain.BulkPlan{}, usageErrorf("", "%s", err.Error())
+			return t, drain.BulkPlan{}, "", usageErrorf("", "%s", err.Error())
 		}
-		return t, drain.BulkPlan{}, err
+		return t, drain.BulkPlan{}, "", err
 	}
 	var p drain.BulkPlan
 	var unread int
+	var payloadType string
 	err = d.session(ctx, conn, func(s *session) error {
 		t = s.target
+		payloadType = s.schema.Table(s.target.TableName()).PayloadType
 		sw, err := killswitch.ReadSwitches(s.ctx, s.tx, s.target, s.schema)
 		if err != nil {
 			return db.Classify(err, "reading the kill switches")
@@ -188,16 +244,20 @@ func readBulkPlan(ctx context.Context, d factory, t query.Target, req drain.Bulk
 	if err == nil && unread > 0 {
 		d.printer.Warnf("%d selected shard(s) are listed in the options table Sentry does not read here: they are not disabled, and are drained (killswitch list shows them)", unread)
 	}
-	return t, p, err
+	return t, p, payloadType, err
 }
 
 // bulkSummary prints a row per shard and the totals, writes the audit line, and says how
 // the run ended: interrupted (130), some shards failed (partial, 6), all failed (1).
-func bulkSummary(ctx context.Context, d factory, o drainOptions, sel query.ShardSelector, plan drain.BulkPlan, res drain.ParallelResult) error {
-	doc, tot := parallelDrainDoc(plan, res)
-	d.audit("drain", map[string]any{"selector": sel.Describe(), "shards": plan.Draining(), "parallel": o.Parallel, "mode": o.Mode, "handler": drain.HandlerName(o.Handler),
+func bulkSummary(ctx context.Context, d factory, o drainOptions, sel query.ShardSelector, plan drain.BulkPlan, res drain.ParallelResult, archive *bulkDrainArchive) error {
+	doc, tot := parallelDrainDoc(plan, res, archive)
+	fields := map[string]any{"selector": sel.Describe(), "shards": plan.Draining(), "parallel": o.Parallel, "mode": o.Mode, "handler": drain.HandlerName(o.Handler),
 		"done": tot.done, "failed": tot.failed, "being_drained": tot.locked, "kill_switched": plan.Skipped, "not_started": tot.notStarted,
-		"delivered": tot.delivered, "deleted": tot.deleted, "reason": o.Reason})
+		"delivered": tot.delivered, "discarded": tot.discarded, "deleted": tot.deleted, "reason": o.Reason}
+	if archive != nil {
+		fields["archive"], fields["operations"] = archive.path, tot.operations
+	}
+	d.audit("drain", fields)
 	if err := d.printer.Print(doc); err != nil {
 		return err
 	}
@@ -218,14 +278,14 @@ func bulkSummary(ctx context.Context, d factory, o drainOptions, sel query.Shard
 // parallelTotals adds up a parallel drain's rows.
 type parallelTotals struct {
 	done, empty, failed, locked, interrupted, notStarted int
-	delivered                                            int
+	delivered, discarded, operations                     int
 	deleted, left                                        int64
 }
 
 // parallelDrainDoc is the parallel drain's document, shaped as the bulk repairs' (summary,
 // then a row per shard: scope, shard, outcome, delivered, deleted, left, error). A shard whose turn never came is left
 // with the rows the plan counted.
-func parallelDrainDoc(plan drain.BulkPlan, res drain.ParallelResult) (render.Doc, parallelTotals) {
+func parallelDrainDoc(plan drain.BulkPlan, res drain.ParallelResult, archive *bulkDrainArchive) (render.Doc, parallelTotals) {
 	var tot parallelTotals
 	rows := make([]drain.ParallelShardRow, 0, len(res.Shards))
 	for i, sh := range res.Shards {
@@ -257,12 +317,27 @@ func parallelDrainDoc(plan drain.BulkPlan, res drain.ParallelResult) (render.Doc
 		case drain.StatusNotStarted:
 			tot.notStarted++
 		}
-		tot.delivered += sh.Result.Delivered
+		delivered, discarded := sh.Result.Delivered, 0
+		if archive != nil { // nothing reached a handler: each group's rows were archived and deleted
+			delivered, discarded = 0, sh.Result.Delivered
+		}
+		tot.delivered += delivered
+		tot.discarded += discarded
 		tot.deleted += sh.Result.Deleted
+		var op *string
+		if sh.Operation != "" {
+			op = &sh.Operation
+			tot.operations++
+		}
 		rows = append(rows, drain.ParallelShardRow{Scope: sh.Shard.Scope.Value, ScopeName: sh.Shard.Scope.Name, ID: sh.Shard.ID, Outcome: string(sh.Status),
-			Delivered: sh.Result.Delivered, Deleted: sh.Result.Deleted, Left: left, Error: errText})
+			Delivered: delivered, Discarded: discarded, Deleted: sh.Result.Deleted, Left: left, Error: errText, Operation: op})
 	}
 	card := drain.ParallelCard{Selected: len(res.Shards), Done: tot.done, Empty: tot.empty, Failed: tot.failed, BeingDrained: tot.locked,
-		KillSwitched: plan.Skipped, Interrupted: tot.interrupted, NotStarted: tot.notStarted, Delivered: tot.delivered, Deleted: tot.deleted, Left: tot.left}
+		KillSwitched: plan.Skipped, Interrupted: tot.interrupted, NotStarted: tot.notStarted, Delivered: tot.delivered, Discarded: tot.discarded, Deleted: tot.deleted, Left: tot.left}
+	if archive != nil && tot.operations > 0 {
+		card.Archive, card.Operations = archive.path, tot.operations
+		// restore counts a discard with the skips (poison messages): --all alone leaves it out.
+		card.Restore = archive.d.next(&archive.t, "restore", archive.path, "--all", "--include-skipped")
+	}
 	return render.Doc{{Name: "summary", Title: "Drain summary", Card: render.FieldsOf(card)}, {Name: "shards", Title: "Shards", Table: render.TableOf(rows)}}, tot
 }

@@ -55,9 +55,11 @@ type bulkDrainOut struct {
 		Shard     int64   `json:"shard_identifier"`
 		Status    string  `json:"outcome"`
 		Delivered int     `json:"delivered"`
+		Discarded int     `json:"discarded"`
 		Deleted   int64   `json:"deleted"`
 		Left      *int64  `json:"left"`
 		Error     *string `json:"error"`
+		Operation *string `json:"operation"`
 	} `json:"shards"`
 	Totals map[string]any `json:"summary"`
 }
@@ -204,7 +206,8 @@ func TestDrainSelectedWritesNothingUntilConfirmed(t *testing.T) {
 		{[]string{"--stuck", "--handler", "exec:cat"}, ExitUsage, "`--yes` required"},
 		{[]string{"--parallel", "2", "--handler", "exec:cat", "--yes"}, ExitUsage, "select the shards to work on"},
 		{[]string{"organization", "1", "--stuck", "--handler", "exec:cat", "--yes"}, ExitUsage, "`--stuck` selects shards"},
-		{[]string{"--stuck", "--handler", "discard", "--yes"}, ExitUsage, "a parallel drain delivers only"},
+		{[]string{"--stuck", "--handler", "discard"}, ExitUsage, "`--yes` required"},
+		{[]string{"--stuck", "--handler", "discard", "--dry-run"}, 0, "archive and delete without delivering up to 12 row(s) in 6 coalesce group(s)"},
 		{[]string{"--stuck", "--parallel", "0", "--handler", "exec:cat", "--yes"}, ExitUsage, "`--parallel` must be between 1 and 64"},
 		{[]string{"--stuck", "--yes"}, ExitUsage, "`--handler` is required"},
 	} {
@@ -265,5 +268,119 @@ func TestDrainSelectedInterrupted(t *testing.T) {
 	code, out, stderr := runBulkDrain(t, context.Background(), schema, "--stuck", "--parallel", "2", "--handler", "exec:cat > /dev/null", "--yes")
 	if want := "1:done:1:2:0 2:done:1:2:0 3:done:2:4:0 4:done:2:4:0 5:done:2:4:0"; code != 0 || out.rows() != want || shardsLeft(t, schema) != "100:1" {
 		t.Fatalf("again: exit %d, rows %s, want %s\n%s", code, out.rows(), want, stderr)
+	}
+}
+
+// TestDrainSelectedDiscard: drain --stuck --handler discard archives each drained shard's
+// rows in an operation of its own, every operation in the one --archive file, deletes exactly
+// them (the kill-switched shard and the shard not stuck untouched), says so per shard
+// (discarded, operation) and in the summary (archive, restore line); restore FILE --all
+// --include-skipped puts every row back as it was before the claim.
+func TestDrainSelectedDiscard(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := seedDrainShards(t, 5)
+	before := outboxRows(t, schema, wholeRow)
+	streams, _, errOut := render.Test()
+	if code := Main(ctx, []string{"--dsn", testdb.DSN(), "--schema", schema, "killswitch", "add", "organization", "4", "--yes"}, streams); code != 0 {
+		t.Fatalf("killswitch add: %d %s", code, errOut)
+	}
+	archive := filepath.Join(t.TempDir(), "discard.jsonl")
+	code, out, stderr := runBulkDrain(t, ctx, schema, "--stuck", "--parallel", "2", "--handler", "discard", "--archive", archive, "--reason", "INC-23 poison", "--yes")
+	var rows, ops []string
+	for _, s := range out.Shards {
+		rows = append(rows, fmt.Sprintf("%d:%s:%d:%d:%d", s.Shard, s.Status, s.Delivered, s.Discarded, s.Deleted))
+		if s.Operation != nil {
+			ops = append(ops, *s.Operation)
+		}
+	}
+	if want := "1:done:0:2:4 2:done:0:2:4 3:done:0:2:4 4:kill-switched:0:0:0 5:done:0:2:4"; code != 0 || strings.Join(rows, " ") != want || len(ops) != 4 {
+		t.Fatalf("exit %d, rows %s, want %s, operations %q\n%s", code, strings.Join(rows, " "), want, ops, stderr)
+	}
+	if got := shardsLeft(t, schema); got != "4:4 100:1" {
+		t.Fatalf("rows left %s", got)
+	}
+	if out.Totals["archive"] != archive || out.Totals["operations"] != float64(4) || out.Totals["discarded"] != float64(8) || out.Totals["delivered"] != float64(0) ||
+		!strings.Contains(stderr, "archiving to "+archive+" (an operation per shard)") || strings.Count(stderr, `"command":"drain"`) != 1 {
+		t.Fatalf("totals %v\n%s", out.Totals, stderr)
+	}
+	data, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One operation header and one commit marker per shard, a row line per deleted row.
+	if n := strings.Count(string(data), `"kind":"operation"`); n != 4 {
+		t.Fatalf("%d operations in the archive, want 4", n)
+	}
+	if n := strings.Count(string(data), `"kind":"commit"`); n != 8 {
+		t.Fatalf("%d commit markers, want 8 (one per group: a batch-mode discard stages each group)", n)
+	}
+	streams, rout, rerr := render.Test()
+	if code := Main(ctx, []string{"--dsn", testdb.DSN(), "--schema", schema, "restore", archive, "--all", "--include-skipped", "--yes"}, streams); code != 0 {
+		t.Fatalf("restore: exit %d\n%s\n%s", code, rout, rerr)
+	}
+	if got := outboxRows(t, schema, wholeRow); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Fatalf("restored rows differ:\n%v\nwant\n%v", got, before)
+	}
+}
+
+// TestDrainSelectedPlanCounts: the plan counts the rows and coalesce groups to drain per
+// scope and category (kill-switched shards left out), exactly, beside the shards per scope
+// and head category.
+func TestDrainSelectedPlanCounts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := testdb.Schema(t, fixture.Options{})
+	var rows []testdb.Row
+	for s := int64(1); s <= 3; s++ {
+		for i := range 3 { // category 2: 3 rows in 2 groups; category 5: 2 rows in 1 group
+			rows = append(rows, testdb.Row{Scope: 0, Shard: s, Category: 2, Object: int64(i % 2), ScheduledFrom: inBackoffFrom, ScheduledFor: inBackoffFor, DateAdded: added})
+		}
+		for range 2 {
+			rows = append(rows, testdb.Row{Scope: 0, Shard: s, Category: 5, Object: 9, ScheduledFrom: inBackoffFrom, ScheduledFor: inBackoffFor, DateAdded: added})
+		}
+	}
+	rows = append(rows, testdb.Row{Scope: 1, Shard: 7, Category: 5, Object: 1, ScheduledFrom: inBackoffFrom, ScheduledFor: inBackoffFor, DateAdded: added})
+	testdb.Insert(t, schema, "sentry_regionoutbox", rows...)
+	streams, _, errOut := render.Test()
+	if code := Main(ctx, []string{"--dsn", testdb.DSN(), "--schema", schema, "killswitch", "add", "organization", "3", "--yes"}, streams); code != 0 {
+		t.Fatalf("killswitch add: %d %s", code, errOut)
+	}
+	code, _, stderr := runBulkDrain(t, ctx, schema, "--stuck", "--dry-run", "--parallel", "2")
+	for _, want := range []string{
+		"deliver and delete up to 11 row(s) in 7 coalesce group(s)",
+		"rows to deliver and delete per scope and category: ORGANIZATION_SCOPE ORGANIZATION_UPDATE: 6 row(s), 4 group(s) in 2 shard(s); " +
+			"ORGANIZATION_SCOPE AUDIT_LOG_EVENT: 4 row(s), 2 group(s) in 2 shard(s); USER_SCOPE AUDIT_LOG_EVENT: 1 row(s), 1 group(s) in 1 shard(s)",
+		"per scope: ORGANIZATION_SCOPE 2, USER_SCOPE 1",
+	} {
+		if code != 0 || !strings.Contains(stderr, want) {
+			t.Fatalf("exit %d, no %q in the plan:\n%s", code, want, stderr)
+		}
+	}
+}
+
+// TestDrainSelectedJSONShape: drain SELECTORS -o json is the bulk summaries' shape, which
+// --shards-from reads back: a top-level object whose "shards" list names each shard by its
+// integer shard_scope and shard_identifier (beside the summary card).
+func TestDrainSelectedJSONShape(t *testing.T) {
+	t.Parallel()
+	schema := seedDrainShards(t, 2)
+	streams, out, errOut := render.Test()
+	if code := Main(context.Background(), []string{"--dsn", testdb.DSN(), "--schema", schema, "-o", "json", "drain", "--stuck", "--handler", "exec:cat > /dev/null", "--yes"}, streams); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var doc struct {
+		Summary map[string]any   `json:"summary"`
+		Shards  []map[string]any `json:"shards"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range doc.Shards {
+		got = append(got, fmt.Sprintf("%v/%v", s["shard_scope"], s["shard_identifier"]))
+	}
+	if doc.Summary == nil || strings.Join(got, " ") != "0/1 0/2" {
+		t.Fatalf("shards %q, summary %v\n%s", got, doc.Summary, out)
 	}
 }

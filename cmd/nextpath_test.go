@@ -143,6 +143,9 @@ func TestEverySuggestionRuns(t *testing.T) {
 		{"shards", "--stuck", "--json", "nosuch"},
 		{"inspect", "shard", "organization", "7", "--json", "nosuch"},
 		{"--silo", "control", "--cell", "us", "reschedule", "user", "5", "--json", "nosuch"},
+		{"drain", "--stuck"},
+		{"drain", "organization", "7", "--stuck", "--handler", "exec:true"},
+		{"drain", "--stuck", "--parallel", "0", "--handler", "exec:true"},
 	} {
 		code, out, errOut := runCLI(t, schema, args...)
 		s := suggestions(out, errOut)

@@ -131,7 +131,8 @@ type nextCounts struct {
 // next deletes (a chunk of) prev's group and reads the next message: the newest row of the
 // head's group. found is false when no row is left at or below the watermark.
 func (r *run) next(ctx context.Context, tx pgx.Tx, prev *query.GroupUpTo) (Message, bool, int64, error) {
-	res, err := r.runPrepared(ctx, tx, r.o.st(query.DrainNext(r.o.Target, r.o.Shard, r.o.Watermark, prev)))
+	once := prev == nil && !r.o.discards() // a batch's first read; discarding, every read
+	res, err := r.runPrepared(ctx, tx, r.o.st(query.DrainNext(r.o.Target, r.o.Shard, r.o.Watermark, prev)), once)
 	if err != nil || len(res.Rows) == 0 {
 		return Message{}, false, 0, err
 	}
@@ -165,7 +166,7 @@ func (r *run) next(ctx context.Context, tx pgx.Tx, prev *query.GroupUpTo) (Messa
 func (r *run) deleteGroup(ctx context.Context, tx pgx.Tx, g query.GroupUpTo) (int64, error) {
 	var deleted int64
 	for {
-		res, err := r.runPrepared(ctx, tx, r.o.st(query.DrainDeleteGroupChunk(r.o.Target, r.o.Shard, g.Category, g.Object, g.UpTo)))
+		res, err := r.runPrepared(ctx, tx, r.o.st(query.DrainDeleteGroupChunk(r.o.Target, r.o.Shard, g.Category, g.Object, g.UpTo)), false)
 		var n int64
 		if err == nil {
 			n = int64(len(res.Rows))

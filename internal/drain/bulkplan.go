@@ -30,7 +30,11 @@ type BulkPlan struct {
 	// shards are kill-switched and left alone.
 	Rows    int64
 	Skipped int
-	lines   []string
+	// Counts are the rows and coalesce groups to drain per scope and category, Groups their
+	// sum (the deliveries, or discards, the drain makes at most).
+	Counts []query.BulkCountRow
+	Groups int64
+	lines  []string
 }
 
 // Lines are the plan as the operator confirms it.
@@ -71,7 +75,10 @@ func ReadBulkPlan(ctx context.Context, tx pgx.Tx, t query.Target, req BulkReques
 	if err := p.readWatermarks(ctx, tx, t); err != nil {
 		return p, err
 	}
-	p.lines = p.describe(t, req, scopes, heads)
+	if err := p.readCategoryCounts(ctx, tx, t); err != nil {
+		return p, err
+	}
+	p.lines = p.describe(t, req, scopes, heads, scopeName, categoryName)
 	return p, nil
 }
 
@@ -100,15 +107,25 @@ func (p *BulkPlan) readWatermarks(ctx context.Context, tx pgx.Tx, t query.Target
 	return nil
 }
 
-func (p BulkPlan) describe(t query.Target, req BulkRequest, scopes, heads map[string]int) []string {
+func (p BulkPlan) describe(t query.Target, req BulkRequest, scopes, heads map[string]int, scopeName, categoryName func(int) string) []string {
+	what, verb, each := "deliver and delete", "deliver and delete", "each coalesce group once, its newest row"
+	if req.Handler == "discard" {
+		what, verb, each = "archive and delete without delivering", "archive and delete", "each shard's rows one archive operation, restorable"
+	}
 	bound := "each shard's groups with a row up to its highest id now, each delivered with its newest row (groups that only appear later stay; --follow drains them too)"
+	if req.Handler == "discard" {
+		bound = "each shard's groups with a row up to its highest id now (groups that only appear later stay; --follow takes them too)"
+	}
 	if req.Follow {
 		bound = "each shard to empty, rows inserted while draining included (--follow)"
 	}
 	lines := []string{
 		fmt.Sprintf("drain %d shard(s) of %s selected by: %s; %d at a time, each on its own connection and handler, in %s mode through %s (%s)",
 			p.Draining(), t.Describe(), req.Selector.Describe(), max(req.Workers, 1), req.Mode, HandlerName(req.Handler), ReasonText(req.Reason)),
-		fmt.Sprintf("deliver and delete up to %d row(s) (each coalesce group once, its newest row); %s", p.Rows, bound),
+		fmt.Sprintf("%s up to %d row(s) in %d coalesce group(s) (%s); %s", what, p.Rows, p.Groups, each, bound),
+	}
+	if len(p.Counts) > 0 {
+		lines = append(lines, p.categoryLine(verb, scopeName, categoryName))
 	}
 	if len(scopes) > 0 {
 		lines = append(lines, "per scope: "+counts(scopes), "per head category: "+counts(heads))

@@ -154,6 +154,9 @@ type Options struct {
 	// CoalescedIDs lists, in each message, the first ids of its group (reads every row of the
 	// group: opt-in); the count is always there.
 	CoalescedIDs bool
+	// guarded: Guard passed on this connection already (a parallel drain's worker checks
+	// once per connection, not once per shard); Run still refuses a transaction block.
+	guarded bool
 }
 
 // discards reports whether this run deletes rows that nothing delivered.
@@ -255,6 +258,15 @@ func Claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey)
 	if err := Guard(ctx, conn); err != nil {
 		return nil, err
 	}
+	return claim(ctx, conn, t, k)
+}
+
+// claim is Claim on a connection Guard already passed (a parallel drain's worker checks
+// once per connection: a primary's session never turns into a replica's).
+func claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (*Claimed, error) {
+	if conn.InTransaction() {
+		return nil, ErrInTransaction
+	}
 	c := &Claimed{Before: map[int64]Schedule{}}
 	err := db.RunWriteTx(ctx, conn, nil, func(tx pgx.Tx) error {
 		head, err := query.Run(ctx, tx, query.DrainHead(t, k, 0, 0))
@@ -352,8 +364,9 @@ type run struct {
 	// del archives and deletes what the drain deletes undelivered (nil without an archive).
 	del *ArchivedDelete
 	// prepared maps the SQL of statements prepared in the transaction in progress to their
-	// names; seq numbers them.
+	// names; seq numbers them. seen holds the SQL run once, unprepared, in it.
 	prepared   map[string]string
+	seen       map[string]bool
 	seq        int
 	namePrefix string
 }
@@ -367,8 +380,12 @@ type run struct {
 // delivered and returns ctx's error. It does not claim: call Claim first.
 func Run(ctx context.Context, conn *db.Conn, o Options) (Result, error) {
 	r := &run{conn: conn, o: o}
-	if err := Guard(ctx, conn); err != nil {
-		return r.res, err
+	if o.guarded && conn.InTransaction() {
+		return r.res, ErrInTransaction
+	} else if !o.guarded {
+		if err := Guard(ctx, conn); err != nil {
+			return r.res, err
+		}
 	}
 	if o.discards() && o.Archive == nil {
 		return r.res, ErrNoArchive
@@ -535,13 +552,23 @@ func (r *run) tx(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) er
 // transactions): planning the statement afresh cost several times its execution. The
 // statement lives only as long as the transaction (deallocated before its end), so it is
 // safe behind PgBouncer's transaction pooling too; its name carries the process's own
-// prefix besides, so that even a statement a crash left behind never collides.
-func (r *run) runPrepared(ctx context.Context, tx pgx.Tx, st query.Statement) (*query.Result, error) {
+// prefix besides, so that even a statement a crash left behind never collides. A statement
+// the caller expects once per transaction (once: the batch's first read, with no group
+// before it) is prepared only at its second run: a PREPARE and its DEALLOCATE would cost
+// two round trips more than they save.
+func (r *run) runPrepared(ctx context.Context, tx pgx.Tx, st query.Statement, once bool) (*query.Result, error) {
 	sql, args, err := st.Bind()
 	if err != nil {
 		return nil, err
 	}
 	name, ok := r.prepared[sql]
+	if !ok && once && !r.seen[sql] {
+		if r.seen == nil {
+			r.seen = map[string]bool{}
+		}
+		r.seen[sql] = true
+		return query.Run(ctx, tx, st)
+	}
 	if !ok {
 		r.seq++
 		name = fmt.Sprintf("outboxctl_drain_%s_%d", r.prefix(), r.seq)
@@ -563,7 +590,7 @@ func (r *run) deallocate(ctx context.Context, tx pgx.Tx) {
 	for _, name := range r.prepared {
 		_ = tx.Conn().Deallocate(ctx, name)
 	}
-	r.prepared = nil
+	r.prepared, r.seen = nil, nil
 }
 
 // prefix is this run's part of its prepared statements' names: random, so two processes

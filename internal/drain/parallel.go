@@ -45,11 +45,15 @@ const (
 // per-shard semantics on its worker's own connection.
 type ParallelOptions struct {
 	// Base is what every shard is drained with (Target, Mode, MaxMessages, Rate,
-	// HandlerTimeout, BatchSize, names, Abandon, OnWaiting, Command, Reason). Shard, Handler,
-	// Watermark, Claimed, Reconnect and OnDelivered are set per shard. A parallel drain
-	// never deletes undelivered: Discard and Killswitched are refused.
+	// HandlerTimeout, BatchSize, names, Abandon, OnWaiting, Command, Reason, Discard).
+	// Shard, Handler, Watermark, Claimed, Reconnect, Archive and OnDelivered are set per
+	// shard. Killswitched (a trim) is refused: a kill-switched shard is skipped.
 	Base Options
-	Jobs []Job
+	// OpenArchive, with Base.Discard, opens the archive operation of shard k once it is
+	// claimed: each shard's discarded rows are one operation (restore puts back each, or
+	// --all), synced before each DELETE as drain SCOPE ID --handler discard syncs them.
+	OpenArchive func(k query.ShardKey) (*Operation, error)
+	Jobs        []Job
 	// Workers is how many shards are drained at once (at least 1).
 	Workers int
 	// FailFast stops the other workers after a shard failed: each finishes the delivery in
@@ -65,7 +69,8 @@ type ParallelOptions struct {
 	// OnDelivered is called once per delivered message after its deletion committed, from
 	// the worker's goroutine.
 	OnDelivered func(query.ShardKey, Message)
-	// OnShard is called as each shard ends (serialised: one call at a time).
+	// OnShard is called as each shard ends (serialised: one call at a time), before its
+	// Left is read (once every shard ended, in one statement).
 	OnShard func(ShardResult)
 }
 
@@ -75,11 +80,13 @@ type ShardResult struct {
 	Status Status
 	// Result is Run's account of the shard (zero when it was not drained).
 	Result Result
-	// Left is the shard's depth after its turn (nil: not read, or could not be).
+	// Left is the shard's depth once every shard's turn ended (nil: not read, or could not be).
 	Left *int64
-	// Restored: its first delivery found the handler unavailable and its schedule was put
-	// back as it was before the claim.
+	// Restored: its first delivery found the handler unavailable (or, discarding, its
+	// archive could not be opened) and its schedule was put back as it was before the claim.
 	Restored bool
+	// Operation is the archive operation of its discarded rows ("" when none was opened).
+	Operation string
 	// Err is why it failed (StatusFailed), or why its state after could not be read.
 	Err error
 }
@@ -120,15 +127,16 @@ func (r ParallelResult) Totals() (delivered int, deleted int64, left *int64) {
 	return delivered, deleted, left
 }
 
-// ErrParallelDiscard: a parallel drain only delivers; deleting undelivered rows (discard, a
-// kill-switch trim) is per shard, with its own archive operation.
-var ErrParallelDiscard = errors.New("a parallel drain delivers only: discarding rows is done shard by shard (drain SCOPE ID --handler discard) or with skip")
+// ErrParallelDiscard: a parallel drain delivers through its workers' own handlers
+// (NewHandler), or discards with an archive operation per shard (Base.Discard and
+// OpenArchive); it never trims a kill-switched shard (it skips it).
+var ErrParallelDiscard = errors.New("a parallel drain delivers through each worker's handler, or discards with an archive operation per shard (--handler discard); a kill-switched shard is skipped, never trimmed")
 
 // RunParallel drains o.Jobs, o.Workers at a time. Every worker makes its handler and
 // takes shards in the jobs' order; for each it reads the watermark, claims the shard
 // (another drainer's lock is "being drained", never waited on), runs Run, puts the
-// schedule back when the handler was unavailable at the first delivery, and reads the depth
-// left. A failing shard does not stop the others unless FailFast; a worker that cannot
+// schedule back when the handler was unavailable at the first delivery. Once every shard
+// ended, one statement reads the depth each was left with. A failing shard does not stop the others unless FailFast; a worker that cannot
 // connect takes no more shards (when none can, the rest are "not started"). Cancelling ctx (Ctrl-C)
 // lets every worker finish the delivery in flight and commit; the shards not reached are
 // "not started". The error is only for what stopped the run before any shard was claimed
@@ -138,13 +146,16 @@ func RunParallel(ctx context.Context, o ParallelOptions) (ParallelResult, error)
 	for i, j := range o.Jobs {
 		res.Shards[i] = ShardResult{Shard: j.Shard, Status: StatusNotStarted}
 	}
-	if o.Base.Discard || o.Base.Killswitched || o.Base.Handler != nil {
+	if o.Base.Killswitched || o.Base.Handler != nil || o.Base.Discard && o.OpenArchive == nil {
 		return res, ErrParallelDiscard
 	}
 	workers := min(max(o.Workers, 1), max(len(o.Jobs), 1))
 	handlers := make([]Handler, workers)
 	defer closeHandlers(handlers)
 	for i := range handlers {
+		if o.Base.Discard {
+			break // nothing delivers
+		}
 		h, err := o.NewHandler()
 		if err != nil {
 			return res, err
@@ -190,6 +201,7 @@ func RunParallel(ctx context.Context, o ParallelOptions) (ParallelResult, error)
 		}()
 	}
 	wg.Wait()
+	readLeft(ctx, o, &res)
 	return res, nil
 }
 
@@ -208,6 +220,11 @@ type worker struct {
 	conn    *db.Conn
 	// idle is conn's idle_in_transaction_session_timeout, read once per connection.
 	idle *int64
+	// guarded: Guard passed on conn (checked once per connection: a session on a primary
+	// never turns into a replica's, and a worker's connection is never in a transaction).
+	guarded bool
+	// op is the archive operation of the shard in progress ("": none).
+	op string
 	// unreachable: a connection could not be opened; the worker takes no more shards
 	// (each would wait its --connect-timeout for the same answer).
 	unreachable bool
@@ -216,7 +233,7 @@ type worker struct {
 func (w *worker) close(ctx context.Context) {
 	if w.conn != nil {
 		_ = w.conn.Close(context.WithoutCancel(ctx))
-		w.conn, w.idle = nil, nil
+		w.conn, w.idle, w.guarded = nil, nil, false
 	}
 }
 
@@ -237,23 +254,33 @@ func (w *worker) shard(ctx, stop context.Context, j Job) ShardResult {
 	r := ShardResult{Shard: j.Shard}
 	if j.Skip != "" {
 		r.Status = j.Skip
-		w.after(ctx, &r)
 		return r
 	}
-	r.Status, r.Result, r.Restored, r.Err = w.drain(ctx, stop, j.Shard, j.Watermark)
-	if r.Status != StatusFailed || r.Result.InDoubt == nil {
-		w.after(ctx, &r)
-	}
+	r.Status, r.Result, r.Restored, r.Operation, r.Err = w.drain(ctx, stop, j.Shard, j.Watermark)
 	return r
 }
 
 // drain claims and drains shard k on the worker's connection.
-func (w *worker) drain(ctx, stop context.Context, k query.ShardKey, watermark int64) (Status, Result, bool, error) {
+func (w *worker) drain(ctx, stop context.Context, k query.ShardKey, watermark int64) (Status, Result, bool, string, error) {
+	st, res, restored, err := w.drainOne(ctx, stop, k, watermark)
+	return st, res, restored, w.op, err
+}
+
+// drainOne is drain; w.op is the archive operation it opened.
+func (w *worker) drainOne(ctx, stop context.Context, k query.ShardKey, watermark int64) (Status, Result, bool, error) {
+	w.op = ""
 	t := w.o.Base.Target
 	conn, err := w.connect(stop)
 	if err != nil {
 		w.unreachable = stop.Err() == nil
 		return w.stopped(ctx, stop, StatusFailed), Result{}, false, err
+	}
+	if !w.guarded { // once per connection, before any claim
+		if err := Guard(stop, conn); err != nil {
+			w.close(ctx)
+			return w.stopped(ctx, stop, StatusFailed), Result{}, false, err
+		}
+		w.guarded = true
 	}
 	if w.o.Base.HandlerTimeout > 0 && w.idle == nil { // read once per connection, before any claim
 		ms, err := IdleTimeout(stop, conn, nil)
@@ -279,7 +306,7 @@ func (w *worker) drain(ctx, stop context.Context, k query.ShardKey, watermark in
 			return StatusEmpty, Result{}, false, nil
 		}
 	}
-	claimed, err := Claim(stop, conn, t, k)
+	claimed, err := claim(stop, conn, t, k)
 	switch {
 	case errors.Is(err, ErrShardLocked):
 		return StatusBeingDrained, Result{}, false, nil
@@ -290,8 +317,17 @@ func (w *worker) drain(ctx, stop context.Context, k query.ShardKey, watermark in
 		return w.stopped(ctx, stop, StatusFailed), Result{}, false, db.Classify(err, "drain-claim")
 	}
 	o := w.o.Base
+	if o.Discard {
+		op, err := w.o.OpenArchive(k)
+		if err != nil { // nothing was deleted: the shard's schedule goes back as it was
+			_, uerr := Unclaim(context.WithoutCancel(ctx), conn, t, k, claimed)
+			return StatusFailed, Result{}, uerr == nil, fmt.Errorf("opening the archive: %w", err)
+		}
+		defer op.Close()
+		o.Archive, w.op = op, op.Meta.ID
+	}
 	o.Shard, o.Handler, o.Watermark, o.Claimed = k, w.handler, watermark, claimed
-	o.IdleTimeoutMS = w.idle
+	o.IdleTimeoutMS, o.guarded = w.idle, true
 	o.Reconnect = w.o.Connect
 	if on := w.o.OnDelivered; on != nil {
 		o.OnDelivered = func(m Message) { on(k, m) }
@@ -335,22 +371,62 @@ func (w *worker) stopped(ctx, stop context.Context, s Status) Status {
 	return s
 }
 
-// after reads the depth the shard was left with, on the worker's connection (a fresh one
-// when it failed), even after Ctrl-C: the row must say what is left.
-func (w *worker) after(ctx context.Context, r *ShardResult) {
+// readLeft reads the depth every shard whose turn came was left with, in one statement on a
+// connection of its own, even after Ctrl-C (a row must say what is left): a shard whose
+// COMMIT is in doubt is left unread (its row says so), a shard never started keeps its
+// plan's depth (the caller's).
+func readLeft(ctx context.Context, o ParallelOptions, res *ParallelResult) {
 	ctx = context.WithoutCancel(ctx)
-	conn, err := w.connect(ctx)
-	if err == nil {
-		var depth int64
-		if depth, _, err = ShardState(ctx, conn, w.o.Base.Target, r.Shard); err == nil {
-			r.Left = &depth
-			return
+	var scopes []int
+	var ids []int64
+	var read []int
+	for i, r := range res.Shards {
+		if r.Status == StatusNotStarted || r.Status == StatusFailed && r.Result.InDoubt != nil {
+			continue
 		}
-		w.close(ctx)
+		scopes, ids, read = append(scopes, r.Shard.Scope.Value), append(ids, r.Shard.ID), append(read, i)
 	}
-	if r.Err == nil {
-		r.Err = fmt.Errorf("the shard's state after the drain could not be read: %w", err)
+	if len(read) == 0 {
+		return
 	}
+	depths, err := listedDepths(ctx, o, scopes, ids)
+	for _, i := range read {
+		r := &res.Shards[i]
+		d, ok := depths[query.ShardRef{Scope: r.Shard.Scope.Value, ID: r.Shard.ID}]
+		switch {
+		case ok:
+			r.Left = &d
+		case r.Err == nil:
+			if err == nil {
+				err = errors.New("no depth was read")
+			}
+			r.Err = fmt.Errorf("the shard's state after the drain could not be read: %w", err)
+		}
+	}
+}
+
+// listedDepths counts the rows of the shards scopes[i]/ids[i] on a fresh connection.
+func listedDepths(ctx context.Context, o ParallelOptions, scopes []int, ids []int64) (map[query.ShardRef]int64, error) {
+	conn, err := o.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	st := query.ShardDepthsListed(o.Base.Target, scopes, ids)
+	var rows []query.ListedDepthRow
+	err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
+		var err error
+		rows, err = query.Picked[query.ListedDepthRow](ctx, tx, st)
+		return err
+	})
+	if err != nil {
+		return nil, db.Classify(err, st.Name)
+	}
+	out := make(map[query.ShardRef]int64, len(rows))
+	for _, r := range rows {
+		out[query.ShardRef{Scope: r.Scope, ID: r.ID}] = r.Depth
+	}
+	return out, nil
 }
 
 // ParallelCard is the summary card of drain SELECTORS: its json tags are the JSON keys.
@@ -364,19 +440,29 @@ type ParallelCard struct {
 	Interrupted  int   `json:"interrupted"`
 	NotStarted   int   `json:"not_started"`
 	Delivered    int   `json:"delivered"`
+	Discarded    int   `json:"discarded"`
 	Deleted      int64 `json:"deleted"`
 	Left         int64 `json:"left"`
+	// Archive is the file of a discard's operations (one per shard drained), Operations how
+	// many it wrote, Restore the command that puts every one back.
+	Archive    string `json:"archive,omitempty"`
+	Operations int    `json:"operations,omitempty"`
+	Restore    string `json:"restore,omitempty" render:"human"`
 }
 
 // ParallelShardRow is one shard's row of drain SELECTORS: left is null when unknown (the
-// drain of the shard failed before it could count), error null when none.
+// drain of the shard failed before it could count), error null when none; discarded counts
+// the coalesce groups --handler discard archived and deleted (delivered is then 0).
 type ParallelShardRow struct {
 	Scope     int     `json:"shard_scope" render:"machine"`
 	ScopeName string  `json:"scope"`
 	ID        int64   `json:"shard_identifier"`
 	Outcome   string  `json:"outcome"`
 	Delivered int     `json:"delivered"`
+	Discarded int     `json:"discarded"`
 	Deleted   int64   `json:"deleted"`
 	Left      *int64  `json:"left"`
 	Error     *string `json:"error"`
+	// Operation is the archive operation of the shard's discarded rows (null: none).
+	Operation *string `json:"operation" render:"machine"`
 }

@@ -20,11 +20,19 @@ type ShardStateRow struct {
 // state it never read. In the control silo without a cell the shard has a row per cell:
 // their depths add up and the earliest next attempt is the shard's.
 func ShardState(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (depth int64, next any, err error) {
-	err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
-		res, err := query.Run(ctx, tx, query.ShardState(t, k))
-		if err != nil {
-			return err
-		}
+	// The statement goes with the BEGIN (one round trip): a parallel drain reads it after
+	// every shard.
+	st := query.ShardState(t, k)
+	sql, args, err := st.Bind()
+	if err != nil {
+		return 0, nil, err
+	}
+	var res *query.Result
+	first := &db.First{SQL: sql, Args: args, Read: func(rows db.Rows) error {
+		res, err = query.Collect(st.Name, rows)
+		return err
+	}}
+	err = db.ReadTxFirst(ctx, conn, first, func(db.Tx) error {
 		rows, err := query.Rows[ShardStateRow](res)
 		if err != nil {
 			return err

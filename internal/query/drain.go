@@ -164,6 +164,24 @@ func ShardMaxID(t Target, k ShardKey) Statement {
 // ShardMaxIDs reads the highest id of each shard of scopes[i]/ids[i] (ShardMaxIDRow): the
 // watermarks of drain SELECTORS, read at planning time.
 func ShardMaxIDs(t Target, scopes []int, ids []int64) Statement {
+	return sqlStatement("shard-max-ids", []string{"Each listed shard's highest id: a parallel drain never touches rows above it (unless --follow)."}, t.idents(), listedArgs(t, scopes, ids), t.cellFragment()...)
+}
+
+// ShardDepthsListed counts the rows of each shard of scopes[i]/ids[i] (ListedDepthRow): what
+// a parallel drain left, read once for every shard.
+func ShardDepthsListed(t Target, scopes []int, ids []int64) Statement {
+	return sqlStatement("shard-depths-listed", []string{"The depth of each listed shard after the drain."}, t.idents(), listedArgs(t, scopes, ids), t.cellFragment()...)
+}
+
+// ListedDepthRow is a row of ShardDepthsListed.
+type ListedDepthRow struct {
+	Scope int   `db:"shard_scope"`
+	ID    int64 `db:"shard_identifier"`
+	Depth int64 `db:"depth"`
+}
+
+// listedArgs binds @scopes and @ids (the shards scopes[i]/ids[i]) and the target's @cell.
+func listedArgs(t Target, scopes []int, ids []int64) Args {
 	args := t.cellArgs()
 	sc := make([]int64, len(scopes))
 	for i, s := range scopes {
@@ -171,7 +189,13 @@ func ShardMaxIDs(t Target, scopes []int, ids []int64) Statement {
 	}
 	args["scopes"] = Arg{Value: sc}
 	args["ids"] = Arg{Value: ids}
-	return sqlStatement("shard-max-ids", []string{"Each listed shard's highest id: a parallel drain never touches rows above it (unless --follow)."}, t.idents(), args, t.cellFragment()...)
+	return args
+}
+
+// ShardCategoryCounts counts the rows and coalesce groups of the shards of scopes[i]/ids[i]
+// per scope and category (BulkCountRow): drain SELECTORS' plan.
+func ShardCategoryCounts(t Target, scopes []int, ids []int64) Statement {
+	return sqlStatement("shard-category-counts", []string{"The rows and coalesce groups a parallel drain would deliver and delete, per scope and category."}, t.idents(), listedArgs(t, scopes, ids), t.cellFragment()...)
 }
 
 // ShardMaxIDRow is a row of ShardMaxIDs.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Arg is a value bound to an @name placeholder. Note, when set, is printed as a comment at
@@ -130,14 +132,50 @@ func (s Statement) check(toks []token) error {
 }
 
 // Bind returns the executed form: the SQL with $1, $2, … and the values in that order.
+//
+// The bound text of a statement's SQL is remembered (a drain binds the same few texts for
+// every message): the placeholders are checked against the values on every call.
 func (s Statement) Bind() (string, []any, error) {
-	toks := lex(s.Text)
-	if err := s.check(toks); err != nil {
-		return "", nil, err
+	if s.err != nil {
+		return "", nil, s.err
 	}
+	b, ok := boundTexts.Load(s.Text)
+	if !ok {
+		toks := lex(s.Text)
+		if err := s.check(toks); err != nil {
+			return "", nil, err
+		}
+		b = bindTokens(toks)
+		if nbound.Add(1) <= maxBound {
+			boundTexts.Store(s.Text, b)
+		}
+	}
+	bt := b.(boundText)
+	if len(bt.params) != len(s.Args) {
+		return "", nil, s.check(lex(s.Text)) // says which value is not used
+	}
+	args := make([]any, len(bt.params))
+	for i, name := range bt.params {
+		a, ok := s.Args[name]
+		if !ok {
+			return "", nil, s.check(lex(s.Text))
+		}
+		args[i] = a.Value
+	}
+	return bt.sql, args, nil
+}
+
+// boundText is SQL with its @name placeholders numbered ($1, $2, …) and their names in that
+// order.
+type boundText struct {
+	sql    string
+	params []string
+}
+
+func bindTokens(toks []token) boundText {
 	var b strings.Builder
 	pos := map[string]int{}
-	var args []any
+	var params []string
 	for _, t := range toks {
 		if t.param == "" {
 			b.WriteString(t.text)
@@ -145,14 +183,24 @@ func (s Statement) Bind() (string, []any, error) {
 		}
 		n, ok := pos[t.param]
 		if !ok {
-			args = append(args, s.Args[t.param].Value)
-			n = len(args)
+			params = append(params, t.param)
+			n = len(params)
 			pos[t.param] = n
 		}
 		fmt.Fprintf(&b, "$%d", n)
 	}
-	return b.String(), args, nil
+	return boundText{sql: b.String(), params: params}
 }
+
+// boundTexts remembers bindTokens by SQL text, at most maxBound of them (nbound counts):
+// a process binds a few dozen texts; one whose text carries values (a --reason in a
+// comment) adds one per value.
+var (
+	boundTexts sync.Map
+	nbound     atomic.Int64
+)
+
+const maxBound = 1024
 
 // Render returns the printed form: a comment header, then the SQL with every value written
 // as a literal and its note, if any, as a comment at the end of its line, then ";".

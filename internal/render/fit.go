@@ -49,7 +49,7 @@ func (p *Printer) footers(doc Doc) {
 		}
 		// Escaped whole, a fan-out's footer printed its separators as a literal \n.
 		for _, line := range strings.Split(s.Footer, "\n") {
-			p.Notef("%s", line)
+			p.notef("%s", line)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
@@ -183,8 +184,12 @@ type Section struct {
 // (a JSON array for a table, an object for a card); several sections print as one JSON object.
 type Doc []Section
 
-// Printer writes documents in the chosen format.
+// Printer writes documents in the chosen format. One Printer is safe for concurrent use (a
+// parallel drain's workers warn through it): every note, warning, line and document is
+// written whole under its lock, and Err is stderr under the same lock for a writer of its
+// own (a progress line, a worker's note).
 type Printer struct {
+	mu     sync.Mutex
 	s      *Streams
 	format Format
 	color  bool
@@ -244,9 +249,29 @@ func (p *Printer) Structured() bool {
 // Out is stdout.
 func (p *Printer) Out() io.Writer { return p.s.Out }
 
+// Err is stderr under the printer's lock: what is written there whole (one Write) never
+// lands inside a note, a warning or a document the printer writes at the same time.
+func (p *Printer) Err() io.Writer { return lockedWriter{p: p} }
+
+// lockedWriter is a Printer's stderr under its lock.
+type lockedWriter struct{ p *Printer }
+
+func (w lockedWriter) Write(b []byte) (int, error) {
+	w.p.mu.Lock()
+	defer w.p.mu.Unlock()
+	return w.p.s.Err.Write(b)
+}
+
 // Notef writes a note to stderr: never data, never on stdout. Its arguments are escaped
 // (see Escape); the format is outboxctl's own.
 func (p *Printer) Notef(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notef(format, args...)
+}
+
+// notef is Notef under the lock its caller holds.
+func (p *Printer) notef(format string, args ...any) {
 	fmt.Fprintf(p.s.Err, format+"\n", escapeArgs(args)...)
 }
 
@@ -254,6 +279,8 @@ func (p *Printer) Notef(format string, args ...any) {
 // version). Like Notef's, its arguments are escaped and the format is outboxctl's own, so
 // no line of stdout carries a raw control character whichever command wrote it.
 func (p *Printer) Linef(format string, args ...any) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	_, err := fmt.Fprintf(p.s.Out, format+"\n", escapeArgs(args)...)
 	return err
 }
@@ -266,11 +293,15 @@ func (p *Printer) Warnf(format string, args ...any) {
 	} else {
 		msg = "warning: " + msg
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	fmt.Fprintln(p.s.Err, msg)
 }
 
 // SQL prints SQL text on stdout, exactly as given.
 func (p *Printer) SQL(text string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	_, err := io.WriteString(p.s.Out, text)
 	return err
 }
@@ -278,6 +309,8 @@ func (p *Printer) SQL(text string) error {
 // Exposition prints Prometheus' text exposition format on stdout, exactly as given
 // (outboxctl metrics): its label values were cleaned of control characters when collected.
 func (p *Printer) Exposition(text []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	_, err := p.s.Out.Write(text)
 	return err
 }
@@ -286,6 +319,8 @@ func (p *Printer) Exposition(text []byte) error {
 // too large to hold twice in memory (restore --print-sql of large payloads) is never built
 // whole first.
 func (p *Printer) SQLTo(write func(io.Writer) error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	bw := bufio.NewWriterSize(p.s.Out, 64<<10)
 	if err := write(bw); err != nil {
 		return err
@@ -295,6 +330,8 @@ func (p *Printer) SQLTo(write func(io.Writer) error) error {
 
 // Print writes a document, then the footers of its sections on stderr.
 func (p *Printer) Print(doc Doc) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if err := p.print(doc); err != nil {
 		return err
 	}
@@ -642,7 +679,7 @@ func (p *Printer) printTable(t *Table) error {
 		return fmt.Errorf("writing table: %w", err)
 	}
 	if note := hiddenNote(fit.dropped, p.Width); note != "" {
-		p.Notef("%s", note)
+		p.notef("%s", note)
 	}
 	return nil
 }
@@ -757,6 +794,8 @@ func (p *Printer) StartDoc(head Doc, last Section) *DocStream {
 
 // Columns sets the streamed table's columns and prints everything before its first row.
 func (d *DocStream) Columns(cols []string) error {
+	d.p.mu.Lock()
+	defer d.p.mu.Unlock()
 	t := d.last.Table
 	t.Columns = cols
 	var names []string
@@ -790,6 +829,8 @@ func (d *DocStream) Row(vals []any) error {
 		d.buf.Rows = append(d.buf.Rows, vals)
 		return nil
 	}
+	d.p.mu.Lock()
+	defer d.p.mu.Unlock()
 	row := make([]any, len(d.machine))
 	for j, i := range d.machine {
 		row[j] = vals[i]
@@ -805,6 +846,8 @@ func (d *DocStream) Close() error {
 	if d.buf != nil {
 		return d.p.Print(append(d.head, d.last))
 	}
+	d.p.mu.Lock()
+	defer d.p.mu.Unlock()
 	if d.enc == nil { // Columns failed (or never ran): nothing was begun
 		return nil
 	}

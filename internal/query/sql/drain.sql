@@ -226,3 +226,30 @@ SELECT o.id, o.category, o.object_identifier
    AND o.shard_identifier = @shard
  ORDER BY o.id
  LIMIT 1;
+
+-- name: shard-category-counts
+-- The rows and coalesce groups of the listed shards (@scopes, @ids: drain SELECTORS' plan)
+-- per scope and category, and how many of the shards hold the category: one range of the
+-- shard's (…, category, object_identifier) index each, read in the plan's snapshot.
+SELECT l.shard_scope, o.category, count(*) AS rows,
+       count(DISTINCT (o.shard_identifier, o.object_identifier)) AS groups, count(DISTINCT o.shard_identifier) AS shards
+  FROM unnest(@scopes::integer[], @ids::bigint[]) AS l (shard_scope, shard_identifier)
+  JOIN /* TEMPLATE: table */sentry_controloutbox o
+    ON o.shard_scope = l.shard_scope
+   AND o.shard_identifier = l.shard_identifier
+   /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+ GROUP BY l.shard_scope, o.category
+ ORDER BY rows DESC, l.shard_scope, o.category;
+
+-- name: shard-depths-listed
+-- The depth of each listed shard (@scopes, @ids) after a parallel drain, one count on the
+-- shard index each, in one statement; in the control silo without a cell, over every cell.
+SELECT l.shard_scope, l.shard_identifier, d.depth
+  FROM unnest(@scopes::integer[], @ids::bigint[]) AS l (shard_scope, shard_identifier)
+ CROSS JOIN LATERAL (
+    SELECT count(*) AS depth
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+       AND o.shard_scope = l.shard_scope
+       AND o.shard_identifier = l.shard_identifier
+ ) d;

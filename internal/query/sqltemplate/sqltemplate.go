@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // The statements live in <noun>.sql files, one file per noun, so a DBA reads (and runs) the SQL
@@ -43,7 +46,12 @@ import (
 // internal/query's golden tests render every statement, so such a bug never ships.
 
 // Set is the statements and scripts of some SQL files, by name.
-type Set struct{ texts map[string]string }
+type Set struct {
+	texts map[string]string
+	// filled remembers Fill's results (fillKey → text), nfilled counts them.
+	filled  sync.Map
+	nfilled atomic.Int64
+}
 
 // Parse reads every file of fsys that matches one of patterns ("sql/*.sql").
 func Parse(fsys fs.FS, patterns ...string) (*Set, error) {
@@ -167,12 +175,50 @@ const whereHandoff = "\x00WHERE"
 
 // Fill is the SQL of statement name with idents' values in its TEMPLATE slots and only the
 // fragments named in on kept.
+//
+// A filled statement is remembered (Fill is a pure function of its arguments): a drain fills
+// the same few statements for every message, and filling cost more than binding them.
 func (s *Set) Fill(name string, idents map[string]string, on ...string) (string, error) {
+	key := fillKey(name, idents, on)
+	if v, ok := s.filled.Load(key); ok {
+		return v.(string), nil
+	}
 	text, ok := s.texts[name]
 	if !ok {
 		return "", fmt.Errorf("sql: no statement %q", name)
 	}
-	return fill(name, text, idents, on)
+	out, err := fill(name, text, idents, on)
+	if err == nil && s.nfilled.Add(1) <= maxFilled {
+		s.filled.Store(key, out)
+	}
+	return out, err
+}
+
+// maxFilled bounds the statements Fill remembers: a process fills a few dozen (one per
+// statement, target and set of fragments), a long watch no more.
+const maxFilled = 1024
+
+// fillKey names one Fill: the statement, its identifiers and its fragments, in a canonical
+// order (NUL separates: no identifier or fragment name holds one).
+func fillKey(name string, idents map[string]string, on []string) string {
+	keys := make([]string, 0, len(idents))
+	for k := range idents {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(name)
+	for _, k := range keys {
+		b.WriteString("\x00")
+		b.WriteString(k)
+		b.WriteString("=")
+		b.WriteString(idents[k])
+	}
+	b.WriteString("\x00\x00")
+	sorted := slices.Clone(on)
+	sort.Strings(sorted)
+	b.WriteString(strings.Join(sorted, "\x00"))
+	return b.String()
 }
 
 // FillScript is the psql script name ("-- script:" in sql/*.psql) with its regions filled:

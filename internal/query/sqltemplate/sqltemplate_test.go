@@ -126,3 +126,31 @@ func TestFillRegion(t *testing.T) {
 		t.Error("a region closed by another name was accepted")
 	}
 }
+
+// TestFillRemembered: Fill remembers each (statement, identifiers, fragments) on its own: the
+// same statement filled with other identifiers or fragments is filled afresh, and fragments
+// given in another order are the same fill.
+func TestFillRemembered(t *testing.T) {
+	t.Parallel()
+	set, err := Parse(fstest.MapFS{"q.sql": {Data: []byte("-- name: q\nSELECT 1/* IF: a */, a/* END: a *//* IF: b */, b/* END: b */ FROM /* TEMPLATE: table */t\n")}}, "*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		table string
+		on    []string
+		want  string
+	}{
+		{"x", nil, "SELECT 1 FROM x"},
+		{"y", nil, "SELECT 1 FROM y"},
+		{"x", []string{"a"}, "SELECT 1, a FROM x"},
+		{"x", []string{"a", "b"}, "SELECT 1, a, b FROM x"},
+		{"x", []string{"b", "a"}, "SELECT 1, a, b FROM x"},
+		{"x", nil, "SELECT 1 FROM x"},
+	} {
+		got, err := set.Fill("q", map[string]string{"table": c.table}, c.on...)
+		if err != nil || got != c.want {
+			t.Fatalf("case %d: %q %v, want %q", i, got, err, c.want)
+		}
+	}
+}
