@@ -384,3 +384,35 @@ func TestDrainSelectedJSONShape(t *testing.T) {
 		t.Fatalf("shards %q, summary %v\n%s", got, doc.Summary, out)
 	}
 }
+
+// TestDrainSelectedJSONFeedsShardsFrom: the -o json of a drain SELECTORS run with a failed
+// shard, fed back through --shards-from, selects exactly the shards it names that still hold
+// rows (the failed one), so a runbook can retry what a run left.
+func TestDrainSelectedJSONFeedsShardsFrom(t *testing.T) {
+	t.Parallel()
+	schema := seedDrainShards(t, 4)
+	streams, out, errOut := render.Test()
+	code := Main(context.Background(), []string{"--dsn", testdb.DSN(), "--schema", schema, "-o", "json", "drain", "--stuck", "--handler", failShard3, "--yes"}, streams)
+	if code != 6 {
+		t.Fatalf("exit %d, want 6 (one shard failed)\n%s", code, errOut)
+	}
+	file := filepath.Join(t.TempDir(), "drain.json")
+	if err := os.WriteFile(file, out.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	streams, out, errOut = render.Test()
+	if code := Main(context.Background(), []string{"--dsn", testdb.DSN(), "--schema", schema, "-o", "json", "shards", "--shards-from", file}, streams); code != 0 {
+		t.Fatalf("shards --shards-from the drain's JSON: exit %d\n%s", code, errOut)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%v/%v", r["shard_scope"], r["shard_identifier"]))
+	}
+	if strings.Join(got, " ") != "0/3" {
+		t.Fatalf("shards selected from the drain's JSON: %q, want [0/3]\n%s", got, out)
+	}
+}
