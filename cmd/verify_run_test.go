@@ -264,14 +264,41 @@ func TestVerifyPrintSQLRunsInPsql(t *testing.T) {
 	sql, _ := mustRun(t, 0, schema, "verify", "--print-sql")
 	out := psqlRun(t, sql)
 	want, inSync := testdb.ReplicaModel(shape, false)
-	// Per pair: the count row, then one row per drifted object (its object id first).
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != len(want)+2 {
-		t.Fatalf("psql printed %d lines, want %d drifted objects and 2 counts:\n%s", len(lines), len(want), out)
+	// Per pair: its tables' columns (table|column), then verify-pair's rows, each starting
+	// with the pair's counts (in sync|missing|stale|orphan|pending), one per listed object.
+	type group struct {
+		counts string
+		rows   int
 	}
-	orgs := fmt.Sprint(inSync["organization"] + int64(countPair(want, "organization", true)))
-	if lines[0] != orgs {
-		t.Errorf("organization sources: %s, want %s", lines[0], orgs)
+	var groups []group
+	columns := true
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(l, "|")
+		if len(f) <= 2 {
+			columns = true
+			continue
+		}
+		if columns {
+			groups = append(groups, group{counts: strings.Join(f[:5], "|")})
+			columns = false
+		}
+		if f[5] != "" {
+			groups[len(groups)-1].rows++
+		}
+	}
+	if len(groups) != 5 {
+		t.Fatalf("psql printed %d pairs' rows, want 5:\n%s", len(groups), out)
+	}
+	for i, pair := range []string{"organization", "organizationmember"} {
+		n := countPair(want, pair, false)
+		if g := groups[i]; !strings.HasPrefix(g.counts, fmt.Sprint(inSync[pair])+"|") || g.rows != min(n, 50) {
+			t.Errorf("%s: psql printed counts %s and %d objects, the model says in sync %d and %d drifted (50 listed at most)", pair, g.counts, g.rows, inSync[pair], n)
+		}
+	}
+	for _, g := range groups[2:] {
+		if g.counts != "0|0|0|0|0" || g.rows != 0 {
+			t.Errorf("a pair without rows printed %+v", g)
+		}
 	}
 }
 

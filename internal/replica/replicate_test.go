@@ -70,7 +70,7 @@ func TestReplicateWritesSentrysOutboxRow(t *testing.T) {
 			}
 			for _, c := range cases {
 				pair, _ := replica.Lookup(c.pair)
-				objs, unknown, err := replica.ReplicateObjects(ctx, p, p, pair, schema, schema, append(c.ids, 12345))
+				objs, unknown, err := replica.ReplicateObjects(ctx, p, p, pair, replica.Sides{SourceSchema: schema, ReplicaSchema: schema}, append(c.ids, 12345))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -84,7 +84,7 @@ func TestReplicateWritesSentrysOutboxRow(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := query.Exec(ctx, tx, query.ReplicateOutbox(pair.Tables(schema), pair.OutboxRows(objs, string(pt), fixture.ThePast), query.Why{})); err != nil {
+				if _, err := query.Exec(ctx, tx, query.ReplicateOutbox(pair.OutboxTable(schema), pair.OutboxRows(objs, nil, string(pt), fixture.ThePast), query.Why{})); err != nil {
 					t.Fatal(err)
 				}
 				// The model's rows, in the same transaction (now() is the transaction's).
