@@ -93,10 +93,10 @@ type ReplicaSpec struct {
 	SourceSilo Silo   // where the source model and the outbox Sentry writes for it live
 	// Source and Replica are the tables (unqualified); SourceKey the source's id column,
 	// ReplicaKey the replica's column holding it (the object's id).
-	Source, Replica      string
+	Source, Replica       string
 	SourceKey, ReplicaKey string
-	Joins                []ReplicaJoin
-	Fields               []ReplicaField
+	Joins                 []ReplicaJoin
+	Fields                []ReplicaField
 	// Shard is the outbox row's shard_identifier, read from the source row (what
 	// infer_identifiers gives); ReplicaShard the replica's column holding the same value (a
 	// gone source's deletion outbox, an orphan's pending rows).
