@@ -37,7 +37,7 @@ SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
                   FROM sentry_organizationmapping r
                  WHERE r.organization_id IS NOT NULL/* TEMPLATE_END: replica_rows */) r
             ON r.object_id = s.object_id
-       ) d
+        OFFSET 0) d -- computes drifted once a row (flattened, the aggregate would repeat it in every FILTER)
   LEFT JOIN (SELECT DISTINCT x.shard_identifier, x.object_identifier
                FROM /* TEMPLATE: outbox */sentry_regionoutbox x
               WHERE x.shard_scope = @scope

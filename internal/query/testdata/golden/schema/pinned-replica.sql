@@ -36,7 +36,7 @@ SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
                   FROM sentry.sentry_organizationmapping r
                  WHERE r.organization_id IS NOT NULL) r
             ON r.object_id = s.object_id
-       ) d
+        OFFSET 0) d -- computes drifted once a row (flattened, the aggregate would repeat it in every FILTER)
   LEFT JOIN (SELECT DISTINCT x.shard_identifier, x.object_identifier
                FROM sentry.sentry_regionoutbox x
               WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
@@ -144,7 +144,7 @@ SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
                  WHERE r.organizationmember_id IS NOT NULL
                    AND r.organizationmember_id = ANY (ARRAY[7, 8]::bigint[])) r
             ON r.object_id = s.object_id
-       ) d
+        OFFSET 0) d -- computes drifted once a row (flattened, the aggregate would repeat it in every FILTER)
   LEFT JOIN (SELECT DISTINCT x.shard_identifier, x.object_identifier
                FROM sentry.sentry_regionoutbox x
               WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
@@ -248,7 +248,7 @@ SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
                   FROM sentry.sentry_organizationmember_teamsreplica r
                  WHERE r.organizationmemberteam_id IS NOT NULL) r
             ON r.object_id = s.object_id
-       ) d
+        OFFSET 0) d -- computes drifted once a row (flattened, the aggregate would repeat it in every FILTER)
   LEFT JOIN (SELECT DISTINCT x.shard_identifier, x.object_identifier
                FROM sentry.sentry_regionoutbox x
               WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
