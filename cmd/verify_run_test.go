@@ -236,7 +236,10 @@ func TestDemoSeedsEveryDriftClass(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s %d", d.Pair, d.Drift, d.ObjectID))
 	}
 	want := []string{"organization missing 1", "organization stale 2", "organization pending 3", "organization orphan 40001",
-		"organizationmember missing 7", "organizationmember stale 8", "organizationmember orphan 5001"}
+		"organizationmember missing 7", "organizationmember stale 8", "organizationmember orphan 5001",
+		"team missing 10", "team stale 11", "team pending 12", "team orphan 101",
+		"organizationmemberteam missing 20", "organizationmemberteam stale 21", "organizationmemberteam orphan 101",
+		"externalactor missing 5", "externalactor stale 6", "externalactor orphan 21"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("demo drift:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
