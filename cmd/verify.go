@@ -77,8 +77,12 @@ and classify every object that differs:
             next attempt): not drift yet, the drain will settle it
 
 Objects in sync are counted, not listed. The fields compared are the ones Sentry's
-receivers copy (docs/replicas.md). With one database (a monolith, --dsn) the comparison is
-one set-based statement per pair (--print-sql prints it), and the cell's name is Sentry's
+receivers copy (docs/replicas.md), less the ones whose column this database's tables lack
+(an older Sentry): the summary's not_compared names them. A queued outbox row makes an
+object pending only in the object's own shard (its organization; an external actor's
+integration). With no PAIR, a pair whose tables are not here is listed, not compared. With one database (a monolith, --dsn) the comparison is
+one set-based statement per pair, which lists the values of only the first --limit drifted
+objects (--print-sql prints it), and the cell's name is Sentry's
 monolith region, --monolith-- (--cell to say another). With two contexts, the cell's then
 the control silo's (--context us,control), both sides are streamed in object order, each in
 its own read-only snapshot, and merged, in memory that does not grow with the tables; the
@@ -188,6 +192,9 @@ func verifyPairs(ctx context.Context, d factory, o verifyOptions, sides *splitSi
 				if errors.As(err, &absent) && len(o.Pairs) == 0 {
 					results = append(results, replica.Result{Pair: p, Skipped: []replica.Skipped{{Field: "every field", Why: absent.Error()}}})
 					continue
+				}
+				if errors.As(err, &absent) {
+					return failuref("%s", absent.Error())
 				}
 				return db.Classify(err, "replica-columns")
 			}
