@@ -295,6 +295,9 @@ func replicatePlan(work []replicateWork, reason string) []string {
 		}
 		if len(gone) > 0 {
 			line += "; deletion outbox (source gone): " + strings.Join(gone, ", ")
+			if w.pair.Gone != "" {
+				line += " [it will not delete the replica: " + w.pair.Gone + "]"
+			}
 		}
 		plan = append(plan, line+" ("+reasonText(reason)+")")
 	}

@@ -243,6 +243,11 @@ func TestDemoSeedsEveryDriftClass(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("demo drift:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// An orphan team's deletion outbox is what Sentry writes, and the plan says it deletes
+	// nothing (Team's deletion receiver is a no-op).
+	if _, errOut := mustRun(t, 0, schema, "replicate", "team", "101", "--dry-run"); !strings.Contains(errOut, "deletion outbox (source gone): 101 [it will not delete the replica") {
+		t.Errorf("replicate team 101 --dry-run: %s", errOut)
+	}
 }
 
 // psqlRun runs sql in psql as a DBA pastes it and returns its unaligned output.
