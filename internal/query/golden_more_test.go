@@ -144,6 +144,8 @@ func replicaCases(schema string) Script {
 		Fields: []ReplicaField{{Name: "label", Source: Col("label")}},
 		Shard:  Col("organization_id"), ReplicaShard: "organization_id", SourceCell: CellScope{ByOrganization: "organization_id"},
 		Scope: Enum{0, "ORGANIZATION_SCOPE"}, Category: Enum{28, "API_KEY_UPDATE"}}
+	byUser := control
+	byUser.Name, byUser.SourceCell = "authidentity", CellScope{ByUser: "user_id"}
 	all := ReplicaSelect{SourceSchema: schema, ReplicaSchema: schema, Cell: "us", Limit: 50}
 	some := ReplicaSelect{SourceSchema: schema, ReplicaSchema: schema, Cell: "us", IDs: []int64{7, 8}}
 	rows := OutboxRows{Scope: Enum{0, "ORGANIZATION_SCOPE"}, Category: Enum{3, "ORGANIZATION_MEMBER_UPDATE"}, Shards: []int64{1, 2}, Objects: []int64{7, 8},
@@ -157,7 +159,7 @@ func replicaCases(schema string) Script {
 		VerifyPair(org, all), ReplicaSource(org, all), ReplicaRows(org, all),
 		VerifyPair(mem, some), ReplicaSource(mem, some), ReplicaRows(mem, some),
 		VerifyPair(omt, all), ReplicaSource(omt, all), ReplicaRows(omt, some),
-		ReplicaSource(control, all), ReplicaRows(control, all),
+		ReplicaSource(control, all), ReplicaRows(control, all), ReplicaSource(byUser, all),
 		ReplicateSource(org, schema, []int64{1}), ReplicateReplica(mem, schema, []int64{7}), ReplicateSource(omt, schema, []int64{3}),
 		ReplicateOutbox(qualified(schema, CellTable), rows, Why{Command: "replicate", Reason: "INC-7"}), ReplicateOutbox(qualified(schema, CellTable), text, Why{}),
 		ReplicateOutbox(qualified(schema, ControlTable), ctl, Why{}),

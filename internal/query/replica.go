@@ -76,16 +76,22 @@ type ReplicaPayloadKey struct {
 }
 
 // CellScope says which rows of a table are one cell's, when the silos are two databases:
-// those whose Column names the cell, or those whose organization (the ByOrganization
-// column) has an organization mapping naming it. Both empty: every row.
+// those whose Column names the cell, those whose organization (the ByOrganization column)
+// has an organization mapping naming it, or those whose user (the ByUser column) is a
+// member (sentry_organizationmembermapping) of an organization whose mapping names it. All
+// empty: every row. The two mappings are the control silo's: the scope is for a table there.
 type CellScope struct {
 	Column         string
 	ByOrganization string
+	ByUser         string
 }
 
 // OrganizationMapping is the table CellScope.ByOrganization looks the cell up in (the
-// control silo's).
-const OrganizationMapping = "sentry_organizationmapping"
+// control silo's); OrganizationMemberMapping the one ByUser finds a user's organizations in.
+const (
+	OrganizationMapping       = "sentry_organizationmapping"
+	OrganizationMemberMapping = "sentry_organizationmembermapping"
+)
 
 // ReplicaSpec is one replication pair as the statements read it.
 type ReplicaSpec struct {
@@ -207,7 +213,14 @@ func rowsPart(name string, idents map[string]string, schema string, ids, cell bo
 	}
 	if cell && scope.ByOrganization != "" {
 		on = append(on, "cell_org")
-		idents["org_mapping"], idents["org_column"] = qualified(schema, OrganizationMapping), Ident(scope.ByOrganization)
+		idents["org_column"] = Ident(scope.ByOrganization)
+	}
+	if cell && scope.ByUser != "" {
+		on = append(on, "cell_user")
+		idents["member_mapping"], idents["user_column"] = qualified(schema, OrganizationMemberMapping), Ident(scope.ByUser)
+	}
+	if cell && (scope.ByOrganization != "" || scope.ByUser != "") {
+		idents["org_mapping"] = qualified(schema, OrganizationMapping)
 	}
 	text, err := Fill(name, idents, on...)
 	if err != nil {
@@ -225,7 +238,7 @@ func columnList(cols []string) string {
 	return b.String()
 }
 
-func (c CellScope) empty() bool { return c.Column == "" && c.ByOrganization == "" }
+func (c CellScope) empty() bool { return c.Column == "" && c.ByOrganization == "" && c.ByUser == "" }
 
 // differs is the monolith's typed comparison of the fields: true when one differs.
 func (s ReplicaSpec) differs() string {

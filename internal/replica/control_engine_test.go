@@ -59,4 +59,28 @@ VALUES ('us', 0, 1, 28, 4, NULL, now(), now()), ('de', 0, 1, 28, 2, NULL, now(),
 	if col.Counts != (replica.Counts{InSync: 1, Stale: 2, Orphan: 1, Pending: 1}) {
 		t.Errorf("counts %+v", col.Counts)
 	}
+	// A user-scoped source: the cell's rows are those of users who are members of an
+	// organization of the cell (find_cells_for_user).
+	for _, q := range []string{
+		`CREATE TABLE %[1]s.t_user_source (id bigserial PRIMARY KEY, user_id bigint NOT NULL, label text NOT NULL)`,
+		`CREATE TABLE %[2]s.t_user_replica (id bigserial PRIMARY KEY, source_id bigint NOT NULL, user_id bigint NOT NULL, label text NOT NULL)`,
+		`INSERT INTO %[1]s.sentry_organizationmembermapping (organization_id, organizationmember_id, date_added, role, user_id) VALUES (1, 1, now(), 'member', 70), (2, 2, now(), 'member', 80)`,
+		`INSERT INTO %[1]s.t_user_source (id, user_id, label) VALUES (1, 70, 'a'), (2, 80, 'b')`,
+	} {
+		if _, err := testdb.Pool(t).Exec(context.Background(), fmt.Sprintf(q, c, r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byUser := replica.Pair{ReplicaSpec: query.ReplicaSpec{Name: "test-user", SourceSilo: query.SiloControl,
+		Source: "t_user_source", SourceKey: "id", Replica: "t_user_replica", ReplicaKey: "source_id",
+		Fields: []query.ReplicaField{{Name: "label", Source: query.Col("label")}},
+		Shard:  query.Col("user_id"), ReplicaShard: "user_id", SourceCell: query.CellScope{ByUser: "user_id"},
+		Scope: query.Enum{Value: 1, Name: "USER_SCOPE"}, Category: query.Enum{Value: 25, Name: "AUTH_IDENTITY_UPDATE"}}}
+	col = &replica.Collector{Pair: byUser}
+	if err := replica.VerifySplit(context.Background(), p, p, replica.Sides{SourceSchema: control, ReplicaSchema: cell}, "us", nil, col); err != nil {
+		t.Fatal(err)
+	}
+	if g := got(col.Kept); !reflect.DeepEqual(g, []testdb.ModelDrift{{Pair: "test-user", Class: "missing", Object: 1}}) {
+		t.Errorf("user-scoped drifts %+v, want user 70's source only (missing)", g)
+	}
 }

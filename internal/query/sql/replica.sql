@@ -125,12 +125,15 @@ SELECT r.object_id, r.shard AS shard_identifier/* TEMPLATE_BEGIN: payload *//* T
 -- source_rows region): the object's id, its outbox shard (what infer_identifiers gives)
 -- and the columns asked (the fields typed, s_<field>; the payload's values, p_<key>), with
 -- the rows the source references joined (an OrganizationMemberTeam's member); @ids, and a
--- cell's scope (a control -> cell pair's sources of one cell) as the pair has one.
+-- cell's scope (a control -> cell pair's sources of one cell: by a cell column, by the
+-- organization's mapping, or by the user's memberships' organizations, as
+-- find_cells_for_orgs and find_cells_for_user decide) as the pair has one.
 SELECT s./* TEMPLATE: source_key */id::bigint AS object_id, (/* TEMPLATE_BEGIN: shard */s.id/* TEMPLATE_END: shard */)::bigint AS shard/* TEMPLATE_BEGIN: columns */, s.slug AS s_slug/* TEMPLATE_END: columns */
                   FROM /* TEMPLATE: source */sentry_organization s/* TEMPLATE_BEGIN: joins *//* TEMPLATE_END: joins */
                  /* IF: ids */WHERE s./* TEMPLATE: source_key */id = ANY (@ids::bigint[])/* END: ids */
                    /* IF: cell_column */AND s./* TEMPLATE: cell_column */region_name = @cell/* END: cell_column */
                    /* IF: cell_org */AND EXISTS (SELECT 1 FROM /* TEMPLATE: org_mapping */sentry_organizationmapping om WHERE om.organization_id = s./* TEMPLATE: org_column */organization_id AND om.region_name = @cell)/* END: cell_org */
+                   /* IF: cell_user */AND EXISTS (SELECT 1 FROM /* TEMPLATE: member_mapping */sentry_organizationmembermapping omm JOIN /* TEMPLATE: org_mapping */sentry_organizationmapping om ON om.organization_id = omm.organization_id WHERE omm.user_id = s./* TEMPLATE: user_column */user_id AND om.region_name = @cell)/* END: cell_user */
 
 -- name: replica-part-join
 -- A row a pair's source references, joined beside it (replica-part-source-rows' joins).
@@ -147,6 +150,7 @@ SELECT r./* TEMPLATE: replica_key */organization_id::bigint AS object_id, r./* T
                    /* IF: ids */AND r./* TEMPLATE: replica_key */organization_id = ANY (@ids::bigint[])/* END: ids */
                    /* IF: cell_column */AND r./* TEMPLATE: cell_column */region_name = @cell/* END: cell_column */
                    /* IF: cell_org */AND EXISTS (SELECT 1 FROM /* TEMPLATE: org_mapping */sentry_organizationmapping om WHERE om.organization_id = r./* TEMPLATE: org_column */organization_id AND om.region_name = @cell)/* END: cell_org */
+                   /* IF: cell_user */AND EXISTS (SELECT 1 FROM /* TEMPLATE: member_mapping */sentry_organizationmembermapping omm JOIN /* TEMPLATE: org_mapping */sentry_organizationmapping om ON om.organization_id = omm.organization_id WHERE omm.user_id = r./* TEMPLATE: user_column */user_id AND om.region_name = @cell)/* END: cell_user */
 
 -- name: replica-columns
 -- The columns of the pair's tables (@tables, qualified names): a field whose column a

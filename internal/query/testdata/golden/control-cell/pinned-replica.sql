@@ -352,6 +352,26 @@ SELECT r.object_id, r.shard AS r_shard,
                  WHERE r.apikey_id IS NOT NULL) r
  ORDER BY r.object_id, r.replica_row DESC;
 
+-- outboxctl: replica-source
+-- Source rows of sentry_apikey and the objects with queued outbox rows, in object order.
+SELECT coalesce(s.object_id, p.object_identifier) AS object_id,
+       s.object_id IS NOT NULL AS has_source,
+       s.s_label::text AS s_label,
+       p.shard_identifier AS pending_shard, p.pending_rows, p.pending_next, p.pending_due
+  FROM (SELECT s.id::bigint AS object_id, (s.organization_id)::bigint AS shard,
+                       s.label AS s_label
+                  FROM sentry_apikey s
+                 WHERE EXISTS (SELECT 1 FROM sentry_organizationmembermapping omm JOIN sentry_organizationmapping om ON om.organization_id = omm.organization_id WHERE omm.user_id = s.user_id AND om.region_name = 'us')) s  -- the cell's name (region_name)
+  FULL JOIN (SELECT x.shard_identifier, x.object_identifier, count(*) AS pending_rows,
+                    min(x.scheduled_for) AS pending_next, min(x.scheduled_for) <= now() AS pending_due
+               FROM sentry_controloutbox x
+              WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
+                AND x.category = 28  -- API_KEY_UPDATE
+                AND x.region_name = 'us'  -- the cell's name (region_name)
+              GROUP BY x.shard_identifier, x.object_identifier) p
+         ON p.object_identifier = s.object_id AND p.shard_identifier = s.shard
+ ORDER BY 1, 2 DESC, pending_shard;
+
 -- outboxctl: replicate-source
 -- The objects named that exist in sentry_organization, with their shard and payload.
 SELECT s.object_id, s.shard AS shard_identifier
