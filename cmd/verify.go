@@ -80,14 +80,15 @@ Objects in sync are counted, not listed. The fields compared are the ones Sentry
 receivers copy (docs/replicas.md), less the ones whose column this database's tables lack
 (an older Sentry): the summary's not_compared names them. A queued outbox row makes an
 object pending only in the object's own shard (its organization; an external actor's
-integration). With no PAIR, a pair whose tables are not here is listed, not compared. With one database (a monolith, --dsn) the comparison is
-one set-based statement per pair, which lists the values of only the first --limit drifted
-objects (--print-sql prints it), and the cell's name is Sentry's
-monolith region, --monolith-- (--cell to say another). With two contexts, the cell's then
-the control silo's (--context us,control), both sides are streamed in object order, each in
-its own read-only snapshot, and merged, in memory that does not grow with the tables; the
-control silo's rows are the cell's (region_name = the cell context's cell setting, or its
-name).
+integration). With no PAIR, a pair whose tables are not here is listed, not compared.
+
+With one database (a monolith, --dsn) the comparison is one set-based statement per pair,
+which reads the values of only the first --limit drifted objects (--print-sql prints it),
+and the cell's name is Sentry's monolith region, --monolith-- (--cell to say another). With
+two contexts, the cell's then the control silo's (--context us,control), both sides are
+streamed in object order, each in its own read-only snapshot, and merged, in memory that
+does not grow with the tables; the control silo's rows are the cell's (region_name = the
+cell context's cell setting, or its name).
 
 --fail-on-drift exits 9 when an object is missing, stale or orphan, 8 when the only
 objects not in sync are pending (the answer is "not yet"), 0 when all are in sync.
