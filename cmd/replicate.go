@@ -132,20 +132,31 @@ shows the object pending, then in sync once the shard drained.`),
 	return c
 }
 
-// replicateWork is one pair's objects and the rows that replicate them.
+// replicateWork is one pair's objects and the rows that replicate them, in outbox.
 type replicateWork struct {
 	pair    replica.Pair
 	objects []replica.Object
 	unknown []int64
 	rows    query.OutboxRows
+	outbox  string // the source silo's outbox, qualified
+	write   *db.Conn
 }
 
-// replicateConns are where replicate reads the sources and writes (the cell) and where it
-// reads the replicas (the control silo: the same connection in a monolith).
+// replicateConns are the two silos' connections (the same one in a monolith): a pair's
+// sources and outbox are its source silo's, its replicas the other's.
 type replicateConns struct {
-	write, replicas            *db.Conn
-	writeSchema, replicaSchema string
-	close                      func()
+	cell, control             *db.Conn
+	cellSchema, controlSchema string
+	close                     func()
+}
+
+// of is where pair p is read and written: the source's connection, the replica's, and the
+// two schemas.
+func (c replicateConns) of(p replica.Pair) (src, rep *db.Conn, s replica.Sides) {
+	if p.SourceSilo == query.SiloControl {
+		return c.control, c.cell, replica.Sides{SourceSchema: c.controlSchema, ReplicaSchema: c.cellSchema}
+	}
+	return c.cell, c.control, replica.Sides{SourceSchema: c.cellSchema, ReplicaSchema: c.controlSchema}
 }
 
 func (d factory) replicateConns(ctx context.Context) (replicateConns, error) {
@@ -154,8 +165,8 @@ func (d factory) replicateConns(ctx context.Context) (replicateConns, error) {
 		return replicateConns{}, err
 	}
 	if sides != nil {
-		return replicateConns{write: sides.cell.conn, replicas: sides.control.conn, writeSchema: sides.cell.schema,
-			replicaSchema: sides.control.schema, close: func() { sides.close(ctx) }}, nil
+		return replicateConns{cell: sides.cell.conn, control: sides.control.conn, cellSchema: sides.cell.schema,
+			controlSchema: sides.control.schema, close: func() { sides.close(ctx) }}, nil
 	}
 	if err := d.requireDB("outboxctl replicate"); err != nil {
 		return replicateConns{}, err
@@ -164,12 +175,12 @@ func (d factory) replicateConns(ctx context.Context) (replicateConns, error) {
 	if err != nil {
 		return replicateConns{}, err
 	}
-	return replicateConns{write: conn, replicas: conn, writeSchema: d.schema, replicaSchema: d.schema,
+	return replicateConns{cell: conn, control: conn, cellSchema: d.schema, controlSchema: d.schema,
 		close: func() { conn.Close(context.WithoutCancel(ctx)) }}, nil
 }
 
 // runReplicate reads the objects' identifiers, shows the plan and, confirmed, writes the
-// outbox rows in one transaction.
+// outbox rows in one transaction per silo written.
 func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
 	conns, err := d.replicateConns(ctx)
 	if err != nil {
@@ -184,11 +195,11 @@ func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
 	if d.printSQL {
 		var script query.Script
 		for _, w := range work {
-			script = append(script, query.ReplicateOutbox(w.pair.Tables(conns.writeSchema), w.rows, why))
+			script = append(script, query.ReplicateOutbox(w.outbox, w.rows, why))
 		}
 		return d.printScript(query.InTransaction(d.preamble("replicate"), script))
 	}
-	plan := replicatePlan(work, conns, o.Reason)
+	plan := replicatePlan(work, o.Reason)
 	if o.DryRun {
 		for _, l := range plan {
 			d.printer.Notef("%s", l)
@@ -202,7 +213,7 @@ func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
 	if err := d.confirm("outboxctl replicate", plan, o.Yes); err != nil {
 		return err
 	}
-	written, err := writeReplicateWork(ctx, conns, work, why)
+	written, err := writeReplicateWork(ctx, work, why)
 	if err != nil {
 		return err
 	}
@@ -216,42 +227,55 @@ func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
 }
 
 // readReplicateWork reads, in a read-only snapshot of each side, the identifiers of every
-// target, and the write side's outbox payload type.
+// target, and the source silo's outbox payload type.
 func readReplicateWork(ctx context.Context, conns replicateConns, targets map[string][]int64) ([]replicateWork, error) {
 	var work []replicateWork
-	err := db.ReadTx(ctx, conns.write, func(wtx db.Tx) error {
-		schema, err := query.LoadSchema(ctx, wtx, conns.writeSchema, nil)
-		if err != nil {
-			return db.Classify(err, "introspect")
+	for _, p := range replica.Pairs() {
+		ids := targets[p.Name]
+		if len(ids) == 0 {
+			continue
 		}
-		if err := schema.CheckOutbox(query.Target{Silo: query.SiloCell, Schema: conns.writeSchema}); err != nil {
-			return err
-		}
-		payloadType := schema.Table(query.CellTable).PayloadType
-		read := func(rtx db.Tx) error {
-			for _, p := range replica.Pairs() {
-				ids := targets[p.Name]
-				if len(ids) == 0 {
-					continue
-				}
-				objs, unknown, err := replica.ReplicateObjects(ctx, wtx, rtx, p, conns.writeSchema, conns.replicaSchema, ids)
+		srcConn, repConn, s := conns.of(p)
+		err := db.ReadTx(ctx, srcConn, func(stx db.Tx) error {
+			schema, err := query.LoadSchema(ctx, stx, s.SourceSchema, nil)
+			if err != nil {
+				return db.Classify(err, "introspect")
+			}
+			if err := schema.CheckOutbox(query.Target{Silo: p.SourceSilo, Schema: s.SourceSchema}); err != nil {
+				return err
+			}
+			payloadType := schema.Table(p.Outbox()).PayloadType
+			read := func(rtx db.Tx) error {
+				objs, unknown, err := replica.ReplicateObjects(ctx, stx, rtx, p, s, ids)
 				if err != nil {
 					return db.Classify(err, "replicate-"+p.Name)
 				}
-				work = append(work, replicateWork{pair: p, objects: objs, unknown: unknown, rows: p.OutboxRows(objs, payloadType, fixture.ThePast)})
+				var cells []string
+				if p.CellsOf != nil {
+					if objs, cells, err = p.CellsOf(ctx, stx, s.SourceSchema, objs); err != nil {
+						return db.Classify(err, "replicate-"+p.Name)
+					}
+				} else if p.SourceSilo == query.SiloControl {
+					return failuref("replicate %s: the target cells of a control model's outbox rows are not known for this pair", p.Name)
+				}
+				work = append(work, replicateWork{pair: p, objects: objs, unknown: unknown, rows: p.OutboxRows(objs, cells, payloadType, fixture.ThePast),
+					outbox: p.OutboxTable(s.SourceSchema), write: srcConn})
+				return nil
 			}
-			return nil
+			if repConn == srcConn { // a monolith: one snapshot
+				return read(stx)
+			}
+			return db.ReadTx(ctx, repConn, read)
+		})
+		if err != nil {
+			return nil, err
 		}
-		if conns.replicas == conns.write { // a monolith: one snapshot
-			return read(wtx)
-		}
-		return db.ReadTx(ctx, conns.replicas, read)
-	})
-	return work, err
+	}
+	return work, nil
 }
 
 // replicatePlan is one line per pair with objects to write.
-func replicatePlan(work []replicateWork, conns replicateConns, reason string) []string {
+func replicatePlan(work []replicateWork, reason string) []string {
 	var plan []string
 	for _, w := range work {
 		if len(w.objects) == 0 {
@@ -265,45 +289,60 @@ func replicatePlan(work []replicateWork, conns replicateConns, reason string) []
 				exist = append(exist, fmt.Sprint(o.ObjectID))
 			}
 		}
-		line := fmt.Sprintf("write %d %s outbox row(s) into %s for %s", len(w.objects), w.pair.Category.Name, w.pair.Tables(conns.writeSchema).Outbox, w.pair.Name)
+		line := fmt.Sprintf("write %d %s outbox row(s) into %s for %s", len(w.objects), w.pair.Category.Name, w.outbox, w.pair.Name)
 		if len(exist) > 0 {
 			line += ": " + strings.Join(exist, ", ")
 		}
 		if len(gone) > 0 {
 			line += "; deletion outbox (source gone): " + strings.Join(gone, ", ")
+			if w.pair.Gone != "" {
+				line += " [it will not delete the replica: " + w.pair.Gone + "]"
+			}
 		}
 		plan = append(plan, line+" ("+reasonText(reason)+")")
 	}
 	return plan
 }
 
-// writeReplicateWork inserts every pair's rows in one transaction (db.WriteTx checks the
-// server is a primary): the outbox ids written, by pair. A COMMIT that got no answer is said
-// as such: running replicate again is safe (Sentry coalesces an object's rows).
-func writeReplicateWork(ctx context.Context, conns replicateConns, work []replicateWork, why query.Why) (map[string][]int64, error) {
+// writeReplicateWork inserts every pair's rows, in one transaction per silo written
+// (db.WriteTx checks the server is a primary): the outbox ids written, by pair. A COMMIT
+// that got no answer is said as such: running replicate again is safe (Sentry coalesces an
+// object's rows).
+func writeReplicateWork(ctx context.Context, work []replicateWork, why query.Why) (map[string][]int64, error) {
 	written := map[string][]int64{}
-	err := db.WriteTx(ctx, conns.write, func(tx db.Tx) error {
-		for _, w := range work {
-			if len(w.objects) == 0 {
-				continue
-			}
-			res, err := query.Run(ctx, tx, query.ReplicateOutbox(w.pair.Tables(conns.writeSchema), w.rows, why))
-			if err != nil {
-				return db.Classify(err, "replicate-outbox")
-			}
-			for _, row := range res.Rows {
-				if id, ok := row[0].(int64); ok {
-					written[w.pair.Name] = append(written[w.pair.Name], id)
+	var conns []*db.Conn
+	for _, w := range work {
+		if len(w.objects) > 0 && !slices.Contains(conns, w.write) {
+			conns = append(conns, w.write)
+		}
+	}
+	for _, conn := range conns {
+		err := db.WriteTx(ctx, conn, func(tx db.Tx) error {
+			for _, w := range work {
+				if len(w.objects) == 0 || w.write != conn {
+					continue
+				}
+				res, err := query.Run(ctx, tx, query.ReplicateOutbox(w.outbox, w.rows, why))
+				if err != nil {
+					return db.Classify(err, "replicate-outbox")
+				}
+				for _, row := range res.Rows {
+					if id, ok := row[0].(int64); ok {
+						written[w.pair.Name] = append(written[w.pair.Name], id)
+					}
 				}
 			}
+			return nil
+		})
+		if db.IsInDoubt(err) {
+			return nil, failuref("replicate: the COMMIT got no answer (%s): the outbox rows may or may not be written; "+
+				"run verify to see them pending, or run replicate again (Sentry coalesces an object's rows into one delivery)", oneLine(err.Error()))
 		}
-		return nil
-	})
-	if db.IsInDoubt(err) {
-		return nil, failuref("replicate: the COMMIT got no answer (%s): the outbox rows may or may not be written; "+
-			"run verify to see them pending, or run replicate again (Sentry coalesces an object's rows into one delivery)", oneLine(err.Error()))
+		if err != nil {
+			return written, err
+		}
 	}
-	return written, err
+	return written, nil
 }
 
 // replicateDoc is what replicate wrote: one row per pair, and what to run next.

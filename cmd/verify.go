@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -76,13 +77,18 @@ and classify every object that differs:
             next attempt): not drift yet, the drain will settle it
 
 Objects in sync are counted, not listed. The fields compared are the ones Sentry's
-receivers copy (docs/replicas.md). With one database (a monolith, --dsn) the comparison is
-one set-based statement per pair (--print-sql prints it), and the cell's name is Sentry's
-monolith region, --monolith-- (--cell to say another). With two contexts, the cell's then
-the control silo's (--context us,control), both sides are streamed in object order, each in
-its own read-only snapshot, and merged, in memory that does not grow with the tables; the
-control silo's rows are the cell's (region_name = the cell context's cell setting, or its
-name).
+receivers copy (docs/replicas.md), less the ones whose column this database's tables lack
+(an older Sentry): the summary's not_compared names them. A queued outbox row makes an
+object pending only in the object's own shard (its organization; an external actor's
+integration). With no PAIR, a pair whose tables are not here is listed, not compared.
+
+With one database (a monolith, --dsn) the comparison is one set-based statement per pair,
+which reads the values of only the first --limit drifted objects (--print-sql prints it),
+and the cell's name is Sentry's monolith region, --monolith-- (--cell to say another). With
+two contexts, the cell's then the control silo's (--context us,control), both sides are
+streamed in object order, each in its own read-only snapshot, and merged, in memory that
+does not grow with the tables; the control silo's rows are the cell's (region_name = the
+cell context's cell setting, or its name).
 
 --fail-on-drift exits 9 when an object is missing, stale or orphan, 8 when the only
 objects not in sync are pending (the answer is "not yet"), 0 when all are in sync.
@@ -129,13 +135,9 @@ func runVerify(ctx context.Context, d factory, o verifyOptions, cell string) (re
 	if printing {
 		return nil, d.printScript(verifyScript(d, o, sides, cell))
 	}
-	var results []replica.Result
-	for _, p := range o.pairs {
-		col := &replica.Collector{Pair: p, Limit: o.Limit}
-		if err := verifyPair(ctx, d, sides, cell, o.ids(), col); err != nil {
-			return nil, err
-		}
-		results = append(results, replica.Result{Pair: p, Counts: col.Counts, Drifts: col.Kept})
+	results, err := verifyPairs(ctx, d, o, sides, cell)
+	if err != nil {
+		return nil, err
 	}
 	doc := replica.Doc(results, o.Limit, func(args ...string) string { return d.next(nil, args...) })
 	if !o.FailOnDrift {
@@ -144,42 +146,102 @@ func runVerify(ctx context.Context, d factory, o verifyOptions, cell string) (re
 	return doc, driftVerdict(results)
 }
 
-// verifyScript is what verify would run: per pair, the monolith's count and comparison, or
-// the two sides' streams.
+// pairSides are where pair p's source and replica are read: in a monolith the one
+// connection; across two contexts the source silo's and the other one's.
+func pairSides(p replica.Pair, sides *splitSides, schema string) (src, rep splitSide) {
+	if sides == nil {
+		return splitSide{schema: schema}, splitSide{schema: schema}
+	}
+	if p.SourceSilo == query.SiloControl {
+		return sides.control, sides.cell
+	}
+	return sides.cell, sides.control
+}
+
+// verifyScript is what verify would run: per pair, the columns of its tables, then the
+// monolith's comparison or the two sides' streams.
 func verifyScript(d factory, o verifyOptions, sides *splitSides, cell string) query.Script {
 	var script query.Script
 	for _, p := range o.pairs {
+		src, rep := pairSides(p, sides, d.schema)
+		s := replica.Sides{SourceSchema: src.schema, ReplicaSchema: rep.schema}
 		if sides == nil {
-			script = append(script, replica.MonolithScript(p, d.schema, cell, o.ids())...)
+			script = append(script, replica.ColumnsStatement(query.QualifiedTable(s.SourceSchema, p.Source), query.QualifiedTable(s.ReplicaSchema, p.Replica)),
+				replica.MonolithStatement(p, s, cell, o.ids(), o.Limit))
 			continue
 		}
-		src, rows := replica.SplitStatements(p, sides.cell.schema, sides.control.schema, cell, o.ids())
-		src.Doc = append([]string{"On context " + sides.cell.context + " (the cell):"}, src.Doc...)
-		rows.Doc = append([]string{"On context " + sides.control.context + " (the control silo):"}, rows.Doc...)
-		script = append(script, src, rows)
+		srcSt, rowsSt := replica.SplitStatements(p, s, cell, o.ids())
+		srcSt.Doc = append([]string{"On context " + src.context + " (the source's silo):"}, srcSt.Doc...)
+		rowsSt.Doc = append([]string{"On context " + rep.context + " (the replica's silo):"}, rowsSt.Doc...)
+		script = append(script, srcSt, rowsSt)
 	}
 	return script
 }
 
-// verifyPair runs one pair's comparison: in one read-only snapshot of the monolith, or in
-// one of each side.
-func verifyPair(ctx context.Context, d factory, sides *splitSides, cell string, ids []int64, col *replica.Collector) error {
+// verifyPairs runs every pair's comparison: in one read-only snapshot of the monolith, or in
+// one of each side. A pair whose tables this database does not have is skipped when the
+// pairs were not named (its summary says so), an error when it was.
+func verifyPairs(ctx context.Context, d factory, o verifyOptions, sides *splitSides, cell string) ([]replica.Result, error) {
+	var results []replica.Result
+	each := func(srcQ, repQ func(replica.Pair) db.Tx) error {
+		for _, p := range o.pairs {
+			src, rep := pairSides(p, sides, d.schema)
+			s := replica.Sides{SourceSchema: src.schema, ReplicaSchema: rep.schema}
+			col := &replica.Collector{Pair: p, Limit: o.Limit}
+			if err := replica.Introspect(ctx, srcQ(p), repQ(p), s, col); err != nil {
+				var absent replica.TableAbsent
+				if errors.As(err, &absent) && len(o.Pairs) == 0 {
+					results = append(results, replica.Result{Pair: p, Skipped: []replica.Skipped{{Field: "every field", Why: absent.Error()}}})
+					continue
+				}
+				if errors.As(err, &absent) {
+					return failuref("%s", absent.Error())
+				}
+				return db.Classify(err, "replica-columns")
+			}
+			var err error
+			if sides == nil {
+				err = replica.VerifyMonolith(ctx, srcQ(p), d.schema, cell, o.ids(), col)
+			} else {
+				err = replica.VerifySplit(ctx, srcQ(p), repQ(p), s, cell, o.ids(), col)
+			}
+			if err != nil {
+				return db.Classify(err, "verify-"+p.Name)
+			}
+			results = append(results, replica.Result{Pair: col.Pair, Counts: col.Counts, Drifts: col.Kept, Skipped: col.Skipped})
+		}
+		return nil
+	}
 	if sides == nil {
 		conn, err := d.connect(ctx, "verify")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer conn.Close(context.WithoutCancel(ctx))
-		return db.ReadTx(ctx, conn, func(tx db.Tx) error {
-			return db.Classify(replica.VerifyMonolith(ctx, tx, d.schema, cell, ids, col), "verify-"+col.Pair.Name)
+		err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
+			one := func(replica.Pair) db.Tx { return tx }
+			return each(one, one)
 		})
+		return results, err
 	}
-	return db.ReadTx(ctx, sides.cell.conn, func(cellTx db.Tx) error {
+	err := db.ReadTx(ctx, sides.cell.conn, func(cellTx db.Tx) error {
 		return db.ReadTx(ctx, sides.control.conn, func(controlTx db.Tx) error {
-			err := replica.VerifySplit(ctx, cellTx, controlTx, sides.cell.schema, sides.control.schema, cell, ids, col)
-			return db.Classify(err, "verify-"+col.Pair.Name)
+			src := func(p replica.Pair) db.Tx {
+				if p.SourceSilo == query.SiloControl {
+					return controlTx
+				}
+				return cellTx
+			}
+			rep := func(p replica.Pair) db.Tx {
+				if p.SourceSilo == query.SiloControl {
+					return cellTx
+				}
+				return controlTx
+			}
+			return each(src, rep)
 		})
 	})
+	return results, err
 }
 
 // driftVerdict is --fail-on-drift's: drift (exit 9) when an object is missing, stale or

@@ -236,9 +236,17 @@ func TestDemoSeedsEveryDriftClass(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s %d", d.Pair, d.Drift, d.ObjectID))
 	}
 	want := []string{"organization missing 1", "organization stale 2", "organization pending 3", "organization orphan 40001",
-		"organizationmember missing 7", "organizationmember stale 8", "organizationmember orphan 5001"}
+		"organizationmember missing 7", "organizationmember stale 8", "organizationmember orphan 5001",
+		"team missing 10", "team stale 11", "team pending 12", "team orphan 101",
+		"organizationmemberteam missing 20", "organizationmemberteam stale 21", "organizationmemberteam orphan 101",
+		"externalactor missing 5", "externalactor stale 6", "externalactor orphan 21"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("demo drift:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// An orphan team's deletion outbox is what Sentry writes, and the plan says it deletes
+	// nothing (Team's deletion receiver is a no-op).
+	if _, errOut := mustRun(t, 0, schema, "replicate", "team", "101", "--dry-run"); !strings.Contains(errOut, "deletion outbox (source gone): 101 [it will not delete the replica") {
+		t.Errorf("replicate team 101 --dry-run: %s", errOut)
 	}
 }
 
@@ -264,14 +272,41 @@ func TestVerifyPrintSQLRunsInPsql(t *testing.T) {
 	sql, _ := mustRun(t, 0, schema, "verify", "--print-sql")
 	out := psqlRun(t, sql)
 	want, inSync := testdb.ReplicaModel(shape, false)
-	// Per pair: the count row, then one row per drifted object (its object id first).
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != len(want)+2 {
-		t.Fatalf("psql printed %d lines, want %d drifted objects and 2 counts:\n%s", len(lines), len(want), out)
+	// Per pair: its tables' columns (table|column), then verify-pair's rows, each starting
+	// with the pair's counts (in sync|missing|stale|orphan|pending), one per listed object.
+	type group struct {
+		counts string
+		rows   int
 	}
-	orgs := fmt.Sprint(inSync["organization"] + int64(countPair(want, "organization", true)))
-	if lines[0] != orgs {
-		t.Errorf("organization sources: %s, want %s", lines[0], orgs)
+	var groups []group
+	columns := true
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(l, "|")
+		if len(f) <= 2 {
+			columns = true
+			continue
+		}
+		if columns {
+			groups = append(groups, group{counts: strings.Join(f[:5], "|")})
+			columns = false
+		}
+		if f[5] != "" {
+			groups[len(groups)-1].rows++
+		}
+	}
+	if len(groups) != 5 {
+		t.Fatalf("psql printed %d pairs' rows, want 5:\n%s", len(groups), out)
+	}
+	for i, pair := range []string{"organization", "organizationmember"} {
+		n := countPair(want, pair, false)
+		if g := groups[i]; !strings.HasPrefix(g.counts, fmt.Sprint(inSync[pair])+"|") || g.rows != min(n, 50) {
+			t.Errorf("%s: psql printed counts %s and %d objects, the model says in sync %d and %d drifted (50 listed at most)", pair, g.counts, g.rows, inSync[pair], n)
+		}
+	}
+	for _, g := range groups[2:] {
+		if g.counts != "0|0|0|0|0" || g.rows != 0 {
+			t.Errorf("a pair without rows printed %+v", g)
+		}
 	}
 }
 
@@ -358,4 +393,78 @@ func TestReplicateSplit(t *testing.T) {
 	if n := len(cellOutbox(t, controlSchema, "id")); n != 0 {
 		t.Errorf("the control schema's outbox got %d rows", n)
 	}
+}
+
+// TestVerifyWithoutTheNewestFlagColumns: a database from before the three newest flags of
+// the organization mapping (disable_member_project_creation, prevent_superuser_access,
+// disable_member_invite) is verified on the fields it has, in both modes: the summary names
+// the three fields not compared and why, a stale field is still found, and a flag the
+// database cannot hold is no drift.
+func TestVerifyWithoutTheNewestFlagColumns(t *testing.T) {
+	t.Parallel()
+	cellSchema, controlSchema := testdb.Schema(t, fixture.Options{Replicas: true}), testdb.Schema(t, fixture.Options{Replicas: true})
+	c, r := pgx.Identifier{cellSchema}.Sanitize(), pgx.Identifier{controlSchema}.Sanitize()
+	for _, q := range []string{
+		`ALTER TABLE %[2]s.sentry_organizationmapping DROP COLUMN disable_member_project_creation, DROP COLUMN prevent_superuser_access, DROP COLUMN disable_member_invite`,
+		// Organization 1 has every flag set (the three newest too), 2 a renamed slug.
+		`INSERT INTO %[1]s.sentry_organization (id, name, slug, status, date_added, default_role, flags, is_test) VALUES (1, 'A', 'a', 0, now(), 'member', 2047, false), (2, 'B', 'b', 0, now(), 'member', 0, false)`,
+		`INSERT INTO %[2]s.sentry_organizationmapping (organization_id, slug, name, date_created, verified, idempotency_key, region_name, status, allow_joinleave, enhanced_privacy, require_2fa, early_adopter, disable_shared_issues, disable_new_visibility_features, require_email_verification, codecov_access)
+VALUES (1, 'a', 'A', now(), false, '', 'us', 0, true, true, true, true, true, true, true, true), (2, 'old-b', 'B', now(), false, '', 'us', 0, false, false, false, false, false, false, false, false)`,
+	} {
+		if _, err := testdb.Pool(t).Exec(context.Background(), fmt.Sprintf(q, c, r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const notCompared = "disable_member_project_creation: no column %[1]s.sentry_organizationmapping.disable_member_project_creation; " +
+		"prevent_superuser_access: no column %[1]s.sentry_organizationmapping.prevent_superuser_access; " +
+		"disable_member_invite: no column %[1]s.sentry_organizationmapping.disable_member_invite"
+	check := func(t *testing.T, out string) {
+		t.Helper()
+		var d struct {
+			Summary []struct {
+				Pair        string
+				InSync      int64   `json:"in_sync"`
+				Stale       int64   `json:"stale"`
+				NotCompared *string `json:"not_compared"`
+			}
+			Drift []struct {
+				Pair     string
+				ObjectID int64 `json:"object_id"`
+				Fields   map[string]json.RawMessage
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if len(d.Summary) != 1 || d.Summary[0].InSync != 1 || d.Summary[0].Stale != 1 || d.Summary[0].NotCompared == nil ||
+			*d.Summary[0].NotCompared != fmt.Sprintf(notCompared, controlSchema) {
+			t.Errorf("summary: %s", out)
+		}
+		if len(d.Drift) != 1 || d.Drift[0].ObjectID != 2 || len(d.Drift[0].Fields) != 1 || d.Drift[0].Fields["slug"] == nil {
+			t.Errorf("drift: %s", out)
+		}
+	}
+	t.Run("split", func(t *testing.T) {
+		config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  us:\n    dsn: %[1]s\n    schema: %[2]s\n  control:\n    dsn: %[1]s\n    schema: %[3]s\n",
+			testdb.DSN(), cellSchema, controlSchema))
+		io, out, errOut := render.Test()
+		io.Getenv = func(k string) string { return map[string]string{"OUTBOXCTL_CONFIG": config}[k] }
+		if code := cmd.Main(context.Background(), []string{"--context", "us,control", "verify", "organization", "-o", "json", "--fail-on-drift"}, io); code != cmd.ExitDrift {
+			t.Fatalf("exit %d\n%s", code, errOut)
+		}
+		check(t, out.String())
+	})
+	t.Run("monolith", func(t *testing.T) {
+		// One schema: the sources moved beside the mapping without the three columns.
+		for _, tbl := range []string{"sentry_organizationmember", "sentry_organization"} {
+			if _, err := testdb.Pool(t).Exec(context.Background(), fmt.Sprintf("DROP TABLE %s.%s CASCADE", r, tbl)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := testdb.Pool(t).Exec(context.Background(), fmt.Sprintf("CREATE TABLE %[2]s.sentry_organization AS SELECT * FROM %[1]s.sentry_organization", c, r)); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := mustRun(t, cmd.ExitDrift, controlSchema, "--cell", "us", "verify", "organization", "-o", "json", "--fail-on-drift")
+		check(t, out)
+	})
 }

@@ -19,8 +19,8 @@ const CheckReplicas = "replicas"
 const ReplicaSample = 100
 
 func replicasTables(schema string) query.ReplicaTables {
-	p, _ := replica.Lookup("organization")
-	return p.Tables(schema)
+	p, _ := replica.Lookup(replica.OrganizationPair)
+	return query.ReplicaTables{Source: query.QualifiedTable(schema, p.Source), Replica: query.QualifiedTable(schema, p.Replica)}
 }
 
 func replicasStatements(schema string) query.Script {

@@ -118,30 +118,53 @@ func TestGoldenPinned(t *testing.T) {
 	}
 }
 
-// replicaCases are verify's and replicate's statements (sql/replica.sql), each variant.
+// replicaCases are verify's and replicate's statements (sql/replica.sql), each variant: a
+// pair with a flag, the cell's name and a cell column; one with a payload and an
+// organization-scoped replica; one whose field and shard come through a join; a control
+// outbox.
 func replicaCases(schema string) Script {
-	q := func(n string) string {
-		if schema == "" {
-			return Ident(n)
-		}
-		return Ident(schema) + "." + Ident(n)
-	}
-	tbl := func(src, rep string) ReplicaTables {
-		return ReplicaTables{Source: q(src), Replica: q(rep), Outbox: q(CellTable), OrgReplica: q("sentry_organizationmapping")}
-	}
-	org, mem := tbl("sentry_organization", "sentry_organizationmapping"), tbl("sentry_organizationmember", "sentry_organizationmembermapping")
-	scope := Enum{0, "ORGANIZATION_SCOPE"}
-	orgSel := ReplicaSelect{Pair: "organization", Cell: "us", Scope: scope, Category: Enum{2, "ORGANIZATION_UPDATE"}}
-	memSel := ReplicaSelect{Pair: "organizationmember", Cell: "us", Scope: scope, Category: Enum{3, "ORGANIZATION_MEMBER_UPDATE"}, IDs: []int64{7, 8}}
-	rows := OutboxRows{Scope: scope, Category: Enum{3, "ORGANIZATION_MEMBER_UPDATE"}, Shards: []int64{1, 2}, Objects: []int64{7, 8},
+	org := ReplicaSpec{Name: "organization", SourceSilo: SiloCell, Source: "sentry_organization", SourceKey: "id",
+		Replica: "sentry_organizationmapping", ReplicaKey: "organization_id",
+		Fields: []ReplicaField{{Name: "slug", Source: Col("slug")}, {Name: "region_name", Source: CellName()}, {Name: "require_2fa", Source: Flag("flags", 16)}},
+		Shard:  Col("id"), ReplicaShard: "organization_id", ReplicaCell: CellScope{Column: "region_name"},
+		Scope: Enum{0, "ORGANIZATION_SCOPE"}, Category: Enum{2, "ORGANIZATION_UPDATE"}}
+	mem := ReplicaSpec{Name: "organizationmember", SourceSilo: SiloCell, Source: "sentry_organizationmember", SourceKey: "id",
+		Replica: "sentry_organizationmembermapping", ReplicaKey: "organizationmember_id",
+		Fields: []ReplicaField{{Name: "role", Source: Col("role")}, {Name: "user_id", Source: Col("user_id")}},
+		Shard:  Col("organization_id"), ReplicaShard: "organization_id",
+		Payload:     []ReplicaPayloadKey{{Key: "user_id", Source: Col("user_id"), Replica: "user_id"}},
+		ReplicaCell: CellScope{ByOrganization: "organization_id"},
+		Scope:       Enum{0, "ORGANIZATION_SCOPE"}, Category: Enum{3, "ORGANIZATION_MEMBER_UPDATE"}}
+	omt := ReplicaSpec{Name: "organizationmemberteam", SourceSilo: SiloCell, Source: "sentry_organizationmember_teams", SourceKey: "id",
+		Replica: "sentry_organizationmember_teamsreplica", ReplicaKey: "organizationmemberteam_id",
+		Joins:  []ReplicaJoin{{Alias: "m", Table: "sentry_organizationmember", Key: "id", From: "organizationmember_id"}},
+		Fields: []ReplicaField{{Name: "organization_id", Source: Via("m", "organization_id")}, {Name: "is_active", Source: Col("is_active")}},
+		Shard:  Via("m", "organization_id"), ReplicaShard: "organization_id", ReplicaCell: CellScope{ByOrganization: "organization_id"},
+		Scope: Enum{0, "ORGANIZATION_SCOPE"}, Category: Enum{26, "ORGANIZATION_MEMBER_TEAM_UPDATE"}}
+	control := ReplicaSpec{Name: "apikey", SourceSilo: SiloControl, Source: "sentry_apikey", SourceKey: "id",
+		Replica: "hybridcloud_apikeyreplica", ReplicaKey: "apikey_id",
+		Fields: []ReplicaField{{Name: "label", Source: Col("label")}},
+		Shard:  Col("organization_id"), ReplicaShard: "organization_id", SourceCell: CellScope{ByOrganization: "organization_id"},
+		Scope: Enum{0, "ORGANIZATION_SCOPE"}, Category: Enum{28, "API_KEY_UPDATE"}}
+	byUser := control
+	byUser.Name, byUser.SourceCell = "authidentity", CellScope{ByUser: "user_id"}
+	all := ReplicaSelect{SourceSchema: schema, ReplicaSchema: schema, Cell: "us", Limit: 50}
+	some := ReplicaSelect{SourceSchema: schema, ReplicaSchema: schema, Cell: "us", IDs: []int64{7, 8}}
+	rows := OutboxRows{Scope: Enum{0, "ORGANIZATION_SCOPE"}, Category: Enum{3, "ORGANIZATION_MEMBER_UPDATE"}, Shards: []int64{1, 2}, Objects: []int64{7, 8},
 		Payloads: []string{`{"user_id":70}`, ""}, PayloadType: "jsonb", ThePast: "2016-08-01 00:00:00+00"}
 	text := rows
 	text.PayloadType = "text"
+	ctl := rows
+	ctl.Cells = []string{"us", "de"}
 	return Script{
-		ReplicaSourceCount(org, orgSel), VerifyPair(org, orgSel), ReplicaSource(org, orgSel), ReplicaRows(org, orgSel),
-		ReplicaSourceCount(mem, memSel), VerifyPair(mem, memSel), ReplicaSource(mem, memSel), ReplicaRows(mem, memSel),
-		ReplicateSource(org, "organization", []int64{1}), ReplicateReplica(mem, "organizationmember", []int64{7}),
-		ReplicateOutbox(mem, rows, Why{Command: "replicate", Reason: "INC-7"}), ReplicateOutbox(mem, text, Why{}),
-		ReplicaSample(org, 100),
+		ReplicaColumns([]string{qualified(schema, "sentry_organization"), qualified(schema, "sentry_organizationmapping")}),
+		VerifyPair(org, all), ReplicaSource(org, all), ReplicaRows(org, all),
+		VerifyPair(mem, some), ReplicaSource(mem, some), ReplicaRows(mem, some),
+		VerifyPair(omt, all), ReplicaSource(omt, all), ReplicaRows(omt, some),
+		ReplicaSource(control, all), ReplicaRows(control, all), ReplicaSource(byUser, all),
+		ReplicateSource(org, schema, []int64{1}), ReplicateReplica(mem, schema, []int64{7}), ReplicateSource(omt, schema, []int64{3}),
+		ReplicateOutbox(qualified(schema, CellTable), rows, Why{Command: "replicate", Reason: "INC-7"}), ReplicateOutbox(qualified(schema, CellTable), text, Why{}),
+		ReplicateOutbox(qualified(schema, ControlTable), ctl, Why{}),
+		ReplicaSample(ReplicaTables{Source: qualified(schema, "sentry_organization"), Replica: qualified(schema, "sentry_organizationmapping")}, 100),
 	}
 }

@@ -1,14 +1,17 @@
 package replica
 
 import (
+	"strings"
+
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // Result is one pair's verify: its counts and the drifts kept.
 type Result struct {
-	Pair   Pair
-	Counts Counts
-	Drifts []Drift
+	Pair    Pair
+	Counts  Counts
+	Drifts  []Drift
+	Skipped []Skipped // the fields not compared on this database, and why
 }
 
 // PairRow is one pair's line of verify's summary.
@@ -21,6 +24,9 @@ type PairRow struct {
 	Stale   int64  `json:"stale"`
 	Orphan  int64  `json:"orphan"`
 	Pending int64  `json:"pending"`
+	// NotCompared names the fields this database's tables lack (a Sentry from before them),
+	// each with why: "field: no column table.column; …"; null when every field is compared.
+	NotCompared any `json:"not_compared" label:"not compared"`
 }
 
 // DriftRow is one drifted object of verify (-o json: one per object): its pair, class, the
@@ -56,7 +62,16 @@ func Doc(results []Result, limit int, command func(args ...string) string) rende
 	var shown, total int
 	for _, r := range results {
 		c := r.Counts
-		pairs = append(pairs, PairRow{Pair: r.Pair.Name, Source: r.Pair.Source, Replica: r.Pair.Replica, InSync: c.InSync, Missing: c.Missing, Stale: c.Stale, Orphan: c.Orphan, Pending: c.Pending})
+		var notCompared any
+		if len(r.Skipped) > 0 {
+			parts := make([]string, len(r.Skipped))
+			for i, s := range r.Skipped {
+				parts[i] = s.Field + ": " + s.Why
+			}
+			notCompared = strings.Join(parts, "; ")
+		}
+		pairs = append(pairs, PairRow{Pair: r.Pair.Name, Source: r.Pair.Source, Replica: r.Pair.Replica, InSync: c.InSync, Missing: c.Missing,
+			Stale: c.Stale, Orphan: c.Orphan, Pending: c.Pending, NotCompared: notCompared})
 		total += int(c.Drifted())
 		for _, d := range r.Drifts {
 			if limit > 0 && shown >= limit {

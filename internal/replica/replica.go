@@ -2,9 +2,15 @@
 // writes the outbox rows that make Sentry replicate them again (replicate). The pairs, the
 // fields each replica copies and the outbox rows Sentry writes for them are read from
 // Sentry's source: docs/replicas.md says where.
+//
+// A pair is data (query.ReplicaSpec: tables, key columns, fields with the source value each
+// is compared with, the outbox scope, category, shard and payload, the cell scope of each
+// side); the engine (verify.go, replicate.go) runs every pair alike, whichever silo its
+// source lives in. The cell -> control pairs are in pairs_cell.go; Register adds others.
 package replica
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -21,38 +27,46 @@ const (
 	Pending = "pending" // drifted, with an outbox row for the object still queued: not drift yet
 )
 
-// Pair is one replication pair: a model of one silo and its replica in the other.
+// Pair is one replication pair: a model of one silo and its replica in the other, as the
+// statements read it.
 type Pair struct {
-	Name      string // verify's PAIR argument
-	Source    string // the source model's table
-	Replica   string // the replica's table
-	Direction string // cell -> control
-	// Scope and Category are the outbox rows Sentry writes for the source model.
-	Scope, Category query.Enum
-	// Fields are what the replica copies, as the statements name them (s_<f>, r_<f>).
-	Fields []string
-	// Payload is payload_for_update()'s: whether the outbox carries {"user_id": ...}.
-	UserIDPayload bool
+	query.ReplicaSpec
+	// Gone says what delivering a deletion outbox does for an orphan of the pair: "" when
+	// the receiver deletes the replica, else why it does not (the note verify's next gives).
+	Gone string
+	// CellsOf, for a control model, is outbox_cell_names(): the objects' rows, one per
+	// target cell, with the cell of each (q is the source silo's, in schema). nil for a cell
+	// model (its one row has no cell).
+	CellsOf func(ctx context.Context, q query.Querier, schema string, objs []Object) ([]Object, []string, error)
 }
 
-// Scopes and categories of the pairs (reference §2: ints are append-only).
-var (
-	orgScope      = query.Enum{Value: 0, Name: "ORGANIZATION_SCOPE"}
-	orgUpdate     = query.Enum{Value: 2, Name: "ORGANIZATION_UPDATE"}
-	memberUpdate  = query.Enum{Value: 3, Name: "ORGANIZATION_MEMBER_UPDATE"}
-	organizations = Pair{Name: "organization", Source: "sentry_organization", Replica: "sentry_organizationmapping", Direction: "cell -> control",
-		Scope: orgScope, Category: orgUpdate,
-		Fields: []string{"slug", "name", "status", "region_name", "allow_joinleave", "enhanced_privacy", "require_2fa", "early_adopter",
-			"disable_shared_issues", "disable_new_visibility_features", "require_email_verification", "codecov_access",
-			"disable_member_project_creation", "prevent_superuser_access", "disable_member_invite"}}
-	members = Pair{Name: "organizationmember", Source: "sentry_organizationmember", Replica: "sentry_organizationmembermapping", Direction: "cell -> control",
-		Scope: orgScope, Category: memberUpdate, UserIDPayload: true,
-		Fields: []string{"organization_id", "role", "user_id", "email", "inviter_id", "invite_status"}}
-)
+// Direction is the pair's direction, as the docs and verify's summary say it.
+func (p Pair) Direction() string {
+	if p.SourceSilo == query.SiloControl {
+		return "control -> cell"
+	}
+	return "cell -> control"
+}
+
+// registered are the pairs verify and replicate know, in the order verify checks them.
+var registered []Pair //nolint:gochecknoglobals // the pairs, set up by init() of the pair files
+
+// Register adds pairs (a pair file's init()).
+func Register(ps ...Pair) { registered = append(registered, ps...) }
 
 // Pairs are the replication pairs verify and replicate know, in the order verify checks
-// them.
-func Pairs() []Pair { return []Pair{organizations, members} }
+// them: the cell -> control ones first.
+func Pairs() []Pair {
+	var out []Pair
+	for _, silo := range []query.Silo{query.SiloCell, query.SiloControl} {
+		for _, p := range registered {
+			if p.SourceSilo == silo {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
 
 // Names are the pairs' names, for help and completion.
 func Names() []string {
@@ -74,24 +88,46 @@ func Lookup(name string) (Pair, error) {
 	return Pair{}, fmt.Errorf("unknown replication pair %q: known pairs are %s", name, strings.Join(Names(), ", "))
 }
 
-// Tables qualifies the pair's tables with a database's schema ("" for the search path).
-func (p Pair) Tables(schema string) query.ReplicaTables {
-	q := func(t string) string {
-		if schema == "" {
-			return query.Ident(t)
+// Skipped is a field verify does not compare on this database, and why.
+type Skipped struct {
+	Field, Why string
+}
+
+// Compared is p with only the fields the database's tables have (columns: the qualified
+// table's column names), and the fields left out, each with why. An error when a table is
+// not there at all.
+func (p Pair) Compared(sourceTable, replicaTable string, columns map[string]map[string]bool) (Pair, []Skipped, error) {
+	for _, t := range []string{sourceTable, replicaTable} {
+		if len(columns[t]) == 0 {
+			return p, nil, TableAbsent{Pair: p.Name, Table: t}
 		}
-		return query.Ident(schema) + "." + query.Ident(t)
 	}
-	return query.ReplicaTables{Source: q(p.Source), Replica: q(p.Replica), Outbox: q(query.CellTable), OrgReplica: q(organizations.Replica)}
+	var kept []query.ReplicaField
+	var skipped []Skipped
+	for _, f := range p.Fields {
+		switch {
+		case !columns[replicaTable][f.Name]:
+			skipped = append(skipped, Skipped{f.Name, "no column " + replicaTable + "." + f.Name})
+		case f.Source.OnSource() && !columns[sourceTable][f.Source.Column]:
+			skipped = append(skipped, Skipped{f.Name, "no column " + sourceTable + "." + f.Source.Column})
+		default:
+			kept = append(kept, f)
+		}
+	}
+	p.Fields = kept
+	return p, skipped, nil
 }
 
-// Select is the pair's verify selection of one cell.
-func (p Pair) Select(cell string, ids []int64) query.ReplicaSelect {
-	return query.ReplicaSelect{Pair: p.Name, Cell: cell, Scope: p.Scope, Category: p.Category, IDs: ids}
+// TableAbsent is a pair whose table the database does not have (a Sentry from before the
+// model, or a silo that is not the pair's).
+type TableAbsent struct{ Pair, Table string }
+
+func (e TableAbsent) Error() string {
+	return fmt.Sprintf("pair %s: table %s is not there (no such table in this database or schema)", e.Pair, e.Table)
 }
 
-// PendingRows are an object's queued outbox rows: its shard, how many rows, and when the
-// shard is next attempted.
+// PendingRows are an object's queued outbox rows in one shard: the shard, how many rows,
+// and when the shard is next attempted.
 type PendingRows struct {
 	Shard int64
 	Rows  int64
@@ -100,11 +136,15 @@ type PendingRows struct {
 }
 
 // Record is one object as the statements read it: its source and replica values (text, nil
-// for NULL; nil slices when there is no such row) and its queued outbox rows.
+// for NULL; nil slices when there is no such row) and its queued outbox rows in its shard.
 type Record struct {
 	ObjectID        int64
 	Source, Replica []*string
 	Pending         *PendingRows
+	// ReplicaShard is the replica's shard (a split read); candidates are the queued rows of
+	// an object without a source row, one per shard: the one in ReplicaShard is its pending.
+	ReplicaShard int64
+	candidates   []PendingRows
 }
 
 // HasSource and HasReplica say which rows exist.
@@ -126,13 +166,15 @@ type Drift struct {
 	ObjectID int64
 	Fields   []FieldDiff
 	Pending  *PendingRows
+	scope    query.Enum
+	gone     string
 }
 
 // Classify says whether r is drifted, and how: a missing or orphan object, a stale one, or
-// any of these with an outbox row queued for it (pending); ok is false for an object in sync
-// (queued or not).
+// any of these with an outbox row queued for it in its shard (pending); ok is false for an
+// object in sync (queued or not).
 func Classify(p Pair, r Record) (d Drift, ok bool) {
-	d = Drift{Pair: p.Name, ObjectID: r.ObjectID, Pending: r.Pending}
+	d = Drift{Pair: p.Name, ObjectID: r.ObjectID, Pending: r.Pending, scope: p.Scope, gone: p.Gone}
 	switch {
 	case !r.HasSource() && !r.HasReplica():
 		// A deletion queued for an object already gone on both sides: nothing to do.
@@ -144,7 +186,7 @@ func Classify(p Pair, r Record) (d Drift, ok bool) {
 	default:
 		for i, f := range p.Fields {
 			if !sameText(r.Source[i], r.Replica[i]) {
-				d.Fields = append(d.Fields, FieldDiff{Field: f, Source: r.Source[i], Replica: r.Replica[i]})
+				d.Fields = append(d.Fields, FieldDiff{Field: f.Name, Source: r.Source[i], Replica: r.Replica[i]})
 			}
 		}
 		if len(d.Fields) == 0 {
@@ -190,17 +232,27 @@ func (d Drift) FieldsJSON() string {
 	return b.String()
 }
 
+// scopeWord is a scope as a command's SCOPE argument: ORGANIZATION_SCOPE -> organization.
+func scopeWord(e query.Enum) string {
+	if e.Name == "" {
+		return fmt.Sprint(e.Value)
+	}
+	return strings.ToLower(strings.TrimSuffix(e.Name, "_SCOPE"))
+}
+
 // Next is what to do about the drift: the command that repairs it, or what it waits for.
 // command makes a command line of the invocation (its --schema, --context, …) and args, so
 // a printed next runs as printed.
 func (d Drift) Next(command func(args ...string) string) string {
-	switch d.Class {
-	case Pending:
+	if d.Class == Pending {
 		if d.Pending.Due {
-			return fmt.Sprintf("wait: shard ORGANIZATION_SCOPE/%d is due; Sentry's workers deliver it (or drain it: %s)", d.Pending.Shard,
-				command("inspect", "shard", "organization", fmt.Sprint(d.Pending.Shard)))
+			return fmt.Sprintf("wait: shard %s/%d is due; Sentry's workers deliver it (or drain it: %s)", d.scope.Name, d.Pending.Shard,
+				command("inspect", "shard", scopeWord(d.scope), fmt.Sprint(d.Pending.Shard)))
 		}
-		return command("reschedule", "organization", fmt.Sprint(d.Pending.Shard), "--reason", "replicate: deliver the queued outbox")
+		return command("reschedule", scopeWord(d.scope), fmt.Sprint(d.Pending.Shard), "--reason", "replicate: deliver the queued outbox")
+	}
+	if d.Class == Orphan && d.gone != "" {
+		return "no outbox repairs it: " + d.gone
 	}
 	// Missing, stale and orphan alike: replicate writes the outbox Sentry would (for an
 	// orphan, whose source is gone, the deletion outbox).
@@ -222,21 +274,17 @@ type Collector struct {
 	Limit   int
 	Counts  Counts
 	Kept    []Drift
-	sources int64 // source rows seen (split) or counted (monolith)
-	drifted int64 // drifted objects that have a source
+	Skipped []Skipped // the fields not compared on this database
 }
 
 // Add classifies one record.
 func (c *Collector) Add(r Record) {
-	if r.HasSource() {
-		c.sources++
-	}
 	d, ok := Classify(c.Pair, r)
 	if !ok {
+		if r.HasSource() {
+			c.Counts.InSync++
+		}
 		return
-	}
-	if r.HasSource() {
-		c.drifted++
 	}
 	switch d.Class {
 	case Missing:
@@ -248,16 +296,11 @@ func (c *Collector) Add(r Record) {
 	case Pending:
 		c.Counts.Pending++
 	}
+	c.keep(d)
+}
+
+func (c *Collector) keep(d Drift) {
 	if c.Limit == 0 || len(c.Kept) < c.Limit {
 		c.Kept = append(c.Kept, d)
 	}
-}
-
-// Done sets the in-sync count from the number of source rows (sources < 0: the ones Add
-// saw, as the split merge sees every source row).
-func (c *Collector) Done(sources int64) {
-	if sources < 0 {
-		sources = c.sources
-	}
-	c.Counts.InSync = sources - c.drifted
 }

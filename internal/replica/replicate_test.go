@@ -33,8 +33,20 @@ func sentryOutboxFor(model string, id, organizationID int64, userID *int64) []an
 			payload = fmt.Sprint(*userID)
 		}
 		return []any{0, organizationID, 3, id, `{"user_id":` + payload + `}`}
+	case "Team":
+		// ReplicatedCellModel's default payload (None); ORGANIZATION_SCOPE: organization_id.
+		return []any{0, organizationID, 11, id, nil}
+	case "OrganizationMemberTeam":
+		// outbox_for_update(shard_identifier=self.organizationmember.organization_id).
+		return []any{0, organizationID, 26, id, nil}
 	}
 	panic(model)
+}
+
+// sentryExternalActorOutbox is ExternalActor's row: EXTERNAL_ACTOR_UPDATE (35) in
+// INTEGRATION_SCOPE (5), whose shard infer_identifiers takes from integration_id.
+func sentryExternalActorOutbox(id, integrationID int64) []any {
+	return []any{5, integrationID, 35, id, nil}
 }
 
 // TestReplicateWritesSentrysOutboxRow compares, column by column as text, the rows
@@ -53,6 +65,12 @@ func TestReplicateWritesSentrysOutboxRow(t *testing.T) {
 				`INSERT INTO %[1]s.sentry_organization (id, name, slug, status, date_added, default_role, flags, is_test) VALUES (4, 'A', 'a', 0, now(), 'member', 0, false)`,
 				`INSERT INTO %[1]s.sentry_organizationmember (id, organization_id, user_id, email, role, flags, date_added, has_global_access, invite_status, type) VALUES (40, 4, 400, NULL, 'member', 0, now(), true, 0, 50), (41, 4, NULL, 'x@example.com', 'member', 0, now(), true, 1, 50)`,
 				`INSERT INTO %[1]s.sentry_organizationmembermapping (organization_id, organizationmember_id, date_added, role, user_id) VALUES (9, 90, now(), 'member', 900)`,
+				`INSERT INTO %[1]s.sentry_team (id, organization_id, slug, name, status, idp_provisioned) VALUES (6, 4, 't', 'T', 0, false)`,
+				`INSERT INTO %[1]s.sentry_teamreplica (team_id, organization_id, slug, name, status, date_added) VALUES (8, 9, 'gone', 'Gone', 0, now())`,
+				`INSERT INTO %[1]s.sentry_organizationmember_teams (id, team_id, organizationmember_id, is_active) VALUES (60, 6, 40, true)`,
+				`INSERT INTO %[1]s.sentry_organizationmember_teamsreplica (team_id, organization_id, organizationmember_id, organizationmemberteam_id, is_active, date_added) VALUES (8, 9, 90, 61, true, now())`,
+				`INSERT INTO %[1]s.sentry_externalactor (id, date_updated, user_id, organization_id, integration_id, provider, external_name) VALUES (70, now(), 400, 4, 123, 110, '@a')`,
+				`INSERT INTO %[1]s.hybridcloud_externalactorreplica (externalactor_id, user_id, organization_id, integration_id, provider, external_name) VALUES (71, 900, 9, 77, 110, '@b')`,
 			} {
 				if _, err := p.Exec(ctx, fmt.Sprintf(q, s)); err != nil {
 					t.Fatal(err)
@@ -67,14 +85,17 @@ func TestReplicateWritesSentrysOutboxRow(t *testing.T) {
 				{"organization", []int64{4, 8}, [][]any{sentryOutboxFor("Organization", 4, 4, nil), sentryOutboxFor("Organization", 8, 8, nil)}},
 				{"organizationmember", []int64{40, 41, 90}, [][]any{sentryOutboxFor("OrganizationMember", 40, 4, &u400),
 					sentryOutboxFor("OrganizationMember", 41, 4, nil), sentryOutboxFor("OrganizationMember", 90, 9, &u900)}},
+				{"team", []int64{6, 8}, [][]any{sentryOutboxFor("Team", 6, 4, nil), sentryOutboxFor("Team", 8, 9, nil)}},
+				{"organizationmemberteam", []int64{60, 61}, [][]any{sentryOutboxFor("OrganizationMemberTeam", 60, 4, nil), sentryOutboxFor("OrganizationMemberTeam", 61, 9, nil)}},
+				{"externalactor", []int64{70, 71}, [][]any{sentryExternalActorOutbox(70, 123), sentryExternalActorOutbox(71, 77)}},
 			}
 			for _, c := range cases {
 				pair, _ := replica.Lookup(c.pair)
-				objs, unknown, err := replica.ReplicateObjects(ctx, p, p, pair, schema, schema, append(c.ids, 12345))
+				objs, unknown, err := replica.ReplicateObjects(ctx, p, p, pair, replica.Sides{SourceSchema: schema, ReplicaSchema: schema}, append(c.ids, 12345))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if pair.Name == "organizationmember" && !reflect.DeepEqual(unknown, []int64{12345}) {
+				if pair.Name != "organization" && !reflect.DeepEqual(unknown, []int64{12345}) {
 					t.Errorf("%s: unknown %v, want [12345]", c.pair, unknown)
 				}
 				if pair.Name == "organization" {
@@ -84,7 +105,7 @@ func TestReplicateWritesSentrysOutboxRow(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := query.Exec(ctx, tx, query.ReplicateOutbox(pair.Tables(schema), pair.OutboxRows(objs, string(pt), fixture.ThePast), query.Why{})); err != nil {
+				if _, err := query.Exec(ctx, tx, query.ReplicateOutbox(pair.OutboxTable(schema), pair.OutboxRows(objs, nil, string(pt), fixture.ThePast), query.Why{})); err != nil {
 					t.Fatal(err)
 				}
 				// The model's rows, in the same transaction (now() is the transaction's).

@@ -11,52 +11,112 @@ import (
 
 // A verify reads, per pair, either one statement of one database (a monolith: the set-based
 // comparison, VerifyMonolith) or one stream from each silo merged in object order
-// (VerifySplit); both hand their records to the same Collector, so they classify alike.
+// (VerifySplit). Both classify with Classify: the monolith's counts come from its one pass
+// (the same rules, in SQL) and its listed objects through Classify, the split's every
+// record through the Collector.
 
-// MonolithScript is what a monolith verify of p runs, in order: the source count, then the
-// comparison.
-func MonolithScript(p Pair, schema, cell string, ids []int64) query.Script {
-	t, sel := p.Tables(schema), p.Select(cell, ids)
-	return query.Script{query.ReplicaSourceCount(t, sel), query.VerifyPair(t, sel)}
+// Sides are where a pair's tables are: the source's schema and the replica's ("" for the
+// search path; the same in a monolith).
+type Sides struct {
+	SourceSchema, ReplicaSchema string
 }
 
-// SplitStatements are what a split verify of p runs: the cell's stream, then the control
-// silo's.
-func SplitStatements(p Pair, cellSchema, controlSchema, cell string, ids []int64) (source, rows query.Statement) {
-	sel := p.Select(cell, ids)
-	return query.ReplicaSource(p.Tables(cellSchema), sel), query.ReplicaRows(p.Tables(controlSchema), sel)
+// Select is the pair's selection of one cell.
+func (s Sides) Select(cell string, ids []int64, limit int) query.ReplicaSelect {
+	return query.ReplicaSelect{SourceSchema: s.SourceSchema, ReplicaSchema: s.ReplicaSchema, Cell: cell, IDs: ids, Limit: limit}
 }
 
-// VerifyMonolith compares p in one database, in the snapshot q is.
-func VerifyMonolith(ctx context.Context, q query.Querier, schema, cell string, ids []int64, c *Collector) error {
-	script := MonolithScript(c.Pair, schema, cell, ids)
-	count, err := query.Run(ctx, q, script[0])
+// ColumnsStatement is what verify runs first on each side: the columns of the pair's tables.
+func ColumnsStatement(tables ...string) query.Statement { return query.ReplicaColumns(tables) }
+
+// LoadColumns reads the columns of tables (qualified) on q.
+func LoadColumns(ctx context.Context, q query.Querier, tables ...string) (map[string]map[string]bool, error) {
+	rows, err := query.All[query.ReplicaColumnRow](ctx, q, ColumnsStatement(tables...))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]bool{}
+	for _, r := range rows {
+		if out[r.Table] == nil {
+			out[r.Table] = map[string]bool{}
+		}
+		out[r.Table][r.Column] = true
+	}
+	return out, nil
+}
+
+// Introspect narrows c's pair to the fields both databases' tables have (srcQ holds the
+// source, repQ the replica: the same in a monolith), recording the others in c.Skipped.
+func Introspect(ctx context.Context, srcQ, repQ query.Querier, s Sides, c *Collector) error {
+	src, rep := query.QualifiedTable(s.SourceSchema, c.Pair.Source), query.QualifiedTable(s.ReplicaSchema, c.Pair.Replica)
+	cols, err := LoadColumns(ctx, srcQ, src)
 	if err != nil {
 		return err
 	}
-	if len(count.Rows) != 1 {
-		return fmt.Errorf("%s: %d rows, want 1", script[0].Name, len(count.Rows))
+	repCols, err := LoadColumns(ctx, repQ, rep)
+	if err != nil {
+		return err
 	}
-	sources, ok := count.Rows[0][0].(int64)
-	if !ok {
-		return fmt.Errorf("%s: sources is %T", script[0].Name, count.Rows[0][0])
+	for t, cs := range repCols {
+		cols[t] = cs
 	}
+	p, skipped, err := c.Pair.Compared(src, rep, cols)
+	if err != nil {
+		return err
+	}
+	c.Pair, c.Skipped = p, skipped
+	return nil
+}
+
+// MonolithStatement is what a monolith verify of p runs (after the columns).
+func MonolithStatement(p Pair, s Sides, cell string, ids []int64, limit int) query.Statement {
+	return query.VerifyPair(p.ReplicaSpec, s.Select(cell, ids, limit))
+}
+
+// SplitStatements are what a split verify of p runs: the source silo's stream, then the
+// replica silo's.
+func SplitStatements(p Pair, s Sides, cell string, ids []int64) (source, rows query.Statement) {
+	sel := s.Select(cell, ids, 0)
+	return query.ReplicaSource(p.ReplicaSpec, sel), query.ReplicaRows(p.ReplicaSpec, sel)
+}
+
+// VerifyMonolith compares c's pair in one database, in the snapshot q is: the counts of its
+// one pass, and the first c.Limit drifted objects classified from their values.
+func VerifyMonolith(ctx context.Context, q query.Querier, schema, cell string, ids []int64, c *Collector) error {
+	st := MonolithStatement(c.Pair, Sides{schema, schema}, cell, ids, c.Limit)
 	var cols columns
-	err = query.Stream(ctx, q, script[1], func(names []string) error {
+	var counted bool
+	var err error
+	err = query.Stream(ctx, q, st, func(names []string) error {
 		cols, err = columnsOf(c.Pair, names, true, true)
 		return err
 	}, func(row []any) error {
+		if !counted {
+			counted = true
+			if c.Counts, err = cols.counts(row); err != nil {
+				return fmt.Errorf("%s: %w", st.Name, err)
+			}
+		}
+		if row[cols.object] == nil {
+			return nil // nothing drifted: the counts' row alone
+		}
 		r, err := cols.record(row)
 		if err != nil {
-			return fmt.Errorf("%s: %w", script[1].Name, err)
+			return fmt.Errorf("%s: %w", st.Name, err)
 		}
-		c.Add(r)
+		d, ok := Classify(c.Pair, r)
+		if !ok {
+			return fmt.Errorf("%s: object %d is listed as drifted but its values are in sync", st.Name, r.ObjectID)
+		}
+		c.keep(d)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	c.Done(sources)
+	if !counted {
+		return fmt.Errorf("%s: no rows, want at least the counts' row", st.Name)
+	}
 	return nil
 }
 
@@ -67,15 +127,15 @@ type streamed struct {
 	done bool
 }
 
-// VerifySplit compares p across two databases: the cell's rows (cellQ, in its own snapshot)
-// and the control silo's (controlQ, in its own), each streamed in object order and merged,
-// so memory holds a few rows of each side whatever the tables' size.
-func VerifySplit(ctx context.Context, cellQ, controlQ query.Querier, cellSchema, controlSchema, cell string, ids []int64, c *Collector) error {
+// VerifySplit compares c's pair across two databases: the source silo's rows (srcQ, in its
+// own snapshot) and the replica silo's (repQ, in its own), each streamed in object order
+// and merged, so memory holds a few rows of each side whatever the tables' size.
+func VerifySplit(ctx context.Context, srcQ, repQ query.Querier, s Sides, cell string, ids []int64, c *Collector) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srcSt, repSt := SplitStatements(c.Pair, cellSchema, controlSchema, cell, ids)
-	src := produce(ctx, cellQ, srcSt, c.Pair, true, false)
-	rep := produce(ctx, controlQ, repSt, c.Pair, false, true)
+	srcSt, repSt := SplitStatements(c.Pair, s, cell, ids)
+	src := produce(ctx, srcQ, srcSt, c.Pair, true)
+	rep := produce(ctx, repQ, repSt, c.Pair, false)
 	a, b := <-src, <-rep
 	for {
 		if a.err != nil {
@@ -86,7 +146,6 @@ func VerifySplit(ctx context.Context, cellQ, controlQ query.Querier, cellSchema,
 		}
 		switch {
 		case a.done && b.done:
-			c.Done(-1)
 			return nil
 		case b.done || (!a.done && a.r.ObjectID < b.r.ObjectID):
 			c.Add(a.r)
@@ -96,60 +155,83 @@ func VerifySplit(ctx context.Context, cellQ, controlQ query.Querier, cellSchema,
 			b = <-rep
 		default:
 			r := a.r
-			r.Replica = b.r.Replica
+			r.Replica, r.ReplicaShard = b.r.Replica, b.r.ReplicaShard
+			if !r.HasSource() {
+				// A deletion queued: pending only in the shard the object had, the replica's.
+				for i := range r.candidates {
+					if r.candidates[i].Shard == r.ReplicaShard {
+						r.Pending = &r.candidates[i]
+					}
+				}
+			}
 			c.Add(r)
 			a, b = <-src, <-rep
 		}
 	}
 }
 
-// produce streams st on q into a channel of records, in the order the statement returns
-// them (object order), checking that order; the channel ends with a done or an error.
-func produce(ctx context.Context, q query.Querier, st query.Statement, p Pair, source, replica bool) <-chan streamed {
+// produce streams st on q into a channel of records, one per object in object order
+// (checked), folding an object's rows into one: the source stream's row of the source and
+// its pending rows of other shards (candidates when there is no source row), the replica
+// stream's newest row of the object; the channel ends with a done or an error.
+func produce(ctx context.Context, q query.Querier, st query.Statement, p Pair, source bool) <-chan streamed {
 	out := make(chan streamed, 256)
 	go func() {
 		var cols columns
 		var err error
-		last, first := int64(0), true
+		var cur *Record
+		send := func(s streamed) bool {
+			select {
+			case out <- s:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
 		err = query.Stream(ctx, q, st, func(names []string) error {
-			cols, err = columnsOf(p, names, source, replica)
+			cols, err = columnsOf(p, names, source, !source)
 			return err
 		}, func(row []any) error {
 			r, err := cols.record(row)
 			if err != nil {
 				return fmt.Errorf("%s: %w", st.Name, err)
 			}
-			if !first && r.ObjectID <= last {
-				return fmt.Errorf("%s: object %d after %d: the stream is not in object order", st.Name, r.ObjectID, last)
+			if cur != nil && r.ObjectID == cur.ObjectID {
+				if source && !r.HasSource() && !cur.HasSource() && r.Pending != nil {
+					cur.candidates = append(cur.candidates, *r.Pending)
+				}
+				return nil // a pending row of another shard, or an older replica row
 			}
-			first, last = false, r.ObjectID
-			select {
-			case out <- streamed{r: r}:
-				return nil
-			case <-ctx.Done():
+			if cur != nil && r.ObjectID < cur.ObjectID {
+				return fmt.Errorf("%s: object %d after %d: the stream is not in object order", st.Name, r.ObjectID, cur.ObjectID)
+			}
+			if cur != nil && !send(streamed{r: *cur}) {
 				return ctx.Err()
 			}
-		})
-		if err != nil {
-			select {
-			case out <- streamed{err: err}:
-			case <-ctx.Done():
+			if source && !r.HasSource() && r.Pending != nil {
+				r.candidates, r.Pending = []PendingRows{*r.Pending}, nil
 			}
+			cur = &r
+			return nil
+		})
+		if err == nil && cur != nil && !send(streamed{r: *cur}) {
 			return
 		}
-		select {
-		case out <- streamed{done: true}:
-		case <-ctx.Done():
+		if err != nil {
+			send(streamed{err: err})
+			return
 		}
+		send(streamed{done: true})
 	}()
 	return out
 }
 
 // columns are the positions of a statement's columns.
 type columns struct {
-	object, hasSource, hasReplica int
-	source, replica               []int
-	pShard, pRows, pNext, pDue    int
+	object, hasSource, hasReplica, replicaShard int
+	source, replica                             []int
+	pShard, pRows, pNext, pDue                  int
+	counts5                                     []int
 }
 
 func columnsOf(p Pair, names []string, source, replica bool) (columns, error) {
@@ -157,57 +239,58 @@ func columnsOf(p Pair, names []string, source, replica bool) (columns, error) {
 	for i, n := range names {
 		at[n] = i
 	}
-	need := func(n string) (int, error) {
+	var errs []error
+	need := func(n string) int {
 		i, ok := at[n]
 		if !ok {
-			return 0, fmt.Errorf("column %s missing", n)
+			errs = append(errs, fmt.Errorf("column %s missing", n))
 		}
-		return i, nil
+		return i
 	}
-	var c columns
-	var errs []error
-	var err error
-	c.hasSource, c.hasReplica, c.pShard = -1, -1, -1
-	if c.object, err = need("object_id"); err != nil {
-		errs = append(errs, err)
-	}
+	c := columns{hasSource: -1, hasReplica: -1, pShard: -1, replicaShard: -1}
+	c.object = need("object_id")
 	if source {
-		if c.hasSource, err = need("has_source"); err != nil {
-			errs = append(errs, err)
-		}
-		for _, n := range []string{"pending_shard", "pending_rows", "pending_next", "pending_due"} {
-			i, err := need(n)
-			errs = append(errs, err)
-			switch n {
-			case "pending_shard":
-				c.pShard = i
-			case "pending_rows":
-				c.pRows = i
-			case "pending_next":
-				c.pNext = i
-			default:
-				c.pDue = i
-			}
-		}
+		c.hasSource = need("has_source")
+		c.pShard, c.pRows, c.pNext, c.pDue = need("pending_shard"), need("pending_rows"), need("pending_next"), need("pending_due")
 	}
 	if source && replica {
-		if c.hasReplica, err = need("has_replica"); err != nil {
-			errs = append(errs, err)
+		c.hasReplica = need("has_replica")
+		for _, n := range []string{"in_sync", "missing", "stale", "orphan", "pending"} {
+			c.counts5 = append(c.counts5, need(n))
 		}
 	}
+	if replica && !source {
+		c.replicaShard = need("r_shard")
+	}
+	c.source, c.replica = []int{}, []int{}
 	for _, f := range p.Fields {
 		if source {
-			i, err := need("s_" + f)
-			errs = append(errs, err)
-			c.source = append(c.source, i)
+			c.source = append(c.source, need("s_"+f.Name))
 		}
 		if replica {
-			i, err := need("r_" + f)
-			errs = append(errs, err)
-			c.replica = append(c.replica, i)
+			c.replica = append(c.replica, need("r_"+f.Name))
 		}
 	}
+	if !source {
+		c.source = nil
+	}
+	if !replica {
+		c.replica = nil
+	}
 	return c, errors.Join(errs...)
+}
+
+// counts reads the monolith's counts.
+func (c columns) counts(row []any) (Counts, error) {
+	var v [5]int64
+	for i, at := range c.counts5 {
+		n, ok := row[at].(int64)
+		if !ok {
+			return Counts{}, fmt.Errorf("count %d is %T", i, row[at])
+		}
+		v[i] = n
+	}
+	return Counts{InSync: v[0], Missing: v[1], Stale: v[2], Orphan: v[3], Pending: v[4]}, nil
 }
 
 // record reads one row: the source values when has_source (or, for a replica stream, the
@@ -227,6 +310,11 @@ func (c columns) record(row []any) (Record, error) {
 	if c.replica != nil && (c.hasReplica < 0 || truth(row, c.hasReplica)) {
 		if r.Replica, err = texts(row, c.replica); err != nil {
 			return r, err
+		}
+	}
+	if c.replicaShard >= 0 {
+		if v, ok := row[c.replicaShard].(int64); ok {
+			r.ReplicaShard = v
 		}
 	}
 	if c.pShard >= 0 && row[c.pShard] != nil {

@@ -25,19 +25,29 @@ func got(ds []replica.Drift) []testdb.ModelDrift {
 	return out
 }
 
-// verifyAll runs verify of every pair, in one database (split false) or across two.
+// verifyAll runs verify of the organization and member pairs, in one database (split
+// false) or across two.
 func verifyAll(t *testing.T, cell, control string, s testdb.ReplicaShape, split bool) ([]testdb.ModelDrift, map[string]replica.Counts) {
+	t.Helper()
+	return verifyPairs(t, cell, control, s, split, "organization", "organizationmember")
+}
+
+// verifyPairs runs verify of the pairs named.
+func verifyPairs(t *testing.T, cell, control string, s testdb.ReplicaShape, split bool, names ...string) ([]testdb.ModelDrift, map[string]replica.Counts) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	p := testdb.Pool(t)
 	var all []testdb.ModelDrift
 	counts := map[string]replica.Counts{}
-	for _, pair := range replica.Pairs() {
+	for _, name := range names {
+		pair, err := replica.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
 		c := &replica.Collector{Pair: pair}
-		var err error
 		if split {
-			err = replica.VerifySplit(ctx, p, p, cell, control, s.Cell, nil, c)
+			err = replica.VerifySplit(ctx, p, p, replica.Sides{SourceSchema: cell, ReplicaSchema: control}, s.Cell, nil, c)
 		} else {
 			err = replica.VerifyMonolith(ctx, p, cell, s.Cell, nil, c)
 		}
@@ -113,5 +123,43 @@ func TestVerifyInSyncReportsNothing(t *testing.T) {
 		if counts["organization"] != (replica.Counts{InSync: 1}) || counts["organizationmember"] != (replica.Counts{InSync: 1}) {
 			t.Errorf("split=%v: counts %+v", split, counts)
 		}
+	}
+}
+
+// TestVerifyTeamPairsMatchTheModel seeds the team, organization member team and external
+// actor layout (testdb.SeedTeams: drift of every class, queued rows in the object's shard
+// and in another one) into shapes larger than the merge's buffers and checks both modes
+// against the layout's model (testdb.TeamModel, computed without SQL).
+func TestVerifyTeamPairsMatchTheModel(t *testing.T) {
+	t.Parallel()
+	shape := testdb.ReplicaShape{Orgs: 300, Members: 1200, Cell: "us"}
+	mono := testdb.Schema(t, fixture.Options{Replicas: true})
+	testdb.SeedReplicas(t, mono, mono, shape)
+	testdb.SeedTeams(t, mono, mono, shape)
+	cell, control := testdb.Schema(t, fixture.Options{Replicas: true}), testdb.Schema(t, fixture.Options{Replicas: true})
+	testdb.SeedReplicas(t, cell, control, shape)
+	testdb.SeedTeams(t, cell, control, shape)
+	for _, split := range []bool{false, true} {
+		t.Run(fmt.Sprintf("split=%v", split), func(t *testing.T) {
+			c, r := mono, mono
+			if split {
+				c, r = cell, control
+			}
+			drifts, counts := verifyPairs(t, c, r, shape, split, "team", "organizationmemberteam", "externalactor")
+			want, inSync := testdb.TeamModel(shape, split)
+			if len(drifts) != len(want) {
+				t.Errorf("%d drifted objects, the model says %d", len(drifts), len(want))
+			}
+			for i := 0; i < len(want) && i < len(drifts); i++ {
+				if !reflect.DeepEqual(drifts[i], want[i]) {
+					t.Fatalf("drift %d: got %+v, the model says %+v", i, drifts[i], want[i])
+				}
+			}
+			for _, pair := range []string{"team", "organizationmemberteam", "externalactor"} {
+				if counts[pair].InSync != inSync[pair] || counts[pair].InSync == 0 {
+					t.Errorf("%s: in sync %d, the model says %d", pair, counts[pair].InSync, inSync[pair])
+				}
+			}
+		})
 	}
 }

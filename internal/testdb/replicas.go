@@ -30,6 +30,8 @@ type ReplicaShape struct {
 //	Members+1 .. Members+Members/100
 //	i % 40 == 3 or 10, and Orgs+1: an ORGANIZATION_UPDATE row queued (due for even ids, in
 //	backoff for odd ones); j % 50 == 4 or 20, and Members+1: an ORGANIZATION_MEMBER_UPDATE row.
+//	i % 40 == 5 and j % 50 == 6 (drifted): a row of the object's id in another shard (the
+//	next organization's), which is not the object's: they stay stale, not pending.
 
 // SeedReplicas builds the data set: the sources (and the outbox rows) in cellSchema, the
 // mappings in controlSchema, then analyzes the tables.
@@ -74,6 +76,10 @@ SELECT 0, i, 2, i, NULL, now(), CASE WHEN i %% 2 = 0 THEN %[3]s::timestamptz ELS
 SELECT 0, 1 + j %% %[2]d, 3, j, jsonb_build_object('user_id', j), now(), CASE WHEN j %% 2 = 0 THEN %[4]s::timestamptz ELSE now() + interval '1 hour' END
   FROM generate_series(1, %[3]d + 1) AS j
  WHERE j %% 50 IN (4, 20) OR j = %[3]d + 1`, c, n, m, quote(fixture.ThePast)),
+		fmt.Sprintf(`INSERT INTO %s.sentry_regionoutbox (shard_scope, shard_identifier, category, object_identifier, payload, scheduled_from, scheduled_for)
+SELECT 0, i + 1, 2, i, NULL, now(), %[3]s::timestamptz FROM generate_series(1, %[2]d) AS i WHERE i %% 40 = 5`, c, n, quote(fixture.ThePast)),
+		fmt.Sprintf(`INSERT INTO %s.sentry_regionoutbox (shard_scope, shard_identifier, category, object_identifier, payload, scheduled_from, scheduled_for)
+SELECT 0, 2 + j %% %[2]d, 3, j, jsonb_build_object('user_id', j), now(), %[4]s::timestamptz FROM generate_series(1, %[3]d) AS j WHERE j %% 50 = 6`, c, n, m, quote(fixture.ThePast)),
 	}
 	for _, schema := range []string{c, r} {
 		for _, tbl := range []string{"sentry_organization", "sentry_organizationmember", "sentry_organizationmapping", "sentry_organizationmembermapping", "sentry_regionoutbox"} {

@@ -1,258 +1,403 @@
--- outboxctl: replica-source-count-organization
--- Source rows of sentry_organization.
-SELECT count(*) AS sources
-  FROM sentry_organization o;
+-- outboxctl: replica-columns
+-- The columns of the pair's tables (a field whose column is missing is not compared).
+SELECT t.name AS table_name, a.attname::text AS column_name
+  FROM unnest(ARRAY['sentry_organization', 'sentry_organizationmapping']::text[]) AS t(name)
+  JOIN pg_attribute a ON a.attrelid = to_regclass(t.name)
+                     AND a.attnum > 0
+                     AND NOT a.attisdropped
+ ORDER BY 1, 2;
 
--- outboxctl: verify-organization
--- Drift of sentry_organization -> sentry_organizationmapping: missing (no replica), orphan (no source), stale (fields differ),
--- with the object's queued outbox rows (pending: not drift yet) beside each; objects in sync are not listed.
-SELECT d.object_id, d.has_source, d.has_replica,
-       d.s_slug, d.r_slug,
-       d.s_name, d.r_name,
-       d.s_status, d.r_status,
-       d.s_region_name, d.r_region_name,
-       d.s_allow_joinleave, d.r_allow_joinleave,
-       d.s_enhanced_privacy, d.r_enhanced_privacy,
-       d.s_require_2fa, d.r_require_2fa,
-       d.s_early_adopter, d.r_early_adopter,
-       d.s_disable_shared_issues, d.r_disable_shared_issues,
-       d.s_disable_new_visibility_features, d.r_disable_new_visibility_features,
-       d.s_require_email_verification, d.r_require_email_verification,
-       d.s_codecov_access, d.r_codecov_access,
-       d.s_disable_member_project_creation, d.r_disable_member_project_creation,
-       d.s_prevent_superuser_access, d.r_prevent_superuser_access,
-       d.s_disable_member_invite, d.r_disable_member_invite,
-       p.shard_identifier AS pending_shard, p.pending_rows, p.pending_next, p.pending_due
-  FROM (SELECT s.id AS object_id, true AS has_source, r.organization_id IS NOT NULL AS has_replica,
-               (s.slug)::text AS s_slug, r.slug::text AS r_slug,
-               (s.name)::text AS s_name, r.name::text AS r_name,
-               (s.status)::text AS s_status, r.status::text AS r_status,
-               ('us'::text)::text AS s_region_name, r.region_name::text AS r_region_name,  -- the cell's name (region_name)
-               ((s.flags & 1) <> 0)::text AS s_allow_joinleave, r.allow_joinleave::text AS r_allow_joinleave,
-               ((s.flags & 2) <> 0)::text AS s_enhanced_privacy, r.enhanced_privacy::text AS r_enhanced_privacy,
-               ((s.flags & 16) <> 0)::text AS s_require_2fa, r.require_2fa::text AS r_require_2fa,
-               ((s.flags & 8) <> 0)::text AS s_early_adopter, r.early_adopter::text AS r_early_adopter,
-               ((s.flags & 4) <> 0)::text AS s_disable_shared_issues, r.disable_shared_issues::text AS r_disable_shared_issues,
-               ((s.flags & 32) <> 0)::text AS s_disable_new_visibility_features, r.disable_new_visibility_features::text AS r_disable_new_visibility_features,
-               ((s.flags & 64) <> 0)::text AS s_require_email_verification, r.require_email_verification::text AS r_require_email_verification,
-               ((s.flags & 128) <> 0)::text AS s_codecov_access, r.codecov_access::text AS r_codecov_access,
-               ((s.flags & 256) <> 0)::text AS s_disable_member_project_creation, r.disable_member_project_creation::text AS r_disable_member_project_creation,
-               ((s.flags & 512) <> 0)::text AS s_prevent_superuser_access, r.prevent_superuser_access::text AS r_prevent_superuser_access,
-               ((s.flags & 1024) <> 0)::text AS s_disable_member_invite, r.disable_member_invite::text AS r_disable_member_invite
-          FROM sentry_organization s
-          LEFT JOIN sentry_organizationmapping r ON r.organization_id = s.id
-         WHERE (r.organization_id IS NULL
-                OR (s.slug, s.name, s.status, 'us'::text, (s.flags & 1) <> 0, (s.flags & 2) <> 0, (s.flags & 16) <> 0, (s.flags & 8) <> 0, (s.flags & 4) <> 0, (s.flags & 32) <> 0, (s.flags & 64) <> 0, (s.flags & 128) <> 0, (s.flags & 256) <> 0, (s.flags & 512) <> 0, (s.flags & 1024) <> 0)  -- the cell's name (region_name)
-                   IS DISTINCT FROM (r.slug, r.name, r.status, r.region_name, r.allow_joinleave, r.enhanced_privacy, r.require_2fa, r.early_adopter, r.disable_shared_issues, r.disable_new_visibility_features, r.require_email_verification, r.codecov_access, r.disable_member_project_creation, r.prevent_superuser_access, r.disable_member_invite))
-        UNION ALL
-        SELECT r.organization_id, false, true, -- orphans: a replica without its source
-               NULL::text AS s_slug, r.slug::text AS r_slug,
-               NULL::text AS s_name, r.name::text AS r_name,
-               NULL::text AS s_status, r.status::text AS r_status,
-               NULL::text AS s_region_name, r.region_name::text AS r_region_name,
-               NULL::text AS s_allow_joinleave, r.allow_joinleave::text AS r_allow_joinleave,
-               NULL::text AS s_enhanced_privacy, r.enhanced_privacy::text AS r_enhanced_privacy,
-               NULL::text AS s_require_2fa, r.require_2fa::text AS r_require_2fa,
-               NULL::text AS s_early_adopter, r.early_adopter::text AS r_early_adopter,
-               NULL::text AS s_disable_shared_issues, r.disable_shared_issues::text AS r_disable_shared_issues,
-               NULL::text AS s_disable_new_visibility_features, r.disable_new_visibility_features::text AS r_disable_new_visibility_features,
-               NULL::text AS s_require_email_verification, r.require_email_verification::text AS r_require_email_verification,
-               NULL::text AS s_codecov_access, r.codecov_access::text AS r_codecov_access,
-               NULL::text AS s_disable_member_project_creation, r.disable_member_project_creation::text AS r_disable_member_project_creation,
-               NULL::text AS s_prevent_superuser_access, r.prevent_superuser_access::text AS r_prevent_superuser_access,
-               NULL::text AS s_disable_member_invite, r.disable_member_invite::text AS r_disable_member_invite
-          FROM sentry_organizationmapping r
-         WHERE NOT EXISTS (SELECT 1 FROM sentry_organization s WHERE s.id = r.organization_id)
-       ) d
-  LEFT JOIN (SELECT x.object_identifier, min(x.shard_identifier) AS shard_identifier, count(*) AS pending_rows,
-               min(x.scheduled_for) AS pending_next, min(x.scheduled_for) <= now() AS pending_due
-          FROM sentry_regionoutbox x
-         WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
-           AND x.category = 2  -- ORGANIZATION_UPDATE
-         GROUP BY x.object_identifier) p ON p.object_identifier = d.object_id
- ORDER BY 1;
+-- outboxctl: verify-pair
+-- Drift of sentry_organization -> sentry_organizationmapping: the count of each class (missing: no replica, orphan: no source, stale: fields differ,
+-- pending: one of these with the object's outbox rows queued in its shard), then the first drifted objects with their values.
+WITH c AS (
+SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
+       count(*) FILTER (WHERE d.drifted AND p.object_identifier IS NULL AND NOT d.has_replica) AS missing,
+       count(*) FILTER (WHERE d.drifted AND p.object_identifier IS NULL AND d.has_source AND d.has_replica) AS stale,
+       count(*) FILTER (WHERE d.drifted AND p.object_identifier IS NULL AND NOT d.has_source) AS orphan,
+       count(*) FILTER (WHERE d.drifted AND p.object_identifier IS NOT NULL) AS pending,
+       (array_agg(d.object_id ORDER BY d.object_id) FILTER (WHERE d.drifted))[:50] AS listed  -- drifted objects listed with their values (--limit)
+  FROM (SELECT coalesce(s.object_id, r.object_id) AS object_id,
+               s.object_id IS NOT NULL AS has_source,
+               r.object_id IS NOT NULL AS has_replica,
+               coalesce(s.shard, r.shard) AS shard,
+               s.object_id IS NULL OR r.object_id IS NULL
+               OR (s.s_slug, s.s_region_name, s.s_require_2fa)
+                  IS DISTINCT FROM (r.r_slug, r.r_region_name, r.r_require_2fa) AS drifted
+          FROM (SELECT s.id::bigint AS object_id, (s.id)::bigint AS shard,
+                       s.slug AS s_slug,
+                       'us'::text AS s_region_name,  -- the cell's name (region_name)
+                       (s.flags & 16) <> 0 AS s_require_2fa
+                  FROM sentry_organization s) s
+          FULL JOIN (SELECT r.organization_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+                       r.slug AS r_slug,
+                       r.region_name AS r_region_name,
+                       r.require_2fa AS r_require_2fa
+                  FROM sentry_organizationmapping r
+                 WHERE r.organization_id IS NOT NULL) r
+            ON r.object_id = s.object_id
+        OFFSET 0) d -- computes drifted once a row (flattened, the aggregate would repeat it in every FILTER)
+  LEFT JOIN (SELECT DISTINCT x.shard_identifier, x.object_identifier
+               FROM sentry_regionoutbox x
+              WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
+                AND x.category = 2  -- ORGANIZATION_UPDATE
+                ) p
+         ON p.object_identifier = d.object_id AND p.shard_identifier = d.shard AND d.drifted
+)
+SELECT c.in_sync, c.missing, c.stale, c.orphan, c.pending, l.*
+  FROM c
+  LEFT JOIN LATERAL (
+        SELECT k.object_id, s.object_id IS NOT NULL AS has_source, r.object_id IS NOT NULL AS has_replica,
+               s.s_slug::text AS s_slug,
+               r.r_slug::text AS r_slug,
+               s.s_region_name::text AS s_region_name,
+               r.r_region_name::text AS r_region_name,
+               s.s_require_2fa::text AS s_require_2fa,
+               r.r_require_2fa::text AS r_require_2fa,
+               p.shard_identifier AS pending_shard, p.pending_rows, p.pending_next, p.pending_due
+          FROM unnest(c.listed) AS k(object_id)
+          LEFT JOIN (SELECT s.id::bigint AS object_id, (s.id)::bigint AS shard,
+                       s.slug AS s_slug,
+                       'us'::text AS s_region_name,  -- the cell's name (region_name)
+                       (s.flags & 16) <> 0 AS s_require_2fa
+                  FROM sentry_organization s) s ON s.object_id = k.object_id
+          LEFT JOIN (SELECT r.organization_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+                       r.slug AS r_slug,
+                       r.region_name AS r_region_name,
+                       r.require_2fa AS r_require_2fa
+                  FROM sentry_organizationmapping r
+                 WHERE r.organization_id IS NOT NULL) r ON r.object_id = k.object_id
+          LEFT JOIN LATERAL (SELECT x.shard_identifier, count(*) AS pending_rows, min(x.scheduled_for) AS pending_next,
+                                    min(x.scheduled_for) <= now() AS pending_due
+                               FROM sentry_regionoutbox x
+                              WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
+                                AND x.category = 2  -- ORGANIZATION_UPDATE
+                                AND x.shard_identifier = coalesce(s.shard, r.shard)
+                                AND x.object_identifier = k.object_id
+                              GROUP BY x.shard_identifier) p ON true
+       ) l ON true
+ ORDER BY l.object_id;
 
--- outboxctl: replica-source-organization
+-- outboxctl: replica-source
 -- Source rows of sentry_organization and the objects with queued outbox rows, in object order.
 SELECT coalesce(s.object_id, p.object_identifier) AS object_id,
        s.object_id IS NOT NULL AS has_source,
-       s.slug AS s_slug,
-       s.name AS s_name,
-       s.status AS s_status,
-       s.region_name AS s_region_name,
-       s.allow_joinleave AS s_allow_joinleave,
-       s.enhanced_privacy AS s_enhanced_privacy,
-       s.require_2fa AS s_require_2fa,
-       s.early_adopter AS s_early_adopter,
-       s.disable_shared_issues AS s_disable_shared_issues,
-       s.disable_new_visibility_features AS s_disable_new_visibility_features,
-       s.require_email_verification AS s_require_email_verification,
-       s.codecov_access AS s_codecov_access,
-       s.disable_member_project_creation AS s_disable_member_project_creation,
-       s.prevent_superuser_access AS s_prevent_superuser_access,
-       s.disable_member_invite AS s_disable_member_invite,
+       s.s_slug::text AS s_slug,
+       s.s_region_name::text AS s_region_name,
+       s.s_require_2fa::text AS s_require_2fa,
        p.shard_identifier AS pending_shard, p.pending_rows, p.pending_next, p.pending_due
-  FROM (SELECT o.id AS object_id,
-               o.slug::text AS slug,
-               o.name::text AS name,
-               o.status::text AS status,
-               'us'::text AS region_name,  -- the cell's name (region_name)
-               ((o.flags & 1) <> 0)::text AS allow_joinleave,
-               ((o.flags & 2) <> 0)::text AS enhanced_privacy,
-               ((o.flags & 16) <> 0)::text AS require_2fa,
-               ((o.flags & 8) <> 0)::text AS early_adopter,
-               ((o.flags & 4) <> 0)::text AS disable_shared_issues,
-               ((o.flags & 32) <> 0)::text AS disable_new_visibility_features,
-               ((o.flags & 64) <> 0)::text AS require_email_verification,
-               ((o.flags & 128) <> 0)::text AS codecov_access,
-               ((o.flags & 256) <> 0)::text AS disable_member_project_creation,
-               ((o.flags & 512) <> 0)::text AS prevent_superuser_access,
-               ((o.flags & 1024) <> 0)::text AS disable_member_invite
-          FROM sentry_organization o
-       ) s
-  FULL JOIN (SELECT x.object_identifier, min(x.shard_identifier) AS shard_identifier, count(*) AS pending_rows,
-               min(x.scheduled_for) AS pending_next, min(x.scheduled_for) <= now() AS pending_due
-          FROM sentry_regionoutbox x
-         WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
-           AND x.category = 2  -- ORGANIZATION_UPDATE
-         GROUP BY x.object_identifier) p ON p.object_identifier = s.object_id
- ORDER BY 1;
+  FROM (SELECT s.id::bigint AS object_id, (s.id)::bigint AS shard,
+                       s.slug AS s_slug,
+                       'us'::text AS s_region_name,  -- the cell's name (region_name)
+                       (s.flags & 16) <> 0 AS s_require_2fa
+                  FROM sentry_organization s) s
+  FULL JOIN (SELECT x.shard_identifier, x.object_identifier, count(*) AS pending_rows,
+                    min(x.scheduled_for) AS pending_next, min(x.scheduled_for) <= now() AS pending_due
+               FROM sentry_regionoutbox x
+              WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
+                AND x.category = 2  -- ORGANIZATION_UPDATE
+              GROUP BY x.shard_identifier, x.object_identifier) p
+         ON p.object_identifier = s.object_id AND p.shard_identifier = s.shard
+ ORDER BY 1, 2 DESC, pending_shard;
 
--- outboxctl: replica-rows-organization
+-- outboxctl: replica-rows
 -- Replica rows of sentry_organizationmapping of cell us, in object order.
-SELECT m.organization_id AS object_id,
-       m.slug::text AS r_slug,
-       m.name::text AS r_name,
-       m.status::text AS r_status,
-       m.region_name::text AS r_region_name,
-       m.allow_joinleave::text AS r_allow_joinleave,
-       m.enhanced_privacy::text AS r_enhanced_privacy,
-       m.require_2fa::text AS r_require_2fa,
-       m.early_adopter::text AS r_early_adopter,
-       m.disable_shared_issues::text AS r_disable_shared_issues,
-       m.disable_new_visibility_features::text AS r_disable_new_visibility_features,
-       m.require_email_verification::text AS r_require_email_verification,
-       m.codecov_access::text AS r_codecov_access,
-       m.disable_member_project_creation::text AS r_disable_member_project_creation,
-       m.prevent_superuser_access::text AS r_prevent_superuser_access,
-       m.disable_member_invite::text AS r_disable_member_invite
-  FROM sentry_organizationmapping m
- WHERE m.region_name = 'us'  -- the cell's name (region_name)
- ORDER BY m.organization_id;
+SELECT r.object_id, r.shard AS r_shard,
+       r.r_slug::text AS r_slug,
+       r.r_region_name::text AS r_region_name,
+       r.r_require_2fa::text AS r_require_2fa
+  FROM (SELECT r.organization_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+                       r.slug AS r_slug,
+                       r.region_name AS r_region_name,
+                       r.require_2fa AS r_require_2fa
+                  FROM sentry_organizationmapping r
+                 WHERE r.organization_id IS NOT NULL
+                   AND r.region_name = 'us') r  -- the cell's name (region_name)
+ ORDER BY r.object_id, r.replica_row DESC;
 
--- outboxctl: replica-source-count-organizationmember
--- Source rows of sentry_organizationmember.
-SELECT count(*) AS sources
-  FROM sentry_organizationmember m
- WHERE m.id = ANY (ARRAY[7, 8]::bigint[]);
+-- outboxctl: verify-pair
+-- Drift of sentry_organizationmember -> sentry_organizationmembermapping: the count of each class (missing: no replica, orphan: no source, stale: fields differ,
+-- pending: one of these with the object's outbox rows queued in its shard), then the first drifted objects with their values.
+WITH c AS (
+SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
+       count(*) FILTER (WHERE d.drifted AND p.object_identifier IS NULL AND NOT d.has_replica) AS missing,
+       count(*) FILTER (WHERE d.drifted AND p.object_identifier IS NULL AND d.has_source AND d.has_replica) AS stale,
+       count(*) FILTER (WHERE d.drifted AND p.object_identifier IS NULL AND NOT d.has_source) AS orphan,
+       count(*) FILTER (WHERE d.drifted AND p.object_identifier IS NOT NULL) AS pending,
+       (array_agg(d.object_id ORDER BY d.object_id) FILTER (WHERE d.drifted))[:2147483647] AS listed  -- drifted objects listed with their values (--limit)
+  FROM (SELECT coalesce(s.object_id, r.object_id) AS object_id,
+               s.object_id IS NOT NULL AS has_source,
+               r.object_id IS NOT NULL AS has_replica,
+               coalesce(s.shard, r.shard) AS shard,
+               s.object_id IS NULL OR r.object_id IS NULL
+               OR (s.s_role, s.s_user_id)
+                  IS DISTINCT FROM (r.r_role, r.r_user_id) AS drifted
+          FROM (SELECT s.id::bigint AS object_id, (s.organization_id)::bigint AS shard,
+                       s.role AS s_role,
+                       s.user_id AS s_user_id
+                  FROM sentry_organizationmember s
+                 WHERE s.id = ANY (ARRAY[7, 8]::bigint[])) s
+          FULL JOIN (SELECT r.organizationmember_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+                       r.role AS r_role,
+                       r.user_id AS r_user_id
+                  FROM sentry_organizationmembermapping r
+                 WHERE r.organizationmember_id IS NOT NULL
+                   AND r.organizationmember_id = ANY (ARRAY[7, 8]::bigint[])) r
+            ON r.object_id = s.object_id
+        OFFSET 0) d -- computes drifted once a row (flattened, the aggregate would repeat it in every FILTER)
+  LEFT JOIN (SELECT DISTINCT x.shard_identifier, x.object_identifier
+               FROM sentry_regionoutbox x
+              WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
+                AND x.category = 3  -- ORGANIZATION_MEMBER_UPDATE
+                AND x.object_identifier = ANY (ARRAY[7, 8]::bigint[])) p
+         ON p.object_identifier = d.object_id AND p.shard_identifier = d.shard AND d.drifted
+)
+SELECT c.in_sync, c.missing, c.stale, c.orphan, c.pending, l.*
+  FROM c
+  LEFT JOIN LATERAL (
+        SELECT k.object_id, s.object_id IS NOT NULL AS has_source, r.object_id IS NOT NULL AS has_replica,
+               s.s_role::text AS s_role,
+               r.r_role::text AS r_role,
+               s.s_user_id::text AS s_user_id,
+               r.r_user_id::text AS r_user_id,
+               p.shard_identifier AS pending_shard, p.pending_rows, p.pending_next, p.pending_due
+          FROM unnest(c.listed) AS k(object_id)
+          LEFT JOIN (SELECT s.id::bigint AS object_id, (s.organization_id)::bigint AS shard,
+                       s.role AS s_role,
+                       s.user_id AS s_user_id
+                  FROM sentry_organizationmember s
+                 WHERE s.id = ANY (ARRAY[7, 8]::bigint[])) s ON s.object_id = k.object_id
+          LEFT JOIN (SELECT r.organizationmember_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+                       r.role AS r_role,
+                       r.user_id AS r_user_id
+                  FROM sentry_organizationmembermapping r
+                 WHERE r.organizationmember_id IS NOT NULL
+                   AND r.organizationmember_id = ANY (ARRAY[7, 8]::bigint[])) r ON r.object_id = k.object_id
+          LEFT JOIN LATERAL (SELECT x.shard_identifier, count(*) AS pending_rows, min(x.scheduled_for) AS pending_next,
+                                    min(x.scheduled_for) <= now() AS pending_due
+                               FROM sentry_regionoutbox x
+                              WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
+                                AND x.category = 3  -- ORGANIZATION_MEMBER_UPDATE
+                                AND x.shard_identifier = coalesce(s.shard, r.shard)
+                                AND x.object_identifier = k.object_id
+                              GROUP BY x.shard_identifier) p ON true
+       ) l ON true
+ ORDER BY l.object_id;
 
--- outboxctl: verify-organizationmember
--- Drift of sentry_organizationmember -> sentry_organizationmembermapping: missing (no replica), orphan (no source), stale (fields differ),
--- with the object's queued outbox rows (pending: not drift yet) beside each; objects in sync are not listed.
-SELECT d.object_id, d.has_source, d.has_replica,
-       d.s_organization_id, d.r_organization_id,
-       d.s_role, d.r_role,
-       d.s_user_id, d.r_user_id,
-       d.s_email, d.r_email,
-       d.s_inviter_id, d.r_inviter_id,
-       d.s_invite_status, d.r_invite_status,
-       p.shard_identifier AS pending_shard, p.pending_rows, p.pending_next, p.pending_due
-  FROM (SELECT s.id AS object_id, true AS has_source, r.organizationmember_id IS NOT NULL AS has_replica,
-               (s.organization_id)::text AS s_organization_id, r.organization_id::text AS r_organization_id,
-               (s.role)::text AS s_role, r.role::text AS r_role,
-               (s.user_id)::text AS s_user_id, r.user_id::text AS r_user_id,
-               (s.email)::text AS s_email, r.email::text AS r_email,
-               (s.inviter_id)::text AS s_inviter_id, r.inviter_id::text AS r_inviter_id,
-               (s.invite_status)::text AS s_invite_status, r.invite_status::text AS r_invite_status
-          FROM sentry_organizationmember s
-          LEFT JOIN sentry_organizationmembermapping r ON r.organizationmember_id = s.id
-         WHERE (r.organizationmember_id IS NULL
-                OR (s.organization_id, s.role, s.user_id, s.email, s.inviter_id, s.invite_status)
-                   IS DISTINCT FROM (r.organization_id, r.role, r.user_id, r.email, r.inviter_id, r.invite_status))
-           AND s.id = ANY (ARRAY[7, 8]::bigint[])
-        UNION ALL
-        SELECT r.organizationmember_id, false, true, -- orphans: a replica without its source
-               NULL::text AS s_organization_id, r.organization_id::text AS r_organization_id,
-               NULL::text AS s_role, r.role::text AS r_role,
-               NULL::text AS s_user_id, r.user_id::text AS r_user_id,
-               NULL::text AS s_email, r.email::text AS r_email,
-               NULL::text AS s_inviter_id, r.inviter_id::text AS r_inviter_id,
-               NULL::text AS s_invite_status, r.invite_status::text AS r_invite_status
-          FROM sentry_organizationmembermapping r
-         WHERE NOT EXISTS (SELECT 1 FROM sentry_organizationmember s WHERE s.id = r.organizationmember_id)
-           AND r.organizationmember_id IS NOT NULL
-           AND r.organizationmember_id = ANY (ARRAY[7, 8]::bigint[])
-       ) d
-  LEFT JOIN (SELECT x.object_identifier, min(x.shard_identifier) AS shard_identifier, count(*) AS pending_rows,
-               min(x.scheduled_for) AS pending_next, min(x.scheduled_for) <= now() AS pending_due
-          FROM sentry_regionoutbox x
-         WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
-           AND x.category = 3  -- ORGANIZATION_MEMBER_UPDATE
-           AND x.object_identifier = ANY (ARRAY[7, 8]::bigint[])
-         GROUP BY x.object_identifier) p ON p.object_identifier = d.object_id
- ORDER BY 1;
-
--- outboxctl: replica-source-organizationmember
+-- outboxctl: replica-source
 -- Source rows of sentry_organizationmember and the objects with queued outbox rows, in object order.
 SELECT coalesce(s.object_id, p.object_identifier) AS object_id,
        s.object_id IS NOT NULL AS has_source,
-       s.organization_id AS s_organization_id,
-       s.role AS s_role,
-       s.user_id AS s_user_id,
-       s.email AS s_email,
-       s.inviter_id AS s_inviter_id,
-       s.invite_status AS s_invite_status,
+       s.s_role::text AS s_role,
+       s.s_user_id::text AS s_user_id,
        p.shard_identifier AS pending_shard, p.pending_rows, p.pending_next, p.pending_due
-  FROM (SELECT m.id AS object_id,
-               m.organization_id::text AS organization_id,
-               m.role::text AS role,
-               m.user_id::text AS user_id,
-               m.email::text AS email,
-               m.inviter_id::text AS inviter_id,
-               m.invite_status::text AS invite_status
-          FROM sentry_organizationmember m
-         WHERE m.id = ANY (ARRAY[7, 8]::bigint[])
-       ) s
-  FULL JOIN (SELECT x.object_identifier, min(x.shard_identifier) AS shard_identifier, count(*) AS pending_rows,
-               min(x.scheduled_for) AS pending_next, min(x.scheduled_for) <= now() AS pending_due
-          FROM sentry_regionoutbox x
-         WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
-           AND x.category = 3  -- ORGANIZATION_MEMBER_UPDATE
-           AND x.object_identifier = ANY (ARRAY[7, 8]::bigint[])
-         GROUP BY x.object_identifier) p ON p.object_identifier = s.object_id
- ORDER BY 1;
+  FROM (SELECT s.id::bigint AS object_id, (s.organization_id)::bigint AS shard,
+                       s.role AS s_role,
+                       s.user_id AS s_user_id
+                  FROM sentry_organizationmember s
+                 WHERE s.id = ANY (ARRAY[7, 8]::bigint[])) s
+  FULL JOIN (SELECT x.shard_identifier, x.object_identifier, count(*) AS pending_rows,
+                    min(x.scheduled_for) AS pending_next, min(x.scheduled_for) <= now() AS pending_due
+               FROM sentry_regionoutbox x
+              WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
+                AND x.category = 3  -- ORGANIZATION_MEMBER_UPDATE
+                AND x.object_identifier = ANY (ARRAY[7, 8]::bigint[])
+              GROUP BY x.shard_identifier, x.object_identifier) p
+         ON p.object_identifier = s.object_id AND p.shard_identifier = s.shard
+ ORDER BY 1, 2 DESC, pending_shard;
 
--- outboxctl: replica-rows-organizationmember
+-- outboxctl: replica-rows
 -- Replica rows of sentry_organizationmembermapping of cell us, in object order.
-SELECT mm.organizationmember_id AS object_id,
-       mm.organization_id::text AS r_organization_id,
-       mm.role::text AS r_role,
-       mm.user_id::text AS r_user_id,
-       mm.email::text AS r_email,
-       mm.inviter_id::text AS r_inviter_id,
-       mm.invite_status::text AS r_invite_status
-  FROM sentry_organizationmembermapping mm
- WHERE mm.organizationmember_id IS NOT NULL
-   AND EXISTS (SELECT 1
-                 FROM sentry_organizationmapping om
-                WHERE om.organization_id = mm.organization_id
-                  AND om.region_name = 'us')  -- the cell's name (region_name)
-   AND mm.organizationmember_id = ANY (ARRAY[7, 8]::bigint[])
- ORDER BY mm.organizationmember_id;
+SELECT r.object_id, r.shard AS r_shard,
+       r.r_role::text AS r_role,
+       r.r_user_id::text AS r_user_id
+  FROM (SELECT r.organizationmember_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+                       r.role AS r_role,
+                       r.user_id AS r_user_id
+                  FROM sentry_organizationmembermapping r
+                 WHERE r.organizationmember_id IS NOT NULL
+                   AND r.organizationmember_id = ANY (ARRAY[7, 8]::bigint[])
+                   AND EXISTS (SELECT 1 FROM sentry_organizationmapping om WHERE om.organization_id = r.organization_id AND om.region_name = 'us')) r  -- the cell's name (region_name)
+ ORDER BY r.object_id, r.replica_row DESC;
 
--- outboxctl: replicate-source-organization
--- The objects named that exist in sentry_organization, with their shard.
-SELECT o.id AS object_id, o.id AS shard_identifier, NULL::bigint AS user_id
-  FROM sentry_organization o
- WHERE o.id = ANY (ARRAY[1]::bigint[])
- ORDER BY o.id;
+-- outboxctl: verify-pair
+-- Drift of sentry_organizationmember_teams -> sentry_organizationmember_teamsreplica: the count of each class (missing: no replica, orphan: no source, stale: fields differ,
+-- pending: one of these with the object's outbox rows queued in its shard), then the first drifted objects with their values.
+WITH c AS (
+SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
+       count(*) FILTER (WHERE d.drifted AND p.object_identifier IS NULL AND NOT d.has_replica) AS missing,
+       count(*) FILTER (WHERE d.drifted AND p.object_identifier IS NULL AND d.has_source AND d.has_replica) AS stale,
+       count(*) FILTER (WHERE d.drifted AND p.object_identifier IS NULL AND NOT d.has_source) AS orphan,
+       count(*) FILTER (WHERE d.drifted AND p.object_identifier IS NOT NULL) AS pending,
+       (array_agg(d.object_id ORDER BY d.object_id) FILTER (WHERE d.drifted))[:50] AS listed  -- drifted objects listed with their values (--limit)
+  FROM (SELECT coalesce(s.object_id, r.object_id) AS object_id,
+               s.object_id IS NOT NULL AS has_source,
+               r.object_id IS NOT NULL AS has_replica,
+               coalesce(s.shard, r.shard) AS shard,
+               s.object_id IS NULL OR r.object_id IS NULL
+               OR (s.s_organization_id, s.s_is_active)
+                  IS DISTINCT FROM (r.r_organization_id, r.r_is_active) AS drifted
+          FROM (SELECT s.id::bigint AS object_id, (m.organization_id)::bigint AS shard,
+                       m.organization_id AS s_organization_id,
+                       s.is_active AS s_is_active
+                  FROM sentry_organizationmember_teams s
+                  LEFT JOIN sentry_organizationmember m ON m.id = s.organizationmember_id) s
+          FULL JOIN (SELECT r.organizationmemberteam_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+                       r.organization_id AS r_organization_id,
+                       r.is_active AS r_is_active
+                  FROM sentry_organizationmember_teamsreplica r
+                 WHERE r.organizationmemberteam_id IS NOT NULL) r
+            ON r.object_id = s.object_id
+        OFFSET 0) d -- computes drifted once a row (flattened, the aggregate would repeat it in every FILTER)
+  LEFT JOIN (SELECT DISTINCT x.shard_identifier, x.object_identifier
+               FROM sentry_regionoutbox x
+              WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
+                AND x.category = 26  -- ORGANIZATION_MEMBER_TEAM_UPDATE
+                ) p
+         ON p.object_identifier = d.object_id AND p.shard_identifier = d.shard AND d.drifted
+)
+SELECT c.in_sync, c.missing, c.stale, c.orphan, c.pending, l.*
+  FROM c
+  LEFT JOIN LATERAL (
+        SELECT k.object_id, s.object_id IS NOT NULL AS has_source, r.object_id IS NOT NULL AS has_replica,
+               s.s_organization_id::text AS s_organization_id,
+               r.r_organization_id::text AS r_organization_id,
+               s.s_is_active::text AS s_is_active,
+               r.r_is_active::text AS r_is_active,
+               p.shard_identifier AS pending_shard, p.pending_rows, p.pending_next, p.pending_due
+          FROM unnest(c.listed) AS k(object_id)
+          LEFT JOIN (SELECT s.id::bigint AS object_id, (m.organization_id)::bigint AS shard,
+                       m.organization_id AS s_organization_id,
+                       s.is_active AS s_is_active
+                  FROM sentry_organizationmember_teams s
+                  LEFT JOIN sentry_organizationmember m ON m.id = s.organizationmember_id) s ON s.object_id = k.object_id
+          LEFT JOIN (SELECT r.organizationmemberteam_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+                       r.organization_id AS r_organization_id,
+                       r.is_active AS r_is_active
+                  FROM sentry_organizationmember_teamsreplica r
+                 WHERE r.organizationmemberteam_id IS NOT NULL) r ON r.object_id = k.object_id
+          LEFT JOIN LATERAL (SELECT x.shard_identifier, count(*) AS pending_rows, min(x.scheduled_for) AS pending_next,
+                                    min(x.scheduled_for) <= now() AS pending_due
+                               FROM sentry_regionoutbox x
+                              WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
+                                AND x.category = 26  -- ORGANIZATION_MEMBER_TEAM_UPDATE
+                                AND x.shard_identifier = coalesce(s.shard, r.shard)
+                                AND x.object_identifier = k.object_id
+                              GROUP BY x.shard_identifier) p ON true
+       ) l ON true
+ ORDER BY l.object_id;
 
--- outboxctl: replicate-replica-organizationmember
--- The replicas of objects gone from the source, with the shard their deletion outbox names.
-SELECT mm.organizationmember_id AS object_id, mm.organization_id AS shard_identifier, mm.user_id
-  FROM sentry_organizationmembermapping mm
- WHERE mm.organizationmember_id = ANY (ARRAY[7]::bigint[])
- ORDER BY mm.organizationmember_id, mm.id DESC;
+-- outboxctl: replica-source
+-- Source rows of sentry_organizationmember_teams and the objects with queued outbox rows, in object order.
+SELECT coalesce(s.object_id, p.object_identifier) AS object_id,
+       s.object_id IS NOT NULL AS has_source,
+       s.s_organization_id::text AS s_organization_id,
+       s.s_is_active::text AS s_is_active,
+       p.shard_identifier AS pending_shard, p.pending_rows, p.pending_next, p.pending_due
+  FROM (SELECT s.id::bigint AS object_id, (m.organization_id)::bigint AS shard,
+                       m.organization_id AS s_organization_id,
+                       s.is_active AS s_is_active
+                  FROM sentry_organizationmember_teams s
+                  LEFT JOIN sentry_organizationmember m ON m.id = s.organizationmember_id) s
+  FULL JOIN (SELECT x.shard_identifier, x.object_identifier, count(*) AS pending_rows,
+                    min(x.scheduled_for) AS pending_next, min(x.scheduled_for) <= now() AS pending_due
+               FROM sentry_regionoutbox x
+              WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
+                AND x.category = 26  -- ORGANIZATION_MEMBER_TEAM_UPDATE
+              GROUP BY x.shard_identifier, x.object_identifier) p
+         ON p.object_identifier = s.object_id AND p.shard_identifier = s.shard
+ ORDER BY 1, 2 DESC, pending_shard;
+
+-- outboxctl: replica-rows
+-- Replica rows of sentry_organizationmember_teamsreplica of cell us, in object order.
+SELECT r.object_id, r.shard AS r_shard,
+       r.r_organization_id::text AS r_organization_id,
+       r.r_is_active::text AS r_is_active
+  FROM (SELECT r.organizationmemberteam_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+                       r.organization_id AS r_organization_id,
+                       r.is_active AS r_is_active
+                  FROM sentry_organizationmember_teamsreplica r
+                 WHERE r.organizationmemberteam_id IS NOT NULL
+                   AND r.organizationmemberteam_id = ANY (ARRAY[7, 8]::bigint[])
+                   AND EXISTS (SELECT 1 FROM sentry_organizationmapping om WHERE om.organization_id = r.organization_id AND om.region_name = 'us')) r  -- the cell's name (region_name)
+ ORDER BY r.object_id, r.replica_row DESC;
+
+-- outboxctl: replica-source
+-- Source rows of sentry_apikey and the objects with queued outbox rows, in object order.
+SELECT coalesce(s.object_id, p.object_identifier) AS object_id,
+       s.object_id IS NOT NULL AS has_source,
+       s.s_label::text AS s_label,
+       p.shard_identifier AS pending_shard, p.pending_rows, p.pending_next, p.pending_due
+  FROM (SELECT s.id::bigint AS object_id, (s.organization_id)::bigint AS shard,
+                       s.label AS s_label
+                  FROM sentry_apikey s
+                 WHERE EXISTS (SELECT 1 FROM sentry_organizationmapping om WHERE om.organization_id = s.organization_id AND om.region_name = 'us')) s  -- the cell's name (region_name)
+  FULL JOIN (SELECT x.shard_identifier, x.object_identifier, count(*) AS pending_rows,
+                    min(x.scheduled_for) AS pending_next, min(x.scheduled_for) <= now() AS pending_due
+               FROM sentry_controloutbox x
+              WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
+                AND x.category = 28  -- API_KEY_UPDATE
+                AND x.region_name = 'us'  -- the cell's name (region_name)
+              GROUP BY x.shard_identifier, x.object_identifier) p
+         ON p.object_identifier = s.object_id AND p.shard_identifier = s.shard
+ ORDER BY 1, 2 DESC, pending_shard;
+
+-- outboxctl: replica-rows
+-- Replica rows of hybridcloud_apikeyreplica of cell us, in object order.
+SELECT r.object_id, r.shard AS r_shard,
+       r.r_label::text AS r_label
+  FROM (SELECT r.apikey_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+                       r.label AS r_label
+                  FROM hybridcloud_apikeyreplica r
+                 WHERE r.apikey_id IS NOT NULL) r
+ ORDER BY r.object_id, r.replica_row DESC;
+
+-- outboxctl: replica-source
+-- Source rows of sentry_apikey and the objects with queued outbox rows, in object order.
+SELECT coalesce(s.object_id, p.object_identifier) AS object_id,
+       s.object_id IS NOT NULL AS has_source,
+       s.s_label::text AS s_label,
+       p.shard_identifier AS pending_shard, p.pending_rows, p.pending_next, p.pending_due
+  FROM (SELECT s.id::bigint AS object_id, (s.organization_id)::bigint AS shard,
+                       s.label AS s_label
+                  FROM sentry_apikey s
+                 WHERE EXISTS (SELECT 1 FROM sentry_organizationmembermapping omm JOIN sentry_organizationmapping om ON om.organization_id = omm.organization_id WHERE omm.user_id = s.user_id AND om.region_name = 'us')) s  -- the cell's name (region_name)
+  FULL JOIN (SELECT x.shard_identifier, x.object_identifier, count(*) AS pending_rows,
+                    min(x.scheduled_for) AS pending_next, min(x.scheduled_for) <= now() AS pending_due
+               FROM sentry_controloutbox x
+              WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
+                AND x.category = 28  -- API_KEY_UPDATE
+                AND x.region_name = 'us'  -- the cell's name (region_name)
+              GROUP BY x.shard_identifier, x.object_identifier) p
+         ON p.object_identifier = s.object_id AND p.shard_identifier = s.shard
+ ORDER BY 1, 2 DESC, pending_shard;
+
+-- outboxctl: replicate-source
+-- The objects named that exist in sentry_organization, with their shard and payload.
+SELECT s.object_id, s.shard AS shard_identifier
+  FROM (SELECT s.id::bigint AS object_id, (s.id)::bigint AS shard
+                  FROM sentry_organization s
+                 WHERE s.id = ANY (ARRAY[1]::bigint[])) s
+ ORDER BY s.object_id;
+
+-- outboxctl: replicate-replica
+-- The replicas of objects gone from sentry_organizationmember, with the shard and payload their deletion outbox names.
+SELECT r.object_id, r.shard AS shard_identifier, r.p_user_id::text AS p_user_id
+  FROM (SELECT r.organizationmember_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+                       r.user_id AS p_user_id
+                  FROM sentry_organizationmembermapping r
+                 WHERE r.organizationmember_id IS NOT NULL
+                   AND r.organizationmember_id = ANY (ARRAY[7]::bigint[])) r
+ ORDER BY r.object_id, r.replica_row DESC;
+
+-- outboxctl: replicate-source
+-- The objects named that exist in sentry_organizationmember_teams, with their shard and payload.
+SELECT s.object_id, s.shard AS shard_identifier
+  FROM (SELECT s.id::bigint AS object_id, (m.organization_id)::bigint AS shard
+                  FROM sentry_organizationmember_teams s
+                  LEFT JOIN sentry_organizationmember m ON m.id = s.organizationmember_id
+                 WHERE s.id = ANY (ARRAY[3]::bigint[])) s
+ ORDER BY s.object_id;
 
 -- outboxctl: replicate-outbox
 -- The outbox rows Sentry's outbox_for_update() writes for 2 object(s), in sentry_regionoutbox: a fresh row's schedule.
@@ -266,6 +411,13 @@ RETURNING id, shard_identifier, object_identifier;
 INSERT INTO sentry_regionoutbox (shard_scope, shard_identifier, category, object_identifier, payload, scheduled_from, scheduled_for, date_added)
 SELECT 0::integer, x.shard, 3::integer, x.object, CAST(NULLIF(x.payload, '') AS text), now(), '2016-08-01 00:00:00+00'::timestamptz, now()  -- ORGANIZATION_SCOPE, ORGANIZATION_MEMBER_UPDATE, Sentry's THE_PAST
   FROM unnest(ARRAY[1, 2]::bigint[], ARRAY[7, 8]::bigint[], ARRAY['{"user_id":70}', '']::text[]) AS x(shard, object, payload)
+RETURNING id, shard_identifier, object_identifier;
+
+-- outboxctl: replicate-outbox-control
+-- The outbox rows Sentry's outbox_for_update() writes for 2 object(s), in sentry_controloutbox: a fresh row's schedule.
+INSERT INTO sentry_controloutbox (region_name, shard_scope, shard_identifier, category, object_identifier, payload, scheduled_from, scheduled_for, date_added)
+SELECT x.cell, 0::integer, x.shard, 3::integer, x.object, CAST(NULLIF(x.payload, '') AS jsonb), now(), '2016-08-01 00:00:00+00'::timestamptz, now()  -- ORGANIZATION_SCOPE, ORGANIZATION_MEMBER_UPDATE, Sentry's THE_PAST
+  FROM unnest(ARRAY['us', 'de']::text[], ARRAY[1, 2]::bigint[], ARRAY[7, 8]::bigint[], ARRAY['{"user_id":70}', '']::text[]) AS x(cell, shard, object, payload)
 RETURNING id, shard_identifier, object_identifier;
 
 -- outboxctl: replica-sample
