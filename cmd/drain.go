@@ -57,12 +57,8 @@ func (o *drainOptions) Validate() error {
 	return nil
 }
 
-func newDrainCmd(a *app) *cobra.Command {
-	var o drainOptions
-	c := &cobra.Command{
-		Use:   "drain SCOPE ID | drain SELECTORS --parallel N",
-		Short: "Drain shards by hand, the way Sentry's workers do, delivering through a handler",
-		Long: strings.TrimSpace(`
+// drainLong is drain's help: the handlers, what is delivered, the plan, interrupts, many shards.
+var drainLong = strings.TrimSpace(`
 Drain one shard like Sentry's task path: claim it (lock its lowest row without waiting and
 push its schedule forward, so Sentry's own workers back off meanwhile), then message by
 message deliver the newest row of the head's coalesce group through --handler and delete
@@ -111,7 +107,14 @@ skipped (unless --ignore-killswitch), and a failing shard stops at its message w
 others carry on (--fail-fast stops them all). Ctrl-C lets every worker finish its delivery
 in flight, then prints a row per shard and exits 130; the same command again continues.
 Exit 6 when some shards failed and others were drained, 1 when every drained shard failed.
---handler discard archives each shard's rows in an operation of its own, all in one file.`),
+--handler discard archives each shard's rows in an operation of its own, all in one file.`)
+
+func newDrainCmd(a *app) *cobra.Command {
+	var o drainOptions
+	c := &cobra.Command{
+		Use:   "drain SCOPE ID | drain SELECTORS --parallel N",
+		Short: "Drain shards by hand, the way Sentry's workers do, delivering through a handler",
+		Long:  drainLong,
 		Example: examples(`
   outboxctl drain organization 42 --dry-run
   outboxctl drain organization 42 --handler 'exec:./replicate.sh' --dry-run

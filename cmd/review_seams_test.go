@@ -2,8 +2,10 @@ package cmd_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/outboxctl/outboxctl/cmd"
 	"github.com/outboxctl/outboxctl/internal/fixture"
@@ -15,7 +17,9 @@ import (
 // shell word; a name holding $(…) printed bare ran the command when the line was pasted.
 func TestDemoSeedTryLineIsQuoted(t *testing.T) {
 	pool := testdb.Pool(t)
-	schema := "zz_try_$(touch pwned)_seed"
+	// Unique per run: two test binaries at once (two worktrees, CI beside a session) must not
+	// drop each other's schema.
+	schema := fmt.Sprintf("zz_try_$(touch pwned)_%d_seed", time.Now().UnixNano())
 	drop := func() {
 		if _, err := pool.Exec(context.Background(), `DROP SCHEMA IF EXISTS "`+schema+`" CASCADE`); err != nil {
 			t.Fatal(err)
