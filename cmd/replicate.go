@@ -23,6 +23,7 @@ type replicateOptions struct {
 	Args   []string // PAIR ID...
 	From   string
 	Drift  []string
+	Cell   string // --cell: the cell a control model's rows are for
 
 	targets map[string][]int64 // pair -> ids, set by Validate (--from: by resolve)
 }
@@ -122,7 +123,7 @@ shows the object pending, then in sync once the shard drained.`),
 			if err := o.resolve(); err != nil {
 				return err
 			}
-			o.DryRun = a.dryRun
+			o.DryRun, o.Cell = a.dryRun, a.g.Cell
 			return runReplicate(c.Context(), a.factory(), o)
 		},
 	}
@@ -147,6 +148,8 @@ type replicateWork struct {
 type replicateConns struct {
 	cell, control             *db.Conn
 	cellSchema, controlSchema string
+	cellName                  string // the cell's name: a control model's rows' cell (--cell, the cell context's, the monolith's)
+	split                     bool
 	close                     func()
 }
 
@@ -159,14 +162,17 @@ func (c replicateConns) of(p replica.Pair) (src, rep *db.Conn, s replica.Sides) 
 	return c.cell, c.control, replica.Sides{SourceSchema: c.cellSchema, ReplicaSchema: c.controlSchema}
 }
 
-func (d factory) replicateConns(ctx context.Context) (replicateConns, error) {
+func (d factory) replicateConns(ctx context.Context, cell string) (replicateConns, error) {
 	sides, err := d.split(ctx, "replicate", true)
 	if err != nil {
 		return replicateConns{}, err
 	}
 	if sides != nil {
+		if cell == "" {
+			cell = sides.cellName()
+		}
 		return replicateConns{cell: sides.cell.conn, control: sides.control.conn, cellSchema: sides.cell.schema,
-			controlSchema: sides.control.schema, close: func() { sides.close(ctx) }}, nil
+			controlSchema: sides.control.schema, cellName: cell, split: true, close: func() { sides.close(ctx) }}, nil
 	}
 	if err := d.requireDB("outboxctl replicate"); err != nil {
 		return replicateConns{}, err
@@ -175,14 +181,17 @@ func (d factory) replicateConns(ctx context.Context) (replicateConns, error) {
 	if err != nil {
 		return replicateConns{}, err
 	}
-	return replicateConns{cell: conn, control: conn, cellSchema: d.schema, controlSchema: d.schema,
+	if cell == "" {
+		cell = monolithCell
+	}
+	return replicateConns{cell: conn, control: conn, cellSchema: d.schema, controlSchema: d.schema, cellName: cell,
 		close: func() { conn.Close(context.WithoutCancel(ctx)) }}, nil
 }
 
 // runReplicate reads the objects' identifiers, shows the plan and, confirmed, writes the
 // outbox rows in one transaction per silo written.
 func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
-	conns, err := d.replicateConns(ctx)
+	conns, err := d.replicateConns(ctx, o.Cell)
 	if err != nil {
 		return err
 	}
@@ -252,7 +261,8 @@ func readReplicateWork(ctx context.Context, conns replicateConns, targets map[st
 				}
 				var cells []string
 				if p.CellsOf != nil {
-					if objs, cells, err = p.CellsOf(ctx, stx, s.SourceSchema, objs); err != nil {
+					at := replica.CellsAt{Schema: s.SourceSchema, Cell: conns.cellName, Split: conns.split}
+					if objs, cells, err = p.CellsOf(ctx, stx, at, objs); err != nil {
 						return db.Classify(err, "replicate-"+p.Name)
 					}
 				} else if p.SourceSilo == query.SiloControl {

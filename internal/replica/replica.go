@@ -35,9 +35,17 @@ type Pair struct {
 	// the receiver deletes the replica, else why it does not (the note verify's next gives).
 	Gone string
 	// CellsOf, for a control model, is outbox_cell_names(): the objects' rows, one per
-	// target cell, with the cell of each (q is the source silo's, in schema). nil for a cell
-	// model (its one row has no cell).
-	CellsOf func(ctx context.Context, q query.Querier, schema string, objs []Object) ([]Object, []string, error)
+	// target cell, with the cell of each (q is the source silo's, at says its schema and the
+	// run's cell and mode). nil for a cell model (its one row has no cell).
+	CellsOf func(ctx context.Context, q query.Querier, at CellsAt, objs []Object) ([]Object, []string, error)
+}
+
+// CellsAt is what a control model's CellsOf needs of the run: the source silo's schema, the
+// cell the run is for (the monolith's, or the cell context's) and whether the silos are two
+// databases (in a monolith Sentry's find_cells_for_* answer the monolith's cell alone).
+type CellsAt struct {
+	Schema, Cell string
+	Split        bool
 }
 
 // Direction is the pair's direction, as the docs and verify's summary say it.

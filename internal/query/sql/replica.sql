@@ -33,9 +33,11 @@ SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
                OR /* TEMPLATE_BEGIN: differs */(s.s_slug, s.s_name) IS DISTINCT FROM (r.r_slug, r.r_name)/* TEMPLATE_END: differs */ AS drifted
           FROM (/* TEMPLATE_BEGIN: source_rows */SELECT s.id AS object_id, s.id AS shard, s.slug AS s_slug, s.name AS s_name
                   FROM sentry_organization s/* TEMPLATE_END: source_rows */) s
-          FULL JOIN (/* TEMPLATE_BEGIN: replica_rows */SELECT r.organization_id AS object_id, r.organization_id AS shard, r.id AS replica_row, r.slug AS r_slug, r.name AS r_name
+          FULL JOIN (SELECT DISTINCT ON (r.object_id) r.* -- an object's newest replica row (ApiKeyReplica: "use last()")
+                       FROM (/* TEMPLATE_BEGIN: replica_rows */SELECT r.organization_id AS object_id, r.organization_id AS shard, r.id AS replica_row, r.slug AS r_slug, r.name AS r_name
                   FROM sentry_organizationmapping r
                  WHERE r.organization_id IS NOT NULL/* TEMPLATE_END: replica_rows */) r
+                      ORDER BY r.object_id, r.replica_row DESC) r
             ON r.object_id = s.object_id
         OFFSET 0) d -- computes drifted once a row (flattened, the aggregate would repeat it in every FILTER)
   LEFT JOIN (SELECT DISTINCT x.shard_identifier, x.object_identifier
@@ -54,9 +56,11 @@ SELECT c.in_sync, c.missing, c.stale, c.orphan, c.pending, l.*
           FROM unnest(c.listed) AS k(object_id)
           LEFT JOIN (/* TEMPLATE_BEGIN: source_rows */SELECT s.id AS object_id, s.id AS shard, s.slug AS s_slug, s.name AS s_name
                   FROM sentry_organization s/* TEMPLATE_END: source_rows */) s ON s.object_id = k.object_id
-          LEFT JOIN (/* TEMPLATE_BEGIN: replica_rows */SELECT r.organization_id AS object_id, r.organization_id AS shard, r.id AS replica_row, r.slug AS r_slug, r.name AS r_name
+          LEFT JOIN (SELECT DISTINCT ON (r.object_id) r.*
+                       FROM (/* TEMPLATE_BEGIN: replica_rows */SELECT r.organization_id AS object_id, r.organization_id AS shard, r.id AS replica_row, r.slug AS r_slug, r.name AS r_name
                   FROM sentry_organizationmapping r
-                 WHERE r.organization_id IS NOT NULL/* TEMPLATE_END: replica_rows */) r ON r.object_id = k.object_id
+                 WHERE r.organization_id IS NOT NULL/* TEMPLATE_END: replica_rows */) r
+                      ORDER BY r.object_id, r.replica_row DESC) r ON r.object_id = k.object_id
           LEFT JOIN LATERAL (SELECT x.shard_identifier, count(*) AS pending_rows, min(x.scheduled_for) AS pending_next,
                                     min(x.scheduled_for) <= now() AS pending_due
                                FROM /* TEMPLATE: outbox */sentry_regionoutbox x
