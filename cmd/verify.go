@@ -187,7 +187,7 @@ func verifyPairs(ctx context.Context, d factory, o verifyOptions, sides *splitSi
 		for _, p := range o.pairs {
 			src, rep := pairSides(p, sides, d.schema)
 			s := replica.Sides{SourceSchema: src.schema, ReplicaSchema: rep.schema}
-			col := &replica.Collector{Pair: p, Limit: o.Limit}
+			col := &replica.Collector{Pair: p, Limit: o.Limit, Cell: cell}
 			if err := replica.Introspect(ctx, srcQ(p), repQ(p), s, col); err != nil {
 				var absent replica.TableAbsent
 				if errors.As(err, &absent) && len(o.Pairs) == 0 {

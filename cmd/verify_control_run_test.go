@@ -186,3 +186,32 @@ func TestVerifyControlNeverPrintsSecrets(t *testing.T) {
 		t.Fatal("apikey 7 (a stale key) not listed")
 	}
 }
+
+// TestVerifyControlPendingNextRuns: a pending control -> cell object's next names the control
+// outbox's shard (--silo control), and runs as printed.
+func TestVerifyControlPendingNextRuns(t *testing.T) {
+	t.Parallel()
+	shape := testdb.ControlShape{Orgs: 30, N: 60, Cell: "--monolith--", OtherCell: "eu"}
+	schema := testdb.Schema(t, fixture.Options{Replicas: true})
+	testdb.SeedControlReplicas(t, schema, schema, shape)
+	// apikey 3 is missing, its row in backoff: reschedule its shard (organization 1 + 3 % 30).
+	next := func() string {
+		t.Helper()
+		out, _ := mustRun(t, 0, schema, "verify", "apikey", "--id", "3", "-o", "json")
+		d := parseVerify(t, out)
+		if len(d.Drift) != 1 || d.Drift[0].Drift != "pending" {
+			t.Fatalf("apikey 3: %s", out)
+		}
+		return d.Drift[0].Next
+	}
+	want := "outboxctl --schema " + schema + " --silo control --cell --monolith-- reschedule organization 4 --reason 'replicate: deliver the queued outbox'"
+	if got := next(); got != want {
+		t.Fatalf("next: %s, want %s", got, want)
+	}
+	mustRun(t, 0, schema, "--silo", "control", "--cell", "--monolith--", "reschedule", "organization", "4", "--reason", "replicate: deliver the queued outbox", "--yes")
+	// Now due: wait for Sentry's workers, or inspect the control shard.
+	if got := next(); !strings.Contains(got, "outboxctl --schema "+schema+" --silo control --cell --monolith-- inspect shard organization 4") {
+		t.Fatalf("after reschedule: %s", got)
+	}
+	mustRun(t, 0, schema, "--silo", "control", "--cell", "--monolith--", "inspect", "shard", "organization", "4")
+}

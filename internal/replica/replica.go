@@ -175,6 +175,8 @@ type Drift struct {
 	Fields   []FieldDiff
 	Pending  *PendingRows
 	scope    query.Enum
+	silo     query.Silo // the source's: a control model's pending rows are the control outbox's
+	cell     string     // the cell verified (Collector.Cell)
 	gone     string
 }
 
@@ -182,7 +184,7 @@ type Drift struct {
 // any of these with an outbox row queued for it in its shard (pending); ok is false for an
 // object in sync (queued or not).
 func Classify(p Pair, r Record) (d Drift, ok bool) {
-	d = Drift{Pair: p.Name, ObjectID: r.ObjectID, Pending: r.Pending, scope: p.Scope, gone: p.Gone}
+	d = Drift{Pair: p.Name, ObjectID: r.ObjectID, Pending: r.Pending, scope: p.Scope, silo: p.SourceSilo, gone: p.Gone}
 	switch {
 	case !r.HasSource() && !r.HasReplica():
 		// A deletion queued for an object already gone on both sides: nothing to do.
@@ -253,11 +255,17 @@ func scopeWord(e query.Enum) string {
 // a printed next runs as printed.
 func (d Drift) Next(command func(args ...string) string) string {
 	if d.Class == Pending {
+		outbox := func(args ...string) string { return command(args...) }
+		if d.silo == query.SiloControl { // the control outbox's shard
+			outbox = func(args ...string) string {
+				return command(append([]string{"--silo", "control", "--cell", d.cell}, args...)...)
+			}
+		}
 		if d.Pending.Due {
 			return fmt.Sprintf("wait: shard %s/%d is due; Sentry's workers deliver it (or drain it: %s)", d.scope.Name, d.Pending.Shard,
-				command("inspect", "shard", scopeWord(d.scope), fmt.Sprint(d.Pending.Shard)))
+				outbox("inspect", "shard", scopeWord(d.scope), fmt.Sprint(d.Pending.Shard)))
 		}
-		return command("reschedule", scopeWord(d.scope), fmt.Sprint(d.Pending.Shard), "--reason", "replicate: deliver the queued outbox")
+		return outbox("reschedule", scopeWord(d.scope), fmt.Sprint(d.Pending.Shard), "--reason", "replicate: deliver the queued outbox")
 	}
 	if d.Class == Orphan && d.gone != "" {
 		return "no outbox repairs it: " + d.gone
@@ -283,6 +291,7 @@ type Collector struct {
 	Counts  Counts
 	Kept    []Drift
 	Skipped []Skipped // the fields not compared on this database
+	Cell    string    // the cell verified: a control model's pending shard is that cell's
 }
 
 // Add classifies one record.
@@ -308,6 +317,7 @@ func (c *Collector) Add(r Record) {
 }
 
 func (c *Collector) keep(d Drift) {
+	d.cell = c.Cell
 	if c.Limit == 0 || len(c.Kept) < c.Limit {
 		c.Kept = append(c.Kept, d)
 	}
