@@ -12,7 +12,6 @@ import (
 
 	"github.com/outboxctl/outboxctl/cmd"
 	"github.com/outboxctl/outboxctl/internal/fixture"
-	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
 
@@ -177,16 +176,11 @@ func TestReplicateControlSplit(t *testing.T) {
 	shape := testdb.ControlShape{Orgs: 30, N: 100, Cell: "us", OtherCell: "eu"}
 	cellSchema, controlSchema := testdb.Schema(t, fixture.Options{Replicas: true}), testdb.Schema(t, fixture.Options{Replicas: true})
 	testdb.SeedControlReplicas(t, controlSchema, cellSchema, shape)
-	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  us:\n    dsn: %[1]s\n    schema: %[2]s\n  control:\n    dsn: %[1]s\n    schema: %[3]s\n",
-		testdb.DSN(), cellSchema, controlSchema))
+	split := splitRun(t, cellSchema, controlSchema)
 	run := func(want int, args ...string) string {
 		t.Helper()
-		io, _, errOut := render.Test()
-		io.Getenv = func(k string) string { return map[string]string{"OUTBOXCTL_CONFIG": config}[k] }
-		if code := cmd.Main(context.Background(), append([]string{"--context", "us,control"}, args...), io); code != want {
-			t.Fatalf("%v: exit %d, want %d\n%s", args, code, want, errOut)
-		}
-		return errOut.String()
+		_, errOut := split(want, args...)
+		return errOut
 	}
 	before := maxControlID(t, controlSchema)
 	from := time.Now().Add(-time.Second)

@@ -113,15 +113,24 @@ func TestVerifyControlSplit(t *testing.T) {
 	shape := testdb.ControlShape{Orgs: 30, N: 250, Cell: "us", OtherCell: "eu"}
 	cellSchema, controlSchema := testdb.Schema(t, fixture.Options{Replicas: true}), testdb.Schema(t, fixture.Options{Replicas: true})
 	testdb.SeedControlReplicas(t, controlSchema, cellSchema, shape)
+	out, _ := splitRun(t, cellSchema, controlSchema)(0, append([]string{"verify", "-o", "json", "--limit", "0"}, controlPairs...)...)
+	checkControlAgainstModel(t, parseVerify(t, out), shape, true)
+}
+
+// splitRun is a runner of outboxctl --context us,control (us the cell schema, control the
+// control one): its stdout and stderr, the exit code checked.
+func splitRun(t *testing.T, cellSchema, controlSchema string) func(want int, args ...string) (string, string) {
 	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  us:\n    dsn: %[1]s\n    schema: %[2]s\n  control:\n    dsn: %[1]s\n    schema: %[3]s\n",
 		testdb.DSN(), cellSchema, controlSchema))
-	io, out, errOut := render.Test()
-	io.Getenv = func(k string) string { return map[string]string{"OUTBOXCTL_CONFIG": config}[k] }
-	args := append([]string{"--context", "us,control", "verify", "-o", "json", "--limit", "0"}, controlPairs...)
-	if code := cmd.Main(context.Background(), args, io); code != 0 {
-		t.Fatalf("exit %d\n%s", code, errOut)
+	return func(want int, args ...string) (string, string) {
+		t.Helper()
+		io, out, errOut := render.Test()
+		io.Getenv = func(k string) string { return map[string]string{"OUTBOXCTL_CONFIG": config}[k] }
+		if code := cmd.Main(context.Background(), append([]string{"--context", "us,control"}, args...), io); code != want {
+			t.Fatalf("%v: exit %d, want %d\n%s", args, code, want, errOut)
+		}
+		return out.String(), errOut.String()
 	}
-	checkControlAgainstModel(t, parseVerify(t, out.String()), shape, true)
 }
 
 // TestVerifyControlNeverPrintsSecrets: a stale api key, api token or org auth token shows
