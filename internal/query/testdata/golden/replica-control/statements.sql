@@ -31,7 +31,7 @@ SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
                    AND r.apikey_id = ANY (ARRAY[7]::bigint[])) r
                       ORDER BY r.object_id, r.replica_row DESC) r
             ON r.object_id = s.object_id
-       ) d
+        OFFSET 0) d -- computes drifted once a row (flattened, the aggregate would repeat it in every FILTER)
   LEFT JOIN (SELECT DISTINCT x.shard_identifier, x.object_identifier
                FROM sentry.sentry_controloutbox x
               WHERE x.shard_scope = 0  -- ORGANIZATION_SCOPE
