@@ -91,7 +91,9 @@ func newReplicateCmd(a *app) *cobra.Command {
 		Short: "Write the outbox rows Sentry writes for objects, so its workers replicate them again",
 		Long: strings.TrimSpace(`
 For each object, write into the source silo's outbox (sentry_regionoutbox for the cell ->
-control pairs) the row Sentry's own outbox_for_update() writes for it: the pair's category
+control pairs; sentry_controloutbox for the control -> cell pairs, one row per cell
+outbox_cell_names() names: --cell, the cell context's or the monolith's for a gone object)
+the row Sentry's own outbox_for_update() writes for it: the pair's category
 and scope, the shard and object identifiers infer_identifiers gives it, the payload of
 payload_for_update() and a fresh row's schedule (scheduled_for 2016-08-01, Sentry's
 THE_PAST), so the shard is due at once. Sentry's workers (or outboxctl drain) then deliver

@@ -49,6 +49,8 @@ func sentryControlOutboxes(s testdb.ControlShape, pair string, id int64, split, 
 		if split {
 			cells = allCells
 		}
+	case "authidentity": // USER_SCOPE: the user; the cells of its provider's organization
+		scope, category, shard, cells = 1, 25, id, []string{orgCell(org)}
 	case "organizationslugreservation":
 		cell := s.Cell
 		if id%7 == 0 {
@@ -112,6 +114,7 @@ func replicateControlCase(n int64) map[string][]int64 {
 		"apikey":                      {3, 6, 7, n + 1},
 		"orgauthtoken":                {5, 13, n + 2},
 		"organizationslugreservation": {3, 7, n + 1},
+		"authidentity":                {3, 6, 9, n + 1},
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 )
 
 // controlPairs are the control -> cell pairs, in verify's order.
-var controlPairs = []string{"apitoken", "apikey", "orgauthtoken", "organizationslugreservation"} //nolint:gochecknoglobals // test value
+var controlPairs = []string{"apitoken", "apikey", "orgauthtoken", "organizationslugreservation", "authidentity"} //nolint:gochecknoglobals // test value
 
 // checkControlAgainstModel compares verify's JSON of the control pairs with the model.
 func checkControlAgainstModel(t *testing.T, d verifyDoc, shape testdb.ControlShape, split bool) {
@@ -147,6 +147,7 @@ func TestVerifyControlNeverPrintsSecrets(t *testing.T) {
 		"SELECT token FROM %[1]s.hybridcloud_apitokenreplica UNION ALL SELECT hashed_token FROM %[1]s.hybridcloud_apitokenreplica",
 		"SELECT key FROM %[1]s.sentry_apikey UNION ALL SELECT key FROM %[1]s.hybridcloud_apikeyreplica",
 		"SELECT token_hashed FROM %[1]s.sentry_orgauthtoken UNION ALL SELECT token_hashed FROM %[1]s.hybridcloud_orgauthtokenreplica",
+		"SELECT substr(data, 17) FROM %[1]s.sentry_authidentity UNION ALL SELECT substr(data, 17) FROM %[1]s.sentry_authidentityreplica",
 	} {
 		rows, err := testdb.Pool(t).Query(context.Background(), fmt.Sprintf(q, pgx.Identifier{schema}.Sanitize()))
 		if err != nil {
@@ -158,7 +159,7 @@ func TestVerifyControlNeverPrintsSecrets(t *testing.T) {
 		}
 		secrets = append(secrets, s...)
 	}
-	if len(secrets) < 6*shape.N {
+	if len(secrets) < 7*shape.N {
 		t.Fatalf("%d secrets read", len(secrets))
 	}
 	var outputs []string

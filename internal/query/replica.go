@@ -104,6 +104,9 @@ type CellScope struct {
 	Column         string
 	ByOrganization string
 	ByUser         string
+	// From: ByOrganization is a column of this join's row (an AuthIdentity's provider), not
+	// of the table's own.
+	From string
 }
 
 // OrganizationMapping is the table CellScope.ByOrganization looks the cell up in (the
@@ -234,6 +237,13 @@ func rowsPart(name string, idents map[string]string, schema string, ids, cell bo
 	if cell && scope.ByOrganization != "" {
 		on = append(on, "cell_org")
 		idents["org_column"] = Ident(scope.ByOrganization)
+		idents["org_row"] = "s"
+		if name == "replica-part-replica-rows" {
+			idents["org_row"] = "r"
+		}
+		if scope.From != "" {
+			idents["org_row"] = Ident(scope.From)
+		}
 	}
 	if cell && scope.ByUser != "" {
 		on = append(on, "cell_user")

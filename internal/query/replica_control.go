@@ -34,3 +34,10 @@ type ReplicaCellRow struct {
 type ReplicaCellName struct {
 	Cell string `db:"cell_name"`
 }
+
+// ReplicaCellsByProviderOrganization reads, for the auth identities ids of source, the cell
+// of their provider's (provider, qualified) organization.
+func ReplicaCellsByProviderOrganization(source, provider, orgMapping string, ids []int64) Statement {
+	return sqlStatement("replica-cells-by-provider-organization", []string{"The cell of each identity's provider's organization (find_cells_for_orgs)."},
+		map[string]string{"source": source, "provider": provider, "org_mapping": orgMapping}, Args{"ids": {Value: ids}})
+}

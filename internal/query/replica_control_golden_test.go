@@ -20,6 +20,7 @@ func TestGoldenControlReplicas(t *testing.T) {
 		ReplicaCellsByOrganization(`"ctl".sentry_apikey`, "id", "organization_id", `"ctl".sentry_organizationmapping`, []int64{7, 8}),
 		ReplicaCellsByColumn(`"ctl".sentry_organizationslugreservation`, "id", "region_name", []int64{7}),
 		ReplicaCellsAll(`"ctl".sentry_organizationmapping`, evilCell),
+		ReplicaCellsByProviderOrganization(`"ctl".sentry_authidentity`, `"ctl".sentry_authprovider`, `"ctl".sentry_organizationmapping`, []int64{7}),
 	}.Render()
 	if err != nil {
 		t.Fatal(err)

@@ -67,6 +67,22 @@ func init() {
 			SourceCell: query.CellScope{Column: "region_name"},
 			Scope:      orgScope, Category: query.Enum{Value: 27, Name: "ORGANIZATION_SLUG_RESERVATION_UPDATE"}},
 			CellsOf: cellsByColumn("sentry_organizationslugreservation", "region_name")},
+		Pair{ReplicaSpec: query.ReplicaSpec{Name: "authidentity", SourceSilo: query.SiloControl,
+			Source: "sentry_authidentity", SourceKey: "id", Replica: "sentry_authidentityreplica", ReplicaKey: "auth_identity_id",
+			// upsert_replicated_auth_identity(serialize_auth_identity(identity)); data holds the
+			// identity provider's tokens: a secret.
+			Joins: []query.ReplicaJoin{{Alias: "ap", Table: "sentry_authprovider", Key: "id", From: "auth_provider_id"}},
+			Fields: append(cols("user_id", "auth_provider_id", "ident"), secret("data"),
+				query.ReplicaField{Name: "last_verified", Source: query.Col("last_verified")}),
+			// USER_SCOPE: infer_identifiers gives user_id.
+			Shard: query.Col("user_id"), ReplicaShard: "user_id",
+			// outbox_cell_names(): find_cells_for_orgs([self.auth_provider.organization_id]).
+			SourceCell: query.CellScope{ByOrganization: "organization_id", From: "ap"},
+			Scope:      query.Enum{Value: 1, Name: "USER_SCOPE"}, Category: query.Enum{Value: 25, Name: "AUTH_IDENTITY_UPDATE"}},
+			CellsOf: cellsOf("sentry_authidentity", true, func(src string, at CellsAt, ids []int64) query.Statement {
+				return query.ReplicaCellsByProviderOrganization(src, query.QualifiedTable(at.Schema, "sentry_authprovider"),
+					query.QualifiedTable(at.Schema, query.OrganizationMapping), ids)
+			}, nil)},
 	)
 }
 

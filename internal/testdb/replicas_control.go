@@ -12,7 +12,8 @@ import (
 )
 
 // ControlShape is a data set of the control -> cell pairs: N sources of each pair in the
-// control schema (api keys, api tokens, organization auth tokens, slug reservations), Orgs
+// control schema (api keys, api tokens, organization auth tokens, slug reservations, auth
+// identities of Orgs auth providers, provider p organization p's), Orgs
 // organization mappings there (every 7th names OtherCell, the rest Cell), the replicas of Cell
 // in the cell schema (the same schema for a monolith), drift of every class laid out by id,
 // and queued control outbox rows for some objects (see SeedControlReplicas).
@@ -26,10 +27,12 @@ type ControlShape struct {
 //
 //	i % 20 == 3    no replica (missing)
 //	i % 20 == 5    a stale field: apikey label, apitoken token, orgauthtoken token_hashed,
-//	               slug reservation slug
-//	i % 20 == 7    apikey key, apitoken expires_at, orgauthtoken scope_list
-//	i % 20 == 9    apikey status, apitoken user_id, orgauthtoken date_deactivated, slug user_id
-//	i % 20 == 11   two replica rows: an older stale one and a newer one in sync (the newest wins)
+//	               slug reservation slug, auth identity data
+//	i % 20 == 7    apikey key, apitoken expires_at, orgauthtoken scope_list, identity ident
+//	i % 20 == 9    apikey status, apitoken user_id, orgauthtoken date_deactivated, slug user_id,
+//	               identity last_verified
+//	i % 20 == 11   two replica rows: an older stale one and a newer one in sync (the newest
+//	               wins; not a slug reservation's or an identity's, unique there)
 //	i % 20 == 15   apikey allowed_origins
 //	i % 20 == 13   a replica even when the source reaches OtherCell only
 //	N+1 .. N+N/50  replicas without a source (orphans)
@@ -119,11 +122,27 @@ SELECT i, CASE WHEN i %% 20 = 5 THEN 'old-slug-' || i ELSE 'slug-' || i END, i, 
   FROM generate_series(1, %d + %d / 50) AS i
  WHERE %s`, r, other, cell, n, n, keep("i % 7 <> 0")),
 	}
+	// auth providers (provider p of organization p), auth identities and their replicas
+	stmts = append(stmts,
+		fmt.Sprintf(`INSERT INTO %s.sentry_authprovider (id, organization_id, provider, config, date_added, sync_time, last_sync, default_role,
+       default_global_access, flags)
+SELECT p, p, 'saml2', '{}', now(), NULL, NULL, 50, true, 0
+  FROM generate_series(1, %d) AS p`, c, orgs),
+		fmt.Sprintf(`INSERT INTO %s.sentry_authidentity (id, user_id, auth_provider_id, ident, data, last_verified, last_synced, date_added)
+SELECT i, i, 1 + i %% %d, 'ident-' || i, '{"access_token": "at-' || md5('at' || i) || '"}',
+       '2026-01-01 00:00:00+00'::timestamptz + i * interval '1 minute', now(), now()
+  FROM generate_series(1, %d) AS i`, c, orgs, n),
+		fmt.Sprintf(`INSERT INTO %s.sentry_authidentityreplica (auth_identity_id, user_id, auth_provider_id, ident, data, last_verified, date_added)
+SELECT i, i, 1 + i %% %[2]d, CASE WHEN i %% 20 = 7 THEN 'old-ident-' || i ELSE 'ident-' || i END,
+       '{"access_token": "at-' || md5(CASE WHEN i %% 20 = 5 THEN 'revoked' ELSE 'at' END || i) || '"}',
+       '2026-01-01 00:00:00+00'::timestamptz + i * interval '1 minute' + CASE WHEN i %% 20 = 9 THEN interval '1 second' ELSE interval '0' END, now()
+  FROM generate_series(1, %[3]d + %[3]d / 50) AS i
+ WHERE %[4]s`, r, orgs, n, keep(orgReach)))
 	// Queued control outbox rows: every pair's category, for the cell and for the other one.
 	for _, p := range []struct {
 		scope, category int
 		shard           string
-	}{{0, 28, fmt.Sprintf("1 + i %% %d", orgs)}, {11, 32, "i"}, {0, 33, fmt.Sprintf("1 + i %% %d", orgs)}, {0, 27, "i"}} {
+	}{{0, 28, fmt.Sprintf("1 + i %% %d", orgs)}, {11, 32, "i"}, {0, 33, fmt.Sprintf("1 + i %% %d", orgs)}, {0, 27, "i"}, {1, 25, "i"}} {
 		stmts = append(stmts, fmt.Sprintf(`INSERT INTO %[1]s.sentry_controloutbox (shard_scope, shard_identifier, category, object_identifier, payload,
        scheduled_from, scheduled_for, region_name)
 SELECT %[2]d, %[3]s, %[4]d, i, NULL, now(), CASE WHEN i %% 2 = 0 THEN %[5]s::timestamptz ELSE now() + interval '1 hour' END,
@@ -131,10 +150,12 @@ SELECT %[2]d, %[3]s, %[4]d, i, NULL, now(), CASE WHEN i %% 2 = 0 THEN %[5]s::tim
   FROM generate_series(1, %[8]d + 1) AS i
  WHERE i %% 40 IN (3, 10, 15) OR i = %[8]d + 1`, c, p.scope, p.shard, p.category, quote(fixture.ThePast), cell, other, n))
 	}
-	for _, tbl := range []string{"sentry_organizationmapping", "sentry_apikey", "sentry_apitoken", "sentry_orgauthtoken", "sentry_organizationslugreservation", "sentry_controloutbox"} {
+	for _, tbl := range []string{"sentry_organizationmapping", "sentry_apikey", "sentry_apitoken", "sentry_orgauthtoken", "sentry_organizationslugreservation",
+		"sentry_authprovider", "sentry_authidentity", "sentry_controloutbox"} {
 		stmts = append(stmts, "ANALYZE "+c+"."+tbl)
 	}
-	for _, tbl := range []string{"hybridcloud_apikeyreplica", "hybridcloud_apitokenreplica", "hybridcloud_orgauthtokenreplica", "hybridcloud_organizationslugreservationreplica"} {
+	for _, tbl := range []string{"hybridcloud_apikeyreplica", "hybridcloud_apitokenreplica", "hybridcloud_orgauthtokenreplica", "hybridcloud_organizationslugreservationreplica",
+		"sentry_authidentityreplica"} {
 		stmts = append(stmts, "ANALYZE "+r+"."+tbl)
 	}
 	for _, q := range stmts {
@@ -153,7 +174,7 @@ func ControlModel(s ControlShape, pair string, split bool) (drifts []ModelDrift,
 	n := int64(s.N)
 	orgReach := func(i int64) bool { return (1+i%int64(s.Orgs))%7 != 0 }
 	crossReach := map[string]func(int64) bool{
-		"apikey": orgReach, "orgauthtoken": orgReach,
+		"apikey": orgReach, "orgauthtoken": orgReach, "authidentity": orgReach, // an identity's provider p is organization p's
 		"apitoken":                    func(int64) bool { return true },
 		"organizationslugreservation": func(i int64) bool { return i%7 != 0 },
 	}[pair]
@@ -172,6 +193,7 @@ func ControlModel(s ControlShape, pair string, split bool) (drifts []ModelDrift,
 		"apitoken":                    {5: "token", 7: "expires_at", 9: "user_id"},
 		"orgauthtoken":                {5: "token_hashed", 7: "scope_list", 9: "date_deactivated"},
 		"organizationslugreservation": {5: "slug", 9: "user_id"},
+		"authidentity":                {5: "data", 7: "ident", 9: "last_verified"},
 	}[pair]
 	// In a monolith every control outbox row is the one cell's (Sentry names no other there):
 	// the rows naming OtherCell count too.

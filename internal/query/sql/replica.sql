@@ -136,7 +136,7 @@ SELECT s./* TEMPLATE: source_key */id::bigint AS object_id, (/* TEMPLATE_BEGIN: 
                   FROM /* TEMPLATE: source */sentry_organization s/* TEMPLATE_BEGIN: joins *//* TEMPLATE_END: joins */
                  /* IF: ids */WHERE s./* TEMPLATE: source_key */id = ANY (@ids::bigint[])/* END: ids */
                    /* IF: cell_column */AND s./* TEMPLATE: cell_column */region_name = @cell/* END: cell_column */
-                   /* IF: cell_org */AND EXISTS (SELECT 1 FROM /* TEMPLATE: org_mapping */sentry_organizationmapping om WHERE om.organization_id = s./* TEMPLATE: org_column */organization_id AND om.region_name = @cell)/* END: cell_org */
+                   /* IF: cell_org */AND EXISTS (SELECT 1 FROM /* TEMPLATE: org_mapping */sentry_organizationmapping om WHERE om.organization_id = /* TEMPLATE: org_row */s./* TEMPLATE: org_column */organization_id AND om.region_name = @cell)/* END: cell_org */
                    /* IF: cell_user */AND EXISTS (SELECT 1 FROM /* TEMPLATE: member_mapping */sentry_organizationmembermapping omm JOIN /* TEMPLATE: org_mapping */sentry_organizationmapping om ON om.organization_id = omm.organization_id WHERE omm.user_id = s./* TEMPLATE: user_column */user_id AND om.region_name = @cell)/* END: cell_user */
 
 -- name: replica-part-join
@@ -153,7 +153,7 @@ SELECT r./* TEMPLATE: replica_key */organization_id::bigint AS object_id, r./* T
                  WHERE r./* TEMPLATE: replica_key */organization_id IS NOT NULL
                    /* IF: ids */AND r./* TEMPLATE: replica_key */organization_id = ANY (@ids::bigint[])/* END: ids */
                    /* IF: cell_column */AND r./* TEMPLATE: cell_column */region_name = @cell/* END: cell_column */
-                   /* IF: cell_org */AND EXISTS (SELECT 1 FROM /* TEMPLATE: org_mapping */sentry_organizationmapping om WHERE om.organization_id = r./* TEMPLATE: org_column */organization_id AND om.region_name = @cell)/* END: cell_org */
+                   /* IF: cell_org */AND EXISTS (SELECT 1 FROM /* TEMPLATE: org_mapping */sentry_organizationmapping om WHERE om.organization_id = /* TEMPLATE: org_row */r./* TEMPLATE: org_column */organization_id AND om.region_name = @cell)/* END: cell_org */
                    /* IF: cell_user */AND EXISTS (SELECT 1 FROM /* TEMPLATE: member_mapping */sentry_organizationmembermapping omm JOIN /* TEMPLATE: org_mapping */sentry_organizationmapping om ON om.organization_id = omm.organization_id WHERE omm.user_id = r./* TEMPLATE: user_column */user_id AND om.region_name = @cell)/* END: cell_user */
 
 -- name: replica-columns

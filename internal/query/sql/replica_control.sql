@@ -28,3 +28,13 @@ SELECT DISTINCT c.cell_name
         UNION ALL
         SELECT om.region_name::text FROM /* TEMPLATE: org_mapping */sentry_organizationmapping om) c
  ORDER BY 1;
+
+-- name: replica-cells-by-provider-organization
+-- AuthIdentity.outbox_cell_names(): find_cells_for_orgs([auth_provider.organization_id]),
+-- the cell the mapping of the identity's provider's organization names.
+SELECT s.id::bigint AS object_id, om.region_name::text AS cell_name
+  FROM /* TEMPLATE: source */sentry_authidentity s
+  JOIN /* TEMPLATE: provider */sentry_authprovider ap ON ap.id = s.auth_provider_id
+  JOIN /* TEMPLATE: org_mapping */sentry_organizationmapping om ON om.organization_id = ap.organization_id
+ WHERE s.id = ANY (@ids::bigint[])
+ ORDER BY 1, 2;

@@ -137,3 +137,12 @@ SELECT DISTINCT c.cell_name
         UNION ALL
         SELECT om.region_name::text FROM "ctl".sentry_organizationmapping om) c
  ORDER BY 1;
+
+-- outboxctl: replica-cells-by-provider-organization
+-- The cell of each identity's provider's organization (find_cells_for_orgs).
+SELECT s.id::bigint AS object_id, om.region_name::text AS cell_name
+  FROM "ctl".sentry_authidentity s
+  JOIN "ctl".sentry_authprovider ap ON ap.id = s.auth_provider_id
+  JOIN "ctl".sentry_organizationmapping om ON om.organization_id = ap.organization_id
+ WHERE s.id = ANY (ARRAY[7]::bigint[])
+ ORDER BY 1, 2;
