@@ -3,6 +3,8 @@ package cmd_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -212,4 +214,39 @@ VALUES (9999, 999, 'k', 'nomapping', 0, now(), 0, '{}')`, pgx.Identifier{control
 	}
 	// An id neither side has: nothing written, a failure.
 	run(cmd.ExitError, "replicate", "apikey", "77777", "--yes")
+}
+
+// TestReplicateControlFromVerifyJSON: replicate --from verify's JSON of the control -> cell
+// pairs writes the missing and stale objects' rows; verify then lists none of them missing
+// or stale (pending instead), and the orphans are left alone.
+func TestReplicateControlFromVerifyJSON(t *testing.T) {
+	t.Parallel()
+	shape := testdb.ControlShape{Orgs: 30, N: 100, Cell: "--monolith--", OtherCell: "eu"}
+	schema := testdb.Schema(t, fixture.Options{Replicas: true})
+	testdb.SeedControlReplicas(t, schema, schema, shape)
+	out, _ := mustRun(t, cmd.ExitDrift, schema, append([]string{"verify", "-o", "json", "--limit", "0", "--fail-on-drift"}, controlPairs...)...)
+	file := filepath.Join(t.TempDir(), "drift.json")
+	if err := os.WriteFile(file, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	orphans := 0
+	for _, d := range parseVerify(t, out).Drift {
+		if d.Drift == "orphan" {
+			orphans++
+		}
+	}
+	mustRun(t, 0, schema, "replicate", "--from", file, "--drift", "missing,stale", "--reason", "test", "--yes")
+	out, _ = mustRun(t, cmd.ExitDrift, schema, append([]string{"verify", "-o", "json", "--limit", "0", "--fail-on-drift"}, controlPairs...)...)
+	left := 0
+	for _, d := range parseVerify(t, out).Drift {
+		switch d.Drift {
+		case "missing", "stale":
+			t.Errorf("%s %d still %s after replicate", d.Pair, d.ObjectID, d.Drift)
+		case "orphan":
+			left++
+		}
+	}
+	if left != orphans || orphans == 0 {
+		t.Errorf("%d orphans after, %d before: replicate --drift missing,stale left them alone", left, orphans)
+	}
 }
