@@ -127,11 +127,14 @@ func cellsOfObjects(ctx context.Context, q query.Querier, st query.Statement) (m
 	return out, nil
 }
 
+// cellsFunc is a Pair's CellsOf.
+type cellsFunc = func(context.Context, query.Querier, CellsAt, []Object) ([]Object, []string, error)
+
 // cellsOf is a CellsOf of the source table source whose objects' cells, across silos,
 // statement reads (object_id, cell_name rows; nil: the same cells for every object, from
 // all); in a monolith (monolith true) Sentry's find_cells_for_* answer the monolith's cell.
 func cellsOf(source string, monolith bool, statement func(source string, at CellsAt, ids []int64) query.Statement,
-	all func(ctx context.Context, q query.Querier, at CellsAt) ([]string, error)) func(context.Context, query.Querier, CellsAt, []Object) ([]Object, []string, error) {
+	all func(ctx context.Context, q query.Querier, at CellsAt) ([]string, error)) cellsFunc {
 	return func(ctx context.Context, q query.Querier, at CellsAt, objs []Object) ([]Object, []string, error) {
 		if monolith && !at.Split {
 			out, cells := spread(objs, at, func(Object) []string { return []string{at.Cell} })
@@ -160,14 +163,14 @@ func cellsOf(source string, monolith bool, statement func(source string, at Cell
 // cellsByOrganization is the default outbox_cell_names() of a model with organization_id:
 // find_cells_for_orgs([organization_id]), the cell its organization's mapping names (none
 // without a mapping).
-func cellsByOrganization(source string) func(context.Context, query.Querier, CellsAt, []Object) ([]Object, []string, error) {
+func cellsByOrganization(source string) cellsFunc {
 	return cellsOf(source, true, func(src string, at CellsAt, ids []int64) query.Statement {
 		return query.ReplicaCellsByOrganization(src, "id", "organization_id", query.QualifiedTable(at.Schema, query.OrganizationMapping), ids)
 	}, nil)
 }
 
 // cellsAll is find_all_cell_names(): every cell the organization mappings name, and the run's.
-func cellsAll() func(context.Context, query.Querier, CellsAt, []Object) ([]Object, []string, error) {
+func cellsAll() cellsFunc {
 	return cellsOf("", true, nil, func(ctx context.Context, q query.Querier, at CellsAt) ([]string, error) {
 		rows, err := query.All[query.ReplicaCellName](ctx, q, query.ReplicaCellsAll(query.QualifiedTable(at.Schema, query.OrganizationMapping), at.Cell))
 		if err != nil {
@@ -182,7 +185,7 @@ func cellsAll() func(context.Context, query.Querier, CellsAt, []Object) ([]Objec
 }
 
 // cellsByColumn is a model naming its cell in column ([self.cell_name]), in a monolith too.
-func cellsByColumn(source, column string) func(context.Context, query.Querier, CellsAt, []Object) ([]Object, []string, error) {
+func cellsByColumn(source, column string) cellsFunc {
 	return cellsOf(source, false, func(src string, _ CellsAt, ids []int64) query.Statement {
 		return query.ReplicaCellsByColumn(src, "id", column, ids)
 	}, nil)
