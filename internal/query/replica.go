@@ -137,6 +137,9 @@ type ReplicaSpec struct {
 	// the sources (a control -> cell pair's: the objects whose outbox targets the cell).
 	ReplicaCell, SourceCell CellScope
 	Scope, Category         Enum
+	// SeveralReplicaRows: the replica's key column is not unique (ApiKeyReplica: "use
+	// last()"), so an object's newest replica row is the one compared.
+	SeveralReplicaRows bool
 }
 
 // ShardIsKey says the outbox shard is the object's own id (an Organization's): a deletion
@@ -346,6 +349,10 @@ func VerifyPair(s ReplicaSpec, sel ReplicaSelect) Statement {
 		args["cell"] = Arg{Value: sel.Cell, Note: "the cell's name (region_name)"}
 	}
 	all := rowsFor{values: true}
+	on := sel.on()
+	if s.SeveralReplicaRows {
+		on = append(on, "newest")
+	}
 	return sqlStatement("verify-pair", []string{
 		fmt.Sprintf("Drift of %s -> %s: the count of each class (missing: no replica, orphan: no source, stale: fields differ,",
 			qualified(sel.SourceSchema, s.Source), qualified(sel.ReplicaSchema, s.Replica)),
@@ -356,7 +363,7 @@ func VerifyPair(s ReplicaSpec, sel ReplicaSelect) Statement {
 		"differs":      s.differs(),
 		"values":       s.texts(15, "s", "r"),
 		"outbox":       qualified(sel.SourceSchema, s.Outbox()),
-	}, args, sel.on()...)
+	}, args, on...)
 }
 
 // ReplicaSource is the source's side of a pair in two databases: its rows with their fields

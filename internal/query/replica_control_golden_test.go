@@ -11,7 +11,7 @@ func TestGoldenControlReplicas(t *testing.T) {
 		Replica: "hybridcloud_apikeyreplica", ReplicaKey: "apikey_id",
 		Fields: []ReplicaField{{Name: "label", Source: Col("label")}, {Name: "allowed_origins", Source: Lines("allowed_origins")},
 			{Name: "key", Source: Col("key"), Secret: true}},
-		Shard: Col("organization_id"), ReplicaShard: "organization_id", SourceCell: CellScope{ByOrganization: "organization_id"},
+		Shard: Col("organization_id"), ReplicaShard: "organization_id", SourceCell: CellScope{ByOrganization: "organization_id"}, SeveralReplicaRows: true,
 		Scope: Enum{0, "ORGANIZATION_SCOPE"}, Category: Enum{28, "API_KEY_UPDATE"}}
 	mono := ReplicaSelect{SourceSchema: "sentry", ReplicaSchema: "sentry", Cell: evilCell, IDs: []int64{7}, Limit: 50}
 	split := ReplicaSelect{SourceSchema: "ctl", ReplicaSchema: "us", Cell: evilCell}

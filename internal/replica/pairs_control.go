@@ -34,7 +34,8 @@ func init() {
 			// API_TOKEN_SCOPE's shard of an ApiToken is its own id (API_TOKEN_UPDATE was in
 			// USER_SCOPE before late 2024: reference §2.2).
 			Shard: query.Col("id"), ReplicaShard: "apitoken_id",
-			Scope: apiTokenScope, Category: query.Enum{Value: 32, Name: "API_TOKEN_UPDATE"}},
+			Scope: apiTokenScope, Category: query.Enum{Value: 32, Name: "API_TOKEN_UPDATE"},
+			SeveralReplicaRows: true}, // the replica's key column is indexed, not unique
 			// ApiToken.outbox_cell_names(): every cell.
 			CellsOf: cellsAll()},
 		Pair{ReplicaSpec: query.ReplicaSpec{Name: "apikey", SourceSilo: query.SiloControl,
@@ -45,7 +46,8 @@ func init() {
 				secret("key")),
 			Shard: query.Col("organization_id"), ReplicaShard: "organization_id",
 			SourceCell: byOrganization,
-			Scope:      orgScope, Category: query.Enum{Value: 28, Name: "API_KEY_UPDATE"}},
+			Scope:      orgScope, Category: query.Enum{Value: 28, Name: "API_KEY_UPDATE"},
+			SeveralReplicaRows: true}, // the replica's key column is indexed, not unique
 			// The default outbox_cell_names(): find_cells_for_orgs([organization_id]).
 			CellsOf: cellsByOrganization("sentry_apikey")},
 		Pair{ReplicaSpec: query.ReplicaSpec{Name: "orgauthtoken", SourceSilo: query.SiloControl,
@@ -54,7 +56,8 @@ func init() {
 			Fields: append(cols("organization_id", "name", "scope_list", "created_by_id", "date_deactivated"), secret("token_hashed")),
 			Shard:  query.Col("organization_id"), ReplicaShard: "organization_id",
 			SourceCell: byOrganization,
-			Scope:      orgScope, Category: query.Enum{Value: 33, Name: "ORG_AUTH_TOKEN_UPDATE"}},
+			Scope:      orgScope, Category: query.Enum{Value: 33, Name: "ORG_AUTH_TOKEN_UPDATE"},
+			SeveralReplicaRows: true}, // the replica's key column is indexed, not unique
 			CellsOf: cellsByOrganization("sentry_orgauthtoken")},
 		Pair{ReplicaSpec: query.ReplicaSpec{Name: "organizationslugreservation", SourceSilo: query.SiloControl,
 			Source: "sentry_organizationslugreservation", SourceKey: "id",

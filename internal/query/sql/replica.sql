@@ -15,9 +15,11 @@
 -- replica), stale (a field differs: the typed values compared), orphan (no source), and
 -- pending (any of these with a queued outbox row of the pair's scope and category for the
 -- object in the object's own shard: the source's shard, or for an orphan the replica's).
--- The same pass keeps the ids of the first @listed drifted objects; those alone are read
--- again, by id, with their fields as text and their queued outbox rows. Every row carries
--- the counts; with nothing drifted there is one row, its object_id NULL.
+-- A pair whose replica table may hold several rows of an object (the newest fragment:
+-- ApiKeyReplica, "use last()") compares the object's newest row. The same pass keeps the
+-- ids of the first @listed drifted objects; those alone are read again, by id, with their
+-- fields as text and their queued outbox rows. Every row carries the counts; with nothing
+-- drifted there is one row, its object_id NULL.
 WITH c AS (
 SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
        count(*) FILTER (WHERE d.drifted AND p.object_identifier IS NULL AND NOT d.has_replica) AS missing,
@@ -33,11 +35,11 @@ SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
                OR /* TEMPLATE_BEGIN: differs */(s.s_slug, s.s_name) IS DISTINCT FROM (r.r_slug, r.r_name)/* TEMPLATE_END: differs */ AS drifted
           FROM (/* TEMPLATE_BEGIN: source_rows */SELECT s.id AS object_id, s.id AS shard, s.slug AS s_slug, s.name AS s_name
                   FROM sentry_organization s/* TEMPLATE_END: source_rows */) s
-          FULL JOIN (SELECT DISTINCT ON (r.object_id) r.* -- an object's newest replica row (ApiKeyReplica: "use last()")
+          FULL JOIN (SELECT /* IF: newest */DISTINCT ON (r.object_id) /* END: newest */r.*
                        FROM (/* TEMPLATE_BEGIN: replica_rows */SELECT r.organization_id AS object_id, r.organization_id AS shard, r.id AS replica_row, r.slug AS r_slug, r.name AS r_name
                   FROM sentry_organizationmapping r
                  WHERE r.organization_id IS NOT NULL/* TEMPLATE_END: replica_rows */) r
-                      ORDER BY r.object_id, r.replica_row DESC) r
+                     /* IF: newest */ORDER BY r.object_id, r.replica_row DESC/* END: newest */) r
             ON r.object_id = s.object_id
         OFFSET 0) d -- computes drifted once a row (flattened, the aggregate would repeat it in every FILTER)
   LEFT JOIN (SELECT DISTINCT x.shard_identifier, x.object_identifier
@@ -56,11 +58,11 @@ SELECT c.in_sync, c.missing, c.stale, c.orphan, c.pending, l.*
           FROM unnest(c.listed) AS k(object_id)
           LEFT JOIN (/* TEMPLATE_BEGIN: source_rows */SELECT s.id AS object_id, s.id AS shard, s.slug AS s_slug, s.name AS s_name
                   FROM sentry_organization s/* TEMPLATE_END: source_rows */) s ON s.object_id = k.object_id
-          LEFT JOIN (SELECT DISTINCT ON (r.object_id) r.*
+          LEFT JOIN (SELECT /* IF: newest */DISTINCT ON (r.object_id) /* END: newest */r.*
                        FROM (/* TEMPLATE_BEGIN: replica_rows */SELECT r.organization_id AS object_id, r.organization_id AS shard, r.id AS replica_row, r.slug AS r_slug, r.name AS r_name
                   FROM sentry_organizationmapping r
                  WHERE r.organization_id IS NOT NULL/* TEMPLATE_END: replica_rows */) r
-                      ORDER BY r.object_id, r.replica_row DESC) r ON r.object_id = k.object_id
+                     /* IF: newest */ORDER BY r.object_id, r.replica_row DESC/* END: newest */) r ON r.object_id = k.object_id
           LEFT JOIN LATERAL (SELECT x.shard_identifier, count(*) AS pending_rows, min(x.scheduled_for) AS pending_next,
                                     min(x.scheduled_for) <= now() AS pending_due
                                FROM /* TEMPLATE: outbox */sentry_regionoutbox x

@@ -21,7 +21,7 @@ SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
                        s.key AS s_key
                   FROM sentry.sentry_apikey s
                  WHERE s.id = ANY (ARRAY[7]::bigint[])) s
-          FULL JOIN (SELECT DISTINCT ON (r.object_id) r.* -- an object's newest replica row (ApiKeyReplica: "use last()")
+          FULL JOIN (SELECT DISTINCT ON (r.object_id) r.*
                        FROM (SELECT r.apikey_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
                        r.label AS r_label,
                        r.allowed_origins AS r_allowed_origins,
@@ -29,7 +29,7 @@ SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
                   FROM sentry.hybridcloud_apikeyreplica r
                  WHERE r.apikey_id IS NOT NULL
                    AND r.apikey_id = ANY (ARRAY[7]::bigint[])) r
-                      ORDER BY r.object_id, r.replica_row DESC) r
+                     ORDER BY r.object_id, r.replica_row DESC) r
             ON r.object_id = s.object_id
         OFFSET 0) d -- computes drifted once a row (flattened, the aggregate would repeat it in every FILTER)
   LEFT JOIN (SELECT DISTINCT x.shard_identifier, x.object_identifier
@@ -65,7 +65,7 @@ SELECT c.in_sync, c.missing, c.stale, c.orphan, c.pending, l.*
                   FROM sentry.hybridcloud_apikeyreplica r
                  WHERE r.apikey_id IS NOT NULL
                    AND r.apikey_id = ANY (ARRAY[7]::bigint[])) r
-                      ORDER BY r.object_id, r.replica_row DESC) r ON r.object_id = k.object_id
+                     ORDER BY r.object_id, r.replica_row DESC) r ON r.object_id = k.object_id
           LEFT JOIN LATERAL (SELECT x.shard_identifier, count(*) AS pending_rows, min(x.scheduled_for) AS pending_next,
                                     min(x.scheduled_for) <= now() AS pending_due
                                FROM sentry.sentry_controloutbox x
