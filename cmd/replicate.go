@@ -137,12 +137,13 @@ shows the object pending, then in sync once the shard drained.`),
 
 // replicateWork is one pair's objects and the rows that replicate them, in outbox.
 type replicateWork struct {
-	pair    replica.Pair
-	objects []replica.Object
-	unknown []int64
-	rows    query.OutboxRows
-	outbox  string // the source silo's outbox, qualified
-	write   *db.Conn
+	pair     replica.Pair
+	objects  []replica.Object
+	unknown  []int64
+	cellless []int64 // a control model's objects outbox_cell_names() names no cell for: no row
+	rows     query.OutboxRows
+	outbox   string // the source silo's outbox, qualified
+	write    *db.Conn
 }
 
 // replicateConns are the two silos' connections (the same one in a monolith): a pair's
@@ -210,6 +211,12 @@ func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
 		}
 		return d.printScript(query.InTransaction(d.preamble("replicate"), script))
 	}
+	for _, w := range work {
+		if len(w.cellless) > 0 {
+			d.printer.Notef("%s %s: no cell to write for (its organization has no mapping naming a cell, so Sentry writes no row either): repair the organization's mapping first",
+				w.pair.Name, strings.Join(idStrings(w.cellless), ", "))
+		}
+	}
 	plan := replicatePlan(work, o.Reason)
 	if o.DryRun {
 		for _, l := range plan {
@@ -262,15 +269,18 @@ func readReplicateWork(ctx context.Context, conns replicateConns, targets map[st
 					return db.Classify(err, "replicate-"+p.Name)
 				}
 				var cells []string
+				var cellless []int64
 				if p.CellsOf != nil {
 					at := replica.CellsAt{Schema: s.SourceSchema, Cell: conns.cellName, Split: conns.split}
+					before := objs
 					if objs, cells, err = p.CellsOf(ctx, stx, at, objs); err != nil {
 						return db.Classify(err, "replicate-"+p.Name)
 					}
+					cellless = withoutCells(before, objs)
 				} else if p.SourceSilo == query.SiloControl {
 					return failuref("replicate %s: the target cells of a control model's outbox rows are not known for this pair", p.Name)
 				}
-				work = append(work, replicateWork{pair: p, objects: objs, unknown: unknown, rows: p.OutboxRows(objs, cells, payloadType, fixture.ThePast),
+				work = append(work, replicateWork{pair: p, objects: objs, unknown: unknown, cellless: cellless, rows: p.OutboxRows(objs, cells, payloadType, fixture.ThePast),
 					outbox: p.OutboxTable(s.SourceSchema), write: srcConn})
 				return nil
 			}
@@ -383,15 +393,34 @@ func unknownObjects(work []replicateWork) error {
 	var parts []string
 	for _, w := range work {
 		if len(w.unknown) > 0 {
-			ids := make([]string, len(w.unknown))
-			for i, id := range w.unknown {
-				ids[i] = fmt.Sprint(id)
-			}
-			parts = append(parts, w.pair.Name+" "+strings.Join(ids, ", "))
+			parts = append(parts, w.pair.Name+" "+strings.Join(idStrings(w.unknown), ", "))
 		}
 	}
 	if len(parts) == 0 {
 		return nil
 	}
 	return failuref("not found as a source or a replica, so nothing was written for them: %s", strings.Join(parts, "; "))
+}
+
+// withoutCells are the objects of before that after (CellsOf's rows) has no row of.
+func withoutCells(before, after []replica.Object) []int64 {
+	has := map[int64]bool{}
+	for _, o := range after {
+		has[o.ObjectID] = true
+	}
+	var out []int64
+	for _, o := range before {
+		if !has[o.ObjectID] {
+			out = append(out, o.ObjectID)
+		}
+	}
+	return out
+}
+
+func idStrings(ids []int64) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = fmt.Sprint(id)
+	}
+	return out
 }

@@ -200,13 +200,13 @@ func TestReplicateControlSplit(t *testing.T) {
 	if n := maxControlID(t, cellSchema); n != 0 {
 		t.Errorf("the cell schema's control outbox got rows (max id %d)", n)
 	}
-	// A key of an organization without a mapping reaches no cell: nothing written (as Sentry).
+	// A key of an organization without a mapping reaches no cell: nothing written (as Sentry), said so.
 	if _, err := testdb.Pool(t).Exec(context.Background(), fmt.Sprintf(`INSERT INTO %s.sentry_apikey (id, organization_id, label, key, status, date_added, scopes, scope_list)
 VALUES (9999, 999, 'k', 'nomapping', 0, now(), 0, '{}')`, pgx.Identifier{controlSchema}.Sanitize())); err != nil {
 		t.Fatal(err)
 	}
 	mid := maxControlID(t, controlSchema)
-	if errOut := run(0, "replicate", "apikey", "9999", "--yes"); !strings.Contains(errOut, "nothing to replicate") {
+	if errOut := run(0, "replicate", "apikey", "9999", "--yes"); !strings.Contains(errOut, "apikey 9999: no cell to write for") || !strings.Contains(errOut, "nothing to replicate") {
 		t.Errorf("a key reaching no cell: %s", errOut)
 	}
 	if maxControlID(t, controlSchema) != mid {
