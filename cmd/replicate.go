@@ -23,6 +23,7 @@ type replicateOptions struct {
 	Args   []string // PAIR ID...
 	From   string
 	Drift  []string
+	Cell   string // --cell: the cell a control model's rows are for
 
 	targets map[string][]int64 // pair -> ids, set by Validate (--from: by resolve)
 }
@@ -90,7 +91,9 @@ func newReplicateCmd(a *app) *cobra.Command {
 		Short: "Write the outbox rows Sentry writes for objects, so its workers replicate them again",
 		Long: strings.TrimSpace(`
 For each object, write into the source silo's outbox (sentry_regionoutbox for the cell ->
-control pairs) the row Sentry's own outbox_for_update() writes for it: the pair's category
+control pairs; sentry_controloutbox for the control -> cell pairs, one row per cell
+outbox_cell_names() names: --cell, the cell context's or the monolith's for a gone object)
+the row Sentry's own outbox_for_update() writes for it: the pair's category
 and scope, the shard and object identifiers infer_identifiers gives it, the payload of
 payload_for_update() and a fresh row's schedule (scheduled_for 2016-08-01, Sentry's
 THE_PAST), so the shard is due at once. Sentry's workers (or outboxctl drain) then deliver
@@ -122,7 +125,7 @@ shows the object pending, then in sync once the shard drained.`),
 			if err := o.resolve(); err != nil {
 				return err
 			}
-			o.DryRun = a.dryRun
+			o.DryRun, o.Cell = a.dryRun, a.g.Cell
 			return runReplicate(c.Context(), a.factory(), o)
 		},
 	}
@@ -134,12 +137,13 @@ shows the object pending, then in sync once the shard drained.`),
 
 // replicateWork is one pair's objects and the rows that replicate them, in outbox.
 type replicateWork struct {
-	pair    replica.Pair
-	objects []replica.Object
-	unknown []int64
-	rows    query.OutboxRows
-	outbox  string // the source silo's outbox, qualified
-	write   *db.Conn
+	pair     replica.Pair
+	objects  []replica.Object
+	unknown  []int64
+	cellless []int64 // a control model's objects outbox_cell_names() names no cell for: no row
+	rows     query.OutboxRows
+	outbox   string // the source silo's outbox, qualified
+	write    *db.Conn
 }
 
 // replicateConns are the two silos' connections (the same one in a monolith): a pair's
@@ -147,6 +151,8 @@ type replicateWork struct {
 type replicateConns struct {
 	cell, control             *db.Conn
 	cellSchema, controlSchema string
+	cellName                  string // the cell's name: a control model's rows' cell (--cell, the cell context's, the monolith's)
+	split                     bool
 	close                     func()
 }
 
@@ -159,14 +165,17 @@ func (c replicateConns) of(p replica.Pair) (src, rep *db.Conn, s replica.Sides) 
 	return c.cell, c.control, replica.Sides{SourceSchema: c.cellSchema, ReplicaSchema: c.controlSchema}
 }
 
-func (d factory) replicateConns(ctx context.Context) (replicateConns, error) {
+func (d factory) replicateConns(ctx context.Context, cell string) (replicateConns, error) {
 	sides, err := d.split(ctx, "replicate", true)
 	if err != nil {
 		return replicateConns{}, err
 	}
 	if sides != nil {
+		if cell == "" {
+			cell = sides.cellName()
+		}
 		return replicateConns{cell: sides.cell.conn, control: sides.control.conn, cellSchema: sides.cell.schema,
-			controlSchema: sides.control.schema, close: func() { sides.close(ctx) }}, nil
+			controlSchema: sides.control.schema, cellName: cell, split: true, close: func() { sides.close(ctx) }}, nil
 	}
 	if err := d.requireDB("outboxctl replicate"); err != nil {
 		return replicateConns{}, err
@@ -175,14 +184,17 @@ func (d factory) replicateConns(ctx context.Context) (replicateConns, error) {
 	if err != nil {
 		return replicateConns{}, err
 	}
-	return replicateConns{cell: conn, control: conn, cellSchema: d.schema, controlSchema: d.schema,
+	if cell == "" {
+		cell = monolithCell
+	}
+	return replicateConns{cell: conn, control: conn, cellSchema: d.schema, controlSchema: d.schema, cellName: cell,
 		close: func() { conn.Close(context.WithoutCancel(ctx)) }}, nil
 }
 
 // runReplicate reads the objects' identifiers, shows the plan and, confirmed, writes the
 // outbox rows in one transaction per silo written.
 func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
-	conns, err := d.replicateConns(ctx)
+	conns, err := d.replicateConns(ctx, o.Cell)
 	if err != nil {
 		return err
 	}
@@ -198,6 +210,12 @@ func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
 			script = append(script, query.ReplicateOutbox(w.outbox, w.rows, why))
 		}
 		return d.printScript(query.InTransaction(d.preamble("replicate"), script))
+	}
+	for _, w := range work {
+		if len(w.cellless) > 0 {
+			d.printer.Notef("%s %s: no cell to write for (its organization has no mapping naming a cell, so Sentry writes no row either): repair the organization's mapping first",
+				w.pair.Name, strings.Join(idStrings(w.cellless), ", "))
+		}
 	}
 	plan := replicatePlan(work, o.Reason)
 	if o.DryRun {
@@ -251,14 +269,18 @@ func readReplicateWork(ctx context.Context, conns replicateConns, targets map[st
 					return db.Classify(err, "replicate-"+p.Name)
 				}
 				var cells []string
+				var cellless []int64
 				if p.CellsOf != nil {
-					if objs, cells, err = p.CellsOf(ctx, stx, s.SourceSchema, objs); err != nil {
+					at := replica.CellsAt{Schema: s.SourceSchema, Cell: conns.cellName, Split: conns.split}
+					before := objs
+					if objs, cells, err = p.CellsOf(ctx, stx, at, objs); err != nil {
 						return db.Classify(err, "replicate-"+p.Name)
 					}
+					cellless = withoutCells(before, objs)
 				} else if p.SourceSilo == query.SiloControl {
 					return failuref("replicate %s: the target cells of a control model's outbox rows are not known for this pair", p.Name)
 				}
-				work = append(work, replicateWork{pair: p, objects: objs, unknown: unknown, rows: p.OutboxRows(objs, cells, payloadType, fixture.ThePast),
+				work = append(work, replicateWork{pair: p, objects: objs, unknown: unknown, cellless: cellless, rows: p.OutboxRows(objs, cells, payloadType, fixture.ThePast),
 					outbox: p.OutboxTable(s.SourceSchema), write: srcConn})
 				return nil
 			}
@@ -371,15 +393,34 @@ func unknownObjects(work []replicateWork) error {
 	var parts []string
 	for _, w := range work {
 		if len(w.unknown) > 0 {
-			ids := make([]string, len(w.unknown))
-			for i, id := range w.unknown {
-				ids[i] = fmt.Sprint(id)
-			}
-			parts = append(parts, w.pair.Name+" "+strings.Join(ids, ", "))
+			parts = append(parts, w.pair.Name+" "+strings.Join(idStrings(w.unknown), ", "))
 		}
 	}
 	if len(parts) == 0 {
 		return nil
 	}
 	return failuref("not found as a source or a replica, so nothing was written for them: %s", strings.Join(parts, "; "))
+}
+
+// withoutCells are the objects of before that after (CellsOf's rows) has no row of.
+func withoutCells(before, after []replica.Object) []int64 {
+	has := map[int64]bool{}
+	for _, o := range after {
+		has[o.ObjectID] = true
+	}
+	var out []int64
+	for _, o := range before {
+		if !has[o.ObjectID] {
+			out = append(out, o.ObjectID)
+		}
+	}
+	return out
+}
+
+func idStrings(ids []int64) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = fmt.Sprint(id)
+	}
+	return out
 }

@@ -90,6 +90,12 @@ streamed in object order, each in its own read-only snapshot, and merged, in mem
 does not grow with the tables; the control silo's rows are the cell's (region_name = the
 cell context's cell setting, or its name).
 
+The control -> cell pairs (apitoken, apikey, orgauthtoken, organizationslugreservation,
+authidentity) compare the cell's replicas with the sources Sentry sends that cell (its
+organization's, every api token, the slug reservations naming it); their pending rows are
+the control outbox's for the cell. A secret (a token, a key, an identity's data) is never
+printed: a stale one shows a digest of each side.
+
 --fail-on-drift exits 9 when an object is missing, stale or orphan, 8 when the only
 objects not in sync are pending (the answer is "not yet"), 0 when all are in sync.
 Repair with outboxctl replicate PAIR ID... or --from the JSON of this command.`),
@@ -187,7 +193,7 @@ func verifyPairs(ctx context.Context, d factory, o verifyOptions, sides *splitSi
 		for _, p := range o.pairs {
 			src, rep := pairSides(p, sides, d.schema)
 			s := replica.Sides{SourceSchema: src.schema, ReplicaSchema: rep.schema}
-			col := &replica.Collector{Pair: p, Limit: o.Limit}
+			col := &replica.Collector{Pair: p, Limit: o.Limit, Cell: cell}
 			if err := replica.Introspect(ctx, srcQ(p), repQ(p), s, col); err != nil {
 				var absent replica.TableAbsent
 				if errors.As(err, &absent) && len(o.Pairs) == 0 {

@@ -20,6 +20,9 @@ type ReplicaExpr struct {
 	Column string
 	Mask   int64 // non-zero: the flag (Column & Mask) <> 0 of a BitField
 	Cell   bool  // the cell's name (@cell): what the receiver stamps on the replica
+	// Lines: the column's non-empty lines joined by "\n" ('' for NULL): what a receiver
+	// writes for "\n".join(model.get_allowed_origins()).
+	Lines bool
 }
 
 // Col is the source row's column c.
@@ -30,6 +33,9 @@ func Flag(c string, mask int64) ReplicaExpr { return ReplicaExpr{Column: c, Mask
 
 // CellName is the cell's name.
 func CellName() ReplicaExpr { return ReplicaExpr{Cell: true} }
+
+// Lines is the source row's column c as its non-empty lines joined by "\n".
+func Lines(c string) ReplicaExpr { return ReplicaExpr{Column: c, Lines: true} }
 
 // Via is column c of the row join alias references.
 func Via(alias, c string) ReplicaExpr { return ReplicaExpr{From: alias, Column: c} }
@@ -45,6 +51,9 @@ func (e ReplicaExpr) sql() string {
 	col := from + "." + Ident(e.Column)
 	if e.Mask != 0 {
 		return fmt.Sprintf("(%s & %d) <> 0", col, e.Mask)
+	}
+	if e.Lines {
+		return fmt.Sprintf(`array_to_string(array_remove(string_to_array(coalesce(%s, ''), E'\n'), ''), E'\n')`, col)
 	}
 	return col
 }
@@ -65,6 +74,17 @@ type ReplicaJoin struct {
 type ReplicaField struct {
 	Name   string
 	Source ReplicaExpr
+	// Secret: a token, key or hashed token. Compared as it is, it leaves the database only
+	// as a digest (digestSQL), never as its value.
+	Secret bool
+}
+
+// digestSQL is what a secret's value leaves the database as: 'digest:' and the first 16 hex
+// digits of the SHA-256 of 'outboxctl:' and the value (the prefix keeps a digest of an api
+// token from being the start of Sentry's own hashed_token, the token's SHA-256). NULL stays
+// NULL.
+func digestSQL(v string) string {
+	return "'digest:' || left(encode(sha256(convert_to('outboxctl:' || " + v + "::text, 'UTF8')), 'hex'), 16)"
 }
 
 // ReplicaPayloadKey is one key of payload_for_update(): its value for an object that exists
@@ -84,6 +104,9 @@ type CellScope struct {
 	Column         string
 	ByOrganization string
 	ByUser         string
+	// From: ByOrganization is a column of this join's row (an AuthIdentity's provider), not
+	// of the table's own.
+	From string
 }
 
 // OrganizationMapping is the table CellScope.ByOrganization looks the cell up in (the
@@ -114,6 +137,9 @@ type ReplicaSpec struct {
 	// the sources (a control -> cell pair's: the objects whose outbox targets the cell).
 	ReplicaCell, SourceCell CellScope
 	Scope, Category         Enum
+	// SeveralReplicaRows: the replica's key column is not unique (ApiKeyReplica: "use
+	// last()"), so an object's newest replica row is the one compared.
+	SeveralReplicaRows bool
 }
 
 // ShardIsKey says the outbox shard is the object's own id (an Organization's): a deletion
@@ -214,6 +240,13 @@ func rowsPart(name string, idents map[string]string, schema string, ids, cell bo
 	if cell && scope.ByOrganization != "" {
 		on = append(on, "cell_org")
 		idents["org_column"] = Ident(scope.ByOrganization)
+		idents["org_row"] = "s"
+		if name == "replica-part-replica-rows" {
+			idents["org_row"] = "r"
+		}
+		if scope.From != "" {
+			idents["org_row"] = Ident(scope.From)
+		}
 	}
 	if cell && scope.ByUser != "" {
 		on = append(on, "cell_user")
@@ -259,6 +292,10 @@ func (s ReplicaSpec) texts(indent int, prefixes ...string) string {
 	for _, f := range s.Fields {
 		for _, p := range prefixes {
 			n := Ident(p + "_" + f.Name)
+			if f.Secret {
+				parts = append(parts, digestSQL(p+"."+n)+" AS "+n)
+				continue
+			}
 			parts = append(parts, p+"."+n+"::text AS "+n)
 		}
 	}
@@ -312,6 +349,10 @@ func VerifyPair(s ReplicaSpec, sel ReplicaSelect) Statement {
 		args["cell"] = Arg{Value: sel.Cell, Note: "the cell's name (region_name)"}
 	}
 	all := rowsFor{values: true}
+	on := sel.on()
+	if s.SeveralReplicaRows {
+		on = append(on, "newest")
+	}
 	return sqlStatement("verify-pair", []string{
 		fmt.Sprintf("Drift of %s -> %s: the count of each class (missing: no replica, orphan: no source, stale: fields differ,",
 			qualified(sel.SourceSchema, s.Source), qualified(sel.ReplicaSchema, s.Replica)),
@@ -322,7 +363,7 @@ func VerifyPair(s ReplicaSpec, sel ReplicaSelect) Statement {
 		"differs":      s.differs(),
 		"values":       s.texts(15, "s", "r"),
 		"outbox":       qualified(sel.SourceSchema, s.Outbox()),
-	}, args, sel.on()...)
+	}, args, on...)
 }
 
 // ReplicaSource is the source's side of a pair in two databases: its rows with their fields

@@ -35,9 +35,17 @@ type Pair struct {
 	// the receiver deletes the replica, else why it does not (the note verify's next gives).
 	Gone string
 	// CellsOf, for a control model, is outbox_cell_names(): the objects' rows, one per
-	// target cell, with the cell of each (q is the source silo's, in schema). nil for a cell
-	// model (its one row has no cell).
-	CellsOf func(ctx context.Context, q query.Querier, schema string, objs []Object) ([]Object, []string, error)
+	// target cell, with the cell of each (q is the source silo's, at says its schema and the
+	// run's cell and mode). nil for a cell model (its one row has no cell).
+	CellsOf func(ctx context.Context, q query.Querier, at CellsAt, objs []Object) ([]Object, []string, error)
+}
+
+// CellsAt is what a control model's CellsOf needs of the run: the source silo's schema, the
+// cell the run is for (the monolith's, or the cell context's) and whether the silos are two
+// databases (in a monolith Sentry's find_cells_for_* answer the monolith's cell alone).
+type CellsAt struct {
+	Schema, Cell string
+	Split        bool
 }
 
 // Direction is the pair's direction, as the docs and verify's summary say it.
@@ -167,6 +175,8 @@ type Drift struct {
 	Fields   []FieldDiff
 	Pending  *PendingRows
 	scope    query.Enum
+	silo     query.Silo // the source's: a control model's pending rows are the control outbox's
+	cell     string     // the cell verified (Collector.Cell)
 	gone     string
 }
 
@@ -174,7 +184,7 @@ type Drift struct {
 // any of these with an outbox row queued for it in its shard (pending); ok is false for an
 // object in sync (queued or not).
 func Classify(p Pair, r Record) (d Drift, ok bool) {
-	d = Drift{Pair: p.Name, ObjectID: r.ObjectID, Pending: r.Pending, scope: p.Scope, gone: p.Gone}
+	d = Drift{Pair: p.Name, ObjectID: r.ObjectID, Pending: r.Pending, scope: p.Scope, silo: p.SourceSilo, gone: p.Gone}
 	switch {
 	case !r.HasSource() && !r.HasReplica():
 		// A deletion queued for an object already gone on both sides: nothing to do.
@@ -245,11 +255,17 @@ func scopeWord(e query.Enum) string {
 // a printed next runs as printed.
 func (d Drift) Next(command func(args ...string) string) string {
 	if d.Class == Pending {
+		outbox := func(args ...string) string { return command(args...) }
+		if d.silo == query.SiloControl { // the control outbox's shard
+			outbox = func(args ...string) string {
+				return command(append([]string{"--silo", "control", "--cell", d.cell}, args...)...)
+			}
+		}
 		if d.Pending.Due {
 			return fmt.Sprintf("wait: shard %s/%d is due; Sentry's workers deliver it (or drain it: %s)", d.scope.Name, d.Pending.Shard,
-				command("inspect", "shard", scopeWord(d.scope), fmt.Sprint(d.Pending.Shard)))
+				outbox("inspect", "shard", scopeWord(d.scope), fmt.Sprint(d.Pending.Shard)))
 		}
-		return command("reschedule", scopeWord(d.scope), fmt.Sprint(d.Pending.Shard), "--reason", "replicate: deliver the queued outbox")
+		return outbox("reschedule", scopeWord(d.scope), fmt.Sprint(d.Pending.Shard), "--reason", "replicate: deliver the queued outbox")
 	}
 	if d.Class == Orphan && d.gone != "" {
 		return "no outbox repairs it: " + d.gone
@@ -275,6 +291,7 @@ type Collector struct {
 	Counts  Counts
 	Kept    []Drift
 	Skipped []Skipped // the fields not compared on this database
+	Cell    string    // the cell verified: a control model's pending shard is that cell's
 }
 
 // Add classifies one record.
@@ -300,6 +317,7 @@ func (c *Collector) Add(r Record) {
 }
 
 func (c *Collector) keep(d Drift) {
+	d.cell = c.Cell
 	if c.Limit == 0 || len(c.Kept) < c.Limit {
 		c.Kept = append(c.Kept, d)
 	}

@@ -15,9 +15,11 @@
 -- replica), stale (a field differs: the typed values compared), orphan (no source), and
 -- pending (any of these with a queued outbox row of the pair's scope and category for the
 -- object in the object's own shard: the source's shard, or for an orphan the replica's).
--- The same pass keeps the ids of the first @listed drifted objects; those alone are read
--- again, by id, with their fields as text and their queued outbox rows. Every row carries
--- the counts; with nothing drifted there is one row, its object_id NULL.
+-- A pair whose replica table may hold several rows of an object (the newest fragment:
+-- ApiKeyReplica, "use last()") compares the object's newest row. The same pass keeps the
+-- ids of the first @listed drifted objects; those alone are read again, by id, with their
+-- fields as text and their queued outbox rows. Every row carries the counts; with nothing
+-- drifted there is one row, its object_id NULL.
 WITH c AS (
 SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
        count(*) FILTER (WHERE d.drifted AND p.object_identifier IS NULL AND NOT d.has_replica) AS missing,
@@ -33,9 +35,11 @@ SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
                OR /* TEMPLATE_BEGIN: differs */(s.s_slug, s.s_name) IS DISTINCT FROM (r.r_slug, r.r_name)/* TEMPLATE_END: differs */ AS drifted
           FROM (/* TEMPLATE_BEGIN: source_rows */SELECT s.id AS object_id, s.id AS shard, s.slug AS s_slug, s.name AS s_name
                   FROM sentry_organization s/* TEMPLATE_END: source_rows */) s
-          FULL JOIN (/* TEMPLATE_BEGIN: replica_rows */SELECT r.organization_id AS object_id, r.organization_id AS shard, r.id AS replica_row, r.slug AS r_slug, r.name AS r_name
+          FULL JOIN (SELECT /* IF: newest */DISTINCT ON (r.object_id) /* END: newest */r.*
+                       FROM (/* TEMPLATE_BEGIN: replica_rows */SELECT r.organization_id AS object_id, r.organization_id AS shard, r.id AS replica_row, r.slug AS r_slug, r.name AS r_name
                   FROM sentry_organizationmapping r
                  WHERE r.organization_id IS NOT NULL/* TEMPLATE_END: replica_rows */) r
+                     /* IF: newest */ORDER BY r.object_id, r.replica_row DESC/* END: newest */) r
             ON r.object_id = s.object_id
         OFFSET 0) d -- computes drifted once a row (flattened, the aggregate would repeat it in every FILTER)
   LEFT JOIN (SELECT DISTINCT x.shard_identifier, x.object_identifier
@@ -54,9 +58,11 @@ SELECT c.in_sync, c.missing, c.stale, c.orphan, c.pending, l.*
           FROM unnest(c.listed) AS k(object_id)
           LEFT JOIN (/* TEMPLATE_BEGIN: source_rows */SELECT s.id AS object_id, s.id AS shard, s.slug AS s_slug, s.name AS s_name
                   FROM sentry_organization s/* TEMPLATE_END: source_rows */) s ON s.object_id = k.object_id
-          LEFT JOIN (/* TEMPLATE_BEGIN: replica_rows */SELECT r.organization_id AS object_id, r.organization_id AS shard, r.id AS replica_row, r.slug AS r_slug, r.name AS r_name
+          LEFT JOIN (SELECT /* IF: newest */DISTINCT ON (r.object_id) /* END: newest */r.*
+                       FROM (/* TEMPLATE_BEGIN: replica_rows */SELECT r.organization_id AS object_id, r.organization_id AS shard, r.id AS replica_row, r.slug AS r_slug, r.name AS r_name
                   FROM sentry_organizationmapping r
-                 WHERE r.organization_id IS NOT NULL/* TEMPLATE_END: replica_rows */) r ON r.object_id = k.object_id
+                 WHERE r.organization_id IS NOT NULL/* TEMPLATE_END: replica_rows */) r
+                     /* IF: newest */ORDER BY r.object_id, r.replica_row DESC/* END: newest */) r ON r.object_id = k.object_id
           LEFT JOIN LATERAL (SELECT x.shard_identifier, count(*) AS pending_rows, min(x.scheduled_for) AS pending_next,
                                     min(x.scheduled_for) <= now() AS pending_due
                                FROM /* TEMPLATE: outbox */sentry_regionoutbox x
@@ -132,7 +138,7 @@ SELECT s./* TEMPLATE: source_key */id::bigint AS object_id, (/* TEMPLATE_BEGIN: 
                   FROM /* TEMPLATE: source */sentry_organization s/* TEMPLATE_BEGIN: joins *//* TEMPLATE_END: joins */
                  /* IF: ids */WHERE s./* TEMPLATE: source_key */id = ANY (@ids::bigint[])/* END: ids */
                    /* IF: cell_column */AND s./* TEMPLATE: cell_column */region_name = @cell/* END: cell_column */
-                   /* IF: cell_org */AND EXISTS (SELECT 1 FROM /* TEMPLATE: org_mapping */sentry_organizationmapping om WHERE om.organization_id = s./* TEMPLATE: org_column */organization_id AND om.region_name = @cell)/* END: cell_org */
+                   /* IF: cell_org */AND EXISTS (SELECT 1 FROM /* TEMPLATE: org_mapping */sentry_organizationmapping om WHERE om.organization_id = /* TEMPLATE: org_row */s./* TEMPLATE: org_column */organization_id AND om.region_name = @cell)/* END: cell_org */
                    /* IF: cell_user */AND EXISTS (SELECT 1 FROM /* TEMPLATE: member_mapping */sentry_organizationmembermapping omm JOIN /* TEMPLATE: org_mapping */sentry_organizationmapping om ON om.organization_id = omm.organization_id WHERE omm.user_id = s./* TEMPLATE: user_column */user_id AND om.region_name = @cell)/* END: cell_user */
 
 -- name: replica-part-join
@@ -149,7 +155,7 @@ SELECT r./* TEMPLATE: replica_key */organization_id::bigint AS object_id, r./* T
                  WHERE r./* TEMPLATE: replica_key */organization_id IS NOT NULL
                    /* IF: ids */AND r./* TEMPLATE: replica_key */organization_id = ANY (@ids::bigint[])/* END: ids */
                    /* IF: cell_column */AND r./* TEMPLATE: cell_column */region_name = @cell/* END: cell_column */
-                   /* IF: cell_org */AND EXISTS (SELECT 1 FROM /* TEMPLATE: org_mapping */sentry_organizationmapping om WHERE om.organization_id = r./* TEMPLATE: org_column */organization_id AND om.region_name = @cell)/* END: cell_org */
+                   /* IF: cell_org */AND EXISTS (SELECT 1 FROM /* TEMPLATE: org_mapping */sentry_organizationmapping om WHERE om.organization_id = /* TEMPLATE: org_row */r./* TEMPLATE: org_column */organization_id AND om.region_name = @cell)/* END: cell_org */
                    /* IF: cell_user */AND EXISTS (SELECT 1 FROM /* TEMPLATE: member_mapping */sentry_organizationmembermapping omm JOIN /* TEMPLATE: org_mapping */sentry_organizationmapping om ON om.organization_id = omm.organization_id WHERE omm.user_id = r./* TEMPLATE: user_column */user_id AND om.region_name = @cell)/* END: cell_user */
 
 -- name: replica-columns

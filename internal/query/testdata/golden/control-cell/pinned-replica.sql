@@ -29,12 +29,14 @@ SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
                        'us'::text AS s_region_name,  -- the cell's name (region_name)
                        (s.flags & 16) <> 0 AS s_require_2fa
                   FROM sentry_organization s) s
-          FULL JOIN (SELECT r.organization_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+          FULL JOIN (SELECT r.*
+                       FROM (SELECT r.organization_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
                        r.slug AS r_slug,
                        r.region_name AS r_region_name,
                        r.require_2fa AS r_require_2fa
                   FROM sentry_organizationmapping r
                  WHERE r.organization_id IS NOT NULL) r
+                     ) r
             ON r.object_id = s.object_id
         OFFSET 0) d -- computes drifted once a row (flattened, the aggregate would repeat it in every FILTER)
   LEFT JOIN (SELECT DISTINCT x.shard_identifier, x.object_identifier
@@ -61,12 +63,14 @@ SELECT c.in_sync, c.missing, c.stale, c.orphan, c.pending, l.*
                        'us'::text AS s_region_name,  -- the cell's name (region_name)
                        (s.flags & 16) <> 0 AS s_require_2fa
                   FROM sentry_organization s) s ON s.object_id = k.object_id
-          LEFT JOIN (SELECT r.organization_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+          LEFT JOIN (SELECT r.*
+                       FROM (SELECT r.organization_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
                        r.slug AS r_slug,
                        r.region_name AS r_region_name,
                        r.require_2fa AS r_require_2fa
                   FROM sentry_organizationmapping r
-                 WHERE r.organization_id IS NOT NULL) r ON r.object_id = k.object_id
+                 WHERE r.organization_id IS NOT NULL) r
+                     ) r ON r.object_id = k.object_id
           LEFT JOIN LATERAL (SELECT x.shard_identifier, count(*) AS pending_rows, min(x.scheduled_for) AS pending_next,
                                     min(x.scheduled_for) <= now() AS pending_due
                                FROM sentry_regionoutbox x
@@ -137,12 +141,14 @@ SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
                        s.user_id AS s_user_id
                   FROM sentry_organizationmember s
                  WHERE s.id = ANY (ARRAY[7, 8]::bigint[])) s
-          FULL JOIN (SELECT r.organizationmember_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+          FULL JOIN (SELECT r.*
+                       FROM (SELECT r.organizationmember_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
                        r.role AS r_role,
                        r.user_id AS r_user_id
                   FROM sentry_organizationmembermapping r
                  WHERE r.organizationmember_id IS NOT NULL
                    AND r.organizationmember_id = ANY (ARRAY[7, 8]::bigint[])) r
+                     ) r
             ON r.object_id = s.object_id
         OFFSET 0) d -- computes drifted once a row (flattened, the aggregate would repeat it in every FILTER)
   LEFT JOIN (SELECT DISTINCT x.shard_identifier, x.object_identifier
@@ -167,12 +173,14 @@ SELECT c.in_sync, c.missing, c.stale, c.orphan, c.pending, l.*
                        s.user_id AS s_user_id
                   FROM sentry_organizationmember s
                  WHERE s.id = ANY (ARRAY[7, 8]::bigint[])) s ON s.object_id = k.object_id
-          LEFT JOIN (SELECT r.organizationmember_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+          LEFT JOIN (SELECT r.*
+                       FROM (SELECT r.organizationmember_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
                        r.role AS r_role,
                        r.user_id AS r_user_id
                   FROM sentry_organizationmembermapping r
                  WHERE r.organizationmember_id IS NOT NULL
-                   AND r.organizationmember_id = ANY (ARRAY[7, 8]::bigint[])) r ON r.object_id = k.object_id
+                   AND r.organizationmember_id = ANY (ARRAY[7, 8]::bigint[])) r
+                     ) r ON r.object_id = k.object_id
           LEFT JOIN LATERAL (SELECT x.shard_identifier, count(*) AS pending_rows, min(x.scheduled_for) AS pending_next,
                                     min(x.scheduled_for) <= now() AS pending_due
                                FROM sentry_regionoutbox x
@@ -242,11 +250,13 @@ SELECT count(*) FILTER (WHERE d.has_source AND NOT d.drifted) AS in_sync,
                        s.is_active AS s_is_active
                   FROM sentry_organizationmember_teams s
                   LEFT JOIN sentry_organizationmember m ON m.id = s.organizationmember_id) s
-          FULL JOIN (SELECT r.organizationmemberteam_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+          FULL JOIN (SELECT r.*
+                       FROM (SELECT r.organizationmemberteam_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
                        r.organization_id AS r_organization_id,
                        r.is_active AS r_is_active
                   FROM sentry_organizationmember_teamsreplica r
                  WHERE r.organizationmemberteam_id IS NOT NULL) r
+                     ) r
             ON r.object_id = s.object_id
         OFFSET 0) d -- computes drifted once a row (flattened, the aggregate would repeat it in every FILTER)
   LEFT JOIN (SELECT DISTINCT x.shard_identifier, x.object_identifier
@@ -271,11 +281,13 @@ SELECT c.in_sync, c.missing, c.stale, c.orphan, c.pending, l.*
                        s.is_active AS s_is_active
                   FROM sentry_organizationmember_teams s
                   LEFT JOIN sentry_organizationmember m ON m.id = s.organizationmember_id) s ON s.object_id = k.object_id
-          LEFT JOIN (SELECT r.organizationmemberteam_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
+          LEFT JOIN (SELECT r.*
+                       FROM (SELECT r.organizationmemberteam_id::bigint AS object_id, r.organization_id::bigint AS shard, r.id AS replica_row,
                        r.organization_id AS r_organization_id,
                        r.is_active AS r_is_active
                   FROM sentry_organizationmember_teamsreplica r
-                 WHERE r.organizationmemberteam_id IS NOT NULL) r ON r.object_id = k.object_id
+                 WHERE r.organizationmemberteam_id IS NOT NULL) r
+                     ) r ON r.object_id = k.object_id
           LEFT JOIN LATERAL (SELECT x.shard_identifier, count(*) AS pending_rows, min(x.scheduled_for) AS pending_next,
                                     min(x.scheduled_for) <= now() AS pending_due
                                FROM sentry_regionoutbox x
