@@ -225,3 +225,26 @@ func TestVerifyControlPendingNextRuns(t *testing.T) {
 	}
 	mustRun(t, 0, schema, "--silo", "control", "--cell", "--monolith--", "inspect", "shard", "organization", "4")
 }
+
+// TestVerifyControlSplitAcrossTimeZones: the two sides' values are compared as text, and a
+// timestamp's text depends on the session's TimeZone. Two servers with different defaults
+// (the control side here in Asia/Tokyo, the cell in the server's) must still agree: both
+// sides are read in UTC, so the model's answer is unchanged.
+func TestVerifyControlSplitAcrossTimeZones(t *testing.T) {
+	t.Parallel()
+	shape := testdb.ControlShape{Orgs: 30, N: 250, Cell: "us", OtherCell: "eu"}
+	cellSchema, controlSchema := testdb.Schema(t, fixture.Options{Replicas: true}), testdb.Schema(t, fixture.Options{Replicas: true})
+	testdb.SeedControlReplicas(t, controlSchema, cellSchema, shape)
+	tokyo := testdb.DSN() + "&timezone=Asia/Tokyo"
+	if !strings.Contains(testdb.DSN(), "?") {
+		tokyo = testdb.DSN() + "?timezone=Asia/Tokyo"
+	}
+	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  us:\n    dsn: %s\n    schema: %s\n  control:\n    dsn: %s\n    schema: %s\n",
+		testdb.DSN(), cellSchema, tokyo, controlSchema))
+	io, out, errOut := render.Test()
+	io.Getenv = func(k string) string { return map[string]string{"OUTBOXCTL_CONFIG": config}[k] }
+	if code := cmd.Main(context.Background(), append([]string{"--context", "us,control", "verify", "-o", "json", "--limit", "0"}, controlPairs...), io); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	checkControlAgainstModel(t, parseVerify(t, out.String()), shape, true)
+}

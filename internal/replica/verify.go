@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/query/session"
 )
 
 // A verify reads, per pair, either one statement of one database (a monolith: the set-based
@@ -125,6 +128,14 @@ type streamed struct {
 	r    Record
 	err  error
 	done bool
+}
+
+// InUTC makes the transaction tx render timestamps in UTC. A split verify compares the two
+// sides' values as text, and a timestamp's text follows the session's TimeZone: two servers
+// with different defaults would otherwise disagree on every timestamp field.
+func InUTC(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, session.SetLocal("TimeZone", session.Quote("UTC")))
+	return err
 }
 
 // VerifySplit compares c's pair across two databases: the source silo's rows (srcQ, in its
