@@ -172,14 +172,22 @@ func verifyScript(d factory, o verifyOptions, sides *splitSides, cell string) qu
 		src, rep := pairSides(p, sides, d.schema)
 		s := replica.Sides{SourceSchema: src.schema, ReplicaSchema: rep.schema}
 		if sides == nil {
-			script = append(script, replica.ColumnsStatement(query.QualifiedTable(s.SourceSchema, p.Source), query.QualifiedTable(s.ReplicaSchema, p.Replica)),
-				replica.MonolithStatement(p, s, cell, o.ids(), o.Limit))
+			script = append(script, replica.ColumnsStatement(query.QualifiedTable(s.SourceSchema, p.Source), query.QualifiedTable(s.ReplicaSchema, p.Replica)))
+			if p.NullableKey {
+				script = append(script, replica.UnkeyedStatement(p, s))
+			}
+			script = append(script, replica.MonolithStatement(p, s, cell, o.ids(), o.Limit))
 			continue
 		}
 		srcSt, rowsSt := replica.SplitStatements(p, s, cell, o.ids())
 		srcSt.Doc = append([]string{"On context " + src.context + " (the source's silo):"}, srcSt.Doc...)
 		rowsSt.Doc = append([]string{"On context " + rep.context + " (the replica's silo):"}, rowsSt.Doc...)
 		script = append(script, srcSt, rowsSt)
+		if p.NullableKey {
+			un := replica.UnkeyedStatement(p, s)
+			un.Doc = append([]string{"On context " + rep.context + " (the replica's silo):"}, un.Doc...)
+			script = append(script, un)
+		}
 	}
 	return script
 }

@@ -469,3 +469,71 @@ VALUES (1, 'a', 'A', now(), false, '', 'us', 0, true, true, true, true, true, tr
 		check(t, out)
 	})
 }
+
+// TestVerifyCountsUnkeyedMemberMappings: member mappings from before organizationmember_id
+// (NULL there) are rows Sentry's receiver never finds: verify leaves them out of the
+// comparison and says how many in not_compared, in both modes; the keyed ones are compared
+// as usual (one member in sync, one whose only mapping is unkeyed: missing).
+func TestVerifyCountsUnkeyedMemberMappings(t *testing.T) {
+	t.Parallel()
+	cellSchema, controlSchema := testdb.Schema(t, fixture.Options{Replicas: true}), testdb.Schema(t, fixture.Options{Replicas: true})
+	c, r := pgx.Identifier{cellSchema}.Sanitize(), pgx.Identifier{controlSchema}.Sanitize()
+	for _, schema := range []string{c, r} { // the members in both schemas: the monolith reads the control one
+		for _, q := range []string{
+			`INSERT INTO %[1]s.sentry_organization (id, name, slug, status, date_added, default_role, flags, is_test) VALUES (1, 'A', 'a', 0, now(), 'member', 0, false)`,
+			`INSERT INTO %[1]s.sentry_organizationmember (id, organization_id, user_id, email, role, flags, date_added, has_global_access, type) VALUES (10, 1, 100, NULL, 'member', 0, now(), true, 0), (11, 1, 101, NULL, 'member', 0, now(), true, 0)`,
+		} {
+			if _, err := testdb.Pool(t).Exec(context.Background(), fmt.Sprintf(q, schema)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := testdb.Pool(t).Exec(context.Background(), fmt.Sprintf(`INSERT INTO %[1]s.sentry_organizationmembermapping (organization_id, organizationmember_id, date_added, role, user_id) VALUES
+(1, 10, now(), 'member', 100), (1, NULL, now(), 'member', 101), (1, NULL, now(), 'admin', 102)`, r)); err != nil {
+		t.Fatal(err)
+	}
+	// The organization's mapping, in cell us: a split verify reads the cell's member mappings
+	// through it.
+	if _, err := testdb.Pool(t).Exec(context.Background(), fmt.Sprintf(`INSERT INTO %[1]s.sentry_organizationmapping (organization_id, slug, name, date_created, verified, idempotency_key, region_name, status, allow_joinleave, enhanced_privacy, require_2fa, early_adopter, disable_shared_issues, disable_new_visibility_features, require_email_verification, codecov_access, disable_member_project_creation, prevent_superuser_access, disable_member_invite)
+VALUES (1, 'a', 'A', now(), false, '', 'us', 0, false, false, false, false, false, false, false, false, false, false, false)`, r)); err != nil {
+		t.Fatal(err)
+	}
+	want := ("2 sentry_organizationmembermapping row(s): their organizationmember_id is NULL (written before Sentry keyed them): Sentry's receiver finds replicas by that key only and never updates them")
+	check := func(t *testing.T, out string) {
+		t.Helper()
+		var d struct {
+			Summary []struct {
+				InSync      int64   `json:"in_sync"`
+				Missing     int64   `json:"missing"`
+				NotCompared *string `json:"not_compared"`
+			}
+			Drift []struct {
+				Drift    string
+				ObjectID int64 `json:"object_id"`
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if len(d.Summary) != 1 || d.Summary[0].InSync != 1 || d.Summary[0].Missing != 1 || d.Summary[0].NotCompared == nil || *d.Summary[0].NotCompared != want {
+			t.Errorf("summary: %s", out)
+		}
+		if len(d.Drift) != 1 || d.Drift[0].ObjectID != 11 || d.Drift[0].Drift != "missing" {
+			t.Errorf("drift: %s", out)
+		}
+	}
+	t.Run("split", func(t *testing.T) {
+		config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  us:\n    dsn: %[1]s\n    schema: %[2]s\n  control:\n    dsn: %[1]s\n    schema: %[3]s\n",
+			testdb.DSN(), cellSchema, controlSchema))
+		io, out, errOut := render.Test()
+		io.Getenv = func(k string) string { return map[string]string{"OUTBOXCTL_CONFIG": config}[k] }
+		if code := cmd.Main(context.Background(), []string{"--context", "us,control", "verify", "organizationmember", "-o", "json", "--fail-on-drift"}, io); code != cmd.ExitDrift {
+			t.Fatalf("exit %d\n%s", code, errOut)
+		}
+		check(t, out.String())
+	})
+	t.Run("monolith", func(t *testing.T) {
+		out, _ := mustRun(t, cmd.ExitDrift, controlSchema, "--cell", "us", "verify", "organizationmember", "-o", "json", "--fail-on-drift")
+		check(t, out)
+	})
+}

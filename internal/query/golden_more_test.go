@@ -158,6 +158,7 @@ func replicaCases(schema string) Script {
 	ctl.Cells = []string{"us", "de"}
 	return Script{
 		ReplicaColumns([]string{qualified(schema, "sentry_organization"), qualified(schema, "sentry_organizationmapping")}),
+		ReplicaUnkeyed(mem, schema),
 		VerifyPair(org, all), ReplicaSource(org, all), ReplicaRows(org, all),
 		VerifyPair(mem, some), ReplicaSource(mem, some), ReplicaRows(mem, some),
 		VerifyPair(omt, all), ReplicaSource(omt, all), ReplicaRows(omt, some),

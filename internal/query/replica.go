@@ -140,6 +140,9 @@ type ReplicaSpec struct {
 	// SeveralReplicaRows: the replica's key column is not unique (ApiKeyReplica: "use
 	// last()"), so an object's newest replica row is the one compared.
 	SeveralReplicaRows bool
+	// NullableKey: the replica's key column can be NULL (OrganizationMemberMapping rows from
+	// before organizationmember_id); verify counts those rows apart (ReplicaUnkeyed).
+	NullableKey bool
 }
 
 // ShardIsKey says the outbox shard is the object's own id (an Organization's): a deletion
@@ -428,6 +431,18 @@ func ReplicateReplica(s ReplicaSpec, schema string, ids []int64) Statement {
 func ReplicaColumns(tables []string) Statement {
 	return sqlStatement("replica-columns", []string{"The columns of the pair's tables (a field whose column is missing is not compared)."},
 		nil, Args{"tables": {Value: tables}})
+}
+
+// ReplicaUnkeyed counts the replica rows of s (in schema) whose key column is NULL: rows no
+// object's id matches (a NullableKey pair's).
+func ReplicaUnkeyed(s ReplicaSpec, schema string) Statement {
+	return sqlStatement("replica-unkeyed", []string{"The rows of " + qualified(schema, s.Replica) + " whose " + s.ReplicaKey + " is NULL: Sentry's receiver never finds them (not compared)."},
+		map[string]string{"replica": qualified(schema, s.Replica), "key": Ident(s.ReplicaKey)}, nil)
+}
+
+// ReplicaUnkeyedRow is the row of ReplicaUnkeyed.
+type ReplicaUnkeyedRow struct {
+	Unkeyed int64 `db:"unkeyed"`
 }
 
 // ReplicaColumnRow is one row of ReplicaColumns.

@@ -74,8 +74,8 @@ func init() {
 			Shard:  query.Col("organization_id"), ReplicaShard: "organization_id",
 			// payload_for_update(): {"user_id": user_id}.
 			Payload:     []query.ReplicaPayloadKey{{Key: "user_id", Source: query.Col("user_id"), Replica: "user_id"}},
-			ReplicaCell: byOrganization,
-			Scope:       orgScope, Category: query.Enum{Value: 3, Name: "ORGANIZATION_MEMBER_UPDATE"}}},
+			ReplicaCell: byOrganization, NullableKey: true,
+			Scope: orgScope, Category: query.Enum{Value: 3, Name: "ORGANIZATION_MEMBER_UPDATE"}}},
 		Pair{ReplicaSpec: query.ReplicaSpec{Name: "team", SourceSilo: query.SiloCell,
 			Source: "sentry_team", SourceKey: "id", Replica: "sentry_teamreplica", ReplicaKey: "team_id",
 			// upsert_replicated_team(): team_id, organization_id, slug, name, status.

@@ -67,8 +67,23 @@ func Introspect(ctx context.Context, srcQ, repQ query.Querier, s Sides, c *Colle
 	if err != nil {
 		return err
 	}
+	if p.NullableKey && cols[rep][p.ReplicaKey] {
+		n, err := query.One[query.ReplicaUnkeyedRow](ctx, repQ, UnkeyedStatement(p, s))
+		if err != nil {
+			return err
+		}
+		if n.Unkeyed > 0 {
+			skipped = append(skipped, Skipped{fmt.Sprintf("%d %s row(s)", n.Unkeyed, p.Replica),
+				"their " + p.ReplicaKey + " is NULL (written before Sentry keyed them): Sentry's receiver finds replicas by that key only and never updates them"})
+		}
+	}
 	c.Pair, c.Skipped = p, skipped
 	return nil
+}
+
+// UnkeyedStatement counts p's replica rows that name no object (a NullableKey pair's).
+func UnkeyedStatement(p Pair, s Sides) query.Statement {
+	return query.ReplicaUnkeyed(p.ReplicaSpec, s.ReplicaSchema)
 }
 
 // MonolithStatement is what a monolith verify of p runs (after the columns).

@@ -168,6 +168,15 @@ SELECT t.name AS table_name, a.attname::text AS column_name
                      AND NOT a.attisdropped
  ORDER BY 1, 2;
 
+-- name: replica-unkeyed
+-- How many replica rows name no object: their key column is NULL (member mappings written
+-- before Sentry keyed them by organizationmember_id). Sentry's receiver finds a replica by
+-- that key only, so it neither reads nor updates them, and verify cannot match them either:
+-- they are counted in the summary's not_compared, not classified.
+SELECT count(*) AS unkeyed
+  FROM /* TEMPLATE: replica */sentry_organizationmembermapping r
+ WHERE r./* TEMPLATE: key */organizationmember_id IS NULL;
+
 -- name: replicate-outbox
 -- The outbox rows Sentry's outbox_for_update() saves, one per object: the pair's scope and
 -- category, the object's shard and id, its payload ('' for none: SQL NULL), and a fresh

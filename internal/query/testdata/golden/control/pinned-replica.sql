@@ -7,6 +7,12 @@ SELECT t.name AS table_name, a.attname::text AS column_name
                      AND NOT a.attisdropped
  ORDER BY 1, 2;
 
+-- outboxctl: replica-unkeyed
+-- The rows of sentry_organizationmembermapping whose organizationmember_id is NULL: Sentry's receiver never finds them (not compared).
+SELECT count(*) AS unkeyed
+  FROM sentry_organizationmembermapping r
+ WHERE r.organizationmember_id IS NULL;
+
 -- outboxctl: verify-pair
 -- Drift of sentry_organization -> sentry_organizationmapping: the count of each class (missing: no replica, orphan: no source, stale: fields differ,
 -- pending: one of these with the object's outbox rows queued in its shard), then the first drifted objects with their values.
