@@ -102,7 +102,7 @@ func (a *app) openSessionTimeout(ctx context.Context, command string, timeout ti
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	return a.sessionOn(ctx, conn, t, fn)
+	return a.sessionOn(ctx, conn, t, cfg.StatementTimeout, fn)
 }
 
 // readSessionOn is readSession on a connection the command already holds: a repair or a
@@ -112,7 +112,7 @@ func (a *app) readSessionOn(ctx context.Context, conn *db.Conn, fn func(*session
 	if err != nil {
 		return err
 	}
-	return a.sessionOn(ctx, conn, t, func(s *session) error {
+	return a.sessionOn(ctx, conn, t, a.g.StatementTimeout, func(s *session) error {
 		if err := s.schema.CheckOutbox(s.target); err != nil {
 			return err
 		}
@@ -121,30 +121,83 @@ func (a *app) readSessionOn(ctx context.Context, conn *db.Conn, fn func(*session
 }
 
 // sessionOn opens a read-only snapshot of t on conn, reads the catalog, and calls fn. The
-// catalog read goes to the server in one round trip with the BEGIN (db.ReadTxFirst).
-func (a *app) sessionOn(ctx context.Context, conn *db.Conn, t query.Target, fn func(*session) error) error {
+// catalog read goes to the server in one round trip with the BEGIN (db.ReadTxFirst); under
+// a statement timeout (the connection's) lower than query.IntrospectTimeout it has a budget
+// of its own (budgetedSessionOn).
+func (a *app) sessionOn(ctx context.Context, conn *db.Conn, t query.Target, timeout time.Duration, fn func(*session) error) error {
 	tables := query.SchemaTables(introspected(t))
 	st := query.Introspect(t.Schema, tables)
-	sql, args, err := st.Bind()
+	if timeout > 0 && timeout < query.IntrospectTimeout {
+		return a.budgetedSessionOn(ctx, conn, t, tables, st, fn)
+	}
+	var res *query.Result
+	first, err := firstOf(st, func(r *query.Result) error { res = r; return nil })
 	if err != nil {
 		return err
 	}
-	var res *query.Result
-	first := &db.First{SQL: sql, Args: args, Read: func(rows db.Rows) error {
-		res, err = query.Collect(st.Name, rows)
-		return db.Classify(err, st.Name)
-	}}
-	// Every command reads the catalog through here and applies --deployment, so readers and
-	// writers agree on which options table Sentry reads.
 	return db.ReadTxFirst(ctx, conn, first, func(tx db.Tx) error {
-		schema, err := query.SchemaFrom(res, tables)
-		if err != nil {
-			return err
-		}
-		s := &session{ctx: ctx, tx: tx, target: t, schema: schema.WithDeployment(a.deployment())}
-		s.target = s.schema.Adapt(s.target)
-		return fn(s)
+		return a.startSession(ctx, tx, t, res, tables, fn)
 	})
+}
+
+// budgetedSessionOn is sessionOn under a --statement-timeout lower than
+// query.IntrospectTimeout: the catalog read runs under that timeout (query.IntrospectBudget,
+// in the BEGIN's round trip), then the transaction's own is set back for fn's statements.
+// Two round trips more, only then: an operator who set a low timeout because the database is
+// in trouble still gets an answer rather than a timed-out catalog read (#27).
+func (a *app) budgetedSessionOn(ctx context.Context, conn *db.Conn, t query.Target, tables []string, st query.Statement, fn func(*session) error) error {
+	budget := query.IntrospectBudget(query.IntrospectTimeout)
+	var replaced string
+	first, err := firstOf(budget, func(r *query.Result) error {
+		rows, err := query.Rows[query.IntrospectBudgetRow](r)
+		if err != nil || len(rows) != 1 {
+			return fmt.Errorf("%s: %d rows: %w", budget.Name, len(rows), err)
+		}
+		replaced = rows[0].Replaced
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return db.ReadTxFirst(ctx, conn, first, func(tx db.Tx) error {
+		res, err := query.Run(ctx, tx, st)
+		if err != nil {
+			return db.Classify(err, st.Name)
+		}
+		end := query.IntrospectBudgetEnd(replaced)
+		if _, err := query.Run(ctx, tx, end); err != nil {
+			return db.Classify(err, end.Name)
+		}
+		return a.startSession(ctx, tx, t, res, tables, fn)
+	})
+}
+
+// firstOf is st as a transaction's first statement, its result handed to read.
+func firstOf(st query.Statement, read func(*query.Result) error) (*db.First, error) {
+	sql, args, err := st.Bind()
+	if err != nil {
+		return nil, err
+	}
+	return &db.First{SQL: sql, Args: args, Read: func(rows db.Rows) error {
+		res, err := query.Collect(st.Name, rows)
+		if err != nil {
+			return db.Classify(err, st.Name)
+		}
+		return read(res)
+	}}, nil
+}
+
+// startSession is the session of tx once the catalog read res: every command reads the
+// catalog through here and applies --deployment, so readers and writers agree on which
+// options table Sentry reads.
+func (a *app) startSession(ctx context.Context, tx db.Tx, t query.Target, res *query.Result, tables []string, fn func(*session) error) error {
+	schema, err := query.SchemaFrom(res, tables)
+	if err != nil {
+		return err
+	}
+	s := &session{ctx: ctx, tx: tx, target: t, schema: schema.WithDeployment(a.deployment())}
+	s.target = s.schema.Adapt(s.target)
+	return fn(s)
 }
 
 // runRead prints the script build makes (on --print-sql, or when no database is given) or

@@ -2,9 +2,11 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
@@ -14,17 +16,21 @@ import (
 // session runs fn in the read snapshot shards lists in: under --pass-timeout with a
 // progress line for --full-pass, the command's own otherwise (line nil).
 func (o shardsOptions) session(ctx context.Context, d factory, fn func(*session, *passLine) error) error {
-	if o.FullPass && !o.Stuck {
+	if o.FullPass {
 		return o.Pass.fullPass(ctx, d, "shards", "shards", "grouping", fn)
 	}
 	return d.readSession(ctx, "shards", func(s *session) error { return fn(s, nil) })
 }
 
 // listing runs build's listing, or, when it is the whole-table pass (not --stuck, not one
-// --shard) and the planner's estimate exceeds the budget, the sample's; note labels a
-// sample's answer.
+// --shard) and the planner's estimate exceeds the budget, the sample's; --stuck's, when its
+// pass runs out of --statement-timeout, the sample's too (stuckListing); note labels a
+// sample's answer. With --full-pass (line) the pass runs under its line, whatever it is.
 func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f query.ShardFilter, line *passLine, build func(query.Target) query.Statement) (*query.Result, string, error) {
-	if o.Stuck || f.Shard != nil {
+	if o.Stuck && line == nil && f.Shard == nil && f.Selected == nil {
+		return o.stuckListing(s, d, f, build)
+	}
+	if (o.Stuck && line == nil) || f.Shard != nil {
 		res, err := s.run(build(s.target))
 		return res, "", err
 	}
@@ -61,3 +67,40 @@ const sampleShare = 10
 
 // formatPercent prints a sample's percentage (two decimals at most) as the data does.
 func formatPercent(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
+
+// stuckListing is shards --stuck: its index pass over the rows in backoff (exact) in a
+// savepoint, and, when that pass did not finish within --statement-timeout, the shards in
+// backoff from a bounded sample of the table's pages instead (each confirmed in backoff by
+// one probe, its depth estimated), labelled so, naming --full-pass. The rows in backoff are
+// what the pass reads, and no statistic says how many there are (a 2M-row shard at the cap
+// among 20M rows): it is tried, not estimated.
+func (o shardsOptions) stuckListing(s *session, d factory, f query.ShardFilter, build func(query.Target) query.Statement) (*query.Result, string, error) {
+	st := build(s.target)
+	sp, err := s.tx.Begin(s.ctx)
+	if err != nil {
+		return nil, "", db.Classify(err, st.Name)
+	}
+	res, err := query.Run(s.ctx, sp, st)
+	if err == nil {
+		return res, "", db.Classify(sp.Commit(s.ctx), st.Name)
+	}
+	_ = sp.Rollback(context.WithoutCancel(s.ctx))
+	if err = db.Classify(err, st.Name); !statementTimedOut(err) {
+		return nil, "", err
+	}
+	stats, err := tableStats(s)
+	if err != nil {
+		return nil, "", err
+	}
+	budget := o.Pass.budget(d)
+	pct := query.SamplePercent(budget.Rows()/sampleShare, stats.Rows())
+	res, err = s.run(query.StuckShardsSample(s.target, f, pct, d.now().UnixNano()%1_000_000))
+	return res, fmt.Sprintf("estimated from a sample of %s%% of the table's pages: the index pass over the rows in backoff did not finish within --statement-timeout %s; each shard listed is in backoff (probed), its depth estimated; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row in backoff (under --pass-timeout)",
+		formatPercent(pct), d.statementTimeout), err
+}
+
+// statementTimedOut says err is the server's statement timeout (SQLSTATE 57014).
+func statementTimedOut(err error) bool {
+	var e *db.Error
+	return errors.As(err, &e) && e.SQLState == "57014"
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Table names outboxctl looks for besides the target.
@@ -117,6 +118,31 @@ func Introspect(schema string, tables []string) Statement {
 		"Which of outboxctl's tables exist, and the columns it adapts to, with their types",
 		"(payload: jsonb since Aug 2025, text before; option value: jsonb or text; the cell column).",
 	}, nil, Args{"tables": {Value: names}, "columns": {Value: introspectedColumns()}})
+}
+
+// IntrospectTimeout is the catalog read's own statement timeout under a --statement-timeout
+// lower than it (IntrospectBudget): the catalog read is bounded by the catalog, never by the
+// outbox, so a timeout set low for the outbox's sake does not stop every command at its
+// first statement (#27).
+const IntrospectTimeout = time.Second
+
+// IntrospectBudget sets the statement timeout to d for the catalog read that follows it;
+// its row (IntrospectBudgetRow) says the timeout it replaced, for IntrospectBudgetEnd.
+func IntrospectBudget(d time.Duration) Statement {
+	return sqlStatement("introspect-budget", []string{"The catalog read's own statement timeout (SET LOCAL), under a lower --statement-timeout."}, nil,
+		Args{"timeout": {Value: fmt.Sprint(d.Milliseconds()), Note: "milliseconds, until introspect-budget-end"}})
+}
+
+// IntrospectBudgetRow is IntrospectBudget's row.
+type IntrospectBudgetRow struct {
+	Replaced         string `db:"replaced"`
+	StatementTimeout string `db:"statement_timeout"`
+}
+
+// IntrospectBudgetEnd sets the statement timeout back to setting (IntrospectBudgetRow.Replaced).
+func IntrospectBudgetEnd(setting string) Statement {
+	return sqlStatement("introspect-budget-end", []string{"The command's statement timeout back (SET LOCAL)."}, nil,
+		Args{"timeout": {Value: setting, Note: "--statement-timeout, as the transaction had it"}})
 }
 
 // introspectRow is one row of Introspect.

@@ -14,3 +14,16 @@ SELECT t.n AS table_index, t.name AS table_name,
                           AND a.attname = ANY (@columns::text[])
                           AND NOT a.attisdropped
  ORDER BY t.n, a.attname;
+
+-- name: introspect-budget
+-- The catalog read's own statement timeout (@timeout, in milliseconds) for the statements
+-- until introspect-budget-end, when --statement-timeout is lower: introspect reads only the
+-- catalog (bounded by it, not by the outbox), and on a fresh connection its first catalog
+-- lookups alone can cost more than an 8 ms timeout. replaced is the timeout it replaces.
+SELECT current_setting('statement_timeout') AS replaced,
+       set_config('statement_timeout', @timeout, true) AS statement_timeout;
+
+-- name: introspect-budget-end
+-- The transaction's statement timeout (@timeout, as introspect-budget read it) back, for the
+-- command's own statements.
+SELECT set_config('statement_timeout', @timeout, true) AS statement_timeout;
