@@ -97,12 +97,14 @@ func (a *app) openSessionTimeout(ctx context.Context, command string, timeout ti
 	if timeout > 0 {
 		cfg.StatementTimeout = timeout
 	}
+	var lower time.Duration
+	cfg.StatementTimeout, lower = catalogBudget(cfg.StatementTimeout)
 	conn, err := db.Connect(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	return a.sessionOn(ctx, conn, t, cfg.StatementTimeout, fn)
+	return a.sessionOn(ctx, conn, t, lower, fn)
 }
 
 // readSessionOn is readSession on a connection the command already holds: a repair or a
@@ -112,7 +114,7 @@ func (a *app) readSessionOn(ctx context.Context, conn *db.Conn, fn func(*session
 	if err != nil {
 		return err
 	}
-	return a.sessionOn(ctx, conn, t, a.g.StatementTimeout, func(s *session) error {
+	return a.sessionOn(ctx, conn, t, 0, func(s *session) error {
 		if err := s.schema.CheckOutbox(s.target); err != nil {
 			return err
 		}
@@ -121,55 +123,60 @@ func (a *app) readSessionOn(ctx context.Context, conn *db.Conn, fn func(*session
 }
 
 // sessionOn opens a read-only snapshot of t on conn, reads the catalog, and calls fn. The
-// catalog read goes to the server in one round trip with the BEGIN (db.ReadTxFirst); under
-// a statement timeout (the connection's) lower than query.IntrospectTimeout it has a budget
-// of its own (budgetedSessionOn).
-func (a *app) sessionOn(ctx context.Context, conn *db.Conn, t query.Target, timeout time.Duration, fn func(*session) error) error {
+// catalog read goes to the server in one round trip with the BEGIN (db.ReadTxFirst). lower,
+// when not 0, is the statement timeout for fn's statements of a connection opened under the
+// catalog read's own (catalogBudget).
+func (a *app) sessionOn(ctx context.Context, conn *db.Conn, t query.Target, lower time.Duration, fn func(*session) error) error {
 	tables := query.SchemaTables(introspected(t))
-	st := query.Introspect(t.Schema, tables)
-	if timeout > 0 && timeout < query.IntrospectTimeout {
-		return a.budgetedSessionOn(ctx, conn, t, tables, st, fn)
-	}
 	var res *query.Result
-	first, err := firstOf(st, func(r *query.Result) error { res = r; return nil })
+	first, err := firstOf(query.Introspect(t.Schema, tables), func(r *query.Result) error { res = r; return nil })
 	if err != nil {
 		return err
 	}
 	return db.ReadTxFirst(ctx, conn, first, func(tx db.Tx) error {
+		if lower > 0 {
+			end := query.CatalogBudgetEnd(lower)
+			if _, err := query.Run(ctx, tx, end); err != nil {
+				return db.Classify(err, end.Name)
+			}
+		}
 		return a.startSession(ctx, tx, t, res, tables, fn)
 	})
 }
 
-// budgetedSessionOn is sessionOn under a --statement-timeout lower than
-// query.IntrospectTimeout: the catalog read runs under that timeout (query.IntrospectBudget,
-// in the BEGIN's round trip), then the transaction's own is set back for fn's statements.
-// Two round trips more, only then: an operator who set a low timeout because the database is
-// in trouble still gets an answer rather than a timed-out catalog read (#27).
-func (a *app) budgetedSessionOn(ctx context.Context, conn *db.Conn, t query.Target, tables []string, st query.Statement, fn func(*session) error) error {
-	budget := query.IntrospectBudget(query.IntrospectTimeout)
-	var replaced string
-	first, err := firstOf(budget, func(r *query.Result) error {
-		rows, err := query.Rows[query.IntrospectBudgetRow](r)
-		if err != nil || len(rows) != 1 {
-			return fmt.Errorf("%s: %d rows: %w", budget.Name, len(rows), err)
-		}
-		replaced = rows[0].Replaced
-		return nil
-	})
+// catalogBudget is the statement timeout a read command connects with under a
+// --statement-timeout (d) lower than query.IntrospectTimeout, and the one its own statements
+// get after the catalog read (lower, 0 when d is not lower): the catalog read is bounded by
+// the catalog, and on a fresh connection its first lookups alone can cost more than an 8 ms
+// timeout, so an operator who set a low timeout because the database is in trouble still
+// gets an answer rather than a timed-out catalog read (#27). One statement more, only then.
+func catalogBudget(d time.Duration) (connect, lower time.Duration) {
+	if d > 0 && d < query.IntrospectTimeout {
+		return query.IntrospectTimeout, d
+	}
+	return d, 0
+}
+
+// withBudget runs fn with the transaction's statement timeout raised to d (when
+// --statement-timeout is lower) and sets it back after: for a read bounded by something else
+// than the outbox's size (query.StatementBudget).
+func (s *session) withBudget(d, timeout time.Duration, fn func() error) error {
+	if timeout <= 0 || timeout >= d {
+		return fn()
+	}
+	res, err := s.run(query.StatementBudget(d))
 	if err != nil {
 		return err
 	}
-	return db.ReadTxFirst(ctx, conn, first, func(tx db.Tx) error {
-		res, err := query.Run(ctx, tx, st)
-		if err != nil {
-			return db.Classify(err, st.Name)
-		}
-		end := query.IntrospectBudgetEnd(replaced)
-		if _, err := query.Run(ctx, tx, end); err != nil {
-			return db.Classify(err, end.Name)
-		}
-		return a.startSession(ctx, tx, t, res, tables, fn)
-	})
+	rows, err := query.Rows[query.StatementBudgetRow](res)
+	if err != nil || len(rows) != 1 {
+		return fmt.Errorf("statement-budget: %d rows: %w", len(rows), err)
+	}
+	if err := fn(); err != nil {
+		return err
+	}
+	_, err = s.run(query.StatementBudgetEnd(rows[0].Replaced))
+	return err
 }
 
 // firstOf is st as a transaction's first statement, its result handed to read.

@@ -122,7 +122,13 @@ func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, 
 		if res, note, err = o.listing(ctx, s, d, f, line, build); err != nil {
 			return err
 		}
-		ks, ksErr = options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
+		// The options table, not the outbox: under the catalog read's budget (#27).
+		if err := s.withBudget(query.IntrospectTimeout, d.statementTimeout, func() error {
+			ks, ksErr = options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
+			return nil
+		}); err != nil {
+			return err
+		}
 		if ksErr != nil && ks == nil {
 			return db.Classify(ksErr, "killswitch-options")
 		}
@@ -204,7 +210,8 @@ every row under --pass-timeout (10m by default) with a progress line on a termin
 
 With --stuck the pass reads the rows in backoff by index (a 2M-row shard at the cap is 2M
 index entries). When it does not finish within --statement-timeout, the shards in backoff
-come from a sample of the table's pages instead: each listed shard is probed and in backoff,
+come from a sample of the table's pages instead (a tenth of what the budget allows, under
+at least 250ms of its own): each listed shard is probed and in backoff,
 its depth is estimated (estimated, sampled_percent), a shard the sample missed is not
 listed, and the note names --full-pass, which reads every row in backoff under
 --pass-timeout.`),

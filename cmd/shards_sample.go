@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -42,6 +43,11 @@ func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f que
 	if line != nil {
 		var res *query.Result
 		err := line.run(ctx, rows, func() error {
+			if !o.Stuck {
+				if _, err := s.run(query.GroupingMemory(rows)); err != nil {
+					return err
+				}
+			}
 			res, err = s.run(build(s.target))
 			return err
 		})
@@ -49,6 +55,10 @@ func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f que
 	}
 	budget := o.Pass.budget(d)
 	if budget.Allows(rows) {
+		// The grouping's hash in memory: at the server's default work_mem it spills (#27).
+		if _, err := s.run(query.GroupingMemory(rows)); err != nil {
+			return nil, "", err
+		}
 		res, err := s.run(build(s.target))
 		return res, "", err
 	}
@@ -57,10 +67,18 @@ func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f que
 	pct := query.SamplePercent(budget.Rows()/sampleShare, rows)
 	// A new sample each run (a seed from the clock): a shard one sample misses, the next
 	// may find.
-	res, err := s.run(query.TopShardsSample(s.target, f, pct, d.now().UnixNano()%1_000_000))
+	var res *query.Result
+	err = s.withBudget(sampleTimeout, d.statementTimeout, func() (err error) {
+		res, err = s.run(query.TopShardsSample(s.target, f, pct, d.now().UnixNano()%1_000_000))
+		return err
+	})
 	return res, fmt.Sprintf("estimated from a sample of %s%% of the table's pages: %s; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row (under --pass-timeout)",
 		formatPercent(pct), budget.Exceeds(rows)), err
 }
+
+// sampleTimeout is the least statement timeout a sample (bounded by the budget, not by the
+// table) runs under: a stalled instant of a loaded server must not undo the fallback.
+const sampleTimeout = 250 * time.Millisecond
 
 // sampleShare is how much smaller than the budget's rows the sample is.
 const sampleShare = 10
@@ -94,7 +112,11 @@ func (o shardsOptions) stuckListing(s *session, d factory, f query.ShardFilter, 
 	}
 	budget := o.Pass.budget(d)
 	pct := query.SamplePercent(budget.Rows()/sampleShare, stats.Rows())
-	res, err = s.run(query.StuckShardsSample(s.target, f, pct, d.now().UnixNano()%1_000_000))
+	// The sample's size is the budget's, not the table's (sampleTimeout).
+	err = s.withBudget(sampleTimeout, d.statementTimeout, func() (err error) {
+		res, err = s.run(query.StuckShardsSample(s.target, f, pct, d.now().UnixNano()%1_000_000))
+		return err
+	})
 	return res, fmt.Sprintf("estimated from a sample of %s%% of the table's pages: the index pass over the rows in backoff did not finish within --statement-timeout %s; each shard listed is in backoff (probed), its depth estimated; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row in backoff (under --pass-timeout)",
 		formatPercent(pct), d.statementTimeout), err
 }

@@ -121,27 +121,35 @@ func Introspect(schema string, tables []string) Statement {
 }
 
 // IntrospectTimeout is the catalog read's own statement timeout under a --statement-timeout
-// lower than it (IntrospectBudget): the catalog read is bounded by the catalog, never by the
+// lower than it (StatementBudget): the catalog read is bounded by the catalog, never by the
 // outbox, so a timeout set low for the outbox's sake does not stop every command at its
 // first statement (#27).
 const IntrospectTimeout = time.Second
 
-// IntrospectBudget sets the statement timeout to d for the catalog read that follows it;
-// its row (IntrospectBudgetRow) says the timeout it replaced, for IntrospectBudgetEnd.
-func IntrospectBudget(d time.Duration) Statement {
-	return sqlStatement("introspect-budget", []string{"The catalog read's own statement timeout (SET LOCAL), under a lower --statement-timeout."}, nil,
-		Args{"timeout": {Value: fmt.Sprint(d.Milliseconds()), Note: "milliseconds, until introspect-budget-end"}})
+// CatalogBudgetEnd sets the statement timeout to d after a catalog read run under
+// IntrospectTimeout (unless the DSN set the connection's own).
+func CatalogBudgetEnd(d time.Duration) Statement {
+	return sqlStatement("catalog-budget-end", []string{"The command's statement timeout (SET LOCAL), after the catalog read's own."}, nil,
+		Args{"budget": {Value: fmt.Sprintf("%d ms", IntrospectTimeout.Milliseconds()), Note: "the catalog read's"},
+			"timeout": {Value: fmt.Sprint(d.Milliseconds()), Note: "milliseconds: --statement-timeout"}})
 }
 
-// IntrospectBudgetRow is IntrospectBudget's row.
-type IntrospectBudgetRow struct {
+// StatementBudget sets the statement timeout to d for the statements that follow it, up to
+// StatementBudgetEnd; its row (StatementBudgetRow) says the timeout it replaced.
+func StatementBudget(d time.Duration) Statement {
+	return sqlStatement("statement-budget", []string{"A statement timeout of its own (SET LOCAL) for a bounded read, under a lower --statement-timeout."}, nil,
+		Args{"timeout": {Value: fmt.Sprint(d.Milliseconds()), Note: "milliseconds, until statement-budget-end"}})
+}
+
+// StatementBudgetRow is StatementBudget's row.
+type StatementBudgetRow struct {
 	Replaced         string `db:"replaced"`
 	StatementTimeout string `db:"statement_timeout"`
 }
 
-// IntrospectBudgetEnd sets the statement timeout back to setting (IntrospectBudgetRow.Replaced).
-func IntrospectBudgetEnd(setting string) Statement {
-	return sqlStatement("introspect-budget-end", []string{"The command's statement timeout back (SET LOCAL)."}, nil,
+// StatementBudgetEnd sets the statement timeout back to setting (StatementBudgetRow.Replaced).
+func StatementBudgetEnd(setting string) Statement {
+	return sqlStatement("statement-budget-end", []string{"The command's statement timeout back (SET LOCAL)."}, nil,
 		Args{"timeout": {Value: setting, Note: "--statement-timeout, as the transaction had it"}})
 }
 
