@@ -330,6 +330,13 @@ SELECT 0, 20 + i %% 500, 2, i, '{}'::jsonb, '2016-08-01'::timestamptz, '2016-08-
 	if strings.Count(js, `"estimated": true`) == 0 || strings.Count(js, `"estimated": true`) != strings.Count(js, `"shard_identifier"`) {
 		t.Fatalf("shards --stuck -o json under 25ms: %s", js)
 	}
+	// shards --limit whose budget says the pass fits (a rate no server has) but which runs
+	// out of the timeout: the sample too, saying so.
+	code, out, errOut = runCLI(t, schema, append([]string{"shards", "--limit", "5", "-o", "csv", "--pass-rows-per-second", "1e12"}, low...)...)
+	if code != cmd.ExitOK || !strings.HasPrefix(out, "shard_scope,scope,shard_identifier,depth,estimated,sampled_percent\n") ||
+		!strings.Contains(errOut, "% of the table's pages: the pass over ~681001 rows did not finish within --statement-timeout 25ms; a shard the sample missed is not listed") {
+		t.Fatalf("shards --limit 5 under 25ms, the budget fooled: exit %d\n%s\nstderr %q", code, out, errOut)
+	}
 	// Under 1 ms the catalog read still runs (its own budget): what fails, if anything, is
 	// the command's own statement, never introspect.
 	code, _, errOut = runCLI(t, schema, "shards", "--stuck", "--statement-timeout", "1ms")

@@ -204,7 +204,8 @@ same flags will touch.
 Without --stuck or --shard the listing groups the whole table. Under a low
 --statement-timeout, when the planner's estimate of the table says that pass would take
 more than half of it, the deepest shards come from a sample of the table's pages instead
-(TABLESAMPLE SYSTEM, a tenth of what the budget allows): every row says estimated and the
+(TABLESAMPLE SYSTEM, a tenth of what the budget allows; also when the pass was expected to
+fit and ran out of the timeout): every row says estimated and the
 sampled percentage, total_shards is not known, and a note names --full-pass, which groups
 every row under --pass-timeout (10m by default) with a progress line on a terminal.
 

@@ -54,17 +54,25 @@ func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f que
 		return res, "", err
 	}
 	budget := o.Pass.budget(d)
+	why, sampled := budget.Exceeds(rows), budget.Rows()
 	if budget.Allows(rows) {
 		// The grouping's hash in memory: at the server's default work_mem it spills (#27).
 		if _, err := s.run(query.GroupingMemory(rows)); err != nil {
 			return nil, "", err
 		}
-		res, err := s.run(build(s.target))
-		return res, "", err
+		// The estimate is rough and the server may be slower than the budget assumes: a pass
+		// that runs out of --statement-timeout falls back to the sample too.
+		res, timedOut, err := tryPass(s, build(s.target))
+		if !timedOut || f.Selected != nil {
+			return res, "", err
+		}
+		why = fmt.Sprintf("the pass over ~%d rows did not finish within --statement-timeout %s", rows, d.statementTimeout)
+		// This server reads fewer than rows rows in the timeout: half of them is the budget.
+		sampled = min(sampled, rows/2)
 	}
 	// A tenth of the budget's rows: the sample's grouping runs in one process (a sample scan
 	// is never parallel), where the budget's rate is a parallel count's.
-	pct := query.SamplePercent(budget.Rows()/sampleShare, rows)
+	pct := query.SamplePercent(sampled/sampleShare, rows)
 	// A new sample each run (a seed from the clock): a shard one sample misses, the next
 	// may find.
 	var res *query.Result
@@ -73,7 +81,7 @@ func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f que
 		return err
 	})
 	return res, fmt.Sprintf("estimated from a sample of %s%% of the table's pages: %s; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row (under --pass-timeout)",
-		formatPercent(pct), budget.Exceeds(rows)), err
+		formatPercent(pct), why), err
 }
 
 // sampleTimeout is the least statement timeout a sample (bounded by the budget, not by the
@@ -93,18 +101,9 @@ func formatPercent(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64
 // what the pass reads, and no statistic says how many there are (a 2M-row shard at the cap
 // among 20M rows): it is tried, not estimated.
 func (o shardsOptions) stuckListing(s *session, d factory, f query.ShardFilter, build func(query.Target) query.Statement) (*query.Result, string, error) {
-	st := build(s.target)
-	sp, err := s.tx.Begin(s.ctx)
-	if err != nil {
-		return nil, "", db.Classify(err, st.Name)
-	}
-	res, err := query.Run(s.ctx, sp, st)
-	if err == nil {
-		return res, "", db.Classify(sp.Commit(s.ctx), st.Name)
-	}
-	_ = sp.Rollback(context.WithoutCancel(s.ctx))
-	if err = db.Classify(err, st.Name); !statementTimedOut(err) {
-		return nil, "", err
+	res, timedOut, err := tryPass(s, build(s.target))
+	if !timedOut {
+		return res, "", err
 	}
 	stats, err := tableStats(s)
 	if err != nil {
@@ -119,6 +118,21 @@ func (o shardsOptions) stuckListing(s *session, d factory, f query.ShardFilter, 
 	})
 	return res, fmt.Sprintf("estimated from a sample of %s%% of the table's pages: the index pass over the rows in backoff did not finish within --statement-timeout %s; each shard listed is in backoff (probed), its depth estimated; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row in backoff (under --pass-timeout)",
 		formatPercent(pct), d.statementTimeout), err
+}
+
+// tryPass runs st in a savepoint; timedOut says it ran out of --statement-timeout (the
+// snapshot is usable again: rolled back to the savepoint).
+func tryPass(s *session, st query.Statement) (res *query.Result, timedOut bool, err error) {
+	sp, err := s.tx.Begin(s.ctx)
+	if err != nil {
+		return nil, false, db.Classify(err, st.Name)
+	}
+	if res, err = query.Run(s.ctx, sp, st); err == nil {
+		return res, false, db.Classify(sp.Commit(s.ctx), st.Name)
+	}
+	_ = sp.Rollback(context.WithoutCancel(s.ctx))
+	err = db.Classify(err, st.Name)
+	return nil, statementTimedOut(err), err
 }
 
 // statementTimedOut says err is the server's statement timeout (SQLSTATE 57014).
