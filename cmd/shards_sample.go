@@ -35,7 +35,7 @@ func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f que
 		res, err := s.run(build(s.target))
 		return res, "", err
 	}
-	stats, err := tableStats(s)
+	stats, err := catalogStats(s, d)
 	if err != nil {
 		return nil, "", err
 	}
@@ -105,7 +105,7 @@ func (o shardsOptions) stuckListing(s *session, d factory, f query.ShardFilter, 
 	if !timedOut {
 		return res, "", err
 	}
-	stats, err := tableStats(s)
+	stats, err := catalogStats(s, d)
 	if err != nil {
 		return nil, "", err
 	}
@@ -118,6 +118,16 @@ func (o shardsOptions) stuckListing(s *session, d factory, f query.ShardFilter, 
 	})
 	return res, fmt.Sprintf("estimated from a sample of %s%% of the table's pages: the index pass over the rows in backoff did not finish within --statement-timeout %s; each shard listed is in backoff (probed), its depth estimated; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row in backoff (under --pass-timeout)",
 		formatPercent(pct), d.statementTimeout), err
+}
+
+// catalogStats is tableStats (the catalog and the statistics functions, never the table)
+// under the catalog read's budget.
+func catalogStats(s *session, d factory) (stats query.TableStats, err error) {
+	err = s.withBudget(query.IntrospectTimeout, d.statementTimeout, func() error {
+		stats, err = tableStats(s)
+		return err
+	})
+	return stats, err
 }
 
 // tryPass runs st in a savepoint; timedOut says it ran out of --statement-timeout (the
