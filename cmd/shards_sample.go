@@ -43,11 +43,6 @@ func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f que
 	if line != nil {
 		var res *query.Result
 		err := line.run(ctx, rows, func() error {
-			if !o.Stuck {
-				if _, err := s.run(query.GroupingMemory(rows)); err != nil {
-					return err
-				}
-			}
 			res, err = s.run(build(s.target))
 			return err
 		})
@@ -56,10 +51,6 @@ func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f que
 	budget := o.Pass.budget(d)
 	why, sampled := budget.Exceeds(rows), budget.Rows()
 	if budget.Allows(rows) {
-		// The grouping's hash in memory: at the server's default work_mem it spills (#27).
-		if _, err := s.run(query.GroupingMemory(rows)); err != nil {
-			return nil, "", err
-		}
 		// The estimate is rough and the server may be slower than the budget assumes: a pass
 		// that runs out of --statement-timeout falls back to the sample too.
 		res, timedOut, err := tryPass(s, build(s.target))

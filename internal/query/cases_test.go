@@ -76,7 +76,6 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 			Scope: enum(0, "ORGANIZATION_SCOPE"), Category: enum(2, "ORGANIZATION_UPDATE"), Limit: 5, MinDepth: 2,
 		}, 0.25, 2)}
 	}},
-	{"grouping-memory", func(Target) Script { return Script{GroupingMemory(2_000_000), GroupingMemory(200_000_000)} }},
 	{"stuck-shards-sample", func(t Target) Script {
 		return Script{StuckShardsSample(t, ShardFilter{}, 2.5, 1), StuckShardsSample(t, ShardFilter{
 			Scope: enum(0, "ORGANIZATION_SCOPE"), Category: enum(2, "ORGANIZATION_UPDATE"), Limit: 5, MinDepth: 2,

@@ -55,27 +55,6 @@ func sampleArgs(t Target, f ShardFilter, percent float64, seed int64) (Args, []s
 	return args, on
 }
 
-// GroupingMemoryBytes is the work_mem top-shards' grouping of a table of rows rows is given:
-// GroupingBytesPerRow a row (a shard's partial count takes ~120 bytes in the hash, and the
-// bench shapes have 13-18 rows a shard; hash_mem_multiplier doubles it), between 4 MiB and
-// GroupingMemoryCap.
-func GroupingMemoryBytes(rows int64) int64 {
-	return min(max(rows*GroupingBytesPerRow, 4<<20), GroupingMemoryCap)
-}
-
-// GroupingBytesPerRow and GroupingMemoryCap size GroupingMemoryBytes.
-const (
-	GroupingBytesPerRow = 6
-	GroupingMemoryCap   = 256 << 20
-)
-
-// GroupingMemory sets work_mem for the rest of the read transaction to
-// GroupingMemoryBytes(rows), or the server's own when larger.
-func GroupingMemory(rows int64) Statement {
-	return sqlStatement("grouping-memory", []string{"work_mem for the grouping of every row that follows (SET LOCAL), never below the server's."}, nil,
-		Args{"bytes": {Value: GroupingMemoryBytes(rows), Note: "bytes: 6 a row of the planner's estimate, 4 MiB to 256 MiB"}})
-}
-
 // SamplePercent is the share of a table of rows rows (percent to two decimals, at most 100,
 // at least 0.01) a sample of at most budget rows reads.
 func SamplePercent(budget, rows int64) float64 {

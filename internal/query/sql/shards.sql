@@ -299,11 +299,3 @@ SELECT /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: contro
    /* IF: min_depth */AND round(k.sampled_rows * 10000 / @hundredths::float8) >= @min_depth/* END: min_depth */
  ORDER BY depth DESC, /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier
  LIMIT @limit;
-
--- name: grouping-memory
--- work_mem for the rest of the transaction (a read transaction: it ends with the command),
--- before top-shards' grouping of the whole table: @bytes sized from the planner's row
--- estimate (GroupingMemoryBytes), never below the server's own setting. At the server's 4 MB
--- (×2, hash_mem_multiplier) the hash of 156,000 shards' partial counts spills to disk in
--- five batches at 2M rows; in memory it takes ~120 bytes a shard.
-SELECT set_config('work_mem', (greatest(pg_size_bytes(current_setting('work_mem')), @bytes::bigint) / 1024)::text || 'kB', true) AS work_mem;
