@@ -280,7 +280,7 @@ func TestShardsLowStatementTimeout(t *testing.T) {
 
 // TestShardsStuckLowStatementTimeout: when shards --stuck's index pass over the rows in
 // backoff does not finish within a real, low --statement-timeout (600,000 rows of a shard
-// in backoff against 25 ms: so the catalog read's own budget was given back), it answers from a sample of the table's pages, every row labelled
+// in backoff against 10 ms: so the catalog read's own budget was given back), it answers from a sample of the table's pages, every row labelled
 // estimated with the sampled percentage (CSV and JSON), the note naming --full-pass; each
 // listed shard is in backoff (a due shard holding 60,000 future rows behind a due head is
 // never listed); --full-pass under the same timeout lists exactly what a run with the
@@ -306,36 +306,36 @@ SELECT 0, 20 + i %% 500, 2, i, '{}'::jsonb, '2016-08-01'::timestamptz, '2016-08-
 		backoff[fmt.Sprint(i)] = true
 	}
 
-	low := []string{"--statement-timeout", "25ms"}
+	low := []string{"--statement-timeout", "10ms"}
 	code, out, errOut := runCLI(t, schema, append([]string{"shards", "--stuck", "-o", "csv"}, low...)...)
 	if code != cmd.ExitOK {
-		t.Fatalf("shards --stuck under 25ms: exit %d\n%s", code, errOut)
+		t.Fatalf("shards --stuck under 10ms: exit %d\n%s", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if lines[0] != "shard_scope,scope,shard_identifier,depth,estimated,sampled_percent" || len(lines) < 2 {
-		t.Fatalf("shards --stuck under 25ms:\n%s\nstderr %q", out, errOut)
+		t.Fatalf("shards --stuck under 10ms:\n%s\nstderr %q", out, errOut)
 	}
 	for _, l := range lines[1:] {
 		f := strings.Split(l, ",")
 		if len(f) != 6 || !backoff[f[2]] || f[4] != "true" {
-			t.Fatalf("shards --stuck under 25ms: row %q (not a shard in backoff, or not labelled) of\n%s", l, out)
+			t.Fatalf("shards --stuck under 10ms: row %q (not a shard in backoff, or not labelled) of\n%s", l, out)
 		}
 	}
 	if !strings.HasPrefix(errOut, "estimated from a sample of ") ||
-		!strings.Contains(errOut, "% of the table's pages: the index pass over the rows in backoff did not finish within --statement-timeout 25ms; each shard listed is in backoff (probed), its depth estimated; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row in backoff (under --pass-timeout)\n") {
-		t.Fatalf("shards --stuck under 25ms: stderr %q", errOut)
+		!strings.Contains(errOut, "% of the table's pages: the index pass over the rows in backoff did not finish within --statement-timeout 10ms; each shard listed is in backoff (probed), its depth estimated; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row in backoff (under --pass-timeout)\n") {
+		t.Fatalf("shards --stuck under 10ms: stderr %q", errOut)
 	}
 	js, _ := mustRun(t, cmd.ExitOK, schema, append([]string{"shards", "--stuck", "-o", "json"}, low...)...)
 	// Another sample (the seed is the clock's): every row labelled, whichever are listed.
 	if strings.Count(js, `"estimated": true`) == 0 || strings.Count(js, `"estimated": true`) != strings.Count(js, `"shard_identifier"`) {
-		t.Fatalf("shards --stuck -o json under 25ms: %s", js)
+		t.Fatalf("shards --stuck -o json under 10ms: %s", js)
 	}
 	// shards --limit whose budget says the pass fits (a rate no server has) but which runs
 	// out of the timeout: the sample too, saying so.
 	code, out, errOut = runCLI(t, schema, append([]string{"shards", "--limit", "5", "-o", "csv", "--pass-rows-per-second", "1e12"}, low...)...)
 	if code != cmd.ExitOK || !strings.HasPrefix(out, "shard_scope,scope,shard_identifier,depth,estimated,sampled_percent\n") ||
-		!strings.Contains(errOut, "% of the table's pages: the pass over ~681001 rows did not finish within --statement-timeout 25ms; a shard the sample missed is not listed") {
-		t.Fatalf("shards --limit 5 under 25ms, the budget fooled: exit %d\n%s\nstderr %q", code, out, errOut)
+		!strings.Contains(errOut, "% of the table's pages: the pass over ~681001 rows did not finish within --statement-timeout 10ms; a shard the sample missed is not listed") {
+		t.Fatalf("shards --limit 5 under 10ms, the budget fooled: exit %d\n%s\nstderr %q", code, out, errOut)
 	}
 	// Under 1 ms the catalog read still runs (its own budget): what fails, if anything, is
 	// the command's own statement, never introspect.
