@@ -100,6 +100,7 @@ bench: build ## Run the benchmarks (see docs/performance.md; builds an OUTBOXCTL
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench InspectAllStreams -benchtime 2x -count 1 -timeout 30m
 	go test ./internal/drain -run '^$$' -bench DrainModes -benchtime 1x -count 1 -timeout 30m
 	go test ./cmd -run '^$$' -bench DrainEndToEnd -benchtime 1x -count 1 -timeout 30m
+	go test ./cmd -run '^$$' -bench DrainFirstMessage -benchtime 1x -count 1 -timeout 60m
 	go test ./cmd -run '^$$' -bench Handlers -benchtime 1x -count 1 -timeout 30m
 	go test ./cmd -run '^$$' -bench DrainParallel -benchtime 1x -count 1 -timeout 30m
 	go test ./cmd -run '^$$' -bench KillswitchList100k -benchtime 3x -count 1 -timeout 10m

@@ -276,8 +276,89 @@ func TestShardsLowStatementTimeout(t *testing.T) {
 	if full != within || errOut != withinErr || errOut != "showing 5 of 37 shards (--limit)\n" || !strings.HasPrefix(full, "shard_scope,scope,shard_identifier,depth,coalesce_groups") {
 		t.Fatalf("shards --full-pass:\n%s\nwant\n%s\nstderr %q", full, within, errOut)
 	}
-	code, _, errOut = runCLI(t, schema, "shards", "--stuck", "--full-pass")
-	if code != cmd.ExitUsage || !strings.Contains(errOut, "`--full-pass` is for the deepest shards") {
-		t.Fatalf("shards --stuck --full-pass: exit %d, stderr %q", code, errOut)
+}
+
+// TestShardsStuckLowStatementTimeout: when shards --stuck's index pass over the rows in
+// backoff does not finish within a real, low --statement-timeout (600,000 rows of a shard
+// in backoff against 10 ms: so the catalog read's own budget was given back), it answers from a sample of the table's pages, every row labelled
+// estimated with the sampled percentage (CSV and JSON), the note naming --full-pass; each
+// listed shard is in backoff (a due shard holding 60,000 future rows behind a due head is
+// never listed); --full-pass under the same timeout lists exactly what a run with the
+// default timeout does.
+func TestShardsStuckLowStatementTimeout(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{})
+	budgetExec(t, fmt.Sprintf(`ALTER TABLE %s.sentry_regionoutbox SET (autovacuum_enabled = false)`, schema))
+	// ORG/1: 600,000 rows in backoff; ORG/3..12: 100 each; ORG/2: due (a row at THE_PAST)
+	// with 60,000 rows in the future; ORG/20..: due.
+	budgetExec(t, fmt.Sprintf(`INSERT INTO %s.sentry_regionoutbox (shard_scope, shard_identifier, category, object_identifier, payload, scheduled_from, scheduled_for, date_added)
+SELECT 0, s.shard, 2 + i %% 3, i %% 600, '{}'::jsonb, now() - interval '20 minutes', now() + interval '40 minutes', now() - interval '1 hour'
+  FROM (VALUES (1, 600000), (2, 60000), (3, 100), (4, 100), (5, 100), (6, 100), (7, 100), (8, 100), (9, 100), (10, 100), (11, 100), (12, 100)) AS s(shard, n),
+       generate_series(1, s.n) AS i
+UNION ALL
+SELECT 0, 2, 2, 1, '{}'::jsonb, '2016-08-01'::timestamptz, '2016-08-01'::timestamptz, now()
+UNION ALL
+SELECT 0, 20 + i %% 500, 2, i, '{}'::jsonb, '2016-08-01'::timestamptz, '2016-08-01'::timestamptz, now() FROM generate_series(1, 20000) AS i`, schema))
+	budgetExec(t, fmt.Sprintf(`VACUUM ANALYZE %s.sentry_regionoutbox`, schema))
+	waitStats(t, schema, func(analyzed bool, _ int64) bool { return analyzed })
+	backoff := map[string]bool{"1": true}
+	for i := 3; i <= 12; i++ {
+		backoff[fmt.Sprint(i)] = true
+	}
+
+	low := []string{"--statement-timeout", "10ms"}
+	code, out, errOut := runCLI(t, schema, append([]string{"shards", "--stuck", "-o", "csv"}, low...)...)
+	if code != cmd.ExitOK {
+		t.Fatalf("shards --stuck under 10ms: exit %d\n%s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if lines[0] != "shard_scope,scope,shard_identifier,depth,estimated,sampled_percent" || len(lines) < 2 {
+		t.Fatalf("shards --stuck under 10ms:\n%s\nstderr %q", out, errOut)
+	}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if len(f) != 6 || !backoff[f[2]] || f[4] != "true" {
+			t.Fatalf("shards --stuck under 10ms: row %q (not a shard in backoff, or not labelled) of\n%s", l, out)
+		}
+	}
+	if !strings.HasPrefix(errOut, "estimated from a sample of ") ||
+		!strings.Contains(errOut, "% of the table's pages: the index pass over the rows in backoff did not finish within --statement-timeout 10ms; each shard listed is in backoff (probed), its depth estimated; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row in backoff (under --pass-timeout)\n") {
+		t.Fatalf("shards --stuck under 10ms: stderr %q", errOut)
+	}
+	js, _ := mustRun(t, cmd.ExitOK, schema, append([]string{"shards", "--stuck", "-o", "json"}, low...)...)
+	// Another sample (the seed is the clock's): every row labelled, whichever are listed.
+	if strings.Count(js, `"estimated": true`) == 0 || strings.Count(js, `"estimated": true`) != strings.Count(js, `"shard_identifier"`) {
+		t.Fatalf("shards --stuck -o json under 10ms: %s", js)
+	}
+	// shards --limit whose budget says the pass fits (a rate no server has) but which runs
+	// out of the timeout: the sample too, saying so.
+	code, out, errOut = runCLI(t, schema, append([]string{"shards", "--limit", "5", "-o", "csv", "--pass-rows-per-second", "1e12"}, low...)...)
+	if code != cmd.ExitOK || !strings.HasPrefix(out, "shard_scope,scope,shard_identifier,depth,estimated,sampled_percent\n") ||
+		!strings.Contains(errOut, "% of the table's pages: the pass over ~681001 rows did not finish within --statement-timeout 10ms; a shard the sample missed is not listed") {
+		t.Fatalf("shards --limit 5 under 10ms, the budget fooled: exit %d\n%s\nstderr %q", code, out, errOut)
+	}
+	// Under 1 ms the catalog read still runs (its own budget): what fails, if anything, is
+	// the command's own statement, never introspect.
+	code, _, errOut = runCLI(t, schema, "shards", "--stuck", "--statement-timeout", "1ms")
+	if strings.Contains(errOut, "introspect") || (code != cmd.ExitOK && !strings.Contains(errOut, "statement timed out in ")) {
+		t.Fatalf("shards --stuck under 1ms: exit %d, stderr %q", code, errOut)
+	}
+	// --full-pass: exact, as with the default timeout.
+	exact, exactErr := mustRun(t, cmd.ExitOK, schema, "shards", "--stuck", "-o", "csv", "--time", "absolute")
+	full, fullErr := mustRun(t, cmd.ExitOK, schema, append([]string{"shards", "--stuck", "-o", "csv", "--time", "absolute", "--full-pass"}, low...)...)
+	// next_attempt_in_seconds is relative to each run's clock.
+	dropIn := func(csv string) string {
+		var out []string
+		for _, l := range strings.Split(csv, "\n") {
+			if f := strings.Split(l, ","); len(f) > 14 {
+				l = strings.Join(append(f[:len(f)-4:len(f)-4], f[len(f)-3:]...), ",")
+			}
+			out = append(out, l)
+		}
+		return strings.Join(out, "\n")
+	}
+	if dropIn(full) != dropIn(exact) || fullErr != exactErr || !strings.HasPrefix(full, "shard_scope,scope,shard_identifier,depth,coalesce_groups") ||
+		!strings.Contains(full, "\n0,ORGANIZATION_SCOPE,1,600000,") || strings.Contains(full, "\n0,ORGANIZATION_SCOPE,2,") {
+		t.Fatalf("shards --stuck --full-pass:\n%s\nwant\n%s\nstderr %q", full, exact, fullErr)
 	}
 }

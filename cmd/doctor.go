@@ -57,7 +57,8 @@ never run):
               drain tasks are not running or not reaching this database (critical at 6×);
               a shard claimed seconds ago is probably draining and is not reported
   stuck       shards at the 1 h backoff cap with their head message (critical when the
-              head is older than 24 h)
+              head is older than 24 h); a shard's rows counted up to 10,000 ("at least",
+              depth_at_least: inspect shard, its last next step, counts them all)
   killswitch  kill-switched shards that hold rows, and whether trimming has stalled
   backfill    backfills gated by an option, 'complete' below the coded version, pending a
               restart, malformed; with --sample 30s, walks that did not move

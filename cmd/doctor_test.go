@@ -17,6 +17,7 @@ import (
 	"github.com/outboxctl/outboxctl/cmd"
 	"github.com/outboxctl/outboxctl/internal/backfill"
 	"github.com/outboxctl/outboxctl/internal/fixture"
+	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
@@ -437,5 +438,46 @@ func TestDoctorBackfillStalledAndCompleteBelowCoded(t *testing.T) {
 	}
 	if errOut != "sampling the backfill cursors again in 200ms…\nError: doctor: 0 critical, 2 warning(s), 1 ok\n" { // the ok: tables gated by an unset option
 		t.Fatalf("stderr = %q", errOut)
+	}
+}
+
+// TestDoctorStuckDepthCountedUpToTheCap: a shard at the cap deeper than query.StuckDepthCap
+// is counted up to the cap and said so, in text and JSON ("at least", depth_at_least), with
+// the command that counts it exactly as its last next step (which answers the exact depth);
+// a shallower one is exact, and labelled exact.
+func TestDoctorStuckDepthCountedUpToTheCap(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{})
+	deep := query.StuckDepthCap + 3
+	// ORG/7 at the cap with deep rows, ORG/8 at the cap with 2.
+	execSQL(t, fmt.Sprintf(`INSERT INTO %s.sentry_regionoutbox (shard_scope, shard_identifier, category, object_identifier, scheduled_from, scheduled_for, date_added)
+		SELECT 0, s.shard, 2, g %% 50, now() - interval '10 minutes', now() + interval '50 minutes', now() - interval '3 hours'
+		  FROM (VALUES (7, %d), (8, 2)) AS s(shard, n), generate_series(1, s.n) AS g`, schema, deep))
+	code, fs, errOut := doctor(t, testdb.DSN(), schema, "--check", "stuck")
+	if code != cmd.ExitWarn {
+		t.Fatalf("exit %d, want %d: %s %+v", code, cmd.ExitWarn, errOut, fs)
+	}
+	seven, eight := only(fs, "stuck", "shard_identifier", 7), only(fs, "stuck", "shard_identifier", 8)
+	if len(seven) != 1 || seven[0].Evidence["depth"] != float64(query.StuckDepthCap) || seven[0].Evidence["depth_at_least"] != true ||
+		!strings.Contains(seven[0].Summary, fmt.Sprintf("blocking at least %d (a shard's rows counted up to %d; inspect shard counts them all) row(s)", query.StuckDepthCap, query.StuckDepthCap)) {
+		t.Fatalf("ORG/7 = %+v", seven)
+	}
+	exact := seven[0].Next[len(seven[0].Next)-1]
+	if want := "outboxctl --schema " + schema + " inspect shard organization 7"; exact != want {
+		t.Fatalf("ORG/7's last next = %q, want %q (all: %q)", exact, want, seven[0].Next)
+	}
+	if len(eight) != 1 || eight[0].Evidence["depth"] != float64(2) || eight[0].Evidence["depth_at_least"] != false ||
+		!strings.Contains(eight[0].Summary, "blocking 2 row(s)") || len(eight[0].Next) != 2 {
+		t.Fatalf("ORG/8 = %+v", eight)
+	}
+	// The exact count the next step gives.
+	out, _ := mustRun(t, 0, schema, "inspect", "shard", "organization", "7", "-o", "json")
+	if !strings.Contains(out, fmt.Sprintf(`"depth": %d,`, deep)) {
+		t.Fatalf("inspect shard organization 7 does not say depth %d:\n%s", deep, out)
+	}
+	// In the text a pipe gets too.
+	text, _ := mustRun(t, cmd.ExitWarn, schema, "doctor", "--check", "stuck")
+	if !strings.Contains(text, fmt.Sprintf("at least %d", query.StuckDepthCap)) || !strings.Contains(text, "depth_at_least=true") {
+		t.Fatalf("text output does not label the bound:\n%s", text)
 	}
 }

@@ -97,12 +97,14 @@ func (a *app) openSessionTimeout(ctx context.Context, command string, timeout ti
 	if timeout > 0 {
 		cfg.StatementTimeout = timeout
 	}
+	var lower time.Duration
+	cfg.StatementTimeout, lower = catalogBudget(cfg.StatementTimeout)
 	conn, err := db.Connect(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	return a.sessionOn(ctx, conn, t, fn)
+	return a.sessionOn(ctx, conn, t, lower, fn)
 }
 
 // readSessionOn is readSession on a connection the command already holds: a repair or a
@@ -112,7 +114,7 @@ func (a *app) readSessionOn(ctx context.Context, conn *db.Conn, fn func(*session
 	if err != nil {
 		return err
 	}
-	return a.sessionOn(ctx, conn, t, func(s *session) error {
+	return a.sessionOn(ctx, conn, t, 0, func(s *session) error {
 		if err := s.schema.CheckOutbox(s.target); err != nil {
 			return err
 		}
@@ -121,30 +123,88 @@ func (a *app) readSessionOn(ctx context.Context, conn *db.Conn, fn func(*session
 }
 
 // sessionOn opens a read-only snapshot of t on conn, reads the catalog, and calls fn. The
-// catalog read goes to the server in one round trip with the BEGIN (db.ReadTxFirst).
-func (a *app) sessionOn(ctx context.Context, conn *db.Conn, t query.Target, fn func(*session) error) error {
+// catalog read goes to the server in one round trip with the BEGIN (db.ReadTxFirst). lower,
+// when not 0, is the statement timeout for fn's statements of a connection opened under the
+// catalog read's own (catalogBudget).
+func (a *app) sessionOn(ctx context.Context, conn *db.Conn, t query.Target, lower time.Duration, fn func(*session) error) error {
 	tables := query.SchemaTables(introspected(t))
-	st := query.Introspect(t.Schema, tables)
-	sql, args, err := st.Bind()
+	var res *query.Result
+	first, err := firstOf(query.Introspect(t.Schema, tables), func(r *query.Result) error { res = r; return nil })
 	if err != nil {
 		return err
 	}
-	var res *query.Result
-	first := &db.First{SQL: sql, Args: args, Read: func(rows db.Rows) error {
-		res, err = query.Collect(st.Name, rows)
-		return db.Classify(err, st.Name)
-	}}
-	// Every command reads the catalog through here and applies --deployment, so readers and
-	// writers agree on which options table Sentry reads.
 	return db.ReadTxFirst(ctx, conn, first, func(tx db.Tx) error {
-		schema, err := query.SchemaFrom(res, tables)
-		if err != nil {
-			return err
+		if lower > 0 {
+			end := query.CatalogBudgetEnd(lower)
+			if _, err := query.Run(ctx, tx, end); err != nil {
+				return db.Classify(err, end.Name)
+			}
 		}
-		s := &session{ctx: ctx, tx: tx, target: t, schema: schema.WithDeployment(a.deployment())}
-		s.target = s.schema.Adapt(s.target)
-		return fn(s)
+		return a.startSession(ctx, tx, t, res, tables, fn)
 	})
+}
+
+// catalogBudget is the statement timeout a read command connects with under a
+// --statement-timeout (d) lower than query.IntrospectTimeout, and the one its own statements
+// get after the catalog read (lower, 0 when d is not lower): the catalog read is bounded by
+// the catalog, and on a fresh connection its first lookups alone can cost more than an 8 ms
+// timeout, so an operator who set a low timeout because the database is in trouble still
+// gets an answer rather than a timed-out catalog read (#27). One statement more, only then.
+func catalogBudget(d time.Duration) (connect, lower time.Duration) {
+	if d > 0 && d < query.IntrospectTimeout {
+		return query.IntrospectTimeout, d
+	}
+	return d, 0
+}
+
+// withBudget runs fn with the transaction's statement timeout raised to d (when
+// --statement-timeout is lower) and sets it back after: for a read bounded by something else
+// than the outbox's size (query.StatementBudget).
+func (s *session) withBudget(d, timeout time.Duration, fn func() error) error {
+	if timeout <= 0 || timeout >= d {
+		return fn()
+	}
+	res, err := s.run(query.StatementBudget(d))
+	if err != nil {
+		return err
+	}
+	rows, err := query.Rows[query.StatementBudgetRow](res)
+	if err != nil || len(rows) != 1 {
+		return fmt.Errorf("statement-budget: %d rows: %w", len(rows), err)
+	}
+	if err := fn(); err != nil {
+		return err
+	}
+	_, err = s.run(query.StatementBudgetEnd(rows[0].Replaced))
+	return err
+}
+
+// firstOf is st as a transaction's first statement, its result handed to read.
+func firstOf(st query.Statement, read func(*query.Result) error) (*db.First, error) {
+	sql, args, err := st.Bind()
+	if err != nil {
+		return nil, err
+	}
+	return &db.First{SQL: sql, Args: args, Read: func(rows db.Rows) error {
+		res, err := query.Collect(st.Name, rows)
+		if err != nil {
+			return db.Classify(err, st.Name)
+		}
+		return read(res)
+	}}, nil
+}
+
+// startSession is the session of tx once the catalog read res: every command reads the
+// catalog through here and applies --deployment, so readers and writers agree on which
+// options table Sentry reads.
+func (a *app) startSession(ctx context.Context, tx db.Tx, t query.Target, res *query.Result, tables []string, fn func(*session) error) error {
+	schema, err := query.SchemaFrom(res, tables)
+	if err != nil {
+		return err
+	}
+	s := &session{ctx: ctx, tx: tx, target: t, schema: schema.WithDeployment(a.deployment())}
+	s.target = s.schema.Adapt(s.target)
+	return fn(s)
 }
 
 // runRead prints the script build makes (on --print-sql, or when no database is given) or

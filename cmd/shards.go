@@ -53,10 +53,6 @@ func (o shardsOptions) Validate() error {
 	if o.FailIfDepth < 0 {
 		return usageErrorf("outboxctl shards --fail-if-depth 10000", "`--fail-if-depth` must not be negative")
 	}
-	if o.FullPass && o.Stuck {
-		// --stuck reads the shards in backoff by index, never the whole table.
-		return usageErrorf("outboxctl shards --limit 10 --full-pass", "`--full-pass` is for the deepest shards, which group the whole table; --stuck reads by index and needs no full pass")
-	}
 	return nil
 }
 
@@ -126,7 +122,13 @@ func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, 
 		if res, note, err = o.listing(ctx, s, d, f, line, build); err != nil {
 			return err
 		}
-		ks, ksErr = options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
+		// The options table, not the outbox: under the catalog read's budget (#27).
+		if err := s.withBudget(query.IntrospectTimeout, d.statementTimeout, func() error {
+			ks, ksErr = options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
+			return nil
+		}); err != nil {
+			return err
+		}
 		if ksErr != nil && ks == nil {
 			return db.Classify(ksErr, "killswitch-options")
 		}
@@ -202,9 +204,18 @@ same flags will touch.
 Without --stuck or --shard the listing groups the whole table. Under a low
 --statement-timeout, when the planner's estimate of the table says that pass would take
 more than half of it, the deepest shards come from a sample of the table's pages instead
-(TABLESAMPLE SYSTEM, a tenth of what the budget allows): every row says estimated and the
+(TABLESAMPLE SYSTEM, a tenth of what the budget allows; also when the pass was expected to
+fit and ran out of the timeout): every row says estimated and the
 sampled percentage, total_shards is not known, and a note names --full-pass, which groups
-every row under --pass-timeout (10m by default) with a progress line on a terminal.`),
+every row under --pass-timeout (10m by default) with a progress line on a terminal.
+
+With --stuck the pass reads the rows in backoff by index (a 2M-row shard at the cap is 2M
+index entries). When it does not finish within --statement-timeout, the shards in backoff
+come from a sample of the table's pages instead (a tenth of what the budget allows, under
+at least 250ms of its own): each listed shard is probed and in backoff,
+its depth is estimated (estimated, sampled_percent), a shard the sample missed is not
+listed, and the note names --full-pass, which reads every row in backoff under
+--pass-timeout.`),
 		Example: examples(`
   outboxctl shards --stuck --print-sql
   outboxctl shards --scope organization --limit 50
@@ -230,7 +241,7 @@ every row under --pass-timeout (10m by default) with a progress line on a termin
 	fl.StringVar(&o.Shard, "shard", "", "only this shard id")
 	fl.BoolVar(&o.Exact, "exact", false, fmt.Sprintf("count every coalesce group (by default a shard's groups are counted up to %d: %d means at least)", query.GroupCap, query.GroupCap))
 	fl.Int64Var(&o.FailIfDepth, "fail-if-depth", 0, "exit 3 when a listed shard holds more rows than this (for alerts and runbooks)")
-	fl.BoolVar(&o.FullPass, "full-pass", false, "without --stuck: read the whole table to the end under --pass-timeout, even when the planner's estimate exceeds --statement-timeout's budget")
+	fl.BoolVar(&o.FullPass, "full-pass", false, "read every row to the end under --pass-timeout (the whole table; with --stuck every row in backoff), even when the planner's estimate exceeds --statement-timeout's budget")
 	addPassFlags(c, &o.Pass, "--full-pass")
 	a.addWatch(c, []string{"shard_scope", "shard_identifier"}, []string{"depth"})
 	return c

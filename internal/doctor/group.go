@@ -111,6 +111,7 @@ func pick(shards []cappedShard, idx []int) []cappedShard {
 func (env *Env) groupEvidence(t query.Target, k groupKey, g []cappedShard) (Evidence, time.Duration) {
 	var ids []string
 	var depth int64
+	atLeast := false
 	oldest, first, last := g[0].row.HeadAdded, g[0].row.LastAttempt, g[0].row.LastAttempt
 	cats := map[string]bool{}
 	for i, s := range g {
@@ -118,6 +119,7 @@ func (env *Env) groupEvidence(t query.Target, k groupKey, g []cappedShard) (Evid
 			ids = append(ids, fmt.Sprint(s.row.ShardIdentifier))
 		}
 		depth += s.row.Depth
+		atLeast = atLeast || s.row.DepthAtLeast
 		oldest = minTime(oldest, s.row.HeadAdded)
 		first = minTime(first, s.row.LastAttempt)
 		if s.row.LastAttempt.After(last) {
@@ -140,7 +142,7 @@ func (env *Env) groupEvidence(t query.Target, k groupKey, g []cappedShard) (Evid
 	}
 	return append(ev,
 		KV{"shard_scope", k.scope}, KV{"grouped_shards", len(g)}, KV{"shards", strings.Join(ids, " ")},
-		KV{"rows", depth}, KV{"head_categories", strings.Join(names, " ")},
+		KV{"rows", depth}, KV{"rows_at_least", atLeast}, KV{"head_categories", strings.Join(names, " ")},
 		KV{"oldest_head_added", oldest}, KV{"oldest_head_age_seconds", seconds(age)},
 		KV{"last_attempts_from", first}, KV{"last_attempts_to", last}), age
 }
@@ -164,8 +166,8 @@ func (env *Env) poisonGroup(t query.Target, k groupKey, c int64, g []cappedShard
 	return Finding{
 		Check: CheckStuck, Severity: sev, Target: groupTarget(env, t, k, len(g)),
 		Short: fmt.Sprintf("poison: %s heads", cat),
-		Summary: fmt.Sprintf("%s: %d shards of %s at the 1 h backoff cap, each with a %s head message written before its last attempt: a poison category blocking %d row(s) (if its receiver was down instead, fix it and run only the reschedule)",
-			t.TableName(), len(g), env.Registry.ScopeName(int(k.scope)), cat, evInt(ev, "rows")),
+		Summary: fmt.Sprintf("%s: %d shards of %s at the 1 h backoff cap, each with a %s head message written before its last attempt: a poison category blocking %s row(s) (if its receiver was down instead, fix it and run only the reschedule)",
+			t.TableName(), len(g), env.Registry.ScopeName(int(k.scope)), cat, depthText(evInt(ev, "rows"), evBool(ev, "rows_at_least"))),
 		Evidence: append(ev, KV{"head_category", cat}, KV{"poison_suspect", true}, KV{"grouped", true}),
 		Next: env.command(t, k.cell, "skip", "--category", cat, "--head-category", cat, "--at-cap", "--scope", scope,
 			"--reason", fmt.Sprintf("poison: %s at the head of %d shards", cat, len(g))),
@@ -200,6 +202,8 @@ func evValue(ev Evidence, key string) any {
 }
 
 func evInt(ev Evidence, key string) int64 { n, _ := evValue(ev, key).(int64); return n }
+
+func evBool(ev Evidence, key string) bool { b, _ := evValue(ev, key).(bool); return b }
 
 func evString(ev Evidence, key string) string { s, _ := evValue(ev, key).(string); return s }
 

@@ -156,12 +156,18 @@ func (env *Env) stuckFinding(t query.Target, w query.DoctorCappedRow, cell strin
 	name := env.shardName(t, cell, w.ShardScope, w.ShardIdentifier)
 	ev := Evidence{
 		{"table", t.TableName()}, {"shard_scope", w.ShardScope}, {"shard_identifier", w.ShardIdentifier},
-		{"depth", w.Depth}, {"head_id", w.HeadID}, {"head_category", cat}, {"head_object", w.HeadObject},
+		{"depth", w.Depth}, {"depth_at_least", w.DepthAtLeast}, {"head_id", w.HeadID}, {"head_category", cat}, {"head_object", w.HeadObject},
 		{"head_added", w.HeadAdded}, {"head_age_seconds", seconds(age)}, {"last_attempt", w.LastAttempt},
 		{"attempts_estimate", st.Attempts}, {"backoff_seconds", seconds(st.Delay)},
 		{"next_attempt", w.NextAttempt}, {"capped_shards", w.CappedShards},
 	}
 	scope := env.scopeArg(w.ShardScope)
+	// A depth counted up to the cap: the command that counts the shard exactly is the last
+	// next step.
+	var exact []string
+	if w.DepthAtLeast {
+		exact = []string{env.shardCommand(t, cell, w.ShardScope, w.ShardIdentifier)}
+	}
 	if w.HeadAdded.After(w.LastAttempt) {
 		// Written after the claim that set the backoff: the backoff was earned by rows that
 		// are gone, and this head was never attempted. Not a poison suspect.
@@ -171,17 +177,27 @@ func (env *Env) stuckFinding(t query.Target, w query.DoctorCappedRow, cell strin
 				t.TableName(), name, w.HeadID, cat),
 			Evidence: append(ev, KV{"poison_suspect", false}),
 			Next:     env.command(t, cell, "reschedule", scope, fmt.Sprint(w.ShardIdentifier), "--reason", "backoff earned by a removed head"),
+			Then:     exact,
 		}
 	}
 	return Finding{
 		Check: CheckStuck, Severity: sev, Target: name,
 		Short: fmt.Sprintf("poison? %s ×%d", cat, st.Attempts),
-		Summary: fmt.Sprintf("%s: shard %s at the 1 h backoff cap: head message %d (%s, object %d, %s old) has been the head through all ≥%d attempts its backoff shows (2 s doubling to the cap), a poison suspect blocking %d row(s)",
-			t.TableName(), name, w.HeadID, cat, w.HeadObject, dur(age.Seconds()), st.Attempts, w.Depth),
+		Summary: fmt.Sprintf("%s: shard %s at the 1 h backoff cap: head message %d (%s, object %d, %s old) has been the head through all ≥%d attempts its backoff shows (2 s doubling to the cap), a poison suspect blocking %s row(s)",
+			t.TableName(), name, w.HeadID, cat, w.HeadObject, dur(age.Seconds()), st.Attempts, depthText(w.Depth, w.DepthAtLeast)),
 		Evidence: append(ev, KV{"poison_suspect", true}),
 		Next:     env.command(t, cell, "inspect", "message", fmt.Sprint(w.HeadID)),
-		Then:     []string{env.command(t, cell, "skip", fmt.Sprint(w.HeadID), "--reason", "poison: "+cat)},
+		Then:     append([]string{env.command(t, cell, "skip", fmt.Sprint(w.HeadID), "--reason", "poison: "+cat)}, exact...),
 	}
+}
+
+// depthText is a depth as a summary says it: "at least N" when a shard's count stopped at
+// its cap (query.StuckDepthCap).
+func depthText(depth int64, atLeast bool) string {
+	if atLeast {
+		return fmt.Sprintf("at least %d (a shard's rows counted up to %d; inspect shard counts them all)", depth, query.StuckDepthCap)
+	}
+	return fmt.Sprint(depth)
 }
 
 // checkKillswitch: disabled shards with rows waiting behind them (never delivered while
@@ -267,8 +283,9 @@ func (env *Env) disabledFinding(t query.Target, optTable string, w query.DoctorD
 	if stalled {
 		trim = "trimming has stalled (the head row is the newest of its group): nothing more is deleted until it is re-enabled"
 	}
+	atLeast := w.Depth >= query.DisabledDepthCap
 	depth := fmt.Sprint(w.Depth)
-	if w.Depth >= query.DisabledDepthCap {
+	if atLeast {
 		depth = "at least " + depth
 	}
 	name := env.shardName(t, cell, w.ShardScope, w.ShardIdentifier)
@@ -279,7 +296,7 @@ func (env *Env) disabledFinding(t query.Target, optTable string, w query.DoctorD
 			t.TableName(), name, depth, trim),
 		Evidence: Evidence{
 			{"table", t.TableName()}, {"options_table", optTable}, {"shard_scope", w.ShardScope},
-			{"shard_identifier", w.ShardIdentifier}, {"depth", w.Depth}, {"head_id", w.HeadID},
+			{"shard_identifier", w.ShardIdentifier}, {"depth", w.Depth}, {"depth_at_least", atLeast}, {"head_id", w.HeadID},
 			{"last_visit", w.LastVisit}, {"oldest_message", w.HeadAdded}, {"trimming_stalled", stalled},
 		},
 		Next: fmt.Sprintf("%s killswitch check %s %d", env.Prefix, env.scopeArg(w.ShardScope), w.ShardIdentifier),

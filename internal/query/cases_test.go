@@ -76,6 +76,11 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 			Scope: enum(0, "ORGANIZATION_SCOPE"), Category: enum(2, "ORGANIZATION_UPDATE"), Limit: 5, MinDepth: 2,
 		}, 0.25, 2)}
 	}},
+	{"stuck-shards-sample", func(t Target) Script {
+		return Script{StuckShardsSample(t, ShardFilter{}, 2.5, 1), StuckShardsSample(t, ShardFilter{
+			Scope: enum(0, "ORGANIZATION_SCOPE"), Category: enum(2, "ORGANIZATION_UPDATE"), Limit: 5, MinDepth: 2,
+		}, 0.25, 2)}
+	}},
 	{"inspect-category-estimate", func(t Target) Script {
 		at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 		return Script{TableStatistics(t), CategoryEstimate(t, Enum{2, "ORGANIZATION_UPDATE"}, 2_000_000, &at)}

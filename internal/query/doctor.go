@@ -47,8 +47,9 @@ func qualifiedNames(schema string, tables []string) []string {
 	return out
 }
 
-// DoctorTableRow is one row of DoctorTables. The statistics come from a LEFT JOIN of
-// pg_stat_all_tables, so each may be NULL; a table never vacuumed has NULL vacuum times.
+// DoctorTableRow is one row of DoctorTables. The statistics come from the pg_stat_get_*
+// functions (0 for a table the server has no statistics of; pointers, as a view's LEFT JOIN
+// gave them); a table never vacuumed has NULL vacuum times.
 type DoctorTableRow struct {
 	TableName       string     `db:"table_name"`
 	LiveTuples      *int64     `db:"n_live_tup"`
@@ -261,9 +262,11 @@ func DoctorUnclaimed(t Target, sample, limit int) Statement {
 
 // DoctorCappedRow is one row of DoctorCappedShards (plus the cell column in the control silo).
 type DoctorCappedRow struct {
-	ShardScope       int64     `db:"shard_scope"`
-	ShardIdentifier  int64     `db:"shard_identifier"`
+	ShardScope      int64 `db:"shard_scope"`
+	ShardIdentifier int64 `db:"shard_identifier"`
+	// Depth is counted up to StuckDepthCap: DepthAtLeast says it reached it.
 	Depth            int64     `db:"depth"`
+	DepthAtLeast     bool      `db:"depth_at_least"`
 	NextAttempt      time.Time `db:"next_attempt"`
 	HeadID           int64     `db:"head_id"`
 	HeadCategory     int64     `db:"head_category"`
@@ -278,16 +281,22 @@ type DoctorCappedRow struct {
 // (poison suspects): the shards with a future row (only claimed shards have them) by a skip
 // scan of the (…, scheduled_for) index, one probe per shard however deep it is, each
 // confirmed in backoff by one probe and its head row read once; only the limit shards
-// returned are counted for their depth.
+// returned are counted for their depth, each up to StuckDepthCap rows (the hot shard of an
+// incident holds millions: counting them was most of doctor's time at 20M rows, #27).
 func DoctorCappedShards(t Target, limit int) Statement {
 	args := t.cellArgs()
 	args["cap"] = Arg{Value: BackoffCapSeconds, Note: "seconds: Sentry's backoff cap"}
 	args["limit"] = Arg{Value: limitOrDefault(limit)}
+	args["depth_cap"] = Arg{Value: StuckDepthCap, Note: "count at most this many rows of a shard"}
 	return sqlStatement("doctor-capped-shards", []string{
 		"Shards of " + t.Describe() + " in backoff at Sentry's 1 h cap, oldest head message first:",
 		"the head row (lowest id) has failed about a dozen times in a row and blocks the whole shard.",
 	}, t.idents(), args, t.controlAndCell()...)
 }
+
+// StuckDepthCap bounds the depth count of a shard at the backoff cap: a count of the cap
+// means "at least" (DoctorCappedRow.DepthAtLeast); inspect shard counts it exactly.
+const StuckDepthCap = 10000
 
 // DisabledDepthCap bounds the depth count of a kill-switched shard: a count of the cap
 // means "at least".

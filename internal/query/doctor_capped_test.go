@@ -17,12 +17,14 @@ import (
 // reference (§ drain algorithm): a shard is in backoff when its earliest scheduled_for is
 // in the future; it is at the cap when its head row (lowest id) was scheduled at least
 // BackoffCapSeconds after its scheduled_from; its depth is its rows scheduled in the future
-// (in a shard in backoff, all of them). Oldest head first, then by shard.
+// (in a shard in backoff, all of them), counted up to StuckDepthCap (a count of the cap is
+// "at least"). Oldest head first, then by shard.
 type cappedModelRow struct {
 	cell         string
 	scope        int
 	shard        int64
 	depth        int64
+	atLeast      bool
 	next         time.Time
 	headID       int64
 	headAdded    time.Time
@@ -64,7 +66,7 @@ func cappedModel(rows []testdb.Row, ids []int64, cell string, now time.Time, lim
 		if !next.After(now) || h.ScheduledFor.Sub(h.ScheduledFrom) < BackoffCapSeconds*time.Second {
 			continue
 		}
-		out = append(out, cappedModelRow{cell: k.cell, scope: k.scope, shard: k.shard, depth: depth, next: next,
+		out = append(out, cappedModelRow{cell: k.cell, scope: k.scope, shard: k.shard, depth: min(depth, StuckDepthCap), atLeast: depth >= StuckDepthCap, next: next,
 			headID: ids[head], headAdded: h.DateAdded, lastAttempt: h.ScheduledFrom, delaySeconds: h.ScheduledFor.Sub(h.ScheduledFrom).Seconds()})
 	}
 	slices.SortFunc(out, func(a, b cappedModelRow) int {
@@ -78,8 +80,9 @@ func cappedModel(rows []testdb.Row, ids []int64, cell string, now time.Time, lim
 }
 
 // cappedShape is a table of shards of every kind doctor-capped-shards tells apart, with
-// more capped shards (1,100) than doctor reads (groupScan, 1,000) and a capped shard
-// (1,500 rows) deeper than any LIMIT: at the cap, in backoff below the cap, due with a
+// more capped shards (1,100) than doctor reads (groupScan, 1,000), a capped shard
+// (1,500 rows) deeper than any LIMIT and two as deep as StuckDepthCap or deeper (counted up
+// to it, "at least"): at the cap, in backoff below the cap, due with a
 // future row (not its earliest), due at the cap's schedule, capped heads with uncapped rows
 // behind them and the reverse, heads written at the same instant (ties broken by shard).
 func cappedShape(now time.Time, cells []string) []testdb.Row {
@@ -98,7 +101,9 @@ func cappedShape(now time.Time, cells []string) []testdb.Row {
 			// at the cap, 1-3 rows, heads written in 50 instants (ties)
 			add(int(i%2), 1000+i, 1+int(i%3), capFrom, capFor, base.Add(time.Duration((i*7+int64(ci))%50)*time.Second))
 		}
-		add(0, 1, 1500, capFrom, capFor, base.Add(-time.Hour)) // the deep capped shard
+		add(0, 1, 1500, capFrom, capFor, base.Add(-time.Hour))                // the deep capped shard
+		add(1, 2, StuckDepthCap+500, capFrom, capFor, base.Add(-2*time.Hour)) // deeper than the count goes
+		add(1, 3, StuckDepthCap, capFrom, capFor, base.Add(-3*time.Hour))     // exactly the cap: at least
 		for i := range int64(200) {
 			// in backoff below the cap (2 s doubling to 30 min)
 			d := time.Duration(1<<(i%11)) * 2 * time.Second
@@ -201,12 +206,21 @@ func TestDoctorCappedShardsEqualsModel(t *testing.T) {
 				if cellCol >= 0 {
 					cell, _ = res.Rows[i][cellCol].(string)
 				}
-				if cell != w.cell || int(g.ShardScope) != w.scope || g.ShardIdentifier != w.shard || g.Depth != w.depth || !g.NextAttempt.Equal(w.next) ||
+				if cell != w.cell || int(g.ShardScope) != w.scope || g.ShardIdentifier != w.shard || g.Depth != w.depth || g.DepthAtLeast != w.atLeast || !g.NextAttempt.Equal(w.next) ||
 					g.HeadID != w.headID || !g.HeadAdded.Equal(w.headAdded) || !g.LastAttempt.Equal(w.lastAttempt) || g.LastDelaySeconds != w.delaySeconds || g.CappedShards != int64(total) {
 					t.Fatalf("%s limit %d row %d: got %s %+v, want %+v (capped %d)", tc.target.Describe(), limit, i, cell, g, w, total)
 				}
 			}
-			if limit == 5000 && (total < 1151 || got[0].ShardIdentifier != 1 || got[0].Depth != 1500) {
+			capped, deep := 0, 0
+			for _, g := range got {
+				if g.DepthAtLeast && g.Depth == StuckDepthCap {
+					capped++
+				}
+				if g.ShardIdentifier == 1 && g.Depth == 1500 && !g.DepthAtLeast {
+					deep++
+				}
+			}
+			if limit == 5000 && (total < 1153 || capped == 0 || capped%2 != 0 || deep == 0) {
 				t.Fatalf("%s: the shape lost its point: %d capped, first %+v", tc.target.Describe(), total, got[0])
 			}
 		}

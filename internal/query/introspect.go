@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Table names outboxctl looks for besides the target.
@@ -117,6 +118,39 @@ func Introspect(schema string, tables []string) Statement {
 		"Which of outboxctl's tables exist, and the columns it adapts to, with their types",
 		"(payload: jsonb since Aug 2025, text before; option value: jsonb or text; the cell column).",
 	}, nil, Args{"tables": {Value: names}, "columns": {Value: introspectedColumns()}})
+}
+
+// IntrospectTimeout is the catalog read's own statement timeout under a --statement-timeout
+// lower than it (StatementBudget): the catalog read is bounded by the catalog, never by the
+// outbox, so a timeout set low for the outbox's sake does not stop every command at its
+// first statement (#27).
+const IntrospectTimeout = time.Second
+
+// CatalogBudgetEnd sets the statement timeout to d after a catalog read run under
+// IntrospectTimeout (unless the DSN set the connection's own).
+func CatalogBudgetEnd(d time.Duration) Statement {
+	return sqlStatement("catalog-budget-end", []string{"The command's statement timeout (SET LOCAL), after the catalog read's own."}, nil,
+		Args{"budget": {Value: fmt.Sprintf("%d ms", IntrospectTimeout.Milliseconds()), Note: "the catalog read's"},
+			"timeout": {Value: fmt.Sprint(d.Milliseconds()), Note: "milliseconds: --statement-timeout"}})
+}
+
+// StatementBudget sets the statement timeout to d for the statements that follow it, up to
+// StatementBudgetEnd; its row (StatementBudgetRow) says the timeout it replaced.
+func StatementBudget(d time.Duration) Statement {
+	return sqlStatement("statement-budget", []string{"A statement timeout of its own (SET LOCAL) for a bounded read, under a lower --statement-timeout."}, nil,
+		Args{"timeout": {Value: fmt.Sprint(d.Milliseconds()), Note: "milliseconds, until statement-budget-end"}})
+}
+
+// StatementBudgetRow is StatementBudget's row.
+type StatementBudgetRow struct {
+	Replaced         string `db:"replaced"`
+	StatementTimeout string `db:"statement_timeout"`
+}
+
+// StatementBudgetEnd sets the statement timeout back to setting (StatementBudgetRow.Replaced).
+func StatementBudgetEnd(setting string) Statement {
+	return sqlStatement("statement-budget-end", []string{"The command's statement timeout back (SET LOCAL)."}, nil,
+		Args{"timeout": {Value: setting, Note: "--statement-timeout, as the transaction had it"}})
 }
 
 // introspectRow is one row of Introspect.

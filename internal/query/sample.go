@@ -5,8 +5,8 @@ import (
 	"strconv"
 )
 
-// The bounded sample shards --limit answers from under a low statement timeout
-// (sql/shards.sql, top-shards-sample).
+// The bounded samples shards --limit and shards --stuck answer from under a low statement
+// timeout (sql/shards.sql, top-shards-sample and stuck-shards-sample).
 
 // TopShardsSample is TopShards from a bounded sample of percent of the table's pages
 // (TABLESAMPLE SYSTEM): each shard's depth its sampled rows scaled up, every row estimated,
@@ -14,6 +14,29 @@ import (
 // would exceed the statement timeout's budget. f.Shard and f.Exact do not apply.
 // seed picks the sample's pages (the same seed, the same pages of an unchanged table).
 func TopShardsSample(t Target, f ShardFilter, percent float64, seed int64) Statement {
+	args, on := sampleArgs(t, f, percent, seed)
+	return sqlStatement("top-shards-sample", []string{
+		"Deepest shards of " + t.Describe() + " estimated from a sample of " + strconv.FormatFloat(percent, 'g', 4, 64) + "% of the table's pages:",
+		"depth = the shard's sampled rows scaled up; a shard the sample missed is not listed.",
+	}, t.idents(), args, on...)
+}
+
+// StuckShardsSample is StuckShards from a bounded sample of percent of the table's pages:
+// the shards holding a sampled row scheduled in the future, each confirmed in backoff by one
+// probe (exact), its depth its sampled rows in backoff scaled up (estimated), no
+// total_shards and no per-shard columns: TopShardsSampleRow's rows. What shards --stuck
+// answers when its index pass did not finish within the statement timeout. f.Shard,
+// f.Selected and f.Exact do not apply.
+func StuckShardsSample(t Target, f ShardFilter, percent float64, seed int64) Statement {
+	args, on := sampleArgs(t, f, percent, seed)
+	return sqlStatement("stuck-shards-sample", []string{
+		"Shards of " + t.Describe() + " in backoff, estimated from a sample of " + strconv.FormatFloat(percent, 'g', 4, 64) + "% of the table's pages:",
+		"each confirmed in backoff by one probe; depth = its sampled rows in backoff scaled up; a shard the sample missed is not listed.",
+	}, t.idents(), args, on...)
+}
+
+// sampleArgs are the values and filters a sample's statement takes.
+func sampleArgs(t Target, f ShardFilter, percent float64, seed int64) (Args, []string) {
 	args := t.cellArgs()
 	on := t.controlAndCell()
 	for name, e := range map[string]*Enum{"scope": f.Scope, "category": f.Category} {
@@ -29,10 +52,7 @@ func TopShardsSample(t Target, f ShardFilter, percent float64, seed int64) State
 	args["limit"] = Arg{Value: limitOrDefault(f.Limit)}
 	args["seed"] = Arg{Value: seed, Note: "which pages: the same seed, the same sample"}
 	args["hundredths"] = Arg{Value: int64(math.Round(percent * 100)), Note: "hundredths of a percent of the table's pages sampled"}
-	return sqlStatement("top-shards-sample", []string{
-		"Deepest shards of " + t.Describe() + " estimated from a sample of " + strconv.FormatFloat(percent, 'g', 4, 64) + "% of the table's pages:",
-		"depth = the shard's sampled rows scaled up; a shard the sample missed is not listed.",
-	}, t.idents(), args, on...)
+	return args, on
 }
 
 // SamplePercent is the share of a table of rows rows (percent to two decimals, at most 100,

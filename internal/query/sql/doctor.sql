@@ -24,17 +24,22 @@ SELECT pg_is_in_recovery() AS in_recovery,
 
 -- name: doctor-tables
 -- Vacuum state of the outbox tables (@tables: their qualified names) from the statistics
--- views and the catalog.
+-- functions and the catalog. The pg_stat_get_* functions pg_stat_all_tables is made of,
+-- called for the two tables only: the view groups every relation of the database before
+-- the join (its idx_scan sums pg_index), so it costs what the catalog holds, and planning
+-- it on a fresh connection is several ms more (#27).
 SELECT c.relname::text AS table_name,
-       s.n_live_tup, s.n_dead_tup,
+       pg_stat_get_live_tuples(c.oid) AS n_live_tup,
+       pg_stat_get_dead_tuples(c.oid) AS n_dead_tup,
        c.reltuples::float8 AS reltuples,
-       s.last_vacuum, s.last_autovacuum, s.autovacuum_count,
+       pg_stat_get_last_vacuum_time(c.oid) AS last_vacuum,
+       pg_stat_get_last_autovacuum_time(c.oid) AS last_autovacuum,
+       pg_stat_get_autovacuum_count(c.oid) AS autovacuum_count,
        coalesce(c.reloptions, '{}')::text[] AS reloptions,
        pg_relation_size(c.oid) AS heap_bytes,
        pg_indexes_size(c.oid) AS index_bytes
   FROM unnest(@tables::text[]) WITH ORDINALITY AS t(name, n)
   JOIN pg_class c ON c.oid = to_regclass(t.name)
-  LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid
  ORDER BY t.n;
 
 -- name: doctor-indexes
@@ -185,7 +190,8 @@ SELECT /* IF: control */s./* TEMPLATE: cell_column */region_name, /* END: contro
 -- one index entry per row: a 2M-row shard in backoff is one step), each confirmed in
 -- backoff by one probe for its earliest scheduled_for and its head row read once; only the
 -- @limit shards returned are counted (their rows scheduled in the future: in a confirmed
--- shard every row).
+-- shard every row), each up to @depth_cap rows: a depth of the cap means at least that many
+-- (depth_at_least), so a 2M-row shard at the cap costs 10,000 index entries, not 2M.
 WITH RECURSIVE walk AS (
     (SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
        FROM /* TEMPLATE: table */sentry_controloutbox o
@@ -240,17 +246,19 @@ capped AS (
      ORDER BY head.date_added, /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier
      LIMIT @limit
 )
-SELECT /* IF: control */c./* TEMPLATE: cell_column */region_name, /* END: control */c.shard_scope, c.shard_identifier, d.depth, c.next_attempt,
+SELECT /* IF: control */c./* TEMPLATE: cell_column */region_name, /* END: control */c.shard_scope, c.shard_identifier, d.depth,
+       d.depth >= @depth_cap AS depth_at_least, c.next_attempt,
        c.head_id, c.head_category, c.head_object, c.last_attempt, c.head_added,
        c.last_delay_seconds, c.capped_shards
   FROM capped c
  CROSS JOIN LATERAL (
     SELECT count(*) AS depth
-      FROM /* TEMPLATE: table */sentry_controloutbox o
-     WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = c./* TEMPLATE: cell_column */region_name
-       AND /* END: control */o.shard_scope = c.shard_scope
-       AND o.shard_identifier = c.shard_identifier
-       AND o.scheduled_for > now()
+      FROM (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox o
+             WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = c./* TEMPLATE: cell_column */region_name
+               AND /* END: control */o.shard_scope = c.shard_scope
+               AND o.shard_identifier = c.shard_identifier
+               AND o.scheduled_for > now()
+             LIMIT @depth_cap) x
  ) d
  ORDER BY c.head_added, /* IF: control */c./* TEMPLATE: cell_column */region_name, /* END: control */c.shard_scope, c.shard_identifier;
 

@@ -14,3 +14,27 @@ SELECT t.n AS table_index, t.name AS table_name,
                           AND a.attname = ANY (@columns::text[])
                           AND NOT a.attisdropped
  ORDER BY t.n, a.attname;
+
+-- name: statement-budget
+-- A statement timeout of its own (@timeout, in milliseconds) for the statements until
+-- statement-budget-end, when --statement-timeout is lower: for the statements bounded by
+-- something else than the outbox's size. introspect reads only the catalog, and on a fresh
+-- connection its first catalog lookups alone can cost more than an 8 ms timeout; shards
+-- --stuck's fallback sample reads a bounded number of pages. replaced is the timeout it
+-- replaces.
+SELECT current_setting('statement_timeout') AS replaced,
+       set_config('statement_timeout', @timeout, true) AS statement_timeout;
+
+-- name: statement-budget-end
+-- The transaction's statement timeout (@timeout, as statement-budget read it) back, for the
+-- command's own statements.
+SELECT set_config('statement_timeout', @timeout, true) AS statement_timeout;
+
+-- name: catalog-budget-end
+-- After the catalog read of a command connected under the catalog's budget (@budget, its
+-- statement timeout) because --statement-timeout is lower: that timeout (@timeout, in
+-- milliseconds) for the command's own statements. A timeout the DSN set (the connection's,
+-- then, not the budget) is left as it is.
+SELECT set_config('statement_timeout',
+                  CASE WHEN current_setting('statement_timeout')::interval = @budget::interval
+                       THEN @timeout ELSE current_setting('statement_timeout') END, true) AS statement_timeout;

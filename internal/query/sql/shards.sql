@@ -261,3 +261,41 @@ SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: contro
 /* IF: min_depth */HAVING round(count(*) * 10000 / @hundredths::float8) >= @min_depth/* END: min_depth */
  ORDER BY depth DESC, /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
  LIMIT @limit;
+
+-- name: stuck-shards-sample
+-- stuck-shards from a bounded sample, when its index pass over the rows in backoff did not
+-- finish within the statement timeout: the rows scheduled in the future among @hundredths /
+-- 100 percent of the table's pages (TABLESAMPLE SYSTEM reads only those), grouped by shard,
+-- each shard confirmed in backoff by one probe for its earliest scheduled_for as
+-- stuck-shards does (that part is exact), its depth its sampled rows scaled up. Estimates: a
+-- shard whose rows the sample missed is not listed, and total_shards is not known. @seed
+-- picks the pages: the same seed, the same sample of an unchanged table.
+WITH sampled AS (
+    SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier, count(*) AS sampled_rows
+      FROM /* TEMPLATE: table */sentry_controloutbox o TABLESAMPLE SYSTEM ((@hundredths::float8 / 100)::real) REPEATABLE (@seed::float8)
+     WHERE o.scheduled_for > now()
+       /* IF: scope */AND o.shard_scope = @scope/* END: scope */
+       /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+     GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+)
+SELECT /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier,
+       round(k.sampled_rows * 10000 / @hundredths::float8)::bigint AS depth, true AS estimated, @hundredths::float8 / 100 AS sampled_percent
+  FROM sampled k
+ CROSS JOIN LATERAL (
+    SELECT o.scheduled_for AS next_attempt
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
+       AND o.shard_scope = k.shard_scope
+       AND o.shard_identifier = k.shard_identifier
+     ORDER BY o.scheduled_for
+     LIMIT 1
+ ) h
+ WHERE h.next_attempt > now()
+   /* IF: category */AND EXISTS (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox o
+                /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
+                  AND o.shard_scope = k.shard_scope
+                  AND o.shard_identifier = k.shard_identifier
+                  AND o.category = @category)/* END: category */
+   /* IF: min_depth */AND round(k.sampled_rows * 10000 / @hundredths::float8) >= @min_depth/* END: min_depth */
+ ORDER BY depth DESC, /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier
+ LIMIT @limit;

@@ -55,16 +55,18 @@ capped AS (
      ORDER BY head.date_added, k.region_name, k.shard_scope, k.shard_identifier
      LIMIT 10
 )
-SELECT c.region_name, c.shard_scope, c.shard_identifier, d.depth, c.next_attempt,
+SELECT c.region_name, c.shard_scope, c.shard_identifier, d.depth,
+       d.depth >= 10000 AS depth_at_least, c.next_attempt,  -- count at most this many rows of a shard
        c.head_id, c.head_category, c.head_object, c.last_attempt, c.head_added,
        c.last_delay_seconds, c.capped_shards
   FROM capped c
  CROSS JOIN LATERAL (
     SELECT count(*) AS depth
-      FROM sentry_controloutbox o
-     WHERE o.region_name = c.region_name
-       AND o.shard_scope = c.shard_scope
-       AND o.shard_identifier = c.shard_identifier
-       AND o.scheduled_for > now()
+      FROM (SELECT 1 FROM sentry_controloutbox o
+             WHERE o.region_name = c.region_name
+               AND o.shard_scope = c.shard_scope
+               AND o.shard_identifier = c.shard_identifier
+               AND o.scheduled_for > now()
+             LIMIT 10000) x  -- count at most this many rows of a shard
  ) d
  ORDER BY c.head_added, c.region_name, c.shard_scope, c.shard_identifier;
