@@ -239,11 +239,11 @@ func verifyPairs(ctx context.Context, d factory, o verifyOptions, sides *splitSi
 		return results, err
 	}
 	err := db.ReadTx(ctx, sides.cell.conn, func(cellTx db.Tx) error {
-		if err := replica.InUTC(ctx, cellTx); err != nil {
+		if err := replica.PinValueText(ctx, cellTx); err != nil {
 			return err
 		}
 		return db.ReadTx(ctx, sides.control.conn, func(controlTx db.Tx) error {
-			if err := replica.InUTC(ctx, controlTx); err != nil {
+			if err := replica.PinValueText(ctx, controlTx); err != nil {
 				return err
 			}
 			src := func(p replica.Pair) db.Tx {

@@ -232,15 +232,34 @@ func TestVerifyControlPendingNextRuns(t *testing.T) {
 // sides are read in UTC, so the model's answer is unchanged.
 func TestVerifyControlSplitAcrossTimeZones(t *testing.T) {
 	t.Parallel()
+	verifyControlSplitUnder(t, "timezone=Asia/Tokyo")
+}
+
+// TestVerifyControlSplitAcrossTextSettings: besides TimeZone, DateStyle, IntervalStyle,
+// extra_float_digits and bytea_output change the text of a value. A control context whose
+// server (here its dsn's startup parameters) renders dates as SQL, DMY, intervals in the
+// SQL standard's style, floats with fewer digits and bytea as escapes must still agree with
+// a cell in the defaults: both sides are read with the same settings, so the model's answer
+// is unchanged (an expires_at in another DateStyle failed to read, or would be stale).
+func TestVerifyControlSplitAcrossTextSettings(t *testing.T) {
+	t.Parallel()
+	verifyControlSplitUnder(t, "DateStyle=SQL,DMY&IntervalStyle=sql_standard&extra_float_digits=0&bytea_output=escape")
+}
+
+// verifyControlSplitUnder verifies the control -> cell pairs across two contexts whose
+// control dsn adds params (startup parameters the server's session takes), and checks the
+// answer is the model's.
+func verifyControlSplitUnder(t *testing.T, params string) {
+	t.Helper()
 	shape := testdb.ControlShape{Orgs: 30, N: 250, Cell: "us", OtherCell: "eu"}
 	cellSchema, controlSchema := testdb.Schema(t, fixture.Options{Replicas: true}), testdb.Schema(t, fixture.Options{Replicas: true})
 	testdb.SeedControlReplicas(t, controlSchema, cellSchema, shape)
-	tokyo := testdb.DSN() + "&timezone=Asia/Tokyo"
+	sep := "&"
 	if !strings.Contains(testdb.DSN(), "?") {
-		tokyo = testdb.DSN() + "?timezone=Asia/Tokyo"
+		sep = "?"
 	}
 	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  us:\n    dsn: %s\n    schema: %s\n  control:\n    dsn: %s\n    schema: %s\n",
-		testdb.DSN(), cellSchema, tokyo, controlSchema))
+		testdb.DSN(), cellSchema, testdb.DSN()+sep+params, controlSchema))
 	io, out, errOut := render.Test()
 	io.Getenv = func(k string) string { return map[string]string{"OUTBOXCTL_CONFIG": config}[k] }
 	if code := cmd.Main(context.Background(), append([]string{"--context", "us,control", "verify", "-o", "json", "--limit", "0"}, controlPairs...), io); code != 0 {
