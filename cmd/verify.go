@@ -145,11 +145,35 @@ func runVerify(ctx context.Context, d factory, o verifyOptions, cell string) (re
 	if err != nil {
 		return nil, err
 	}
-	doc := replica.Doc(results, o.Limit, func(args ...string) string { return d.next(nil, args...) })
+	doc := replica.Doc(results, o.Limit, verifyCommands(d, sides))
 	if !o.FailOnDrift {
 		return doc, nil
 	}
 	return doc, driftVerdict(results)
+}
+
+// verifyCommands make verify's next lines: replicate on this invocation's database (both
+// contexts when split); an outbox command on the silo's outbox, which in a split deployment
+// is the cell context's (the cell outbox) or the control context's (the control outbox, its
+// rows for the cell), each context carrying its own schema.
+func verifyCommands(d factory, sides *splitSides) replica.Commands {
+	return replica.Commands{
+		Repair: func(args ...string) string { return d.next(nil, args...) },
+		Outbox: func(silo query.Silo, cell string, args ...string) string {
+			t := query.Target{Silo: silo}
+			if silo == query.SiloControl {
+				t.Cell = cell
+			}
+			if sides == nil {
+				return d.next(&t, args...)
+			}
+			side := sides.cell
+			if silo == query.SiloControl {
+				side = sides.control
+			}
+			return d.nextOn(side, &t, args...)
+		},
+	}
 }
 
 // pairSides are where pair p's source and replica are read: in a monolith the one
