@@ -219,10 +219,10 @@ func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
 	}
 	plan := replicatePlan(work, o.Reason)
 	if o.DryRun {
-		for _, l := range plan {
-			d.printer.Notef("%s", l)
+		if len(plan) == 0 {
+			return nil
 		}
-		return nil
+		return d.confirm("outboxctl replicate", plan, o.Yes) // the target and the plan, then "dry run"
 	}
 	if len(plan) == 0 {
 		d.printer.Notef("nothing to replicate")

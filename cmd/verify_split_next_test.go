@@ -2,6 +2,7 @@ package cmd_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/outboxctl/outboxctl/cmd"
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/testdb"
@@ -152,3 +154,45 @@ func checkSplitNexts(t *testing.T, run func(args ...string) (int, string, string
 	}
 }
 
+// TestReplicateSplitPlanAndNext: a split replicate's plan names both contexts it reads and
+// writes (each with its database and schema), not the invocation's default database; what
+// it prints next (verify) names both contexts and, run as printed, shows the object pending
+// in the cell's schema.
+func TestReplicateSplitPlanAndNext(t *testing.T) {
+	t.Parallel()
+	cellSchema, controlSchema := testdb.Schema(t, fixture.Options{Replicas: true}), testdb.Schema(t, fixture.Options{Replicas: true})
+	testdb.SeedReplicas(t, cellSchema, controlSchema, testdb.ReplicaShape{Orgs: 60, Members: 150, Cell: "us"})
+	run := splitConfig(t, cellSchema, controlSchema)
+	where := db.Describe(testdb.DSN())
+	wantTarget := fmt.Sprintf("  - target: context us (the cell), database %s, schema %s; context control (the control silo), database %s, schema %s\n",
+		where, cellSchema, where, controlSchema)
+	// Organization 23 has no mapping (missing) and nothing queued.
+	queued := len(cellOutbox(t, cellSchema, "id"))
+	code, _, errOut := run("--context", "us,control", "replicate", "organization", "23", "--dry-run")
+	if code != 0 || !strings.Contains(errOut, "Plan:\n"+wantTarget+"  - write 1 ORGANIZATION_UPDATE outbox row(s) into "+cellSchema+".sentry_regionoutbox") {
+		t.Fatalf("--dry-run: exit %d, want the plan to start\n%s\ngot:\n%s", code, wantTarget, errOut)
+	}
+	if n := len(cellOutbox(t, cellSchema, "id")); n != queued {
+		t.Fatalf("--dry-run wrote %d rows", n-queued)
+	}
+	code, out, errOut := run("--context", "us,control", "replicate", "organization", "23", "--yes", "-o", "json")
+	if code != 0 || !strings.Contains(errOut, wantTarget) {
+		t.Fatalf("replicate: exit %d, want the plan to name %s\n%s", code, wantTarget, errOut)
+	}
+	var written []struct{ Next string } // one document: its one table, an array
+	if err := json.Unmarshal([]byte(out), &written); err != nil || len(written) != 1 {
+		t.Fatalf("replicate -o json: %v\n%s", err, out)
+	}
+	next := written[0].Next
+	if want := "outboxctl --context us,control verify organization --id 23"; next != want {
+		t.Fatalf("next %q, want %q", next, want)
+	}
+	code, out, errOut = run(append(shellWords(t, next)[1:], "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("%s: exit %d\n%s", next, code, errOut)
+	}
+	d := parseVerify(t, out)
+	if len(d.Drift) != 1 || d.Drift[0].ObjectID != 23 || d.Drift[0].Drift != "pending" {
+		t.Fatalf("%s: want organization 23 pending: %s", next, out)
+	}
+}
