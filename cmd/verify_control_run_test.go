@@ -267,3 +267,33 @@ func verifyControlSplitUnder(t *testing.T, params string) {
 	}
 	checkControlAgainstModel(t, parseVerify(t, out.String()), shape, true)
 }
+
+// TestVerifyCellFlagInNext: verify --cell names the cell whose control outbox rows count as
+// pending and for which a control model's rows are written: its replicate next repeats it,
+// and run as printed writes the row for that cell (not the monolith's); replicate's verify
+// next repeats it too.
+func TestVerifyCellFlagInNext(t *testing.T) {
+	t.Parallel()
+	shape := testdb.ControlShape{Orgs: 30, N: 60, Cell: "--monolith--", OtherCell: "eu"}
+	schema := testdb.Schema(t, fixture.Options{Replicas: true})
+	testdb.SeedControlReplicas(t, schema, schema, shape)
+	// apikey 6 is missing for cell eu (and nothing is queued for it there).
+	out, _ := mustRun(t, 0, schema, "verify", "apikey", "--id", "6", "--cell", "eu", "-o", "json")
+	d := parseVerify(t, out)
+	want := "outboxctl --schema " + schema + " --cell eu replicate apikey 6"
+	if len(d.Drift) != 1 || d.Drift[0].Drift != "missing" || d.Drift[0].Next != want {
+		t.Fatalf("apikey 6 for cell eu: want missing, next %q:\n%s", want, out)
+	}
+	code, out, errOut := runPrinted(t, d.Drift[0].Next, "--yes", "-o", "json")
+	if code != 0 {
+		t.Fatalf("%s: exit %d\n%s", want, code, errOut)
+	}
+	var cell string
+	if err := testdb.Pool(t).QueryRow(context.Background(), fmt.Sprintf("SELECT region_name FROM %s.sentry_controloutbox ORDER BY id DESC LIMIT 1",
+		pgx.Identifier{schema}.Sanitize())).Scan(&cell); err != nil || cell != "eu" {
+		t.Fatalf("the row written is for cell %q (%v), want eu", cell, err)
+	}
+	if wantNext := "outboxctl --schema " + schema + " --cell eu verify apikey --id 6"; !strings.Contains(out, `"next": "`+wantNext+`"`) {
+		t.Fatalf("replicate's next: want %q:\n%s", wantNext, out)
+	}
+}
