@@ -100,7 +100,7 @@ func (a *app) targetLine(command string) string {
 }
 
 // splitTargetLine is targetLine for a split replicate (--context CELL,CONTROL): each
-// context with its silo, database and schema, as its settings under the flags say (the
+// context with its role, database and schema, as its settings under the flags say (the
 // invocation's own dsn and schema are neither's).
 func (a *app) splitTargetLine() string {
 	parts := make([]string, 0, 2)
@@ -115,8 +115,8 @@ func (a *app) splitTargetLine() string {
 			parts = append(parts, "context "+one.Name+" ("+role+"): "+oneLine(db.RedactDSN(err.Error())))
 			continue
 		}
-		line := sub.targetLine("")
-		parts = append(parts, strings.Replace(strings.TrimPrefix(line, "target: "), "context "+one.Name, "context "+one.Name+" ("+role+")", 1))
+		sub.contextName = one.Name + " (" + role + ")"
+		parts = append(parts, strings.TrimPrefix(sub.targetLine(""), "target: "))
 	}
 	return "target: " + strings.Join(parts, "; ")
 }

@@ -13,7 +13,7 @@ type splitSide struct {
 	conn    *db.Conn
 	schema  string
 	cell    string
-	silo    string // the context's silo setting, as --silo would say it ("" when unset)
+	silo    string // the silo its settings under the flags say (--silo's default: cell)
 }
 
 // splitSides are the cell's and the control silo's sides; close closes what was opened.
