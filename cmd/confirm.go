@@ -72,6 +72,9 @@ func (a *app) confirmPlan(command string, p mutationPlan, yes bool, n int) error
 // targetLine names what a mutation changes: the context, the database (user@host:port/db,
 // no password), the schema and, for a command on an outbox table, the table.
 func (a *app) targetLine(command string) string {
+	if len(a.split) == 2 {
+		return a.splitTargetLine()
+	}
 	parts := []string{}
 	if a.contextName != "" {
 		parts = append(parts, "context "+a.contextName)
@@ -94,6 +97,28 @@ func (a *app) targetLine(command string) string {
 		}
 	}
 	return "target: " + strings.Join(parts, ", ")
+}
+
+// splitTargetLine is targetLine for a split replicate (--context CELL,CONTROL): each
+// context with its role, database and schema, as its settings under the flags say (the
+// invocation's own dsn and schema are neither's).
+func (a *app) splitTargetLine() string {
+	parts := make([]string, 0, 2)
+	for i, one := range a.split {
+		role := "the cell"
+		if i == 1 {
+			role = "the control silo"
+		}
+		sub := a.fork(a.io)
+		sub.split = nil
+		if err := sub.useContext(a.cmd, one); err != nil {
+			parts = append(parts, "context "+one.Name+" ("+role+"): "+oneLine(db.RedactDSN(err.Error())))
+			continue
+		}
+		sub.contextName = one.Name + " (" + role + ")"
+		parts = append(parts, strings.TrimPrefix(sub.targetLine(""), "target: "))
+	}
+	return "target: " + strings.Join(parts, "; ")
 }
 
 // typedBackOver is the number of shards above which a bulk repair on a terminal asks for the

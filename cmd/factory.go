@@ -80,8 +80,10 @@ type factory struct {
 	// next is a suggested command line: the invocation's --context, --schema, …, the flags
 	// naming the table (nil: none) and args (nextcmd.go); again is the invocation's own
 	// command line with words added (fallback + them when unknown), for a Try: line.
-	next  func(t *query.Target, args ...string) string
-	again func(fallback string, add ...string) string
+	next func(t *query.Target, args ...string) string
+	// nextOn is next on one side of a split verify or replicate: that side's context alone.
+	nextOn func(side splitSide, t *query.Target, args ...string) string
+	again  func(fallback string, add ...string) string
 	// confirmCount is confirm for a bulk repair of n shards: on a terminal, more than
 	// typedBackOver shards need the count typed back, not y; confirmPlan the same for a plan
 	// that names its own target.
@@ -112,7 +114,7 @@ func (a *app) factory() factory {
 		split: a.splitSides, splitMode: len(a.split) == 2,
 		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,
 		confirm: a.confirm, confirmCount: a.confirmCount, confirmPlan: a.confirmPlan, where: a.where, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
-		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, again: a.againOr,
+		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, nextOn: a.nextOnSide, again: a.againOr,
 		lines: a.g.Output == "",
 		wide:  !a.merged && format == render.FormatWide,
 		cards: !a.merged && (format == render.FormatTable || format == render.FormatMarkdown || (format == render.FormatAuto && a.io.OutTTY)),

@@ -16,10 +16,25 @@ import (
 // the flags chose it), --schema, --deployment and --enums when given on the command line.
 // --dsn is not repeated: it may hold a password, and the environment that supplied it
 // supplies it again.
+//
+// A split verify or replicate (two contexts) repeats both, cell's first: its next commands
+// (replicate, verify) read both silos.
 func (a *app) prefixWords() []string {
-	words := []string{"outboxctl"}
+	if len(a.split) == 2 {
+		return a.prefixOn(a.split[0].Name + "," + a.split[1].Name)
+	}
 	if a.contextName != "" && (a.g.Context != "" || a.g.AllContexts) {
-		words = append(words, "--context", a.contextName)
+		return a.prefixOn(a.contextName)
+	}
+	return a.prefixOn("")
+}
+
+// prefixOn is prefixWords for context name ("": none): "outboxctl", --context name and the
+// flags of this invocation that say the schema and the deployment.
+func (a *app) prefixOn(name string) []string {
+	words := []string{"outboxctl"}
+	if name != "" {
+		words = append(words, "--context", name)
 	}
 	for _, name := range []string{"schema", "deployment", "enums"} {
 		if a.flagChanged(name) {
@@ -55,11 +70,25 @@ func targetWords(t query.Target) []string {
 // nextCommand is the command line of a next step: the prefix, the flags naming t (nil: none)
 // and args, one quoted line.
 func (a *app) nextCommand(t *query.Target, args ...string) string {
-	words := a.prefixWords()
+	return nextLine(a.prefixWords(), a.g.Silo, t, args)
+}
+
+// nextOnSide is the command line of a next step on one side of a split verify or replicate:
+// side's context (which carries its schema and dsn) rather than both, the flags naming t
+// (nil: none) and args. An outbox command (inspect shard, reschedule) reads or writes one
+// silo's outbox, so it must name the context that holds it.
+func (a *app) nextOnSide(side splitSide, t *query.Target, args ...string) string {
+	return nextLine(a.prefixOn(side.context), side.silo, t, args)
+}
+
+// nextLine is prefix, the flags naming t (nil: none) under a context or flag whose silo is
+// silo, and args, one quoted line.
+func nextLine(prefix []string, silo string, t *query.Target, args []string) string {
+	words := prefix
 	if t != nil {
 		// A cell target under a context (or flag) whose silo is control must say so, or the
 		// pasted command reads the control outbox.
-		if !t.Control() && a.g.Silo == "control" {
+		if !t.Control() && silo == "control" {
 			words = append(words, "--silo", "cell")
 		}
 		words = append(words, targetWords(*t)...)

@@ -219,10 +219,10 @@ func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
 	}
 	plan := replicatePlan(work, o.Reason)
 	if o.DryRun {
-		for _, l := range plan {
-			d.printer.Notef("%s", l)
+		if len(plan) == 0 {
+			return nil
 		}
-		return nil
+		return d.confirm("outboxctl replicate", plan, o.Yes) // the target and the plan, then "dry run"
 	}
 	if len(plan) == 0 {
 		d.printer.Notef("nothing to replicate")
@@ -238,7 +238,7 @@ func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
 	for _, w := range work {
 		d.audit("replicate", map[string]any{"pair": w.pair.Name, "objects": w.rows.Objects, "rows": written[w.pair.Name], "reason": o.Reason})
 	}
-	if err := d.printer.Print(replicateDoc(work, written, func(args ...string) string { return d.next(nil, args...) })); err != nil {
+	if err := d.printer.Print(replicateDoc(work, written, func(args ...string) string { return d.next(nil, withCell(o.Cell, args)...) })); err != nil {
 		return err
 	}
 	return unknownObjects(work)

@@ -13,6 +13,7 @@ type splitSide struct {
 	conn    *db.Conn
 	schema  string
 	cell    string
+	silo    string // the silo its settings under the flags say (--silo's default: cell)
 }
 
 // splitSides are the cell's and the control silo's sides; close closes what was opened.
@@ -52,7 +53,7 @@ func (a *app) splitSides(ctx context.Context, command string, connect bool) (*sp
 			out.close(ctx)
 			return nil, err
 		}
-		side := splitSide{context: one.Name, schema: sub.g.Schema, cell: sub.g.Cell}
+		side := splitSide{context: one.Name, schema: sub.g.Schema, cell: sub.g.Cell, silo: sub.g.Silo}
 		if connect {
 			conn, err := sub.connect(ctx, command)
 			if err != nil {

@@ -126,6 +126,7 @@ Repair with outboxctl replicate PAIR ID... or --from the JSON of this command.`)
 // document with the --fail-on-drift verdict. cell is --cell.
 func runVerify(ctx context.Context, d factory, o verifyOptions, cell string) (render.Doc, error) {
 	printing := d.printOnly && !d.splitMode || d.printSQL
+	givenCell := cell // --cell (or a context's cell setting): the cell a next replicate must write for
 	sides, err := d.split(ctx, "verify", !printing)
 	if err != nil {
 		return nil, err
@@ -145,11 +146,46 @@ func runVerify(ctx context.Context, d factory, o verifyOptions, cell string) (re
 	if err != nil {
 		return nil, err
 	}
-	doc := replica.Doc(results, o.Limit, func(args ...string) string { return d.next(nil, args...) })
+	doc := replica.Doc(results, o.Limit, verifyCommands(d, sides, givenCell))
 	if !o.FailOnDrift {
 		return doc, nil
 	}
 	return doc, driftVerdict(results)
+}
+
+// verifyCommands make verify's next lines: replicate on this invocation's database (both
+// contexts when split), with the --cell verify was given (cell; "": none), which names the
+// cell a control model's rows are written for; an outbox command on the silo's outbox,
+// which in a split deployment is the cell context's (the cell outbox) or the control
+// context's (the control outbox, its rows for the cell), each context carrying its own
+// schema.
+func verifyCommands(d factory, sides *splitSides, cell string) replica.Commands {
+	return replica.Commands{
+		Repair: func(args ...string) string { return d.next(nil, withCell(cell, args)...) },
+		Outbox: func(silo query.Silo, cell string, args ...string) string {
+			t := query.Target{Silo: silo}
+			if silo == query.SiloControl {
+				t.Cell = cell
+			}
+			if sides == nil {
+				return d.next(&t, args...)
+			}
+			side := sides.cell
+			if silo == query.SiloControl {
+				side = sides.control
+			}
+			return d.nextOn(side, &t, args...)
+		},
+	}
+}
+
+// withCell is args with --cell cell first ("": args alone): the cell a verify or replicate
+// ran for, repeated in the one it suggests.
+func withCell(cell string, args []string) []string {
+	if cell == "" {
+		return args
+	}
+	return append([]string{"--cell", cell}, args...)
 }
 
 // pairSides are where pair p's source and replica are read: in a monolith the one
@@ -239,11 +275,11 @@ func verifyPairs(ctx context.Context, d factory, o verifyOptions, sides *splitSi
 		return results, err
 	}
 	err := db.ReadTx(ctx, sides.cell.conn, func(cellTx db.Tx) error {
-		if err := replica.InUTC(ctx, cellTx); err != nil {
+		if err := replica.PinValueText(ctx, cellTx); err != nil {
 			return err
 		}
 		return db.ReadTx(ctx, sides.control.conn, func(controlTx db.Tx) error {
-			if err := replica.InUTC(ctx, controlTx); err != nil {
+			if err := replica.PinValueText(ctx, controlTx); err != nil {
 				return err
 			}
 			src := func(p replica.Pair) db.Tx {

@@ -232,19 +232,68 @@ func TestVerifyControlPendingNextRuns(t *testing.T) {
 // sides are read in UTC, so the model's answer is unchanged.
 func TestVerifyControlSplitAcrossTimeZones(t *testing.T) {
 	t.Parallel()
+	verifyControlSplitUnder(t, "timezone=Asia/Tokyo")
+}
+
+// TestVerifyControlSplitAcrossTextSettings: besides TimeZone, DateStyle, IntervalStyle,
+// extra_float_digits and bytea_output change the text of a value. A control context whose
+// server (here its dsn's startup parameters) renders dates as SQL, DMY, intervals in the
+// SQL standard's style, floats with fewer digits and bytea as escapes must still agree with
+// a cell in the defaults: both sides are read with the same settings, so the model's answer
+// is unchanged (an expires_at in another DateStyle failed to read, or would be stale).
+func TestVerifyControlSplitAcrossTextSettings(t *testing.T) {
+	t.Parallel()
+	verifyControlSplitUnder(t, "DateStyle=SQL,DMY&IntervalStyle=sql_standard&extra_float_digits=0&bytea_output=escape")
+}
+
+// verifyControlSplitUnder verifies the control -> cell pairs across two contexts whose
+// control dsn adds params (startup parameters the server's session takes), and checks the
+// answer is the model's.
+func verifyControlSplitUnder(t *testing.T, params string) {
+	t.Helper()
 	shape := testdb.ControlShape{Orgs: 30, N: 250, Cell: "us", OtherCell: "eu"}
 	cellSchema, controlSchema := testdb.Schema(t, fixture.Options{Replicas: true}), testdb.Schema(t, fixture.Options{Replicas: true})
 	testdb.SeedControlReplicas(t, controlSchema, cellSchema, shape)
-	tokyo := testdb.DSN() + "&timezone=Asia/Tokyo"
+	sep := "&"
 	if !strings.Contains(testdb.DSN(), "?") {
-		tokyo = testdb.DSN() + "?timezone=Asia/Tokyo"
+		sep = "?"
 	}
 	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  us:\n    dsn: %s\n    schema: %s\n  control:\n    dsn: %s\n    schema: %s\n",
-		testdb.DSN(), cellSchema, tokyo, controlSchema))
+		testdb.DSN(), cellSchema, testdb.DSN()+sep+params, controlSchema))
 	io, out, errOut := render.Test()
 	io.Getenv = func(k string) string { return map[string]string{"OUTBOXCTL_CONFIG": config}[k] }
 	if code := cmd.Main(context.Background(), append([]string{"--context", "us,control", "verify", "-o", "json", "--limit", "0"}, controlPairs...), io); code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	checkControlAgainstModel(t, parseVerify(t, out.String()), shape, true)
+}
+
+// TestVerifyCellFlagInNext: verify --cell names the cell whose control outbox rows count as
+// pending and for which a control model's rows are written: its replicate next repeats it,
+// and run as printed writes the row for that cell (not the monolith's); replicate's verify
+// next repeats it too.
+func TestVerifyCellFlagInNext(t *testing.T) {
+	t.Parallel()
+	shape := testdb.ControlShape{Orgs: 30, N: 60, Cell: "--monolith--", OtherCell: "eu"}
+	schema := testdb.Schema(t, fixture.Options{Replicas: true})
+	testdb.SeedControlReplicas(t, schema, schema, shape)
+	// apikey 6 is missing for cell eu (and nothing is queued for it there).
+	out, _ := mustRun(t, 0, schema, "verify", "apikey", "--id", "6", "--cell", "eu", "-o", "json")
+	d := parseVerify(t, out)
+	want := "outboxctl --schema " + schema + " --cell eu replicate apikey 6"
+	if len(d.Drift) != 1 || d.Drift[0].Drift != "missing" || d.Drift[0].Next != want {
+		t.Fatalf("apikey 6 for cell eu: want missing, next %q:\n%s", want, out)
+	}
+	code, out, errOut := runPrinted(t, d.Drift[0].Next, "--yes", "-o", "json")
+	if code != 0 {
+		t.Fatalf("%s: exit %d\n%s", want, code, errOut)
+	}
+	var cell string
+	if err := testdb.Pool(t).QueryRow(context.Background(), fmt.Sprintf("SELECT region_name FROM %s.sentry_controloutbox ORDER BY id DESC LIMIT 1",
+		pgx.Identifier{schema}.Sanitize())).Scan(&cell); err != nil || cell != "eu" {
+		t.Fatalf("the row written is for cell %q (%v), want eu", cell, err)
+	}
+	if wantNext := "outboxctl --schema " + schema + " --cell eu verify apikey --id 6"; !strings.Contains(out, `"next": "`+wantNext+`"`) {
+		t.Fatalf("replicate's next: want %q:\n%s", wantNext, out)
+	}
 }

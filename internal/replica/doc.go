@@ -57,7 +57,7 @@ type WrittenRow struct {
 
 // Doc is verify's document: a summary per pair, then the drifted objects (the first limit
 // of each pair's, 0: all), with a footer for the ones left out.
-func Doc(results []Result, limit int, command func(args ...string) string) render.Doc {
+func Doc(results []Result, limit int, command Commands) render.Doc {
 	pairs, drifts := []PairRow{}, []DriftRow{}
 	var shown, total int
 	for _, r := range results {
@@ -87,7 +87,7 @@ func Doc(results []Result, limit int, command func(args ...string) string) rende
 	}
 }
 
-func (d Drift) row(command func(args ...string) string) DriftRow {
+func (d Drift) row(command Commands) DriftRow {
 	var would, shard, rows, next, fields any
 	if d.Would != "" {
 		would = d.Would

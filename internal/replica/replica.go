@@ -250,17 +250,19 @@ func scopeWord(e query.Enum) string {
 	return strings.ToLower(strings.TrimSuffix(e.Name, "_SCOPE"))
 }
 
+// Commands make the command lines a drift's next names, each of which runs as printed
+// where verify ran: Repair for replicate (which reads both silos: in a split deployment
+// both contexts), Outbox for a command on the outbox of silo (for the control outbox, its
+// rows for cell): in a split deployment the context that holds that outbox.
+type Commands struct {
+	Repair func(args ...string) string
+	Outbox func(silo query.Silo, cell string, args ...string) string
+}
+
 // Next is what to do about the drift: the command that repairs it, or what it waits for.
-// command makes a command line of the invocation (its --schema, --context, …) and args, so
-// a printed next runs as printed.
-func (d Drift) Next(command func(args ...string) string) string {
+func (d Drift) Next(c Commands) string {
 	if d.Class == Pending {
-		outbox := func(args ...string) string { return command(args...) }
-		if d.silo == query.SiloControl { // the control outbox's shard
-			outbox = func(args ...string) string {
-				return command(append([]string{"--silo", "control", "--cell", d.cell}, args...)...)
-			}
-		}
+		outbox := func(args ...string) string { return c.Outbox(d.silo, d.cell, args...) }
 		if d.Pending.Due {
 			return fmt.Sprintf("wait: shard %s/%d is due; Sentry's workers deliver it (or drain it: %s)", d.scope.Name, d.Pending.Shard,
 				outbox("inspect", "shard", scopeWord(d.scope), fmt.Sprint(d.Pending.Shard)))
@@ -272,7 +274,7 @@ func (d Drift) Next(command func(args ...string) string) string {
 	}
 	// Missing, stale and orphan alike: replicate writes the outbox Sentry would (for an
 	// orphan, whose source is gone, the deletion outbox).
-	return command("replicate", d.Pair, fmt.Sprint(d.ObjectID))
+	return c.Repair("replicate", d.Pair, fmt.Sprint(d.ObjectID))
 }
 
 // Counts are one pair's summary.

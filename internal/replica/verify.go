@@ -145,12 +145,29 @@ type streamed struct {
 	done bool
 }
 
-// InUTC makes the transaction tx render timestamps in UTC. A split verify compares the two
-// sides' values as text, and a timestamp's text follows the session's TimeZone: two servers
-// with different defaults would otherwise disagree on every timestamp field.
-func InUTC(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, session.SetLocal("TimeZone", session.Quote("UTC")))
-	return err
+// comparableText are the settings that change the text of a value, each with the value a
+// split verify reads both sides in: TimeZone (a timestamptz), DateStyle (a date or a
+// timestamp), IntervalStyle (an interval), extra_float_digits (a float: 1 is PostgreSQL
+// 12's default, the shortest exact text) and bytea_output (a bytea).
+var comparableText = [][2]string{ //nolint:gochecknoglobals // constant table
+	{"TimeZone", session.Quote("UTC")},
+	{"DateStyle", session.Quote("ISO, MDY")},
+	{"IntervalStyle", session.Quote("postgres")},
+	{"extra_float_digits", "1"},
+	{"bytea_output", session.Quote("hex")},
+}
+
+// PinValueText makes the transaction tx render every value's text the one way, whatever the
+// server's, the role's or the dsn's settings: a split verify compares the two sides' values
+// as text from two sessions, which would otherwise disagree on every timestamp (TimeZone,
+// DateStyle), interval, float or bytea field of servers configured apart.
+func PinValueText(ctx context.Context, tx pgx.Tx) error {
+	for _, s := range comparableText {
+		if _, err := tx.Exec(ctx, session.SetLocal(s[0], s[1])); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // VerifySplit compares c's pair across two databases: the source silo's rows (srcQ, in its

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/replica"
 	"github.com/outboxctl/outboxctl/internal/testdb"
@@ -161,5 +163,56 @@ func TestVerifyTeamPairsMatchTheModel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPinValueTextRendersOneWay: under settings that change every kind of value's text
+// (TimeZone, DateStyle, IntervalStyle, extra_float_digits, bytea_output), PinValueText
+// makes a timestamptz, a date, an interval, a float and a bytea read as the defaults render
+// them, so two sessions configured apart compare equal.
+func TestPinValueTextRendersOneWay(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const values = `SELECT '2026-01-02 03:04:05.5+00'::timestamptz::text, '2026-01-02'::date::text,
+       '1 day 02:03:04'::interval::text, (0.1::float8 + 0.2)::text, '\x01ff'::bytea::text`
+	want := []string{"2026-01-02 03:04:05.5+00", "2026-01-02", "1 day 02:03:04", "0.30000000000000004", `\x01ff`}
+	read := func(pin bool) []string {
+		t.Helper()
+		tx, err := testdb.Pool(t).Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(ctx) }()
+		for _, s := range []string{"SET LOCAL TimeZone = 'Asia/Tokyo'", "SET LOCAL DateStyle = 'SQL, DMY'", "SET LOCAL IntervalStyle = 'sql_standard'",
+			"SET LOCAL extra_float_digits = 0", "SET LOCAL bytea_output = 'escape'"} {
+			if _, err := tx.Exec(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if pin {
+			if err := replica.PinValueText(ctx, tx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := make([]string, len(want))
+		ptrs := make([]any, len(got))
+		for i := range got {
+			ptrs[i] = &got[i]
+		}
+		// The simple protocol plans the statement under these settings: a statement cached
+		// by the first read would keep the constants it folded then.
+		if err := tx.QueryRow(ctx, values, pgx.QueryExecModeSimpleProtocol).Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	// Unpinned, every value reads otherwise: the settings are the ones that matter.
+	for i, v := range read(false) {
+		if v == want[i] {
+			t.Fatalf("value %d reads %q under the odd settings too: the test would not see a setting left unpinned", i, v)
+		}
+	}
+	if got := read(true); !reflect.DeepEqual(got, want) {
+		t.Fatalf("pinned: %q, want %q", got, want)
 	}
 }
