@@ -1,9 +1,16 @@
 package drain
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -295,6 +302,10 @@ type BulkArchive struct {
 	Warnf func(format string, args ...any)
 	// Prior is the number of operations the run wrote before (a resumed run numbers on).
 	Prior int
+	// Resumed says the run is a resume: a batch killed before its journal line staged
+	// operations Prior does not count, so the first open numbers on from the highest ID.N
+	// the archive holds (restore refuses two operations of one id with other fields).
+	Resumed bool
 	// KeepBackoff leaves a shard whose head row was deleted in its backoff (--keep-backoff);
 	// else it is made due now. MadeDue counts the shards made due, pendingDue those of the
 	// batch in flight.
@@ -322,6 +333,13 @@ func (ba *BulkArchive) Close() error {
 // open starts the operation of shard k on the run's archive file.
 func (ba *BulkArchive) open(k query.ShardRef) (*Operation, error) {
 	if ba.file == nil {
+		if ba.Resumed && ba.ID != "" {
+			n, err := HighestOperation(ba.Path, ba.ID)
+			if err != nil {
+				return nil, err
+			}
+			ba.Prior = max(ba.Prior, n)
+		}
 		f, err := OpenArchiveHandle(ba.Path)
 		if err != nil {
 			return nil, err
@@ -333,6 +351,40 @@ func (ba *BulkArchive) open(k query.ShardRef) (*Operation, error) {
 		meta.ID = fmt.Sprintf("%s.%d", ba.ID, ba.Prior+len(ba.Operations)+1)
 	}
 	return ba.file.OpenOn(meta)
+}
+
+// HighestOperation is the highest N of the operations id.N in the archive at path (0: none,
+// or no file). It reads only each line's kind and operation id; a last line cut short (a
+// write the kill interrupted) ends the read, a malformed line is an error.
+func HighestOperation(path, id string) (int, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading the archive to number on: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<16))
+	highest, prefix := 0, id+"."
+	for {
+		var l struct {
+			Kind string `json:"kind"`
+			Op   string `json:"op"`
+		}
+		err := dec.Decode(&l)
+		switch {
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			return highest, nil
+		case err != nil:
+			return 0, fmt.Errorf("reading the archive %s to number on: %w", path, err)
+		}
+		if rest, ok := strings.CutPrefix(l.Op, prefix); ok {
+			if n, err := strconv.Atoi(rest); err == nil && n > highest {
+				highest = n
+			}
+		}
+	}
 }
 
 // Batch is the BatchFunc of a bulk skip or compact: it locks the batch's head rows (SKIP
