@@ -13,6 +13,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/shardstate"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
@@ -348,12 +349,11 @@ func operationsOf(ba *drain.BulkArchive) int {
 
 // bulkSettle settles a batch whose COMMIT got no answer on a fresh connection, as the
 // single-shard repairs do: a skip's or compact's by its archive's deleted ids (marking its
-// operations), a reschedule's by its shards that were in backoff when selected.
+// operations), a reschedule's by its shards that had a row off THE_PAST when selected.
 func (d factory) bulkSettle(command string, t query.Target, shards []query.SelectedShard, ba *drain.BulkArchive) func(context.Context, []query.ShardRef, []query.BulkShardRow) (drain.Settlement, error) {
-	inBackoff := map[query.ShardRef]bool{}
-	now := d.now()
+	tells := map[query.ShardRef]bool{}
 	for _, s := range shards {
-		inBackoff[s.Ref()] = s.NextAttempt.After(now)
+		tells[s.Ref()] = !s.NextAttempt.Equal(shardstate.ThePast)
 	}
 	return func(ctx context.Context, _ []query.ShardRef, rows []query.BulkShardRow) (drain.Settlement, error) {
 		ctx = context.WithoutCancel(ctx)
@@ -365,7 +365,7 @@ func (d factory) bulkSettle(command string, t query.Target, shards []query.Selec
 		if ba != nil {
 			return ba.Settle(ctx, conn)
 		}
-		return drain.SettleRescheduledBatch(ctx, conn, t, rows, func(r query.ShardRef) bool { return inBackoff[r] })
+		return drain.SettleRescheduledBatch(ctx, conn, t, rows, func(r query.ShardRef) bool { return tells[r] })
 	}
 }
 

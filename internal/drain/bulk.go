@@ -563,17 +563,19 @@ func (ba *BulkArchive) Settle(ctx context.Context, conn *db.Conn) (Settlement, e
 }
 
 // SettleRescheduledBatch settles, on conn, a bulk reschedule batch whose COMMIT got no
-// answer: rows are what its statement said of each shard; inBackoff says which shards were in
-// backoff when selected (only those tell: a shard already due reads the same either way).
-// The transaction commits whole, and only it could have given a shard in backoff THE_PAST,
-// so one such shard whose every row carries it means committed (a Sentry worker may have
-// claimed another meanwhile, giving it a fresh backoff); none means not committed. With no
-// shard that can tell, the shards are due now either way: committed.
-func SettleRescheduledBatch(ctx context.Context, conn *db.Conn, t query.Target, rows []query.BulkShardRow, inBackoff func(query.ShardRef) bool) (Settlement, error) {
+// answer: rows are what its statement said of each shard; tells says which shards read
+// differently once rescheduled: those with a row not at THE_PAST when selected (their next
+// attempt, the earliest scheduled_for, was not THE_PAST), whichever the batch gives THE_PAST
+// to every row. The transaction commits whole, so one such shard whose every row carries it
+// means committed (a Sentry worker may have claimed another meanwhile, giving it a fresh
+// backoff); none means not committed. With no shard that can tell (every one was at THE_PAST
+// already: only scheduled_from, which Sentry does not read then, would differ), it says so:
+// Unsettled and ErrRescheduleUntellable, never a guess.
+func SettleRescheduledBatch(ctx context.Context, conn *db.Conn, t query.Target, rows []query.BulkShardRow, tells func(query.ShardRef) bool) (Settlement, error) {
 	asked := false
 	for _, r := range rows {
 		ref := query.ShardRef{Scope: r.Scope, ID: r.ID}
-		if r.Rows == 0 || r.Empty || r.BeingDrained || !inBackoff(ref) {
+		if r.Rows == 0 || r.Empty || r.BeingDrained || !tells(ref) {
 			continue
 		}
 		asked = true
@@ -583,10 +585,14 @@ func SettleRescheduledBatch(ctx context.Context, conn *db.Conn, t query.Target, 
 		}
 	}
 	if !asked {
-		return Committed, nil
+		return Unsettled, ErrRescheduleUntellable
 	}
 	return NotCommitted, nil
 }
+
+// ErrRescheduleUntellable is a reschedule batch whose COMMIT got no answer and none of whose
+// shards can tell: each was due at THE_PAST when selected.
+var ErrRescheduleUntellable = errors.New("every shard of the batch was due at THE_PAST when selected, so its rows read the same whether it committed or not (Sentry reads them the same too)")
 
 // RescheduleBatch is the BatchFunc of a bulk reschedule: every shard of the batch whose head
 // row it can lock due now with a fresh backoff, in one statement (query.BulkReschedule).
