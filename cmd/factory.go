@@ -82,10 +82,6 @@ type factory struct {
 	// command line with words added (fallback + them when unknown), for a Try: line.
 	next  func(t *query.Target, args ...string) string
 	again func(fallback string, add ...string) string
-	// resumeCommand is the line that goes on with bulk run id, againWithout the invocation
-	// without some flags ("" when unknown) (cmd/bulk_resume.go).
-	resumeCommand func(command, id string) string
-	againWithout  func(drop map[string]bool, add ...string) string
 	// confirmCount is confirm for a bulk repair of n shards: on a terminal, more than
 	// typedBackOver shards need the count typed back, not y; confirmPlan the same for a plan
 	// that names its own target.
@@ -93,6 +89,10 @@ type factory struct {
 	confirmPlan  func(command string, p mutationPlan, yes bool, n int) error
 	// where names the database a mutation writes (context, user@host:port/database), for its plan.
 	where func() string
+	// resumeCommand is the line that goes on with bulk run id, againWithout the invocation
+	// without some flags ("" when unknown) (cmd/bulk_resume.go).
+	resumeCommand func(command, id string) string
+	againWithout  func(drop map[string]bool, add ...string) string
 	// lines is true without -o: enums resolve prints one line per match.
 	lines bool
 	// wide is -o wide (one context): doctor's compact table with every finding's card below.
@@ -116,7 +116,8 @@ func (a *app) factory() factory {
 		split: a.splitSides, splitMode: len(a.split) == 2,
 		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,
 		confirm: a.confirm, confirmCount: a.confirmCount, confirmPlan: a.confirmPlan, where: a.where, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
-		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, again: a.againOr, resumeCommand: a.resumeCommand, againWithout: a.againWithout,
+		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, again: a.againOr,
+		resumeCommand: a.resumeCommand, againWithout: a.againWithout,
 		lines: a.g.Output == "",
 		wide:  !a.merged && format == render.FormatWide,
 		cards: !a.merged && (format == render.FormatTable || format == render.FormatMarkdown || (format == render.FormatAuto && a.io.OutTTY)),
