@@ -117,10 +117,11 @@ func (a *app) factory() factory {
 		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,
 		confirm: a.confirm, confirmCount: a.confirmCount, confirmPlan: a.confirmPlan, where: a.where, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
 		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, again: a.againOr,
-		resumeCommand: a.resumeCommand, againWithout: a.againWithout,
 		lines: a.g.Output == "",
 		wide:  !a.merged && format == render.FormatWide,
 		cards: !a.merged && (format == render.FormatTable || format == render.FormatMarkdown || (format == render.FormatAuto && a.io.OutTTY)),
+		// The bulk repairs' resume lines (cmd/bulk_resume.go).
+		resumeCommand: a.resumeCommand, againWithout: a.againWithout,
 	}
 }
 
