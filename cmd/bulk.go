@@ -13,6 +13,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/shardstate"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
@@ -78,6 +79,9 @@ type bulkRepair struct {
 // runBulk is a bulk repair: printed (--print-sql), or read, planned, confirmed and run.
 func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t query.Target, sel query.ShardSelector, job bulkRepair) error {
 	command := "outboxctl " + job.command
+	if err := resumeKeepBackoff(d, command, o, &r, job); err != nil {
+		return err
+	}
 	why := query.Why{Command: job.command, Reason: r.Reason}
 	if d.printSQL {
 		if err := requireCell(t, command); err != nil {
@@ -132,10 +136,28 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 		return err
 	}
 	d.auditBulk(job.command, sel, sum, archive, r.Reason)
-	if perr := d.printer.Print(bulkDoc(d, job.command, sum, archive, reg)); perr != nil {
+	if perr := d.printer.Print(bulkDoc(d, job.command, t, sum, archive, reg)); perr != nil {
 		return perr
 	}
-	return bulkVerdict(ctx, job.command, archive.ID, sum, err)
+	return bulkVerdict(ctx, job.command, d.resumeCommand(command, archive.ID), sum, err)
+}
+
+// resumeKeepBackoff gives a resumed skip or compact its run's --keep-backoff (the journal's),
+// refusing --keep-backoff on the resume of a run without it: its shards would end up with
+// two policies.
+func resumeKeepBackoff(d factory, command string, o bulkOptions, r *repairOptions, job bulkRepair) error {
+	if o.resume == nil || job.rowsOf == nil {
+		return nil
+	}
+	if r.KeepBackoff && !o.resume.KeepBackoff {
+		try := d.againWithout(map[string]bool{"keep-backoff": false})
+		if try == "" {
+			try = textsafe.Command(append(strings.Fields(command), "--resume", o.resume.Op)...)
+		}
+		return usageErrorf(try, "operation %s ran without --keep-backoff (its shards whose head row it removed were made due now): resume it without --keep-backoff", o.resume.Op)
+	}
+	r.KeepBackoff = o.resume.KeepBackoff
+	return nil
 }
 
 // selectShards reads the selection, and when count is set (a skip's or compact's plan) the
@@ -248,7 +270,8 @@ func (d factory) bulkRunID(o bulkOptions, command string) string {
 
 // bulkArchive is a skip's or compact's archive: the run's file (--archive, else one of its
 // own in the state directory; a resumed run's, whatever --archive says) and its shards'
-// operations, numbered on from a resumed run's.
+// operations, numbered on from a resumed run's (its journal's count, or the archive's highest
+// ID.N when a killed batch staged more).
 func (d factory) bulkArchive(o bulkOptions, r repairOptions, t query.Target, job bulkRepair, payloadType string, why query.Why, run *bulkArchiveRun) (*drain.BulkArchive, error) {
 	path, prior := r.Archive, 0
 	if o.resume != nil {
@@ -261,7 +284,7 @@ func (d factory) bulkArchive(o bulkOptions, r repairOptions, t query.Target, job
 		}
 	}
 	run.Path = path
-	return &drain.BulkArchive{Path: path, ID: run.ID, Prior: prior, KeepBackoff: r.KeepBackoff, Target: t, Why: why, Warnf: d.printer.Warnf, Meta: func(ref query.ShardRef) drain.OperationMeta {
+	return &drain.BulkArchive{Path: path, ID: run.ID, Prior: prior, Resumed: o.resume != nil, KeepBackoff: r.KeepBackoff, Target: t, Why: why, Warnf: d.printer.Warnf, Meta: func(ref query.ShardRef) drain.OperationMeta {
 		m := archiveMeta(t, query.ShardKey{Scope: query.Enum{Value: ref.Scope}, ID: ref.ID}, payloadType, job.command, r.Reason)
 		m.Started = d.now().UTC()
 		return m
@@ -290,7 +313,7 @@ func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOption
 		rowsOf := job.rowsOf(t, why)
 		batch = func(query.Target, query.Why) drain.BatchFunc { return ba.Batch(rowsOf) }
 	}
-	if j := d.bulkJournal(o, job, run.ID, run.Path, t, sel, bulk.Shards); j != nil {
+	if j := d.bulkJournal(o, job, run.ID, run.Path, r.KeepBackoff, t, sel, bulk.Shards); j != nil {
 		defer j.Close()
 		bulk.OnBatch = func(lines []drain.BulkShard) {
 			if err := j.Record(lines, operationsOf(ba)); err != nil {
@@ -326,12 +349,11 @@ func operationsOf(ba *drain.BulkArchive) int {
 
 // bulkSettle settles a batch whose COMMIT got no answer on a fresh connection, as the
 // single-shard repairs do: a skip's or compact's by its archive's deleted ids (marking its
-// operations), a reschedule's by its shards that were in backoff when selected.
+// operations), a reschedule's by its shards that had a row off THE_PAST when selected.
 func (d factory) bulkSettle(command string, t query.Target, shards []query.SelectedShard, ba *drain.BulkArchive) func(context.Context, []query.ShardRef, []query.BulkShardRow) (drain.Settlement, error) {
-	inBackoff := map[query.ShardRef]bool{}
-	now := d.now()
+	tells := map[query.ShardRef]bool{}
 	for _, s := range shards {
-		inBackoff[s.Ref()] = s.NextAttempt.After(now)
+		tells[s.Ref()] = !s.NextAttempt.Equal(shardstate.ThePast)
 	}
 	return func(ctx context.Context, _ []query.ShardRef, rows []query.BulkShardRow) (drain.Settlement, error) {
 		ctx = context.WithoutCancel(ctx)
@@ -343,7 +365,7 @@ func (d factory) bulkSettle(command string, t query.Target, shards []query.Selec
 		if ba != nil {
 			return ba.Settle(ctx, conn)
 		}
-		return drain.SettleRescheduledBatch(ctx, conn, t, rows, func(r query.ShardRef) bool { return inBackoff[r] })
+		return drain.SettleRescheduledBatch(ctx, conn, t, rows, func(r query.ShardRef) bool { return tells[r] })
 	}
 }
 
@@ -365,17 +387,20 @@ func (d factory) auditBulk(command string, sel query.ShardSelector, sum drain.Bu
 
 // bulkDoc is the summary: a card of the counts, and a table of the shards (on a terminal
 // only those not done: being drained, empty, failed, in doubt).
-func bulkDoc(d factory, command string, sum drain.BulkSummary, archive *bulkArchiveRun, reg *enums.Registry) render.Doc {
+func bulkDoc(d factory, command string, t query.Target, sum drain.BulkSummary, archive *bulkArchiveRun, reg *enums.Registry) render.Doc {
 	card := sum.Card()
 	if archive != nil {
 		card.Operation = archive.ID
 	}
 	if archive != nil && archive.Path != "" {
-		restore := fmt.Sprintf("outboxctl restore %s --all", archive.Path)
-		if command == "skip" {
-			restore += " --include-skipped"
+		card.Archive, card.Operations, card.MadeDue = archive.Path, len(archive.Operations), archive.MadeDue
+		if len(archive.Operations) > 0 { // else the file was never written: nothing to restore
+			restore := []string{"restore", archive.Path, "--all"}
+			if command == "skip" { // restore --all leaves a skip's operations out unless asked
+				restore = append(restore, "--include-skipped")
+			}
+			card.Restore = d.next(&t, restore...)
 		}
-		card.Archive, card.Operations, card.MadeDue, card.Restore = archive.Path, len(archive.Operations), archive.MadeDue, restore
 	}
 	rows := []drain.BulkShardRow{}
 	for _, s := range sum.Shards {
@@ -395,7 +420,7 @@ func bulkDoc(d factory, command string, sum drain.BulkSummary, archive *bulkArch
 // bulkVerdict is how a bulk repair ends: interrupted (130), a COMMIT in doubt (settled or
 // not: 1, as the single-shard repairs) or every batch failed (1), some shards failed (the partial exit, 6), else done (0; being drained is no
 // failure: the next run takes those shards).
-func bulkVerdict(ctx context.Context, command, id string, sum drain.BulkSummary, err error) error {
+func bulkVerdict(ctx context.Context, command, resume string, sum drain.BulkSummary, err error) error {
 	switch {
 	case sum.Settled == drain.Committed || sum.Settled == drain.NotCommitted:
 		found := "committed, its shards are done"
@@ -412,8 +437,8 @@ func bulkVerdict(ctx context.Context, command, id string, sum drain.BulkSummary,
 		return failuref("%s: the COMMIT of a batch got no answer (%v), and it could not be settled (%s): its %d shard(s) are in doubt (done or not); %d shard(s) done, %d left: run the same command again, what is done no longer matches",
 			command, err, why, sum.InDoubt, sum.Done, sum.Left)
 	case sum.Interrupted || ctx.Err() != nil:
-		return interruptedf("%s interrupted: %d shard(s) done, %d being drained, %d failed, %d left: run the same command again to continue, or go on with exactly the rest with outboxctl %s --resume %s",
-			command, sum.Done, sum.BeingDrained, sum.Failed, sum.Left, command, id)
+		return interruptedf("%s interrupted: %d shard(s) done, %d being drained, %d failed, %d left: run the same command again to continue, or go on with exactly the rest with %s",
+			command, sum.Done, sum.BeingDrained, sum.Failed, sum.Left, resume)
 	case sum.Failed > 0 && sum.Done+sum.BeingDrained+sum.Empty == 0:
 		return failuref("%s: every batch failed: %v", command, err)
 	case sum.Failed > 0:

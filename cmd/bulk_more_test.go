@@ -127,9 +127,17 @@ func TestShardsFromReadsBulkSummaries(t *testing.T) {
 			t.Errorf("%s: shards %v, want %v", tt.name, got, tt.want)
 		}
 	}
-	_, errOut := mustRun(t, 2, schema, "shards", "--shards-from", write("card.json", `{"selected": 3, "done": 3}`))
-	if !strings.Contains(errOut, "has no shard_scope or shard_identifier") {
-		t.Errorf("a card alone: %s", errOut)
+	// A list that is not one: its Try is the command's help (with --schema), which runs as
+	// printed, never a file that does not exist.
+	card := write("card.json", `{"selected": 3, "done": 3}`)
+	_, errOut := mustRun(t, 2, schema, "shards", "--shards-from", card)
+	if want := "Error: `--shards-from` " + card + ": shard 1 has no shard_scope or shard_identifier (want SCOPE ID lines, the JSON of shards -o json, or a bulk summary's -o json)\n" +
+		"Try: outboxctl --schema " + schema + " shards --help\n"; errOut != want {
+		t.Errorf("a card alone:\n%s\nwant\n%s", errOut, want)
+	}
+	_, errOut = mustRun(t, 2, schema, "skip", "--category", "ORGANIZATION_UPDATE", "--shards-from", write("bad.json", `[{"shard_scope": "x"`), "--yes")
+	if want := "Try: outboxctl --schema " + schema + " skip --help\n"; !strings.HasSuffix(errOut, want) || strings.Count(errOut, "\n") != 2 {
+		t.Errorf("a list cut short:\n%s\nwant its last line %s", errOut, want)
 	}
 }
 
@@ -173,15 +181,24 @@ func TestBulkCommitInDoubt(t *testing.T) {
 		done, failed   int
 		due            string
 		left, restored int64
+		expired        bool // every row due a minute ago (not THE_PAST)
 	}{
 		{name: "reschedule committed", sql: "rescheduled AS", args: []string{"reschedule", "--stuck"}, settled: "committed", done: 2, due: "[1 2]", left: 6},
 		{name: "reschedule not committed", sql: "rescheduled AS", hold: true, args: []string{"reschedule", "--stuck"}, settled: "not committed", failed: 2, due: "[]", left: 6},
 		{name: "skip committed", sql: "DELETE FROM", args: []string{"skip", "--category", "ORGANIZATION_UPDATE", "--archive", "ARCHIVE"}, settled: "committed", done: 2, due: "[]", left: 2, restored: 4},
 		{name: "skip not committed", sql: "DELETE FROM", hold: true, args: []string{"skip", "--category", "ORGANIZATION_UPDATE", "--archive", "ARCHIVE"}, settled: "not committed", failed: 2, due: "[]", left: 6},
+		// Due again (their backoff over) but not at THE_PAST: the settle reads them too.
+		{name: "reschedule of due shards not committed", sql: "rescheduled AS", hold: true, expired: true, args: []string{"reschedule", "--scope", "organization"}, settled: "not committed", failed: 2, due: "[]", left: 6},
+		{name: "reschedule of due shards committed", sql: "rescheduled AS", expired: true, args: []string{"reschedule", "--scope", "organization"}, settled: "committed", done: 2, due: "[1 2]", left: 6},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			schema := seedBulkShards(t, 3, 2)
+			if tt.expired {
+				if _, err := testdb.Pool(t).Exec(context.Background(), fmt.Sprintf(`UPDATE %s.sentry_regionoutbox SET scheduled_for = now() - interval '1 minute'`, pgx.Identifier{schema}.Sanitize())); err != nil {
+					t.Fatal(err)
+				}
+			}
 			p := testdb.NewProxy(t)
 			if tt.hold {
 				holdCommitAfter(p, tt.sql)
@@ -229,6 +246,36 @@ func TestBulkCommitInDoubt(t *testing.T) {
 				t.Errorf("restore:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestBulkRescheduleInDoubtAtThePastIsUnknown (#23): a bulk reschedule of shards whose every
+// row is at THE_PAST already, whose COMMIT gets no answer, cannot be told committed or not
+// (the rows read the same): the summary says in doubt (2 shards, commit_settled "in doubt"), exit 1,
+// with the reason, never "committed" read from nothing.
+func TestBulkRescheduleInDoubtAtThePastIsUnknown(t *testing.T) {
+	t.Parallel()
+	schema := seedBulkShards(t, 3, 2)
+	if _, err := testdb.Pool(t).Exec(context.Background(), fmt.Sprintf(`UPDATE %s.sentry_regionoutbox SET scheduled_for = '2016-08-01'`, pgx.Identifier{schema}.Sanitize())); err != nil {
+		t.Fatal(err)
+	}
+	p := testdb.NewProxy(t)
+	silenceCommitAnswerAfterStatement(p, "rescheduled AS")
+	code, out, errOut := runAt(p.DSN(), schema, "--statement-timeout", "1s", "reschedule", "--scope", "organization", "--batch-shards", "2", "--yes", "-o", "json")
+	var got struct {
+		Summary struct {
+			Done, Failed, Left int
+			InDoubt            int    `json:"in_doubt"`
+			Settled            string `json:"commit_settled"`
+		} `json:"summary"`
+	}
+	_ = json.Unmarshal([]byte(out), &got)
+	want := "Error: reschedule: the COMMIT of a batch got no answer (the COMMIT got no answer, so whether it committed is unknown: " + noAnswer + "), and it could not be settled (every shard of the batch was due at THE_PAST when selected, so its rows read the same whether it committed or not (Sentry reads them the same too)): its 2 shard(s) are in doubt (done or not); 0 shard(s) done, 1 left: run the same command again, what is done no longer matches"
+	if s := got.Summary; code != 1 || lastLine(errOut) != want || s.InDoubt != 2 || s.Settled != "in doubt" || s.Done != 0 || s.Failed != 0 || s.Left != 1 {
+		t.Fatalf("exit %d, want 1; summary %+v\nstdout:\n%s\nstderr:\n%s\nwant last line:\n%s", code, got.Summary, out, errOut, want)
+	}
+	if a := auditLine(t, errOut, "reschedule"); a["in_doubt"] != float64(2) {
+		t.Errorf("audit line %v", a)
 	}
 }
 

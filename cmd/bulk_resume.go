@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/drain"
@@ -25,23 +26,35 @@ import (
 // (none is fine), is refused with one line.
 func (a *app) resumeSelector(o bulkOptions, command string) (query.ShardSelector, *drain.BulkResume, error) {
 	id := o.Resume
-	try := command + " --resume " + textsafe.ShellQuote(id)
 	r, err := drain.ReadBulkJournal(id)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return query.ShardSelector{}, nil, usageErrorf(command+" --stuck", "no bulk operation %s here: --resume takes the operation id of a bulk run on this machine (its audit line's and summary's \"operation\")", textsafe.Clean(id))
+		return query.ShardSelector{}, nil, usageErrorf(a.helpCommand(command), "no bulk operation %s here: --resume takes the operation id of a bulk run on this machine (its audit line's and summary's \"operation\")", textsafe.Clean(id))
+	case errors.Is(err, drain.ErrJournalLocked):
+		return query.ShardSelector{}, nil, failuref("operation %s is running (or being resumed) in another process: its journal is locked; nothing was changed: resume it once that process has ended", textsafe.Clean(id))
 	case err != nil:
-		return query.ShardSelector{}, nil, usageErrorf(command+" --stuck", "cannot resume %s: %v", textsafe.Clean(id), err)
+		return query.ShardSelector{}, nil, usageErrorf(a.helpCommand(command), "cannot resume %s: %v", textsafe.Clean(id), err)
 	}
+	sel, err := a.resumeOf(o, command, r)
+	if err != nil {
+		r.Unlock()
+		return sel, nil, err
+	}
+	return sel, r, nil
+}
+
+// resumeOf is resumeSelector's selector of journal r.
+func (a *app) resumeOf(o bulkOptions, command string, r *drain.BulkResume) (query.ShardSelector, error) {
+	id := r.Op
 	if want := "outboxctl " + r.Command; want != command {
-		return query.ShardSelector{}, nil, usageErrorf(want+" --resume "+textsafe.ShellQuote(id), "operation %s is a %s run, not %s: resume it with %s --resume %s", id, r.Command, command, want, id)
+		return query.ShardSelector{}, usageErrorf(a.nextCommand(nil, r.Command, "--resume", id), "operation %s is a %s run, not %s: resume it with %s --resume %s", id, r.Command, command, want, id)
 	}
 	var flags selectorOptions
 	if err := json.Unmarshal(r.Flags, &flags); err != nil {
-		return query.ShardSelector{}, nil, usageErrorf(try, "cannot resume %s: its journal's flags: %v", id, err)
+		return query.ShardSelector{}, failuref("cannot resume %s: its journal's flags: %v", id, err)
 	}
 	if (o.hasCriterion() || o.Limit > 0) && o.selectorOptions != flags {
-		return query.ShardSelector{}, nil, usageErrorf(try, "operation %s selected its shards with %s, not %s: give the same selector flags, or none, with --resume",
+		return query.ShardSelector{}, usageErrorf(a.withoutSelectors(command+" --resume "+textsafe.ShellQuote(id)), "operation %s selected its shards with %s, not %s: give the same selector flags, or none, with --resume",
 			id, textsafe.Command(flags.words()...), textsafe.Command(o.selectorOptions.words()...))
 	}
 	sel := query.ShardSelector{Listed: r.Remaining()}
@@ -49,11 +62,45 @@ func (a *app) resumeSelector(o bulkOptions, command string) (query.ShardSelector
 		flags.ShardsFrom = ""
 		full, err := a.shardSelector(flags, command, r.Started)
 		if err != nil {
-			return sel, nil, err
+			return sel, err
 		}
 		sel.Category, sel.AddedAfter, sel.AddedBefore = full.Category, r.AddedAfter, r.AddedBefore
 	}
-	return sel, r, nil
+	return sel, nil
+}
+
+// helpCommand is command's --help (command: "outboxctl skip"), with this invocation's
+// --context and --schema: a Try that runs as printed where no command line of the user's
+// would (an unknown operation, a list file that is not one).
+func (a *app) helpCommand(command string) string {
+	return a.nextCommand(nil, append(strings.Fields(strings.TrimPrefix(command, "outboxctl")), "--help")...)
+}
+
+// againWithout is this invocation's command line without --dsn and the flags in drop (true:
+// takes a value), add appended; "" when there is none (a run function called by a test).
+func (a *app) againWithout(drop map[string]bool, add ...string) string {
+	if len(a.args) == 0 {
+		return ""
+	}
+	all := map[string]bool{"dsn": true}
+	for k, v := range drop {
+		all[k] = v
+	}
+	return textsafe.Command(append(a.argsWithout(all), add...)...)
+}
+
+// resumeCommand is the line that goes on with bulk run id: this invocation without its
+// selector flags, --resume, --archive (a resume writes the run's own) and --dry-run, with
+// --resume id; every other flag kept (--schema, --context, --reason, --keep-backoff, --yes).
+func (a *app) resumeCommand(command, id string) string {
+	drop := map[string]bool{"resume": true, "archive": true, "dry-run": false}
+	for _, name := range bulkFlags {
+		drop[name] = name != "stuck" && name != "at-cap" && name != "fail-fast"
+	}
+	if s := a.againWithout(drop, "--resume", id); s != "" {
+		return s
+	}
+	return textsafe.Command(append(strings.Fields(command), "--resume", id)...)
 }
 
 // checkResumeTarget refuses to resume a run on another database or table than its own
@@ -91,7 +138,7 @@ func (o selectorOptions) words() []string {
 
 // bulkJournal starts the run's journal (a fresh run) or opens it to go on (a resume). A
 // journal that cannot be written costs the run nothing but --resume: a warning says so.
-func (d factory) bulkJournal(o bulkOptions, job bulkRepair, id, archive string, t query.Target, sel query.ShardSelector, refs []query.ShardRef) *drain.BulkJournal {
+func (d factory) bulkJournal(o bulkOptions, job bulkRepair, id, archive string, keepBackoff bool, t query.Target, sel query.ShardSelector, refs []query.ShardRef) *drain.BulkJournal {
 	var j *drain.BulkJournal
 	var err error
 	if o.resume != nil {
@@ -99,7 +146,7 @@ func (d factory) bulkJournal(o bulkOptions, job bulkRepair, id, archive string, 
 	} else {
 		flags, _ := json.Marshal(o.selectorOptions)
 		h := drain.BulkJournalHeader{Op: id, Command: job.command, Target: d.where() + ", " + t.Describe(), Flags: flags,
-			AddedAfter: sel.AddedAfter, AddedBefore: sel.AddedBefore, Archive: archive, Started: d.now().UTC()}
+			AddedAfter: sel.AddedAfter, AddedBefore: sel.AddedBefore, Archive: archive, KeepBackoff: keepBackoff, Started: d.now().UTC()}
 		for _, r := range refs {
 			h.Shards = append(h.Shards, [2]int64{int64(r.Scope), r.ID})
 		}

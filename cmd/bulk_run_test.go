@@ -439,7 +439,7 @@ func TestBulkResumeAfterInterrupt(t *testing.T) {
 		return c
 	}
 	id := first.Summary.Operation
-	if s := first.Summary; s.Done != 3 || s.Left != 3 || id == "" || !strings.Contains(stderr, "outboxctl reschedule --resume "+id) {
+	if s := first.Summary; s.Done != 3 || s.Left != 3 || id == "" || !strings.Contains(stderr, "go on with exactly the rest with outboxctl --schema "+schema+" --lock-timeout 30s reschedule --batch-shards 1 --yes -o json --resume "+id+"\n") {
 		t.Fatalf("summary %+v\n%s", s, stderr)
 	}
 	resume := func(want int, args ...string) (bulkSummaryJSON, string) {
@@ -458,11 +458,16 @@ func TestBulkResumeAfterInterrupt(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"reschedule", "--stuck", "--resume", id}, "Error: operation " + id + " selected its shards with --scope organization, not --stuck: give the same selector flags, or none, with --resume\n"},
-		{[]string{"skip", "--resume", id}, "Error: operation " + id + " is a reschedule run, not outboxctl skip: resume it with outboxctl reschedule --resume " + id + "\n"},
-		{[]string{"reschedule", "--resume", "../../etc/passwd"}, "Error: cannot resume ../../etc/passwd: \"../../etc/passwd\" is not an operation id (such as 20261201T101500Z-skip-3fa9c1)\n"},
+		{[]string{"reschedule", "--stuck", "--resume", id}, "Error: operation " + id + " selected its shards with --scope organization, not --stuck: give the same selector flags, or none, with --resume\n" +
+			"Try: outboxctl --schema " + schema + " reschedule --resume " + id + " --yes -o json\n"},
+		{[]string{"skip", "--resume", id}, "Error: operation " + id + " is a reschedule run, not outboxctl skip: resume it with outboxctl reschedule --resume " + id + "\n" +
+			"Try: outboxctl --schema " + schema + " reschedule --resume " + id + "\n"},
+		{[]string{"reschedule", "--resume", "../../etc/passwd"}, "Error: cannot resume ../../etc/passwd: \"../../etc/passwd\" is not an operation id (such as 20261201T101500Z-skip-3fa9c1)\n" +
+			"Try: outboxctl --schema " + schema + " reschedule --help\n"},
+		{[]string{"compact", "--resume", "20261201T000000Z-compact-000000"}, "Error: no bulk operation 20261201T000000Z-compact-000000 here: --resume takes the operation id of a bulk run on this machine (its audit line's and summary's \"operation\")\n" +
+			"Try: outboxctl --schema " + schema + " compact --help\n"},
 	} {
-		if _, errOut := resume(ExitUsage, tt.args...); !strings.HasPrefix(errOut, tt.want) || strings.Count(errOut, "\n") != 2 {
+		if _, errOut := resume(ExitUsage, tt.args...); errOut != tt.want {
 			t.Errorf("%v:\n%s\nwant %s", tt.args, errOut, tt.want)
 		}
 	}

@@ -278,6 +278,32 @@ func TestShardsLowStatementTimeout(t *testing.T) {
 	}
 }
 
+// TestShardsSelectorsOverTheBudgetListExactly (#23): over the budget, shards --limit with a
+// selector flag the sample cannot apply (--head-category) lists from the exact pass, the
+// same listing as within the budget (shards 10, 20 and 30: their heads are category 2), never
+// a sample without the selector; a pass that runs out of --statement-timeout is an error
+// naming --full-pass (exit 1), not a sample.
+func TestShardsSelectorsOverTheBudgetListExactly(t *testing.T) {
+	t.Parallel()
+	schema := budgetTable(t, 3000)
+	args := []string{"shards", "--limit", "5", "--head-category", "ORGANIZATION_UPDATE", "-o", "csv", "--time", "absolute"}
+	within, withinErr := mustRun(t, cmd.ExitOK, schema, args...)
+	over, overErr := mustRun(t, cmd.ExitOK, schema, append(args, "--statement-timeout", "1s", "--pass-rows-per-second", "1000")...)
+	var ids []string
+	for _, l := range strings.Split(strings.TrimSuffix(within, "\n"), "\n")[1:] {
+		ids = append(ids, strings.Split(l, ",")[2])
+	}
+	if over != within || overErr != withinErr || fmt.Sprint(ids) != "[10 20 30]" || !strings.HasPrefix(over, "shard_scope,scope,shard_identifier,depth,coalesce_groups") {
+		t.Fatalf("over the budget:\n%s\nstderr %q\nwant\n%s\nstderr %q", over, overErr, within, withinErr)
+	}
+	// 100,000 rows: their pass takes far over 1 ms on any server.
+	big := budgetTable(t, 100000)
+	_, errOut := runCLIExpect(t, cmd.ExitError, "--dsn", testdb.DSN(), "--schema", big, "shards", "--limit", "5", "--head-category", "ORGANIZATION_UPDATE", "--statement-timeout", "1ms", "--pass-rows-per-second", "1000")
+	if want := "Error: shards: the listing of the shards selected by head row ORGANIZATION_UPDATE did not finish within --statement-timeout 1ms, and a sample of the table cannot apply those selector flags: --full-pass lists from every row (under --pass-timeout)\n"; errOut != want {
+		t.Errorf("timed out:\n%s\nwant\n%s", errOut, want)
+	}
+}
+
 // TestShardsStuckLowStatementTimeout: when shards --stuck's index pass over the rows in
 // backoff does not finish within a real, low --statement-timeout (600,000 rows of a shard
 // in backoff against 10 ms: so the catalog read's own budget was given back), it answers from a sample of the table's pages, every row labelled

@@ -91,6 +91,10 @@ type factory struct {
 	confirmPlan  func(command string, p mutationPlan, yes bool, n int) error
 	// where names the database a mutation writes (context, user@host:port/database), for its plan.
 	where func() string
+	// resumeCommand is the line that goes on with bulk run id, againWithout the invocation
+	// without some flags ("" when unknown) (cmd/bulk_resume.go).
+	resumeCommand func(command, id string) string
+	againWithout  func(drop map[string]bool, add ...string) string
 	// lines is true without -o: enums resolve prints one line per match.
 	lines bool
 	// wide is -o wide (one context): doctor's compact table with every finding's card below.
@@ -118,6 +122,8 @@ func (a *app) factory() factory {
 		lines: a.g.Output == "",
 		wide:  !a.merged && format == render.FormatWide,
 		cards: !a.merged && (format == render.FormatTable || format == render.FormatMarkdown || (format == render.FormatAuto && a.io.OutTTY)),
+		// The bulk repairs' resume lines (cmd/bulk_resume.go).
+		resumeCommand: a.resumeCommand, againWithout: a.againWithout,
 	}
 }
 

@@ -135,6 +135,7 @@ func (a *app) bulkRun(command string, o *bulkOptions, single func(*cobra.Command
 		sel, err := a.shardSelector(o.selectorOptions, command, a.factory().now())
 		if o.Resume != "" {
 			sel, o.resume, err = a.resumeSelector(*o, command)
+			defer o.resume.Unlock() // the journal's lock, held for the run
 		}
 		if err != nil {
 			return err

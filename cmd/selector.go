@@ -157,7 +157,7 @@ func (a *app) readShardList(path, command string) ([]query.ShardRef, error) {
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, usageErrorf(command+" --help", "cannot read `--shards-from`: %v", err)
+			return nil, usageErrorf(a.helpCommand(command), "cannot read `--shards-from`: %v", err)
 		}
 		defer f.Close()
 		r = f
@@ -167,7 +167,7 @@ func (a *app) readShardList(path, command string) ([]query.ShardRef, error) {
 		return nil, failuref("reading --shards-from %s: %v", path, err)
 	}
 	if len(data) > maxShardList {
-		return nil, usageErrorf(command+" --help", "`--shards-from` %s is over %d MiB: split it", path, maxShardList>>20)
+		return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s is over %d MiB: split it", path, maxShardList>>20)
 	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) > 0 && (trimmed[0] == '[' || trimmed[0] == '{') {
@@ -188,7 +188,7 @@ func (a *app) shardListLines(data []byte, path, command string) ([]query.ShardRe
 		}
 		fields := strings.Fields(line)
 		if len(fields) != 2 {
-			return nil, usageErrorf(command+" --help", "`--shards-from` %s line %d: want `SCOPE ID` (organization 42), got %q", path, n, clip(line))
+			return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s line %d: want `SCOPE ID` (organization 42), got %q", path, n, clip(line))
 		}
 		scope, err := a.scopeArg(fields[0])
 		if err != nil {
@@ -222,19 +222,19 @@ func (a *app) shardListJSON(data []byte, path, command string) ([]query.ShardRef
 	var items []listedShard
 	if data[0] == '[' {
 		if err := dec.Decode(&items); err != nil {
-			return nil, usageErrorf(command+" --shards-from shards.json", "`--shards-from` %s is not the JSON of `shards -o json`: %v", path, err)
+			return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s is not the JSON of `shards -o json`: %v", path, err)
 		}
 	}
 	for data[0] != '[' && dec.More() {
 		var it listedShard
 		if err := dec.Decode(&it); err != nil {
-			return nil, usageErrorf(command+" --shards-from shards.jsonl", "`--shards-from` %s is not JSON lines of shards: %v", path, err)
+			return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s is not JSON lines of shards: %v", path, err)
 		}
 		switch {
 		case it.Shards != nil && it.Scope == nil: // a bulk summary's document: its shards section
 			var section []listedShard
 			if err := json.Unmarshal(*it.Shards, &section); err != nil {
-				return nil, usageErrorf(command+" --shards-from summary.json", "`--shards-from` %s: its shards section is not a list of shards: %v", path, err)
+				return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s: its shards section is not a list of shards: %v", path, err)
 			}
 			items = append(items, section...)
 		case it.Section != nil && *it.Section != "shards": // a JSON line of another section (the summary card)
@@ -245,12 +245,12 @@ func (a *app) shardListJSON(data []byte, path, command string) ([]query.ShardRef
 	out := make([]query.ShardRef, 0, len(items))
 	for i, it := range items {
 		if it.Scope == nil || it.ID == nil {
-			return nil, usageErrorf(command+" --shards-from shards.json", "`--shards-from` %s: shard %d has no shard_scope or shard_identifier (want SCOPE ID lines, the JSON of shards -o json, or a bulk summary's -o json)", path, i+1)
+			return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s: shard %d has no shard_scope or shard_identifier (want SCOPE ID lines, the JSON of shards -o json, or a bulk summary's -o json)", path, i+1)
 		}
 		scope, err1 := strconv.Atoi(it.Scope.String())
 		id, err2 := strconv.ParseInt(it.ID.String(), 10, 64)
 		if err1 != nil || err2 != nil || scope < 0 || id < 0 {
-			return nil, usageErrorf(command+" --shards-from shards.json", "`--shards-from` %s: shard %d: shard_scope and shard_identifier must be non-negative integers", path, i+1)
+			return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s: shard %d: shard_scope and shard_identifier must be non-negative integers", path, i+1)
 		}
 		out = append(out, query.ShardRef{Scope: scope, ID: id})
 	}

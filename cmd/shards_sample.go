@@ -50,11 +50,18 @@ func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f que
 	}
 	budget := o.Pass.budget(d)
 	why, sampled := budget.Exceeds(rows), budget.Rows()
-	if budget.Allows(rows) {
+	if budget.Allows(rows) || f.Selected != nil {
 		// The estimate is rough and the server may be slower than the budget assumes: a pass
-		// that runs out of --statement-timeout falls back to the sample too.
+		// that runs out of --statement-timeout falls back to the sample too. Selector flags
+		// the sample cannot honour (--at-cap, --head-category, --added-*, --shards-from) get
+		// the exact pass whatever the estimate, or an error saying so: never a sample
+		// without them.
 		res, timedOut, err := tryPass(s, build(s.target))
-		if !timedOut || f.Selected != nil {
+		if timedOut && f.Selected != nil {
+			return nil, "", failuref("shards: the listing of the shards selected by %s did not finish within --statement-timeout %s, and a sample of the table cannot apply those selector flags: --full-pass lists from every row (under --pass-timeout)",
+				f.Selected.Describe(), d.statementTimeout)
+		}
+		if !timedOut {
 			return res, "", err
 		}
 		why = fmt.Sprintf("the pass over ~%d rows did not finish within --statement-timeout %s", rows, d.statementTimeout)

@@ -1,9 +1,16 @@
 package drain
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -295,6 +302,10 @@ type BulkArchive struct {
 	Warnf func(format string, args ...any)
 	// Prior is the number of operations the run wrote before (a resumed run numbers on).
 	Prior int
+	// Resumed says the run is a resume: a batch killed before its journal line staged
+	// operations Prior does not count, so the first open numbers on from the highest ID.N
+	// the archive holds (restore refuses two operations of one id with other fields).
+	Resumed bool
 	// KeepBackoff leaves a shard whose head row was deleted in its backoff (--keep-backoff);
 	// else it is made due now. MadeDue counts the shards made due, pendingDue those of the
 	// batch in flight.
@@ -322,6 +333,13 @@ func (ba *BulkArchive) Close() error {
 // open starts the operation of shard k on the run's archive file.
 func (ba *BulkArchive) open(k query.ShardRef) (*Operation, error) {
 	if ba.file == nil {
+		if ba.Resumed && ba.ID != "" {
+			n, err := HighestOperation(ba.Path, ba.ID)
+			if err != nil {
+				return nil, err
+			}
+			ba.Prior = max(ba.Prior, n)
+		}
 		f, err := OpenArchiveHandle(ba.Path)
 		if err != nil {
 			return nil, err
@@ -333,6 +351,40 @@ func (ba *BulkArchive) open(k query.ShardRef) (*Operation, error) {
 		meta.ID = fmt.Sprintf("%s.%d", ba.ID, ba.Prior+len(ba.Operations)+1)
 	}
 	return ba.file.OpenOn(meta)
+}
+
+// HighestOperation is the highest N of the operations id.N in the archive at path (0: none,
+// or no file). It reads only each line's kind and operation id; a last line cut short (a
+// write the kill interrupted) ends the read, a malformed line is an error.
+func HighestOperation(path, id string) (int, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading the archive to number on: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<16))
+	highest, prefix := 0, id+"."
+	for {
+		var l struct {
+			Kind string `json:"kind"`
+			Op   string `json:"op"`
+		}
+		err := dec.Decode(&l)
+		switch {
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			return highest, nil
+		case err != nil:
+			return 0, fmt.Errorf("reading the archive %s to number on: %w", path, err)
+		}
+		if rest, ok := strings.CutPrefix(l.Op, prefix); ok {
+			if n, err := strconv.Atoi(rest); err == nil && n > highest {
+				highest = n
+			}
+		}
+	}
 }
 
 // Batch is the BatchFunc of a bulk skip or compact: it locks the batch's head rows (SKIP
@@ -511,17 +563,19 @@ func (ba *BulkArchive) Settle(ctx context.Context, conn *db.Conn) (Settlement, e
 }
 
 // SettleRescheduledBatch settles, on conn, a bulk reschedule batch whose COMMIT got no
-// answer: rows are what its statement said of each shard; inBackoff says which shards were in
-// backoff when selected (only those tell: a shard already due reads the same either way).
-// The transaction commits whole, and only it could have given a shard in backoff THE_PAST,
-// so one such shard whose every row carries it means committed (a Sentry worker may have
-// claimed another meanwhile, giving it a fresh backoff); none means not committed. With no
-// shard that can tell, the shards are due now either way: committed.
-func SettleRescheduledBatch(ctx context.Context, conn *db.Conn, t query.Target, rows []query.BulkShardRow, inBackoff func(query.ShardRef) bool) (Settlement, error) {
+// answer: rows are what its statement said of each shard; tells says which shards read
+// differently once rescheduled: those with a row not at THE_PAST when selected (their next
+// attempt, the earliest scheduled_for, was not THE_PAST), whichever the batch gives THE_PAST
+// to every row. The transaction commits whole, so one such shard whose every row carries it
+// means committed (a Sentry worker may have claimed another meanwhile, giving it a fresh
+// backoff); none means not committed. With no shard that can tell (every one was at THE_PAST
+// already: only scheduled_from, which Sentry does not read then, would differ), it says so:
+// Unsettled and ErrRescheduleUntellable, never a guess.
+func SettleRescheduledBatch(ctx context.Context, conn *db.Conn, t query.Target, rows []query.BulkShardRow, tells func(query.ShardRef) bool) (Settlement, error) {
 	asked := false
 	for _, r := range rows {
 		ref := query.ShardRef{Scope: r.Scope, ID: r.ID}
-		if r.Rows == 0 || r.Empty || r.BeingDrained || !inBackoff(ref) {
+		if r.Rows == 0 || r.Empty || r.BeingDrained || !tells(ref) {
 			continue
 		}
 		asked = true
@@ -531,10 +585,14 @@ func SettleRescheduledBatch(ctx context.Context, conn *db.Conn, t query.Target, 
 		}
 	}
 	if !asked {
-		return Committed, nil
+		return Unsettled, ErrRescheduleUntellable
 	}
 	return NotCommitted, nil
 }
+
+// ErrRescheduleUntellable is a reschedule batch whose COMMIT got no answer and none of whose
+// shards can tell: each was due at THE_PAST when selected.
+var ErrRescheduleUntellable = errors.New("every shard of the batch was due at THE_PAST when selected, so its rows read the same whether it committed or not (Sentry reads them the same too)")
 
 // RescheduleBatch is the BatchFunc of a bulk reschedule: every shard of the batch whose head
 // row it can lock due now with a fresh backoff, in one statement (query.BulkReschedule).

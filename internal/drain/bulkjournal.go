@@ -3,6 +3,7 @@ package drain
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,9 +37,11 @@ type BulkJournalHeader struct {
 	AddedAfter  *time.Time `json:"added_after,omitempty"`
 	AddedBefore *time.Time `json:"added_before,omitempty"`
 	// Archive is a skip's or compact's archive file, where a resume goes on writing.
-	Archive string     `json:"archive,omitempty"`
-	Started time.Time  `json:"started_at"`
-	Shards  [][2]int64 `json:"shards"`
+	Archive string `json:"archive,omitempty"`
+	// KeepBackoff is a skip's or compact's --keep-backoff, which its resume keeps.
+	KeepBackoff bool       `json:"keep_backoff,omitempty"`
+	Started     time.Time  `json:"started_at"`
+	Shards      [][2]int64 `json:"shards"`
 }
 
 type journalBatch struct {
@@ -76,6 +79,10 @@ func CreateBulkJournal(h BulkJournalHeader) (*BulkJournal, error) {
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
+		return nil, err
+	}
+	if err := tryLock(f); err != nil { // held until Close: a resume of the run meanwhile is refused
+		f.Close()
 		return nil, err
 	}
 	h.V = BulkJournalVersion
@@ -122,21 +129,39 @@ func (j *BulkJournal) Record(lines []BulkShard, operations int) error {
 // Close closes the journal.
 func (j *BulkJournal) Close() error { return j.f.Close() }
 
+// ErrJournalLocked is a journal another process holds: the run itself, still going, or a
+// resume of it.
+var ErrJournalLocked = errors.New("locked by another process")
+
 // BulkResume is a journal read back: the run, and what it finished.
 type BulkResume struct {
 	BulkJournalHeader
 	Path     string
 	Finished map[query.ShardRef]bool
-	// Operations is the number of archive operations the run wrote (a resume numbers on).
+	// Operations is the number of archive operations the batches the journal recorded wrote:
+	// a batch killed before its line may have staged more in the archive (BulkArchive.Resumed
+	// numbers on from the archive's own).
 	Operations int
+	// lock is the journal open with its flock, held from the read until Unlock.
+	lock *os.File
+}
+
+// Unlock releases the journal's lock (nil: nothing to release).
+func (r *BulkResume) Unlock() {
+	if r != nil && r.lock != nil {
+		r.lock.Close()
+		r.lock = nil
+	}
 }
 
 // maxJournalLine caps a journal line: its header lists every selected shard (a million
 // shards are some 30 MB).
 const maxJournalLine = 256 << 20
 
-// ReadBulkJournal reads the journal of operation id. A journal that does not exist is
-// os.ErrNotExist; one that is not a journal, an error naming its line.
+// ReadBulkJournal reads the journal of operation id and locks it (Unlock releases it): two
+// resumes of one run, or a resume while the run still goes, would number the same archive
+// operations, so a journal another process holds is ErrJournalLocked. A journal that does
+// not exist is os.ErrNotExist; one that is not a journal, an error naming its line.
 func ReadBulkJournal(id string) (*BulkResume, error) {
 	path, err := BulkJournalPath(id)
 	if err != nil {
@@ -146,7 +171,20 @@ func ReadBulkJournal(id string) (*BulkResume, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	if err := tryLock(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	r, err := readBulkJournal(f, path, id)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.lock = f
+	return r, nil
+}
+
+func readBulkJournal(f *os.File, path, id string) (*BulkResume, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<16), maxJournalLine)
 	r := &BulkResume{Path: path, Finished: map[query.ShardRef]bool{}}

@@ -1,0 +1,179 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/outboxctl/outboxctl/internal/fixture"
+	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/testdb"
+)
+
+// tableJSON is the whole outbox table, every column, as one JSON text (rows by id): what
+// "the rows back byte for byte" compares.
+func tableJSON(t *testing.T, schema string) string {
+	t.Helper()
+	var s string
+	if err := testdb.Pool(t).QueryRow(context.Background(), fmt.Sprintf(`SELECT coalesce(json_agg(r ORDER BY r.id)::text, '') FROM %s.sentry_regionoutbox r`,
+		pgx.Identifier{schema}.Sanitize())).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// outboxctlBin builds the binary for the tests that signal it.
+func outboxctlBin(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "outboxctl")
+	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
+		t.Fatalf("building: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestBulkSkipResumeAfterKillRestoresEveryRow (#23): skip --category ORGANIZATION_UPDATE
+// --keep-backoff over 3 shards, a batch a shard, is SIGKILLed while shard 2's batch waits on
+// a row lock a second connection holds: shard 1 done (the journal counts 1 operation), shard
+// 2's rows already staged in the archive as operation ID.2 with no marker. While it waits, a
+// resume is refused in one line (exit 1: its journal is locked). The resume after the kill
+// numbers on from the archive (ID.3, ID.4, never a second ID.2) and keeps the run's
+// --keep-backoff; restore FILE --all --include-skipped then gives every row back byte for
+// byte (the table as seeded). A resume given --keep-backoff of a run without it is refused
+// (exit 2), its Try line runs.
+func TestBulkSkipResumeAfterKillRestoresEveryRow(t *testing.T) {
+	t.Parallel()
+	bin := outboxctlBin(t)
+	state := t.TempDir()
+	ctx := context.Background()
+	schema := testdb.Schema(t, fixture.Options{})
+	qs := pgx.Identifier{schema}.Sanitize()
+	// Each shard: two ORGANIZATION_UPDATE rows (the head among them), then an
+	// ORGANIZATION_MEMBER_UPDATE row the skip leaves, in backoff.
+	if _, err := testdb.Pool(t).Exec(ctx, fmt.Sprintf(`INSERT INTO %s.sentry_regionoutbox
+		(shard_scope, shard_identifier, category, object_identifier, payload, scheduled_from, scheduled_for)
+		SELECT 0, s, CASE WHEN i < 3 THEN 2 ELSE 3 END, i, ('{"n": ' || s || '}')::jsonb, now() - interval '20 minutes', now() + interval '40 minutes'
+		  FROM generate_series(1, 3) s, generate_series(1, 3) i ORDER BY s, i`, qs)); err != nil {
+		t.Fatal(err)
+	}
+	before := tableJSON(t, schema)
+	archive := filepath.Join(t.TempDir(), "my dir", "a;b.jsonl")
+	command := func(args ...string) *exec.Cmd {
+		c := exec.Command(bin, append([]string{"--dsn", testdb.DSN(), "--schema", schema}, args...)...)
+		c.Env = append(os.Environ(), "XDG_STATE_HOME="+state)
+		return c
+	}
+	run := func(want int, args ...string) (string, string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		c := command(args...)
+		c.Stdout, c.Stderr = &out, &errOut
+		_ = c.Run()
+		if code := c.ProcessState.ExitCode(); code != want {
+			t.Fatalf("%v: exit %d, want %d\n%s\n%s", args, code, want, out.String(), errOut.String())
+		}
+		return out.String(), errOut.String()
+	}
+
+	lock, err := testdb.Pool(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback(ctx) //nolint:errcheck // released below
+	if _, err := lock.Exec(ctx, fmt.Sprintf("SELECT id FROM %s.sentry_regionoutbox WHERE shard_identifier = 2 AND category = 2 ORDER BY id DESC LIMIT 1 FOR UPDATE", qs)); err != nil {
+		t.Fatal(err)
+	}
+	c := command("--lock-timeout", "60s", "skip", "--category", "ORGANIZATION_UPDATE", "--keep-backoff", "--batch-shards", "1", "--archive", archive, "--yes", "-o", "json")
+	errs := &syncBuffer{}
+	c.Stderr = errs
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "shard 2's batch waiting on the lock", func() bool {
+		var n int
+		_ = testdb.Pool(t).QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%outboxctl skip%' AND query LIKE '%"+schema+"%'").Scan(&n)
+		return n > 0
+	})
+	journals, _ := filepath.Glob(filepath.Join(state, "outboxctl", "bulk-*.jsonl"))
+	if len(journals) != 1 {
+		t.Fatalf("journals %v", journals)
+	}
+	id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(journals[0]), "bulk-"), ".jsonl")
+	// The run still goes: its resume is refused, nothing changed.
+	if _, errOut := run(ExitError, "skip", "--resume", id, "--yes"); errOut != "Error: operation "+id+" is running (or being resumed) in another process: its journal is locked; nothing was changed: resume it once that process has ended\n" {
+		t.Errorf("resume while the run goes:\n%s", errOut)
+	}
+	_ = c.Process.Kill()
+	_ = c.Wait()
+	_ = lock.Rollback(ctx)
+	if b, _ := os.ReadFile(archive); !strings.Contains(string(b), `"op":"`+id+`.2"`) || strings.Contains(string(b), `"kind":"commit","op":"`+id+`.2"`) {
+		t.Fatalf("the killed batch did not stage %s.2 unmarked:\n%s", id, b)
+	}
+
+	out, _ := run(0, "skip", "--resume", id, "--yes")
+	restore := "restore\toutboxctl --schema " + schema + " restore '" + archive + "' --all --include-skipped\n"
+	if !strings.Contains(out, "selected\t2\ndone\t2\n") || !strings.Contains(out, "operations\t2\n") || !strings.Contains(out, restore) {
+		t.Errorf("resume:\n%s\nwant its restore line %s", out, restore)
+	}
+	b, _ := os.ReadFile(archive)
+	if n := strings.Count(string(b), `"kind":"operation","op":"`+id+`.2"`); n != 1 || !strings.Contains(string(b), `"op":"`+id+`.4"`) {
+		t.Errorf("%d headers of %s.2 (want 1, the resume's shards as .3 and .4):\n%s", n, id, b)
+	}
+	if due := fmt.Sprint(dueShards(t, schema)); due != "[]" {
+		t.Errorf("due shards %s: the resume did not keep the run's --keep-backoff", due)
+	}
+	out, errOut := run(0, "restore", archive, "--all", "--include-skipped", "--yes", "-o", "json")
+	if !strings.Contains(out, `"inserted": 6`) {
+		t.Errorf("restore:\n%s\n%s", out, errOut)
+	}
+	if after := tableJSON(t, schema); after != before {
+		t.Errorf("the table after restore differs from the seeded one:\n%s\nwant\n%s", after, before)
+	}
+
+	// A run without --keep-backoff: its resume with --keep-backoff is refused, the Try runs.
+	out, _ = run(0, "skip", "--category", "ORGANIZATION_MEMBER_UPDATE", "--scope", "organization", "--reason", "INC 1", "--yes", "-o", "json")
+	second := jsonField(t, out, "operation")
+	_, errOut = run(ExitUsage, "skip", "--resume", second, "--keep-backoff", "--reason", "INC 1", "--yes")
+	want := "Error: operation " + second + " ran without --keep-backoff (its shards whose head row it removed were made due now): resume it without --keep-backoff\nTry: outboxctl --schema " + schema + " skip --resume " + second + " --reason 'INC 1' --yes\n"
+	if errOut != want {
+		t.Errorf("resume with --keep-backoff:\n%s\nwant\n%s", errOut, want)
+	}
+	if _, errOut := run(0, "skip", "--resume", second, "--reason", "INC 1", "--yes"); !strings.Contains(errOut, "nothing left of operation "+second) {
+		t.Errorf("the Try line:\n%s", errOut)
+	}
+}
+
+// TestBulkCompactWithNothingArchivedPrintsNoRestore (#23): a bulk compact of shards with no
+// superseded row archives nothing: the summary says 0 operations and offers no restore line
+// (its file was never written).
+func TestBulkCompactWithNothingArchivedPrintsNoRestore(t *testing.T) {
+	t.Parallel()
+	schema := seedStuckShards(t, 2, 2)
+	archive := filepath.Join(t.TempDir(), "a.jsonl")
+	streams, out, errOut := render.Test()
+	code := Main(context.Background(), []string{"--dsn", testdb.DSN(), "--schema", schema, "compact", "--scope", "organization", "--archive", archive, "--yes"}, streams)
+	if code != ExitOK || strings.Contains(out.String(), "restore") || !strings.Contains(out.String(), "done\t2\n") {
+		t.Fatalf("exit %d:\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if _, err := os.Stat(archive); !os.IsNotExist(err) {
+		t.Errorf("the archive exists (%v)", err)
+	}
+}
+
+// jsonField is the string field name of a bulk summary's card in out.
+func jsonField(t *testing.T, out, name string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(out, `"`+name+`": "`)
+	v, _, ok2 := strings.Cut(rest, `"`)
+	if !ok || !ok2 {
+		t.Fatalf("no %s in:\n%s", name, out)
+	}
+	return v
+}
