@@ -125,7 +125,7 @@ func TestKillswitchIDsFrom(t *testing.T) {
 				{"# nothing\n\n", "holds no shard id"},
 			} {
 				code, out, stderr := run("", "add", "organization", "--ids-from", file("bad.txt", c.body), "--reason", "INC-1", "--yes")
-				if code != ExitUsage || out != "" || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "Try: outboxctl killswitch add --help") ||
+				if code != ExitUsage || out != "" || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "Try: outboxctl --schema "+schema+" killswitch add --help") ||
 					audits(stderr) != 0 || storedOption(t, schema, options.DisabledOrgShards) != before {
 					t.Fatalf("%q: exit %d, stderr %s, out %s", c.body, code, stderr, out)
 				}

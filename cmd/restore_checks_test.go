@@ -173,7 +173,7 @@ func TestRestoreWarnsOnUnverifiedArchives(t *testing.T) {
 	file := rewrite(t, testdb.Unsealed(t, lines, toShard9))
 	const note = " carries no checksum (written before archives had one, or with its checksum fields removed): its rows could not be checked for edits (a row moved to another shard, a payload changed)"
 	refusal := "Error: " + file + ": operation " + op + note + ", so nothing was restored: compare the plan's shard and ids with what was deleted and pass --unverified to restore it, or choose the file's other operations with --operation\n" +
-		"Try: outboxctl restore " + file + " --operation " + op + " --unverified\n"
+		"Try: outboxctl --schema " + schema + " restore " + file + " --operation " + op + " --unverified\n"
 	for _, args := range [][]string{{"restore", file, "--yes"}, {"restore", file, "--print-sql"}} {
 		out, errOut := mustRun(t, 2, schema, args...)
 		if out != "" || errOut != refusal {

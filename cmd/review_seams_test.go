@@ -72,3 +72,22 @@ func TestMutationRefusesUnknownJSONFieldBeforeWriting(t *testing.T) {
 		t.Fatalf("the option changed:\nbefore %s\nafter %s", before, after)
 	}
 }
+
+// TestBareTryKeepsTheTarget: a usage error whose Try is a bare command line (the selector
+// validation's `outboxctl shards --min-depth 100`) gets the invocation's --schema, so pasted
+// it reads the schema the mistaken line named, not the default search path; a Try built from
+// the invocation's own words (it names --schema already) is printed as it was.
+func TestBareTryKeepsTheTarget(t *testing.T) {
+	schema := testdb.Schema(t, fixture.Options{})
+	_, errOut := mustRun(t, cmd.ExitUsage, schema, "shards", "--min-depth", "-1")
+	if strings.Contains(errOut, "Try: outboxctl --dsn") {
+		t.Fatalf("the Try names the DSN:\n%s", errOut)
+	}
+	if want := "Try: outboxctl --schema " + schema + " shards --min-depth 100\n"; !strings.Contains(errOut, want) {
+		t.Fatalf("stderr lacks %q:\n%s", want, errOut)
+	}
+	_, errOut = mustRun(t, cmd.ExitUsage, schema, "skip", "5", "--stuck")
+	if n := strings.Count(errOut, "--schema"); n != 1 {
+		t.Fatalf("a Try from the invocation's words names --schema %d times:\n%s", n, errOut)
+	}
+}

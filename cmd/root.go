@@ -19,6 +19,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // Main runs outboxctl with args and returns the exit code.
@@ -49,6 +50,7 @@ func Main(ctx context.Context, args []string, io *render.Streams) int {
 		path = cmd.CommandPath()
 	}
 	err = a.selectionError(path, err)
+	err = a.targetedHint(err)
 	printError(ctx, io, err, path, a.secrets()...)
 	if outputHook != nil && cmd != nil {
 		outputHook(printedRun{command: strings.TrimPrefix(path, root.Name()+" "), format: a.g.Output, printSQL: a.g.PrintSQL,
@@ -412,4 +414,38 @@ func examples(s string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// targetedHint gives a usage error's Try line the invocation's target. A hint written as a
+// bare command line ("outboxctl shards --min-depth 100") gets the invocation's --context and
+// --schema (from prefixWords), so that pasted it runs where the mistaken
+// line would have, not on the default schema or context. A hint that names any of them is
+// built from the invocation's own words already and is left as it is.
+func (a *app) targetedHint(err error) error {
+	var ce *cmdError
+	if !errors.As(err, &ce) || a.cmd == nil {
+		return err
+	}
+	rest, bare := strings.CutPrefix(ce.hint, "outboxctl ")
+	if !bare || strings.HasPrefix(rest, "-") {
+		return err
+	}
+	for _, f := range []string{"--context", "--all-contexts", "--schema", "--deployment", "--enums"} {
+		if strings.Contains(" "+rest, " "+f) {
+			return err
+		}
+	}
+	// Only where it runs: --enums and --deployment stay out (a hint about a broken --enums
+	// file, `enums lint FILE`, must not load that file first).
+	prefix := []string{"outboxctl"}
+	words := a.prefixWords()
+	for i := 1; i+1 < len(words); i += 2 {
+		if words[i] == "--context" || words[i] == "--schema" {
+			prefix = append(prefix, words[i], words[i+1])
+		}
+	}
+	if len(prefix) > 1 {
+		ce.hint = textsafe.Command(prefix...) + " " + rest
+	}
+	return err
 }
