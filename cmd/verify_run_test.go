@@ -446,14 +446,8 @@ VALUES (1, 'a', 'A', now(), false, '', 'us', 0, true, true, true, true, true, tr
 		}
 	}
 	t.Run("split", func(t *testing.T) {
-		config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  us:\n    dsn: %[1]s\n    schema: %[2]s\n  control:\n    dsn: %[1]s\n    schema: %[3]s\n",
-			testdb.DSN(), cellSchema, controlSchema))
-		io, out, errOut := render.Test()
-		io.Getenv = func(k string) string { return map[string]string{"OUTBOXCTL_CONFIG": config}[k] }
-		if code := cmd.Main(context.Background(), []string{"--context", "us,control", "verify", "organization", "-o", "json", "--fail-on-drift"}, io); code != cmd.ExitDrift {
-			t.Fatalf("exit %d\n%s", code, errOut)
-		}
-		check(t, out.String())
+		out, _ := splitRun(t, cellSchema, controlSchema)(cmd.ExitDrift, "verify", "organization", "-o", "json", "--fail-on-drift")
+		check(t, out)
 	})
 	t.Run("monolith", func(t *testing.T) {
 		// One schema: the sources moved beside the mapping without the three columns.
@@ -523,14 +517,8 @@ VALUES (1, 'a', 'A', now(), false, '', 'us', 0, false, false, false, false, fals
 		}
 	}
 	t.Run("split", func(t *testing.T) {
-		config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  us:\n    dsn: %[1]s\n    schema: %[2]s\n  control:\n    dsn: %[1]s\n    schema: %[3]s\n",
-			testdb.DSN(), cellSchema, controlSchema))
-		io, out, errOut := render.Test()
-		io.Getenv = func(k string) string { return map[string]string{"OUTBOXCTL_CONFIG": config}[k] }
-		if code := cmd.Main(context.Background(), []string{"--context", "us,control", "verify", "organizationmember", "-o", "json", "--fail-on-drift"}, io); code != cmd.ExitDrift {
-			t.Fatalf("exit %d\n%s", code, errOut)
-		}
-		check(t, out.String())
+		out, _ := splitRun(t, cellSchema, controlSchema)(cmd.ExitDrift, "verify", "organizationmember", "-o", "json", "--fail-on-drift")
+		check(t, out)
 	})
 	t.Run("monolith", func(t *testing.T) {
 		out, _ := mustRun(t, cmd.ExitDrift, controlSchema, "--cell", "us", "verify", "organizationmember", "-o", "json", "--fail-on-drift")
