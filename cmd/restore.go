@@ -163,8 +163,13 @@ func planRestore(p *render.Printer, path string, maxLine int64, sel drain.Restor
 	if err != nil {
 		return nil, nil, err
 	}
+	// A cut line is a row staged before its DELETE (never deleted) or a commit marker (its
+	// batch then reads as staged, and restore checks which of its rows are in the table).
 	if f.Truncated {
-		p.Warnf("%s: the last line was cut short (a write interrupted before its sync; the rows it held were never deleted): ignored", path)
+		p.Warnf("%s: the last line was cut short (a write a kill interrupted; its batch, if any, reads as staged): ignored", path)
+	}
+	for _, n := range f.Torn {
+		p.Warnf("%s: line %d was cut short by a kill and a later run went on after it (its batch, if any, reads as staged): skipped", path, n)
 	}
 	if len(f.Operations) == 0 {
 		p.Notef("%s holds no operations: nothing to restore", path)

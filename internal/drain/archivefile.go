@@ -105,9 +105,12 @@ const CommandDrainDiscard = "drain-discard"
 type ArchiveFile struct {
 	Path       string
 	Operations []*ArchivedOperation
-	// Truncated is set when the last line was cut short (a write interrupted before its
-	// sync: nothing it held was deleted) and ignored.
+	// Truncated is set when the last line was cut short (a write a kill interrupted) and
+	// ignored.
 	Truncated bool
+	// Torn are the lines a kill cut short that a later run appended after (it sealed each
+	// with a torn line): skipped.
+	Torn []int
 }
 
 // opIDPattern is compiled on first use: its {0,99} unrolls into a large program (0.4–2.5 ms
@@ -254,6 +257,10 @@ func ParseArchive(r io.Reader, maxLine int64) (*ArchiveFile, error) {
 	p := newParser()
 	br := bufio.NewReaderSize(r, 1<<16)
 	src, _ := r.(io.ReadSeeker)
+	// bad is a line that is not an archive line: forgiven when a torn line follows it (a
+	// line a kill cut short, sealed by the next run: KindTorn), else the file's error.
+	var bad error
+	badLine := 0
 	for n := 1; ; n++ {
 		line, err := readLine(br, src, maxLine)
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -261,19 +268,38 @@ func ParseArchive(r io.Reader, maxLine int64) (*ArchiveFile, error) {
 		}
 		last := errors.Is(err, io.EOF)
 		if body := bytes.TrimSpace(line); len(body) > 0 {
-			if perr := p.add(n, body); perr != nil {
-				if last && line[len(line)-1] != '\n' {
-					p.file.Truncated = true
-					break
+			switch {
+			case isTornLine(body):
+				if bad != nil {
+					p.file.Torn = append(p.file.Torn, badLine)
+					bad = nil
 				}
-				return nil, fmt.Errorf("%d: %w", n, perr)
+			case bad != nil:
+				return nil, bad
+			default:
+				if perr := p.add(n, body); perr != nil {
+					if last && line[len(line)-1] != '\n' {
+						p.file.Truncated = true
+						return p.finish()
+					}
+					bad, badLine = fmt.Errorf("%d: %w", n, perr), n
+				}
 			}
 		}
 		if last {
 			break
 		}
 	}
+	if bad != nil {
+		return nil, bad
+	}
 	return p.finish()
+}
+
+// isTornLine says whether body is the line sealTornTail writes after a line cut short.
+func isTornLine(body []byte) bool {
+	var h lineHead
+	return bytes.Contains(body, []byte(KindTorn)) && json.Unmarshal(body, &h) == nil && h.Kind == KindTorn && h.V >= FormatUnsealed
 }
 
 type parser struct {

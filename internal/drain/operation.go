@@ -54,6 +54,9 @@ const (
 	KindRow       = "row"
 	KindCommit    = "commit"
 	KindAbort     = "abort"
+	// KindTorn follows a line a kill cut short, when a later run appends to the file
+	// (sealTornTail): restore skips the cut line and says so instead of refusing the file.
+	KindTorn = "torn"
 )
 
 // OperationMeta describes one archiving run. Command, User, Table and PayloadType are
@@ -169,11 +172,52 @@ func openHandle(path string, deferSync bool) (*ArchiveHandle, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the archive directory: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening the archive: %w", err)
 	}
+	if err := sealTornTail(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("opening the archive %s: %w", path, err)
+	}
 	return &ArchiveHandle{Path: path, f: f, deferSync: deferSync}, nil
+}
+
+// tornLine is the line sealTornTail writes after a line a kill cut short.
+type tornLine struct {
+	V    int       `json:"v"`
+	Kind string    `json:"kind"`
+	At   time.Time `json:"at"`
+}
+
+// sealTornTail ends the file's last line when a kill cut it short (its bytes are in the
+// file, its newline is not: --resume and every later run append to the same file): a
+// newline, then a torn line, so that what is appended next starts a line of its own (glued to
+// the cut line, the next operation's header was lost with it) and restore knows the line
+// before the torn line was cut short: it skips it and says so, where a bad line in the middle
+// of a file makes it refuse the file. Nothing is truncated: another process's write may be in
+// flight, and O_APPEND puts this one after it; then the torn line follows a whole line, and
+// restore ignores it (as it ignores the empty line).
+func sealTornTail(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return err
+	}
+	last := []byte{0}
+	if _, err := f.ReadAt(last, st.Size()-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	b, err := json.Marshal(tornLine{V: FormatVersion, Kind: KindTorn, At: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(append([]byte{'\n'}, b...), '\n')); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 // append writes buf in one write (written: it is in the file), and syncs it unless the
