@@ -303,14 +303,7 @@ func replicatePlan(work []replicateWork, reason string) []string {
 		if len(w.objects) == 0 {
 			continue
 		}
-		var exist, gone []string
-		for _, o := range w.objects {
-			if o.Gone {
-				gone = append(gone, fmt.Sprint(o.ObjectID))
-			} else {
-				exist = append(exist, fmt.Sprint(o.ObjectID))
-			}
-		}
+		exist, gone := planObjects(w)
 		line := fmt.Sprintf("write %d %s outbox row(s) into %s for %s", len(w.objects), w.pair.Category.Name, w.outbox, w.pair.Name)
 		if len(exist) > 0 {
 			line += ": " + strings.Join(exist, ", ")
@@ -324,6 +317,37 @@ func replicatePlan(work []replicateWork, reason string) []string {
 		plan = append(plan, line+" ("+reasonText(reason)+")")
 	}
 	return plan
+}
+
+// planObjects are the plan's object ids, those that exist and those gone, each once: a
+// control model replicated to several cells has a row per cell, which the plan names after
+// its id ("5 (cells de, us)") rather than listing the id once per cell.
+func planObjects(w replicateWork) (exist, gone []string) {
+	var order []int64
+	cells := map[int64][]string{}
+	isGone := map[int64]bool{}
+	for i, o := range w.objects {
+		if _, seen := cells[o.ObjectID]; !seen {
+			order = append(order, o.ObjectID)
+			cells[o.ObjectID] = nil
+		}
+		if len(w.rows.Cells) == len(w.objects) {
+			cells[o.ObjectID] = append(cells[o.ObjectID], w.rows.Cells[i])
+		}
+		isGone[o.ObjectID] = isGone[o.ObjectID] || o.Gone
+	}
+	for _, id := range order {
+		label := fmt.Sprint(id)
+		if c := cells[id]; len(c) > 1 {
+			label += " (cells " + strings.Join(c, ", ") + ")" // printPlan escapes the line
+		}
+		if isGone[id] {
+			gone = append(gone, label)
+		} else {
+			exist = append(exist, label)
+		}
+	}
+	return exist, gone
 }
 
 // writeReplicateWork inserts every pair's rows, in one transaction per silo written
