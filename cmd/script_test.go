@@ -26,15 +26,31 @@ import (
 func TestMain(m *testing.M) {
 	// A bulk run's journal and a default archive go under the state directory: the tests'
 	// own, never the user's (a test that looks at it sets its own with t.Setenv).
+	var state string // the binary's own state directory, removed once every test ran
 	if os.Getenv("XDG_STATE_HOME") == "" {
 		dir, err := os.MkdirTemp("", "outboxctl-state-")
 		if err == nil {
+			state = dir
 			os.Setenv("XDG_STATE_HOME", dir) //nolint:errcheck,usetesting // before any test runs
 		}
 	}
-	testscript.Main(cmd.ContractTestingM{M: m}, map[string]func(){
+	testscript.Main(removingAfter{cmd.ContractTestingM{M: m}, state}, map[string]func(){
 		"outboxctl": func() { os.Exit(cmd.MainForScript(os.Args[1:])) },
 	})
+}
+
+// removingAfter runs the tests, then removes dir (testscript.Main exits: no defer runs).
+type removingAfter struct {
+	m   interface{ Run() int }
+	dir string
+}
+
+func (r removingAfter) Run() int {
+	code := r.m.Run()
+	if r.dir != "" {
+		_ = os.RemoveAll(r.dir)
+	}
+	return code
 }
 
 func testRedisAddr() string {
