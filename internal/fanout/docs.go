@@ -94,11 +94,12 @@ func appendRows(dst *render.Section, name string, sec render.Section) {
 		}
 		rows = [][]any{row}
 	}
-	for _, c := range cols {
+	for j, c := range cols {
 		if !slices.Contains(dst.Table.Columns, c) {
-			dst.Table.Columns = append(dst.Table.Columns, c)
+			at := newColumnAt(dst.Table.Columns, cols[:j])
+			dst.Table.Columns = slices.Insert(dst.Table.Columns, at, c)
 			for i := range dst.Table.Rows {
-				dst.Table.Rows[i] = append(dst.Table.Rows[i], nil)
+				dst.Table.Rows[i] = slices.Insert(dst.Table.Rows[i], at, any(nil))
 			}
 			adoptColumn(dst.Table, sec.Table, c)
 		}
@@ -116,6 +117,20 @@ func appendRows(dst *render.Section, name string, sec render.Section) {
 	if sec.Footer != "" {
 		dst.Footer = strings.TrimPrefix(dst.Footer+"\n"+name+": "+sec.Footer, "\n")
 	}
+}
+
+// newColumnAt is where a column a later context adds goes: right after the last of the
+// columns before it in that context's table (before, all in columns by now), so that it
+// reads where the single-target command prints it (depth's estimated column beside depth),
+// not after every other column; after the context column when none is before it.
+func newColumnAt(columns, before []string) int {
+	at := 1
+	for _, b := range before {
+		if k := slices.Index(columns, b); k >= at {
+			at = k + 1
+		}
+	}
+	return at
 }
 
 // adoptColumn gives a column a later context added the header, priority and flags that

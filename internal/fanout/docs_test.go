@@ -66,3 +66,22 @@ func TestMergeDocsAdoptsALaterContextsColumn(t *testing.T) {
 		t.Fatal("the merge wrote into a context's own table")
 	}
 }
+
+// TestMergeDocsPutsALateColumnWhereItsContextHasIt: a column only a later context has goes
+// right after the columns before it in that context's table (depth's estimated column beside
+// depth, as depth prints it), not after every other column; one first in its table goes right
+// after the context column. The rows before it get an empty cell there.
+func TestMergeDocsPutsALateColumnWhereItsContextHasIt(t *testing.T) {
+	t.Parallel()
+	counted := render.Doc{{Name: "depth", Table: &render.Table{Columns: []string{"category", "depth", "oldest"}, Rows: [][]any{{"A", int64(1), "t1"}}}}}
+	estimated := render.Doc{{Name: "depth", Table: &render.Table{Columns: []string{"first", "category", "depth", "estimated", "oldest"}, Rows: [][]any{{"f", "A", int64(2), true, "t2"}}}}}
+	got := fanout.MergeDocs([]fanout.Answer{{Context: "us", Doc: counted}, {Context: "de", Doc: estimated}}, fanout.Order{})
+	tb := got[0].Table
+	if want := []string{"context", "first", "category", "depth", "estimated", "oldest"}; !reflect.DeepEqual(tb.Columns, want) {
+		t.Fatalf("columns %v, want %v", tb.Columns, want)
+	}
+	want := [][]any{{"us", nil, "A", int64(1), nil, "t1"}, {"de", "f", "A", int64(2), true, "t2"}}
+	if !reflect.DeepEqual(tb.Rows, want) {
+		t.Errorf("rows %v, want %v", tb.Rows, want)
+	}
+}
