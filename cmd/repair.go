@@ -240,6 +240,11 @@ command again continues. See docs/runbooks.md, "a receiver was down for an hour"
 func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.Target, k query.ShardKey) error {
 	why, mode := query.Why{Command: "reschedule", Reason: o.Reason}, o.mode()
 	if d.printSQL {
+		// A group's lowest row is its cell's: printed for every cell, the heads would be
+		// the lowest across them.
+		if err := requireCell(t, d.again("outboxctl reschedule", "--cell", "us")); o.GroupHeads && err != nil {
+			return err
+		}
 		return d.printScript(query.InTransaction(d.preamble("reschedule"), query.Script{query.Reschedule(t, k, 0, mode, why)}))
 	}
 	t, conn, _, err := d.open(ctx, "outboxctl reschedule", t)

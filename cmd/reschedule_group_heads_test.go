@@ -233,7 +233,8 @@ func TestRescheduleGroupHeadsBulk(t *testing.T) {
 
 // TestRescheduleGroupHeadsSingle: reschedule organization 3 --group-heads rewrites its 6
 // group heads (its plan says 6 of its 24 rows), nothing else of it or of any other shard;
-// -o json and the audit line carry the mode. Without the flag the mode is all-rows.
+// -o json and the audit line carry the mode. Without the flag the mode is all-rows. In the
+// control silo it needs --cell, printed too (exit 2).
 func TestRescheduleGroupHeadsSingle(t *testing.T) {
 	t.Parallel()
 	schema := seedGroupShards(t)
@@ -254,6 +255,11 @@ func TestRescheduleGroupHeadsSingle(t *testing.T) {
 	assertOnlyHeads(t, before, after, groupHeadIDs(before, func(k shardKey) bool { return k == shardKey{0, 3} }))
 	if d := sentryClaimDelay(after, shardKey{0, 3}); d != 2*time.Second {
 		t.Errorf("Sentry's next claim gives %v, want 2s", d)
+	}
+	// The control silo's groups are a cell's: printed without --cell, the heads would be the
+	// lowest across cells.
+	if _, errOut := mustRun(t, 2, schema, "--silo", "control", "reschedule", "organization", "1", "--group-heads", "--print-sql"); !strings.Contains(errOut, "pass --cell") {
+		t.Errorf("control silo without --cell:\n%s", errOut)
 	}
 	out, errOut = mustRun(t, 0, schema, "reschedule", "organization", "4", "--yes", "-o", "json")
 	if a := auditLine(t, errOut, "reschedule"); !strings.Contains(out, `"mode": "all-rows",`) || a["mode"] != "all-rows" || a["rows"] != float64(24) {
