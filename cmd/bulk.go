@@ -72,6 +72,13 @@ type bulkRepair struct {
 	// (archived then deleted, drain.BulkArchive).
 	batch  func(t query.Target, why query.Why) drain.BatchFunc
 	rowsOf func(t query.Target, why query.Why) func(shards query.Statement) query.Statement
+	// mode is a reschedule's (every row, or --group-heads), "" for skip and compact.
+	mode query.RescheduleMode
+	// count, when set, is the plan's count of the rows the repair changes in a batch's
+	// shards (a bulk-count over them), named counted on the plan's line; a skip or compact
+	// counts the rows rowsOf lists.
+	count   func(t query.Target) func(shards query.Statement) query.Statement
+	counted string
 	// printSQL prints the set-based statements over every selected shard.
 	printSQL func(d factory, t query.Target, selected query.Statement, why query.Why) error
 }
@@ -98,10 +105,8 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 		return err
 	}
 	var count func(query.Statement) query.Statement
-	if job.rowsOf != nil {
-		count = func(shards query.Statement) query.Statement {
-			return query.BulkCount(job.rowsOf(t, query.Why{})(shards))
-		}
+	if job.count != nil {
+		count = job.count(t)
 	}
 	shards, counts, err := d.selectShards(ctx, conn, sel, count)
 	if err != nil {
@@ -120,8 +125,10 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 		return err
 	}
 	plan := bulkPlan(d, job, t, sel, shards, reg, o.BatchShards, o.BatchRows, r.Reason)
+	if job.count != nil {
+		plan.Lines = append(plan.Lines[:1], append([]string{countLine(job.counted, counts, reg)}, plan.Lines[1:]...)...)
+	}
 	if job.rowsOf != nil {
-		plan.Lines = append(plan.Lines[:1], append([]string{countLine(counts, reg)}, plan.Lines[1:]...)...)
 		plan.Lines = append(plan.Lines, backoffPlan(r))
 	}
 	if o.resume != nil {
@@ -135,6 +142,7 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	if archive == nil { // the archive could not be set up: nothing ran
 		return err
 	}
+	sum.Mode = string(job.mode)
 	d.auditBulk(job.command, sel, sum, archive, r.Reason)
 	if perr := d.printer.Print(bulkDoc(d, job.command, t, sum, archive, reg)); perr != nil {
 		return perr
@@ -187,8 +195,9 @@ func (d factory) selectShards(ctx context.Context, conn *db.Conn, sel query.Shar
 	return shards, counts, err
 }
 
-// countLine is a skip's or compact's plan line: rows and groups per scope and category.
-func countLine(counts []query.BulkCountRow, reg *enums.Registry) string {
+// countLine is the plan's line of the rows a repair changes (counted: what they are), and
+// their groups, per scope and category.
+func countLine(counted string, counts []query.BulkCountRow, reg *enums.Registry) string {
 	var rows, groups int64
 	parts := make([]string, 0, len(counts))
 	for _, c := range counts {
@@ -196,9 +205,9 @@ func countLine(counts []query.BulkCountRow, reg *enums.Registry) string {
 		parts = append(parts, fmt.Sprintf("%s %s: %d row(s), %d group(s) in %d shard(s)", reg.ScopeName(c.Scope), reg.CategoryName(c.Category), c.Rows, c.Groups, c.Shards))
 	}
 	if len(parts) == 0 {
-		return "rows to archive and delete: none now (the shards may change before their batch)"
+		return counted + ": none now (the shards may change before their batch)"
 	}
-	return fmt.Sprintf("rows to archive and delete: %d in %d coalesce group(s); per scope and category: %s", rows, groups, strings.Join(parts, "; "))
+	return fmt.Sprintf("%s: %d in %d coalesce group(s); per scope and category: %s", counted, rows, groups, strings.Join(parts, "; "))
 }
 
 // bulkPlan is what the operator confirms: the target, the selection, its shards and rows per
@@ -321,7 +330,7 @@ func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOption
 			}
 		}
 	}
-	bulk.Settle = d.bulkSettle(job.command, t, shards, ba)
+	bulk.Settle = d.bulkSettle(job.command, job.mode, t, shards, ba)
 	stopNote := context.AfterFunc(ctx, func() {
 		d.printer.Notef("interrupted: stopping after the batch in flight (Ctrl-C again does not cut it short)")
 	})
@@ -349,8 +358,9 @@ func operationsOf(ba *drain.BulkArchive) int {
 
 // bulkSettle settles a batch whose COMMIT got no answer on a fresh connection, as the
 // single-shard repairs do: a skip's or compact's by its archive's deleted ids (marking its
-// operations), a reschedule's by its shards that had a row off THE_PAST when selected.
-func (d factory) bulkSettle(command string, t query.Target, shards []query.SelectedShard, ba *drain.BulkArchive) func(context.Context, []query.ShardRef, []query.BulkShardRow) (drain.Settlement, error) {
+// operations), a reschedule's by its shards that had a row off THE_PAST when selected (in
+// mode group-heads, reading only each coalesce group's lowest row: those it rewrote).
+func (d factory) bulkSettle(command string, mode query.RescheduleMode, t query.Target, shards []query.SelectedShard, ba *drain.BulkArchive) func(context.Context, []query.ShardRef, []query.BulkShardRow) (drain.Settlement, error) {
 	tells := map[query.ShardRef]bool{}
 	for _, s := range shards {
 		tells[s.Ref()] = !s.NextAttempt.Equal(shardstate.ThePast)
@@ -365,7 +375,7 @@ func (d factory) bulkSettle(command string, t query.Target, shards []query.Selec
 		if ba != nil {
 			return ba.Settle(ctx, conn)
 		}
-		return drain.SettleRescheduledBatch(ctx, conn, t, rows, func(r query.ShardRef) bool { return tells[r] })
+		return drain.SettleRescheduledBatch(ctx, conn, t, mode, rows, func(r query.ShardRef) bool { return tells[r] })
 	}
 }
 
@@ -375,6 +385,9 @@ func (d factory) auditBulk(command string, sel query.ShardSelector, sum drain.Bu
 		"empty": sum.Empty, "failed": sum.Failed, "in_doubt": sum.InDoubt, "left": sum.Left, "rows_changed": sum.Rows, "reason": reason}
 	if sum.Settled != "" {
 		fields["commit_settled"] = string(sum.Settled)
+	}
+	if sum.Mode != "" {
+		fields["mode"] = sum.Mode
 	}
 	if archive != nil {
 		fields["operation"] = archive.ID

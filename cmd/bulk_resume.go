@@ -69,6 +69,27 @@ func (a *app) resumeOf(o bulkOptions, command string, r *drain.BulkResume) (quer
 	return sel, nil
 }
 
+// resumeMode is the mode a bulk reschedule runs in: --group-heads or not, and on a resume
+// its run's (the journal's), whatever the flag's default; a --group-heads given (given: on
+// the command line) that says otherwise is refused: the run's shards would be rescheduled
+// two ways, and its summary and audit line name one mode.
+func (a *app) resumeMode(o rescheduleOptions, given bool) (query.RescheduleMode, error) {
+	r := o.bulk.resume
+	if r == nil {
+		return o.mode(), nil
+	}
+	if given && o.GroupHeads != r.GroupHeads {
+		try := a.againWithout(map[string]bool{"group-heads": false})
+		if try == "" {
+			try = textsafe.Command("outboxctl", "reschedule", "--resume", r.Op)
+		}
+		ran := map[bool]string{true: "with --group-heads (only the lowest row of each coalesce group rewritten)", false: "without --group-heads (every row rewritten)"}[r.GroupHeads]
+		return "", usageErrorf(try, "operation %s ran %s: resume it without --group-heads, which keeps the run's mode", r.Op, ran)
+	}
+	o.GroupHeads = r.GroupHeads
+	return o.mode(), nil
+}
+
 // helpCommand is command's --help (command: "outboxctl skip"), with this invocation's
 // --context and --schema: a Try that runs as printed where no command line of the user's
 // would (an unknown operation, a list file that is not one).
@@ -146,7 +167,8 @@ func (d factory) bulkJournal(o bulkOptions, job bulkRepair, id, archive string, 
 	} else {
 		flags, _ := json.Marshal(o.selectorOptions)
 		h := drain.BulkJournalHeader{Op: id, Command: job.command, Target: d.where() + ", " + t.Describe(), Flags: flags,
-			AddedAfter: sel.AddedAfter, AddedBefore: sel.AddedBefore, Archive: archive, KeepBackoff: keepBackoff, Started: d.now().UTC()}
+			AddedAfter: sel.AddedAfter, AddedBefore: sel.AddedBefore, Archive: archive, KeepBackoff: keepBackoff,
+			GroupHeads: job.mode == query.RescheduleGroupHeads, Started: d.now().UTC()}
 		for _, r := range refs {
 			h.Shards = append(h.Shards, [2]int64{int64(r.Scope), r.ID})
 		}

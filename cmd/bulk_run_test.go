@@ -98,7 +98,7 @@ func runBulkDirect(t *testing.T, a *app, o bulkOptions, job func(query.ShardSele
 	return got, runErr
 }
 
-func reschedule(query.ShardSelector) bulkRepair { return rescheduleBulk }
+func reschedule(query.ShardSelector) bulkRepair { return rescheduleBulk(query.RescheduleAllRows) }
 
 // TestBulkRescheduleSkipsShardBeingDrained: a second connection holds organization/2's head
 // row as a Sentry drainer does; reschedule --stuck (batches of 2) makes the other four shards

@@ -148,10 +148,10 @@ func TestRepairCommitInDoubt(t *testing.T) {
 		left           int64
 	}{
 		{name: "reschedule", tag: "UPDATE", args: []string{"reschedule", "organization", "1"},
-			card: `"rows": 3,` + "\n" + `  "in_doubt": "committed"`, audit: `"in_doubt":"committed","reason":"","rows":3`,
+			card: `"rows": 3,` + "\n" + `  "in_doubt": "committed"`, audit: `"in_doubt":"committed","mode":"all-rows","reason":"","rows":3`,
 			found: "committed, 3 row(s) rescheduled", left: 3},
 		{name: "reschedule not committed", tag: "UPDATE", sql: "UPDATE ", hold: true, args: []string{"reschedule", "organization", "1"},
-			card: `"rows": 0,` + "\n" + `  "in_doubt": "not committed"`, audit: `"in_doubt":"not committed","reason":"","rows":0`,
+			card: `"rows": 0,` + "\n" + `  "in_doubt": "not committed"`, audit: `"in_doubt":"not committed","mode":"all-rows","reason":"","rows":0`,
 			found: "not committed, nothing changed: run outboxctl reschedule again", left: 3},
 		{name: "compact", tag: "DELETE", args: []string{"compact", "organization", "1", "--archive", "ARCHIVE"},
 			card: `"deleted": 2,` + "\n" + `  "in_doubt": "committed"`, audit: `"deleted":2,"in_doubt":"committed"`,

@@ -110,7 +110,25 @@ type rescheduleOptions struct {
 	repairOptions
 	shardArgs
 	bulk bulkOptions
+	// GroupHeads is --group-heads: rewrite only each coalesce group's lowest row.
+	GroupHeads bool
 }
+
+// mode is the reschedule's mode (--group-heads, or every row).
+func (o rescheduleOptions) mode() query.RescheduleMode {
+	if o.GroupHeads {
+		return query.RescheduleGroupHeads
+	}
+	return query.RescheduleAllRows
+}
+
+// groupHeadsHelp is --group-heads' help: what it changes, why Sentry's workers read the
+// shard the same, and where they do not.
+const groupHeadsHelp = "rewrite only the lowest row of each coalesce group (shard, category, object), not every row: " +
+	"equal for Sentry's workers (the shard is due and ordered by its earliest row, the claim's backoff comes from the shard's lowest row, " +
+	"always a group's lowest, and the claim then rewrites every row), with far fewer writes; it differs only when a group's lowest row is " +
+	"deleted and newer rows of it stay before a claim (the 50-row duplicate deletion left rows, or a disabled shard's drain): " +
+	"the shard may then show its old backoff again"
 
 // Validate checks the shard id.
 func (o *rescheduleOptions) Validate() error { return o.validate("outboxctl reschedule") }
@@ -148,24 +166,46 @@ func (a *app) bulkRun(command string, o *bulkOptions, single func(*cobra.Command
 	}
 }
 
-// rescheduleBulk is reschedule's bulk form.
-var rescheduleBulk = bulkRepair{ //nolint:gochecknoglobals // constant description
-	command: "reschedule", what: "make due now with a fresh backoff",
-	batch: drain.RescheduleBatch,
-	printSQL: func(d factory, t query.Target, selected query.Statement, why query.Why) error {
-		return d.printScript(query.InTransaction(d.preamble("reschedule"), query.Script{query.BulkReschedule(t, selected, why)}))
-	},
+// rescheduleBulk is reschedule's bulk form in mode: with --group-heads its plan counts the
+// coalesce groups, the rows it rewrites.
+func rescheduleBulk(mode query.RescheduleMode) bulkRepair {
+	job := bulkRepair{
+		command: "reschedule", what: "make due now with a fresh backoff", mode: mode,
+		batch: func(t query.Target, why query.Why) drain.BatchFunc { return drain.RescheduleBatch(t, mode, why) },
+		printSQL: func(d factory, t query.Target, selected query.Statement, why query.Why) error {
+			return d.printScript(query.InTransaction(d.preamble("reschedule"), query.Script{query.BulkReschedule(t, selected, mode, why)}))
+		},
+	}
+	if mode == query.RescheduleGroupHeads {
+		job.what += ", group heads only (--group-heads: the lowest row of each coalesce group)"
+		job.counted = "rows to reschedule (group heads)"
+		job.count = func(t query.Target) func(query.Statement) query.Statement {
+			return func(shards query.Statement) query.Statement { return query.BulkCount(query.BulkGroupHeads(t, shards)) }
+		}
+	}
+	return job
 }
 
 func newRescheduleCmd(a *app) *cobra.Command {
 	var o rescheduleOptions
-	c := &cobra.Command{
+	var c *cobra.Command
+	c = &cobra.Command{
 		Use:   "reschedule (SCOPE ID | SELECTORS)",
 		Short: "Make a shard (or every selected shard) due now and clear its backoff, so Sentry's workers pick it up",
 		Long: strings.TrimSpace(`
 Give every row of the shard the schedule of a fresh row (scheduled_for = 2016-08-01, as
 Sentry's THE_PAST): the shard is due at the scheduler's next run, and its next claim starts
 again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted.
+
+--group-heads gives it only to the lowest row of each coalesce group (shard, category,
+object), leaving every other row as it is: a tenth of the writes for groups of ten rows.
+Sentry's workers read the shard the same: it is due when any row is and ordered by its
+earliest schedule; the claim derives the backoff from the shard's lowest row, always the
+lowest of its group (so 2 s), then rewrites every row; a drain deletes whole groups, after
+which the lowest row is again a group's lowest. It differs only when a group's lowest row
+is deleted while newer rows of that group stay, before a claim: the 50-row duplicate
+deletion left rows behind, or a disabled shard's synchronous drain deleted the older
+duplicates; the shard may then show its old backoff again (reschedule it without the flag).
 
 Without SCOPE ID, the selector flags choose the shards (the same flags as outboxctl shards,
 which previews them): every selected shard is rescheduled, a batch of --batch-shards per
@@ -175,16 +215,22 @@ command again continues. See docs/runbooks.md, "a receiver was down for an hour"
 		Example: examples(`
   outboxctl reschedule organization 42 --reason 'INC-3: handler fixed' --yes
   outboxctl reschedule --stuck --at-cap --scope organization --dry-run
-  outboxctl reschedule --at-cap --added-after 2h --reason 'INC-3: receiver back' --yes`),
+  outboxctl reschedule --at-cap --added-after 2h --reason 'INC-3: receiver back' --yes
+  outboxctl reschedule --stuck --group-heads --reason 'INC-3: receiver back' --yes`),
 		Args:              shardOrSelectors(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: a.bulkRun("outboxctl reschedule", &o.bulk, a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
 			return runReschedule(ctx, a.factory(), o, t, k)
 		}), func(ctx context.Context, t query.Target, sel query.ShardSelector) error {
-			return runBulk(ctx, a.factory(), o.bulk, o.repairOptions, t, sel, rescheduleBulk)
+			mode, err := a.resumeMode(o, c.Flags().Changed("group-heads"))
+			if err != nil {
+				return err
+			}
+			return runBulk(ctx, a.factory(), o.bulk, o.repairOptions, t, sel, rescheduleBulk(mode))
 		}),
 	}
 	addRepairFlags(a, c, &o.repairOptions, false)
+	c.Flags().BoolVar(&o.GroupHeads, "group-heads", false, groupHeadsHelp)
 	a.addBulkFlags(c, &o.bulk, "bulk form: only shards holding this category (name or integer)")
 	return c
 }
@@ -192,9 +238,14 @@ command again continues. See docs/runbooks.md, "a receiver was down for an hour"
 // runReschedule makes shard k of t due now with a fresh backoff, after the plan is confirmed
 // (--print-sql: prints the UPDATE).
 func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.Target, k query.ShardKey) error {
-	why := query.Why{Command: "reschedule", Reason: o.Reason}
+	why, mode := query.Why{Command: "reschedule", Reason: o.Reason}, o.mode()
 	if d.printSQL {
-		return d.printScript(query.InTransaction(d.preamble("reschedule"), query.Script{query.Reschedule(t, k, 0, why)}))
+		// A group's lowest row is its cell's: printed for every cell, the heads would be
+		// the lowest across them.
+		if err := requireCell(t, d.again("outboxctl reschedule", "--cell", "us")); o.GroupHeads && err != nil {
+			return err
+		}
+		return d.printScript(query.InTransaction(d.preamble("reschedule"), query.Script{query.Reschedule(t, k, 0, mode, why)}))
 	}
 	t, conn, _, err := d.open(ctx, "outboxctl reschedule", t)
 	if err != nil {
@@ -209,19 +260,21 @@ func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.
 		d.printer.Notef("shard %s/%d is empty: nothing to reschedule", k.Scope.Name, k.ID)
 		return nil
 	}
-	plan := []string{fmt.Sprintf("make shard %s/%d due now with a fresh backoff: %d row(s), next attempt currently: %s (%s)",
-		k.Scope.Name, k.ID, depth, schedule(d.printer, next), reasonText(o.Reason))}
+	plan, err := reschedulePlan(ctx, d, conn, o, t, k, depth, next)
+	if err != nil {
+		return err
+	}
 	if err := d.confirm("outboxctl reschedule", plan, o.Yes); err != nil {
 		return err
 	}
 	var n int64
 	err = db.WriteTx(ctx, conn, func(tx db.Tx) error {
-		n, err = query.Exec(ctx, tx, query.Reschedule(t, k, 0, why))
+		n, err = query.Exec(ctx, tx, query.Reschedule(t, k, 0, mode, why))
 		return db.Classify(err, "reschedule")
 	})
 	var outcome drain.Settlement
 	if db.IsInDoubt(err) {
-		outcome, err = d.settle(ctx, "reschedule", err, n, "row(s) rescheduled", func(c *db.Conn) (drain.Settlement, error) { return drain.SettleRescheduled(ctx, c, t, k, 0) })
+		outcome, err = d.settle(ctx, "reschedule", err, n, "row(s) rescheduled", func(c *db.Conn) (drain.Settlement, error) { return drain.SettleRescheduled(ctx, c, t, k, 0, mode) })
 		conn = d.reconnect(ctx, conn, "reschedule") // the one the COMMIT went on is gone
 	}
 	if err != nil && outcome == "" {
@@ -229,9 +282,9 @@ func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.
 	}
 	_, after, afterErr := drain.ShardState(ctx, conn, t, k)
 	n = settledCount(n, outcome)
-	d.audit("reschedule", withInDoubt(map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "rows": auditCount(n, outcome), "reason": o.Reason}, outcome))
+	d.audit("reschedule", withInDoubt(map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "rows": auditCount(n, outcome), "mode": string(mode), "reason": o.Reason}, outcome))
 	// JSON keeps the time (Sentry's THE_PAST); a person reads what it means.
-	sum := drain.RescheduleSummary{Shard: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID), NextAttemptBefore: report.Typed("next_attempt", next),
+	sum := drain.RescheduleSummary{Shard: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID), Mode: string(mode), NextAttemptBefore: report.Typed("next_attempt", next),
 		NextAttemptAfter: report.Typed("next_attempt", after), NextAttempt: render.Styled{Text: "due now", Tone: render.ToneGood}}
 	sum.Rows, sum.InDoubt = drain.Settled(n, outcome)
 	if afterErr != nil {
@@ -248,6 +301,21 @@ func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.
 		return unreadAfter("reschedule", fmt.Sprintf("%d row(s) rescheduled", n), afterErr)
 	}
 	return nil
+}
+
+// reschedulePlan is the single reschedule's plan line: the rows it rewrites (every row, or
+// with --group-heads one a coalesce group, counted here) and the shard's next attempt.
+func reschedulePlan(ctx context.Context, d factory, conn *db.Conn, o rescheduleOptions, t query.Target, k query.ShardKey, depth int64, next any) ([]string, error) {
+	rows := fmt.Sprintf("%d row(s)", depth)
+	if o.GroupHeads {
+		groups, err := drain.ShardGroups(ctx, conn, t, k)
+		if err != nil {
+			return nil, err
+		}
+		rows = fmt.Sprintf("group heads only (--group-heads): %d of its %d row(s) change, the lowest of each of its %d coalesce group(s)", groups, depth, groups)
+	}
+	return []string{fmt.Sprintf("make shard %s/%d due now with a fresh backoff: %s, next attempt currently: %s (%s)",
+		k.Scope.Name, k.ID, rows, schedule(d.printer, next), reasonText(o.Reason))}, nil
 }
 
 // schedule is a shard's next attempt as the plan line shows it, in the one time format.
@@ -312,11 +380,19 @@ type compactOptions struct {
 	bulk bulkOptions
 }
 
+// archivedCounted names the plan's count of a bulk skip or compact.
+const archivedCounted = "rows to archive and delete"
+
 // compactBulk is compact's bulk form.
 var compactBulk = bulkRepair{ //nolint:gochecknoglobals // constant description
 	command: "compact", what: "archive and delete the superseded rows (every coalesce group's rows below its newest id)",
 	rowsOf: func(t query.Target, why query.Why) func(query.Statement) query.Statement {
 		return func(shards query.Statement) query.Statement { return query.BulkSuperseded(t, shards, why) }
+	},
+	counted: archivedCounted, count: func(t query.Target) func(query.Statement) query.Statement {
+		return func(shards query.Statement) query.Statement {
+			return query.BulkCount(query.BulkSuperseded(t, shards, query.Why{}))
+		}
 	},
 	printSQL: func(d factory, t query.Target, selected query.Statement, why query.Why) error {
 		return d.printArchivingDelete(t, func(why query.Why) query.Statement { return query.BulkSuperseded(t, selected, why) }, why)
@@ -474,6 +550,9 @@ func skipBulk(sel query.ShardSelector) bulkRepair {
 		command: "skip", what: fmt.Sprintf("archive and delete, undelivered, every coalesce group of %s with a matching row, up to its highest matching row", sel.Category.Name),
 		rowsOf: func(t query.Target, why query.Why) func(query.Statement) query.Statement {
 			return func(shards query.Statement) query.Statement { return rows(t, shards, why) }
+		},
+		counted: archivedCounted, count: func(t query.Target) func(query.Statement) query.Statement {
+			return func(shards query.Statement) query.Statement { return query.BulkCount(rows(t, shards, query.Why{})) }
 		},
 		printSQL: func(d factory, t query.Target, selected query.Statement, why query.Why) error {
 			return d.printArchivingDelete(t, func(why query.Why) query.Statement { return rows(t, selected, why) }, why)

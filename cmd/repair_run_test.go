@@ -139,7 +139,7 @@ func TestRunRescheduleDirect(t *testing.T) {
 	checkRefusals(t, schema, run)
 
 	out, audited := runConfirmed(t, schema, run)
-	wantOut := "{\n  \"shard\": \"ORGANIZATION_SCOPE/1\",\n  \"rows\": 4,\n  \"next_attempt_before\": \"2040-01-01T00:00:00Z\",\n  \"next_attempt_after\": \"2016-08-01T00:00:00Z\",\n  \"next\": [\n    \"outboxctl inspect shard organization 1\"\n  ]\n}\n"
+	wantOut := "{\n  \"shard\": \"ORGANIZATION_SCOPE/1\",\n  \"mode\": \"all-rows\",\n  \"rows\": 4,\n  \"next_attempt_before\": \"2040-01-01T00:00:00Z\",\n  \"next_attempt_after\": \"2016-08-01T00:00:00Z\",\n  \"next\": [\n    \"outboxctl inspect shard organization 1\"\n  ]\n}\n"
 	if out != wantOut || !reflect.DeepEqual(audited, []string{"reschedule reason=INC-3"}) {
 		t.Fatalf("stdout %q, audited %v", out, audited)
 	}

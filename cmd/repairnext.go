@@ -44,7 +44,7 @@ func (d factory) headRemoved(ctx context.Context, conn *db.Conn, t query.Target,
 		return after, "kept (--keep-backoff): the new head waits out the removed head's backoff", nil
 	}
 	err = db.WriteTx(ctx, conn, func(tx db.Tx) error {
-		_, err := query.Exec(ctx, tx, query.Reschedule(t, k, 0, query.Why{Command: command, Reason: o.Reason}))
+		_, err := query.Exec(ctx, tx, query.Reschedule(t, k, 0, query.RescheduleAllRows, query.Why{Command: command, Reason: o.Reason}))
 		return db.Classify(err, "reschedule")
 	})
 	if err != nil {

@@ -71,6 +71,8 @@ type BulkSummary struct {
 	// connection ("" when every COMMIT was answered): committed (its shards are done),
 	// not committed (failed, unchanged), in doubt (its shards in doubt). The run stops there.
 	Settled Settlement `json:"commit_settled,omitempty"`
+	// Mode is a reschedule's (all-rows, or group-heads), "" for skip and compact.
+	Mode string `json:"mode,omitempty"`
 	// settleErr is why the settle could not tell (Settled Unsettled).
 	settleErr error
 	// Shards has a line per shard the run reached (done, being drained, empty, failed, in doubt).
@@ -568,10 +570,12 @@ func (ba *BulkArchive) Settle(ctx context.Context, conn *db.Conn) (Settlement, e
 // attempt, the earliest scheduled_for, was not THE_PAST), whichever the batch gives THE_PAST
 // to every row. The transaction commits whole, so one such shard whose every row carries it
 // means committed (a Sentry worker may have claimed another meanwhile, giving it a fresh
-// backoff); none means not committed. With no shard that can tell (every one was at THE_PAST
+// backoff); none means not committed. In mode group-heads the rows read are each coalesce
+// group's lowest, the only ones the batch rewrote (a shard not at THE_PAST when selected had
+// none there). With no shard that can tell (every one was at THE_PAST
 // already: only scheduled_from, which Sentry does not read then, would differ), it says so:
 // Unsettled and ErrRescheduleUntellable, never a guess.
-func SettleRescheduledBatch(ctx context.Context, conn *db.Conn, t query.Target, rows []query.BulkShardRow, tells func(query.ShardRef) bool) (Settlement, error) {
+func SettleRescheduledBatch(ctx context.Context, conn *db.Conn, t query.Target, mode query.RescheduleMode, rows []query.BulkShardRow, tells func(query.ShardRef) bool) (Settlement, error) {
 	asked := false
 	for _, r := range rows {
 		ref := query.ShardRef{Scope: r.Scope, ID: r.ID}
@@ -579,7 +583,7 @@ func SettleRescheduledBatch(ctx context.Context, conn *db.Conn, t query.Target, 
 			continue
 		}
 		asked = true
-		s, err := SettleRescheduled(ctx, conn, t, query.ShardKey{Scope: query.Enum{Value: r.Scope}, ID: r.ID}, 0)
+		s, err := SettleRescheduled(ctx, conn, t, query.ShardKey{Scope: query.Enum{Value: r.Scope}, ID: r.ID}, 0, mode)
 		if err != nil || s == Committed {
 			return s, err
 		}
@@ -594,11 +598,12 @@ func SettleRescheduledBatch(ctx context.Context, conn *db.Conn, t query.Target, 
 // shards can tell: each was due at THE_PAST when selected.
 var ErrRescheduleUntellable = errors.New("every shard of the batch was due at THE_PAST when selected, so its rows read the same whether it committed or not (Sentry reads them the same too)")
 
-// RescheduleBatch is the BatchFunc of a bulk reschedule: every shard of the batch whose head
-// row it can lock due now with a fresh backoff, in one statement (query.BulkReschedule).
-func RescheduleBatch(t query.Target, why query.Why) BatchFunc {
+// RescheduleBatch is the BatchFunc of a bulk reschedule in mode: every shard of the batch
+// whose head row it can lock due now with a fresh backoff, in one statement
+// (query.BulkReschedule).
+func RescheduleBatch(t query.Target, mode query.RescheduleMode, why query.Why) BatchFunc {
 	return func(ctx context.Context, tx db.Tx, refs []query.ShardRef) ([]query.BulkShardRow, error) {
-		st := query.BulkReschedule(t, query.ShardBatch(refs), why)
+		st := query.BulkReschedule(t, query.ShardBatch(refs), mode, why)
 		res, err := query.Run(ctx, tx, st)
 		if err != nil {
 			return nil, db.Classify(err, st.Name)
@@ -621,7 +626,9 @@ type BulkCard struct {
 	Batches      int   `json:"batches"`
 	Interrupted  bool  `json:"interrupted"`
 	// Settled is what the settle of a COMMIT in doubt found (BulkSummary.Settled).
-	Settled    string `json:"commit_settled,omitempty"`
+	Settled string `json:"commit_settled,omitempty"`
+	// Mode is a reschedule's: all-rows, or group-heads (only each coalesce group's lowest row).
+	Mode       string `json:"mode,omitempty"`
 	Archive    string `json:"archive,omitempty"`
 	Operation  string `json:"operation,omitempty"`
 	Operations int    `json:"operations,omitempty"`
@@ -633,7 +640,7 @@ type BulkCard struct {
 // Card is the summary's card of s.
 func (s BulkSummary) Card() BulkCard {
 	return BulkCard{Selected: s.Selected, Done: s.Done, BeingDrained: s.BeingDrained, Empty: s.Empty, Failed: s.Failed,
-		InDoubt: s.InDoubt, Left: s.Left, Rows: s.Rows, Batches: s.Batches, Interrupted: s.Interrupted, Settled: string(s.Settled)}
+		InDoubt: s.InDoubt, Left: s.Left, Rows: s.Rows, Batches: s.Batches, Interrupted: s.Interrupted, Settled: string(s.Settled), Mode: s.Mode}
 }
 
 // BulkShardRow is one row of a bulk repair's shards table: the scope as its integer (for

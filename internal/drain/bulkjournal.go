@@ -39,9 +39,11 @@ type BulkJournalHeader struct {
 	// Archive is a skip's or compact's archive file, where a resume goes on writing.
 	Archive string `json:"archive,omitempty"`
 	// KeepBackoff is a skip's or compact's --keep-backoff, which its resume keeps.
-	KeepBackoff bool       `json:"keep_backoff,omitempty"`
-	Started     time.Time  `json:"started_at"`
-	Shards      [][2]int64 `json:"shards"`
+	KeepBackoff bool `json:"keep_backoff,omitempty"`
+	// GroupHeads is a reschedule's --group-heads, which its resume keeps.
+	GroupHeads bool       `json:"group_heads,omitempty"`
+	Started    time.Time  `json:"started_at"`
+	Shards     [][2]int64 `json:"shards"`
 }
 
 type journalBatch struct {

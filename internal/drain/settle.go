@@ -58,12 +58,13 @@ func SettleDeleted(ctx context.Context, conn *db.Conn, t query.Target, ids []int
 	return Committed, nil
 }
 
-// SettleRescheduled reads on conn whether a reschedule of shard k (up to wm when above 0)
-// whose COMMIT got no answer committed: every row carries THE_PAST.
-func SettleRescheduled(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey, wm int64) (Settlement, error) {
+// SettleRescheduled reads on conn whether a reschedule of shard k (up to wm when above 0) in
+// mode whose COMMIT got no answer committed: every row it rewrites (in mode group-heads, each
+// coalesce group's lowest) carries THE_PAST.
+func SettleRescheduled(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey, wm int64, mode query.RescheduleMode) (Settlement, error) {
 	var row query.SettleRescheduledRow
 	err := db.RunWriteTx(ctx, conn, nil, func(tx pgx.Tx) error {
-		res, err := query.Run(ctx, tx, query.SettleRescheduled(t, k, wm))
+		res, err := query.Run(ctx, tx, query.SettleRescheduled(t, k, wm, mode))
 		if err != nil {
 			return err
 		}

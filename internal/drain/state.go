@@ -107,3 +107,21 @@ func ShardHead(ctx context.Context, conn *db.Conn, t query.Target, k query.Shard
 	})
 	return h, db.Classify(err, "shard-state")
 }
+
+// ShardGroups counts shard k's coalesce groups (shard-categories' per category, added up) in
+// a snapshot of its own: the rows a --group-heads reschedule rewrites.
+func ShardGroups(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (int64, error) {
+	var groups int64
+	err := db.ReadTx(ctx, conn, func(tx db.Tx) error {
+		res, err := query.Run(ctx, tx, query.ShardCategories(t, k))
+		if err != nil {
+			return err
+		}
+		rows, err := query.Rows[query.ShardCategoryRow](res)
+		for _, r := range rows {
+			groups += r.CoalesceGroups
+		}
+		return err
+	})
+	return groups, db.Classify(err, "shard-categories")
+}

@@ -46,7 +46,9 @@ func Settled(n int64, outcome Settlement) (Count, string) {
 // THE_PAST, next_attempt_after); a person reads what it means (next_attempt: "due now").
 // A state that could not be read after the change is "unknown".
 type RescheduleSummary struct {
-	Shard             string `json:"shard"`
+	Shard string `json:"shard"`
+	// Mode is which rows were rewritten: all-rows, or group-heads (each coalesce group's lowest).
+	Mode              string `json:"mode"`
 	Rows              Count  `json:"rows"`
 	InDoubt           string `json:"in_doubt,omitempty"`
 	NextAttemptBefore any    `json:"next_attempt_before"`

@@ -35,14 +35,18 @@ func withShards(name string, doc []string, t Target, shards Statement, args Args
 }
 
 // BulkReschedule makes every shard of shards whose head row it can lock due now with a fresh
-// backoff (what Reschedule does for one), skipping those a drainer holds; one BulkShardRow per
-// shard.
-func BulkReschedule(t Target, shards Statement, why Why) Statement {
+// backoff (what Reschedule does for one, in mode), skipping those a drainer holds; one
+// BulkShardRow per shard, rows the rows it rewrote.
+func BulkReschedule(t Target, shards Statement, mode RescheduleMode, why Why) Statement {
+	rows := "rows get"
+	if mode == RescheduleGroupHeads {
+		rows = "the lowest row of each coalesce group gets (--group-heads)"
+	}
 	return why.Mark(withShards("bulk-reschedule", []string{
-		"Make the selected shards of " + t.Describe() + " due now with a fresh backoff: rows get",
+		"Make the selected shards of " + t.Describe() + " due now with a fresh backoff: " + rows,
 		"scheduled_for = THE_PAST (2016-08-01), as a new row has. A shard whose head row a drainer",
 		"holds is skipped (SKIP LOCKED, being_drained); outboxctl runs this one batch of shards per transaction.",
-	}, t, shards, t.cellArgs(), t.cellFragment()...))
+	}, t, shards, t.cellArgs(), mode.on(t.cellFragment())...))
 }
 
 // BulkMakeDue is BulkReschedule for the shards a skip or compact removed the head row of:
@@ -115,6 +119,14 @@ type BulkHeadRow struct {
 // Shard is the row as a BulkShardRow.
 func (h BulkHeadRow) Shard() BulkShardRow {
 	return BulkShardRow{Scope: h.Scope, ID: h.ID, Empty: h.Empty, BeingDrained: h.BeingDrained, Rows: h.Rows}
+}
+
+// BulkGroupHeads lists the coalesce groups of shards, one row each: what a --group-heads
+// reschedule rewrites (one row a group), for BulkCount.
+func BulkGroupHeads(t Target, shards Statement) Statement {
+	return withShards("bulk-group-heads", []string{
+		"The coalesce groups of the selected shards, one row each: reschedule --group-heads rewrites each group's lowest row.",
+	}, t, shards, t.cellArgs(), t.cellFragment()...)
 }
 
 // BulkCount counts, per scope and category, the rows and coalesce groups rows (a bulk skip's

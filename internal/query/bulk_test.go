@@ -19,14 +19,17 @@ func bulkCases(t Target) map[string]Script {
 	after := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	batch := ShardBatch([]ShardRef{{0, 1}, {0, 2}})
 	return map[string]Script{
-		"bulk-reschedule-batch":    {BulkReschedule(t, batch, Why{})},
-		"bulk-reschedule-selected": {BulkReschedule(t, SelectedShards(t, ShardSelector{Stuck: true, AtCap: true}, nil), Why{Command: "reschedule", Reason: "INC-9"})},
-		"bulk-lock-heads":          {BulkLockHeads(t, ShardBatch([]ShardRef{{0, 1}, {1, 5}}))},
-		"bulk-make-due":            {BulkMakeDue(t, batch, Why{Command: "skip"})},
-		"bulk-skip-rows":           {BulkSkipRows(t, batch, Enum{3, "ORGANIZATION_MEMBER_UPDATE"}, &after, &after, Why{})},
-		"bulk-skip-rows-selected":  {BulkSkipRows(t, SelectedShards(t, ShardSelector{Category: enum(2, "ORGANIZATION_UPDATE")}, nil), Enum{2, "ORGANIZATION_UPDATE"}, nil, nil, Why{})},
-		"bulk-superseded":          {BulkSuperseded(t, ShardBatch([]ShardRef{{0, 1}}), Why{})},
-		"bulk-count":               {BulkCount(BulkSkipRows(t, SelectedShards(t, ShardSelector{Category: enum(3, "ORGANIZATION_MEMBER_UPDATE")}, nil), Enum{3, "ORGANIZATION_MEMBER_UPDATE"}, nil, &after, Why{}))},
+		"bulk-reschedule-batch":                {BulkReschedule(t, batch, RescheduleAllRows, Why{})},
+		"bulk-reschedule-selected":             {BulkReschedule(t, SelectedShards(t, ShardSelector{Stuck: true, AtCap: true}, nil), RescheduleAllRows, Why{Command: "reschedule", Reason: "INC-9"})},
+		"bulk-reschedule-group-heads-batch":    {BulkReschedule(t, batch, RescheduleGroupHeads, Why{})},
+		"bulk-reschedule-group-heads-selected": {BulkReschedule(t, SelectedShards(t, ShardSelector{Stuck: true}, nil), RescheduleGroupHeads, Why{Command: "reschedule", Reason: "INC-9"})},
+		"bulk-lock-heads":                      {BulkLockHeads(t, ShardBatch([]ShardRef{{0, 1}, {1, 5}}))},
+		"bulk-make-due":                        {BulkMakeDue(t, batch, Why{Command: "skip"})},
+		"bulk-skip-rows":                       {BulkSkipRows(t, batch, Enum{3, "ORGANIZATION_MEMBER_UPDATE"}, &after, &after, Why{})},
+		"bulk-skip-rows-selected":              {BulkSkipRows(t, SelectedShards(t, ShardSelector{Category: enum(2, "ORGANIZATION_UPDATE")}, nil), Enum{2, "ORGANIZATION_UPDATE"}, nil, nil, Why{})},
+		"bulk-superseded":                      {BulkSuperseded(t, ShardBatch([]ShardRef{{0, 1}}), Why{})},
+		"bulk-group-heads":                     {BulkCount(BulkGroupHeads(t, SelectedShards(t, ShardSelector{Stuck: true}, nil)))},
+		"bulk-count":                           {BulkCount(BulkSkipRows(t, SelectedShards(t, ShardSelector{Category: enum(3, "ORGANIZATION_MEMBER_UPDATE")}, nil), Enum{3, "ORGANIZATION_MEMBER_UPDATE"}, nil, &after, Why{}))},
 	}
 }
 
@@ -95,7 +98,7 @@ func TestBulkRescheduleSkipsALockedShard(t *testing.T) {
 	if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '2s'"); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(ctx, tx, BulkReschedule(cell, ShardBatch([]ShardRef{{0, 1}, {0, 2}, {0, 404}}), Why{}))
+	res, err := Run(ctx, tx, BulkReschedule(cell, ShardBatch([]ShardRef{{0, 1}, {0, 2}, {0, 404}}), RescheduleAllRows, Why{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,7 @@ func TestGoldenPinned(t *testing.T) {
 		t.Run(tname+"/reschedule-in-transaction", func(t *testing.T) {
 			t.Parallel()
 			k := ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 7}
-			got, err := InTransaction(testPreamble, Script{Reschedule(target, k, 0, Why{Command: "reschedule"})}).Render()
+			got, err := InTransaction(testPreamble, Script{Reschedule(target, k, 0, RescheduleAllRows, Why{Command: "reschedule"})}).Render()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -26,7 +26,11 @@ var repairCases = []testCase{ //nolint:gochecknoglobals // test table
 	// Every mutation with its reason, the way the commands print and run it: the comment is
 	// part of the statement, and a hostile reason cannot leave it.
 	{"reschedule-reason", func(t Target) Script {
-		return Script{Reschedule(t, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}, 0, hostileWhy("reschedule"))}
+		return Script{Reschedule(t, ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}, 0, RescheduleAllRows, hostileWhy("reschedule"))}
+	}},
+	{"reschedule-group-heads", func(t Target) Script {
+		k := ShardKey{Scope: Enum{0, "ORGANIZATION_SCOPE"}, ID: 1}
+		return Script{Reschedule(t, k, 0, RescheduleGroupHeads, Why{Command: "reschedule"}), SettleRescheduled(t, k, 0, RescheduleGroupHeads)}
 	}},
 	{"compact-reason", func(t Target) Script {
 		why := hostileWhy("compact")

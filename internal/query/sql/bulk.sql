@@ -18,6 +18,17 @@ SELECT b.shard_scope, b.shard_identifier
 -- Made due after a skip or compact removed a shard's head (not_due), a row that carries
 -- THE_PAST already is left as it is: Sentry reads nothing else of it (the backoff of a row
 -- scheduled for THE_PAST is 1 s whatever its scheduled_from).
+-- With --group-heads (group_heads) only the lowest id of each coalesce group (shard, category,
+-- object) is rewritten: Sentry reads no other row's schedule before its claim rewrites them
+-- all. The shard is due when any row is and ordered by its earliest scheduled_for (THE_PAST
+-- either way); the claim derives the backoff from the shard's lowest row, always the lowest
+-- of its group (so 2 s); a drain deletes whole groups, leaving again some group's lowest row.
+-- It differs only when a group's lowest row is deleted while newer rows of the group stay,
+-- with no claim between: the 50-row deletion left rows behind, or a disabled shard's drain
+-- deleted the older duplicates; then the shard may show its old backoff again. The heads are
+-- one read of each locked shard's rows on the (…, category, object_identifier) index (min(id)
+-- per group); MATERIALIZED makes the UPDATE probe them by id, where inlined it read every row
+-- of the shard again to join them.
 WITH batch AS (
     SELECT s.shard_scope, s.shard_identifier FROM (
 /* TEMPLATE_BEGIN: shards */SELECT 0 AS shard_scope, 0::bigint AS shard_identifier WHERE false/* TEMPLATE_END: shards */
@@ -42,15 +53,29 @@ heads AS (
            FOR UPDATE SKIP LOCKED
       ) l ON true
 ),
+/* IF: group_heads */group_heads AS MATERIALIZED (
+    SELECT k.shard_scope, k.shard_identifier, k.locked_id, g.id
+      FROM heads k
+     CROSS JOIN LATERAL (
+        SELECT min(o.id) AS id
+          FROM /* TEMPLATE: table */sentry_controloutbox o
+         /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+           AND o.shard_scope = k.shard_scope
+           AND o.shard_identifier = k.shard_identifier
+         GROUP BY o.category, o.object_identifier
+     ) g
+     WHERE k.locked_id IS NOT NULL
+),/* END: group_heads */
 rescheduled AS (
     UPDATE /* TEMPLATE: table */sentry_controloutbox o
        SET scheduled_for = '2016-08-01 00:00:00+00'::timestamptz,
            scheduled_from = now()
-      FROM heads k
+      FROM /* EITHER: group_heads */group_heads/* OR: heads */ k
      WHERE k.locked_id IS NOT NULL
        /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
        AND o.shard_scope = k.shard_scope
        AND o.shard_identifier = k.shard_identifier
+       /* IF: group_heads */AND o.id = k.id/* END: group_heads */
        /* IF: not_due */AND o.scheduled_for <> '2016-08-01 00:00:00+00'::timestamptz/* END: not_due */
     RETURNING o.shard_scope, o.shard_identifier
 ),
@@ -157,6 +182,23 @@ SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier,
    AND o.id < n.newest_id
  /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
  ORDER BY o.id;
+
+-- name: bulk-group-heads
+-- The plan of a bulk reschedule --group-heads: the coalesce groups of the batch's shards, one
+-- row each (its lowest row is the one the reschedule rewrites), for bulk-count. Every column
+-- is the (…, category, object_identifier) index's: an index-only read of the shards' rows.
+WITH batch AS (
+    SELECT s.shard_scope, s.shard_identifier FROM (
+/* TEMPLATE_BEGIN: shards */SELECT 0 AS shard_scope, 0::bigint AS shard_identifier WHERE false/* TEMPLATE_END: shards */
+    ) s
+)
+SELECT o.shard_scope, o.category, o.shard_identifier, o.object_identifier
+  FROM batch b
+  JOIN /* TEMPLATE: table */sentry_controloutbox o
+    ON o.shard_scope = b.shard_scope
+   AND o.shard_identifier = b.shard_identifier
+ /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+ GROUP BY o.shard_scope, o.shard_identifier, o.category, o.object_identifier;
 
 -- name: bulk-count
 -- The plan of a bulk skip or compact: the rows its statement (the region) would archive and

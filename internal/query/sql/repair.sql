@@ -5,14 +5,25 @@
 -- name: reschedule
 -- Every row of the shard (up to the plan's highest id, @watermark) gets the schedule of a
 -- fresh row: scheduled_for = THE_PAST (2016-08-01), so Sentry's next claim starts again from
--- a 2 s delay.
+-- a 2 s delay. With --group-heads (group_heads) only the lowest id of each coalesce group gets
+-- it: equal for Sentry, which reads the shard's lowest row (always a group's lowest) and its
+-- earliest schedule before its claim rewrites every row (sql/bulk.sql, bulk-reschedule, says
+-- why, and where it differs). The heads are one read of the shard's rows.
 UPDATE /* TEMPLATE: table */sentry_controloutbox o
    SET scheduled_for = '2016-08-01 00:00:00+00'::timestamptz,
        scheduled_from = now()
  /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
    AND o.shard_scope = @scope
    AND o.shard_identifier = @shard
-   /* IF: watermark */AND o.id <= @watermark/* END: watermark */;
+   /* IF: watermark */AND o.id <= @watermark/* END: watermark */
+   /* IF: group_heads */AND o.id IN (/* END: group_heads */
+   /* IF: group_heads */    SELECT min(g.id)/* END: group_heads */
+   /* IF: group_heads */      FROM /* TEMPLATE: table */sentry_controloutbox g/* END: group_heads */
+   /* IF: group_heads */     /* IF: cell */WHERE g./* TEMPLATE: cell_column */region_name = @cell/* END: cell *//* END: group_heads */
+   /* IF: group_heads */       AND g.shard_scope = @scope/* END: group_heads */
+   /* IF: group_heads */       AND g.shard_identifier = @shard/* END: group_heads */
+   /* IF: group_heads */     GROUP BY g.category, g.object_identifier/* END: group_heads */
+   /* IF: group_heads */)/* END: group_heads */;
 
 -- name: delete-archived
 -- Delete the rows an archive has staged, by id; the ids returned are what the archive's
@@ -89,7 +100,8 @@ SELECT o.id
 -- to its @watermark when it had one) do not carry its schedule (scheduled_for = THE_PAST; rows
 -- that carried it already are what the reschedule makes, so a shard due now reads committed):
 -- none means it committed, any that it did not (or that Sentry claimed the shard since).
--- FOR SHARE waits for the transaction as settle-deleted does.
+-- FOR SHARE waits for the transaction as settle-deleted does. A --group-heads reschedule
+-- (group_heads) rewrote only each coalesce group's lowest row: only those are read.
 WITH locked AS (
     SELECT o.scheduled_for
       FROM /* TEMPLATE: table */sentry_controloutbox o
@@ -97,6 +109,14 @@ WITH locked AS (
        AND o.shard_scope = @scope
        AND o.shard_identifier = @shard
        /* IF: watermark */AND o.id <= @watermark/* END: watermark */
+       /* IF: group_heads */AND o.id IN (/* END: group_heads */
+       /* IF: group_heads */    SELECT min(g.id)/* END: group_heads */
+       /* IF: group_heads */      FROM /* TEMPLATE: table */sentry_controloutbox g/* END: group_heads */
+       /* IF: group_heads */     /* IF: cell */WHERE g./* TEMPLATE: cell_column */region_name = @cell/* END: cell *//* END: group_heads */
+       /* IF: group_heads */       AND g.shard_scope = @scope/* END: group_heads */
+       /* IF: group_heads */       AND g.shard_identifier = @shard/* END: group_heads */
+       /* IF: group_heads */     GROUP BY g.category, g.object_identifier/* END: group_heads */
+       /* IF: group_heads */)/* END: group_heads */
        FOR SHARE
 )
 SELECT count(*) AS rows,
