@@ -70,7 +70,13 @@ func BulkJournalPath(id string) (string, error) {
 	return filepath.Join(filepath.Dir(day), "bulk-"+id+".jsonl"), nil
 }
 
-// CreateBulkJournal writes a new run's journal header, synced.
+// JournalMaxAge is how long a bulk run's journal is kept after its last batch: a resume
+// continues a run of the same incident, not one a month old (its selector's time window and
+// the shards it chose mean nothing by then). Archives are never removed: they are the rows.
+const JournalMaxAge = 30 * 24 * time.Hour
+
+// CreateBulkJournal writes a new run's journal header, synced, after removing the journals
+// of runs whose last batch is older than JournalMaxAge (PruneBulkJournals).
 func CreateBulkJournal(h BulkJournalHeader) (*BulkJournal, error) {
 	path, err := BulkJournalPath(h.Op)
 	if err != nil {
@@ -79,6 +85,7 @@ func CreateBulkJournal(h BulkJournalHeader) (*BulkJournal, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
+	PruneBulkJournals(filepath.Dir(path), time.Now().Add(-JournalMaxAge))
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
@@ -94,6 +101,29 @@ func CreateBulkJournal(h BulkJournalHeader) (*BulkJournal, error) {
 		return nil, err
 	}
 	return j, nil
+}
+
+// PruneBulkJournals removes the bulk journals in dir last written before cutoff, except one
+// another process holds (a run or a resume still going: its lock is taken first, and the
+// file removed only while it is held). It returns the journals removed; what cannot be read
+// or removed is left, quietly (pruning never costs a run anything).
+func PruneBulkJournals(dir string, cutoff time.Time) []string {
+	paths, _ := filepath.Glob(filepath.Join(dir, "bulk-*.jsonl"))
+	var removed []string
+	for _, p := range paths {
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() || !st.ModTime().Before(cutoff) {
+			continue
+		}
+		f, err := os.OpenFile(p, os.O_RDONLY, 0)
+		if err != nil {
+			continue
+		}
+		if tryLock(f) == nil && os.Remove(p) == nil {
+			removed = append(removed, p)
+		}
+		f.Close()
+	}
+	return removed
 }
 
 // OpenBulkJournal opens an existing journal to append a resumed run's batches.
