@@ -56,17 +56,7 @@ type BulkShard struct {
 
 // BulkSummary is a bulk repair's account: its JSON fields are the summary document's.
 type BulkSummary struct {
-	Selected     int   `json:"selected"`
-	Done         int   `json:"done"`
-	BeingDrained int   `json:"being_drained"`
-	Empty        int   `json:"empty"`
-	Failed       int   `json:"failed"`
-	InDoubt      int   `json:"in_doubt"`
-	Left         int   `json:"left"`
-	Rows         int64 `json:"rows_changed"`
-	Batches      int   `json:"batches"`
-	// Interrupted is true when a signal stopped the run between batches (Left shards untouched).
-	Interrupted bool `json:"interrupted"`
+	BulkCounts
 	// Settled is what the settle of a batch whose COMMIT got no answer found, on a fresh
 	// connection ("" when every COMMIT was answered): committed (its shards are done),
 	// not committed (failed, unchanged), in doubt (its shards in doubt). The run stops there.
@@ -134,7 +124,7 @@ func (b *Bulk) Run(ctx context.Context, conn *db.Conn, batch BatchFunc) (BulkSum
 	if maxFailed <= 0 {
 		maxFailed = 3
 	}
-	sum := BulkSummary{Selected: len(b.Shards)}
+	sum := BulkSummary{BulkCounts: BulkCounts{Selected: len(b.Shards)}}
 	// The replica check once for the run, not once a batch (db.WriteTx's): a round trip and
 	// a transaction of its own per batch, as the drain does.
 	if len(b.Shards) > 0 {
@@ -615,16 +605,7 @@ func RescheduleBatch(t query.Target, mode query.RescheduleMode, why query.Why) B
 // BulkCard is a bulk repair's summary card: its json tags are the summary's JSON keys (the
 // archive fields only when the repair archived rows; restore is the undo, for a person).
 type BulkCard struct {
-	Selected     int   `json:"selected"`
-	Done         int   `json:"done"`
-	BeingDrained int   `json:"being_drained"`
-	Empty        int   `json:"empty"`
-	Failed       int   `json:"failed"`
-	InDoubt      int   `json:"in_doubt"`
-	Left         int   `json:"left"`
-	Rows         int64 `json:"rows_changed"`
-	Batches      int   `json:"batches"`
-	Interrupted  bool  `json:"interrupted"`
+	BulkCounts
 	// Settled is what the settle of a COMMIT in doubt found (BulkSummary.Settled).
 	Settled string `json:"commit_settled,omitempty"`
 	// Mode is a reschedule's: all-rows, or group-heads (only each coalesce group's lowest row).
@@ -639,8 +620,23 @@ type BulkCard struct {
 
 // Card is the summary's card of s.
 func (s BulkSummary) Card() BulkCard {
-	return BulkCard{Selected: s.Selected, Done: s.Done, BeingDrained: s.BeingDrained, Empty: s.Empty, Failed: s.Failed,
-		InDoubt: s.InDoubt, Left: s.Left, Rows: s.Rows, Batches: s.Batches, Interrupted: s.Interrupted, Settled: string(s.Settled), Mode: s.Mode}
+	return BulkCard{BulkCounts: s.BulkCounts, Settled: string(s.Settled), Mode: s.Mode}
+}
+
+// BulkCounts are a bulk run's counts, in its summary and on its card (their JSON keys, in
+// place: embedded).
+type BulkCounts struct {
+	Selected     int   `json:"selected"`
+	Done         int   `json:"done"`
+	BeingDrained int   `json:"being_drained"`
+	Empty        int   `json:"empty"`
+	Failed       int   `json:"failed"`
+	InDoubt      int   `json:"in_doubt"`
+	Left         int   `json:"left"`
+	Rows         int64 `json:"rows_changed"`
+	Batches      int   `json:"batches"`
+	// Interrupted is true when a signal stopped the run between batches (Left shards untouched).
+	Interrupted bool `json:"interrupted"`
 }
 
 // BulkShardRow is one row of a bulk repair's shards table: the scope as its integer (for
