@@ -2,6 +2,7 @@ package drain
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -107,4 +108,59 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestHighestOperationAfterASeal: a bulk resume numbers its archive operations after the
+// file's highest id.N; a second resume, after the first one sealed a cut line, must read the
+// file as restore does. It used a JSON decoder over the whole file, which stopped at the
+// sealed cut line: every later resume failed ("invalid character '{' after object
+// key:value pair"), each of its batches as failed, for good.
+func TestHighestOperationAfterASeal(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "a.jsonl")
+	const run = "20261201T000000Z-skip-abcdef"
+	open := func(n int) {
+		m := meta("skip")
+		m.ID = fmt.Sprintf("%s.%d", run, n)
+		op, err := OpenOperation(path, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op.Close()
+	}
+	open(1)
+	open(2)
+	cutLine(t, path)
+	if n, err := HighestOperation(path, run); n != 2 || err != nil {
+		t.Fatalf("with the cut line last: %d %v", n, err)
+	}
+	open(3) // the first resume: seals the cut line
+	if n, err := HighestOperation(path, run); n != 3 || err != nil {
+		t.Fatalf("after the seal (the second resume): %d %v", n, err)
+	}
+}
+
+// TestOnlyACutLineIsForgiven: the torn line forgives the line right before it when that line
+// is not JSON at all (what a cut leaves); a whole JSON line that is not an archive line (an
+// unknown kind, a newer format) and a cut line with a blank line before the torn line stay
+// the file's error.
+func TestOnlyACutLineIsForgiven(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "a.jsonl")
+	writeOperation(t, path, "compact", 1)
+	good := string(mustRead(t, path))
+	torn := `{"v":3,"kind":"torn","at":"2026-12-01T00:00:00Z"}` + "\n"
+	for name, text := range map[string]string{
+		"unknown kind":  `{"v":3,"kind":"drop","op":"a"}` + "\n" + torn,
+		"newer format":  `{"v":4,"kind":"row","op":"a","batch":1,"id":1}` + "\n" + torn,
+		"blank between": `{"v":3,"kind":"row","op":"x","ba` + "\n\n" + torn,
+	} {
+		if _, err := ParseArchive(strings.NewReader(good+text+good), 0); err == nil || !strings.HasPrefix(err.Error(), "22: ") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	f, err := ParseArchive(strings.NewReader(good+`{"v":3,"kind":"row","op":"x","ba`+"\n"+torn+good), 0)
+	if err != nil || !reflect.DeepEqual(f.Torn, []int{22}) || len(f.Operations) != 1 {
+		t.Fatalf("a cut line sealed: %+v %v", f, err)
+	}
 }

@@ -255,45 +255,55 @@ func ParseArchive(r io.Reader, maxLine int64) (*ArchiveFile, error) {
 		maxLine = DefaultMaxArchiveLine
 	}
 	p := newParser()
+	truncated, torn, err := eachArchiveLine(r, maxLine, p.add)
+	if err != nil {
+		return nil, err
+	}
+	p.file.Truncated, p.file.Torn = truncated, torn
+	return p.finish()
+}
+
+// eachArchiveLine calls line for every non-empty line of an archive, with its number. A
+// line it refuses is the file's error, except: the last line cut short (no newline: a
+// write a kill interrupted) ends the walk (truncated), and a line that is not JSON at all
+// followed at once by a torn line (sealTornTail's, after a cut line) is skipped (torn, its
+// number). Only a cut line is forgiven: one that is whole JSON but not an archive line (a
+// newer format, an unknown kind) stays an error, and line must not have kept anything of a
+// line that is not JSON.
+func eachArchiveLine(r io.Reader, maxLine int64, line func(n int, body []byte) error) (truncated bool, torn []int, err error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	src, _ := r.(io.ReadSeeker)
-	// bad is a line that is not an archive line: forgiven when a torn line follows it (a
-	// line a kill cut short, sealed by the next run: KindTorn), else the file's error.
 	var bad error
 	badLine := 0
 	for n := 1; ; n++ {
-		line, err := readLine(br, src, maxLine)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%d: %w", n, err)
+		raw, rerr := readLine(br, src, maxLine)
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return false, nil, fmt.Errorf("%d: %w", n, rerr)
 		}
-		last := errors.Is(err, io.EOF)
-		if body := bytes.TrimSpace(line); len(body) > 0 {
-			switch {
-			case isTornLine(body):
-				if bad != nil {
-					p.file.Torn = append(p.file.Torn, badLine)
-					bad = nil
+		last := errors.Is(rerr, io.EOF)
+		body := bytes.TrimSpace(raw)
+		switch {
+		case bad != nil && n == badLine+1 && isTornLine(body):
+			torn, bad = append(torn, badLine), nil
+		case bad != nil:
+			return false, nil, bad
+		case len(body) == 0 || isTornLine(body): // a torn line after a whole line: a seal raced a write
+		default:
+			if lerr := line(n, body); lerr != nil {
+				if last && raw[len(raw)-1] != '\n' {
+					return true, torn, nil
 				}
-			case bad != nil:
-				return nil, bad
-			default:
-				if perr := p.add(n, body); perr != nil {
-					if last && line[len(line)-1] != '\n' {
-						p.file.Truncated = true
-						return p.finish()
-					}
-					bad, badLine = fmt.Errorf("%d: %w", n, perr), n
+				if json.Valid(body) {
+					return false, nil, fmt.Errorf("%d: %w", n, lerr)
 				}
+				bad, badLine = fmt.Errorf("%d: %w", n, lerr), n
 			}
 		}
 		if last {
 			break
 		}
 	}
-	if bad != nil {
-		return nil, bad
-	}
-	return p.finish()
+	return false, torn, bad
 }
 
 // isTornLine says whether body is the line sealTornTail writes after a line cut short.

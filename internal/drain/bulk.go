@@ -1,12 +1,10 @@
 package drain
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -346,8 +344,9 @@ func (ba *BulkArchive) open(k query.ShardRef) (*Operation, error) {
 }
 
 // HighestOperation is the highest N of the operations id.N in the archive at path (0: none,
-// or no file). It reads only each line's kind and operation id; a last line cut short (a
-// write the kill interrupted) ends the read, a malformed line is an error.
+// or no file). It reads only each line's kind and operation id, line by line as restore
+// reads the file (eachArchiveLine: a last line cut short ends the read, a cut line a later
+// run sealed is skipped); a malformed line is an error.
 func HighestOperation(path, id string) (int, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -357,26 +356,26 @@ func HighestOperation(path, id string) (int, error) {
 		return 0, fmt.Errorf("reading the archive to number on: %w", err)
 	}
 	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<16))
 	highest, prefix := 0, id+"."
-	for {
+	_, _, err = eachArchiveLine(f, DefaultMaxArchiveLine, func(_ int, body []byte) error {
 		var l struct {
 			Kind string `json:"kind"`
 			Op   string `json:"op"`
 		}
-		err := dec.Decode(&l)
-		switch {
-		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-			return highest, nil
-		case err != nil:
-			return 0, fmt.Errorf("reading the archive %s to number on: %w", path, err)
+		if err := json.Unmarshal(body, &l); err != nil {
+			return err
 		}
 		if rest, ok := strings.CutPrefix(l.Op, prefix); ok {
 			if n, err := strconv.Atoi(rest); err == nil && n > highest {
 				highest = n
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reading the archive %s to number on: line %w", path, err)
 	}
+	return highest, nil
 }
 
 // Batch is the BatchFunc of a bulk skip or compact: it locks the batch's head rows (SKIP

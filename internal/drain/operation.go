@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"os"
@@ -172,11 +173,17 @@ func openHandle(path string, deferSync bool) (*ArchiveHandle, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the archive directory: %w", err)
 	}
+	// Read too, to see whether a kill cut the last line short; a file this user may only
+	// write to is appended to as before, unsealed.
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_RDWR, 0o600)
+	seal := err == nil
+	if errors.Is(err, os.ErrPermission) {
+		f, err = os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the archive: %w", err)
 	}
-	if err := sealTornTail(f); err != nil {
+	if err := sealTornTail(f, seal); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("opening the archive %s: %w", path, err)
 	}
@@ -198,7 +205,10 @@ type tornLine struct {
 // of a file makes it refuse the file. Nothing is truncated: another process's write may be in
 // flight, and O_APPEND puts this one after it; then the torn line follows a whole line, and
 // restore ignores it (as it ignores the empty line).
-func sealTornTail(f *os.File) error {
+func sealTornTail(f *os.File, readable bool) error {
+	if !readable {
+		return nil
+	}
 	st, err := f.Stat()
 	if err != nil || st.Size() == 0 {
 		return err
