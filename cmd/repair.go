@@ -125,10 +125,10 @@ func (o rescheduleOptions) mode() query.RescheduleMode {
 // groupHeadsHelp is --group-heads' help: what it changes, why Sentry's workers read the
 // shard the same, and where they do not.
 const groupHeadsHelp = "rewrite only the lowest row of each coalesce group (shard, category, object), not every row: " +
-	"equal for Sentry's workers (the shard is due and ordered by its earliest row, the claim's backoff comes from the shard's lowest row, " +
-	"always a group's lowest, and the claim then rewrites every row), with far fewer writes; it differs only when a group's lowest row is " +
-	"deleted and newer rows of it stay before a claim (the 50-row duplicate deletion left rows, or a disabled shard's drain): " +
-	"the shard may then show its old backoff again"
+	"far fewer writes, and Sentry's claim reads the shard the same (due, its backoff from the shard's lowest row, always a group's lowest: 2 s); " +
+	"but Sentry's scheduler then lists the shard only in the id windows holding a group head (mostly the lowest), so fewer of its five " +
+	"tasks share the rescheduled shards (a slower recovery), and a group's lowest row deleted while newer rows of it stay before a claim " +
+	"(the 50-row duplicate deletion, a disabled shard's drain, compact or skip --keep-backoff) brings the old backoff back"
 
 // Validate checks the shard id.
 func (o *rescheduleOptions) Validate() error { return o.validate("outboxctl reschedule") }
@@ -199,13 +199,17 @@ again from a 2 s delay instead of up to an hour. Nothing is delivered or deleted
 
 --group-heads gives it only to the lowest row of each coalesce group (shard, category,
 object), leaving every other row as it is: a tenth of the writes for groups of ten rows.
-Sentry's workers read the shard the same: it is due when any row is and ordered by its
-earliest schedule; the claim derives the backoff from the shard's lowest row, always the
-lowest of its group (so 2 s), then rewrites every row; a drain deletes whole groups, after
-which the lowest row is again a group's lowest. It differs only when a group's lowest row
-is deleted while newer rows of that group stay, before a claim: the 50-row duplicate
-deletion left rows behind, or a disabled shard's synchronous drain deleted the older
-duplicates; the shard may then show its old backoff again (reschedule it without the flag).
+Sentry's claim reads the shard the same: it is due when any row is; the claim derives the
+backoff from the shard's lowest row, always the lowest of its group (so 2 s), then rewrites
+every row; a drain deletes whole groups, after which the lowest row is again a group's
+lowest. Where it differs: Sentry's scheduler lists a shard in each of its five tasks' id
+windows only for due rows inside the window, and group heads are each group's oldest rows,
+so the rescheduled shards land mostly in the lowest window's task instead of being shared
+by five (the recovery can be slower; the order among due shards changes too); and a group's
+lowest row deleted while newer rows of the group stay, before a claim (the 50-row duplicate
+deletion left rows behind, a disabled shard's synchronous drain, compact or skip
+--keep-backoff) brings the shard's old backoff back (reschedule it without the flag). Use
+it when the primary cannot take the rewrite of every row; the default otherwise.
 
 Without SCOPE ID, the selector flags choose the shards (the same flags as outboxctl shards,
 which previews them): every selected shard is rescheduled, a batch of --batch-shards per

@@ -19,13 +19,14 @@ SELECT b.shard_scope, b.shard_identifier
 -- THE_PAST already is left as it is: Sentry reads nothing else of it (the backoff of a row
 -- scheduled for THE_PAST is 1 s whatever its scheduled_from).
 -- With --group-heads (group_heads) only the lowest id of each coalesce group (shard, category,
--- object) is rewritten: Sentry reads no other row's schedule before its claim rewrites them
--- all. The shard is due when any row is and ordered by its earliest scheduled_for (THE_PAST
--- either way); the claim derives the backoff from the shard's lowest row, always the lowest
--- of its group (so 2 s); a drain deletes whole groups, leaving again some group's lowest row.
--- It differs only when a group's lowest row is deleted while newer rows of the group stay,
--- with no claim between: the 50-row deletion left rows behind, or a disabled shard's drain
--- deleted the older duplicates; then the shard may show its old backoff again. The heads are
+-- object) is rewritten. Sentry's claim reads the shard the same: it is due when any row is,
+-- the claim derives the backoff from the shard's lowest row, always the lowest of its group
+-- (so 2 s), and rewrites every row; a drain deletes whole groups, leaving again some group's
+-- lowest row. It differs where Sentry reads a row's schedule before a claim: the scheduler's
+-- five id windows list the shard only where a group head is (fewer tasks share the shards);
+-- a control drain sends the newest row's scheduled_for; and a group's lowest row deleted
+-- while newer rows of it stay (the 50-row deletion left rows, a disabled shard's drain,
+-- compact or skip --keep-backoff) brings the old backoff back (docs/runbooks.md). The heads are
 -- one read of each locked shard's rows on the (…, category, object_identifier) index (min(id)
 -- per group); MATERIALIZED makes the UPDATE probe them by id, where inlined it read every row
 -- of the shard again to join them.
