@@ -9,8 +9,8 @@ import (
 
 // Layout keeps a watched document's columns in one order from frame to frame. A frame's
 // columns may differ from the last frame's: a fan-out adds a column only one context has
-// after the others' (region_name, when a control-silo context answers beside a cell's),
-// so a context that fails for a frame, or answers again, would move it; a column may be
+// (region_name, when a control-silo context answers beside a cell's), so a context that
+// fails for a frame, or answers again, would move the others; a column may be
 // missing from one frame and back in the next. Each table is shown in the order of the
 // first frame that had its columns; a column new to the watch goes after the column it
 // follows in its frame (first, if it is first) and keeps that place in every later frame.
