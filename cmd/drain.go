@@ -276,7 +276,7 @@ func drainShard(ctx context.Context, d factory, conn *db.Conn, o drainOptions, t
 		defer archive.Close()
 	}
 	start := d.now()
-	line := claimLine(ctx, d, k, plan.Rows)
+	line := claimLine(ctx, d, k, plan)
 	claimed, err := drain.Claim(ctx, conn, t, k)
 	line.end(err)
 	if err != nil {
@@ -285,7 +285,11 @@ func drainShard(ctx context.Context, d factory, conn *db.Conn, o drainOptions, t
 		}
 		return db.Classify(err, "drain-claim")
 	}
-	progress := d.progress(ctx, "delivered", plan.Messages, true)
+	total := plan.Messages
+	if plan.MessagesAtLeast {
+		total = 0 // a lower bound is no total to count towards: unknown
+	}
+	progress := d.progress(ctx, "delivered", total, true)
 	res, runErr := drain.Run(ctx, conn, drain.Options{
 		Target: t, Shard: k, Mode: drain.Mode(o.Mode), Handler: handler, Discard: o.Handler == "discard",
 		Watermark: plan.Watermark, MaxMessages: o.MaxMessages, Rate: o.Rate, HandlerTimeout: o.HandlerTimeout,
@@ -383,8 +387,8 @@ type claimProgress struct {
 }
 
 // claimLine starts the claim's line on a terminal's stderr (nothing on a pipe).
-func claimLine(ctx context.Context, d factory, k query.ShardKey, rows int64) *claimProgress {
-	label := fmt.Sprintf("drain: claiming %s/%d (one UPDATE of its ~%d rows)", k.Scope.Name, k.ID, rows)
+func claimLine(ctx context.Context, d factory, k query.ShardKey, plan drain.Plan) *claimProgress {
+	label := fmt.Sprintf("drain: claiming %s/%d (one UPDATE of its %s rows)", k.Scope.Name, k.ID, drain.PlanCount(plan.Rows, plan.RowsAtLeast, "~"))
 	p := live.NewElapsed(d.stderr, d.errTTY, time.Now, label, 0)
 	p.Tick() // draw at once: the claim is one statement
 	return &claimProgress{Progress: p, stop: p.Run(ctx), tty: d.errTTY, err: d.stderr}

@@ -141,7 +141,7 @@ func TestRowsFromResultKeepsOriginalSchedule(t *testing.T) {
 		{int64(7), int64(0), int64(42), int64(2), int64(9), nil, "null", claimed, claimed, at},
 		{int64(8), int64(0), int64(42), int64(2), int64(9), "us", nil, claimed, claimed, at},
 	}}
-	rows, err := RowsFromResult(res, map[int64]Schedule{7: {From: at, For: at.Add(time.Minute)}})
+	rows, err := RowsFromResult(res, NewSchedules([]ScheduleGroup{{Schedule: Schedule{From: at, For: at.Add(time.Minute)}, IDs: []int64{7}}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func (e *statementError) Unwrap() error { return e.err }
 //
 // Deleting the staged ids, never re-running sel, means a row that becomes visible between
 // the read and the DELETE (a late commit) is never deleted unarchived.
-func (a *ArchivedDelete) ArchiveAndDelete(ctx context.Context, tx pgx.Tx, sel query.Statement, before map[int64]Schedule) ([]int64, error) {
+func (a *ArchivedDelete) ArchiveAndDelete(ctx context.Context, tx pgx.Tx, sel query.Statement, before *Schedules) ([]int64, error) {
 	if a == nil || a.Op == nil {
 		return nil, ErrNoArchive
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -170,7 +171,7 @@ func (o Options) discards() bool {
 // rows it deleted.
 func (r *run) discardGroups(ctx context.Context, tx pgx.Tx, cats, objs, upTo []int64, below bool) (int64, error) {
 	o := r.o
-	var before map[int64]Schedule
+	var before *Schedules
 	if o.Claimed != nil {
 		before = o.Claimed.Before
 	}
@@ -227,7 +228,7 @@ func isLockNotAvailable(err error) bool {
 // before it.
 type Claimed struct {
 	At, Next time.Time // scheduled_from and scheduled_for the claim wrote
-	Before   map[int64]Schedule
+	Before   *Schedules
 }
 
 // Delay is the backoff the claim applied.
@@ -240,14 +241,21 @@ type claimHead struct {
 }
 
 // claimedRows is one line of drain-claim: the schedule some rows had before the claim, what
-// the claim wrote, and their ids. The schedules are read as they come: an infinite
-// timestamp (which no time.Time holds) is left where it is rather than put back wrong.
+// the claim wrote, and their ids, scanned typed (a NULL id is an error, never id 0: a
+// schedule put back on the wrong row would be worse than none). The schedules are read as
+// they come: an infinite timestamp (which no time.Time holds) is left where it is rather
+// than put back wrong.
 type claimedRows struct {
-	From        any   `db:"scheduled_from"`
-	For         any   `db:"scheduled_for"`
-	ClaimedFrom any   `db:"claimed_from"`
-	ClaimedFor  any   `db:"claimed_for"`
-	IDs         []any `db:"ids"`
+	From        pgtype.Timestamptz `db:"scheduled_from"`
+	For         pgtype.Timestamptz `db:"scheduled_for"`
+	ClaimedFrom time.Time          `db:"claimed_from"`
+	ClaimedFor  time.Time          `db:"claimed_for"`
+	IDs         []int64            `db:"ids"`
+}
+
+// finite is t as a time, false for NULL or an infinite timestamp.
+func finite(t pgtype.Timestamptz) (time.Time, bool) {
+	return t.Time.UTC(), t.Valid && t.InfinityModifier == pgtype.Finite
 }
 
 // Claim is prepare_next_from_shard: lock the shard's lowest row without waiting and push
@@ -267,7 +275,7 @@ func claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey)
 	if conn.InTransaction() {
 		return nil, ErrInTransaction
 	}
-	c := &Claimed{Before: map[int64]Schedule{}}
+	c := &Claimed{}
 	err := db.RunWriteTx(ctx, conn, nil, func(tx pgx.Tx) error {
 		head, err := query.Run(ctx, tx, query.DrainHead(t, k, 0, 0))
 		if err != nil {
@@ -283,32 +291,22 @@ func claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey)
 		if err != nil {
 			return err
 		}
-		claim := query.DrainClaim(t, k, heads[0].From, heads[0].For)
-		res, err := query.Run(ctx, tx, claim)
+		// Binary rows: the ids are the whole shard's (2M on #27's hot shard).
+		rows, err := query.AllBinary[claimedRows](ctx, tx, query.DrainClaim(t, k, heads[0].From, heads[0].For))
 		if err != nil {
 			return err
 		}
-		rows, err := query.Rows[claimedRows](res)
-		if err != nil {
-			return err
-		}
+		groups := make([]ScheduleGroup, 0, len(rows))
 		for _, r := range rows {
-			c.At, _ = r.ClaimedFrom.(time.Time)
-			c.Next, _ = r.ClaimedFor.(time.Time)
-			from, okFrom := r.From.(time.Time)
-			sfor, okFor := r.For.(time.Time)
+			c.At, c.Next = r.ClaimedFrom.UTC(), r.ClaimedFor.UTC()
+			from, okFrom := finite(r.From)
+			sfor, okFor := finite(r.For)
 			if !okFrom || !okFor { // an infinite timestamp cannot be put back as a time: leave it
 				continue
 			}
-			// A schedule put back on the wrong row (id 0 for a NULL) would be worse than none.
-			ids, err := query.Int64s(r.IDs)
-			if err != nil {
-				return fmt.Errorf("%s, column ids: %w", claim.Name, err)
-			}
-			for _, id := range ids {
-				c.Before[id] = Schedule{From: from, For: sfor}
-			}
+			groups = append(groups, ScheduleGroup{Schedule: Schedule{From: from, For: sfor}, IDs: r.IDs})
 		}
+		c.Before = NewSchedules(groups)
 		return nil
 	})
 	if err != nil {
@@ -335,14 +333,7 @@ func UnclaimIfUnavailable(ctx context.Context, conn *db.Conn, t query.Target, k 
 // still carries the claim's schedule. A drain whose handler could not be reached at all
 // uses it, so that typos never push a shard towards the 1 h cap.
 func Unclaim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey, c *Claimed) (int64, error) {
-	ids := make([]int64, 0, len(c.Before))
-	froms := make([]int64, 0, len(c.Before))
-	fors := make([]int64, 0, len(c.Before))
-	for id, s := range c.Before {
-		ids = append(ids, id)
-		froms = append(froms, s.From.UnixMicro())
-		fors = append(fors, s.For.UnixMicro())
-	}
+	ids, froms, fors := c.Before.unclaimArrays()
 	var n int64
 	err := db.RunWriteTx(ctx, conn, nil, func(tx pgx.Tx) error {
 		var err error

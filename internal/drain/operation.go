@@ -464,7 +464,7 @@ var archiveColumns = []string{"id", "shard_scope", "shard_identifier", "category
 // RowsFromResult turns rows read by query.DrainArchiveRows (or query.Superseded, or
 // query.SkipGroupRows) into archive rows. original, when it has an id, gives that row's
 // schedule before the drain claimed the shard (the claim rewrites every row's schedule).
-func RowsFromResult(res *query.Result, original map[int64]Schedule) ([]Row, error) {
+func RowsFromResult(res *query.Result, original *Schedules) ([]Row, error) {
 	col := make(map[string]int, len(archiveColumns))
 	for _, name := range archiveColumns {
 		if col[name] = res.Col(name); col[name] < 0 {
@@ -494,7 +494,7 @@ func RowsFromResult(res *query.Result, original map[int64]Schedule) ([]Row, erro
 		if p, isText := v[col["payload"]].(string); isText {
 			r.Payload = &p
 		}
-		if s, found := original[r.ID]; found {
+		if s, found := original.Lookup(r.ID); found {
 			r.ScheduledFrom, r.ScheduledFor = s.From, s.For
 		}
 		rows = append(rows, r)

@@ -3,6 +3,7 @@ package drain
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,12 +30,15 @@ type Request struct {
 // Discard says whether the request deletes without delivering (--handler discard).
 func (q Request) Discard() bool { return q.Handler == "discard" }
 
-// PlanCategory is one category of the shard as the plan counts it.
+// PlanCategory is one category of the shard as the plan counts it: each count up to
+// query.PlanCap, the *AtLeast flags set when it stopped there.
 type PlanCategory struct {
-	Category int    `json:"category"`
-	Name     string `json:"category_name"`
-	Messages int64  `json:"messages"` // coalesce groups: one delivery each
-	Rows     int64  `json:"rows"`
+	Category        int    `json:"category"`
+	Name            string `json:"category_name"`
+	Messages        int64  `json:"messages"` // coalesce groups: one delivery each
+	MessagesAtLeast bool   `json:"messages_at_least"`
+	Rows            int64  `json:"rows"`
+	RowsAtLeast     bool   `json:"rows_at_least"`
 }
 
 // Plan is what a drain learned before asking: the shard's size by category, the watermark
@@ -42,11 +46,15 @@ type PlanCategory struct {
 type Plan struct {
 	Shard string `json:"shard"`
 	// Watermark bounds which groups are visited (0 with --follow: none).
-	Watermark  int64          `json:"watermark"`
-	Empty      bool           `json:"empty"`
-	Messages   int64          `json:"messages"`
-	Rows       int64          `json:"rows"`
-	Categories []PlanCategory `json:"categories"`
+	Watermark int64 `json:"watermark"`
+	Empty     bool  `json:"empty"`
+	// Messages and Rows sum the categories' counts; the *AtLeast flags say one of them
+	// stopped at the cap, so the sum is a lower bound.
+	Messages        int64          `json:"messages"`
+	MessagesAtLeast bool           `json:"messages_at_least"`
+	Rows            int64          `json:"rows"`
+	RowsAtLeast     bool           `json:"rows_at_least"`
+	Categories      []PlanCategory `json:"categories"`
 	// Killswitched is nil when there is no options table to read.
 	Killswitched *bool `json:"killswitched"`
 	// PayloadType is the payload column's type, recorded in a discard's archive.
@@ -61,21 +69,28 @@ func (p Plan) Disabled() bool { return p.Killswitched != nil && *p.Killswitched 
 // Lines are the plan as the operator confirms it.
 func (p Plan) Lines() []string { return p.lines }
 
-// categoryRow is one row of query.ShardCategories, as the plan reads it.
+// categoryRow is one row of query.DrainPlanCategories.
 type categoryRow struct {
-	Category int   `db:"category"`
-	Depth    int64 `db:"depth"`
-	Groups   int64 `db:"coalesce_groups"`
+	Category      int   `db:"category"`
+	Depth         int64 `db:"depth"`
+	DepthAtLeast  bool  `db:"depth_at_least"`
+	Groups        int64 `db:"coalesce_groups"`
+	GroupsAtLeast bool  `db:"groups_at_least"`
 }
 
 // ReadPlan reads, in the caller's read-only snapshot tx, shard k's categories and highest
 // id, and describes what req would do with them. killswitched is the kill switch's verdict
 // (nil: no options table); categoryName names a category.
+//
+// The counts stop at query.PlanCap a category, rows and groups alike, labelled "at least"
+// past it: the plan is read before the claim, so an exact count of a 2M-row shard (seconds,
+// once Sentry's claims have left its pages to the heap) delayed the first delivery by what
+// the shard holds (#27). inspect shard counts them all.
 func ReadPlan(ctx context.Context, tx pgx.Tx, t query.Target, k query.ShardKey, req Request, killswitched *bool, categoryName func(int) string) (Plan, error) {
 	p := Plan{Shard: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID), Killswitched: killswitched}
 	// The categories alone: the plan shows them, and none means an empty shard (the state's
 	// head row would say no more).
-	st := query.ShardCategories(t, k)
+	st := query.DrainPlanCategories(t, k)
 	res, err := query.Run(ctx, tx, st)
 	if err != nil {
 		return p, db.Classify(err, st.Name)
@@ -94,7 +109,10 @@ func ReadPlan(ctx context.Context, tx pgx.Tx, t query.Target, k query.ShardKey, 
 	for _, c := range cats {
 		p.Rows += c.Depth
 		p.Messages += c.Groups
-		p.Categories = append(p.Categories, PlanCategory{Category: c.Category, Name: categoryName(c.Category), Messages: c.Groups, Rows: c.Depth})
+		p.RowsAtLeast = p.RowsAtLeast || c.DepthAtLeast
+		p.MessagesAtLeast = p.MessagesAtLeast || c.GroupsAtLeast
+		p.Categories = append(p.Categories, PlanCategory{Category: c.Category, Name: categoryName(c.Category),
+			Messages: c.Groups, MessagesAtLeast: c.GroupsAtLeast, Rows: c.Depth, RowsAtLeast: c.DepthAtLeast})
 	}
 	bound := fmt.Sprintf("groups with a row up to id %d, each delivered with its newest row (groups that only appear later stay; --follow drains them too)", p.Watermark)
 	if req.Follow {
@@ -108,10 +126,13 @@ func ReadPlan(ctx context.Context, tx pgx.Tx, t query.Target, k query.ShardKey, 
 func (p Plan) describe(t query.Target, req Request, bound string) []string {
 	lines := []string{
 		fmt.Sprintf("drain shard %s of %s in %s mode through %s (%s)", p.Shard, t.Describe(), req.Mode, HandlerName(req.Handler), ReasonText(req.Reason)),
-		fmt.Sprintf("deliver about %d message(s) (coalesce groups) and delete %d row(s); %s", p.Messages, p.Rows, bound),
+		fmt.Sprintf("deliver %s message(s) (coalesce groups) and delete %s row(s); %s", PlanCount(p.Messages, p.MessagesAtLeast, "about "), PlanCount(p.Rows, p.RowsAtLeast, ""), bound),
+	}
+	if p.RowsAtLeast || p.MessagesAtLeast {
+		lines = append(lines, fmt.Sprintf("  (each category's rows and messages counted up to %d: the plan is read before the claim; inspect shard counts them all)", query.PlanCap))
 	}
 	for _, c := range p.Categories {
-		lines = append(lines, fmt.Sprintf("  %s: %d message(s) from %d row(s)", c.Name, c.Messages, c.Rows))
+		lines = append(lines, fmt.Sprintf("  %s: %s message(s) from %s row(s)", c.Name, PlanCount(c.Messages, c.MessagesAtLeast, ""), PlanCount(c.Rows, c.RowsAtLeast, "")))
 	}
 	if len(req.HeaderNames) > 0 {
 		lines = append(lines, "handler headers: "+strings.Join(req.HeaderNames, ", ")+" (values not shown)")
@@ -132,6 +153,16 @@ func (p Plan) describe(t query.Target, req Request, bound string) []string {
 		lines = append(lines, "discard: nothing is delivered; every deleted row is archived first")
 	}
 	return lines
+}
+
+// PlanCount is a count of the plan as its lines show it: "at least n" when it stopped at
+// the cap, else n after exact's word ("about " for the messages: rows inserted meanwhile may
+// join a group or start one).
+func PlanCount(n int64, atLeast bool, exact string) string {
+	if atLeast {
+		return fmt.Sprintf("at least %d", n)
+	}
+	return exact + strconv.FormatInt(n, 10)
 }
 
 // HandlerName is a --handler spec as plans, summaries and audit lines show it: its URL's

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -54,6 +55,22 @@ func DrainClaim(t Target, k ShardKey, headFrom, headFor time.Time) Statement {
 	args["head_for"] = Arg{Value: headFor}
 	args["head_from"] = Arg{Value: headFrom}
 	return sqlStatement("drain-claim", []string{"Apply the backoff to every row of the shard before processing it; return the schedules it replaced."}, t.idents(), args, on...)
+}
+
+// PlanCap bounds what a drain's plan counts in each category: its rows, and its coalesce
+// groups, up to PlanCap each (more reads as "at least PlanCap"), so that the plan read before
+// the claim costs what the cap allows rather than what the shard holds.
+const PlanCap = 10_000
+
+// DrainPlanCategories is the drain's plan: each category of the shard with its rows and
+// coalesce groups counted up to PlanCap (depth_at_least, groups_at_least: the cap was met).
+func DrainPlanCategories(t Target, k ShardKey) Statement {
+	args, on := t.drainArgs(k)
+	args["cap"] = Arg{Value: int64(PlanCap), Note: "each count stops here"}
+	return sqlStatement("drain-plan-categories", []string{
+		fmt.Sprintf("The categories of shard %s/%d in %s, their rows and coalesce groups counted up to %d each.", k.Scope.Name, k.ID, t.Describe(), PlanCap),
+		"*_at_least = true: the count stopped at the cap (inspect shard counts them all).",
+	}, t.idents(), args, on...)
 }
 
 // DrainUnclaim puts back the schedules a claim replaced, on the rows that still carry the

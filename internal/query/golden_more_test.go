@@ -24,6 +24,7 @@ func pinnedCases(t Target) map[string]Script {
 		"pinned-drain-chunk":           {DrainDeleteGroupChunk(t, k, 3, 11, 50)},
 		"pinned-drain-archive":         {DrainArchiveRows(t, k, []int64{3}, []int64{11}, []int64{50}, false), DrainArchiveRows(t, k, []int64{3}, []int64{11}, []int64{50}, true)},
 		"pinned-shard-max-id":          {ShardMaxID(t, k)},
+		"pinned-drain-plan-categories": {DrainPlanCategories(t, k)},
 		"pinned-shard-max-ids":         {ShardMaxIDs(t, []int{0, 1}, []int64{7, 8})},
 		"pinned-shard-category-counts": {ShardCategoryCounts(t, []int{0, 1}, []int64{7, 8})},
 		"pinned-shard-depths-listed":   {ShardDepthsListed(t, []int{0, 1}, []int64{7, 8})},

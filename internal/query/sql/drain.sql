@@ -21,22 +21,23 @@ SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for
 -- name: drain-claim
 -- The claim of Sentry's prepare_next_from_shard: push the whole shard's schedule forward
 -- (next = now + min(2 × the head's last delay, 1 h), at least 1 s) and return every row's
--- schedule from before the claim, grouped by schedule. "old" reads the shard's rows in the
--- statement's snapshot, before "pushed" changes them (every part of one statement sees the
--- same snapshot), and "pushed" is Sentry's own UPDATE of the shard: no join between them.
--- Joining the UPDATE to "old" by id made the planner hash the whole table (a seq scan of
--- every shard's rows, spilled in 256 batches): 55.9 s against Sentry's 24.2 s for the
--- 2M-row shard of a 20M-row table; this form 25.1 s. The claim holds the shard's head row
--- (drain-head, same transaction), so no drainer deletes or claims the shard's rows between
--- the snapshot and the UPDATE; a row the snapshot lists that is gone by then is listed
--- harmlessly (drain-unclaim only touches rows that carry the claim's schedule). Every row
--- gets the same new schedule (now() is the transaction's), so "claimed" is one row.
-WITH old AS MATERIALIZED (
-    SELECT o.id, o.scheduled_from, o.scheduled_for
-      FROM /* TEMPLATE: table */sentry_controloutbox o
-     /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
-       AND o.shard_scope = @scope
-       AND o.shard_identifier = @shard
+-- schedule from before the claim, grouped by schedule, beside the schedule the claim wrote
+-- ("next", the UPDATE's own expressions: now() is the transaction's, so every row gets that
+-- one; TestUnclaimPutsBackEverySchedule reads it back from the rows). The SELECT reads the
+-- shard's rows in the statement's snapshot, before "pushed" changes them (every part of one
+-- statement sees the same snapshot, whatever order they run in), and "pushed" is Sentry's
+-- own UPDATE of the shard: no join between them. Joining the UPDATE to the old rows by id
+-- made the planner hash the whole table (a seq scan of every shard's rows, spilled in 256
+-- batches): 55.9 s against Sentry's 24.2 s for the 2M-row shard of a 20M-row table. Reading the old rows into a MATERIALIZED CTE and the
+-- claimed schedule from the UPDATE's RETURNING kept two tuplestores of 2M rows (spilled to
+-- disk): 14.2 s against the bare UPDATE's 12.4 s on a 2M-row shard, this form 12.4 s (#27).
+-- The claim holds the shard's head row (drain-head, same transaction), so no drainer
+-- deletes or claims the shard's rows between the snapshot and the UPDATE; a row the
+-- snapshot lists that is gone by then is listed harmlessly (drain-unclaim only touches rows
+-- that carry the claim's schedule).
+WITH next AS (
+    SELECT now() AS claimed_from,
+           now() + least(greatest(@head_for::timestamptz - @head_from::timestamptz, interval '1 second') * 2, interval '1 hour') AS claimed_for
 ),
 pushed AS (
     UPDATE /* TEMPLATE: table */sentry_controloutbox o
@@ -45,16 +46,14 @@ pushed AS (
      /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
        AND o.shard_scope = @scope
        AND o.shard_identifier = @shard
-    RETURNING o.scheduled_from AS claimed_from, o.scheduled_for AS claimed_for
-),
-claimed AS (
-    SELECT DISTINCT p.claimed_from, p.claimed_for
-      FROM pushed p
 )
-SELECT old.scheduled_from, old.scheduled_for, c.claimed_from, c.claimed_for, array_agg(old.id) AS ids
-  FROM old
- CROSS JOIN claimed c
- GROUP BY old.scheduled_from, old.scheduled_for, c.claimed_from, c.claimed_for;
+SELECT old.scheduled_from, old.scheduled_for, n.claimed_from, n.claimed_for, array_agg(old.id) AS ids
+  FROM /* TEMPLATE: table */sentry_controloutbox old
+ CROSS JOIN next n
+ /* IF: cell */WHERE old./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+   AND old.shard_scope = @scope
+   AND old.shard_identifier = @shard
+ GROUP BY old.scheduled_from, old.scheduled_for, n.claimed_from, n.claimed_for;
 
 -- name: drain-unclaim
 -- Put back the schedules a claim replaced (times as microseconds since the epoch), on the
@@ -181,6 +180,78 @@ SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier,
    AND o.object_identifier = g.object_identifier
    AND o.id /* EITHER: below */</* OR: <= */ g.up_to
  ORDER BY o.id;
+
+-- name: drain-plan-categories
+-- The drain's plan: each category of the shard (walked on the (…, category,
+-- object_identifier) index, one probe each) with its rows counted up to @cap and its
+-- coalesce groups walked on the same index, one probe each, up to @cap; the *_at_least
+-- columns say a count stopped at the cap. The plan is read before the claim, so its cost
+-- delays the first delivery: shard-categories' exact counts read every row of the shard,
+-- 0.1 s on the 2M-row hot shard of #27 when its pages are all-visible but 1.2–2.7 s after
+-- an UPDATE of the shard (Sentry's every claim) left them to the heap; this ~0.2 s then.
+WITH RECURSIVE c AS (
+    (SELECT o.category
+       FROM /* TEMPLATE: table */sentry_controloutbox o
+      /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+        AND o.shard_scope = @scope
+        AND o.shard_identifier = @shard
+      ORDER BY o.category
+      LIMIT 1)
+    UNION ALL
+    SELECT nx.category
+      FROM c
+     CROSS JOIN LATERAL (
+        SELECT o.category
+          FROM /* TEMPLATE: table */sentry_controloutbox o
+         /* IF: cell */WHERE o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+           AND o.shard_scope = @scope
+           AND o.shard_identifier = @shard
+           AND o.category > c.category
+         ORDER BY o.category
+         LIMIT 1
+     ) nx
+)
+SELECT c.category, least(r.n, @cap::bigint) AS depth, r.n > @cap::bigint AS depth_at_least,
+       least(g.n, @cap::bigint) AS coalesce_groups, g.n > @cap::bigint AS groups_at_least
+  FROM c
+ CROSS JOIN LATERAL (
+    SELECT count(*) AS n
+      FROM (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox x
+            /* IF: cell */WHERE x./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+              AND x.shard_scope = @scope
+              AND x.shard_identifier = @shard
+              AND x.category = c.category
+            LIMIT @cap::bigint + 1) l
+ ) r
+ CROSS JOIN LATERAL (
+    WITH RECURSIVE g AS (
+        (SELECT x.object_identifier, 1::bigint AS n
+           FROM /* TEMPLATE: table */sentry_controloutbox x
+          /* IF: cell */WHERE x./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+            AND x.shard_scope = @scope
+            AND x.shard_identifier = @shard
+            AND x.category = c.category
+          ORDER BY x.object_identifier
+          LIMIT 1)
+        UNION ALL
+        SELECT nx.object_identifier, g.n + 1
+          FROM g
+         CROSS JOIN LATERAL (
+            SELECT x.object_identifier
+              FROM /* TEMPLATE: table */sentry_controloutbox x
+             /* IF: cell */WHERE x./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+               AND x.shard_scope = @scope
+               AND x.shard_identifier = @shard
+               AND x.category = c.category
+               AND x.object_identifier > g.object_identifier
+             ORDER BY x.object_identifier
+             LIMIT 1
+         ) nx
+         WHERE g.n <= @cap::bigint
+    )
+    SELECT count(*) AS n FROM g
+ ) g
+ ORDER BY depth DESC, c.category;
 
 -- name: shard-max-id
 -- The shard's highest id: the watermark a drain's plan is bounded by.
