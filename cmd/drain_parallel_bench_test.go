@@ -3,7 +3,11 @@ package cmd_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +47,26 @@ func stuckShards(b *testing.B) string {
 	return schema
 }
 
+// machineBusy is the machine's busy time so far in seconds (user, nice, system, irq and softirq
+// of /proc/stat's cpu line; 0 where there is none).
+func machineBusy() float64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0
+	}
+	var jiffies float64
+	for _, i := range []int{1, 2, 3, 6, 7} {
+		v, _ := strconv.ParseFloat(f[i], 64)
+		jiffies += v
+	}
+	return jiffies / 100 // USER_HZ
+}
+
 func rowsLeft(b *testing.B, schema string) int {
 	var n int
 	if err := testdb.Pool(b).QueryRow(context.Background(), "SELECT count(*) FROM "+pgx.Identifier{schema}.Sanitize()+".sentry_regionoutbox").Scan(&n); err != nil {
@@ -63,15 +87,18 @@ func BenchmarkDrainParallel(b *testing.B) {
 	for _, n := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("parallel-%d", n), func(b *testing.B) {
 			var elapsed, cpu time.Duration
+			var busy float64
 			for range b.N {
 				b.StopTimer()
 				schema := stuckShards(b)
 				b.StartTimer()
+				busy0 := machineBusy()
 				start := time.Now()
 				c := exec.Command(bin, "--dsn", testdb.DSN(), "--schema", schema, "drain", "--stuck", "--parallel", fmt.Sprint(n),
 					"--handler", handler, "--yes", "-o", "json")
 				out, err := c.CombinedOutput()
 				elapsed += time.Since(start)
+				busy += machineBusy() - busy0
 				b.StopTimer()
 				if c.ProcessState != nil {
 					cpu += c.ProcessState.UserTime() + c.ProcessState.SystemTime()
@@ -88,6 +115,14 @@ func BenchmarkDrainParallel(b *testing.B) {
 			// outboxctl's own CPU (its handlers' Python and the server are not counted): over
 			// the wall clock, how many of the machine's cores it kept busy.
 			b.ReportMetric(cpu.Seconds()/float64(b.N), "outboxctl-cpu-s")
+			// The whole machine's busy time (every process: outboxctl, the backends, the
+			// handlers; anything else running too, so measure on a quiet machine): at
+			// --parallel 1, 2 × wall ÷ busy is the most any N can gain on 2 cores.
+			if busy > 0 {
+				b.ReportMetric(busy/float64(b.N), "machine-busy-core-s")
+				b.ReportMetric(busy/elapsed.Seconds(), "machine-cores-busy")
+				b.ReportMetric(float64(runtime.NumCPU())*elapsed.Seconds()/busy, "ceiling-x")
+			}
 		})
 	}
 	b.Run("one-command-per-shard", func(b *testing.B) {
