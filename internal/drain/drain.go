@@ -246,11 +246,42 @@ type claimHead struct {
 // they come: an infinite timestamp (which no time.Time holds) is left where it is rather
 // than put back wrong.
 type claimedRows struct {
-	From        pgtype.Timestamptz `db:"scheduled_from"`
-	For         pgtype.Timestamptz `db:"scheduled_for"`
-	ClaimedFrom time.Time          `db:"claimed_from"`
-	ClaimedFor  time.Time          `db:"claimed_for"`
-	IDs         []int64            `db:"ids"`
+	For         pgtype.Timestamptz   `db:"scheduled_for"`
+	ClaimedFrom time.Time            `db:"claimed_from"`
+	ClaimedFor  time.Time            `db:"claimed_for"`
+	IDs         []int64              `db:"ids"`
+	From        pgtype.Timestamptz   `db:"scheduled_from"` // the rows' one scheduled_from, when Froms is nil
+	Froms       []pgtype.Timestamptz `db:"froms"`          // else IDs' own, in IDs' order
+}
+
+// claimedGroup is one line of drain-claim as a ScheduleGroup: its rows' scheduled_for, and
+// their scheduled_from once when they share it (a shard claimed before) or row by row (rows
+// never claimed since they were written). A row whose schedule is an infinite timestamp
+// (which no time.Time holds) is left out: the unclaim leaves it where the claim put it rather
+// than put it back wrong.
+func claimedGroup(r claimedRows) (ScheduleGroup, error) {
+	if r.Froms != nil && len(r.Froms) != len(r.IDs) {
+		return ScheduleGroup{}, fmt.Errorf("drain-claim: %d ids but %d scheduled_from", len(r.IDs), len(r.Froms))
+	}
+	sfor, ok := finite(r.For)
+	if !ok || len(r.IDs) == 0 {
+		return ScheduleGroup{}, nil
+	}
+	if r.Froms == nil {
+		from, ok := finite(r.From)
+		if !ok {
+			return ScheduleGroup{}, nil
+		}
+		return ScheduleGroup{Schedule: Schedule{From: from, For: sfor}, IDs: r.IDs}, nil
+	}
+	g := ScheduleGroup{Schedule: Schedule{For: sfor}, IDs: make([]int64, 0, len(r.IDs)), Froms: make([]int64, 0, len(r.IDs))}
+	for i, f := range r.Froms {
+		if from, ok := finite(f); ok {
+			g.IDs = append(g.IDs, r.IDs[i])
+			g.Froms = append(g.Froms, from.UnixMicro())
+		}
+	}
+	return g, nil
 }
 
 // finite is t as a time, false for NULL or an infinite timestamp.
@@ -299,12 +330,13 @@ func claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey)
 		groups := make([]ScheduleGroup, 0, len(rows))
 		for _, r := range rows {
 			c.At, c.Next = r.ClaimedFrom.UTC(), r.ClaimedFor.UTC()
-			from, okFrom := finite(r.From)
-			sfor, okFor := finite(r.For)
-			if !okFrom || !okFor { // an infinite timestamp cannot be put back as a time: leave it
-				continue
+			g, err := claimedGroup(r)
+			if err != nil {
+				return err
 			}
-			groups = append(groups, ScheduleGroup{Schedule: Schedule{From: from, For: sfor}, IDs: r.IDs})
+			if len(g.IDs) > 0 {
+				groups = append(groups, g)
+			}
 		}
 		c.Before = NewSchedules(groups)
 		return nil

@@ -3,6 +3,7 @@ package drain
 import (
 	"slices"
 	"sort"
+	"time"
 )
 
 // Schedules is every claimed row's schedule from before the claim, kept compactly: each
@@ -18,14 +19,20 @@ type Schedules struct {
 	ids      []int64
 	// of[i] indexes distinct for ids[i]; nil when every row had distinct[0].
 	of []uint32
+	// froms[i] is ids[i]'s scheduled_from (microseconds since the epoch) when some group's
+	// rows each had their own (ScheduleGroup.Froms); nil when distinct holds every From.
+	froms []int64
 	// sorted: ids (and of) are in id order, for Lookup's binary search.
 	sorted bool
 }
 
-// ScheduleGroup is the ids of the rows that had one schedule.
+// ScheduleGroup is the ids of the rows that had one schedule; or, with Froms, one
+// scheduled_for and each row's own scheduled_from (Froms[i] is IDs[i]'s, microseconds since
+// the epoch; Schedule.From unused): rows never claimed since they were written.
 type ScheduleGroup struct {
 	Schedule
-	IDs []int64
+	IDs   []int64
+	Froms []int64
 }
 
 // NewSchedules keeps groups compactly; it may keep a group's IDs slice (and reorder it), so
@@ -33,11 +40,27 @@ type ScheduleGroup struct {
 // claim reads each row of the shard once).
 func NewSchedules(groups []ScheduleGroup) *Schedules {
 	s := &Schedules{}
-	n := 0
+	n, perRow := 0, false
 	for _, g := range groups {
 		if len(g.IDs) > 0 {
 			s.distinct = append(s.distinct, g.Schedule)
 			n += len(g.IDs)
+			perRow = perRow || g.Froms != nil
+		}
+	}
+	if perRow {
+		s.froms = make([]int64, 0, n)
+		for _, g := range groups {
+			switch {
+			case len(g.IDs) == 0:
+			case g.Froms != nil:
+				s.froms = append(s.froms, g.Froms...)
+			default:
+				from := g.From.UnixMicro()
+				for range g.IDs {
+					s.froms = append(s.froms, from)
+				}
+			}
 		}
 	}
 	if len(s.distinct) <= 1 {
@@ -82,19 +105,23 @@ func (s *Schedules) Lookup(id int64) (Schedule, bool) {
 		s.sorted = true
 	}
 	i, found := slices.BinarySearch(s.ids, id)
-	switch {
-	case !found:
+	if !found {
 		return Schedule{}, false
-	case s.of == nil:
-		return s.distinct[0], true
 	}
-	return s.distinct[s.of[i]], true
+	d := s.distinct[0]
+	if s.of != nil {
+		d = s.distinct[s.of[i]]
+	}
+	if s.froms != nil {
+		d.From = time.UnixMicro(s.froms[i]).UTC()
+	}
+	return d, true
 }
 
 // sort orders the ids, keeping each one's schedule beside it (pdqsort: linear on the
 // ascending runs a claim's groups usually are).
 func (s *Schedules) sort() {
-	if s.of == nil {
+	if s.of == nil && s.froms == nil {
 		slices.Sort(s.ids)
 		return
 	}
@@ -109,7 +136,12 @@ func (b byID) Len() int           { return len(b.s.ids) }
 func (b byID) Less(i, j int) bool { return b.s.ids[i] < b.s.ids[j] }
 func (b byID) Swap(i, j int) {
 	b.s.ids[i], b.s.ids[j] = b.s.ids[j], b.s.ids[i]
-	b.s.of[i], b.s.of[j] = b.s.of[j], b.s.of[i]
+	if b.s.of != nil {
+		b.s.of[i], b.s.of[j] = b.s.of[j], b.s.of[i]
+	}
+	if b.s.froms != nil {
+		b.s.froms[i], b.s.froms[j] = b.s.froms[j], b.s.froms[i]
+	}
 }
 
 // unclaimArrays are drain-unclaim's arrays: every row's id with its schedule's times in
@@ -130,6 +162,9 @@ func (s *Schedules) unclaimArrays() (ids, fromMicros, forMicros []int64) {
 			d = int(s.of[i])
 		}
 		fromMicros[i], forMicros[i] = from[d], sfor[d]
+		if s.froms != nil {
+			fromMicros[i] = s.froms[i]
+		}
 	}
-	return s.ids, fromMicros, forMicros
+	return slices.Clone(s.ids), fromMicros, forMicros
 }

@@ -57,3 +57,52 @@ func TestSchedulesMatchAMap(t *testing.T) {
 		t.Fatal("a nil Schedules answered")
 	}
 }
+
+// TestSchedulesRowByRowFroms: groups whose rows each had their own scheduled_from (rows never
+// claimed since they were written: drain-claim groups by scheduled_for only) beside groups
+// sharing one; every id answers its own schedule, before and after the lookup's sort, and
+// the unclaim arrays carry it.
+func TestSchedulesRowByRowFroms(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(32, 27))
+	ids := rng.Perm(30_000)
+	model := map[int64]Schedule{}
+	gs := []ScheduleGroup{
+		{Schedule: Schedule{For: at}},                                          // row by row
+		{Schedule: Schedule{From: at.Add(-time.Hour), For: at.Add(time.Hour)}}, // shared
+		{Schedule: Schedule{For: at.Add(2 * time.Hour)}},                       // row by row
+	}
+	for i, id := range ids[:25_000] {
+		g := &gs[i%3]
+		g.IDs = append(g.IDs, int64(id))
+		sch := g.Schedule
+		if i%3 != 1 {
+			from := at.Add(-time.Duration(rng.IntN(1_000_000_000)) * time.Microsecond).UnixMicro()
+			g.Froms = append(g.Froms, from)
+			sch.From = time.UnixMicro(from).UTC()
+		}
+		model[int64(id)] = sch
+	}
+	s := NewSchedules(gs)
+	check := func(when string) {
+		uids, from, sfor := s.unclaimArrays()
+		if len(uids) != len(model) {
+			t.Fatalf("%s: %d ids in the unclaim arrays, want %d", when, len(uids), len(model))
+		}
+		for i, id := range uids {
+			if m := model[id]; from[i] != m.From.UnixMicro() || sfor[i] != m.For.UnixMicro() {
+				t.Fatalf("%s: unclaim puts %d at %d/%d, want %v", when, id, from[i], sfor[i], m)
+			}
+		}
+	}
+	check("before any lookup")
+	for _, id := range append(ids, -1) {
+		got, ok := s.Lookup(int64(id))
+		want, in := model[int64(id)]
+		if ok != in || got != want {
+			t.Fatalf("Lookup(%d) = %v, %v; want %v, %v", id, got, ok, want, in)
+		}
+	}
+	check("after the lookups' sort")
+}

@@ -12,10 +12,13 @@ pushed AS (
        AND o.shard_scope = 0  -- ORGANIZATION_SCOPE
        AND o.shard_identifier = 7
 )
-SELECT old.scheduled_from, old.scheduled_for, n.claimed_from, n.claimed_for, array_agg(old.id) AS ids
+SELECT old.scheduled_for, n.claimed_from, n.claimed_for, array_agg(old.id) AS ids,
+       min(old.scheduled_from) AS scheduled_from, -- the rows' one scheduled_from, when they share it
+       CASE WHEN min(old.scheduled_from) IS DISTINCT FROM max(old.scheduled_from) OR count(old.scheduled_from) < count(*)
+            THEN array_agg(old.scheduled_from) END AS froms
   FROM sentry.sentry_controloutbox old
  CROSS JOIN next n
  WHERE old.region_name = 'us'
    AND old.shard_scope = 0  -- ORGANIZATION_SCOPE
    AND old.shard_identifier = 7
- GROUP BY old.scheduled_from, old.scheduled_for, n.claimed_from, n.claimed_for;
+ GROUP BY old.scheduled_for, n.claimed_from, n.claimed_for;
