@@ -2,6 +2,7 @@ package drain_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -193,5 +194,27 @@ func TestDiscardArchivesSchedulesFromBeforeTheClaim(t *testing.T) {
 				t.Fatalf("%d rows left, %d not archived: want shard 2's 50", len(left), len(want))
 			}
 		})
+	}
+}
+
+// TestUnclaimWithNothingToPutBackSaysSo: when no row carries the claim's schedule any more (a
+// Sentry worker claimed the shard again, or it was drained), UnclaimIfUnavailable reports
+// ErrNothingUnclaimed, not a schedule put back: the drain's summary said "back as it was"
+// with 0 rows changed.
+func TestUnclaimWithNothingToPutBackSaysSo(t *testing.T) {
+	t.Parallel()
+	schema, target := setup(t)
+	seedSchedules(t, schema)
+	ctx := context.Background()
+	c, err := drain.Claim(ctx, conn(t), target, org(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testdb.Pool(t).Exec(ctx, "UPDATE "+pgx.Identifier{schema}.Sanitize()+".sentry_regionoutbox SET scheduled_for = scheduled_for + interval '1 second' WHERE shard_identifier = 1"); err != nil {
+		t.Fatal(err)
+	}
+	failed := drain.Result{Failed: &drain.Message{ID: 1}, FailedErr: drain.ErrHandlerUnavailable}
+	if restored, err := drain.UnclaimIfUnavailable(ctx, conn(t), target, org(1), c, failed); restored || !errors.Is(err, drain.ErrNothingUnclaimed) {
+		t.Fatalf("restored %v, error %v; want false, ErrNothingUnclaimed", restored, err)
 	}
 }

@@ -355,11 +355,20 @@ func UnclaimIfUnavailable(ctx context.Context, conn *db.Conn, t query.Target, k 
 	if res.Failed == nil || res.Delivered > 0 || !errors.Is(res.FailedErr, ErrHandlerUnavailable) {
 		return false, nil
 	}
-	if _, err := Unclaim(context.WithoutCancel(ctx), conn, t, k, c); err != nil {
+	n, err := Unclaim(context.WithoutCancel(ctx), conn, t, k, c)
+	if err != nil {
 		return false, err
+	}
+	if n == 0 && c.Before.Len() > 0 {
+		// Nothing carried the claim's schedule any more (rows drained, or claimed again by a
+		// Sentry worker since): say so rather than "back as it was".
+		return false, ErrNothingUnclaimed
 	}
 	return true, nil
 }
+
+// ErrNothingUnclaimed is an unclaim that found no row still carrying the claim's schedule.
+var ErrNothingUnclaimed = errors.New("no row of the shard carries the claim's schedule any more (drained or claimed again since): nothing was put back")
 
 // Unclaim puts the shard's schedule back as it was before the claim, on every row that
 // still carries the claim's schedule. A drain whose handler could not be reached at all
