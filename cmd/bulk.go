@@ -157,15 +157,26 @@ func resumeKeepBackoff(d factory, command string, o bulkOptions, r *repairOption
 	if o.resume == nil || job.rowsOf == nil {
 		return nil
 	}
-	if r.KeepBackoff && !o.resume.KeepBackoff {
-		try := d.againWithout(map[string]bool{"keep-backoff": false})
+	// Only adding the flag contradicts the run: without it a resume takes the run's.
+	var err error
+	r.KeepBackoff, err = resumeFlag(d.againWithout, command, o.resume.Op, "keep-backoff", r.KeepBackoff, r.KeepBackoff, o.resume.KeepBackoff,
+		"without --keep-backoff (its shards whose head row it removed were made due now): resume it without --keep-backoff")
+	return err
+}
+
+// resumeFlag is a boolean flag a bulk run recorded in its journal (--keep-backoff,
+// --group-heads): a resume goes on with the run's value (recorded); one that gave the flag
+// (given) with another value is refused, its Try this command line without the flag (or
+// command --resume OP), ran saying how the run went and what to do.
+func resumeFlag(againWithout func(map[string]bool, ...string) string, command, op, flag string, given, value, recorded bool, ran string) (bool, error) {
+	if given && value != recorded {
+		try := againWithout(map[string]bool{flag: false})
 		if try == "" {
-			try = textsafe.Command(append(strings.Fields(command), "--resume", o.resume.Op)...)
+			try = textsafe.Command(append(strings.Fields(command), "--resume", op)...)
 		}
-		return usageErrorf(try, "operation %s ran without --keep-backoff (its shards whose head row it removed were made due now): resume it without --keep-backoff", o.resume.Op)
+		return recorded, usageErrorf(try, "operation %s ran %s", op, ran)
 	}
-	r.KeepBackoff = o.resume.KeepBackoff
-	return nil
+	return recorded, nil
 }
 
 // selectShards reads the selection, and when count is set (a skip's or compact's plan) the

@@ -78,15 +78,12 @@ func (a *app) resumeMode(o rescheduleOptions, given bool) (query.RescheduleMode,
 	if r == nil {
 		return o.mode(), nil
 	}
-	if given && o.GroupHeads != r.GroupHeads {
-		try := a.againWithout(map[string]bool{"group-heads": false})
-		if try == "" {
-			try = textsafe.Command("outboxctl", "reschedule", "--resume", r.Op)
-		}
-		ran := map[bool]string{true: "with --group-heads (only the lowest row of each coalesce group rewritten)", false: "without --group-heads (every row rewritten)"}[r.GroupHeads]
-		return "", usageErrorf(try, "operation %s ran %s: resume it without --group-heads, which keeps the run's mode", r.Op, ran)
+	ran := map[bool]string{true: "with --group-heads (only the lowest row of each coalesce group rewritten)", false: "without --group-heads (every row rewritten)"}[r.GroupHeads]
+	var err error
+	if o.GroupHeads, err = resumeFlag(a.againWithout, "outboxctl reschedule", r.Op, "group-heads", given, o.GroupHeads, r.GroupHeads,
+		ran+": resume it without --group-heads, which keeps the run's mode"); err != nil {
+		return "", err
 	}
-	o.GroupHeads = r.GroupHeads
 	return o.mode(), nil
 }
 

@@ -183,9 +183,11 @@ func openHandle(path string, deferSync bool) (*ArchiveHandle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the archive: %w", err)
 	}
-	if err := sealTornTail(f, seal); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("opening the archive %s: %w", path, err)
+	if seal {
+		if err := sealTornTail(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("opening the archive %s: %w", path, err)
+		}
 	}
 	return &ArchiveHandle{Path: path, f: f, deferSync: deferSync}, nil
 }
@@ -205,10 +207,7 @@ type tornLine struct {
 // of a file makes it refuse the file. Nothing is truncated: another process's write may be in
 // flight, and O_APPEND puts this one after it; then the torn line follows a whole line, and
 // restore ignores it (as it ignores the empty line).
-func sealTornTail(f *os.File, readable bool) error {
-	if !readable {
-		return nil
-	}
+func sealTornTail(f *os.File) error {
 	st, err := f.Stat()
 	if err != nil || st.Size() == 0 {
 		return err

@@ -40,48 +40,39 @@ type ScheduleGroup struct {
 // claim reads each row of the shard once).
 func NewSchedules(groups []ScheduleGroup) *Schedules {
 	s := &Schedules{}
+	var kept []ScheduleGroup
 	n, perRow := 0, false
 	for _, g := range groups {
 		if len(g.IDs) > 0 {
+			kept, n, perRow = append(kept, g), n+len(g.IDs), perRow || g.Froms != nil
 			s.distinct = append(s.distinct, g.Schedule)
-			n += len(g.IDs)
-			perRow = perRow || g.Froms != nil
 		}
+	}
+	if len(kept) == 1 {
+		s.ids = kept[0].IDs // one schedule: its ids as they came, without a copy
+	} else if len(kept) > 1 {
+		s.ids, s.of = make([]int64, 0, n), make([]uint32, 0, n)
 	}
 	if perRow {
 		s.froms = make([]int64, 0, n)
-		for _, g := range groups {
-			switch {
-			case len(g.IDs) == 0:
-			case g.Froms != nil:
-				s.froms = append(s.froms, g.Froms...)
-			default:
-				from := g.From.UnixMicro()
-				for range g.IDs {
-					s.froms = append(s.froms, from)
-				}
+	}
+	for d, g := range kept {
+		if s.of != nil {
+			s.ids = append(s.ids, g.IDs...)
+			for range g.IDs {
+				s.of = append(s.of, uint32(d))
 			}
 		}
-	}
-	if len(s.distinct) <= 1 {
-		for _, g := range groups {
-			if len(g.IDs) > 0 {
-				s.ids = g.IDs // one schedule: its ids as they came, without a copy
+		switch {
+		case !perRow:
+		case g.Froms != nil:
+			s.froms = append(s.froms, g.Froms...)
+		default:
+			from := g.From.UnixMicro()
+			for range g.IDs {
+				s.froms = append(s.froms, from)
 			}
 		}
-		return s
-	}
-	s.ids, s.of = make([]int64, 0, n), make([]uint32, 0, n)
-	d := uint32(0)
-	for _, g := range groups {
-		if len(g.IDs) == 0 {
-			continue
-		}
-		s.ids = append(s.ids, g.IDs...)
-		for range g.IDs {
-			s.of = append(s.of, d)
-		}
-		d++
 	}
 	return s
 }

@@ -6,7 +6,8 @@ import "strings"
 type RescheduleMode string
 
 // The reschedule modes: every row (the default), or only the lowest id of each coalesce
-// group (--group-heads: equal for Sentry's workers, a tenth of the writes at 12 rows a group).
+// group (--group-heads: a tenth of the writes at 12 rows a group; Sentry's claim reads the shard
+// the same, its scheduler's id windows do not: docs/runbooks.md).
 const (
 	RescheduleAllRows    RescheduleMode = "all-rows"
 	RescheduleGroupHeads RescheduleMode = "group-heads"
