@@ -470,7 +470,7 @@ func drainNext(d factory, t query.Target, k query.ShardKey, after drain.After) r
 	if n, ok := after.Left.(int64); ok && n == 0 {
 		return render.Commands{d.next(nil, "doctor", "--check", "stuck")}
 	}
-	return render.Commands{d.next(&t, "inspect", "shard", scopeWord(k.Scope), fmt.Sprint(k.ID))}
+	return render.Commands{d.next(&t, "inspect", "shard", k.Scope.ScopeWord(), fmt.Sprint(k.ID))}
 }
 
 // unreadAfter is the error of a change that committed but whose resulting state could not

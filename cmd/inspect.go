@@ -196,7 +196,7 @@ func shardNext(d factory, t query.Target, k query.ShardKey, card []render.Field)
 		}
 		return ""
 	}
-	scope, id := scopeWord(k.Scope), fmt.Sprint(k.ID)
+	scope, id := k.Scope.ScopeWord(), fmt.Sprint(k.ID)
 	switch {
 	case val("killswitched") == "true":
 		return render.Commands{d.next(&t, "killswitch", "check", scope, id)}
@@ -604,7 +604,7 @@ func messageNext(d factory, t query.Target, reg *enums.Registry, res *query.Resu
 		}
 	}
 	scope := query.Enum{Value: m.Scope, Name: reg.ScopeName(m.Scope)}
-	shard := d.next(&t, "inspect", "shard", scopeWord(scope), fmt.Sprint(m.Shard))
+	shard := d.next(&t, "inspect", "shard", scope.ScopeWord(), fmt.Sprint(m.Shard))
 	if m.IsHead && m.ScheduledFor.After(d.now()) {
 		k := query.ShardKey{Scope: scope, ID: m.Shard}
 		return render.Commands{d.next(&t, "skip", fmt.Sprint(m.ID), "--reason", "poison: head of "+shardLabel(k)), shard}, nil

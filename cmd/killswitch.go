@@ -443,7 +443,7 @@ func killswitchNext(d factory, ch killswitch.Change, changed []int64) (render.Co
 	if len(changed) == 0 {
 		return nil, ""
 	}
-	scope := scopeWord(ch.Scope)
+	scope := ch.Scope.ScopeWord()
 	ids := make([]string, len(changed))
 	for i, id := range changed {
 		ids[i] = fmt.Sprint(id)

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
@@ -14,14 +13,6 @@ import (
 
 // What a repair's summary says after the change: the shard's new state, the next step and
 // the undo, each a command line as printed by d.next (nextcmd.go).
-
-// scopeWord is a scope as a command's SCOPE argument: ORGANIZATION_SCOPE → organization.
-func scopeWord(e query.Enum) string {
-	if e.Name == "" || strings.HasPrefix(e.Name, "UNKNOWN(") {
-		return fmt.Sprint(e.Value)
-	}
-	return strings.ToLower(strings.TrimSuffix(e.Name, "_SCOPE"))
-}
 
 // shardLabel is the one form a message names a shard in: ORGANIZATION_SCOPE/42.
 func shardLabel(k query.ShardKey) string { return fmt.Sprintf("%s/%d", k.Scope.Name, k.ID) }
@@ -49,7 +40,7 @@ func (d factory) headRemoved(ctx context.Context, conn *db.Conn, t query.Target,
 	})
 	if err != nil {
 		return after, "unknown", fmt.Errorf("the rows were deleted and archived, but making the shard due now failed (run %s): %w",
-			d.next(&t, "reschedule", scopeWord(k.Scope), fmt.Sprint(k.ID)), err)
+			d.next(&t, "reschedule", k.Scope.ScopeWord(), fmt.Sprint(k.ID)), err)
 	}
 	after, err = drain.ShardHead(ctx, conn, t, k)
 	return after, "cleared: the head row was removed, so the shard is due now (--keep-backoff keeps the backoff)", err
@@ -67,7 +58,7 @@ func stateAfter(after drain.Head, backoff string) drain.StateAfter {
 // nextSteps are a repair's next step and undo: inspect the shard (or the doctor, once it is
 // empty), and restore FILE --operation ID when it archived rows.
 func (d factory) nextSteps(t query.Target, k query.ShardKey, after drain.Head, op *drain.Operation) (render.Commands, string) {
-	next := render.Commands{d.next(&t, "inspect", "shard", scopeWord(k.Scope), fmt.Sprint(k.ID))}
+	next := render.Commands{d.next(&t, "inspect", "shard", k.Scope.ScopeWord(), fmt.Sprint(k.ID))}
 	if after.Depth == 0 {
 		next = render.Commands{d.next(nil, "doctor", "--check", "stuck")}
 	}

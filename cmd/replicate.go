@@ -152,9 +152,11 @@ type replicateConns struct {
 	cell, control             *db.Conn
 	cellSchema, controlSchema string
 	cellName                  string // the cell's name: a control model's rows' cell (--cell, the cell context's, the monolith's)
-	split                     bool
 	close                     func()
 }
+
+// split says the silos are two databases (two contexts).
+func (c replicateConns) split() bool { return c.cell != c.control }
 
 // of is where pair p is read and written: the source's connection, the replica's, and the
 // two schemas.
@@ -175,7 +177,7 @@ func (d factory) replicateConns(ctx context.Context, cell string) (replicateConn
 			cell = sides.cellName()
 		}
 		return replicateConns{cell: sides.cell.conn, control: sides.control.conn, cellSchema: sides.cell.schema,
-			controlSchema: sides.control.schema, cellName: cell, split: true, close: func() { sides.close(ctx) }}, nil
+			controlSchema: sides.control.schema, cellName: cell, close: func() { sides.close(ctx) }}, nil
 	}
 	if err := d.requireDB("outboxctl replicate"); err != nil {
 		return replicateConns{}, err
@@ -271,7 +273,7 @@ func readReplicateWork(ctx context.Context, conns replicateConns, targets map[st
 				var cells []string
 				var cellless []int64
 				if p.CellsOf != nil {
-					at := replica.CellsAt{Schema: s.SourceSchema, Cell: conns.cellName, Split: conns.split}
+					at := replica.CellsAt{Schema: s.SourceSchema, Cell: conns.cellName, Split: conns.split()}
 					before := objs
 					if objs, cells, err = p.CellsOf(ctx, stx, at, objs); err != nil {
 						return db.Classify(err, "replicate-"+p.Name)

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -132,6 +133,15 @@ type Enum struct {
 }
 
 func (e *Enum) note() string { return e.Name }
+
+// ScopeWord is a scope as a command's SCOPE argument: ORGANIZATION_SCOPE -> organization,
+// and the integer for a scope without a name or one this build does not know (UNKNOWN(7)).
+func (e Enum) ScopeWord() string {
+	if e.Name == "" || strings.HasPrefix(e.Name, "UNKNOWN(") {
+		return strconv.Itoa(e.Value)
+	}
+	return strings.ToLower(strings.TrimSuffix(e.Name, "_SCOPE"))
+}
 
 // DefaultLimit caps the rows of any list that can be large.
 const DefaultLimit = 20

@@ -48,14 +48,6 @@ type CellsAt struct {
 	Split        bool
 }
 
-// Direction is the pair's direction, as the docs and verify's summary say it.
-func (p Pair) Direction() string {
-	if p.SourceSilo == query.SiloControl {
-		return "control -> cell"
-	}
-	return "cell -> control"
-}
-
 // registered are the pairs verify and replicate know, in the order verify checks them.
 var registered []Pair //nolint:gochecknoglobals // the pairs, set up by init() of the pair files
 
@@ -242,14 +234,6 @@ func (d Drift) FieldsJSON() string {
 	return b.String()
 }
 
-// scopeWord is a scope as a command's SCOPE argument: ORGANIZATION_SCOPE -> organization.
-func scopeWord(e query.Enum) string {
-	if e.Name == "" {
-		return fmt.Sprint(e.Value)
-	}
-	return strings.ToLower(strings.TrimSuffix(e.Name, "_SCOPE"))
-}
-
 // Commands make the command lines a drift's next names, each of which runs as printed
 // where verify ran: Repair for replicate (which reads both silos: in a split deployment
 // both contexts), Outbox for a command on the outbox of silo (for the control outbox, its
@@ -265,9 +249,9 @@ func (d Drift) Next(c Commands) string {
 		outbox := func(args ...string) string { return c.Outbox(d.silo, d.cell, args...) }
 		if d.Pending.Due {
 			return fmt.Sprintf("wait: shard %s/%d is due; Sentry's workers deliver it (or drain it: %s)", d.scope.Name, d.Pending.Shard,
-				outbox("inspect", "shard", scopeWord(d.scope), fmt.Sprint(d.Pending.Shard)))
+				outbox("inspect", "shard", d.scope.ScopeWord(), fmt.Sprint(d.Pending.Shard)))
 		}
-		return outbox("reschedule", scopeWord(d.scope), fmt.Sprint(d.Pending.Shard), "--reason", "replicate: deliver the queued outbox")
+		return outbox("reschedule", d.scope.ScopeWord(), fmt.Sprint(d.Pending.Shard), "--reason", "replicate: deliver the queued outbox")
 	}
 	if d.Class == Orphan && d.gone != "" {
 		return "no outbox repairs it: " + d.gone
