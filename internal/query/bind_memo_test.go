@@ -36,3 +36,19 @@ func TestBindRemembered(t *testing.T) {
 		}
 	}
 }
+
+// TestLexSkipsNestedComments: PostgreSQL nests block comments, and the SQL files' EITHER
+// forms are written so (the second form is a comment holding markers): a placeholder inside
+// one is not the statement's, however deep, and the text after it is.
+func TestLexSkipsNestedComments(t *testing.T) {
+	t.Parallel()
+	var params []string
+	for _, tok := range lex("SELECT @a /* one /* two @b */ still @c */ @d /* @e */ -- @f\n@g /* unclosed /* @h */") {
+		if tok.param != "" {
+			params = append(params, tok.param)
+		}
+	}
+	if got, want := strings.Join(params, ","), "a,d,g"; got != want {
+		t.Fatalf("placeholders %q, want %q", got, want)
+	}
+}

@@ -80,11 +80,7 @@ func lex(text string) []token {
 			cur.WriteString(text[i : i+j])
 			i += j
 		case c == '/' && i+1 < len(text) && text[i+1] == '*':
-			j := strings.Index(text[i+2:], "*/")
-			end := len(text)
-			if j >= 0 {
-				end = i + 2 + j + 2
-			}
+			end := blockCommentEnd(text, i)
 			cur.WriteString(text[i:end])
 			i = end
 		case c == '@' && i+1 < len(text) && isIdentStart(text[i+1]) && (i == 0 || !isIdentChar(text[i-1])):
@@ -102,6 +98,27 @@ func lex(text string) []token {
 	}
 	flush()
 	return out
+}
+
+// blockCommentEnd is where the block comment opening at text[i] ends: PostgreSQL nests
+// block comments (an EITHER's second form, as the SQL files have it, holds markers of its
+// own), so the comment ends at the */ that closes its own /*.
+func blockCommentEnd(text string, i int) int {
+	depth := 0
+	for j := i; j+1 < len(text); j++ {
+		switch {
+		case text[j] == '/' && text[j+1] == '*':
+			depth++
+			j++
+		case text[j] == '*' && text[j+1] == '/':
+			depth--
+			j++
+			if depth == 0 {
+				return j + 1
+			}
+		}
+	}
+	return len(text)
 }
 
 func isIdentStart(c byte) bool { return c == '_' || (c >= 'a' && c <= 'z') }
