@@ -56,7 +56,7 @@ func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f que
 		// the sample cannot honour (--at-cap, --head-category, --added-*, --shards-from) get
 		// the exact pass whatever the estimate, or an error saying so: never a sample
 		// without them.
-		res, timedOut, err := tryPass(s, build(s.target))
+		res, timedOut, err := topPass(s, f, rows, d.now().UnixNano()%1_000_000, build)
 		if timedOut && f.Selected != nil {
 			return nil, "", failuref("shards: the listing of the shards selected by %s did not finish within --statement-timeout %s, and a sample of the table cannot apply those selector flags: --full-pass lists from every row (under --pass-timeout)",
 				f.Selected.Describe(), d.statementTimeout)
@@ -80,6 +80,44 @@ func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f que
 	})
 	return res, fmt.Sprintf("estimated from a sample of %s%% of the table's pages: %s; a shard the sample missed is not listed and total_shards is not known; --full-pass lists from every row (under --pass-timeout)",
 		formatPercent(pct), why), err
+}
+
+// topPass is tryPass of the deepest shards: in TopShards' kept form when the floor's
+// statement finds a floor worth it (query.PlanFloor, Accept) and the kept rows prove to be
+// the listing (query.TopShardsComplete), in build's plain form otherwise. Both forms list
+// the same rows and the same exact total_shards; the floor decides only whether the
+// statement buffers every shard to count them (#27: a fifth of the listing at 2M rows).
+// In the session's one snapshot the kept are always enough; the check is for a snapshot
+// that is not one (READ COMMITTED: a shard drained between the two statements). seed picks
+// the floor's sample.
+func topPass(s *session, f query.ShardFilter, rows, seed int64, build func(query.Target) query.Statement) (*query.Result, bool, error) {
+	if plan, ok := query.PlanFloor(f, rows); ok {
+		res, timedOut, err := tryPass(s, query.TopShardsFloor(s.target, f, plan, seed))
+		if err != nil && !timedOut {
+			return nil, false, err
+		}
+		var floors []query.TopShardsFloorRow
+		if !timedOut {
+			if floors, err = query.Rows[query.TopShardsFloorRow](res); err != nil {
+				return nil, false, err
+			}
+		}
+		if len(floors) == 1 && plan.Accept(floors[0].Floor) {
+			f.Floor = *floors[0].Floor
+			res, timedOut, err := tryPass(s, query.TopShards(s.target, f))
+			if err != nil || timedOut {
+				return res, timedOut, err
+			}
+			top, err := query.Rows[query.TopShardsRow](res)
+			if err != nil {
+				return nil, false, err
+			}
+			if len(top) > 0 && query.TopShardsComplete(len(top), top[0].TotalShards, f.Limit) {
+				return res, false, nil
+			}
+		}
+	}
+	return tryPass(s, build(s.target))
 }
 
 // sampleTimeout is the least statement timeout a sample (bounded by the budget, not by the

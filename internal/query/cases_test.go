@@ -25,6 +25,16 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 			Scope: enum(0, "ORGANIZATION_SCOPE"), Category: enum(2, "ORGANIZATION_UPDATE"), Limit: 5, MinDepth: 2,
 		})}
 	}},
+	{"top-shards-kept", func(t Target) Script {
+		return Script{TopShards(t, ShardFilter{Floor: 40}), TopShards(t, ShardFilter{
+			Scope: enum(0, "ORGANIZATION_SCOPE"), Category: enum(2, "ORGANIZATION_UPDATE"), Limit: 5, MinDepth: 2, Floor: 3,
+		})}
+	}},
+	{"top-shards-floor", func(t Target) Script {
+		return Script{TopShardsFloor(t, ShardFilter{}, FloorPlan{Percent: 2.5, Candidates: 20, Cap: 40}, 1), TopShardsFloor(t, ShardFilter{
+			Scope: enum(0, "ORGANIZATION_SCOPE"), Category: enum(2, "ORGANIZATION_UPDATE"), Limit: 5, MinDepth: 2,
+		}, FloorPlan{Percent: 100, Candidates: 10, Cap: 2}, 2)}
+	}},
 	{"top-shards-exact", func(t Target) Script {
 		return Script{TopShards(t, ShardFilter{Exact: true, Category: enum(3, "ORGANIZATION_MEMBER_UPDATE")})}
 	}},

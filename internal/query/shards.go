@@ -1,5 +1,7 @@
 package query
 
+import "strconv"
+
 // The statements of outboxctl shards and shards --stuck, in sql/shards.sql.
 
 // ShardFilter narrows shard listings.
@@ -14,6 +16,10 @@ type ShardFilter struct {
 	// Selected, when not nil, keeps only the shards it selects (the selector criteria the
 	// listing's own filters do not say: --at-cap, --head-category, --added-*, --shards-from).
 	Selected *ShardSelector
+	// Floor, when above 0, is TopShards' kept form: only shards of at least Floor rows are
+	// kept for the top (TopShardsFloor's answer; see TopShardsComplete). Not with Shard or
+	// Selected, which the plain form takes.
+	Floor int64
 }
 
 // OnePassRows is the depth up to which TopShards and StuckShards read a shard's coalesce
@@ -64,13 +70,27 @@ func shardListArgs(t Target, f ShardFilter, args Args) ([]string, map[string]str
 	return on, idents
 }
 
+// Kept reports whether TopShards takes the kept form (f.Floor), which it does only without
+// Shard and Selected.
+func (f ShardFilter) Kept() bool { return f.Floor > 0 && f.Shard == nil && f.Selected == nil }
+
 // TopShards answers "which shards are deepest?" (Sentry's get_shard_depths_descending) and
 // adds, for the few shards it returns, the real work left (coalesce groups), the categories
 // present, the next attempt and the oldest message. The count is one index-only pass, like the
 // guide's template; the extra columns are read only for the top rows.
+//
+// total_shards is exact in both of its forms. The plain one counts every shard with a window
+// over all of them (it buffers every shard: a fifth of the statement on a table of 150,000
+// shards); the kept form (f.Kept) counts them in an aggregate beside the shards of at least
+// f.Floor rows, and the top comes from those.
 func TopShards(t Target, f ShardFilter) Statement {
 	args := t.cellArgs()
 	on, idents := shardListArgs(t, f, args)
+	if f.Kept() {
+		args["floor"] = Arg{Value: f.Floor}
+	} else {
+		on = append(on, "window")
+	}
 	depthOf := "rows"
 	if f.Category != nil {
 		depthOf = "rows of " + f.Category.Name
@@ -107,4 +127,76 @@ func StuckShards(t Target, f ShardFilter) Statement {
 		"oldest_message = date_added of the lowest-id row (ids and date_added both grow with time).",
 		"coalesce_groups is counted up to 100 (100 means at least; --exact counts all).",
 	}, idents, args, on...)
+}
+
+// The kept form's floor (sql/shards.sql, top-shards-floor): a few shards of a small sample,
+// each counted on the index up to a cap, say how deep the deepest shards are at least; the
+// kept form then keeps only shards that deep for its top instead of buffering every shard.
+
+// KeptShardsMax bounds what the kept form keeps: its floor is at least half of the cap,
+// rows / KeptShardsMax, and no more than rows / floor shards can hold floor rows each.
+const KeptShardsMax = 50_000
+
+// FloorSampleRows is about how many rows the floor's sample reads (~40 pages of Sentry's
+// outbox): enough to see the deepest shards of a table whose depth is skewed, which is when
+// the kept form gains; a flat table's floor comes out low and the plain form runs.
+const FloorSampleRows = 2000
+
+// FloorMaxLimit is the largest --limit the kept form serves: the floor counts 2 × limit
+// shards of the sample.
+const FloorMaxLimit = 50
+
+// FloorPlan is how TopShardsFloor looks for a floor.
+type FloorPlan struct {
+	Percent    float64 // of the table's pages sampled
+	Candidates int     // the shards most seen in the sample, counted
+	Cap        int64   // each counted up to this many rows
+}
+
+// PlanFloor is the floor's plan for a listing of f on a table of about rows rows; false when
+// the listing takes the plain form (one shard, a selector, a limit above FloorMaxLimit).
+func PlanFloor(f ShardFilter, rows int64) (FloorPlan, bool) {
+	limit := limitOrDefault(f.Limit)
+	if f.Shard != nil || f.Selected != nil || limit > FloorMaxLimit {
+		return FloorPlan{}, false
+	}
+	return FloorPlan{
+		Percent:    SamplePercent(FloorSampleRows, rows),
+		Candidates: 2 * limit,
+		Cap:        max(2, (max(rows, 0)+KeptShardsMax-1)/KeptShardsMax),
+	}, true
+}
+
+// Accept says whether floor (TopShardsFloor's; nil: the sample saw too few shards) is worth
+// the kept form: 1 would keep every shard, and a floor below half the cap could keep more
+// than 2 × KeptShardsMax.
+func (p FloorPlan) Accept(floor *int64) bool {
+	return floor != nil && *floor >= 2 && *floor*2 >= p.Cap
+}
+
+// TopShardsFloor is the kept form's floor for f under plan p: the f.Limit-th largest row
+// count among p.Candidates shards most seen in a sample of p.Percent of the table's pages,
+// each counted up to p.Cap rows. At least f.Limit shards hold that many rows. seed picks the
+// sample's pages.
+func TopShardsFloor(t Target, f ShardFilter, p FloorPlan, seed int64) Statement {
+	args, on := sampleArgs(t, ShardFilter{Scope: f.Scope, Category: f.Category, Limit: f.Limit}, p.Percent, seed)
+	args["candidates"] = Arg{Value: p.Candidates, Note: "the shards most seen in the sample"}
+	args["cap"] = Arg{Value: p.Cap, Note: "each counted up to this many rows"}
+	return sqlStatement("top-shards-floor", []string{
+		"How deep the deepest shards of " + t.Describe() + " are at least: the shards most seen in a",
+		"sample of " + strconv.FormatFloat(p.Percent, 'g', 4, 64) + "% of the table's pages, each counted on the index up to the cap.",
+	}, t.idents(), args, on...)
+}
+
+// TopShardsFloorRow is TopShardsFloor's row.
+type TopShardsFloorRow struct {
+	Floor *int64 `db:"floor" json:"floor"`
+}
+
+// TopShardsComplete says whether the kept form's n rows, of limit asked and total shards,
+// are the listing: the kept were at least limit, or every shard. Otherwise (the table
+// changed between the floor's count and the listing's, in another snapshot) the plain form
+// answers; with no row at all the total is not known, and the plain form answers too.
+func TopShardsComplete(n int, total int64, limit int) bool {
+	return n == limitOrDefault(limit) || (n > 0 && int64(n) == total)
 }

@@ -5,7 +5,11 @@
 
 -- name: top-shards
 -- The count is one index-only pass; the other columns are read for the top rows only.
-WITH top AS (
+-- Two forms, the same rows and the same exact total_shards: as written, a window counts
+-- every shard (it buffers them all); the second keeps only the shards of at least @floor
+-- rows (top-shards-floor counted at least @limit shards that deep, so the deepest are among
+-- them; Go runs the first form when the kept were fewer than @limit and not every shard).
+WITH /* EITHER: window */top AS (
     -- total_shards: how many shards matched before the LIMIT (the footer's "of N").
     SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier, count(*) AS depth, count(*) OVER () AS total_shards
       FROM /* TEMPLATE: table */sentry_controloutbox o
@@ -20,7 +24,33 @@ WITH top AS (
     /* IF: min_depth */HAVING count(*) >= @min_depth/* END: min_depth */
      ORDER BY depth DESC, /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
      LIMIT @limit
-)
+)/* OR: per_shard AS (
+    -- Each shard's depth: the guide's template without its sort.
+    SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier, count(*) AS depth
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     /* IF: scope */WHERE o.shard_scope = @scope/* END: scope */
+       /* IF: category */AND o.category = @category/* END: category */
+       /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+     GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+    /* IF: min_depth */HAVING count(*) >= @min_depth/* END: min_depth */
+),
+kept AS (
+    -- total_shards: every shard counted (the footer's "of N"); kept for the top: only the
+    -- shards at least as deep as the floor.
+    SELECT count(*) AS total_shards,
+           /* IF: control */array_agg(d./* TEMPLATE: cell_column */region_name) FILTER (WHERE d.depth >= @floor) AS cells,
+           /* END: control */array_agg(d.shard_scope) FILTER (WHERE d.depth >= @floor) AS scopes,
+           array_agg(d.shard_identifier) FILTER (WHERE d.depth >= @floor) AS shards,
+           array_agg(d.depth) FILTER (WHERE d.depth >= @floor) AS depths
+      FROM per_shard d
+),
+top AS (
+    SELECT /* IF: control */u./* TEMPLATE: cell_column */region_name, /* END: control */u.shard_scope, u.shard_identifier, u.depth, k.total_shards
+      FROM kept k
+     CROSS JOIN LATERAL unnest(/* IF: control */k.cells, /* END: control */k.scopes, k.shards, k.depths) AS u(/* IF: control *//* TEMPLATE: cell_column */region_name, /* END: control */shard_scope, shard_identifier, depth)
+     ORDER BY u.depth DESC, /* IF: control */u./* TEMPLATE: cell_column */region_name, /* END: control */u.shard_scope, u.shard_identifier
+     LIMIT @limit
+) */
 SELECT /* IF: control */top./* TEMPLATE: cell_column */region_name, /* END: control */top.shard_scope, top.shard_identifier, top.depth,
        /* EITHER: capped */CASE WHEN top.depth <= @one_pass_rows
        THEN (SELECT count(*) FROM (
@@ -118,6 +148,36 @@ SELECT /* IF: control */top./* TEMPLATE: cell_column */region_name, /* END: cont
      LIMIT 1
  ) head
  ORDER BY top.depth DESC, /* IF: control */top./* TEMPLATE: cell_column */region_name, /* END: control */top.shard_scope, top.shard_identifier;
+
+-- name: top-shards-floor
+-- The floor top-shards keeps shards from (its second form): the @limit-th largest row count
+-- among the shards most seen in a sample of @hundredths / 100 percent of the table's pages
+-- (TABLESAMPLE SYSTEM reads only those), each shard's rows counted on the index up to @cap.
+-- These are counts, not estimates: at least @limit shards hold floor rows or more, so the
+-- deepest @limit shards do. NULL when the sample saw fewer than @limit shards. @seed picks
+-- the pages.
+WITH sampled AS (
+    SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier, count(*) AS seen
+      FROM /* TEMPLATE: table */sentry_controloutbox o TABLESAMPLE SYSTEM ((@hundredths::float8 / 100)::real) REPEATABLE (@seed::float8)
+     /* IF: scope */WHERE o.shard_scope = @scope/* END: scope */
+       /* IF: category */AND o.category = @category/* END: category */
+       /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+     GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+     ORDER BY seen DESC, /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+     LIMIT @candidates
+),
+counted AS (
+    SELECT (SELECT count(*) FROM (
+               SELECT 1
+                 FROM /* TEMPLATE: table */sentry_controloutbox o
+                /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = s./* TEMPLATE: cell_column */region_name/* END: control */
+                  AND o.shard_scope = s.shard_scope
+                  AND o.shard_identifier = s.shard_identifier
+                  /* IF: category */AND o.category = @category/* END: category */
+                LIMIT @cap) r) AS rows_at_least
+      FROM sampled s
+)
+SELECT (SELECT c.rows_at_least FROM counted c ORDER BY c.rows_at_least DESC OFFSET @limit::int - 1 LIMIT 1) AS floor;
 
 -- name: stuck-shards
 -- Candidates are one index-only pass over the (…, scheduled_for) index for rows scheduled in

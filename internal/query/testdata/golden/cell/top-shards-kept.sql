@@ -1,0 +1,226 @@
+-- outboxctl: top-shards
+-- Deepest shards of sentry_regionoutbox (cell silo), rows per shard.
+-- depth = rows waiting; coalesce_groups = distinct (category, object_identifier), the deliveries
+-- actually left (Sentry delivers only the newest row of each group); next_attempt = earliest
+-- scheduled_for, the shard is due when it is in the past; last_delay_seconds and last_attempt come
+-- from the lowest-id row, which Sentry locks and derives the next backoff step from; its
+-- date_added is the shard's oldest message. Only the top rows pay for these columns;
+-- coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).
+WITH per_shard AS (
+    -- Each shard's depth: the guide's template without its sort.
+    SELECT o.shard_scope, o.shard_identifier, count(*) AS depth
+      FROM sentry_regionoutbox o
+     GROUP BY o.shard_scope, o.shard_identifier
+),
+kept AS (
+    -- total_shards: every shard counted (the footer's "of N"); kept for the top: only the
+    -- shards at least as deep as the floor.
+    SELECT count(*) AS total_shards,
+           array_agg(d.shard_scope) FILTER (WHERE d.depth >= 40) AS scopes,
+           array_agg(d.shard_identifier) FILTER (WHERE d.depth >= 40) AS shards,
+           array_agg(d.depth) FILTER (WHERE d.depth >= 40) AS depths
+      FROM per_shard d
+),
+top AS (
+    SELECT u.shard_scope, u.shard_identifier, u.depth, k.total_shards
+      FROM kept k
+     CROSS JOIN LATERAL unnest(k.scopes, k.shards, k.depths) AS u(shard_scope, shard_identifier, depth)
+     ORDER BY u.depth DESC, u.shard_scope, u.shard_identifier
+     LIMIT 20
+)
+SELECT top.shard_scope, top.shard_identifier, top.depth,
+       CASE WHEN top.depth <= 2000  -- a shard of at most this many rows is read in one pass, a deeper one probed
+       THEN (SELECT count(*) FROM (
+                SELECT DISTINCT o.category, o.object_identifier
+                  FROM sentry_regionoutbox o
+                 WHERE o.shard_scope = top.shard_scope
+                   AND o.shard_identifier = top.shard_identifier
+                 ORDER BY o.category, o.object_identifier
+                 LIMIT 100) g)  -- count at most this many groups
+       ELSE (WITH RECURSIVE g AS (
+          (SELECT o.category, o.object_identifier, 1 AS n
+             FROM sentry_regionoutbox o
+            WHERE o.shard_scope = top.shard_scope
+              AND o.shard_identifier = top.shard_identifier
+            ORDER BY o.category, o.object_identifier
+            LIMIT 1)
+          UNION ALL
+          SELECT nx.category, nx.object_identifier, g.n + 1
+            FROM g
+           CROSS JOIN LATERAL (
+              SELECT o.category, o.object_identifier
+                FROM sentry_regionoutbox o
+               WHERE o.shard_scope = top.shard_scope
+                 AND o.shard_identifier = top.shard_identifier
+                 AND (o.category, o.object_identifier) > (g.category, g.object_identifier)
+               ORDER BY o.category, o.object_identifier
+               LIMIT 1
+           ) nx
+           WHERE g.n < 100)  -- count at most this many groups
+        SELECT count(*) FROM g) END AS coalesce_groups,
+       CASE WHEN top.depth <= 2000  -- a shard of at most this many rows is read in one pass, a deeper one probed
+       THEN ARRAY(SELECT DISTINCT o.category
+                    FROM sentry_regionoutbox o
+                   WHERE o.shard_scope = top.shard_scope
+                     AND o.shard_identifier = top.shard_identifier
+                   ORDER BY o.category)
+       ELSE ARRAY(WITH RECURSIVE c AS (
+               (SELECT o.category
+                  FROM sentry_regionoutbox o
+                 WHERE o.shard_scope = top.shard_scope
+                   AND o.shard_identifier = top.shard_identifier
+                 ORDER BY o.category
+                 LIMIT 1)
+               UNION ALL
+               SELECT nx.category
+                 FROM c
+                CROSS JOIN LATERAL (
+                   SELECT o.category
+                     FROM sentry_regionoutbox o
+                    WHERE o.shard_scope = top.shard_scope
+                      AND o.shard_identifier = top.shard_identifier
+                      AND o.category > c.category
+                    ORDER BY o.category
+                    LIMIT 1
+                ) nx)
+             SELECT c.category FROM c) END AS categories,
+       n.next_attempt, n.next_attempt <= now() AS due,
+       head.last_delay_seconds, head.last_attempt, head.oldest_message, top.total_shards
+  FROM top
+ CROSS JOIN LATERAL (
+    SELECT o.scheduled_for AS next_attempt
+      FROM sentry_regionoutbox o
+     WHERE o.shard_scope = top.shard_scope
+       AND o.shard_identifier = top.shard_identifier
+     ORDER BY o.scheduled_for
+     LIMIT 1
+ ) n
+ CROSS JOIN LATERAL (
+    SELECT CASE WHEN o.scheduled_for >= o.scheduled_from THEN extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 END AS last_delay_seconds, -- NULL: never attempted
+           o.scheduled_from AS last_attempt,
+           o.date_added AS oldest_message
+      FROM sentry_regionoutbox o
+     WHERE o.shard_scope = top.shard_scope
+       AND o.shard_identifier = top.shard_identifier
+     ORDER BY o.id
+     LIMIT 1
+ ) head
+ ORDER BY top.depth DESC, top.shard_scope, top.shard_identifier;
+
+-- outboxctl: top-shards
+-- Deepest shards of sentry_regionoutbox (cell silo), rows of ORGANIZATION_UPDATE per shard.
+-- depth = rows waiting; coalesce_groups = distinct (category, object_identifier), the deliveries
+-- actually left (Sentry delivers only the newest row of each group); next_attempt = earliest
+-- scheduled_for, the shard is due when it is in the past; last_delay_seconds and last_attempt come
+-- from the lowest-id row, which Sentry locks and derives the next backoff step from; its
+-- date_added is the shard's oldest message. Only the top rows pay for these columns;
+-- coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).
+WITH per_shard AS (
+    -- Each shard's depth: the guide's template without its sort.
+    SELECT o.shard_scope, o.shard_identifier, count(*) AS depth
+      FROM sentry_regionoutbox o
+     WHERE o.shard_scope = 0  -- ORGANIZATION_SCOPE
+       AND o.category = 2  -- ORGANIZATION_UPDATE
+     GROUP BY o.shard_scope, o.shard_identifier
+    HAVING count(*) >= 2
+),
+kept AS (
+    -- total_shards: every shard counted (the footer's "of N"); kept for the top: only the
+    -- shards at least as deep as the floor.
+    SELECT count(*) AS total_shards,
+           array_agg(d.shard_scope) FILTER (WHERE d.depth >= 3) AS scopes,
+           array_agg(d.shard_identifier) FILTER (WHERE d.depth >= 3) AS shards,
+           array_agg(d.depth) FILTER (WHERE d.depth >= 3) AS depths
+      FROM per_shard d
+),
+top AS (
+    SELECT u.shard_scope, u.shard_identifier, u.depth, k.total_shards
+      FROM kept k
+     CROSS JOIN LATERAL unnest(k.scopes, k.shards, k.depths) AS u(shard_scope, shard_identifier, depth)
+     ORDER BY u.depth DESC, u.shard_scope, u.shard_identifier
+     LIMIT 5
+)
+SELECT top.shard_scope, top.shard_identifier, top.depth,
+       CASE WHEN top.depth <= 2000  -- a shard of at most this many rows is read in one pass, a deeper one probed
+       THEN (SELECT count(*) FROM (
+                SELECT DISTINCT o.category, o.object_identifier
+                  FROM sentry_regionoutbox o
+                 WHERE o.shard_scope = top.shard_scope
+                   AND o.shard_identifier = top.shard_identifier
+                   AND o.category = 2  -- ORGANIZATION_UPDATE
+                 ORDER BY o.category, o.object_identifier
+                 LIMIT 100) g)  -- count at most this many groups
+       ELSE (WITH RECURSIVE g AS (
+          (SELECT o.category, o.object_identifier, 1 AS n
+             FROM sentry_regionoutbox o
+            WHERE o.shard_scope = top.shard_scope
+              AND o.shard_identifier = top.shard_identifier
+              AND o.category = 2  -- ORGANIZATION_UPDATE
+            ORDER BY o.category, o.object_identifier
+            LIMIT 1)
+          UNION ALL
+          SELECT nx.category, nx.object_identifier, g.n + 1
+            FROM g
+           CROSS JOIN LATERAL (
+              SELECT o.category, o.object_identifier
+                FROM sentry_regionoutbox o
+               WHERE o.shard_scope = top.shard_scope
+                 AND o.shard_identifier = top.shard_identifier
+                 AND (o.category, o.object_identifier) > (g.category, g.object_identifier)
+                 AND o.category = 2  -- ORGANIZATION_UPDATE
+               ORDER BY o.category, o.object_identifier
+               LIMIT 1
+           ) nx
+           WHERE g.n < 100)  -- count at most this many groups
+        SELECT count(*) FROM g) END AS coalesce_groups,
+       CASE WHEN top.depth <= 2000  -- a shard of at most this many rows is read in one pass, a deeper one probed
+       THEN ARRAY(SELECT DISTINCT o.category
+                    FROM sentry_regionoutbox o
+                   WHERE o.shard_scope = top.shard_scope
+                     AND o.shard_identifier = top.shard_identifier
+                     AND o.category = 2  -- ORGANIZATION_UPDATE
+                   ORDER BY o.category)
+       ELSE ARRAY(WITH RECURSIVE c AS (
+               (SELECT o.category
+                  FROM sentry_regionoutbox o
+                 WHERE o.shard_scope = top.shard_scope
+                   AND o.shard_identifier = top.shard_identifier
+                   AND o.category = 2  -- ORGANIZATION_UPDATE
+                 ORDER BY o.category
+                 LIMIT 1)
+               UNION ALL
+               SELECT nx.category
+                 FROM c
+                CROSS JOIN LATERAL (
+                   SELECT o.category
+                     FROM sentry_regionoutbox o
+                    WHERE o.shard_scope = top.shard_scope
+                      AND o.shard_identifier = top.shard_identifier
+                      AND o.category > c.category
+                      AND o.category = 2  -- ORGANIZATION_UPDATE
+                    ORDER BY o.category
+                    LIMIT 1
+                ) nx)
+             SELECT c.category FROM c) END AS categories,
+       n.next_attempt, n.next_attempt <= now() AS due,
+       head.last_delay_seconds, head.last_attempt, head.oldest_message, top.total_shards
+  FROM top
+ CROSS JOIN LATERAL (
+    SELECT o.scheduled_for AS next_attempt
+      FROM sentry_regionoutbox o
+     WHERE o.shard_scope = top.shard_scope
+       AND o.shard_identifier = top.shard_identifier
+     ORDER BY o.scheduled_for
+     LIMIT 1
+ ) n
+ CROSS JOIN LATERAL (
+    SELECT CASE WHEN o.scheduled_for >= o.scheduled_from THEN extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 END AS last_delay_seconds, -- NULL: never attempted
+           o.scheduled_from AS last_attempt,
+           o.date_added AS oldest_message
+      FROM sentry_regionoutbox o
+     WHERE o.shard_scope = top.shard_scope
+       AND o.shard_identifier = top.shard_identifier
+     ORDER BY o.id
+     LIMIT 1
+ ) head
+ ORDER BY top.depth DESC, top.shard_scope, top.shard_identifier;
