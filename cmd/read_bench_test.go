@@ -240,10 +240,17 @@ func ptr[T any](v T) *T { return &v }
 func keptTop(b *testing.B, t query.Target, limit int) query.Script {
 	b.Helper()
 	f := query.ShardFilter{Limit: limit}
-	plan, _ := query.PlanFloor(f, int64(testdb.BenchRows()))
-	floor := query.TopShardsFloor(t, f, plan, 1)
-	res, err := query.Run(context.Background(), testdb.Pool(b), floor)
+	res, err := query.Run(context.Background(), testdb.Pool(b), query.TableStatistics(t))
 	if err != nil {
+		b.Fatal(err)
+	}
+	stats, err := query.Rows[query.TableStats](res)
+	if err != nil || len(stats) != 1 {
+		b.Fatalf("table-statistics: %d rows, %v", len(stats), err)
+	}
+	plan, _ := query.PlanFloor(f, stats[0].Pages)
+	floor := query.TopShardsFloor(t, f, plan, query.FloorSeed)
+	if res, err = query.Run(context.Background(), testdb.Pool(b), floor); err != nil {
 		b.Fatal(err)
 	}
 	rows, err := query.Rows[query.TopShardsFloorRow](res)

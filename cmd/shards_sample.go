@@ -56,7 +56,7 @@ func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f que
 		// the sample cannot honour (--at-cap, --head-category, --added-*, --shards-from) get
 		// the exact pass whatever the estimate, or an error saying so: never a sample
 		// without them.
-		res, timedOut, err := topPass(s, f, rows, d.now().UnixNano()%1_000_000, build)
+		res, timedOut, err := topPass(s, f, stats.Pages, query.FloorSeed, build)
 		if timedOut && f.Selected != nil {
 			return nil, "", failuref("shards: the listing of the shards selected by %s did not finish within --statement-timeout %s, and a sample of the table cannot apply those selector flags: --full-pass lists from every row (under --pass-timeout)",
 				f.Selected.Describe(), d.statementTimeout)
@@ -87,25 +87,19 @@ func (o shardsOptions) listing(ctx context.Context, s *session, d factory, f que
 // the listing (query.TopShardsComplete), in build's plain form otherwise. Both forms list
 // the same rows and the same exact total_shards; the floor decides only whether the
 // statement buffers every shard to count them (#27: a fifth of the listing at 2M rows).
-// In the session's one snapshot the kept are always enough; the check is for a snapshot
-// that is not one (READ COMMITTED: a shard drained between the two statements). seed picks
-// the floor's sample.
-func topPass(s *session, f query.ShardFilter, rows, seed int64, build func(query.Target) query.Statement) (*query.Result, bool, error) {
-	if plan, ok := query.PlanFloor(f, rows); ok {
-		res, timedOut, err := tryPass(s, query.TopShardsFloor(s.target, f, plan, seed))
-		if err != nil && !timedOut {
-			return nil, false, err
-		}
-		var floors []query.TopShardsFloorRow
-		if !timedOut {
-			if floors, err = query.Rows[query.TopShardsFloorRow](res); err != nil {
-				return nil, false, err
-			}
-		}
-		if len(floors) == 1 && plan.Accept(floors[0].Floor) {
-			f.Floor = *floors[0].Floor
+// The floor is an optimisation only: any failure of its statement (a timeout, a table
+// TABLESAMPLE cannot read) leaves the plain form to answer. In the session's one snapshot
+// the kept are always enough; the check is for a snapshot that is not one (READ COMMITTED:
+// a shard drained between the two statements). pages is the table's size (the floor's
+// bound on its rows); seed picks the floor's sample.
+func topPass(s *session, f query.ShardFilter, pages, seed int64, build func(query.Target) query.Statement) (*query.Result, bool, error) {
+	if plan, ok := query.PlanFloor(f, pages); ok {
+		if floor, ok := findFloor(s, f, plan, seed); ok {
+			f.Floor = floor
 			res, timedOut, err := tryPass(s, query.TopShards(s.target, f))
 			if err != nil || timedOut {
+				// A timeout falls back to the sample as the plain form's would: the kept form
+				// reads what the plain form reads and buffers less.
 				return res, timedOut, err
 			}
 			top, err := query.Rows[query.TopShardsRow](res)
@@ -118,6 +112,20 @@ func topPass(s *session, f query.ShardFilter, rows, seed int64, build func(query
 		}
 	}
 	return tryPass(s, build(s.target))
+}
+
+// findFloor runs the floor's statement in a savepoint and says the floor when plan accepts
+// it; a failure of the statement is no floor.
+func findFloor(s *session, f query.ShardFilter, plan query.FloorPlan, seed int64) (int64, bool) {
+	res, timedOut, err := tryPass(s, query.TopShardsFloor(s.target, f, plan, seed))
+	if err != nil || timedOut {
+		return 0, false
+	}
+	floors, err := query.Rows[query.TopShardsFloorRow](res)
+	if err != nil || len(floors) != 1 || !plan.Accept(floors[0].Floor) {
+		return 0, false
+	}
+	return *floors[0].Floor, true
 }
 
 // sampleTimeout is the least statement timeout a sample (bounded by the budget, not by the

@@ -134,8 +134,15 @@ func StuckShards(t Target, f ShardFilter) Statement {
 // kept form then keeps only shards that deep for its top instead of buffering every shard.
 
 // KeptShardsMax bounds what the kept form keeps: its floor is at least half of the cap,
-// rows / KeptShardsMax, and no more than rows / floor shards can hold floor rows each.
+// maxRows / KeptShardsMax, and no more than rows / floor shards can hold floor rows each.
 const KeptShardsMax = 50_000
+
+// maxRowsPerPage is more rows than a page of Sentry's outbox can hold: its smallest row
+// (NULL payload, the control table's cell name aside) is a 32-byte header and 64 bytes of
+// columns plus a 4-byte line pointer, 81 to an 8 kB page. The table's pages times this is a
+// bound on its rows that no stale statistic can undercut (a table vacuumed while empty and
+// then filled says 0 rows until it is analyzed again), so the kept form's bound holds.
+const maxRowsPerPage = 100
 
 // FloorSampleRows is about how many rows the floor's sample reads (~40 pages of Sentry's
 // outbox): enough to see the deepest shards of a table whose depth is skewed, which is when
@@ -146,6 +153,10 @@ const FloorSampleRows = 2000
 // shards of the sample.
 const FloorMaxLimit = 50
 
+// FloorSeed picks the floor's sample pages: the same pages every run, so the listing's form
+// and timing repeat on an unchanged table.
+const FloorSeed = 1
+
 // FloorPlan is how TopShardsFloor looks for a floor.
 type FloorPlan struct {
 	Percent    float64 // of the table's pages sampled
@@ -153,23 +164,27 @@ type FloorPlan struct {
 	Cap        int64   // each counted up to this many rows
 }
 
-// PlanFloor is the floor's plan for a listing of f on a table of about rows rows; false when
-// the listing takes the plain form (one shard, a selector, a limit above FloorMaxLimit).
-func PlanFloor(f ShardFilter, rows int64) (FloorPlan, bool) {
+// PlanFloor is the floor's plan for a listing of f on a table of the given pages (its
+// current size, TableStats.Pages); false when the listing takes the plain form: one shard,
+// a selector, a limit above FloorMaxLimit, or --min-depth (the floor does not know it: a
+// min_depth above every shard would keep nothing and the plain form would run after all).
+func PlanFloor(f ShardFilter, pages int64) (FloorPlan, bool) {
 	limit := limitOrDefault(f.Limit)
-	if f.Shard != nil || f.Selected != nil || limit > FloorMaxLimit {
+	if f.Shard != nil || f.Selected != nil || f.MinDepth > 0 || limit > FloorMaxLimit {
 		return FloorPlan{}, false
 	}
+	rows := max(pages, 0) * maxRowsPerPage
 	return FloorPlan{
 		Percent:    SamplePercent(FloorSampleRows, rows),
 		Candidates: 2 * limit,
-		Cap:        max(2, (max(rows, 0)+KeptShardsMax-1)/KeptShardsMax),
+		Cap:        max(2, (rows+KeptShardsMax-1)/KeptShardsMax),
 	}, true
 }
 
 // Accept says whether floor (TopShardsFloor's; nil: the sample saw too few shards) is worth
 // the kept form: 1 would keep every shard, and a floor below half the cap could keep more
-// than 2 × KeptShardsMax.
+// than 2 × KeptShardsMax (the arrays the kept form builds cannot spill to disk as the plain
+// form's window can).
 func (p FloorPlan) Accept(floor *int64) bool {
 	return floor != nil && *floor >= 2 && *floor*2 >= p.Cap
 }

@@ -147,8 +147,8 @@ func TestTopShardsKeptFormMatchesModel(t *testing.T) {
 			if all := modelDepths(rows, unfiltered); len(all) >= limit {
 				nth = all[limit-1].depth
 			}
-			if _, ok := PlanFloor(f, int64(len(rows))); !ok {
-				t.Fatalf("%s, %s: no floor planned", tname, fname)
+			if _, ok := PlanFloor(f, int64(len(rows))/50); ok != (f.MinDepth == 0) {
+				t.Fatalf("%s, %s: floor planned %v", tname, fname, ok)
 			}
 			for _, p := range []FloorPlan{
 				{Percent: 100, Candidates: 2 * limit, Cap: 1_000_000},
@@ -194,22 +194,24 @@ func runFloor(t *testing.T, tgt Target, f ShardFilter, p FloorPlan, seed int64) 
 func TestPlanFloor(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		f    ShardFilter
-		rows int64
-		want FloorPlan
-		ok   bool
+		f     ShardFilter
+		pages int64
+		want  FloorPlan
+		ok    bool
 	}{
-		{ShardFilter{}, 2_000_000, FloorPlan{Percent: 0.1, Candidates: 2 * DefaultLimit, Cap: 40}, true},
-		{ShardFilter{Limit: 10}, 20_000_000, FloorPlan{Percent: 0.01, Candidates: 20, Cap: 400}, true},
-		{ShardFilter{Limit: 50}, 1000, FloorPlan{Percent: 100, Candidates: 100, Cap: 2}, true},
+		// The bench's 2M set: 34,483 pages, so at most 3,448,300 rows.
+		{ShardFilter{}, 34_483, FloorPlan{Percent: 0.05, Candidates: 2 * DefaultLimit, Cap: 69}, true},
+		{ShardFilter{Limit: 10}, 344_830, FloorPlan{Percent: 0.01, Candidates: 20, Cap: 690}, true},
+		{ShardFilter{Limit: 50}, 10, FloorPlan{Percent: 100, Candidates: 100, Cap: 2}, true},
 		{ShardFilter{Limit: 10}, 0, FloorPlan{Percent: 100, Candidates: 20, Cap: 2}, true},
-		{ShardFilter{Limit: 51}, 2_000_000, FloorPlan{}, false},
-		{ShardFilter{Shard: i64(1)}, 2_000_000, FloorPlan{}, false},
-		{ShardFilter{Selected: &ShardSelector{AtCap: true}}, 2_000_000, FloorPlan{}, false},
+		{ShardFilter{Limit: 51}, 34_483, FloorPlan{}, false},
+		{ShardFilter{Shard: i64(1)}, 34_483, FloorPlan{}, false},
+		{ShardFilter{MinDepth: 2}, 34_483, FloorPlan{}, false},
+		{ShardFilter{Selected: &ShardSelector{AtCap: true}}, 34_483, FloorPlan{}, false},
 	} {
-		got, ok := PlanFloor(tt.f, tt.rows)
+		got, ok := PlanFloor(tt.f, tt.pages)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("PlanFloor(%+v, %d) = %+v, %v, want %+v, %v", tt.f, tt.rows, got, ok, tt.want, tt.ok)
+			t.Errorf("PlanFloor(%+v, %d) = %+v, %v, want %+v, %v", tt.f, tt.pages, got, ok, tt.want, tt.ok)
 		}
 	}
 	p := FloorPlan{Cap: 40}
