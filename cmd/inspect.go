@@ -437,8 +437,10 @@ func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions
 				return err
 			}
 			return line.run(ctx, stats.Rows(), func() error {
-				res, err = s.run(build(s.target))
-				return err
+				return s.jitPass(stats.Rows(), func() (err error) {
+					res, err = s.run(build(s.target))
+					return err
+				})
 			})
 		})
 	} else {
@@ -453,8 +455,10 @@ func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions
 				res, err = s.run(query.CategoryEstimate(s.target, c, stats.Rows(), stats.AnalyzedAt))
 				return err
 			}
-			res, err = s.run(build(s.target))
-			return err
+			return s.jitPass(stats.Rows(), func() (err error) {
+				res, err = s.run(build(s.target))
+				return err
+			})
 		})
 	}
 	if err != nil {

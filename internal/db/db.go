@@ -83,7 +83,14 @@ type Conn struct {
 	local []string
 	// w gives every statement its client-side deadline and explains what follows a stall.
 	w *watchdog
+	// jitOff: outboxctl turned JIT off itself (the DSN did not choose), so a whole-table pass
+	// may ask for the server's own setting back (query.JITPass).
+	jitOff bool
 }
+
+// JITOff says outboxctl turned JIT off on this connection's transactions itself: the DSN
+// did not choose jit.
+func (c *Conn) JITOff() bool { return c.jitOff }
 
 // statements is what alone hands its function: a transaction, or the connection already in one.
 type statements interface {
@@ -290,6 +297,7 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 	pc.DefaultQueryExecMode = pgx.QueryExecModeExec
 	pc.StatementCacheCapacity = 0
 	pc.DescriptionCacheCapacity = 0
+	jitOff := !dsnChoosesJIT(pc)
 	local, st := applySessionSettings(pc, cfg)
 	w := newWatchdog(st, cfg.StatementTimeout)
 	pc.Tracer = w
@@ -305,7 +313,7 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 		e.Msg = Redact(e.Msg, secrets...)
 		return nil, e
 	}
-	return &Conn{conn: conn, local: local, w: w}, nil
+	return &Conn{conn: conn, local: local, w: w, jitOff: jitOff}, nil
 }
 
 // applySessionSettings sets the timeouts the DSN left unset. PgBouncer rejects unknown startup
@@ -357,10 +365,16 @@ func applySessionSettings(pc *pgx.ConnConfig, cfg Config) (local []string, state
 	if v, set := pc.RuntimeParams["jit"]; set {
 		delete(pc.RuntimeParams, "jit")
 		local = append(local, session.SetLocal("jit", session.Quote(v)))
-	} else if !strings.Contains(pc.RuntimeParams["options"], "jit") {
+	} else if !dsnChoosesJIT(pc) {
 		local = append(local, session.SetLocal("jit", "off"))
 	}
 	return local, settings["statement_timeout"]
+}
+
+// dsnChoosesJIT says the DSN sets jit (?jit=on, or options=-c jit=on): its choice is kept.
+func dsnChoosesJIT(pc *pgx.ConnConfig) bool {
+	_, set := pc.RuntimeParams["jit"]
+	return set || strings.Contains(pc.RuntimeParams["options"], "jit")
 }
 
 // Rows is a statement's rows, as ReadTxFirst hands them to its caller.

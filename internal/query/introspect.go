@@ -147,6 +147,29 @@ type StatementBudgetRow struct {
 	StatementTimeout string `db:"statement_timeout"`
 }
 
+// JITPass gives the statements that follow it, up to JITPassEnd, the server's own jit
+// setting with inlining and optimisation off; its row (JITPassRow) says the settings it
+// replaced.
+func JITPass() Statement {
+	return sqlStatement("jit-pass", []string{"The server's JIT, light (SET LOCAL), for one pass over every row of a large table."}, nil, nil)
+}
+
+// JITPassRow is JITPass's row.
+type JITPassRow struct {
+	Jit                  string `db:"replaced_jit"`
+	InlineAboveCost      string `db:"replaced_inline_above_cost"`
+	OptimizeAboveCost    string `db:"replaced_optimize_above_cost"`
+	NowJit               string `db:"jit"`
+	NowInlineAboveCost   string `db:"jit_inline_above_cost"`
+	NowOptimizeAboveCost string `db:"jit_optimize_above_cost"`
+}
+
+// JITPassEnd sets the jit settings back to was.
+func JITPassEnd(was JITPassRow) Statement {
+	return sqlStatement("jit-pass-end", []string{"The transaction's JIT settings back (SET LOCAL)."}, nil,
+		Args{"jit": {Value: was.Jit}, "inline_above_cost": {Value: was.InlineAboveCost}, "optimize_above_cost": {Value: was.OptimizeAboveCost}})
+}
+
 // StatementBudgetEnd sets the statement timeout back to setting (StatementBudgetRow.Replaced).
 func StatementBudgetEnd(setting string) Statement {
 	return sqlStatement("statement-budget-end", []string{"The command's statement timeout back (SET LOCAL)."}, nil,

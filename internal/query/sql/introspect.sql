@@ -30,6 +30,27 @@ SELECT current_setting('statement_timeout') AS replaced,
 -- command's own statements.
 SELECT set_config('statement_timeout', @timeout, true) AS statement_timeout;
 
+-- name: jit-pass
+-- For one pass over every row of a large table, where compiling its expressions and tuple
+-- deforming pays: the server's own jit setting (reset_val: its configuration, the role's or
+-- the database's) in place of outboxctl's jit = off, with inlining and optimisation off
+-- (their compile time is what made JIT cost more than it saved on outboxctl's short
+-- statements). The planner still compiles only a statement whose cost passes
+-- jit_above_cost. The replaced_ columns are the settings it replaces, for jit-pass-end.
+SELECT current_setting('jit') AS replaced_jit,
+       current_setting('jit_inline_above_cost') AS replaced_inline_above_cost,
+       current_setting('jit_optimize_above_cost') AS replaced_optimize_above_cost,
+       set_config('jit', (SELECT s.reset_val FROM pg_settings s WHERE s.name = 'jit'), true) AS jit,
+       set_config('jit_inline_above_cost', '-1', true) AS jit_inline_above_cost,
+       set_config('jit_optimize_above_cost', '-1', true) AS jit_optimize_above_cost;
+
+-- name: jit-pass-end
+-- The transaction's jit settings back (@jit, @inline_above_cost, @optimize_above_cost, as
+-- jit-pass read them), for the statements after the pass.
+SELECT set_config('jit', @jit, true) AS jit,
+       set_config('jit_inline_above_cost', @inline_above_cost, true) AS jit_inline_above_cost,
+       set_config('jit_optimize_above_cost', @optimize_above_cost, true) AS jit_optimize_above_cost;
+
 -- name: catalog-budget-end
 -- After the catalog read of a command connected under the catalog's budget (@budget, its
 -- statement timeout) because --statement-timeout is lower: that timeout (@timeout, in
