@@ -177,18 +177,24 @@ func (s *session) jitPass(rows int64, fn func() error) error {
 	if !s.jitOff || rows < JITPassRows {
 		return fn()
 	}
-	res, err := s.run(query.JITPass())
+	return settingsAround(s, query.JITPass(), query.JITPassEnd, fn)
+}
+
+// settingsAround runs fn between start, which SET LOCALs settings and returns one row of the
+// values it replaced, and end of that row, which sets them back.
+func settingsAround[T any](s *session, start query.Statement, end func(T) query.Statement, fn func() error) error {
+	res, err := s.run(start)
 	if err != nil {
 		return err
 	}
-	was, err := query.Rows[query.JITPassRow](res)
+	was, err := query.Rows[T](res)
 	if err != nil || len(was) != 1 {
-		return fmt.Errorf("jit-pass: %d rows: %w", len(was), err)
+		return fmt.Errorf("%s: %d rows: %w", start.Name, len(was), err)
 	}
 	if err := fn(); err != nil {
 		return err
 	}
-	_, err = s.run(query.JITPassEnd(was[0]))
+	_, err = s.run(end(was[0]))
 	return err
 }
 
@@ -199,19 +205,9 @@ func (s *session) withBudget(d, timeout time.Duration, fn func() error) error {
 	if timeout <= 0 || timeout >= d {
 		return fn()
 	}
-	res, err := s.run(query.StatementBudget(d))
-	if err != nil {
-		return err
-	}
-	rows, err := query.Rows[query.StatementBudgetRow](res)
-	if err != nil || len(rows) != 1 {
-		return fmt.Errorf("statement-budget: %d rows: %w", len(rows), err)
-	}
-	if err := fn(); err != nil {
-		return err
-	}
-	_, err = s.run(query.StatementBudgetEnd(rows[0].Replaced))
-	return err
+	return settingsAround(s, query.StatementBudget(d), func(was query.StatementBudgetRow) query.Statement {
+		return query.StatementBudgetEnd(was.Replaced)
+	}, fn)
 }
 
 // firstOf is st as a transaction's first statement, its result handed to read.

@@ -154,14 +154,11 @@ func JITPass() Statement {
 	return sqlStatement("jit-pass", []string{"The server's JIT, light (SET LOCAL), for one pass over every row of a large table."}, nil, nil)
 }
 
-// JITPassRow is JITPass's row.
+// JITPassRow is JITPass's row: the settings it replaced.
 type JITPassRow struct {
-	Jit                  string `db:"replaced_jit"`
-	InlineAboveCost      string `db:"replaced_inline_above_cost"`
-	OptimizeAboveCost    string `db:"replaced_optimize_above_cost"`
-	NowJit               string `db:"jit"`
-	NowInlineAboveCost   string `db:"jit_inline_above_cost"`
-	NowOptimizeAboveCost string `db:"jit_optimize_above_cost"`
+	Jit               string `db:"replaced_jit"`
+	InlineAboveCost   string `db:"replaced_inline_above_cost"`
+	OptimizeAboveCost string `db:"replaced_optimize_above_cost"`
 }
 
 // JITPassEnd sets the jit settings back to was.
