@@ -136,7 +136,12 @@ func runExporter(ctx context.Context, d factory, o exporterOptions, sources []ex
 	defer stop()
 	e.Run(run)
 	d.printer.Notef("serving http://%s/metrics for %d context(s)", ln.Addr().String(), len(sources))
+	// The first collection's failures are told once it ends; the teller is joined before
+	// returning, so nothing writes to the printer after the command has returned (a test or
+	// an in-process caller reads the output then).
+	told := make(chan struct{})
 	go func() {
+		defer close(told)
 		select {
 		case <-e.Ready():
 			for _, err := range e.Errors() {
@@ -148,6 +153,7 @@ func runExporter(ctx context.Context, d factory, o exporterOptions, sources []ex
 	err = e.Serve(run, ln)
 	stop()
 	e.Wait()
+	<-told
 	if err != nil && ctx.Err() == nil {
 		return failuref("serving on %s: %v", o.Listen, err)
 	}

@@ -200,3 +200,51 @@ func TestExporterServesAndStopsCleanly(t *testing.T) {
 		t.Errorf("stderr:\n%s", errOut.String())
 	}
 }
+
+// An exporter whose database is down still serves (outboxctl_up 0) and says once why its
+// first collection failed, password redacted. The warning is written before Main returns:
+// the goroutine that tells it is joined, so reading stderr afterwards (a plain buffer, not a
+// locked one) is not a data race, which -race (make test/race) checks.
+func TestExporterTellsFirstFailureBeforeReturning(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	down, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	downAddr := down.Addr().String()
+	down.Close() // nothing listens there: the connection is refused at once
+	streams, out, errOut := render.Test()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- cmd.Main(ctx, []string{"--dsn", "postgres://ops:hunter2secret@" + downAddr + "/test", "exporter", "--listen", addr}, streams)
+	}()
+	ready := false
+	for deadline := time.Now().Add(30 * time.Second); !ready && time.Now().Before(deadline); {
+		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
+			ready = resp.StatusCode == 200
+			resp.Body.Close()
+		}
+		if !ready {
+			time.Sleep(20 * time.Millisecond) // polling /readyz, a condition
+		}
+	}
+	cancel()
+	code := <-done
+	if !ready {
+		t.Fatalf("never ready; exit %d", code)
+	}
+	if code != 0 {
+		t.Errorf("exit %d after its context ended, want 0", code)
+	}
+	got := errOut.String()
+	if !strings.Contains(got, "first collection failed: ") || strings.Contains(got, "hunter2secret") || out.Len() != 0 {
+		t.Errorf("stdout %q; stderr:\n%s", out.String(), got)
+	}
+}
