@@ -175,10 +175,19 @@ func PinValueText(ctx context.Context, tx pgx.Tx) error {
 // and merged, so memory holds a few rows of each side whatever the tables' size.
 func VerifySplit(ctx context.Context, srcQ, repQ query.Querier, s Sides, cell string, ids []int64, c *Collector) error {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	srcSt, repSt := SplitStatements(c.Pair, s, cell, ids)
 	src := produce(ctx, srcQ, srcSt, c.Pair, true)
 	rep := produce(ctx, repQ, repSt, c.Pair, false)
+	// On an error one side may still be streaming: both producers are stopped and waited
+	// for before returning, so the caller's next statement (a rollback) never meets a
+	// connection still in use by a producer.
+	defer func() {
+		cancel()
+		for range src {
+		}
+		for range rep {
+		}
+	}()
 	a, b := <-src, <-rep
 	for {
 		if a.err != nil {
@@ -220,6 +229,7 @@ func VerifySplit(ctx context.Context, srcQ, repQ query.Querier, s Sides, cell st
 func produce(ctx context.Context, q query.Querier, st query.Statement, p Pair, source bool) <-chan streamed {
 	out := make(chan streamed, 256)
 	go func() {
+		defer close(out)
 		var cols columns
 		var err error
 		var cur *Record
