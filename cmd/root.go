@@ -155,9 +155,10 @@ outboxctl answers "why is this outbox not draining?" for Sentry's hybrid-cloud o
 (sentry_regionoutbox, sentry_controloutbox): which shards are stuck in backoff, what waits
 in a shard, which row Sentry will deliver, which categories pile up.
 
-Every question is one annotated SQL statement. Without a database, or with --print-sql,
-outboxctl prints it for a DBA to paste into psql; with one, it runs the same statement with
-bind parameters in a read-only transaction and renders the rows.
+Every question is annotated SQL: one statement, or a few named ones (doctor's checks).
+Without a database, or with --print-sql, outboxctl prints it for a DBA to paste into psql;
+with one, it runs it with bind parameters in a read-only transaction and renders the rows
+(on a large table, shards --limit may run a faster form proven to return the same rows).
 
 Connecting: --dsn wins over OUTBOXCTL_DSN, which wins over the libpq environment (PGHOST,
 PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass, PGSSLMODE). --context NAME takes the
