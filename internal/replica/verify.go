@@ -188,7 +188,19 @@ func VerifySplit(ctx context.Context, srcQ, repQ query.Querier, s Sides, cell st
 		for range rep {
 		}
 	}()
-	a, b := <-src, <-rep
+	// A producer the context stopped may close its channel without its last record (its
+	// send lost to ctx.Done): that end is the context's error, never a zero record (which
+	// would merge as object 0, again and again).
+	recv := func(ch <-chan streamed) streamed {
+		if s, ok := <-ch; ok {
+			return s
+		}
+		if err := ctx.Err(); err != nil {
+			return streamed{err: err}
+		}
+		return streamed{err: errors.New("verify: a side's stream ended before its end")}
+	}
+	a, b := recv(src), recv(rep)
 	for {
 		if a.err != nil {
 			return a.err
@@ -201,10 +213,10 @@ func VerifySplit(ctx context.Context, srcQ, repQ query.Querier, s Sides, cell st
 			return nil
 		case b.done || (!a.done && a.r.ObjectID < b.r.ObjectID):
 			c.Add(a.r)
-			a = <-src
+			a = recv(src)
 		case a.done || b.r.ObjectID < a.r.ObjectID:
 			c.Add(b.r)
-			b = <-rep
+			b = recv(rep)
 		default:
 			r := a.r
 			r.Replica, r.ReplicaShard = b.r.Replica, b.r.ReplicaShard
@@ -217,7 +229,7 @@ func VerifySplit(ctx context.Context, srcQ, repQ query.Querier, s Sides, cell st
 				}
 			}
 			c.Add(r)
-			a, b = <-src, <-rep
+			a, b = recv(src), recv(rep)
 		}
 	}
 }
