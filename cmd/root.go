@@ -23,7 +23,9 @@ import (
 )
 
 // Main runs outboxctl with args and returns the exit code.
-func Main(ctx context.Context, args []string, io *render.Streams) int {
+func Main(ctx context.Context, args []string, streams *render.Streams) int {
+	// One stderr for everything the command runs at once (see WithSharedErr).
+	io := streams.WithSharedErr()
 	ctx, stop := notifySignals(ctx)
 	defer stop()
 	a := &app{io: io, getenv: io.Getenv, args: args}
@@ -55,7 +57,7 @@ func Main(ctx context.Context, args []string, io *render.Streams) int {
 	if outputHook != nil && cmd != nil {
 		outputHook(printedRun{command: strings.TrimPrefix(path, root.Name()+" "), format: a.g.Output, printSQL: a.g.PrintSQL,
 			fanOut: a.g.AllContexts || strings.Contains(a.g.Context, ","), watch: cmd.Flags().Changed("watch"),
-			selected: a.g.JSONFields != "" || a.g.JQ != "", out: io.Out, errOut: io.Err})
+			selected: a.g.JSONFields != "" || a.g.JQ != "", out: io.Out, errOut: streams.Err})
 	}
 	return exitCode(ctx, err)
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/mattn/go-isatty"
@@ -93,4 +94,44 @@ func (s *Streams) To(w io.Writer) *Streams {
 	c := *s
 	c.Out, c.Err = w, w
 	return &c
+}
+
+// WithSharedErr is s with stderr shared safely by everything one command runs at once: a
+// progress line redrawn by its ticker, a parallel drain's workers, a stream handler's
+// relayed stderr, a Ctrl-C note and the printers (each Printer locks only itself, and a
+// command makes several). Every write is whole and one at a time; and on a terminal a line
+// written while a progress line is shown first clears that line ("\r" and erase to its end),
+// so a warning is never glued to the end of the progress line (the next redraw draws it
+// again below). Streams already shared are returned as they are.
+func (s *Streams) WithSharedErr() *Streams {
+	if _, ok := s.Err.(*sharedErr); ok {
+		return s
+	}
+	c := *s
+	c.Err = &sharedErr{w: s.Err, tty: s.ErrTTY}
+	return &c
+}
+
+// sharedErr is stderr under one lock; live says the last write was a progress frame: it
+// began with "\r" and left the line open (no newline).
+type sharedErr struct {
+	mu   sync.Mutex
+	w    io.Writer
+	tty  bool
+	live bool
+}
+
+func (e *sharedErr) Write(b []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(b) == 0 {
+		return e.w.Write(b)
+	}
+	if e.tty && e.live && b[0] != '\r' {
+		if _, err := io.WriteString(e.w, "\r\x1b[K"); err != nil {
+			return 0, err
+		}
+	}
+	e.live = b[0] == '\r' && b[len(b)-1] != '\n'
+	return e.w.Write(b)
 }
