@@ -177,7 +177,7 @@ func runDrain(ctx context.Context, d factory, o drainOptions, t query.Target, k 
 	if err := d.requireDB("outboxctl drain"); err != nil {
 		return err
 	}
-	handler, err := drainHandler(o, d.getenv)
+	handler, err := drainHandler(o, d.getenv, d.stderr)
 	if err != nil {
 		return err
 	}
@@ -223,7 +223,9 @@ func runDrain(ctx context.Context, d factory, o drainOptions, t query.Target, k 
 }
 
 // drainHandler parses --handler (none is needed for --dry-run).
-func drainHandler(o drainOptions, getenv func(string) string) (drain.Handler, error) {
+// A handler's stderr (an exec command's warnings, a stream co-process's relayed lines) goes
+// to the command's stderr, shared with its progress line and notes.
+func drainHandler(o drainOptions, getenv func(string) string, stderr io.Writer) (drain.Handler, error) {
 	if o.DryRun && o.Handler == "" {
 		return nil, nil // a dry run without a handler: the plan only
 	}
@@ -231,7 +233,7 @@ func drainHandler(o drainOptions, getenv func(string) string) (drain.Handler, er
 		return nil, usageErrorf("outboxctl drain "+o.Scope+" "+o.ID+" --dry-run",
 			"`--handler` is required: exec:COMMAND, stream:COMMAND, http(s)://URL or discard (or --dry-run to see the plan)")
 	}
-	handler, err := drain.ParseHandler(drain.HandlerConfig{Spec: o.Handler, Timeout: o.HandlerTimeout, Headers: o.HandlerHeaders, Getenv: getenv})
+	handler, err := drain.ParseHandler(drain.HandlerConfig{Spec: o.Handler, Timeout: o.HandlerTimeout, Headers: o.HandlerHeaders, Getenv: getenv, Stderr: stderr})
 	if err != nil {
 		return nil, usageErrorf("", "%s", err.Error())
 	}

@@ -109,7 +109,7 @@ func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target
 	var newHandler func() (drain.Handler, error)
 	var first drain.Handler
 	if !discard {
-		newHandler = func() (drain.Handler, error) { return drainHandler(o, d.getenv) }
+		newHandler = func() (drain.Handler, error) { return drainHandler(o, d.getenv, d.stderr) }
 		var err error
 		if first, err = newHandler(); err != nil {
 			return err

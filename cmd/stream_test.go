@@ -312,3 +312,56 @@ func TestStreamPreflight(t *testing.T) {
 		t.Errorf("a co-process started: %v", err)
 	}
 }
+
+// A stream co-process's stderr reaches the command's own stderr (the streams Main was
+// given, shared with the progress line and the notes), escaped, and never the process's
+// os.Stderr behind the command's back.
+func TestStreamStderrReachesTheCommandsStderr(t *testing.T) {
+	t.Parallel()
+	schema, seeded := seedShard(t, 3)
+	handler := `stream:printf 'hello from the handler\033[31m\n' >&2; LOG=/dev/null exec sh testdata/stream/acks.sh`
+	out, errOut := mustRun(t, 0, schema, "drain", "organization", "1", "--yes", "-o", "json", "--handler", handler)
+	if !strings.Contains(errOut, `hello from the handler\x1b[31m`) || strings.ContainsRune(errOut, 0x1b) {
+		t.Errorf("stderr does not carry the handler's line, escaped:\n%q", errOut)
+	}
+	if !strings.Contains(out, `"delivered": 3`) {
+		t.Errorf("summary: %s", out)
+	}
+	if left := sortedLeft(t, schema, seeded); len(left) != 0 {
+		t.Errorf("left %v", left)
+	}
+}
+
+// A co-process that leaves a daemon holding its stderr (setsid: outside the process group
+// the drain kills) does not keep the relay running: the drain stops relaying when it ends,
+// so nothing is written to the command's stderr after Main returned (-race reads the
+// buffer below against the relay's writes), and the daemon's next write finds the pipe
+// closed and ends it.
+func TestStreamRelayEndsWithTheDrain(t *testing.T) {
+	t.Parallel()
+	schema, _ := seedShard(t, 2)
+	pidfile := filepath.Join(t.TempDir(), "daemon.pid")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidfile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	handler := fmt.Sprintf(`stream:setsid sh -c 'echo $$ > %s; while :; do echo daemon >&2; sleep 0.05; done' & LOG=/dev/null exec sh testdata/stream/acks.sh`, pidfile)
+	_, errOut := mustRun(t, 0, schema, "drain", "organization", "1", "--yes", "-o", "json", "--handler", handler)
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatalf("the daemon never wrote its pid: %v\nstderr:\n%s", err, errOut)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 1 {
+		t.Fatalf("pid %q: %v", b, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon (pid %d) still runs: the relay still reads its stderr after the drain ended", pid)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the process, a condition
+	}
+}

@@ -80,6 +80,8 @@ type HandlerConfig struct {
 	// environment ($TOKEN) so that secrets need not be on the command line.
 	Headers []string
 	Getenv  func(string) string
+	// Stderr is where exec and stream handlers write (nil: os.Stderr).
+	Stderr io.Writer
 }
 
 // ParseHandler reads --handler: exec:COMMAND, stream:COMMAND, http://… or https://…, or discard.
@@ -97,13 +99,13 @@ func ParseHandler(c HandlerConfig) (Handler, error) {
 			return nil, fmt.Errorf("invalid `--handler` %q: exec: needs a command, e.g. exec:'./deliver.sh --region us'", spec)
 		}
 		// Run through sh -c, like hooks: the operator's command line as written.
-		return &Exec{Args: []string{shell, "-c", command}, Command: command, Timeout: c.Timeout}, nil
+		return &Exec{Args: []string{shell, "-c", command}, Command: command, Timeout: c.Timeout, Stderr: c.Stderr}, nil
 	case strings.HasPrefix(spec, "stream:"):
 		command := strings.TrimSpace(strings.TrimPrefix(spec, "stream:"))
 		if command == "" {
 			return nil, fmt.Errorf("invalid `--handler` %q: stream: needs a command, e.g. stream:'sentry exec docs/handlers/sentry_deliver.py'", spec)
 		}
-		return &Stream{Args: []string{shell, "-c", command}, Command: command, Timeout: c.Timeout}, nil
+		return &Stream{Args: []string{shell, "-c", command}, Command: command, Timeout: c.Timeout, Stderr: c.Stderr}, nil
 	case strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://"):
 		u, err := url.Parse(spec)
 		if err != nil || u.Host == "" {

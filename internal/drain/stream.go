@@ -63,6 +63,7 @@ type streamProc struct {
 	tree   *procTree
 	stdin  *os.File
 	stdout *os.File
+	stderr *os.File // the relay's end: stop closes it, so the relay ends with the process
 	out    *bufio.Reader
 	exited chan struct{} // closed after Wait returned
 	quit   chan struct{} // closed by stop
@@ -310,7 +311,7 @@ func (s *Stream) start() (*streamProc, error) {
 		return nil, err
 	}
 	inR, inW, outR, outW, errR, errW := ends[0], ends[1], ends[2], ends[3], ends[4], ends[5]
-	p := &streamProc{stdin: inW, stdout: outR, out: bufio.NewReaderSize(outR, maxAckLine), exited: make(chan struct{}), quit: make(chan struct{}), relay: make(chan struct{})}
+	p := &streamProc{stdin: inW, stdout: outR, stderr: errR, out: bufio.NewReaderSize(outR, maxAckLine), exited: make(chan struct{}), quit: make(chan struct{}), relay: make(chan struct{})}
 	p.cmd = exec.Command(s.Args[0], s.Args[1:]...)
 	p.tree = newProcTree(p.cmd)
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = inR, outW, errW
@@ -404,6 +405,10 @@ func (s *Stream) stop(p *streamProc) {
 	select { // its last stderr lines
 	case <-p.relay:
 	case <-time.After(200 * time.Millisecond):
+		// A process outside the killed group (a daemon it started) still holds stderr:
+		// the relay stops here, so nothing it reads is written after the drain ended.
+		_ = p.stderr.Close()
+		<-p.relay
 	}
 }
 
