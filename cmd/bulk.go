@@ -319,8 +319,6 @@ func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOption
 	for _, s := range shards {
 		bulk.Shards, bulk.Depths = append(bulk.Shards, s.Ref()), append(bulk.Depths, s.Depth)
 	}
-	progress := d.progress(ctx, job.command+" shards", int64(len(bulk.Shards)), false)
-	bulk.Progress = func(n int, _ int64) { progress.Set(int64(n)) }
 	run := &bulkArchiveRun{ID: d.bulkRunID(o, job.command)}
 	var ba *drain.BulkArchive
 	batch := job.batch
@@ -342,10 +340,21 @@ func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOption
 		}
 	}
 	bulk.Settle = d.bulkSettle(job.command, job.mode, t, shards, ba)
+	// The progress line starts once nothing can fail before the run (an archive that cannot
+	// be opened returns above): every line started is stopped, its ticker joined.
+	progress := d.progress(ctx, job.command+" shards", int64(len(bulk.Shards)), false)
+	bulk.Progress = func(n int, _ int64) { progress.Set(int64(n)) }
+	// The Ctrl-C note, once begun, is waited for: it never prints after the summary.
+	said := make(chan struct{})
 	stopNote := context.AfterFunc(ctx, func() {
+		defer close(said)
 		d.printer.Notef("interrupted: stopping after the batch in flight (Ctrl-C again does not cut it short)")
 	})
-	defer stopNote()
+	defer func() {
+		if !stopNote() {
+			<-said
+		}
+	}()
 	sum, err := bulk.Run(ctx, conn, batch(t, why))
 	progress.Set(int64(sum.Selected - sum.Left))
 	progress.done()
