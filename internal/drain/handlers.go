@@ -80,7 +80,8 @@ type HandlerConfig struct {
 	// environment ($TOKEN) so that secrets need not be on the command line.
 	Headers []string
 	Getenv  func(string) string
-	// Stderr is where exec and stream handlers write (nil: os.Stderr).
+	// Stderr is where a stream handler relays its co-process's stderr and an exec handler
+	// writes its warnings (nil: os.Stderr).
 	Stderr io.Writer
 }
 

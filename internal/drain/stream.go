@@ -408,7 +408,10 @@ func (s *Stream) stop(p *streamProc) {
 		// A process outside the killed group (a daemon it started) still holds stderr:
 		// the relay stops here, so nothing it reads is written after the drain ended.
 		_ = p.stderr.Close()
-		<-p.relay
+		select { // (a relay stuck writing to a stderr that takes nothing is left to it)
+		case <-p.relay:
+		case <-time.After(time.Second):
+		}
 	}
 }
 

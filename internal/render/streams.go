@@ -102,7 +102,7 @@ func (s *Streams) To(w io.Writer) *Streams {
 // command makes several). Every write is whole and one at a time; and on a terminal a line
 // written while a progress line is shown first clears that line ("\r" and erase to its end),
 // so a warning is never glued to the end of the progress line (the next redraw draws it
-// again below). Streams already shared are returned as they are.
+// again below); a write that starts with a newline keeps the line (a failed step's). Streams already shared are returned as they are.
 func (s *Streams) WithSharedErr() *Streams {
 	if _, ok := s.Err.(*sharedErr); ok {
 		return s
@@ -127,7 +127,9 @@ func (e *sharedErr) Write(b []byte) (int, error) {
 	if len(b) == 0 {
 		return e.w.Write(b)
 	}
-	if e.tty && e.live && b[0] != '\r' {
+	// A write that starts with a newline ends the line as it is (a failed claim's line is
+	// kept, the error below it); one that starts with "\r" is the next frame.
+	if e.tty && e.live && b[0] != '\r' && b[0] != '\n' {
 		if _, err := io.WriteString(e.w, "\r\x1b[K"); err != nil {
 			return 0, err
 		}

@@ -20,6 +20,7 @@ func TestSharedErrClearsALiveProgressLine(t *testing.T) {
 		{true, []string{"\rdrain 3/10", "warning: slow\n", "\rdrain 4/10"}, "\rdrain 3/10\r\x1b[Kwarning: slow\n\rdrain 4/10"},
 		{true, []string{"\rdrain 3/10", "\rdrain 4/10\x1b[K", "\rdelivered 10 in 1s\n", "next\n"}, "\rdrain 3/10\rdrain 4/10\x1b[K\rdelivered 10 in 1s\nnext\n"},
 		{true, []string{"Proceed? [y/N] ", "dry run\n"}, "Proceed? [y/N] dry run\n"},
+		{true, []string{"\rclaiming 31.2s\x1b[K", "\n", "Error: timeout\n"}, "\rclaiming 31.2s\x1b[K\nError: timeout\n"},
 		{false, []string{"\rdrain 3/10", "warning: slow\n"}, "\rdrain 3/10warning: slow\n"},
 	} {
 		s, _, errOut := render.Test()
