@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"time"
@@ -144,10 +145,18 @@ func runExporter(ctx context.Context, d factory, o exporterOptions, sources []ex
 		defer close(told)
 		select {
 		case <-e.Ready():
-			for _, err := range e.Errors() {
-				d.printer.Warnf("first collection failed: %s", oneLine(db.RedactDSN(err.Error())))
-			}
 		case <-run.Done():
+		}
+		// Ready may have closed as the run ended: the failures are told whenever it did (a
+		// select between the two would pick at random), all but a stop's own cancellation.
+		select {
+		case <-e.Ready():
+			for _, err := range e.Errors() {
+				if !errors.Is(err, context.Canceled) {
+					d.printer.Warnf("first collection failed: %s", oneLine(db.RedactDSN(err.Error())))
+				}
+			}
+		default:
 		}
 	}()
 	err = e.Serve(run, ln)
