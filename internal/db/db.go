@@ -751,7 +751,25 @@ func WriteTx(ctx context.Context, conn *Conn, fn func(pgx.Tx) error) error {
 // LOCAL statements of the caller's. It does not check for a replica: a caller that runs many
 // transactions (the drain) checks once. fn's error rolls everything back.
 func RunWriteTx(ctx context.Context, conn *Conn, extra []string, fn func(pgx.Tx) error) error {
-	tx, err := conn.beginWith(ctx, session.BeginWrite(), extra)
+	return runWrite(ctx, conn, session.BeginWrite(), extra, fn)
+}
+
+// RunSnapshotWriteTx is RunWriteTx in REPEATABLE READ: every statement sees the snapshot of
+// the first, and one that would change a row changed since fails (IsSerializationFailure)
+// where READ COMMITTED would act on the newer row unseen. The caller starts again.
+func RunSnapshotWriteTx(ctx context.Context, conn *Conn, extra []string, fn func(pgx.Tx) error) error {
+	return runWrite(ctx, conn, session.BeginWriteSnapshot(), extra, fn)
+}
+
+// IsSerializationFailure says err is PostgreSQL's 40001: a REPEATABLE READ transaction met
+// a row changed since its snapshot, and was rolled back.
+func IsSerializationFailure(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "40001"
+}
+
+func runWrite(ctx context.Context, conn *Conn, begin string, extra []string, fn func(pgx.Tx) error) error {
+	tx, err := conn.beginWith(ctx, begin, extra)
 	if err != nil {
 		return Classify(err, "")
 	}

@@ -218,3 +218,74 @@ func TestUnclaimWithNothingToPutBackSaysSo(t *testing.T) {
 		t.Fatalf("restored %v, error %v; want false, ErrNothingUnclaimed", restored, err)
 	}
 }
+
+// TestClaimRecordsAScheduleCommittedWhileItWaited: a row of the shard (not its head) that
+// another transaction reschedules and commits while the claim's UPDATE waits for its lock
+// is claimed with the schedule that transaction gave it on record, so an unclaim puts that
+// one back, not the one it had when the claim began. (In READ COMMITTED the UPDATE re-read
+// the newer row while the claim's record came from its older snapshot: the unclaim restored
+// a schedule nobody had any more. The claim now runs in REPEATABLE READ and starts again
+// when a row changed under it.)
+func TestClaimRecordsAScheduleCommittedWhileItWaited(t *testing.T) {
+	t.Parallel()
+	schema, target := setup(t)
+	past := time.Date(2016, 8, 1, 0, 0, 0, 0, time.UTC)
+	from := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	ids := testdb.Insert(t, schema, "sentry_regionoutbox",
+		testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1, ScheduledFrom: from, ScheduledFor: past},
+		testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 2, ScheduledFrom: from, ScheduledFor: past},
+		testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 3, ScheduledFrom: from, ScheduledFor: past})
+	table := pgx.Identifier{schema}.Sanitize() + ".sentry_regionoutbox"
+	ctx := context.Background()
+	other, err := testdb.Pool(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Rollback(ctx) //nolint:errcheck // committed below
+	newFrom, newFor := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 7, 5, 0, 0, time.UTC)
+	if _, err := other.Exec(ctx, "UPDATE "+table+" SET scheduled_from = $1, scheduled_for = $2 WHERE id = $3", newFrom, newFor, ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	type claimed struct {
+		c   *drain.Claimed
+		err error
+	}
+	done := make(chan claimed, 1)
+	cn := conn(t)
+	go func() {
+		c, err := drain.Claim(ctx, cn, target, org(1))
+		done <- claimed{c, err}
+	}()
+	// The claim's UPDATE waits for the other transaction's row lock (a condition).
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var waiting int
+		if err := testdb.Pool(t).QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			 WHERE wait_event_type = 'Lock' AND state = 'active' AND query LIKE '%' || $1 || '%' AND query LIKE '%UPDATE%'`, schema).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the claim never waited for the row the other transaction holds")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the server, a condition
+	}
+	if err := other.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("claim: %v", r.err)
+	}
+	if n, err := drain.Unclaim(ctx, cn, target, org(1), r.c); err != nil || n != 3 {
+		t.Fatalf("unclaim: %d rows, %v; want 3", n, err)
+	}
+	got := schedules(t, schema)
+	want := []schedRow{
+		{id: ids[0], shard: 1, from: pgtype.Timestamptz{Time: from, Valid: true}, to: pgtype.Timestamptz{Time: past, Valid: true}},
+		{id: ids[1], shard: 1, from: pgtype.Timestamptz{Time: newFrom, Valid: true}, to: pgtype.Timestamptz{Time: newFor, Valid: true}},
+		{id: ids[2], shard: 1, from: pgtype.Timestamptz{Time: from, Valid: true}, to: pgtype.Timestamptz{Time: past, Valid: true}},
+	}
+	diffSchedules(t, got, want, "put back")
+}

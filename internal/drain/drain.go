@@ -306,8 +306,37 @@ func claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey)
 	if conn.InTransaction() {
 		return nil, ErrInTransaction
 	}
+	// REPEATABLE READ: the claim records every row's schedule from its snapshot and pushes
+	// the same rows forward. In READ COMMITTED a row another transaction rescheduled and
+	// committed while the UPDATE waited for its lock was pushed as it had become but recorded
+	// as it was, and an unclaim put back a schedule nobody had any more. Now that UPDATE fails
+	// (40001) and the claim starts again from a new snapshot. Only a writer that does not
+	// hold the shard's head (an operator's UPDATE; every drainer locks the head first, which
+	// the claim holds) can cause it, so a few tries are plenty.
+	var err error
+	for try := 1; ; try++ {
+		var c *Claimed
+		c, err = claimOnce(ctx, conn, t, k)
+		if err == nil {
+			return c, nil
+		}
+		if !db.IsSerializationFailure(err) || try == claimTries {
+			break
+		}
+	}
+	if db.IsSerializationFailure(err) {
+		return nil, fmt.Errorf("the shard's rows changed under the claim %d times in a row (another transaction updates them): %w", claimTries, err)
+	}
+	return nil, err
+}
+
+// claimTries is how many times a claim starts again when a row changed under it.
+const claimTries = 5
+
+// claimOnce is one try of the claim, in one REPEATABLE READ transaction.
+func claimOnce(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (*Claimed, error) {
 	c := &Claimed{}
-	err := db.RunWriteTx(ctx, conn, nil, func(tx pgx.Tx) error {
+	err := db.RunSnapshotWriteTx(ctx, conn, nil, func(tx pgx.Tx) error {
 		head, err := query.Run(ctx, tx, query.DrainHead(t, k, 0, 0))
 		if err != nil {
 			if isLockNotAvailable(err) {

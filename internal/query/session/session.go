@@ -46,6 +46,10 @@ func BeginRead() string { return fill("begin-read", nil) }
 // BeginWrite opens a write transaction.
 func BeginWrite() string { return fill("begin-write", nil) }
 
+// BeginWriteSnapshot opens a write transaction in one snapshot: a statement that would act
+// on a row changed since the snapshot fails with a serialization failure (40001).
+func BeginWriteSnapshot() string { return fill("begin-write-snapshot", nil) }
+
 // Commit ends a transaction.
 func Commit() string { return fill("commit", nil) }
 

@@ -14,6 +14,11 @@ BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
 -- name: begin-write
 BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE;
 
+-- name: begin-write-snapshot
+-- A write whose statements must all see one snapshot, and which fails (40001) rather than
+-- act on a row changed since (the drain's claim: it records the schedules it replaces).
+BEGIN ISOLATION LEVEL REPEATABLE READ READ WRITE;
+
 -- name: set-local
 -- One setting for the rest of the transaction (statement_timeout, lock_timeout,
 -- idle_in_transaction_session_timeout, application_name, jit, …).

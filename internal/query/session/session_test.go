@@ -8,6 +8,7 @@ func TestEveryStatementFills(t *testing.T) {
 		Begin():                                "BEGIN",
 		BeginRead():                            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
 		BeginWrite():                           "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE",
+		BeginWriteSnapshot():                   "BEGIN ISOLATION LEVEL REPEATABLE READ READ WRITE",
 		Commit():                               "COMMIT",
 		Rollback():                             "ROLLBACK",
 		PrimaryCheck():                         "SELECT pg_is_in_recovery()",
