@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/testdb"
@@ -251,7 +252,13 @@ func TestClaimRecordsAScheduleCommittedWhileItWaited(t *testing.T) {
 		err error
 	}
 	done := make(chan claimed, 1)
-	cn := conn(t)
+	// A lock timeout far above the wait below: the claim must wait for the commit, whatever
+	// the machine's load (the default 2 s could run out first).
+	cn, err := db.Connect(ctx, db.Config{DSN: testdb.DSN(), Command: "drain-test", LockTimeout: time.Minute})
+	if err != nil {
+		testdb.Unreachable(t, err)
+	}
+	t.Cleanup(func() { _ = cn.Close(context.Background()) })
 	go func() {
 		c, err := drain.Claim(ctx, cn, target, org(1))
 		done <- claimed{c, err}

@@ -310,9 +310,12 @@ func claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey)
 	// the same rows forward. In READ COMMITTED a row another transaction rescheduled and
 	// committed while the UPDATE waited for its lock was pushed as it had become but recorded
 	// as it was, and an unclaim put back a schedule nobody had any more. Now that UPDATE fails
-	// (40001) and the claim starts again from a new snapshot. Only a writer that does not
-	// hold the shard's head (an operator's UPDATE; every drainer locks the head first, which
-	// the claim holds) can cause it, so a few tries are plenty.
+	// (40001) and the claim starts again from a new snapshot. What causes it is a writer that
+	// changes or deletes the shard's rows without waiting for the head the claim holds: a
+	// hand-written statement, a single-shard compact or skip (they delete a group's rows
+	// without locking the head), or a drainer whose head is a lower id committed after the
+	// snapshot. Rare; each try costs the claim's UPDATE again (seconds on a shard of
+	// millions), so a few tries, a short pause between them, then a plain error.
 	var err error
 	for try := 1; ; try++ {
 		var c *Claimed
@@ -323,9 +326,16 @@ func claim(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey)
 		if !db.IsSerializationFailure(err) || try == claimTries {
 			break
 		}
+		select {
+		case <-time.After(time.Duration(try) * 100 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	if db.IsSerializationFailure(err) {
-		return nil, fmt.Errorf("the shard's rows changed under the claim %d times in a row (another transaction updates them): %w", claimTries, err)
+		return nil, &db.Error{Kind: db.KindOther, SQLState: "40001", Err: err,
+			Msg:  fmt.Sprintf("the shard's rows changed under the claim %d times in a row (in drain-claim)", claimTries),
+			Hint: "another session updates or deletes this shard's rows (a compact, a skip, a hand-written statement): find it in pg_stat_activity, then drain again"}
 	}
 	return nil, err
 }

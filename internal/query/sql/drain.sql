@@ -37,9 +37,11 @@ SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for
 -- disk): 14.2 s against the bare UPDATE's 12.4 s on a 2M-row shard, this form 12.4 s (#27).
 -- The claim holds the shard's head row (drain-head, same transaction), so no drainer
 -- deletes or claims the shard's rows between the snapshot and the UPDATE. It runs in
--- REPEATABLE READ: a row another writer changed since the snapshot makes the UPDATE fail
--- (40001) and the claim start again, so the schedules listed are the ones replaced (in READ
--- COMMITTED the UPDATE would push the newer row while this SELECT listed the older one).
+-- REPEATABLE READ: a row another writer changed or deleted since the snapshot (one that
+-- does not wait for the head: a hand-written statement, a single-shard compact or skip)
+-- makes the UPDATE fail (40001) and the claim start again, so the schedules listed are the
+-- ones replaced (in READ COMMITTED the UPDATE would push the newer row while this SELECT
+-- listed the older one).
 WITH next AS (
     SELECT now() AS claimed_from,
            now() + least(greatest(@head_for::timestamptz - @head_from::timestamptz, interval '1 second') * 2, interval '1 hour') AS claimed_for
