@@ -9,9 +9,10 @@
 -- every shard (it buffers them all); the second keeps only the shards of at least @floor
 -- rows (top-shards-floor counted at least @limit shards that deep, so the deepest are among
 -- them; Go runs the first form when the kept were fewer than @limit and not every shard).
-WITH /* EITHER: window */top AS (
-    -- total_shards: how many shards matched before the LIMIT (the footer's "of N").
-    SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier, count(*) AS depth, count(*) OVER () AS total_shards
+WITH per_shard AS (
+    -- Each shard's depth: the guide's template without its sort (both forms read it; the
+    -- planner folds it into the statement, the plan is the same as written out).
+    SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier, count(*) AS depth
       FROM /* TEMPLATE: table */sentry_controloutbox o
      /* IF: scope */WHERE o.shard_scope = @scope/* END: scope */
        /* IF: shard */AND o.shard_identifier = @shard/* END: shard */
@@ -22,19 +23,14 @@ WITH /* EITHER: window */top AS (
            ) s)/* END: selected */
      GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
     /* IF: min_depth */HAVING count(*) >= @min_depth/* END: min_depth */
-     ORDER BY depth DESC, /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
-     LIMIT @limit
-)/* OR: per_shard AS (
-    -- Each shard's depth: the guide's template without its sort.
-    SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier, count(*) AS depth
-      FROM /* TEMPLATE: table */sentry_controloutbox o
-     /* IF: scope */WHERE o.shard_scope = @scope/* END: scope */
-       /* IF: category */AND o.category = @category/* END: category */
-       /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
-     GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
-    /* IF: min_depth */HAVING count(*) >= @min_depth/* END: min_depth */
 ),
-kept AS (
+/* EITHER: window */top AS (
+    -- total_shards: how many shards matched before the LIMIT (the footer's "of N").
+    SELECT /* IF: control */d./* TEMPLATE: cell_column */region_name, /* END: control */d.shard_scope, d.shard_identifier, d.depth, count(*) OVER () AS total_shards
+      FROM per_shard d
+     ORDER BY d.depth DESC, /* IF: control */d./* TEMPLATE: cell_column */region_name, /* END: control */d.shard_scope, d.shard_identifier
+     LIMIT @limit
+)/* OR: kept AS (
     -- total_shards: every shard counted (the footer's "of N"); kept for the top: only the
     -- shards at least as deep as the floor.
     SELECT count(*) AS total_shards,

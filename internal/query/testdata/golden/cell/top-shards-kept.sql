@@ -7,7 +7,8 @@
 -- date_added is the shard's oldest message. Only the top rows pay for these columns;
 -- coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).
 WITH per_shard AS (
-    -- Each shard's depth: the guide's template without its sort.
+    -- Each shard's depth: the guide's template without its sort (both forms read it; the
+    -- planner folds it into the statement, the plan is the same as written out).
     SELECT o.shard_scope, o.shard_identifier, count(*) AS depth
       FROM sentry_regionoutbox o
      GROUP BY o.shard_scope, o.shard_identifier
@@ -116,7 +117,8 @@ SELECT top.shard_scope, top.shard_identifier, top.depth,
 -- date_added is the shard's oldest message. Only the top rows pay for these columns;
 -- coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).
 WITH per_shard AS (
-    -- Each shard's depth: the guide's template without its sort.
+    -- Each shard's depth: the guide's template without its sort (both forms read it; the
+    -- planner folds it into the statement, the plan is the same as written out).
     SELECT o.shard_scope, o.shard_identifier, count(*) AS depth
       FROM sentry_regionoutbox o
      WHERE o.shard_scope = 0  -- ORGANIZATION_SCOPE

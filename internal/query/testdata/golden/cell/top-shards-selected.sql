@@ -6,9 +6,10 @@
 -- from the lowest-id row, which Sentry locks and derives the next backoff step from; its
 -- date_added is the shard's oldest message. Only the top rows pay for these columns;
 -- coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).
-WITH top AS (
-    -- total_shards: how many shards matched before the LIMIT (the footer's "of N").
-    SELECT o.shard_scope, o.shard_identifier, count(*) AS depth, count(*) OVER () AS total_shards
+WITH per_shard AS (
+    -- Each shard's depth: the guide's template without its sort (both forms read it; the
+    -- planner folds it into the statement, the plan is the same as written out).
+    SELECT o.shard_scope, o.shard_identifier, count(*) AS depth
       FROM sentry_regionoutbox o
      WHERE o.category = 2  -- ORGANIZATION_UPDATE
        AND (o.shard_scope, o.shard_identifier) IN (SELECT s.shard_scope, s.shard_identifier FROM (
@@ -41,7 +42,12 @@ SELECT NULL::text AS cell, k.shard_scope, k.shard_identifier, k.depth,
  ORDER BY k.shard_scope, k.shard_identifier
            ) s)
      GROUP BY o.shard_scope, o.shard_identifier
-     ORDER BY depth DESC, o.shard_scope, o.shard_identifier
+),
+top AS (
+    -- total_shards: how many shards matched before the LIMIT (the footer's "of N").
+    SELECT d.shard_scope, d.shard_identifier, d.depth, count(*) OVER () AS total_shards
+      FROM per_shard d
+     ORDER BY d.depth DESC, d.shard_scope, d.shard_identifier
      LIMIT 20
 )
 SELECT top.shard_scope, top.shard_identifier, top.depth,

@@ -6,13 +6,19 @@
 -- from the lowest-id row, which Sentry locks and derives the next backoff step from; its
 -- date_added is the shard's oldest message. Only the top rows pay for these columns;
 -- coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).
-WITH top AS (
-    -- total_shards: how many shards matched before the LIMIT (the footer's "of N").
-    SELECT o.region_name, o.shard_scope, o.shard_identifier, count(*) AS depth, count(*) OVER () AS total_shards
+WITH per_shard AS (
+    -- Each shard's depth: the guide's template without its sort (both forms read it; the
+    -- planner folds it into the statement, the plan is the same as written out).
+    SELECT o.region_name, o.shard_scope, o.shard_identifier, count(*) AS depth
       FROM sentry_controloutbox o
      WHERE o.category = 3  -- ORGANIZATION_MEMBER_UPDATE
      GROUP BY o.region_name, o.shard_scope, o.shard_identifier
-     ORDER BY depth DESC, o.region_name, o.shard_scope, o.shard_identifier
+),
+top AS (
+    -- total_shards: how many shards matched before the LIMIT (the footer's "of N").
+    SELECT d.region_name, d.shard_scope, d.shard_identifier, d.depth, count(*) OVER () AS total_shards
+      FROM per_shard d
+     ORDER BY d.depth DESC, d.region_name, d.shard_scope, d.shard_identifier
      LIMIT 20
 )
 SELECT top.region_name, top.shard_scope, top.shard_identifier, top.depth,
