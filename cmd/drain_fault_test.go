@@ -488,22 +488,13 @@ func TestDrainDiscardRestoresAsBefore(t *testing.T) {
 	}
 }
 
-// A claim that keeps meeting rows changed under it (a statement trigger raises 40001 on
-// every try) gives up after its tries: exit 1, one error line saying so with its hint, and
+// A claim that keeps meeting rows changed under it (testdb.SerializationFailures: every
+// try's UPDATE fails with 40001) gives up after its tries: exit 1, one error line saying so with its hint, and
 // nothing delivered or deleted.
 func TestDrainClaimGivesUp(t *testing.T) {
 	t.Parallel()
 	schema, seeded := seedShard(t, 3)
-	s := `"` + schema + `"`
-	for _, sql := range []string{
-		"CREATE FUNCTION " + s + ".conflict() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN " +
-			"RAISE EXCEPTION 'could not serialize access due to concurrent update' USING ERRCODE = '40001'; END $$",
-		"CREATE TRIGGER conflict BEFORE UPDATE ON " + s + ".sentry_regionoutbox FOR EACH STATEMENT EXECUTE FUNCTION " + s + ".conflict()",
-	} {
-		if _, err := testdb.Pool(t).Exec(context.Background(), sql); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testdb.SerializationFailures(t, schema, "sentry_regionoutbox")
 	_, errOut := mustRun(t, 1, schema, "drain", "organization", "1", "--yes", "--handler", "discard")
 	if !strings.Contains(errOut, "the shard's rows changed under the claim 5 times in a row (in drain-claim)") ||
 		!strings.Contains(errOut, "find it in pg_stat_activity, then drain again") {

@@ -763,9 +763,15 @@ func RunSnapshotWriteTx(ctx context.Context, conn *Conn, extra []string, fn func
 
 // IsSerializationFailure says err is PostgreSQL's 40001: a REPEATABLE READ transaction met
 // a row changed since its snapshot, and was rolled back.
-func IsSerializationFailure(err error) bool {
+func IsSerializationFailure(err error) bool { return SQLState(err) == "40001" }
+
+// SQLState is the PostgreSQL error code err carries ("" when it carries none).
+func SQLState(err error) string {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "40001"
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
 }
 
 func runWrite(ctx context.Context, conn *Conn, begin string, extra []string, fn func(pgx.Tx) error) error {

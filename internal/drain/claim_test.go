@@ -299,8 +299,7 @@ func TestClaimRecordsAScheduleCommittedWhileItWaited(t *testing.T) {
 }
 
 // TestClaimGivesUpAfterItsTries: a claim whose UPDATE fails with a serialization failure
-// every time (a statement trigger raises 40001, counting its calls in a sequence, which a
-// rollback does not undo) is tried claimTries (5) times, then fails with an error that says
+// every time (testdb.SerializationFailures) is tried claimTries (5) times, then fails with an error that says
 // so and what to do, SQLSTATE 40001 (exit 1); the shard is left as it was.
 func TestClaimGivesUpAfterItsTries(t *testing.T) {
 	t.Parallel()
@@ -311,17 +310,7 @@ func TestClaimGivesUpAfterItsTries(t *testing.T) {
 		testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 1, ScheduledFrom: from, ScheduledFor: past},
 		testdb.Row{Scope: 0, Shard: 1, Category: 2, Object: 2, ScheduledFrom: from, ScheduledFor: past})
 	before := schedules(t, schema)
-	s := pgx.Identifier{schema}.Sanitize()
-	for _, sql := range []string{
-		"CREATE SEQUENCE " + s + ".tries",
-		"CREATE FUNCTION " + s + ".conflict() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM nextval('" + schema + ".tries'); " +
-			"RAISE EXCEPTION 'could not serialize access due to concurrent update' USING ERRCODE = '40001'; END $$",
-		"CREATE TRIGGER conflict BEFORE UPDATE ON " + s + ".sentry_regionoutbox FOR EACH STATEMENT EXECUTE FUNCTION " + s + ".conflict()",
-	} {
-		if _, err := testdb.Pool(t).Exec(context.Background(), sql); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tries := testdb.SerializationFailures(t, schema, "sentry_regionoutbox")
 	_, err := drain.Claim(context.Background(), conn(t), target, org(1))
 	var dbErr *db.Error
 	if !errors.As(err, &dbErr) || dbErr.SQLState != "40001" ||
@@ -329,9 +318,8 @@ func TestClaimGivesUpAfterItsTries(t *testing.T) {
 		!strings.Contains(dbErr.Hint, "pg_stat_activity") {
 		t.Fatalf("err %#v, want the claim's give-up error", err)
 	}
-	var tries int64
-	if err := testdb.Pool(t).QueryRow(context.Background(), "SELECT last_value FROM "+s+".tries").Scan(&tries); err != nil || tries != 5 {
-		t.Fatalf("the UPDATE ran %d times (%v), want 5", tries, err)
+	if n := tries(); n != 5 {
+		t.Fatalf("the UPDATE ran %d times, want 5", n)
 	}
 	diffSchedules(t, schedules(t, schema), before, "after the failed claim")
 }

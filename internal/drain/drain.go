@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/outboxctl/outboxctl/internal/db"
@@ -219,10 +218,7 @@ func (o Options) st(s query.Statement) query.Statement {
 	return query.Why{Command: o.Command, Reason: o.Reason}.Mark(s)
 }
 
-func isLockNotAvailable(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
-}
+func isLockNotAvailable(err error) bool { return db.SQLState(err) == "55P03" }
 
 // Claimed is what a claim did: the schedule it gave the shard, and every row's schedule
 // before it.

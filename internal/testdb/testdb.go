@@ -23,6 +23,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/fixture"
+	"github.com/outboxctl/outboxctl/internal/query/session"
 )
 
 // DefaultDSN is the local server this machine and CI run.
@@ -149,6 +150,39 @@ func Insert(t testing.TB, schema, table string, rows ...Row) []int64 {
 		ids = append(ids, id)
 	}
 	return ids
+}
+
+// SerializationFailures makes every UPDATE statement on schema.table fail as one that met a
+// row changed since its REPEATABLE READ snapshot (SQLSTATE 40001), and returns how many have
+// failed so far: a sequence counts them, which no rollback undoes.
+func SerializationFailures(t testing.TB, schema, table string) (failed func() int64) {
+	t.Helper()
+	ctx := context.Background()
+	s := pgx.Identifier{schema}.Sanitize()
+	for _, sql := range []string{
+		"CREATE SEQUENCE " + s + ".serialization_failures",
+		"CREATE FUNCTION " + s + ".serialization_failure() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN " +
+			"PERFORM nextval(" + session.Quote(s+".serialization_failures") + "); " +
+			"RAISE EXCEPTION 'could not serialize access due to concurrent update' USING ERRCODE = '40001'; END $$",
+		"CREATE TRIGGER serialization_failure BEFORE UPDATE ON " + s + "." + pgx.Identifier{table}.Sanitize() +
+			" FOR EACH STATEMENT EXECUTE FUNCTION " + s + ".serialization_failure()",
+	} {
+		if _, err := Pool(t).Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func() int64 {
+		t.Helper()
+		var n int64
+		var called bool
+		if err := Pool(t).QueryRow(ctx, "SELECT last_value, is_called FROM "+s+".serialization_failures").Scan(&n, &called); err != nil {
+			t.Fatal(err)
+		}
+		if !called {
+			return 0
+		}
+		return n
+	}
 }
 
 func nullTime(tm time.Time) any {
