@@ -136,3 +136,27 @@ func TestPromptInRealTerminal(t *testing.T) {
 		t.Fatalf("accepted: schedule %q, screen:\n%s", after, screen)
 	}
 }
+
+// TestPromptTakesNoConsentFromAPipe: `yes | outboxctl compact …` in a real terminal has a
+// terminal on stderr only; the prompt must not read its y from the pipe (both ends must be
+// terminals), so compact refuses with the --yes usage error, exit 2, and deletes nothing.
+func TestPromptTakesNoConsentFromAPipe(t *testing.T) {
+	t.Parallel()
+	schema := seedDemo(t)
+	rows := func() int {
+		var n int
+		q := fmt.Sprintf("SELECT count(*) FROM %s.sentry_regionoutbox WHERE shard_scope = 0 AND shard_identifier = %d",
+			pgx.Identifier{schema}.Sanitize(), fixture.DemoHotShard)
+		if err := testdb.Pool(t).QueryRow(context.Background(), q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := rows()
+	s := newTmux(t, 200, 40)
+	s.Command(fmt.Sprintf("yes | outboxctl --dsn '%s' --schema %s compact organization %d --reason t; echo rc=$?", testdb.DSN(), schema, fixture.DemoHotShard))
+	screen := s.WaitDone()
+	if exitStatus(screen) != "2" || !strings.Contains(screen, "Error: `--yes` required when not running interactively") || strings.Contains(screen, "Proceed?") || rows() != before {
+		t.Fatalf("rows %d → %d, screen:\n%s", before, rows(), screen)
+	}
+}

@@ -44,6 +44,10 @@ func TestRedactHidesEveryPiece(t *testing.T) {
 			`invalid port "sec" in "ret?word#tail@h/db"`,
 			`invalid port "sec" in "xxxxx@h/db"`},
 		{"host=h password=ab cdef@gh user=x", `missing "=" after "cdef@gh"`, `missing "=" after "xxxxx"`},
+		// Pieces of exactly minFragment (4) bytes: both halves of p4ss@w0rd, each alone.
+		{"postgres://u:p4ss@w0rd@127.0.0.1:5432/test",
+			"lookup w0rd@127.0.0.1: no such host; user u, password p4ss",
+			"lookup xxxxx@127.0.0.1: no such host; user u, password xxxxx"},
 		// A short password is hidden where it stands as a word, not inside others.
 		{"postgres://u:us@h/db", "status us", "status xxxxx"},
 	} {
