@@ -60,6 +60,8 @@ func ParseDeployment(s string) (Deployment, error) {
 // Schema is what introspection learns about the database.
 type Schema struct {
 	Tables map[string]TableInfo // by unqualified name
+	// Indexes are each present table's index names, sorted (the era model's: era.go).
+	Indexes map[string][]string
 	// Deployment is detected from the outbox tables present (both: a monolith; one: a
 	// split silo's database) unless --deployment overrode it; unknown when neither is here.
 	Deployment Deployment
@@ -116,7 +118,8 @@ func Introspect(schema string, tables []string) Statement {
 	}
 	return sqlStatement("introspect", []string{
 		"Which of outboxctl's tables exist, and the columns it adapts to, with their types",
-		"(payload: jsonb since Aug 2025, text before; option value: jsonb or text; the cell column).",
+		"(payload: jsonb since Aug 2025, text before; option value: jsonb or text; the cell column),",
+		"and each table's indexes.",
 	}, nil, Args{"tables": {Value: names}, "columns": {Value: introspectedColumns()}})
 }
 
@@ -178,8 +181,9 @@ type introspectRow struct {
 	Index   int64   `db:"table_index"`
 	Name    string  `db:"table_name"`
 	Present bool    `db:"present"`
-	Column  *string `db:"column_name"`
-	Type    *string `db:"column_type"`
+	Column  *string  `db:"column_name"`
+	Type    *string  `db:"column_type"`
+	Indexes []string `db:"index_names"`
 }
 
 // LoadSchema runs Introspect and reads its rows. The two outbox tables are always looked up
@@ -210,7 +214,7 @@ func SchemaTables(tables []string) []string {
 // pipelines it with its BEGIN), for tables as SchemaTables returned them. A result it cannot
 // read (not Introspect's) is an error, not a schema without tables.
 func SchemaFrom(res *Result, tables []string) (Schema, error) {
-	s := Schema{Tables: map[string]TableInfo{}}
+	s := Schema{Tables: map[string]TableInfo{}, Indexes: map[string][]string{}}
 	rows, err := Rows[introspectRow](res)
 	if err != nil {
 		return s, err
@@ -226,6 +230,9 @@ func SchemaFrom(res *Result, tables []string) (Schema, error) {
 		key := tables[r.Index-1]
 		ti := s.Tables[key]
 		ti.Name, ti.Present = r.Name, r.Present
+		if r.Present {
+			s.Indexes[key] = r.Indexes
+		}
 		if r.Column != nil {
 			typ := ""
 			if r.Type != nil {

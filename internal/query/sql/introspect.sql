@@ -4,12 +4,19 @@
 -- name: introspect
 -- One join, a row per column found (@columns) of each table (@tables, qualified names), one
 -- with NULLs for a table with none of them: on a fresh connection that costs 1.6–2.2 ms
--- against 2.9–3.1 ms for a subquery per column.
+-- against 2.9–3.1 ms for a subquery per column. index_names, the same on each row of a
+-- table, are its indexes: Sentry dropped some over time (the webhook payload's schedule_for
+-- and priority indexes in Aug 2026), and the era model (era.go) answers from them.
 SELECT t.n AS table_index, t.name AS table_name,
        to_regclass(t.name) IS NOT NULL AS present,
        a.attname::text AS column_name,
-       format_type(a.atttypid, a.atttypmod) AS column_type
+       format_type(a.atttypid, a.atttypmod) AS column_type,
+       COALESCE(ix.names, '{}'::text[]) AS index_names
   FROM unnest(@tables::text[]) WITH ORDINALITY AS t(name, n)
+  LEFT JOIN LATERAL (SELECT array_agg(c.relname::text ORDER BY c.relname) AS names
+                       FROM pg_index i
+                       JOIN pg_class c ON c.oid = i.indexrelid
+                      WHERE i.indrelid = to_regclass(t.name)) AS ix ON true
   LEFT JOIN pg_attribute a ON a.attrelid = to_regclass(t.name)
                           AND a.attname = ANY (@columns::text[])
                           AND NOT a.attisdropped
