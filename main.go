@@ -6,7 +6,13 @@ import (
 	"os"
 
 	"github.com/outboxctl/outboxctl/cmd"
+	"github.com/outboxctl/outboxctl/internal/jqrun"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
-func main() { os.Exit(cmd.Main(context.Background(), os.Args[1:], render.System())) }
+func main() {
+	// A --jq evaluation runs in a copy of this executable (internal/jqrun): that copy
+	// evaluates and exits here.
+	jqrun.RunChildIfAsked()
+	os.Exit(cmd.Main(context.Background(), os.Args[1:], render.System()))
+}

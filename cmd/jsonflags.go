@@ -7,7 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/bytesize"
 	"github.com/outboxctl/outboxctl/internal/contract"
+	"github.com/outboxctl/outboxctl/internal/jqrun"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
@@ -39,6 +41,10 @@ func addSelectionFlags(a *app, root *cobra.Command) {
 	f := root.PersistentFlags()
 	f.StringVar(&a.g.JSONFields, "json", "", "print JSON with only these comma-separated fields of each row or card (implies -o json; -o jsonl keeps one object a line); --json alone lists the fields")
 	f.StringVar(&a.g.JQ, "jq", "", "filter the JSON output with a jq expression (implies -o json): a string result prints raw, anything else as compact JSON, one a line")
+	// gojq has no bound of its own: the evaluation runs in a process of its own under these
+	// (internal/jqrun), far above what an expression over outboxctl's output needs.
+	addDurationFlag(f, &a.sel.JQLimits.Timeout, "jq-timeout", jqrun.DefaultTimeout, "30s", "stop a --jq expression that runs longer than this (exit 1)")
+	addSizeFlag(f, (*byteSize)(&a.sel.JQLimits.MaxBytes), "max-jq-bytes", jqrun.DefaultMaxBytes, "stop a --jq expression whose evaluation holds more memory than this, the output it reads included (KiB, MiB, GiB; exit 1): outboxctl's output takes a few times its size")
 }
 
 // validateSelection checks --json and --jq before the command runs and makes JSON the
@@ -84,6 +90,9 @@ func (a *app) validateSelection(c *cobra.Command) error {
 		}
 	}
 	if jq {
+		if a.sel.JQLimits.Timeout <= 0 || a.sel.JQLimits.MaxBytes <= 0 {
+			return usageErrorf(again, "`--jq-timeout` and `--max-jq-bytes` must be more than 0 (defaults %s and %s)", jqrun.DefaultTimeout, bytesize.Format(jqrun.DefaultMaxBytes))
+		}
 		q, err := render.ParseJQ(a.g.JQ)
 		if err != nil {
 			return usageErrorf(path+" --jq '.'", "%v", err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/cmd"
 	"github.com/outboxctl/outboxctl/internal/fixture"
+	"github.com/outboxctl/outboxctl/internal/jqrun"
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
 
@@ -24,6 +25,8 @@ import (
 // so they see real exit codes and real stdout/stderr separation. Every -o json document the
 // tests print is validated against its command's schema (cmd.ContractTestingM, export_test.go).
 func TestMain(m *testing.M) {
+	// A --jq evaluation runs in a copy of the running executable: this test binary.
+	jqrun.RunChildIfAsked()
 	// A bulk run's journal and a default archive go under the state directory: the tests'
 	// own, never the user's (a test that looks at it sets its own with t.Setenv).
 	var state string // the binary's own state directory, removed once every test ran

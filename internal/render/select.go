@@ -1,9 +1,7 @@
 package render
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/itchyny/gojq"
+
+	"github.com/outboxctl/outboxctl/internal/jqrun"
 )
 
 // Selection is what --json FIELDS and --jq EXPR ask of a JSON document, with gh's
@@ -21,6 +21,8 @@ type Selection struct {
 	Fields []string
 	List   bool
 	JQ     *JQ
+	// JQLimits bound the --jq evaluation (--jq-timeout, --max-jq-bytes).
+	JQLimits jqrun.Limits
 }
 
 // JQ is a compiled --jq expression.
@@ -231,7 +233,7 @@ func (p *Printer) selected(base func(out io.Writer) encoder) encoder {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	w := &jqWriter{ctx: ctx, jq: p.sel.JQ, out: p.s.Out, lines: p.format == FormatJSONL, tty: p.s.OutTTY}
+	w := &jqWriter{ctx: ctx, jq: p.sel.JQ, lim: p.sel.JQLimits, out: p.s.Out, tty: p.s.OutTTY}
 	return p.selecting(jqEncoder{encoder: base(w), w: w})
 }
 
@@ -253,90 +255,63 @@ func (p *Printer) checkSelection(doc Doc, last []string) error {
 func (p *Printer) json() bool { return p.format == FormatJSON || p.format == FormatJSONL }
 
 // jqWriter runs the --jq expression over the JSON values written to it and prints the
-// results on out. A JSONL stream is filtered line by line as the lines arrive (one value
-// each, flat memory); an indented JSON document is one value, filtered on Close.
+// results on out. The values go, as they are written, to an evaluator process bounded in
+// time and memory (internal/jqrun): a JSONL stream is filtered line by line as the lines
+// arrive, an indented JSON document once it is whole.
 type jqWriter struct {
-	ctx   context.Context
-	jq    *JQ
-	out   io.Writer
-	lines bool // JSONL: each line is a value
-	tty   bool // out is a terminal: raw strings are escaped
-	buf   bytes.Buffer
+	ctx context.Context
+	jq  *JQ
+	lim jqrun.Limits
+	out io.Writer
+	tty bool // out is a terminal: raw strings are escaped
+	run *jqrun.Run
 }
 
 func (w *jqWriter) Write(p []byte) (int, error) {
-	w.buf.Write(p)
-	if !w.lines {
-		return len(p), nil
-	}
-	for {
-		i := bytes.IndexByte(w.buf.Bytes(), '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		line := w.buf.Next(i + 1)
-		if err := w.eval(line); err != nil {
+	if w.run == nil {
+		run, err := jqrun.Start(w.ctx, w.jq.expr, w.lim, w.print)
+		if err != nil {
 			return 0, err
 		}
+		w.run = run
 	}
+	if _, err := w.run.Write(p); err != nil {
+		return 0, jqError(err)
+	}
+	return len(p), nil
 }
 
-// Close filters what is left: the whole document, or a last line without its newline.
+// Close waits for the last results: an error if the expression failed or a bound stopped it.
 func (w *jqWriter) Close() error {
-	if len(bytes.TrimSpace(w.buf.Bytes())) == 0 {
+	if w.run == nil {
 		return nil
 	}
-	rest := bytes.Clone(w.buf.Bytes())
-	w.buf.Reset()
-	return w.eval(rest)
+	return jqError(w.run.Close())
 }
 
-// eval runs the expression on one JSON value.
-func (w *jqWriter) eval(text []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(text))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return fmt.Errorf("--jq: reading the JSON output: %w", err)
+// jqError is the expression's failure as a JQError; other errors (writing the output, an
+// interrupt) stay as they are.
+func jqError(err error) error {
+	var je *jqrun.Error
+	if errors.As(err, &je) {
+		return &JQError{Err: je}
 	}
-	iter := w.jq.code.RunWithContext(w.ctx, v)
-	for {
-		r, ok := iter.Next()
-		if !ok {
-			return nil
-		}
-		if err, ok := r.(error); ok {
-			var halt *gojq.HaltError
-			if errors.As(err, &halt) && halt.Value() == nil {
-				return nil
-			}
-			return &JQError{Err: err}
-		}
-		if err := w.print(r); err != nil {
-			return err
-		}
-	}
+	return err
 }
 
 // print writes one result: a string as it is (gh's behaviour, so `--jq '.[].name'` feeds
-// a shell loop), anything else as compact JSON.
-func (w *jqWriter) print(r any) error {
-	var line string
-	if s, ok := r.(string); ok {
-		line = s
-		if w.tty {
-			line = Escape(s)
-		}
-	} else {
-		b, err := gojq.Marshal(r)
-		if err != nil {
-			return fmt.Errorf("--jq: %w", err)
-		}
+// a shell loop), anything else as compact JSON (js, gojq's encoding).
+func (w *jqWriter) print(s string, isString bool, js []byte) error {
+	line := s
+	if !isString {
 		// JSON escapes the C0 controls; jsonWriter escapes DEL and the C1 ones too.
-		if _, err := (jsonWriter{w.out}).Write(append(b, '\n')); err != nil {
+		if _, err := (jsonWriter{w.out}).Write(append(js, '\n')); err != nil {
 			return fmt.Errorf("writing output: %w", err)
 		}
 		return nil
+	}
+	if w.tty {
+		line = Escape(s)
 	}
 	if _, err := io.WriteString(w.out, line+"\n"); err != nil {
 		return fmt.Errorf("writing output: %w", err)
