@@ -106,7 +106,9 @@ replica): delivered, it deletes the replica.
 (--context us,control) the sources and the outbox are the cell's, the replicas the control
 silo's. The plan is confirmed (--yes off a terminal); --dry-run prints it and stops;
 --print-sql prints the INSERT after reading the objects. Afterwards verify PAIR --id ID
-shows the object pending, then in sync once the shard drained.`),
+shows the object pending, then in sync once the shard drained. A pair whose replica Sentry
+tore down in July 2026 (team, organizationmemberteam, externalactor, on a database past it)
+is refused (exit 2): its outbox row would drain and replicate nothing.`),
 		Example: examples(`
   outboxctl replicate organization 1 --reason 'INC-7: mapping missing after upgrade' --yes
   outboxctl verify -o json > drift.json
@@ -257,7 +259,7 @@ func readReplicateWork(ctx context.Context, conns replicateConns, targets map[st
 		}
 		srcConn, repConn, s := conns.of(p)
 		err := db.ReadTx(ctx, srcConn, func(stx db.Tx) error {
-			schema, err := query.LoadSchema(ctx, stx, s.SourceSchema, nil)
+			schema, err := query.LoadSchema(ctx, stx, s.SourceSchema, query.EraTables())
 			if err != nil {
 				return db.Classify(err, "introspect")
 			}
@@ -266,6 +268,18 @@ func readReplicateWork(ctx context.Context, conns replicateConns, targets map[st
 			}
 			payloadType := schema.Table(p.Outbox()).PayloadType
 			read := func(rtx db.Tx) error {
+				era := schema // a monolith: the one catalog
+				if repConn != srcConn {
+					if era, err = query.LoadSchema(ctx, rtx, s.ReplicaSchema, query.EraTables()); err != nil {
+						return db.Classify(err, "introspect")
+					}
+				}
+				if td, gone := replica.TornDownOf(p, era); gone {
+					// Sentry's receiver for this category writes no replica any more: the
+					// row would drain and change nothing.
+					return usageErrorf("outboxctl verify", "replicate %s: %s; an outbox row would drain and replicate nothing (%s dropped: %s)",
+						p.Name, query.TornDownReason, td.Model, td.Where)
+				}
 				objs, unknown, err := replica.ReplicateObjects(ctx, stx, rtx, p, s, ids)
 				if err != nil {
 					return db.Classify(err, "replicate-"+p.Name)

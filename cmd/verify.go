@@ -80,7 +80,11 @@ Objects in sync are counted, not listed. The fields compared are the ones Sentry
 receivers copy (docs/replicas.md), less the ones whose column this database's tables lack
 (an older Sentry): the summary's not_compared names them. A queued outbox row makes an
 object pending only in the object's own shard (its organization; an external actor's
-integration). With no PAIR, a pair whose tables are not here is listed, not compared.
+integration). With no PAIR, a pair whose tables are not here is listed, not compared. A pair
+whose replica Sentry tore down in July 2026 (team, organizationmemberteam, externalactor, on a
+database past it: decided from its catalog) is listed, named or not, as "torn down in Sentry
+(July 2026): nothing to compare". Where a replica and a drained queue disagree, a note names
+the receivers that consume a message without applying it.
 
 With one database (a monolith, --dsn) the comparison is one set-based statement per pair,
 which reads the values of only the first --limit drifted objects (--print-sql prints it),
@@ -233,8 +237,15 @@ func verifyScript(d factory, o verifyOptions, sides *splitSides, cell string) qu
 // pairs were not named (its summary says so), an error when it was.
 func verifyPairs(ctx context.Context, d factory, o verifyOptions, sides *splitSides, cell string) ([]replica.Result, error) {
 	var results []replica.Result
-	each := func(srcQ, repQ func(replica.Pair) db.Tx) error {
+	// each verifies every pair; eraOf is the catalog of a pair's replica silo, read once per
+	// side (query.EraTables): a replica Sentry tore down is skipped with the reason, named
+	// or not, never reported as a table that is not there yet.
+	each := func(srcQ, repQ func(replica.Pair) db.Tx, eraOf func(replica.Pair) query.Schema) error {
 		for _, p := range o.pairs {
+			if td, gone := replica.TornDownOf(p, eraOf(p)); gone {
+				results = append(results, replica.TornDownResult(p, td))
+				continue
+			}
 			src, rep := pairSides(p, sides, d.schema)
 			s := replica.Sides{SourceSchema: src.schema, ReplicaSchema: rep.schema}
 			col := &replica.Collector{Pair: p, Limit: o.Limit, Cell: cell}
@@ -269,8 +280,12 @@ func verifyPairs(ctx context.Context, d factory, o verifyOptions, sides *splitSi
 		}
 		defer conn.Close(context.WithoutCancel(ctx))
 		err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
+			era, err := query.LoadSchema(ctx, tx, d.schema, query.EraTables())
+			if err != nil {
+				return db.Classify(err, "introspect")
+			}
 			one := func(replica.Pair) db.Tx { return tx }
-			return each(one, one)
+			return each(one, one, func(replica.Pair) query.Schema { return era })
 		})
 		return results, err
 	}
@@ -294,7 +309,21 @@ func verifyPairs(ctx context.Context, d factory, o verifyOptions, sides *splitSi
 				}
 				return controlTx
 			}
-			return each(src, rep)
+			cellEra, err := query.LoadSchema(ctx, cellTx, sides.cell.schema, query.EraTables())
+			if err != nil {
+				return db.Classify(err, "introspect")
+			}
+			controlEra, err := query.LoadSchema(ctx, controlTx, sides.control.schema, query.EraTables())
+			if err != nil {
+				return db.Classify(err, "introspect")
+			}
+			eraOf := func(p replica.Pair) query.Schema {
+				if p.SourceSilo == query.SiloControl {
+					return cellEra
+				}
+				return controlEra
+			}
+			return each(src, rep, eraOf)
 		})
 	})
 	return results, err

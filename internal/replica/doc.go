@@ -1,8 +1,10 @@
 package replica
 
 import (
+	"fmt"
 	"strings"
 
+	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
@@ -12,6 +14,8 @@ type Result struct {
 	Counts  Counts
 	Drifts  []Drift
 	Skipped []Skipped // the fields not compared on this database, and why
+	// TornDown says Sentry dropped the pair's replica (July 2026): nothing was compared.
+	TornDown bool
 }
 
 // PairRow is one pair's line of verify's summary.
@@ -60,8 +64,16 @@ type WrittenRow struct {
 func Doc(results []Result, limit int, command Commands) render.Doc {
 	pairs, drifts := []PairRow{}, []DriftRow{}
 	var shown, total int
+	var drained bool // an object missing or stale with nothing queued for it
+	var gone []string
 	for _, r := range results {
 		c := r.Counts
+		drained = drained || c.Missing+c.Stale > 0
+		if r.TornDown {
+			if td, ok := query.TeardownOf(r.Pair.Replica); ok {
+				gone = append(gone, fmt.Sprintf("%s (%d)", td.Category.Name, td.Category.Value))
+			}
+		}
 		var notCompared any
 		if len(r.Skipped) > 0 {
 			parts := make([]string, len(r.Skipped))
@@ -81,10 +93,26 @@ func Doc(results []Result, limit int, command Commands) render.Doc {
 			drifts = append(drifts, d.row(command))
 		}
 	}
+	var note string
+	if drained || len(gone) > 0 {
+		note = DrainedNotApplied(gone)
+	}
 	return render.Doc{
-		{Name: "summary", Title: "replicas", Table: render.TableOf(pairs)},
+		{Name: "summary", Title: "replicas", Table: render.TableOf(pairs), Footer: note},
 		{Name: "drift", Title: "drifted objects", Table: render.TableOf(drifts), Footer: render.Shown(shown, total, "drifted objects", "--limit")},
 	}
+}
+
+// DrainedNotApplied is what verify says where a drained queue and a replica disagree: the
+// receivers that consume a message without applying it (reference §10.2), and gone, the
+// categories whose replica this database's Sentry tore down (§10.1), whose rows drain and
+// apply nothing.
+func DrainedNotApplied(gone []string) string {
+	s := "drained is not applied: Sentry's receivers of SEER_RUN_CREATE (48), GROUP_ACTION_LOG_EVENT and SCM_INTEGRATION_CONFIG_BACKFILL (46) consume some messages without applying them"
+	if len(gone) > 0 {
+		s += "; on this Sentry " + strings.Join(gone, ", ") + " rows drain and apply nothing (their replicas were torn down in July 2026)"
+	}
+	return s
 }
 
 func (d Drift) row(command Commands) DriftRow {

@@ -126,6 +126,25 @@ func (e TableAbsent) Error() string {
 	return fmt.Sprintf("pair %s: table %s is not there (no such table in this database or schema)", e.Pair, e.Table)
 }
 
+// TornDown is a pair whose replica Sentry dropped in July 2026 (query.Teardowns), on a
+// database past that: there is nothing to compare, and no outbox row writes a replica.
+type TornDown struct{ query.Teardown }
+
+// TornDownOf is pair p's teardown when the replica silo's catalog (era: its Schema, loaded
+// with query.EraTables()) says Sentry dropped p's replica.
+func TornDownOf(p Pair, era query.Schema) (TornDown, bool) {
+	if era.ReplicaState(p.Replica) != query.ReplicaTornDown {
+		return TornDown{}, false
+	}
+	td, _ := query.TeardownOf(p.Replica)
+	return TornDown{td}, true
+}
+
+// TornDownResult is verify's summary of a torn-down pair: skipped, with the reason.
+func TornDownResult(p Pair, td TornDown) Result {
+	return Result{Pair: p, Skipped: []Skipped{{Field: "every field", Why: query.TornDownReason + " (" + td.Model + " dropped: " + td.Where + ")"}}, TornDown: true}
+}
+
 // PendingRows are an object's queued outbox rows in one shard: the shard, how many rows,
 // and when the shard is next attempted.
 type PendingRows struct {
