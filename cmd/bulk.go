@@ -104,6 +104,13 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	if err := checkResumeTarget(command, o.resume, d.where()+", "+t.Describe()); err != nil {
 		return err
 	}
+	if job.rowsOf != nil { // the archive a skip or compact appends to: settled first, even when nothing is left
+		archive := r.Archive
+		if o.resume != nil {
+			archive = o.resume.Archive
+		}
+		d.settleArchive(ctx, conn, archive, t)
+	}
 	var count func(query.Statement) query.Statement
 	if job.count != nil {
 		count = job.count(t)

@@ -39,6 +39,41 @@ func outboxctlBin(t *testing.T) string {
 	return bin
 }
 
+// seedCategoryShards seeds organization shards 1..n, each two ORGANIZATION_UPDATE rows (the
+// head among them) then an ORGANIZATION_MEMBER_UPDATE row, in backoff: what skip --category
+// ORGANIZATION_UPDATE deletes two of and leaves one.
+func seedCategoryShards(t *testing.T, n int) string {
+	t.Helper()
+	schema := testdb.Schema(t, fixture.Options{})
+	if _, err := testdb.Pool(t).Exec(context.Background(), fmt.Sprintf(`INSERT INTO %s.sentry_regionoutbox
+		(shard_scope, shard_identifier, category, object_identifier, payload, scheduled_from, scheduled_for)
+		SELECT 0, s, CASE WHEN i < 3 THEN 2 ELSE 3 END, i, ('{"n": ' || s || '}')::jsonb, now() - interval '20 minutes', now() + interval '40 minutes'
+		  FROM generate_series(1, %d) s, generate_series(1, 3) i ORDER BY s, i`, pgx.Identifier{schema}.Sanitize(), n)); err != nil {
+		t.Fatal(err)
+	}
+	return schema
+}
+
+// binCommand is the built outboxctl on schema with state as its state directory.
+func binCommand(bin, state, schema string, args ...string) *exec.Cmd {
+	c := exec.Command(bin, append([]string{"--dsn", testdb.DSN(), "--schema", schema}, args...)...)
+	c.Env = append(os.Environ(), "XDG_STATE_HOME="+state)
+	return c
+}
+
+// binRun runs the built outboxctl (binCommand) and fails the test unless it exits with want.
+func binRun(t *testing.T, bin, state, schema string, want int, args ...string) (string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	c := binCommand(bin, state, schema, args...)
+	c.Stdout, c.Stderr = &out, &errOut
+	_ = c.Run()
+	if code := c.ProcessState.ExitCode(); code != want {
+		t.Fatalf("%v: exit %d, want %d\n%s\n%s", args, code, want, out.String(), errOut.String())
+	}
+	return out.String(), errOut.String()
+}
+
 // TestBulkSkipResumeAfterKillRestoresEveryRow (#23): skip --category ORGANIZATION_UPDATE
 // --keep-backoff over 3 shards, a batch a shard, is SIGKILLed while shard 2's batch waits on
 // a row lock a second connection holds: shard 1 done (the journal counts 1 operation), shard
@@ -53,33 +88,14 @@ func TestBulkSkipResumeAfterKillRestoresEveryRow(t *testing.T) {
 	bin := outboxctlBin(t)
 	state := t.TempDir()
 	ctx := context.Background()
-	schema := testdb.Schema(t, fixture.Options{})
+	schema := seedCategoryShards(t, 3)
 	qs := pgx.Identifier{schema}.Sanitize()
-	// Each shard: two ORGANIZATION_UPDATE rows (the head among them), then an
-	// ORGANIZATION_MEMBER_UPDATE row the skip leaves, in backoff.
-	if _, err := testdb.Pool(t).Exec(ctx, fmt.Sprintf(`INSERT INTO %s.sentry_regionoutbox
-		(shard_scope, shard_identifier, category, object_identifier, payload, scheduled_from, scheduled_for)
-		SELECT 0, s, CASE WHEN i < 3 THEN 2 ELSE 3 END, i, ('{"n": ' || s || '}')::jsonb, now() - interval '20 minutes', now() + interval '40 minutes'
-		  FROM generate_series(1, 3) s, generate_series(1, 3) i ORDER BY s, i`, qs)); err != nil {
-		t.Fatal(err)
-	}
 	before := tableJSON(t, schema)
 	archive := filepath.Join(t.TempDir(), "my dir", "a;b.jsonl")
-	command := func(args ...string) *exec.Cmd {
-		c := exec.Command(bin, append([]string{"--dsn", testdb.DSN(), "--schema", schema}, args...)...)
-		c.Env = append(os.Environ(), "XDG_STATE_HOME="+state)
-		return c
-	}
+	command := func(args ...string) *exec.Cmd { return binCommand(bin, state, schema, args...) }
 	run := func(want int, args ...string) (string, string) {
 		t.Helper()
-		var out, errOut bytes.Buffer
-		c := command(args...)
-		c.Stdout, c.Stderr = &out, &errOut
-		_ = c.Run()
-		if code := c.ProcessState.ExitCode(); code != want {
-			t.Fatalf("%v: exit %d, want %d\n%s\n%s", args, code, want, out.String(), errOut.String())
-		}
-		return out.String(), errOut.String()
+		return binRun(t, bin, state, schema, want, args...)
 	}
 
 	lock, err := testdb.Pool(t).Begin(ctx)
@@ -124,7 +140,12 @@ func TestBulkSkipResumeAfterKillRestoresEveryRow(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, _ := run(0, "skip", "--resume", id, "--yes")
+	out, errOut := run(0, "skip", "--resume", id, "--yes")
+	// Shard 2's killed batch never committed: the resume settles it (its rows are in the
+	// table) and marks it rolled back.
+	if note := archive + ": 1 batch(es) of an earlier run had no marker, settled against the table and marked: 0 committed (0 row(s) deleted and archived: restore puts them back), 1 not committed (their rows are still in the table)\n"; !strings.Contains(errOut, note) {
+		t.Errorf("the resume does not settle the killed batch:\n%s\nwant %s", errOut, note)
+	}
 	restore := "restore\toutboxctl --schema " + schema + " restore '" + archive + "' --all --include-skipped\n"
 	if !strings.Contains(out, "selected\t2\ndone\t2\n") || !strings.Contains(out, "operations\t2\n") || !strings.Contains(out, restore) {
 		t.Errorf("resume:\n%s\nwant its restore line %s", out, restore)
@@ -136,7 +157,7 @@ func TestBulkSkipResumeAfterKillRestoresEveryRow(t *testing.T) {
 	if due := fmt.Sprint(dueShards(t, schema)); due != "[]" {
 		t.Errorf("due shards %s: the resume did not keep the run's --keep-backoff", due)
 	}
-	out, errOut := run(0, "restore", archive, "--all", "--include-skipped", "--yes", "-o", "json")
+	out, errOut = run(0, "restore", archive, "--all", "--include-skipped", "--yes", "-o", "json")
 	torn := fmt.Sprintf("%s: line %d was cut short by a kill and a later run went on after it (its batch, if any, reads as staged): skipped\n", archive, cut)
 	if !strings.Contains(out, `"inserted": 6`) || !strings.Contains(errOut, torn) {
 		t.Errorf("restore:\n%s\n%s\nwant the warning %s", out, errOut, torn)
@@ -184,4 +205,62 @@ func jsonField(t *testing.T, out, name string) string {
 		t.Fatalf("no %s in:\n%s", name, out)
 	}
 	return v
+}
+
+// TestBulkResumeSettlesACommittedUnmarkedBatch (#36 High 1): a skip --category over 2 shards,
+// a batch a shard, that died after its second batch's DELETE committed and before that
+// batch's commit marker and journal line (written here as such a kill leaves them): the resume
+// settles the batch against the table (its ids are gone: committed), says so, and writes its
+// commit marker, checksummed, so that restore reads the file unedited and puts back all 4 rows
+// as committed ones; the table is as seeded. A run appending to the file (a single-shard
+// compact --archive) finds nothing left to settle.
+func TestBulkResumeSettlesACommittedUnmarkedBatch(t *testing.T) {
+	t.Parallel()
+	bin := outboxctlBin(t)
+	state := t.TempDir()
+	schema := seedCategoryShards(t, 2)
+	before := tableJSON(t, schema)
+	archive := filepath.Join(t.TempDir(), "a.jsonl")
+	run := func(want int, args ...string) (string, string) {
+		t.Helper()
+		return binRun(t, bin, state, schema, want, args...)
+	}
+	out, _ := run(0, "skip", "--category", "ORGANIZATION_UPDATE", "--keep-backoff", "--batch-shards", "1", "--archive", archive, "--yes", "-o", "json")
+	id := jsonField(t, out, "operation")
+	cutLast := func(path, kind string) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+		last := lines[len(lines)-1]
+		if !strings.Contains(last, kind) {
+			t.Fatalf("%s's last line is not %s: %s", path, kind, last)
+		}
+		if err := os.WriteFile(path, []byte(strings.Join(lines[:len(lines)-1], "")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cutLast(archive, `"kind":"commit","op":"`+id+`.2"`)
+	cutLast(filepath.Join(state, "outboxctl", "bulk-"+id+".jsonl"), `"finished":[[0,2]]`)
+
+	_, errOut := run(0, "skip", "--resume", id, "--yes")
+	note := archive + ": 1 batch(es) of an earlier run had no marker, settled against the table and marked: 1 committed (2 row(s) deleted and archived: restore puts them back), 0 not committed (their rows are still in the table)\n"
+	if !strings.Contains(errOut, note) {
+		t.Errorf("the resume does not say it settled the batch:\n%s\nwant %s", errOut, note)
+	}
+	if b, _ := os.ReadFile(archive); !strings.Contains(string(b), `"kind":"commit","op":"`+id+`.2"`) {
+		t.Errorf("no commit marker of %s.2:\n%s", id, b)
+	}
+	if _, errOut := run(0, "compact", "organization", "1", "--archive", archive, "--yes"); strings.Contains(errOut, "settled") {
+		t.Errorf("a later run settled again:\n%s", errOut)
+	}
+	out, errOut = run(0, "restore", archive, "--all", "--include-skipped", "--yes", "-o", "json")
+	if !strings.Contains(out, `"inserted": 4`) || !strings.Contains(out, `"committed_unmarked": 0`) {
+		t.Errorf("restore:\n%s\n%s", out, errOut)
+	}
+	if after := tableJSON(t, schema); after != before {
+		t.Errorf("the table after restore differs from the seeded one:\n%s\nwant\n%s", after, before)
+	}
 }

@@ -272,6 +272,7 @@ func drainShard(ctx context.Context, d factory, conn *db.Conn, o drainOptions, t
 	var archive *drain.Operation
 	if o.Handler == "discard" {
 		meta := archiveMeta(t, k, plan.PayloadType, drain.CommandDrainDiscard, o.Reason)
+		d.settleArchive(ctx, conn, o.Archive, t)
 		if archive, err = d.openArchive(o.Archive, meta); err != nil {
 			return err
 		}

@@ -145,6 +145,7 @@ func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target
 	}
 	var archive *bulkDrainArchive
 	if discard {
+		d.settleArchive(ctx, nil, o.Archive, t)
 		if archive, err = newBulkDrainArchive(d, o, t, payloadType); err != nil {
 			return err
 		}

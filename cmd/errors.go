@@ -17,7 +17,7 @@ const (
 	meansThreshold                  // a --fail-if-… threshold was crossed
 	meansWarning                    // a verdict: the worst finding is a warning
 	meansCritical                   // a verdict: a finding is critical
-	meansPartial                    // fan-out: some contexts answered, some failed; a bulk repair: some shards failed
+	meansPartial                    // fan-out: some contexts answered, some failed; a bulk repair: some shards failed; restore: rows left out
 	meansPending                    // a verdict: ran fine, the answer is "not yet"
 	meansInterrupted                // SIGINT or SIGTERM
 	meansDrift                      // a verdict: verify found replicas out of sync (--fail-on-drift)

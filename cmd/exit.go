@@ -23,7 +23,7 @@ const (
 	ExitThreshold   = 3   // a --fail-if-… threshold was crossed
 	ExitWarn        = 4   // doctor: the worst finding is a warning
 	ExitCritical    = 5   // doctor: at least one finding is critical
-	ExitPartial     = 6   // fan-out: some contexts answered (rows printed), some failed
+	ExitPartial     = 6   // fan-out: some contexts answered (rows printed), some failed; a bulk repair: some shards failed; restore: rows left out (left_out)
 	ExitPending     = 8   // ran fine, the answer is "not yet" (--exit-status)
 	ExitDrift       = 9   // verify --fail-on-drift: replicas out of sync with their sources
 	ExitInterrupted = 130 // SIGINT or SIGTERM

@@ -339,6 +339,7 @@ func schedule(p *render.Printer, v any) string {
 // Settle, which marks the batch): the count is then what the settle found (0 when it did not
 // commit), and outcome says what that was ("": the COMMIT was answered); the error says it too.
 func (d factory) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target, st query.Statement, o repairOptions, meta drain.OperationMeta) (int64, *drain.Operation, drain.Settlement, error) {
+	d.settleArchive(ctx, conn, o.Archive, t)
 	op, err := drain.OpenArchive(o.Archive, meta, d.now())
 	if err != nil {
 		return 0, nil, "", err

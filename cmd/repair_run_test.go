@@ -192,7 +192,7 @@ func TestRunCompactAndRestoreDirect(t *testing.T) {
 	}
 	checkRefusals(t, schema, restore)
 	out, audited = runConfirmed(t, schema, restore)
-	wantOut = fmt.Sprintf("{\n  \"archive\": %q,\n  \"operations\": %q,\n  \"inserted\": 2,\n  \"skipped\": 0,\n  \"next\": [\n    \"outboxctl doctor --check stuck\"\n  ]\n}\n", archive, op)
+	wantOut = fmt.Sprintf("{\n  \"archive\": %q,\n  \"operations\": %q,\n  \"inserted\": 2,\n  \"skipped\": 0,\n  \"next\": [\n    \"outboxctl doctor --check stuck\"\n  ],\n  \"committed_unmarked\": 0,\n  \"left_out\": []\n}\n", archive, op)
 	if out != wantOut || !reflect.DeepEqual(audited, []string{"restore reason=INC-4 undo"}) {
 		t.Fatalf("stdout %q, audited %v", out, audited)
 	}

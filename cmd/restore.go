@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -94,8 +95,12 @@ A skip's rows (poison messages) come back only when the skip is named with --ope
 --include-skipped is given: --all leaves skips out, and says so.
 
 Only batches whose deletion committed are restored. Rows staged before a DELETE that failed
-or rolled back are reported (with a check that they are still in the table) and left alone;
---include-uncommitted restores staged rows with no marker at all (a lost commit marker).
+or rolled back are reported (with a check that they are still in the table) and left alone.
+A staged batch with no marker at all (a kill or a full disk before its commit marker) is
+settled against the table: every id it staged gone means its DELETE committed, and its rows
+are restored (the plan says so); some gone and some there cannot be told, so the missing ones
+are left out, named in -o json's left_out, and restore exits 6: --include-uncommitted
+restores every staged row with no marker.
 Ids that exist are skipped, so running restore twice inserts nothing the second time.
 An operation whose rows are not all in its shard, or whose checksum does not match (a line
 edited, removed or moved), is refused. One with no checksum (written before archives carried
@@ -262,10 +267,30 @@ func restoreRows(ctx context.Context, d factory, f *drain.ArchiveFile, plan *dra
 	if toInsert > 0 {
 		d.audit("restore", restoreAudit(f.Path, ops, inserted, skipped, o.Reason))
 	}
+	leftOut, settled := []drain.LeftOutRow{}, 0
+	for _, t := range targets {
+		leftOut = append(leftOut, t.LeftOut...)
+		settled += len(t.SettledCommitted)
+	}
 	// The rows are back at their shards' heads: next is what doctor now says of them.
-	return d.printer.Print(render.Doc{{Name: "restore", Card: render.FieldsOf(drain.RestoreSummary{
+	if err := d.printer.Print(render.Doc{{Name: "restore", Card: render.FieldsOf(drain.RestoreSummary{
 		Archive: f.Path, Operations: strings.Join(ops, ", "), Inserted: inserted, Skipped: skipped,
-		Next: render.Commands{d.next(nil, "doctor", "--check", "stuck")}})}})
+		Next: render.Commands{d.next(nil, "doctor", "--check", "stuck")}, CommittedUnmarked: settled, LeftOut: leftOut})}}); err != nil {
+		return err
+	}
+	if len(leftOut) > 0 {
+		return partialf("restore: %d row(s) left out though the table lacks them (ids %s; -o json names each with its reason in left_out): their batch has no commit marker and restore cannot tell whether its DELETE committed; check them, then restore them with --include-uncommitted",
+			len(leftOut), drain.IDRanges(leftOutIDs(leftOut), 8))
+	}
+	return nil
+}
+
+func leftOutIDs(rows []drain.LeftOutRow) []int64 {
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids
 }
 
 // auditedOperations is how many operation ids a restore's audit line names: a bulk run's
@@ -314,10 +339,17 @@ func restoreTargets(ctx context.Context, conn *db.Conn, schema string, plan *dra
 				return fmt.Errorf("table %s does not exist: create it, or restore into another schema with --schema", textsafe.Clean(qualifiedName(t.dest.Schema, t.dest.Table)))
 			}
 			t.dest.CellColumn, t.dest.PayloadType = ti.CellColumn, ti.PayloadType
-			if t.present, err = drain.Existing(ctx, tx, t.dest, p.IDs()); err != nil {
+			// A batch whose outcome the archive does not record is settled against the table
+			// first: its rows are restored when every one it staged is gone.
+			unmarked, err := drain.Existing(ctx, tx, t.dest, p.UnmarkedIDs())
+			if err != nil {
 				return db.Classify(err, "existing-ids")
 			}
-			if t.stillThere, err = drain.Existing(ctx, tx, t.dest, p.Uncommitted); err != nil {
+			t.Settle(unmarked)
+			if t.present, err = drain.Existing(ctx, tx, t.dest, t.IDs()); err != nil {
+				return db.Classify(err, "existing-ids")
+			}
+			if t.stillThere, err = drain.Existing(ctx, tx, t.dest, t.Uncommitted); err != nil {
 				return db.Classify(err, "existing-ids")
 			}
 			out = append(out, t)
@@ -345,9 +377,23 @@ func restorePlanLines(targets []restoreTarget, leftOut []*drain.ArchivedOperatio
 		if op.Legacy {
 			lines = append(lines, "operation "+op.ID+": "+drain.LegacyLimits)
 		}
-		if n := len(t.Uncommitted); n > 0 {
-			lines = append(lines, fmt.Sprintf("operation %s: %d staged row(s) with no commit marker (ids %s), not restored: %d still in the table (their DELETE never committed), %d missing%s",
-				op.ID, n, drain.IDRanges(t.Uncommitted, 8), len(t.stillThere), n-len(t.stillThere), missingHint(n-len(t.stillThere), op.ID)))
+		if n := len(t.SettledCommitted); n > 0 {
+			lines = append(lines, fmt.Sprintf("operation %s: %d staged row(s) with no commit marker (ids %s) restored: every row their batch staged is gone from the table, so its DELETE committed (settled against the table)",
+				op.ID, n, drain.IDRanges(t.SettledCommitted, 8)))
+		}
+		if rest := unsettled(t.PlannedOperation); len(rest) > 0 {
+			still := 0
+			for _, id := range rest {
+				if t.stillThere[id] {
+					still++
+				}
+			}
+			did := "not restored"
+			if t.IncludeUncommitted() {
+				did = "restored as --include-uncommitted asks"
+			}
+			lines = append(lines, fmt.Sprintf("operation %s: %d staged row(s) with no commit marker (ids %s), %s: %d still in the table (their DELETE never committed), %d missing%s",
+				op.ID, len(rest), drain.IDRanges(rest, 8), did, still, len(rest)-still, missingHint(len(t.LeftOut), op.ID)))
 		}
 		if n := len(t.Aborted); n > 0 {
 			lines = append(lines, fmt.Sprintf("operation %s: %d row(s) whose DELETE rolled back (ids %s): never deleted, not restored", op.ID, n, drain.IDRanges(t.Aborted, 8)))
@@ -387,11 +433,22 @@ func (d factory) shardNames() (func([]drain.ArchiveShard) string, error) {
 	}, nil
 }
 
-func missingHint(missing int, opID string) string {
-	if missing == 0 {
+func missingHint(leftOut int, opID string) string {
+	if leftOut == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (deleted since, or the commit marker was lost: --operation %s --include-uncommitted restores them)", opID)
+	return fmt.Sprintf(", left out: its batch's other rows are in the table, so restore cannot tell whether its DELETE committed (--operation %s --include-uncommitted restores them)", opID)
+}
+
+// unsettled are the staged ids with no marker that Settle did not find committed.
+func unsettled(p drain.PlannedOperation) []int64 {
+	var out []int64
+	for _, id := range p.Uncommitted {
+		if _, found := slices.BinarySearch(p.SettledCommitted, id); !found {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func keys(m map[int64]bool) []int64 {

@@ -183,6 +183,11 @@ func openHandle(path string, deferSync bool) (*ArchiveHandle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the archive: %w", err)
 	}
+	// Held while the file is open: SettleArchive leaves a file some run writes to alone.
+	if err := lockShared(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("opening the archive %s: %w", path, err)
+	}
 	if seal {
 		if err := sealTornTail(f); err != nil {
 			f.Close()

@@ -40,8 +40,91 @@ type PlannedOperation struct {
 	// Rows are the rows to reinsert, by id.
 	Rows []Row
 	// Uncommitted lists the ids (filtered) of staged batches with no marker; Aborted the ids
-	// of batches that rolled back. Neither is restored (Uncommitted is with IncludeUncommitted).
+	// of batches that rolled back. Neither is restored (Uncommitted is with IncludeUncommitted,
+	// or once Settle finds its batch committed).
 	Uncommitted, Aborted []int64
+	// Unmarked are the staged batches with no marker, for Settle.
+	Unmarked []UnmarkedBatch
+	// SettledCommitted are the ids (filtered) of unmarked batches Settle found committed: every
+	// id the batch staged is gone from the table. They are in Rows.
+	SettledCommitted []int64
+	// LeftOut are the ids (filtered) restore leaves out though they are not in the table, and
+	// why: an unmarked batch Settle could not decide (some of its ids are in the table, some
+	// not), without IncludeUncommitted.
+	LeftOut     []LeftOutRow
+	uncommitted bool
+}
+
+// UnmarkedBatch is a batch an operation staged whose outcome the archive does not record (a
+// kill or a full disk between its DELETE and its marker, a marker cut short, a COMMIT whose
+// settle could not tell).
+type UnmarkedBatch struct {
+	Seq int
+	// IDs are every id the batch staged (what settles it, whatever the selection); Rows the
+	// rows of it the selection keeps.
+	IDs  []int64
+	Rows []Row
+}
+
+// LeftOutRow is a row restore did not put back though the table lacks it: restore's JSON
+// names each, and its exit is not 0.
+type LeftOutRow struct {
+	Operation string `json:"operation"`
+	ID        int64  `json:"id"`
+	Reason    string `json:"reason"`
+}
+
+// ReasonUnsettled is why a row of an unmarked batch that Settle could not decide is left out.
+const ReasonUnsettled = "unsettled: its batch has no commit marker and some of its rows are in the table and some are not (its DELETE rolled back and another session deleted these since, or it committed and some rows were restored since): --include-uncommitted restores them"
+
+// UnmarkedIDs are every id the operation's unmarked batches staged: what Settle is told the
+// table holds of.
+func (p PlannedOperation) UnmarkedIDs() []int64 {
+	var ids []int64
+	for _, b := range p.Unmarked {
+		ids = append(ids, b.IDs...)
+	}
+	return ids
+}
+
+// Settle decides each unmarked batch from which of its ids the table holds (present): none
+// means its DELETE committed (a transaction commits whole; an id another session deleted
+// since is gone either way), so its rows are restored as a committed batch's are; all means it
+// did not; some means restore cannot tell, and the rows not in the table are left out (named
+// in LeftOut) unless IncludeUncommitted restores them.
+func (p *PlannedOperation) Settle(present map[int64]bool) {
+	for _, b := range p.Unmarked {
+		gone := 0
+		for _, id := range b.IDs {
+			if !present[id] {
+				gone++
+			}
+		}
+		switch {
+		case gone == 0:
+		case gone == len(b.IDs):
+			p.SettledCommitted = append(p.SettledCommitted, rowIDs(b.Rows)...)
+			if !p.uncommitted { // else its rows are in Rows already
+				p.Rows = append(p.Rows, b.Rows...)
+			}
+		case !p.uncommitted:
+			for _, r := range b.Rows {
+				if !present[r.ID] {
+					p.LeftOut = append(p.LeftOut, LeftOutRow{Operation: p.Op.ID, ID: r.ID, Reason: ReasonUnsettled})
+				}
+			}
+		}
+	}
+	p.sortRows()
+	slices.Sort(p.SettledCommitted)
+}
+
+// IncludeUncommitted says whether the plan restores unmarked batches whatever Settle finds.
+func (p PlannedOperation) IncludeUncommitted() bool { return p.uncommitted }
+
+func (p *PlannedOperation) sortRows() {
+	slices.SortFunc(p.Rows, func(a, b Row) int { return cmp.Compare(a.ID, b.ID) })
+	p.Rows = slices.CompactFunc(p.Rows, func(a, b Row) bool { return a.ID == b.ID })
 }
 
 // RestorePlan is restore's plan for one archive file.
@@ -168,7 +251,7 @@ func (sel RestoreSelection) filter() func(Row) bool {
 }
 
 func planOperation(op *ArchivedOperation, keep func(Row) bool, uncommitted bool) PlannedOperation {
-	p := PlannedOperation{Op: op}
+	p := PlannedOperation{Op: op, uncommitted: uncommitted}
 	for _, b := range op.Batches {
 		switch b.State {
 		case BatchCommitted, BatchLegacy:
@@ -178,13 +261,13 @@ func planOperation(op *ArchivedOperation, keep func(Row) bool, uncommitted bool)
 		case BatchStaged:
 			rows := filterRows(b.Rows, keep)
 			p.Uncommitted = append(p.Uncommitted, rowIDs(rows)...)
+			p.Unmarked = append(p.Unmarked, UnmarkedBatch{Seq: b.Seq, IDs: rowIDs(b.Rows), Rows: rows})
 			if uncommitted {
 				p.Rows = append(p.Rows, rows...)
 			}
 		}
 	}
-	slices.SortFunc(p.Rows, func(a, b Row) int { return cmp.Compare(a.ID, b.ID) })
-	p.Rows = slices.CompactFunc(p.Rows, func(a, b Row) bool { return a.ID == b.ID })
+	p.sortRows()
 	slices.Sort(p.Uncommitted)
 	slices.Sort(p.Aborted)
 	return p

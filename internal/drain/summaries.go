@@ -108,6 +108,12 @@ type RestoreSummary struct {
 	Skipped    int64  `json:"skipped"`
 	// Next is what to run next (doctor's stuck check: the rows are back at their heads).
 	Next render.Commands `json:"next"`
+	// CommittedUnmarked counts the rows of batches with no commit marker that restore found
+	// committed (every row the batch staged gone from the table) and so restored.
+	CommittedUnmarked int `json:"committed_unmarked"`
+	// LeftOut names each row restore did not put back though the table lacks it, with why
+	// (the exit is then 6).
+	LeftOut []LeftOutRow `json:"left_out" render:"machine"`
 }
 
 // SkipTarget is the message skip deletes with its coalesce group: its shard (the target
