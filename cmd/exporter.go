@@ -47,6 +47,7 @@ func (o tierFlags) validate(command string) error {
 type exporterOptions struct {
 	Listen                           string
 	CheapInterval, ExpensiveInterval time.Duration
+	MaxConnections, MaxScrapes       int
 	tierFlags
 }
 
@@ -58,6 +59,9 @@ func (o exporterOptions) Validate() error {
 	}
 	if err := o.validate("outboxctl exporter"); err != nil {
 		return err
+	}
+	if o.MaxConnections < 1 || o.MaxScrapes < 1 {
+		return usageErrorf("outboxctl exporter --max-connections 64 --max-scrapes 4", "--max-connections and --max-scrapes must be at least 1, got %d and %d", o.MaxConnections, o.MaxScrapes)
 	}
 	for _, d := range []struct {
 		name, timeoutName string
@@ -95,7 +99,9 @@ failed collection keeps them, counts the error and shows their age
 (outboxctl_last_collect_timestamp_seconds).
 
 /healthz answers 200 as soon as the server listens, /readyz once both tiers of every context
-have run once. SIGINT or SIGTERM stops it (exit 0). See docs/exporter.md.`),
+have run once and one of them succeeded (ready means "has data to serve"). Clients are
+bounded: --max-connections open, --max-scrapes answered at once, read, write and idle
+timeouts. SIGINT or SIGTERM stops it (exit 0). See docs/exporter.md.`),
 		Example: examples(`
   # Every context of the config file, on the default port
   outboxctl exporter --all-contexts --listen 127.0.0.1:9187
@@ -118,6 +124,8 @@ have run once. SIGINT or SIGTERM stops it (exit 0). See docs/exporter.md.`),
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:9187", "address to serve /metrics, /healthz and /readyz on (HOST:PORT; port 0 picks one)")
 	addDurationFlag(f, &o.CheapInterval, "cheap-interval", exporter.DefaultCheapInterval, "15s", "how often the cheap tier collects")
 	addDurationFlag(f, &o.ExpensiveInterval, "expensive-interval", exporter.DefaultExpensiveInterval, "5m", "how often the expensive tier collects")
+	f.IntVar(&o.MaxConnections, "max-connections", exporter.DefaultMaxConnections, "HTTP connections open at once; at the cap the one idle the longest is closed to let another in")
+	f.IntVar(&o.MaxScrapes, "max-scrapes", exporter.DefaultMaxScrapes, "/metrics requests served at once; the others get 503")
 	addTierFlags(c, &o.tierFlags)
 	return c
 }
@@ -132,6 +140,7 @@ func runExporter(ctx context.Context, d factory, o exporterOptions, sources []ex
 	e := exporter.New(sources, exporter.Options{
 		CheapInterval: o.CheapInterval, ExpensiveInterval: o.ExpensiveInterval,
 		CheapTimeout: o.CheapTimeout, ExpensiveTimeout: o.ExpensiveTimeout, Version: versionString(),
+		MaxConnections: o.MaxConnections, MaxScrapes: o.MaxScrapes,
 	})
 	run, stop := context.WithCancel(ctx)
 	defer stop()

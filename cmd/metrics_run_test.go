@@ -136,6 +136,8 @@ func TestMetricsTextfileAndUsageErrors(t *testing.T) {
 		{"metrics", "--cheap-timeout", "0s"},
 		{"exporter", "--listen", "nowhere"},
 		{"exporter", "--cheap-interval", "1s", "--cheap-timeout", "5s"},
+		{"exporter", "--max-connections", "0"},
+		{"exporter", "--max-scrapes", "-1"},
 	} {
 		_, errOut := mustRun(t, 2, schema, args...)
 		if !strings.Contains(errOut, "Try: outboxctl ") {
@@ -225,10 +227,12 @@ func TestExporterTellsFirstFailureBeforeReturning(t *testing.T) {
 	go func() {
 		done <- cmd.Main(ctx, []string{"--dsn", "postgres://ops:hunter2secret@" + downAddr + "/test", "exporter", "--listen", addr}, streams)
 	}()
+	// Its first round ends with no data: /readyz says so (503), no longer "collecting".
 	ready := false
 	for deadline := time.Now().Add(30 * time.Second); !ready && time.Now().Before(deadline); {
 		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
-			ready = resp.StatusCode == 200
+			body, _ := io.ReadAll(resp.Body)
+			ready = resp.StatusCode == 503 && strings.HasPrefix(string(body), "no data: ")
 			resp.Body.Close()
 		}
 		if !ready {
@@ -238,7 +242,7 @@ func TestExporterTellsFirstFailureBeforeReturning(t *testing.T) {
 	cancel()
 	code := <-done
 	if !ready {
-		t.Fatalf("never ready; exit %d", code)
+		t.Fatalf("never done with its first round; exit %d", code)
 	}
 	if code != 0 {
 		t.Errorf("exit %d after its context ended, want 0", code)

@@ -175,7 +175,7 @@ func collectExpensive(s *snapshot) ([]sample, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(out, killed...), nil
+	return foldLabels(append(out, killed...), s.tableLabels()), nil
 }
 
 // killswitched reads the kill-switch lists Sentry reads here and what waits behind them in

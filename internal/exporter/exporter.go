@@ -27,6 +27,13 @@ type Options struct {
 	// tier's interval): a lost connection is re-established soon, a dead server is not
 	// hammered.
 	Backoff time.Duration
+	// MaxConnections caps the HTTP connections open at once (default 64), MaxScrapes the
+	// /metrics requests served at once (default 4; the others get 503).
+	MaxConnections, MaxScrapes int
+	// ReadTimeout, WriteTimeout and IdleTimeout bound a client: reading its request
+	// (10 s), writing an answer (10 s; Prometheus's scrape timeout is 10 s at most by
+	// default), an idle keep-alive connection (30 s, twice the default scrape interval).
+	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// Version is outboxctl's version for build_info.
 	Version string
 	// Now is the clock (time.Now).
@@ -40,6 +47,11 @@ const (
 	DefaultCheapTimeout      = 5 * time.Second
 	DefaultExpensiveTimeout  = 30 * time.Second
 	DefaultBackoff           = time.Second
+	DefaultMaxConnections    = 64
+	DefaultMaxScrapes        = 4
+	DefaultReadTimeout       = 10 * time.Second
+	DefaultWriteTimeout      = 10 * time.Second
+	DefaultIdleTimeout       = 30 * time.Second
 )
 
 func (o Options) withDefaults() Options {
@@ -50,10 +62,17 @@ func (o Options) withDefaults() Options {
 		{&o.CheapInterval, DefaultCheapInterval}, {&o.ExpensiveInterval, DefaultExpensiveInterval},
 		{&o.CheapTimeout, DefaultCheapTimeout}, {&o.ExpensiveTimeout, DefaultExpensiveTimeout},
 		{&o.Backoff, DefaultBackoff},
+		{&o.ReadTimeout, DefaultReadTimeout}, {&o.WriteTimeout, DefaultWriteTimeout}, {&o.IdleTimeout, DefaultIdleTimeout},
 	} {
 		if *d.v <= 0 {
 			*d.v = d.def
 		}
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
+	if o.MaxScrapes <= 0 {
+		o.MaxScrapes = DefaultMaxScrapes
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -93,6 +112,8 @@ type Exporter struct {
 	// connects and cycles count the connections made and the collections run (the tests'
 	// proof that connections are kept open and that a soak ran its cycles).
 	connects, cycles atomic.Int64
+	// listener is Serve's (the tests count its connections).
+	listener atomic.Pointer[limitListener]
 }
 
 // New prepares the tiers of every source; nothing connects until Run or CollectOnce.
@@ -257,6 +278,20 @@ func (e *Exporter) Wait() { e.wg.Wait() }
 
 // Ready is closed once every tier has been attempted once.
 func (e *Exporter) Ready() <-chan struct{} { return e.ready }
+
+// HasData reports whether any tier of any context has succeeded once: /metrics then
+// serves values read from a database.
+func (e *Exporter) HasData() bool {
+	for _, t := range e.tiers {
+		t.mu.Lock()
+		ok := !t.last.IsZero()
+		t.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
+}
 
 // Errors are the last errors of the tiers that failed, for a log line.
 func (e *Exporter) Errors() []error {

@@ -220,6 +220,9 @@ func TestAnUnreachableDatabaseIsRetriedWithBackoff(t *testing.T) {
 	if got := values(t, e)[k("outboxctl_up", "context=gone")]; got != 0 {
 		t.Errorf("up = %v for a refused database", got)
 	}
+	if e.HasData() {
+		t.Error("HasData with every collection failed")
+	}
 	if n := e.connects.Load(); n < 4 {
 		t.Errorf("%d connection attempts", n)
 	}
@@ -260,5 +263,70 @@ func TestControlSiloCountsPerCell(t *testing.T) {
 		if strings.Contains(key, "context=control-de") && strings.Contains(key, "cell=us") {
 			t.Errorf("the --cell de context reports cell us: %s", key)
 		}
+	}
+}
+
+// TestLabelsAreCapped: a control table of 71 cells, 41 scopes and 151 categories (most of
+// them unknown integers) makes at most each label's cap of values (the heaviest: the cell,
+// scope and category of the deepest rows keep their names), the rest summed under
+// "other", their number in outboxctl_label_values_folded, and no row lost from the sum.
+func TestLabelsAreCapped(t *testing.T) {
+	schema := testdb.Schema(t, fixture.Options{})
+	now := time.Now()
+	var rows []testdb.Row
+	for i := range 150 {
+		rows = append(rows, testdb.Row{Cell: fmt.Sprintf("c%03d", i%70), Scope: 100 + i%40, Shard: int64(i), Category: 1000 + i, Object: int64(i),
+			ScheduledFrom: now, ScheduledFor: now.Add(time.Hour)})
+	}
+	for i := range 10 {
+		rows = append(rows, testdb.Row{Cell: "big", Scope: 0, Shard: 1, Category: 2, Object: int64(i)})
+	}
+	testdb.Insert(t, schema, query.ControlTable, rows...)
+	src := source(schema, "control")
+	src.Target.Silo = query.SiloControl
+	e := New([]Source{src}, Options{})
+	if err := e.CollectOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := values(t, e)
+	distinct := map[string]map[string]bool{}
+	total := 0.0
+	for key, v := range got {
+		if !strings.HasPrefix(key, "outboxctl_outbox_rows{") {
+			continue
+		}
+		total += v
+		for _, l := range strings.Split(strings.TrimSuffix(strings.TrimPrefix(key, "outboxctl_outbox_rows{"), "}"), ",") {
+			name, value, _ := strings.Cut(l, "=")
+			if distinct[name] == nil {
+				distinct[name] = map[string]bool{}
+			}
+			distinct[name][value] = true
+		}
+	}
+	if total != 160 {
+		t.Errorf("outboxctl_outbox_rows sums to %v, want the table's 160 rows", total)
+	}
+	base := "context=control,silo=control,table=sentry_controloutbox"
+	for _, tc := range []struct {
+		label, heaviest string
+		max, folded     int
+	}{{"cell", "big", 50, 21}, {"scope", "ORGANIZATION_SCOPE", 30, 11}, {"category", "ORGANIZATION_UPDATE", 100, 51}} {
+		if n := len(distinct[tc.label]); n != tc.max+1 || !distinct[tc.label][OtherValue] || !distinct[tc.label][tc.heaviest] {
+			t.Errorf("%s: %d values (want %d and other), other %v, %s %v", tc.label, n, tc.max, distinct[tc.label][OtherValue], tc.heaviest, distinct[tc.label][tc.heaviest])
+		}
+		if v, ok := got[k("outboxctl_label_values_folded", base, "label="+tc.label)]; !ok || v != float64(tc.folded) {
+			t.Errorf("outboxctl_label_values_folded{label=%s} = %v (present %v), want %d", tc.label, v, ok, tc.folded)
+		}
+	}
+	// The stuck shards are folded alike: 150 of them, counted once each.
+	stuck := 0.0
+	for key, v := range got {
+		if strings.HasPrefix(key, "outboxctl_shards_stuck{") {
+			stuck += v
+		}
+	}
+	if stuck != 150 {
+		t.Errorf("outboxctl_shards_stuck sums to %v, want 150", stuck)
 	}
 }

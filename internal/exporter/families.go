@@ -5,10 +5,15 @@
 // (/metrics, /healthz, /readyz). outboxctl metrics collects the same families once.
 package exporter
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"slices"
 
-// Label sets. Every label is bounded: contexts, tables, silos, cells, scopes, categories
-// and replicated tables are short lists; a shard is never a label (Sentry's own metrics
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Label sets. Every label is bounded: contexts, tables, silos and replicated tables are
+// short lists, and cells, scopes and categories (read from the database) are capped
+// (LabelCaps, the rest summed under "other"); a shard is never a label (Sentry's own metrics
 // avoid it for cardinality), the top shards get a rank 1..TopShards instead.
 var (
 	labelsTable    = []string{"context", "table", "silo"}
@@ -59,6 +64,9 @@ var (
 	descBackfillGated = desc("backfill_gated",
 		"1 when a replicated table's backfill is held by its replication_version option (expensive tier).", labelsBackfill)
 
+	descFolded = desc("label_values_folded",
+		"Values of a label (cell, scope, category) past its cap in the last expensive collection, whose series are summed under the value other.", append(slices.Clone(labelsTable), "label"))
+
 	descUp = desc("up",
 		"1 when the context's last cheap collection reached its database.", []string{"context"})
 	descDuration = desc("collect_duration_seconds",
@@ -75,7 +83,7 @@ var (
 var allDescs = []*prometheus.Desc{
 	descRows, descRowsEstimate, descStuck, descAtCap, descKilled, descKilledRows, descOldest, descUnclaimed,
 	descTopRows, descTopDelay, descBackfillCursor, descBackfillLeft, descBackfillComplete, descBackfillGated,
-	descUp, descDuration, descErrors, descLast, descBuild,
+	descFolded, descUp, descDuration, descErrors, descLast, descBuild,
 }
 
 // sample is one value of a family with its label values, as collected.

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
 
@@ -300,5 +302,28 @@ func TestSoakIsFlat(t *testing.T) {
 	}
 	for _, err := range e.Errors() {
 		t.Error(err)
+	}
+}
+
+// TestReadyzMeansHasData: an exporter whose every collection failed (both tiers of its one
+// context tried, the database refusing) answers /readyz 503 "no data", not 200 (issue 36:
+// it answered 200 with nothing read); /healthz stays 200.
+func TestReadyzMeansHasData(t *testing.T) {
+	src := Source{Name: "gone", Config: db.Config{DSN: "postgres://postgres@127.0.0.1:1/none?sslmode=disable", ConnectTimeout: time.Second},
+		Target: query.Target{Silo: query.SiloCell, Schema: "public"}, Registry: enums.Builtin()}
+	e := New([]Source{src}, Options{CheapInterval: time.Hour, ExpensiveInterval: time.Hour})
+	base := serve(t, e)
+	<-e.Ready()
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || !strings.HasPrefix(string(body), "no data: every collection so far has failed") {
+		t.Errorf("/readyz = %d %q with every collection failed, want 503 no data", resp.StatusCode, body)
+	}
+	if code := httpStatus(t, base+"/healthz"); code != 200 {
+		t.Errorf("/healthz = %d", code)
 	}
 }

@@ -14,12 +14,16 @@ import (
 )
 
 // Handler serves /metrics (the cached values, the Go and process collectors beside them),
-// /healthz (200 as soon as the server listens) and /readyz (200 once both tiers of every
-// context have run once, 503 before).
+// /healthz (200 as soon as the server listens) and /readyz: ready means "has data to
+// serve", 200 once both tiers of every context have run once and at least one collection
+// succeeded, 503 before and while every collection has failed (a scrape would get only
+// outboxctl_up 0 and error counts).
 func (e *Exporter) Handler() http.Handler {
 	reg := e.Registry(true)
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	// At most MaxScrapes scrapes at once (node_exporter's --web.max-requests): the others
+	// get 503 at once rather than queueing behind a slow client.
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, MaxRequestsInFlight: e.opts.MaxScrapes}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
@@ -28,11 +32,17 @@ func (e *Exporter) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		select {
 		case <-e.ready:
-			_, _ = w.Write([]byte("ready\n"))
 		default:
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte("collecting: the first collection of every tier has not finished\n"))
+			return
 		}
+		if !e.HasData() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("no data: every collection so far has failed (outboxctl_collect_errors_total; the exporter's stderr says why)\n"))
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
@@ -47,11 +57,25 @@ func (e *Exporter) Handler() http.Handler {
 }
 
 // Serve serves Handler on ln until ctx ends, then shuts the server down (waiting up to 5 s
-// for scrapes in flight).
+// for scrapes in flight). Every client is bounded, as Prometheus's exporter toolkit bounds
+// them: at most MaxConnections open (the one quiet the longest is closed to let another
+// in), a request's header within 10 s and its whole within ReadTimeout, the answer written
+// within WriteTimeout, an idle keep-alive connection closed after IdleTimeout. A client that
+// sends requests and never reads the answers costs at most a slot for WriteTimeout.
 func (e *Exporter) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: e.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	limited := newLimitListener(ln, e.opts.MaxConnections)
+	e.listener.Store(limited)
+	srv := &http.Server{
+		Handler:           e.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       e.opts.ReadTimeout,
+		WriteTimeout:      e.opts.WriteTimeout,
+		IdleTimeout:       e.opts.IdleTimeout,
+		MaxHeaderBytes:    16 << 10,
+		ConnState:         limited.connState,
+	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(limited) }()
 	select {
 	case err := <-done:
 		return err
