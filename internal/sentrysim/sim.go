@@ -110,6 +110,9 @@ type Options struct {
 	// iterations stay committed, and the task's remaining shards wait for the next tick. A
 	// group larger than the budget therefore never drains (§10.5 #3) while small groups do.
 	DeadlineRows int
+	// Concurrency is schedule_batch's concurrency argument: 0 is Sentry's CONCURRENCY (5);
+	// Sentry's own tests pass 1 (§4.1 D7).
+	Concurrency int
 }
 
 // Sim is one silo's workers over one outbox table.
@@ -132,6 +135,9 @@ type Sim struct {
 func New(pool *pgxpool.Pool, schema, table string, opts Options) *Sim {
 	if opts.OptionsTable == "" {
 		opts.OptionsTable = "sentry_option"
+	}
+	if opts.Concurrency == 0 {
+		opts.Concurrency = Concurrency
 	}
 	return &Sim{pool: pool, schema: schema, table: table, control: table == "sentry_controloutbox", opts: opts,
 		t: pgx.Identifier{schema, table}.Sanitize()}
@@ -191,8 +197,9 @@ func (s *Sim) Tick(ctx context.Context, now time.Time) error {
 		return err
 	}
 	span := high - low + 1
-	batch := (span + Concurrency - 1) / Concurrency
-	for i := int64(0); i < Concurrency; i++ {
+	conc := int64(s.opts.Concurrency)
+	batch := (span + conc - 1) / conc
+	for i := int64(0); i < conc; i++ {
 		if err := s.processBatch(ctx, now, low+i*batch, low+(i+1)*batch, disabled); err != nil {
 			return err
 		}
@@ -414,7 +421,7 @@ func (s *Sim) deleteOlder(ctx context.Context, tx *pgx.Conn, c string, cargs []a
 			return nil, err
 		}
 		if n > tk.left {
-			return nil, tk.spend(s, n)
+			return nil, ErrDeadline
 		}
 	}
 	var deleted []int64
