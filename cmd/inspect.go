@@ -181,7 +181,9 @@ func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.Shard
 	if err != nil {
 		return nil, 0, err
 	}
-	return render.Doc{head, {Name: "categories", Title: "Categories", Table: cats}}, depth, nil
+	// A retired category's rows are leftovers, an unknown one wants --enums: said once, under
+	// the shard's categories (the messages below are of the same categories).
+	return render.Doc{head, {Name: "categories", Title: "Categories", Table: cats, Footer: report.EnumNotes(reg, catRes)}}, depth, nil
 }
 
 // shardNext is what to run next on a shard whose state card is card: at the 1 h cap, look
@@ -348,10 +350,10 @@ func runInspectObject(ctx context.Context, d factory, o inspectObjectOptions, t 
 	if err != nil {
 		return nil, err
 	}
-	sec := render.Section{Name: "outboxes", Table: tbl}
+	sec := render.Section{Name: "outboxes", Table: tbl, Footer: report.EnumNotes(reg, results[0])}
 	if len(results[0].Rows) >= o.Limit {
 		// The page is full: there may be more rows than it shows (no count is read).
-		sec.Footer = fmt.Sprintf("showing the newest %d outboxes: there may be more (--limit %d)", len(results[0].Rows), 2*o.Limit)
+		sec.Footer = report.JoinNotes(fmt.Sprintf("showing the newest %d outboxes: there may be more (--limit %d)", len(results[0].Rows), 2*o.Limit), sec.Footer)
 	}
 	return render.Doc{sec}, nil
 }
@@ -483,7 +485,7 @@ func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions
 	if err != nil {
 		return nil, err
 	}
-	return render.Doc{{Name: "category", Table: tbl, Footer: note}}, nil
+	return render.Doc{{Name: "category", Table: tbl, Footer: report.JoinNotes(note, report.EnumNotes(reg, res))}}, nil
 }
 
 // atLeastCounts shows a person the distinct counts (shards, objects) of a category that
@@ -581,7 +583,7 @@ func runInspectMessage(ctx context.Context, d factory, o inspectMessageOptions, 
 	if next, err := messageNext(d, t, reg, results[0]); err == nil {
 		card = report.WithNext(card, next)
 	}
-	return render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", o.id), Card: card}}, nil
+	return render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", o.id), Card: card, Footer: report.EnumNotes(reg, results[0])}}, nil
 }
 
 // inspectedMessage is what the next steps of inspect message read of its row.

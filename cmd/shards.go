@@ -143,7 +143,7 @@ func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, 
 		if err != nil {
 			return nil, err
 		}
-		doc := render.Doc{{Name: "shards", Table: tbl, Footer: note}}
+		doc := render.Doc{{Name: "shards", Table: tbl, Footer: report.JoinNotes(note, report.EnumNotes(reg, res))}}
 		if ksErr != nil {
 			return doc, ksErr
 		}
@@ -153,6 +153,7 @@ func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, 
 	if err != nil {
 		return nil, err
 	}
+	doc[0].Footer = report.JoinNotes(doc[0].Footer, report.EnumNotes(reg, res))
 	if ksErr != nil {
 		return doc, ksErr
 	}

@@ -3,6 +3,7 @@ package enums
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -321,5 +322,60 @@ func TestParseRejectsOutOfRangeIntegers(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: %q, want %q", name, got, c.want)
 		}
+	}
+}
+
+// TestRetiredEras: the registry marks retired categories with the era they retired in:
+// 26 (ORGANIZATION_MEMBER_TEAM_UPDATE) in Aug 2026 as UNUSED_EIGHT, and it answers to both
+// names; the UNUSED_ placeholders and the comment-retired ones by May 2026; a checkout's
+// UNUSED_FIVE..SEVEN with what they replaced unverified; a live category none.
+func TestRetiredEras(t *testing.T) {
+	t.Parallel()
+	r := Builtin()
+	for name, want := range map[string]string{
+		"ORGANIZATION_MEMBER_TEAM_UPDATE": "Aug 2026, as UNUSED_EIGHT",
+		"UNUSED_EIGHT":                    "Aug 2026, as UNUSED_EIGHT",
+		"UNUSED_ONE":                      "by May 2026",
+		"UNUSUED_THREE":                   "by May 2026",
+		"WEBHOOK_PROXY":                   "by May 2026",
+	} {
+		c, err := r.ResolveCategory(name)
+		if err != nil || !c.Retired || !strings.HasPrefix(c.RetiredIn, want) {
+			t.Errorf("%s: %+v (%v), want retired %q", name, c, err, want)
+		}
+	}
+	if c, _ := r.ResolveCategory("UNUSED_EIGHT"); c.Value != 26 {
+		t.Errorf("UNUSED_EIGHT = %d, want 26", c.Value)
+	}
+	if c, _ := r.ResolveCategory("TEAM_UPDATE"); c.Retired || c.RetiredIn != "" {
+		t.Errorf("TEAM_UPDATE is live (its rows still written): %+v", c)
+	}
+	src := BuiltinSource()
+	src.Origin = "current"
+	for i, c := range src.Categories {
+		if c.Value == 26 {
+			src.Categories[i].Name = "UNUSED_EIGHT"
+		}
+	}
+	src.Categories = append(src.Categories, CategoryDef{Name: "UNUSED_FIVE", Value: 49})
+	for i, s := range src.Scopes {
+		for j, n := range s.Categories {
+			if n == "ORGANIZATION_MEMBER_TEAM_UPDATE" {
+				src.Scopes[i].Categories[j] = "UNUSED_EIGHT"
+			}
+		}
+		if s.Name == "USER_SCOPE" {
+			src.Scopes[i].Categories = append(slices.Clone(s.Categories), "UNUSED_FIVE")
+		}
+	}
+	cur, err := Build(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := cur.ResolveCategory("ORGANIZATION_MEMBER_TEAM_UPDATE"); err != nil || c.Value != 26 || !c.Retired {
+		t.Errorf("a current checkout: the old name of 26: %+v (%v)", c, err)
+	}
+	if c, _ := cur.CategoryByValue(49); !c.Retired || !strings.Contains(c.RetiredIn, "UNVERIFIED") {
+		t.Errorf("UNUSED_FIVE: %+v", c)
 	}
 }

@@ -2,6 +2,7 @@ package enums
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -12,6 +13,9 @@ type Category struct {
 	Value   int    `json:"value"`
 	Scope   int    `json:"scope"`
 	Retired bool   `json:"retired"`
+	// RetiredIn is the era a retired category retired in ("" for a live one): see
+	// retiredIn.
+	RetiredIn string `json:"retired_in"`
 	// ObjectIsShard is true when rows of this category carry the shard identifier as their
 	// object identifier, so an object lookup can use the shard index.
 	ObjectIsShard bool `json:"object_is_shard"`
@@ -55,6 +59,10 @@ func BuiltinSource() Source {
 	s := builtinSource
 	s.Categories = append([]CategoryDef(nil), builtinSource.Categories...)
 	s.Scopes = append([]ScopeDef(nil), builtinSource.Scopes...)
+	for i := range s.Scopes {
+		// Each scope's list too: a caller changing it must not change the built-in registry.
+		s.Scopes[i].Categories = append([]string(nil), s.Scopes[i].Categories...)
+	}
 	return s
 }
 
@@ -84,8 +92,9 @@ func Build(src Source) (*Registry, error) {
 	}
 	for _, c := range src.Categories {
 		s := scopeOf[c.Name]
+		era, retired := retiredIn(c)
 		r.categories = append(r.categories, Category{
-			Name: c.Name, Value: c.Value, Scope: s.Value, Retired: c.Retired,
+			Name: c.Name, Value: c.Value, Scope: s.Value, Retired: retired, RetiredIn: era,
 			ObjectIsShard: objectIsShard[c.Name] != "" && objectIsShard[c.Name] == s.Name,
 		})
 	}
@@ -93,6 +102,17 @@ func Build(src Source) (*Registry, error) {
 	for i, c := range r.categories {
 		r.catByValue[c.Value] = i
 		r.catByName[c.Name] = i
+	}
+	// A retired category answers to the names it had and has: 26 is ORGANIZATION_MEMBER_TEAM_UPDATE
+	// in a checkout before Aug 2026 and UNUSED_EIGHT after (one value, never reused).
+	for _, k := range knownRetirements {
+		if i, ok := r.catByValue[k.value]; ok {
+			for _, n := range k.names {
+				if _, taken := r.catByName[n]; !taken {
+					r.catByName[n] = i
+				}
+			}
+		}
 	}
 	for _, s := range src.Scopes {
 		sc := Scope{
@@ -142,6 +162,52 @@ func (r *Registry) ScopeByValue(v int) (Scope, bool) {
 		return Scope{}, false
 	}
 	return r.scopes[i], true
+}
+
+// knownRetirement is a category Sentry retired after the built-in registry's reading
+// (reference §10.1), by value: the names it had and has, and when.
+type knownRetirement struct {
+	value int
+	names []string
+	era   string
+}
+
+// knownRetirements are the retirements the reference records, applied to the built-in
+// registry and to an --enums file alike, so both mark a category the same way.
+var knownRetirements = []knownRetirement{ //nolint:gochecknoglobals // constant table
+	{value: 26, names: []string{"ORGANIZATION_MEMBER_TEAM_UPDATE", "UNUSED_EIGHT"},
+		// PR #121810: no receiver ever consumed it; its replica was torn down in July 2026.
+		era: "Aug 2026, as UNUSED_EIGHT"},
+}
+
+// unusedName is Sentry's naming of a retired category kept so stored rows still resolve
+// (UNUSED_ONE, UNUSUED_THREE (sic), UNUSED_EIGHT, …).
+func unusedName(name string) bool {
+	return strings.HasPrefix(name, "UNUSED_") || strings.HasPrefix(name, "UNUSUED_")
+}
+
+// retiredIn says whether c is retired and the era it retired in: a known retirement's era;
+// UNUSED_FIVE..UNUSED_SEVEN, which a current Sentry has, UNVERIFIED (what they replaced);
+// any other retired category of the values the reference read (0–48) by May 2026; a newer
+// one after May 2026, unverified.
+func retiredIn(c CategoryDef) (string, bool) {
+	for _, k := range knownRetirements {
+		if k.value == c.Value && slices.Contains(k.names, c.Name) {
+			return k.era, true
+		}
+	}
+	switch c.Name {
+	case "UNUSED_FIVE", "UNUSED_SIX", "UNUSED_SEVEN":
+		// Which categories they replaced is not known (reference §10.1).
+		return "after May 2026, UNVERIFIED", true
+	}
+	if !c.Retired && !unusedName(c.Name) {
+		return "", false
+	}
+	if c.Value <= 48 {
+		return "by May 2026", true
+	}
+	return "after May 2026, UNVERIFIED", true
 }
 
 // CategoryName names a category integer met in a database. Integers the registry does not

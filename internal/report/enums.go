@@ -15,6 +15,8 @@ type CategoryRow struct {
 	Scope         string `json:"scope"`
 	Retired       bool   `json:"retired"`
 	ObjectIsShard bool   `json:"object_is_shard" label:"object is shard"`
+	// RetiredIn is the era a retired category retired in ("" for a live one).
+	RetiredIn string `json:"retired_in" label:"retired in"`
 }
 
 // ScopeRow is one scope of enums list: categories are its categories' names.
@@ -47,7 +49,7 @@ type ProblemRow struct {
 func Categories(reg *enums.Registry) render.Section {
 	var rows []CategoryRow
 	for _, c := range reg.Categories() {
-		rows = append(rows, CategoryRow{Value: c.Value, Name: c.Name, ScopeValue: c.Scope, Scope: reg.ScopeName(c.Scope), Retired: c.Retired, ObjectIsShard: c.ObjectIsShard})
+		rows = append(rows, CategoryRow{Value: c.Value, Name: c.Name, ScopeValue: c.Scope, Scope: reg.ScopeName(c.Scope), Retired: c.Retired, ObjectIsShard: c.ObjectIsShard, RetiredIn: c.RetiredIn})
 	}
 	return render.Section{Name: "categories", Title: "Categories", Table: render.TableOf(rows)}
 }
