@@ -7,8 +7,12 @@
 // switches (§3.8). Its SQL is Sentry's, written here as plain strings on purpose.
 //
 // Time is virtual: every operation takes now explicitly, as Sentry's SQL binds :now; the
-// database's now() is never used. The five window tasks of a tick run one after the other
-// (Sentry runs them in parallel; their id windows do not overlap, so only timing differs).
+// database's now() is never used: when outboxctl runs beside it, let the virtual times end
+// near the real now. The five window tasks of a tick run one after the other (Sentry runs
+// them in parallel): a shard with rows in two windows is claimed by the first, and the
+// second finds it no longer due, where Sentry's tasks could race for it. The receiver is
+// called inside the iteration's transaction, holding the shard's head locked, as in Sentry
+// (§8.9): it must not wait for a command that locks that shard.
 package sentrysim
 
 import (
@@ -96,8 +100,9 @@ var ErrDeadline = errors.New("drain task passed its processing deadline")
 type Options struct {
 	// Receiver delivers messages; nil accepts every message.
 	Receiver Receiver
-	// OptionsTable is where the workers read the kill switches: "sentry_option" (default: a
-	// cell or a monolith) or "sentry_controloption" (a split control silo) (§5.1).
+	// OptionsTable is where the workers read the kill switches, at every tick that has a due
+	// row (Sentry's option caches, up to ~20 s, are not modeled): "sentry_option" (default:
+	// a cell or a monolith) or "sentry_controloption" (a split control silo) (§5.1).
 	OptionsTable string
 	// Disabled, when set, replaces the options table's lists (asked for ORG and USER shards
 	// only: no other scope is ever skipped).
@@ -240,22 +245,21 @@ func (s *Sim) processBatch(ctx context.Context, now time.Time, low, hi int64, di
 		var re *receiverError
 		switch {
 		case err == nil:
-		case errors.Is(err, ErrDeadline):
-			s.fail(now, sh, err)
-			return nil // the worker is killed: the rest of the window waits for a later tick
-		case errors.As(err, &re):
-			s.fail(now, sh, re.err)
+		case errors.Is(err, ErrDeadline) || errors.As(err, &re):
+			if re != nil {
+				err = re.err
+			}
+			s.mu.Lock()
+			s.failures = append(s.failures, Failure{At: now, Shard: sh, Err: err})
+			s.mu.Unlock()
+			if re == nil {
+				return nil // the worker is killed: the rest of the window waits for a later tick
+			}
 		default:
 			return err
 		}
 	}
 	return nil
-}
-
-func (s *Sim) fail(now time.Time, sh Shard, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failures = append(s.failures, Failure{At: now, Shard: sh, Err: err})
 }
 
 // findScheduledShards is §3.3: shards with a due row inside [low, hi), by MIN(scheduled_for)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/options"
@@ -59,18 +61,10 @@ type sched struct {
 
 func schedules(t *testing.T, schema, table string) []sched {
 	t.Helper()
-	rows, err := testdb.Pool(t).Query(context.Background(), "SELECT id, scheduled_from, scheduled_for FROM "+schema+"."+table+" ORDER BY id")
+	rows, _ := testdb.Pool(t).Query(context.Background(), "SELECT id, scheduled_from, scheduled_for FROM "+schema+"."+table+" ORDER BY id")
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (s sched, err error) { return s, r.Scan(&s.id, &s.from, &s.to) })
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []sched
-	for rows.Next() {
-		var s sched
-		if err := rows.Scan(&s.id, &s.from, &s.to); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
 	}
 	return out
 }
@@ -323,6 +317,9 @@ func TestRunTwelveHours(t *testing.T) {
 	}
 	if lost := s.CheckNoHealthyLost(t, seeded); lost != 0 {
 		t.Fatal(lost)
+	}
+	if err := s.Vacuum(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 
