@@ -78,7 +78,8 @@ type Attempt struct {
 	Committed bool
 }
 
-// Trim is what a kill-switched shard's visit deleted without delivery (§3.8).
+// Trim is one visit of a kill-switched shard: the older duplicates of its head group it
+// deleted without delivery (none once the head is the newest of its group, §3.8).
 type Trim struct {
 	At  time.Time
 	Key GroupKey
@@ -120,7 +121,8 @@ type Options struct {
 	Concurrency int
 }
 
-// Sim is one silo's workers over one outbox table.
+// Sim is one silo's workers over one outbox table. Tick and Run are not for concurrent use;
+// the logs (Attempts, Delivered, Trims, Failures) may be read at any time.
 type Sim struct {
 	pool    *pgxpool.Pool
 	schema  string
