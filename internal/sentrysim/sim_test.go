@@ -131,6 +131,43 @@ func TestBackoffDoublesToTheCap(t *testing.T) {
 	}
 }
 
+// D15 and §3.4/§3.6: a shard whose head another session holds locked is skipped (55P03,
+// no wait, no push), and a drain whose next head is locked ends quietly; the others go on.
+func TestLockedShardIsSkipped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var lock func(id int64)
+	recv := func(m sentrysim.Message) error {
+		if m.Key.ID == 3 && m.Key.Object == 1 {
+			lock(m.ID + 1) // shard 3's next head, while the sim holds this one
+		}
+		return nil
+	}
+	s, schema := newSim(t, cellTable, sentrysim.Options{Receiver: recv}, fixture.Options{})
+	ids := seed(t, s, t0, org(1, 2, 1), org(1, 2, 1), org(2, 2, 2), org(3, 2, 1), org(3, 2, 2))
+	tx, err := testdb.Pool(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	lock = func(id int64) {
+		if _, err := tx.Exec(ctx, "SELECT 1 FROM "+schema+".sentry_regionoutbox WHERE id = $1 FOR UPDATE", id); err != nil {
+			t.Error(err)
+		}
+	}
+	lock(ids[0])
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s.Tick(tctx, t0); err != nil {
+		t.Fatal(err)
+	}
+	left := schedules(t, schema, cellTable)
+	if d := s.Delivered(); len(d) != 2 || d[0].ID != ids[2] || d[1].ID != ids[3] || len(left) != 3 ||
+		!left[0].to.Equal(sentrysim.ThePast) || left[2].id != ids[4] || !left[2].to.Equal(t0.Add(2*time.Second)) || len(s.Failures()) != 0 {
+		t.Fatalf("delivered %+v, left %+v, failures %v: want shards 2 and 3's first group delivered, shard 1 untouched", d, left, s.Failures())
+	}
+}
+
 // D7 and §3.3: the shards of a window are tried by MIN(scheduled_for), then MAX(id); a
 // window is [low, hi) of the id span split in Concurrency parts.
 func TestOrderOfShards(t *testing.T) {
