@@ -154,7 +154,7 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	if perr := d.printer.Print(bulkDoc(d, job.command, t, sum, archive, reg)); perr != nil {
 		return perr
 	}
-	return bulkVerdict(ctx, job.command, d.resumeCommand(command, archive.ID), sum, err)
+	return bulkVerdict(ctx, job.command, d.resumeCommand(command, archive.ID), bulkRestore(d, job.command, t, archive), sum, err)
 }
 
 // resumeKeepBackoff gives a resumed skip or compact its run's --keep-backoff (the journal's),
@@ -434,13 +434,7 @@ func bulkDoc(d factory, command string, t query.Target, sum drain.BulkSummary, a
 	}
 	if archive != nil && archive.Path != "" {
 		card.Archive, card.Operations, card.MadeDue = archive.Path, len(archive.Operations), archive.MadeDue
-		if len(archive.Operations) > 0 { // else the file was never written: nothing to restore
-			restore := []string{"restore", archive.Path, "--all"}
-			if command == "skip" { // restore --all leaves a skip's operations out unless asked
-				restore = append(restore, "--include-skipped")
-			}
-			card.Restore = d.next(&t, restore...)
-		}
+		card.Restore = bulkRestore(d, command, t, archive)
 	}
 	rows := []drain.BulkShardRow{}
 	for _, s := range sum.Shards {
@@ -457,11 +451,29 @@ func bulkDoc(d factory, command string, t query.Target, sum drain.BulkSummary, a
 	return doc
 }
 
+// bulkRestore is the restore that puts a skip's or compact's run back ("" when it archived
+// nothing: the file was never written).
+func bulkRestore(d factory, command string, t query.Target, archive *bulkArchiveRun) string {
+	if archive == nil || archive.Path == "" || len(archive.Operations) == 0 {
+		return ""
+	}
+	restore := []string{"restore", archive.Path, "--all"}
+	if command == "skip" { // restore --all leaves a skip's operations out unless asked
+		restore = append(restore, "--include-skipped")
+	}
+	return d.next(&t, restore...)
+}
+
 // bulkVerdict is how a bulk repair ends: interrupted (130), a COMMIT in doubt (settled or
 // not: 1, as the single-shard repairs) or every batch failed (1), some shards failed (the partial exit, 6), else done (0; being drained is no
 // failure: the next run takes those shards).
-func bulkVerdict(ctx context.Context, command, resume string, sum drain.BulkSummary, err error) error {
+func bulkVerdict(ctx context.Context, command, resume, restore string, sum drain.BulkSummary, err error) error {
 	switch {
+	case sum.MarkerError() != nil:
+		// The database committed: those shards are done and counted so; only the archive's
+		// record of it failed, and restore settles that against the table.
+		return failuref("%s: %d shard(s) done (%d row(s) changed), but the archive's commit markers of the last batch's %d shard(s) could not be written (%v): their rows are deleted and archived, and %s puts them back (it settles batches with no marker against the table); %d shard(s) not reached: free room, then continue with %s",
+			command, sum.Done, sum.Rows, sum.Unmarked, oneLine(sum.MarkerError().Err.Error()), restore, sum.Left, resume)
 	case sum.Settled == drain.Committed || sum.Settled == drain.NotCommitted:
 		found := "committed, its shards are done"
 		if sum.Settled == drain.NotCommitted {

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,7 +12,9 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sys/unix"
 
+	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/testdb"
@@ -74,6 +77,35 @@ func binRun(t *testing.T, bin, state, schema string, want int, args ...string) (
 	return out.String(), errOut.String()
 }
 
+// skipWaitingOnShard2 starts skip --category ORGANIZATION_UPDATE --keep-backoff, a batch a
+// shard, over seedCategoryShards' shards with shard 2's newest such row locked (lock, which
+// the caller releases): it returns once shard 2's batch, its rows staged in archive, waits on
+// that lock before its DELETE.
+func skipWaitingOnShard2(t *testing.T, bin, state, schema, archive string) (*exec.Cmd, pgx.Tx, *bytes.Buffer, *syncBuffer) {
+	t.Helper()
+	ctx := context.Background()
+	lock, err := testdb.Pool(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lock.Rollback(ctx) })
+	if _, err := lock.Exec(ctx, fmt.Sprintf("SELECT id FROM %s.sentry_regionoutbox WHERE shard_identifier = 2 AND category = 2 ORDER BY id DESC LIMIT 1 FOR UPDATE", pgx.Identifier{schema}.Sanitize())); err != nil {
+		t.Fatal(err)
+	}
+	c := binCommand(bin, state, schema, "--lock-timeout", "60s", "skip", "--category", "ORGANIZATION_UPDATE", "--keep-backoff", "--batch-shards", "1", "--archive", archive, "--yes", "-o", "json")
+	out, errs := &bytes.Buffer{}, &syncBuffer{}
+	c.Stdout, c.Stderr = out, errs
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "shard 2's batch waiting on the lock", func() bool {
+		var n int
+		_ = testdb.Pool(t).QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%outboxctl skip%' AND query LIKE '%"+schema+"%'").Scan(&n)
+		return n > 0
+	})
+	return c, lock, out, errs
+}
+
 // TestBulkSkipResumeAfterKillRestoresEveryRow (#23): skip --category ORGANIZATION_UPDATE
 // --keep-backoff over 3 shards, a batch a shard, is SIGKILLed while shard 2's batch waits on
 // a row lock a second connection holds: shard 1 done (the journal counts 1 operation), shard
@@ -89,34 +121,14 @@ func TestBulkSkipResumeAfterKillRestoresEveryRow(t *testing.T) {
 	state := t.TempDir()
 	ctx := context.Background()
 	schema := seedCategoryShards(t, 3)
-	qs := pgx.Identifier{schema}.Sanitize()
 	before := tableJSON(t, schema)
 	archive := filepath.Join(t.TempDir(), "my dir", "a;b.jsonl")
-	command := func(args ...string) *exec.Cmd { return binCommand(bin, state, schema, args...) }
 	run := func(want int, args ...string) (string, string) {
 		t.Helper()
 		return binRun(t, bin, state, schema, want, args...)
 	}
 
-	lock, err := testdb.Pool(t).Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Rollback(ctx) //nolint:errcheck // released below
-	if _, err := lock.Exec(ctx, fmt.Sprintf("SELECT id FROM %s.sentry_regionoutbox WHERE shard_identifier = 2 AND category = 2 ORDER BY id DESC LIMIT 1 FOR UPDATE", qs)); err != nil {
-		t.Fatal(err)
-	}
-	c := command("--lock-timeout", "60s", "skip", "--category", "ORGANIZATION_UPDATE", "--keep-backoff", "--batch-shards", "1", "--archive", archive, "--yes", "-o", "json")
-	errs := &syncBuffer{}
-	c.Stderr = errs
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "shard 2's batch waiting on the lock", func() bool {
-		var n int
-		_ = testdb.Pool(t).QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%outboxctl skip%' AND query LIKE '%"+schema+"%'").Scan(&n)
-		return n > 0
-	})
+	c, lock, _, _ := skipWaitingOnShard2(t, bin, state, schema, archive)
 	journals, _ := filepath.Glob(filepath.Join(state, "outboxctl", "bulk-*.jsonl"))
 	if len(journals) != 1 {
 		t.Fatalf("journals %v", journals)
@@ -259,6 +271,60 @@ func TestBulkResumeSettlesACommittedUnmarkedBatch(t *testing.T) {
 	out, errOut = run(0, "restore", archive, "--all", "--include-skipped", "--yes", "-o", "json")
 	if !strings.Contains(out, `"inserted": 4`) || !strings.Contains(out, `"committed_unmarked": 0`) {
 		t.Errorf("restore:\n%s\n%s", out, errOut)
+	}
+	if after := tableJSON(t, schema); after != before {
+		t.Errorf("the table after restore differs from the seeded one:\n%s\nwant\n%s", after, before)
+	}
+}
+
+// TestBulkSkipOutOfDiskAtTheMarkersCountsWhatCommitted (#36 High 2): a skip --category over 3
+// shards, a batch a shard, whose file size limit (RLIMIT_FSIZE, as a full disk) is set to its
+// archive's size while shard 2's batch, its rows staged, waits on a row lock before its
+// DELETE: the DELETE commits, the commit markers cannot be written. The summary counts what
+// the database committed (2 shards done, 4 rows, 1 unmarked, 1 left: never "failed"), the
+// error line names the restore that puts them back, and that restore (settling the unmarked
+// batch against the table) gives the table back as seeded.
+func TestBulkSkipOutOfDiskAtTheMarkersCountsWhatCommitted(t *testing.T) {
+	t.Parallel()
+	bin := outboxctlBin(t)
+	state := t.TempDir()
+	ctx := context.Background()
+	schema := seedCategoryShards(t, 3)
+	before := tableJSON(t, schema)
+	archive := filepath.Join(t.TempDir(), "a.jsonl")
+	c, lock, out, errs := skipWaitingOnShard2(t, bin, state, schema, archive)
+	st, err := os.Stat(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := uint64(st.Size())
+	if err := unix.Prlimit(c.Process.Pid, unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: full, Max: full}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = lock.Rollback(ctx)
+	_ = c.Wait()
+	if code := c.ProcessState.ExitCode(); code != ExitError {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, out.String(), errs.String())
+	}
+	var sum struct {
+		Summary drain.BulkCard `json:"summary"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if got := sum.Summary.BulkCounts; got.Done != 2 || got.Failed != 0 || got.Rows != 4 || got.Unmarked != 1 || got.Left != 1 {
+		t.Errorf("summary %+v, want 2 done, 4 rows, 1 unmarked, 1 left, none failed\n%s", got, out.String())
+	}
+	restore := "outboxctl --schema " + schema + " restore " + archive + " --all --include-skipped puts them back"
+	if !strings.Contains(errs.String(), "Error: skip: 2 shard(s) done (4 row(s) changed), but the archive's commit markers of the last batch's 1 shard(s) could not be written (") || !strings.Contains(errs.String(), restore) {
+		t.Errorf("the error line does not say what committed or name %q:\n%s", restore, errs.String())
+	}
+	if st, _ := os.Stat(archive); uint64(st.Size()) != full {
+		t.Fatalf("the archive grew past the limit: %d > %d", st.Size(), full)
+	}
+	res, errOut := binRun(t, bin, state, schema, 0, "restore", archive, "--all", "--include-skipped", "--yes", "-o", "json")
+	if !strings.Contains(res, `"inserted": 4`) || !strings.Contains(res, `"committed_unmarked": 2`) {
+		t.Errorf("restore:\n%s\n%s", res, errOut)
 	}
 	if after := tableJSON(t, schema); after != before {
 		t.Errorf("the table after restore differs from the seeded one:\n%s\nwant\n%s", after, before)

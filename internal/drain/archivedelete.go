@@ -195,11 +195,34 @@ func (a *ArchivedDelete) Finish(err error, committing bool) error {
 	}
 	for _, sb := range staged {
 		if cerr := a.Op.CommitDeleted(sb.batch, sb.deleted); cerr != nil {
-			return fmt.Errorf("the rows were deleted, but their commit marker could not be written (%w): restore them with outboxctl restore %s --operation %s --include-uncommitted",
-				cerr, a.Op.Path, a.Op.Meta.ID)
+			return &UnmarkedError{Path: a.Op.Path, Operation: a.Op.Meta.ID, Err: cerr}
 		}
 	}
 	return nil
+}
+
+// UnmarkedError is a transaction that committed (its rows are deleted, and staged in the
+// archive) whose commit markers could not be written or synced (a full disk): its batches
+// read as staged, and restore settles them against the table (every id gone: committed).
+type UnmarkedError struct {
+	Path string
+	// Operation is the operation whose marker failed ("" for a bulk run's: the file's).
+	Operation string
+	Err       error
+}
+
+func (e *UnmarkedError) Error() string {
+	return fmt.Sprintf("the rows were deleted and archived, but their commit marker could not be written (%v): %s", e.Err, e.RestoreHint())
+}
+
+func (e *UnmarkedError) Unwrap() error { return e.Err }
+
+// RestoreHint is the restore that puts the rows back.
+func (e *UnmarkedError) RestoreHint() string {
+	if e.Operation == "" {
+		return fmt.Sprintf("outboxctl restore %s --all puts them back (it settles batches with no marker against the table)", e.Path)
+	}
+	return fmt.Sprintf("outboxctl restore %s --operation %s puts them back (it settles batches with no marker against the table)", e.Path, e.Operation)
 }
 
 // DeleteArchived is a repair's archive-then-delete (compact, skip): sel's rows archived and
@@ -269,8 +292,7 @@ func (a *ArchivedDelete) settled(s Settlement) error {
 		switch s {
 		case Committed:
 			if err := a.Op.CommitDeleted(sb.batch, sb.deleted); err != nil {
-				return fmt.Errorf("the rows were deleted, but their commit marker could not be written (%w): restore them with outboxctl restore %s --operation %s --include-uncommitted",
-					err, a.Op.Path, a.Op.Meta.ID)
+				return &UnmarkedError{Path: a.Op.Path, Operation: a.Op.Meta.ID, Err: err}
 			}
 		case NotCommitted:
 			if err := a.Op.Abort(sb.batch, errNotCommitted); err != nil && a.Warnf != nil {

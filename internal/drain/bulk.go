@@ -63,6 +63,9 @@ type BulkSummary struct {
 	Mode string `json:"mode,omitempty"`
 	// settleErr is why the settle could not tell (Settled Unsettled).
 	settleErr error
+	// markerErr is the batch whose transaction committed and whose archive markers could not
+	// be written (Unmarked counts its shards).
+	markerErr *UnmarkedError
 	// Shards has a line per shard the run reached (done, being drained, empty, failed, in doubt).
 	Shards []BulkShard `json:"shards"`
 }
@@ -145,10 +148,18 @@ func (b *Bulk) Run(ctx context.Context, conn *db.Conn, batch BatchFunc) (BulkSum
 		sum.Batches++
 		lines := len(sum.Shards)
 		var stop error
+		var unmarked *UnmarkedError
 		switch {
 		case err == nil:
 			failedInARow = 0
 			sum.add(refs, rows)
+		case errors.As(err, &unmarked):
+			// The batch committed; only its archive's markers failed (a full disk): its shards
+			// are done, and the run stops (the next batch's rows could not be staged either).
+			sum.add(refs, rows)
+			sum.Unmarked += len(refs)
+			sum.markerErr = unmarked
+			stop = err
 		case db.IsInDoubt(err):
 			sum.settle(work, b.Settle, refs, rows, err)
 			stop = err
@@ -251,6 +262,9 @@ func (s *BulkSummary) settle(ctx context.Context, fn func(context.Context, []que
 		s.mark(refs, BulkInDoubt, doubt)
 	}
 }
+
+// MarkerError is the committed batch whose archive markers could not be written (nil: none).
+func (s BulkSummary) MarkerError() *UnmarkedError { return s.markerErr }
 
 // SettleError is why the settle of a COMMIT in doubt could not tell (nil when it could, or
 // when there was none).
@@ -517,9 +531,15 @@ func (ba *BulkArchive) Finish(err error, committing bool) error {
 	}
 	for _, del := range pending { // the markers, synced once (one file)
 		if serr := del.Op.Sync(); serr != nil && out == nil {
-			out = fmt.Errorf("the rows were deleted, but their commit markers could not be synced (%w): restore them with outboxctl restore %s --all --include-uncommitted", serr, del.Op.Path)
+			out = serr
 		}
 		_ = del.Op.Close()
+	}
+	if out != nil && err == nil { // committed: the run's markers are the file's, restore --all
+		if ue := (*UnmarkedError)(nil); errors.As(out, &ue) {
+			out = ue.Err
+		}
+		out = &UnmarkedError{Path: ba.Path, Err: out}
 	}
 	return out
 }
@@ -636,6 +656,10 @@ type BulkCounts struct {
 	Batches      int   `json:"batches"`
 	// Interrupted is true when a signal stopped the run between batches (Left shards untouched).
 	Interrupted bool `json:"interrupted"`
+	// Unmarked counts the done shards whose batch committed but whose archive markers could
+	// not be written (a full disk): their rows are deleted and archived, and restore settles
+	// them. The run stops there.
+	Unmarked int `json:"unmarked,omitempty"`
 }
 
 // BulkShardRow is one row of a bulk repair's shards table: the scope as its integer (for
