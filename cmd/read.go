@@ -96,6 +96,12 @@ func (a *app) openSessionTimeout(ctx context.Context, command string, timeout ti
 	if err != nil {
 		return err
 	}
+	return a.openSessionOf(ctx, command, t, timeout, fn)
+}
+
+// openSessionOf is openSessionTimeout on table t (the mailboxes' table, which names no
+// outbox).
+func (a *app) openSessionOf(ctx context.Context, command string, t query.Target, timeout time.Duration, fn func(*session) error) error {
 	cfg := a.dbConfig(command)
 	if timeout > 0 {
 		cfg.StatementTimeout = timeout

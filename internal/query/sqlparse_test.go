@@ -39,7 +39,7 @@ var parts = map[string]string{ //nolint:gochecknoglobals // test table
 // PostgreSQL's parser and planner saying so, not a promise. Preparing runs nothing.
 func TestSQLFilesRunAsWritten(t *testing.T) {
 	t.Parallel()
-	schema := testdb.Schema(t, fixture.Options{Replicas: true})
+	schema := testdb.MailboxSchema(t, fixture.Options{Replicas: true}, fixture.MailboxIndexesCurrent)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := testdb.Pool(t).Acquire(ctx)
