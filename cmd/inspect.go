@@ -28,7 +28,7 @@ outboxes of one object, the pending rows of one category, or one message.`),
 		Args: exactArgs(0, "(a subcommand: shard, object, category or message)"),
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(newInspectShardCmd(a), newInspectObjectCmd(a), newInspectCategoryCmd(a), newInspectMessageCmd(a))
+	c.AddCommand(newInspectShardCmd(a), newInspectObjectCmd(a), newInspectCategoryCmd(a), newInspectMessageCmd(a), newInspectMailboxCmd(a))
 	return c
 }
 
@@ -685,6 +685,9 @@ common enough to be in the statistics, the whole table whatever --cell says.`),
 
 // runDepth prints the total depth and the depth per category, or runs it and returns them.
 func runDepth(ctx context.Context, d factory, o depthOptions, t query.Target) (render.Doc, error) {
+	if query.IsMailboxTable(t) {
+		return runMailboxDepth(ctx, d, o, t)
+	}
 	if o.Estimate || d.printOnly {
 		// --print-sql shows the exact pass (--exact's): without a database there are no
 		// statistics to choose by.

@@ -236,6 +236,7 @@ command again continues. See docs/runbooks.md, "a receiver was down for an hour"
 	addRepairFlags(a, c, &o.repairOptions, false)
 	c.Flags().BoolVar(&o.GroupHeads, "group-heads", false, groupHeadsHelp)
 	a.addBulkFlags(c, &o.bulk, "bulk form: only shards holding this category (name or integer)")
+	addMailboxReschedule(a, c, &o.repairOptions)
 	return c
 }
 

@@ -198,6 +198,7 @@ _SCOPE) or by integer.`),
 		newDemoCmd(a),
 		newBackfillCmd(a),
 		newKillswitchCmd(a),
+		newMailboxesCmd(a),
 		newDrainCmd(a),
 		newRestoreCmd(a),
 		newRescheduleCmd(a),
@@ -282,8 +283,8 @@ func (a *app) validate(c *cobra.Command) error {
 	if err := a.applyWatch(c); err != nil {
 		return err
 	}
-	if splitCommands[c.CommandPath()] {
-		return nil // verify and replicate name no outbox target: their --cell is the cell's name
+	if splitCommands[c.CommandPath()] || mailboxCommands[c.CommandPath()] {
+		return nil // verify, replicate and the mailboxes name no outbox target: their --cell is the cell's name
 	}
 	_, err := a.target()
 	return err

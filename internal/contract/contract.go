@@ -21,6 +21,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/doctor"
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/killswitch"
+	"github.com/outboxctl/outboxctl/internal/mailbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/replica"
@@ -92,7 +93,7 @@ func withNext(t reflect.Type) reflect.Type {
 func Documents() []Document {
 	return []Document{
 		{Command: "depth", FanOut: true, About: "The total (category null) and each category's depth.",
-			Sections: []Section{{Name: "depth", Shape: Table, Rows: []reflect.Type{listing[query.DepthRow](false)}}}},
+			Sections: []Section{{Name: "depth", Shape: Table, Rows: []reflect.Type{listing[query.DepthRow](false), row[query.MailboxDepthRow]()}}}},
 		{Command: "shards", FanOut: true, About: "The deepest shards (or, with --stuck, the shards in backoff), each with its state.",
 			Sections: []Section{{Name: "shards", Shape: Table, Rows: []reflect.Type{listing[query.TopShardsRow](true), listing[query.StuckShardsRow](true), listing[query.TopShardsSampleRow](false)}}}},
 		{Command: "inspect shard", About: "One shard: its state (a row per cell in the control silo without --cell), its categories and its messages.",
@@ -107,6 +108,14 @@ func Documents() []Document {
 			Sections: []Section{{Name: "category", Shape: Table, Rows: []reflect.Type{listing[query.CategoryDepthRow](false), listing[query.CategoryEstimateRow](false)}}}},
 		{Command: "inspect message", FanOut: true, About: "One message with its coalesce group and shard.",
 			Sections: []Section{{Name: "message", Shape: Card, Rows: []reflect.Type{withNext(listing[query.MessageRow](false))}}}},
+		{Command: "mailboxes", About: "The webhook payload mailboxes (hybridcloud_webhookpayload), blocked longest first.",
+			Sections: []Section{{Name: "mailboxes", Shape: Table, Rows: []reflect.Type{row[mailbox.ListRow]()}}}},
+		{Command: "inspect mailbox", About: "One webhook mailbox: its head with its attempts, the head's request (secrets redacted unless --show-secrets), the payloads behind it.",
+			Sections: []Section{
+				{Name: "head", Shape: Card, Rows: []reflect.Type{withNext(row[mailbox.HeadCard]())}},
+				{Name: "request", Shape: Card, Rows: []reflect.Type{row[mailbox.Request]()}},
+				{Name: "behind", Shape: Table, Rows: []reflect.Type{row[mailbox.PayloadRow]()}},
+			}},
 		{Command: "killswitch list", FanOut: true, About: "Which options table Sentry reads for each outbox, the disabled shards and what waits behind them, the backfill gates.",
 			Sections: []Section{
 				{Name: "stores", Shape: Table, Rows: []reflect.Type{row[killswitch.StoreRow]()}},
@@ -125,7 +134,7 @@ func Documents() []Document {
 		{Command: "killswitch gate", About: "The backfill gate's option after the change.",
 			Sections: []Section{{Name: "gate", Shape: Card, Rows: []reflect.Type{row[killswitch.GateSummary]()}}}},
 		{Command: "reschedule", About: "What reschedule changed (rows null and in_doubt set when its COMMIT got no answer).",
-			Sections: []Section{{Name: "reschedule", Shape: Card, Rows: []reflect.Type{row[drain.RescheduleSummary]()}}}, Or: bulk},
+			Sections: []Section{{Name: "reschedule", Shape: Card, Rows: []reflect.Type{row[drain.RescheduleSummary](), row[mailbox.RescheduleSummary]()}}}, Or: bulk},
 		{Command: "compact", About: "What compact archived and deleted.",
 			Sections: []Section{{Name: "compact", Shape: Card, Rows: []reflect.Type{row[drain.CompactSummary]()}}}, Or: bulk},
 		{Command: "skip", About: "What skip archived and deleted.",
