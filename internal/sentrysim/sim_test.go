@@ -292,6 +292,28 @@ func TestDeadlineFailsAHotGroupOnly(t *testing.T) {
 	}
 }
 
+// §3.1: a deadline kills the whole task, so the shards after the hot one in its window wait
+// for the next tick, where they come first (due since THE_PAST, the hot shard pushed).
+func TestDeadlineEndsTheTask(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newSim(t, cellTable, sentrysim.Options{DeadlineRows: 100, Concurrency: 1}, fixture.Options{})
+	if _, _, err := s.InsertGroup(ctx, sentrysim.Row{Key: org(42, 2, 42), DateAdded: t0}, 500); err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(0); i < 10; i++ {
+		seed(t, s, t0, org(100+i, 3, i))
+	}
+	var counts []int
+	for i := 0; i < 2; i++ {
+		tick(t, s, t0.Add(time.Duration(i)*time.Minute))
+		counts = append(counts, len(s.Attempts()), len(s.Delivered()), len(s.Failures()))
+	}
+	if fmt.Sprint(counts) != "[1 0 1 12 10 2]" {
+		t.Fatalf("attempts, deliveries, failures after each tick: %v, want [1 0 1 12 10 2]", counts)
+	}
+}
+
 // D14, D16 in the control silo: shards are per cell; a receiver failing one cell's messages
 // leaves that cell's shard pushed; the kill switch is read from sentry_controloption.
 func TestControlTable(t *testing.T) {
@@ -324,39 +346,52 @@ func TestControlTable(t *testing.T) {
 	}
 }
 
-// A 12-hour outage over 300 shards at the cell's 60 s step: every shard is attempted exactly
-// when its backoff says (checked against the schedule computed here), all rows stay queued.
+// A 12-hour outage at the schedulers' steps: 300 cell shards every 60 s, 400 control user
+// shards in two cells every 10 s. Every shard is attempted exactly when its backoff says
+// (the schedule is computed here), and every row stays queued.
 func TestRunTwelveHours(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, _ := newSim(t, cellTable, sentrysim.Options{Receiver: failing}, fixture.Options{})
-	var keys []sentrysim.GroupKey
-	for i := int64(0); i < 300; i++ {
-		keys = append(keys, org(i, 2, i), org(i, 3, i))
-	}
-	seed(t, s, t0, keys...)
-	seeded, _ := s.Groups(ctx)
-	start := time.Now()
-	if err := s.Run(ctx, t0, t0.Add(12*time.Hour), time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("12 h of 300 failing shards at a 60 s step: %d attempts in %s", len(s.Attempts()), time.Since(start).Round(time.Millisecond))
-	want := 0
-	for now, due, last := t0, t0, time.Second; !now.After(t0.Add(12 * time.Hour)); now = now.Add(time.Minute) {
-		if !due.After(now) {
-			want++
-			last = min(2*last, time.Hour)
-			due = now.Add(last)
+	for _, c := range []struct {
+		table  string
+		shards int64
+		step   time.Duration
+	}{{cellTable, 300, time.Minute}, {controlTable, 400, 10 * time.Second}} {
+		s, _ := newSim(t, c.table, sentrysim.Options{Receiver: failing}, fixture.Options{})
+		var keys []sentrysim.GroupKey
+		for i := int64(0); i < c.shards; i++ {
+			k := org(i, 2, i)
+			if c.table == controlTable {
+				k.Cell, k.Scope = []string{"us", "de"}[i%2], 1
+			}
+			keys = append(keys, k, k)
+			k.Category = 3
+			keys = append(keys, k)
 		}
-	}
-	if got := len(s.Attempts()); got != 300*want {
-		t.Fatalf("%d attempts, want %d (%d per shard)", got, 300*want, want)
-	}
-	if lost := s.CheckNoHealthyLost(t, seeded); lost != 0 {
-		t.Fatal(lost)
-	}
-	if err := s.Vacuum(ctx); err != nil {
-		t.Fatal(err)
+		seed(t, s, t0, keys...)
+		seeded, _ := s.Groups(ctx)
+		start := time.Now()
+		if err := s.Run(ctx, t0, t0.Add(12*time.Hour), c.step); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: 12 h of %d failing shards at a %s step: %d attempts in %s", c.table, c.shards, c.step, len(s.Attempts()), time.Since(start).Round(time.Millisecond))
+		want := 0
+		for now, due, last := t0, t0, time.Second; !now.After(t0.Add(12 * time.Hour)); now = now.Add(c.step) {
+			if !due.After(now) {
+				want++
+				last = min(2*last, time.Hour)
+				due = now.Add(last)
+			}
+		}
+		if got := len(s.Attempts()); got != int(c.shards)*want {
+			t.Fatalf("%d attempts, want %d (%d per shard)", got, int(c.shards)*want, want)
+		}
+		if lost := s.CheckNoHealthyLost(t, seeded); lost != 0 || len(seeded) != 2*int(c.shards) {
+			t.Fatal(lost, len(seeded))
+		}
+		if err := s.Vacuum(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
