@@ -16,10 +16,12 @@
 package sentrysim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -478,29 +480,23 @@ func (s *Sim) killSwitches(ctx context.Context) (func(Shard) bool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the kill switches: %w", err)
 	}
-	type kv struct{ k, v string }
-	vals, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (kv, error) {
-		var x kv
-		return x, r.Scan(&x.k, &x.v)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading the kill switches: %w", err)
-	}
 	off := map[int]map[int64]bool{}
-	for _, x := range vals {
-		v, err := options.Decode(x.k, x.v)
+	var key, raw string
+	_, err = pgx.ForEachRow(rows, []any{&key, &raw}, func() error {
+		v, err := options.Decode(key, raw)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ids, _, err := v.IDs() // strays (strings) match no shard in Sentry either
-		if err != nil {
-			return nil, err
-		}
-		scope := options.KillswitchScopes[x.k]
+		scope := options.KillswitchScopes[key]
 		off[scope] = map[int64]bool{}
 		for _, id := range ids {
 			off[scope][id] = true
 		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the kill switches: %w", err)
 	}
 	return func(sh Shard) bool { return off[sh.Scope][sh.ID] }, nil
 }
@@ -565,10 +561,7 @@ func (s *Sim) Groups(ctx context.Context) (Snapshot, error) {
 
 // Keys returns a snapshot's groups sorted, for stable messages.
 func (sn Snapshot) Keys() []GroupKey {
-	out := make([]GroupKey, 0, len(sn))
-	for k := range sn {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return sn[out[i]] < sn[out[j]] })
+	out := slices.Collect(maps.Keys(sn))
+	slices.SortFunc(out, func(a, b GroupKey) int { return cmp.Compare(sn[a], sn[b]) })
 	return out
 }
