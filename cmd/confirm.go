@@ -84,7 +84,7 @@ func (a *app) targetLine(command string) string {
 		getenv = func(string) string { return "" }
 	}
 	dsn, _ := db.Resolve(a.g.DSN, getenv)
-	parts = append(parts, "database "+db.Describe(dsn))
+	parts = append(parts, "database "+db.Describe(dsn)+" (from "+a.dsnFrom(getenv)+")")
 	schema := a.g.Schema
 	if schema == "" {
 		schema = "(search_path)"
@@ -97,6 +97,31 @@ func (a *app) targetLine(command string) string {
 		}
 	}
 	return "target: " + strings.Join(parts, ", ")
+}
+
+// dsnFrom says which source named the database (--dsn, the context, $OUTBOXCTL_DSN, the
+// libpq environment), as context show says it: with a current-context and a DSN in the
+// environment, the plan shows which one won.
+func (a *app) dsnFrom(getenv func(string) string) string {
+	switch {
+	case a.contextName != "":
+		return a.dsnSource
+	case a.g.DSN != "":
+		return "flag --dsn"
+	}
+	var set []string
+	for _, k := range append([]string{"OUTBOXCTL_DSN"}, db.EnvKeys...) {
+		if getenv(k) != "" {
+			set = append(set, k)
+			if k == "OUTBOXCTL_DSN" {
+				break // it wins over libpq's
+			}
+		}
+	}
+	if len(set) == 0 {
+		return "nothing: libpq's defaults"
+	}
+	return "env " + strings.Join(set, ", ")
 }
 
 // splitTargetLine is targetLine for a split replicate (--context CELL,CONTROL): each

@@ -79,7 +79,8 @@ func newContextShowCmd(a *app) *cobra.Command {
 Shows what a context resolves to, one setting a line with its source: the config file's
 line, the dsn-env variable, a global flag given on this command line (flags win over the
 context), the environment (OUTBOXCTL_DSN, the libpq variables, OUTBOXCTL_REDIS_URL) or the
-default. NAME defaults to $OUTBOXCTL_CONTEXT, then current-context. Passwords are redacted.`),
+default. NAME defaults to $OUTBOXCTL_CONTEXT, then current-context (unless the environment
+names a database: then no context, as the commands run). Passwords are redacted.`),
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o := contextShowOptions{Name: a.g.Context, overrides: a.overrides(c)} // --context names it as well as NAME does
@@ -119,6 +120,9 @@ func runContextShow(d factory, o contextShowOptions) error {
 // showTarget is NAME, else the context OUTBOXCTL_CONTEXT or current-context selects.
 func showTarget(f *config.File, name string, getenv func(string) string) (*config.Context, error) {
 	cs, err := f.Select(name, false, getenv)
+	if cur, env := f.Overruled(name, false, getenv); err == nil && cur != "" && env != "" {
+		return nil, nil // the environment's database overrules current-context: no context, as a command runs
+	}
 	switch {
 	case err != nil:
 		return nil, err
@@ -261,6 +265,15 @@ func (a *app) applyContexts(c *cobra.Command) error {
 		return err
 	}
 	spec, all := a.g.Context, a.g.AllContexts
+	if err := f.EnvConflict(spec, all, a.env); err != nil {
+		return configError(err)
+	}
+	if cur, env := f.Overruled(spec, all, a.env); cur != "" && env != "" {
+		// The environment wins over the config file; said once, as Docker says it when
+		// DOCKER_HOST overrides a context.
+		fmt.Fprintf(a.io.Err, "note: $%s names the database, and the environment wins over current-context %s (%s): pass --context %s to use the context\n",
+			env, textsafe.Clean(cur), textsafe.Clean(f.Path), textsafe.Clean(cur))
+	}
 	if multiContextCommands[path] {
 		// exporterSources layers each context under the flags itself.
 		a.fan, err = f.Select(spec, all, a.env)
@@ -318,7 +331,7 @@ func (a *app) oneContextHint(path, name string) string {
 // connection of the command, wherever it is made, goes where the context says.
 func (a *app) useContext(c *cobra.Command, one *config.Context) error {
 	s := config.Resolve(one, a.overrides(c), a.env)
-	a.contextName = one.Name
+	a.contextName, a.dsnSource = one.Name, s.Source(config.KeyDSN)
 	dsn, given, err := s.Connection(!a.read)
 	if err != nil {
 		return configError(err)

@@ -112,6 +112,9 @@ type app struct {
 	// contextName is the context this app's settings came from (one of a fan-out's), for
 	// the --context of the commands it suggests.
 	contextName string
+	// dsnSource is where a context's database came from (config.Settings.Source), for the
+	// plan's target line.
+	dsnSource string
 	// dryRun is a mutation's --dry-run (addMutationFlags): confirm shows the plan and stops.
 	dryRun bool
 	// watches are the commands that take --watch, with what their frames follow.
@@ -166,6 +169,10 @@ Connecting: --dsn wins over OUTBOXCTL_DSN, which wins over the libpq environment
 PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass, PGSSLMODE). --context NAME takes the
 settings of a named context of the config file (see outboxctl context), under the flags;
 the read commands take several (--context us,de or --all-contexts) and merge their rows.
+Which database: the flags (--dsn, --context), then the environment (OUTBOXCTL_CONTEXT;
+OUTBOXCTL_DSN, PGHOST, PGHOSTADDR, PGDATABASE or PGSERVICE, which overrule the config
+file's current-context, with a note), then current-context; OUTBOXCTL_CONTEXT beside an
+OUTBOXCTL_DSN naming another database is refused. A plan's target line names the source.
 Names: categories and scopes are accepted by name in any case (scopes with or without
 _SCOPE) or by integer.`),
 		Example: examples(`

@@ -164,7 +164,7 @@ func TestReplicateSplitPlanAndNext(t *testing.T) {
 	testdb.SeedReplicas(t, cellSchema, controlSchema, testdb.ReplicaShape{Orgs: 60, Members: 150, Cell: "us"})
 	run := splitConfig(t, cellSchema, controlSchema)
 	where := db.Describe(testdb.DSN())
-	wantTarget := fmt.Sprintf("  - target: context us (the cell), database %s, schema %s; context control (the control silo), database %s, schema %s\n",
+	wantTarget := fmt.Sprintf("  - target: context us (the cell), database %s (from context us, line 3), schema %s; context control (the control silo), database %s (from context control, line 6), schema %s\n",
 		where, cellSchema, where, controlSchema)
 	// Organization 23 has no mapping (missing) and nothing queued.
 	queued := len(cellOutbox(t, cellSchema, "id"))

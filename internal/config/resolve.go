@@ -61,17 +61,61 @@ func (f *File) Select(flag string, all bool, getenv func(string) string) ([]*Con
 	return out, nil
 }
 
-// spec is the context list asked for, and which setting asked.
+// spec is the context list asked for, and which setting asked. The environment wins over
+// the config file, as for every peer tool (the AWS CLI, gh's GH_HOST, DOCKER_HOST, libpq):
+// when it names a database (EnvDatabase), current-context is not used (Overruled says so).
 func (f *File) spec(flag string, getenv func(string) string) (spec, from string) {
 	switch {
 	case flag != "":
 		return flag, "--context"
 	case getenv(EnvContext) != "":
 		return getenv(EnvContext), EnvContext
-	case f.Current != "":
+	case f.Current != "" && EnvDatabase(getenv) == "":
 		return f.Current, fmt.Sprintf("current-context (%s:%d)", f.Path, f.CurrentLine)
 	}
 	return "", ""
+}
+
+// databaseEnv are the variables that name a database, in the order they are told: outboxctl's
+// own, then libpq's (PGPORT, PGUSER alone name none).
+var databaseEnv = []string{"OUTBOXCTL_DSN", "PGSERVICE", "PGHOST", "PGHOSTADDR", "PGDATABASE"} //nolint:gochecknoglobals // constant list
+
+// EnvDatabase is the first variable of the environment that names a database, "" for none.
+func EnvDatabase(getenv func(string) string) string {
+	for _, k := range databaseEnv {
+		if getenv(k) != "" {
+			return k
+		}
+	}
+	return ""
+}
+
+// Overruled is the current-context the environment's database overrules (see spec), and
+// the variable that does: "" when no context was asked for otherwise and none is overruled.
+func (f *File) Overruled(flag string, all bool, getenv func(string) string) (current, env string) {
+	if flag != "" || all || getenv(EnvContext) != "" || f.Current == "" {
+		return "", ""
+	}
+	return f.Current, EnvDatabase(getenv)
+}
+
+// EnvConflict refuses $OUTBOXCTL_CONTEXT beside a variable naming another database than the
+// context's own dsn: both are the environment, and neither may silently win (a runbook that
+// exported one cell's DSN would change the other cell). --context or --dsn settles it.
+func (f *File) EnvConflict(flag string, all bool, getenv func(string) string) error {
+	name, env := getenv(EnvContext), EnvDatabase(getenv)
+	if flag != "" || all || name == "" || env == "" || strings.Contains(name, ",") {
+		return nil
+	}
+	c, err := f.Context(name)
+	if err != nil {
+		return nil // Select says so
+	}
+	if v, _, ok := c.Get(KeyDSN); ok && env == "OUTBOXCTL_DSN" && v == getenv(env) {
+		return nil
+	}
+	return errorf("pass --context "+name+" or --dsn to say which, or unset one of them",
+		"$%s (%s) and $%s both name a database, and not the same one", EnvContext, name, env)
 }
 
 // One is Select for a command that changes a database: it takes exactly one context.
@@ -119,8 +163,10 @@ type Settings struct {
 	dsnFromFlag, hasReplica bool
 }
 
-// Resolve applies the precedence flags > context > environment (OUTBOXCTL_DSN, the libpq
-// variables, OUTBOXCTL_REDIS_URL) > defaults. c may be nil (no context).
+// Resolve applies, for the context selected (c may be nil: no context), the precedence
+// flags > context > environment (OUTBOXCTL_DSN, the libpq variables, OUTBOXCTL_REDIS_URL)
+// > defaults. Which context is selected is Select's: the environment's database overrules
+// current-context there.
 func Resolve(c *Context, o Overrides, getenv func(string) string) Settings {
 	s := Settings{sources: map[string]string{}, StatementTimeout: db.DefaultStatementTimeout,
 		LockTimeout: db.DefaultLockTimeout, ConnectTimeout: db.DefaultConnectTimeout, Silo: "cell"}
@@ -238,6 +284,10 @@ func (s Settings) Connection(write bool) (dsn string, given bool, err error) {
 	}
 	return s.DSN, s.DSNGiven, nil
 }
+
+// Source is where key's value came from, as context show says it ("flag --dsn", "env
+// OUTBOXCTL_DSN", "context us, line 3", "default").
+func (s Settings) Source(key string) string { return s.sources[key] }
 
 // Setting is one line of `context show`: a key, its value (passwords redacted) and source.
 type Setting struct {
