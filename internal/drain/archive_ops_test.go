@@ -302,3 +302,45 @@ func TestIDRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreShardFilterKeepsTheScope (#36): restore --all --shard user/42 puts back user/42's
+// rows, never organization/42's: the same shard id under another scope is another shard.
+func TestRestoreShardFilterKeepsTheScope(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "a.jsonl")
+	for _, scope := range []int{0, 1} {
+		m := meta("compact")
+		m.Shard = &ArchiveShard{Scope: scope, ID: 42}
+		op, err := OpenOperation(path, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := archiveRows(int64(1+10*scope), 3)
+		for i := range rows {
+			rows[i].ShardScope = scope
+		}
+		b, err := op.Stage(rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := op.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+		_ = op.Close()
+	}
+	f, err := ReadArchiveFile(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := PlanRestore(f, RestoreSelection{All: true, Shard: &ShardFilter{Scope: 1, ID: 42}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, p := range plan.Operations {
+		got = append(got, p.IDs()...)
+	}
+	if want := []int64{11, 12, 13}; !reflect.DeepEqual(got, want) {
+		t.Errorf("--shard user/42 restores ids %v, want %v (organization/42's are 1-3)", got, want)
+	}
+}

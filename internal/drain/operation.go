@@ -163,6 +163,8 @@ type ArchiveHandle struct {
 	f    *os.File
 	// deferSync leaves the sync of each write to Sync; dirty says a write waits for it.
 	deferSync, dirty bool
+	// syncs counts the fsyncs done, for the test that every DELETE follows one.
+	syncs int
 }
 
 // OpenArchiveHandle opens (creating) path for appending, for operations whose writes wait
@@ -249,6 +251,7 @@ func (h *ArchiveHandle) append(buf []byte) (written bool, err error) {
 	if err := h.f.Sync(); err != nil {
 		return true, fmt.Errorf("syncing the archive %s: %w", h.Path, err)
 	}
+	h.syncs++
 	return true, nil
 }
 
@@ -263,6 +266,7 @@ func (h *ArchiveHandle) Sync() error {
 		return fmt.Errorf("syncing the archive %s: %w", h.Path, err)
 	}
 	h.dirty = false
+	h.syncs++
 	return nil
 }
 

@@ -136,18 +136,7 @@ func TestExpectedRows(t *testing.T) {
 	seed(t, schema)
 	ctx := context.Background()
 	cell := Target{Silo: SiloCell, Schema: schema}
-	run := func(st Statement) [][]any {
-		tx, err := testdb.Pool(t).BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback(ctx) //nolint:errcheck // read-only
-		sql, args, err := st.Bind()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return collect(ctx, t, tx, sql, args...)
-	}
+	run := func(st Statement) [][]any { return runBound(t, st) }
 
 	stuck := run(StuckShards(cell, ShardFilter{}))
 	if len(stuck) != 2 || stuck[0][1] != int64(2) || stuck[0][2] != int64(2) || stuck[1][1] != int64(5) {

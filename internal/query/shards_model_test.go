@@ -181,7 +181,7 @@ func modelTopShards(tgt Target, rows []modelRow, f ShardFilter) []map[string]str
 	}
 	var ms []*shardModel
 	for _, m := range modelShards(rows, cat, time.Now()) {
-		if m.matching > 0 {
+		if m.matching > 0 && m.matching >= int64(f.MinDepth) {
 			ms = append(ms, m)
 		}
 	}
@@ -200,7 +200,7 @@ func modelStuckShards(tgt Target, rows []modelRow, f ShardFilter, now time.Time)
 		for _, r := range m.rows {
 			hasCategory = hasCategory || int(r.category) == f.Category.Value
 		}
-		if m.allScheduled && hasCategory {
+		if m.allScheduled && hasCategory && len(m.rows) >= f.MinDepth {
 			ms = append(ms, m)
 		}
 	}
@@ -247,6 +247,10 @@ func TestShardListingsMatchModel(t *testing.T) {
 		"category, exact":   {Category: &Enum{3, "C3"}, Exact: true, Limit: 50},
 		"category, absent":  {Category: &Enum{99, "C99"}},
 		"category, limit 1": {Category: &Enum{2, "C2"}, Limit: 1},
+		// --min-depth N keeps a shard of exactly N rows: eu's shard 7 holds 2,000, in backoff;
+		// the small shards of scope 1 hold 1 to 3.
+		"min depth 2000": {MinDepth: 2000, Limit: 50},
+		"min depth 3":    {MinDepth: 3, Limit: 500},
 	}
 	onePass, probed := 0, 0
 	for tname, tgt := range targets {
