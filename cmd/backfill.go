@@ -126,7 +126,12 @@ is malformed (not the JSON [low, version], a key of another Redis type, a table 
 an id column, a NULL in a watermark row) gives a row saying so while the rest answers,
 with a warning naming each malformed cursor in full, then exit 1. A schema with neither
 options table is an error, as for killswitch list. --exit-status
-exits 8 while any selected table is not complete.`),
+exits 8 while any selected table is not complete.
+
+A control table whose option outbox_replication.<table>.backfill.target_cells is set (Sentry
+since June 2026) is backfilled for the listed cells only: the cells column gives its state in
+each cell the organization mappings name ("de: not attempted; us: complete"), and the note
+names the cells left out.`),
 		Example: examples(`
   outboxctl backfill status
   outboxctl backfill status sentry_organization auth_user --sample 30s

@@ -63,7 +63,7 @@ func TestRunBackfillStatusDirect(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	// rows_estimate 0: the table is never analyzed (autovacuum off); ETA (100+1-41)/30 min = 120 s.
-	want := fmt.Sprintf("sentry_organization,cell,%[1]d,%[1]d,%[1]d,false,postgres:cell,11,%[1]d,in progress,100,0.1,0,,30,120,,,%[2]s", tb.Coded, query.OptionTable)
+	want := fmt.Sprintf("sentry_organization,cell,%[1]d,%[1]d,%[1]d,false,postgres:cell,11,%[1]d,in progress,100,0.1,0,,30,120,,,%[2]s,", tb.Coded, query.OptionTable)
 	if len(lines) != 2 || lines[1] != want {
 		t.Fatalf("csv:\n%s\nwant the row %s", out, want)
 	}

@@ -131,6 +131,12 @@ func CheckName(kind, name string) error {
 // OptionKey is the option gating a table's backfill.
 func OptionKey(table string) string { return "outbox_replication." + table + ".replication_version" }
 
+// TargetCellsKey is a control table's option listing the cells its backfill writes outbox
+// rows for (PR #118410, Jun 2026; reference §10.3): unset, every cell.
+func TargetCellsKey(table string) string {
+	return "outbox_replication." + table + ".backfill.target_cells"
+}
+
 // Cursor is a stored (low_bound, version).
 type Cursor struct {
 	Low     int64

@@ -303,6 +303,23 @@ func (v Value) Int() (int64, error) {
 	return 0, &MalformedError{Key: v.Key, Start: preview(v.Data), Reason: "not an integer"}
 }
 
+// Strings reads a Sequence option of strings (a backfill's target_cells).
+func (v Value) Strings() ([]string, error) {
+	items, ok := v.Data.([]any)
+	if !ok {
+		return nil, &MalformedError{Key: v.Key, Start: preview(v.Data), Reason: "not a list"}
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		s, ok := it.(string)
+		if !ok {
+			return nil, &MalformedError{Key: v.Key, Start: preview(v.Data), Reason: "not a list of names"}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
 // DecodeInt decodes a stored Int option (a replication_version gate).
 func DecodeInt(key, raw string) (int64, error) {
 	v, err := Decode(key, raw)

@@ -3,6 +3,8 @@ package status
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/backfill"
@@ -44,6 +46,9 @@ type Row struct {
 	ETA      *float64
 	// OptionIn is the options table Sentry reads the gate from ("" for none).
 	OptionIn string
+	// Cells is, for a backfill limited to target cells, its state in each cell known
+	// ("de: not attempted; us: complete"); "" when it is not limited.
+	Cells string
 }
 
 // Report is the status of every selected table.
@@ -136,7 +141,44 @@ func (snap Snapshot) Evaluate(tb backfill.Table, first, second CursorRead, sampl
 		row.Rate, row.ETA = Rate(first, second, b.Max)
 	}
 	row.Note = unregisteredNote(tb, row.Note)
+	if opt.TargetCells != nil {
+		var left []string
+		row.Cells, left = perCell(row.State, opt.TargetCells, snap.Cells)
+		if len(left) > 0 {
+			row.Note = joinNote(row.Note, fmt.Sprintf("%s limits it to %s: not attempted for %s",
+				backfill.TargetCellsKey(tb.Name), strings.Join(opt.TargetCells, ", "), strings.Join(left, ", ")))
+		}
+	}
 	return row, failures
+}
+
+// perCell is a target-cells backfill's state in each cell (the targets and the cells known,
+// sorted): state in a target, "not attempted" in any other (Sentry writes the control
+// outbox rows of the walk only for the targets); left are those others.
+func perCell(state string, targets, known []string) (cells string, left []string) {
+	all := append(slices.Clone(targets), known...)
+	slices.Sort(all)
+	all = slices.Compact(all)
+	parts := make([]string, 0, len(all))
+	for _, c := range all {
+		if slices.Contains(targets, c) {
+			parts = append(parts, c+": "+state)
+			continue
+		}
+		parts = append(parts, c+": not attempted")
+		left = append(left, c)
+	}
+	if len(all) == 0 {
+		return "no cell (target_cells is empty): not attempted", nil
+	}
+	return strings.Join(parts, "; "), left
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 func unregisteredNote(tb backfill.Table, note string) string {

@@ -49,10 +49,12 @@ func (s Source) now() time.Time {
 	return s.Now()
 }
 
-// OptionRead is one table's gating option: its value (nil when unset) and last_updated.
+// OptionRead is one table's gating option: its value (nil when unset) and last_updated;
+// and, for a control table, its backfill's target cells (nil when unset: every cell).
 type OptionRead struct {
-	Value   *int64
-	Updated time.Time
+	Value       *int64
+	Updated     time.Time
+	TargetCells []string
 }
 
 // Bounds are a table's id bounds (nil for an empty table) and the planner's row estimate.
@@ -68,6 +70,9 @@ type Snapshot struct {
 	// OptionErr is the first malformed option value: its table's option stays unknown.
 	OptionErr error
 	Bounds    map[string]Bounds
+	// Cells are the cells the organization mappings name, read only when a table's backfill
+	// has target cells (the ones it leaves out are named "not attempted").
+	Cells []string
 }
 
 // Names lists the tables' names.
@@ -79,11 +84,16 @@ func Names(tables []backfill.Table) []string {
 	return names
 }
 
-// OptionKeys lists the tables' gating options.
+// OptionKeys lists the tables' gating options, and the control tables' target cells.
 func OptionKeys(tables []backfill.Table) []string {
-	keys := make([]string, len(tables))
-	for i, t := range tables {
-		keys[i] = backfill.OptionKey(t.Name)
+	keys := make([]string, 0, 2*len(tables))
+	for _, t := range tables {
+		keys = append(keys, backfill.OptionKey(t.Name))
+	}
+	for _, t := range tables {
+		if t.Silo == backfill.Control {
+			keys = append(keys, backfill.TargetCellsKey(t.Name))
+		}
 	}
 	return keys
 }
@@ -112,7 +122,7 @@ func Script(schema string, tables []backfill.Table) (string, error) {
 func (s Source) LoadSnapshot(ctx context.Context, tables []backfill.Table) (Snapshot, error) {
 	snap := Snapshot{Bounds: map[string]Bounds{}}
 	names := Names(tables)
-	look := append([]string{query.CellWatermark, query.ControlWatermark, query.OptionTable, query.ControlOptionTable}, names...)
+	look := append([]string{query.CellWatermark, query.ControlWatermark, query.OptionTable, query.ControlOptionTable, query.OrganizationMapping}, names...)
 	err := db.ReadTx(ctx, s.Conn, func(tx pgx.Tx) error {
 		sch, err := query.LoadSchema(ctx, tx, s.Schema, look)
 		if err != nil {
@@ -128,9 +138,35 @@ func (s Source) LoadSnapshot(ctx context.Context, tables []backfill.Table) (Snap
 		if snap.Options, snap.OptionErr, err = ReadOptions(ctx, tx, s.Schema, snap.Schema, tables); err != nil {
 			return err
 		}
+		if snap.Cells, err = readCells(ctx, tx, s.Schema, snap); err != nil {
+			return err
+		}
 		return readBounds(ctx, tx, s.Schema, snap, names)
 	})
 	return snap, err
+}
+
+// readCells reads the cells the organization mappings name when a table's backfill has
+// target cells (a scan of the mappings, so only then), to name the cells it leaves out.
+func readCells(ctx context.Context, tx pgx.Tx, schema string, snap Snapshot) ([]string, error) {
+	targeted := false
+	for _, o := range snap.Options {
+		targeted = targeted || o.TargetCells != nil
+	}
+	if !targeted || !snap.Schema.Table(query.OrganizationMapping).Present {
+		return nil, nil
+	}
+	rows, err := query.All[query.ReplicaCellName](ctx, tx, query.ReplicaCellsAll(query.QualifiedTable(schema, query.OrganizationMapping), ""))
+	if err != nil {
+		return nil, db.Classify(err, "replica-cells-all")
+	}
+	var out []string
+	for _, r := range rows {
+		if r.Cell != "" {
+			out = append(out, r.Cell)
+		}
+	}
+	return out, nil
 }
 
 func readBounds(ctx context.Context, tx pgx.Tx, schema string, snap Snapshot, names []string) error {
@@ -174,19 +210,30 @@ func ReadOptions(ctx context.Context, tx query.Querier, schema string, sch query
 	}
 	out = map[string]OptionRead{}
 	for _, t := range tables {
-		key := backfill.OptionKey(t.Name)
-		row, ok := found[options.OptionTableFor(query.Silo(t.Silo), sch)][key]
-		if !ok {
-			continue
-		}
-		n, err := options.DecodeInt(key, row.Raw())
-		if err != nil {
-			if bad == nil {
+		in := found[options.OptionTableFor(query.Silo(t.Silo), sch)]
+		var read OptionRead
+		if row, ok := in[backfill.TargetCellsKey(t.Name)]; ok && t.Silo == backfill.Control {
+			v, err := options.Decode(row.Key, row.Raw())
+			if err == nil {
+				read.TargetCells, err = v.Strings()
+			}
+			if err != nil && bad == nil {
 				bad = err
 			}
-			continue
 		}
-		out[t.Name] = OptionRead{Value: &n, Updated: row.Updated()}
+		key := backfill.OptionKey(t.Name)
+		if row, ok := in[key]; ok {
+			n, err := options.DecodeInt(key, row.Raw())
+			if err != nil && bad == nil {
+				bad = err
+			}
+			if err == nil {
+				read.Value, read.Updated = &n, row.Updated()
+			}
+		}
+		if read.Value != nil || read.TargetCells != nil {
+			out[t.Name] = read
+		}
 	}
 	return out, bad, nil
 }

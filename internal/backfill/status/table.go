@@ -31,6 +31,9 @@ type TableRow struct {
 	Note          string        `json:"note"`
 	WalkedVersion *int64        `json:"walked_version" label:"walked"`
 	OptionIn      *string       `json:"option_in" render:"machine"`
+	// Cells is a backfill limited to target cells (outbox_replication.<table>.backfill.
+	// target_cells): its state in each cell known, "us: complete; de: not attempted".
+	Cells *string `json:"cells"`
 }
 
 // Table is the report as backfill status's table.
@@ -47,6 +50,10 @@ func (rep Report) Table() *render.Table {
 		if r.OptionIn != "" {
 			in := r.OptionIn
 			t.OptionIn = &in
+		}
+		if r.Cells != "" {
+			cells := r.Cells
+			t.Cells = &cells
 		}
 		rows = append(rows, t)
 	}
