@@ -10,6 +10,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/fixture"
+	"github.com/outboxctl/outboxctl/internal/pgtmp"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
@@ -25,11 +26,15 @@ option and backfill tables filled with an incident to practise on: tens of thous
 organization shards of skewed depth, one hot shard holding ~10% of rows with heavy
 coalescing, ~2% of shards in backoff, one at the 1 h cap behind a poison message (4242), a
 kill-switched shard (4243), a shard being drained right now (4244), a control outbox over
-three cells, and backfill state. It never touches any other schema.`),
-		Args: exactArgs(0, "(a subcommand: seed or drop)"),
+three cells, and backfill state. It never touches any other schema.
+
+With no PostgreSQL to practise on, demo up starts a throwaway one from the server binaries
+installed on the machine and prints the export line that points outboxctl at it; it stays up
+between commands until demo down removes it.`),
+		Args: exactArgs(0, "(a subcommand: up, seed, drop or down)"),
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(newDemoSeedCmd(a), newDemoDropCmd(a))
+	c.AddCommand(newDemoUpCmd(a), newDemoSeedCmd(a), newDemoDropCmd(a), newDemoDownCmd(a))
 	return c
 }
 
@@ -179,4 +184,91 @@ func runDemoDrop(ctx context.Context, d factory, o demoDropOptions) error {
 	}
 	fmt.Fprintf(d.stderr, "dropped schema %s\n", d.demoSchema)
 	return nil
+}
+
+func newDemoUpCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "up",
+		Short: "Start a throwaway PostgreSQL for the demo, unless one answers, and print its export line",
+		Long: strings.TrimSpace(`
+Find a PostgreSQL for the demo: the DSN set (--dsn, OUTBOXCTL_DSN, the libpq variables), else
+the local server at 127.0.0.1:5432 when it answers, else a throwaway cluster started from the
+server binaries installed on the machine (on PATH, pg_config --bindir, /usr/lib/postgresql,
+Homebrew, Postgres.app; OUTBOXCTL_PG_BIN names the directory). OUTBOXCTL_THROWAWAY=1 starts the
+throwaway even where 5432 answers.
+
+The throwaway runs with trust authentication on 127.0.0.1 and a unix socket in a directory
+under /tmp, and stays up until outboxctl demo down stops and removes it (the state directory
+remembers it; a second demo up finds it). On stdout: the export line to paste, or to eval:
+eval "$(outboxctl demo up)". Nothing is printed there when the DSN was set.`),
+		Example: examples(`
+			eval "$(outboxctl demo up)"
+			OUTBOXCTL_THROWAWAY=1 outboxctl demo up`),
+		Args: exactArgs(0, "(no arguments)"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runDemoUp(c.Context(), a)
+		},
+	}
+}
+
+// runDemoUp finds or starts the demo's server and prints its export line.
+func runDemoUp(ctx context.Context, a *app) error {
+	statePath, err := pgtmp.DemoStatePath(a.getenv)
+	if err != nil {
+		return err
+	}
+	e := pgtmp.MachineEnv()
+	e.Getenv = a.getenv
+	user := ""
+	if dsn, given := db.Resolve(a.g.DSN, a.getenv); given {
+		user = dsn
+		if user == "" {
+			user = "(the libpq variables)" // no DSN, and still the user's choice
+		}
+	}
+	up, err := pgtmp.DemoUp(ctx, e, user, statePath)
+	if err != nil {
+		return failuref("demo up: %v", err)
+	}
+	switch {
+	case up.Source == pgtmp.FromUser:
+		fmt.Fprintln(a.io.Err, "a database is set (--dsn, OUTBOXCTL_DSN or the libpq variables): the demo uses it; nothing started")
+		return nil
+	case up.Source == pgtmp.FromLocal:
+		fmt.Fprintln(a.io.Err, "PostgreSQL answers at 127.0.0.1:5432: the demo uses it; nothing started (OUTBOXCTL_THROWAWAY=1 starts a throwaway anyway)")
+	case up.Started:
+		fmt.Fprintf(a.io.Err, "started a throwaway PostgreSQL from %s in %s; it runs until: outboxctl demo down\n", up.BinDir, up.Dir)
+	default:
+		fmt.Fprintf(a.io.Err, "the demo's throwaway PostgreSQL in %s is up already; stop it with: outboxctl demo down\n", up.Dir)
+	}
+	fmt.Fprintln(a.io.Out, "export OUTBOXCTL_DSN="+textsafe.ShellQuote(up.DSN))
+	return nil
+}
+
+func newDemoDownCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "down",
+		Short: "Stop and remove the throwaway PostgreSQL demo up started",
+		Long: strings.TrimSpace(`
+Stop the throwaway PostgreSQL that demo up started and remove its directory (its data with
+it). Only that cluster: demo down never touches a server it did not start. With none running
+it says so and succeeds.`),
+		Args: exactArgs(0, "(no arguments)"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			statePath, err := pgtmp.DemoStatePath(a.getenv)
+			if err != nil {
+				return err
+			}
+			st, ok, err := pgtmp.DemoDown(statePath)
+			if err != nil {
+				return failuref("demo down: %v", err)
+			}
+			if !ok {
+				fmt.Fprintln(a.io.Err, "no demo cluster is running (outboxctl demo up starts one)")
+				return nil
+			}
+			fmt.Fprintf(a.io.Err, "stopped and removed the demo's throwaway PostgreSQL in %s; unset OUTBOXCTL_DSN\n", st.Dir)
+			return nil
+		},
+	}
 }

@@ -28,6 +28,9 @@ type Options struct {
 	// Keep makes the cluster outlive this process (demo up): no watchdog, and Remove(Dir)
 	// stops it later. Without Keep it is removed when this process ends, however it ends.
 	Keep bool
+	// Autovacuum on (demo up's cluster, which people look at with doctor); off for the
+	// tests, as on the project's machines and CI, so that their statistics read alike.
+	Autovacuum bool
 }
 
 // Cluster is a running throwaway PostgreSQL. Its directory holds the data (data/), the unix
@@ -99,7 +102,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		if c.Port, err = freePort(); err != nil {
 			return fail(err)
 		}
-		if err := writeConf(data, dir, c.Port); err != nil {
+		if err := writeConf(data, dir, c.Port, o.Autovacuum); err != nil {
 			return fail(err)
 		}
 		logPath := filepath.Join(dir, "log")
@@ -126,10 +129,13 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 }
 
 // writeConf appends the throwaway's settings to postgresql.conf. fsync, full-page writes and
-// synchronous commit are off: nothing in a throwaway must survive a crash. autovacuum is off
-// and the time zone UTC, as on the project's machines and CI, so that the tests' statistics
-// and times read alike everywhere.
-func writeConf(data, sockDir string, port int) error {
+// synchronous commit are off: nothing in a throwaway must survive a crash. The time zone is
+// UTC, as on the project's machines and CI.
+func writeConf(data, sockDir string, port int, autovacuum bool) error {
+	av := "off"
+	if autovacuum {
+		av = "on"
+	}
 	conf := fmt.Sprintf(`
 # outboxctl's throwaway cluster (internal/pgtmp)
 listen_addresses = '127.0.0.1'
@@ -140,10 +146,10 @@ full_page_writes = off
 synchronous_commit = off
 max_prepared_transactions = 20
 max_connections = 200
-autovacuum = off
+autovacuum = %s
 timezone = 'UTC'
 log_timezone = 'UTC'
-`, port, strings.ReplaceAll(sockDir, "'", "''"))
+`, port, strings.ReplaceAll(sockDir, "'", "''"), av)
 	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return err

@@ -12,9 +12,10 @@ var errWindows = errors.New("a throwaway PostgreSQL or Redis needs Linux or macO
 
 // Options say how to start a throwaway cluster.
 type Options struct {
-	BinDir string
-	RunAs  *User
-	Keep   bool
+	BinDir     string
+	RunAs      *User
+	Keep       bool
+	Autovacuum bool
 }
 
 // Cluster is a running throwaway PostgreSQL (never on Windows).
