@@ -17,7 +17,12 @@ STATICCHECK_VERSION := v0.8.2
 GOLANGCI_LINT_VERSION := v2.15.0
 # Where make demo puts its data set: never the real tables.
 DEMO_SCHEMA ?= outboxctl_demo
-DEMO_DSN    ?= $(or $(OUTBOXCTL_DSN),postgres://postgres@127.0.0.1:5432/test?sslmode=disable)
+# make test's servers: internal/pgtmp's order (OUTBOXCTL_TEST_DSN, else 127.0.0.1:5432 when it
+# answers, else a throwaway cluster from the machine's server binaries; OUTBOXCTL_THROWAWAY=1
+# skips 5432), resolved once per run and handed to every package; removed at the end. Built,
+# not go run: its parent is then make, whose death it watches (test/race builds its own copy,
+# as .ci/run runs both at once).
+TESTRUN := bin/testrun
 
 .PHONY: help build test test/race lint golden docs verify bench fuzz demo clean install release-snapshot release-check release-build goreleaser cross
 
@@ -63,11 +68,13 @@ release-check: goreleaser ## Check .goreleaser.yaml
 release-build: goreleaser ## Build one target (this machine's) through .goreleaser.yaml, as CI does
 	OUTBOXCTL_COMMIT=$(COMMIT) '$(GORELEASER)' build --snapshot --single-target --clean
 
-test: ## Run every test (unit, golden, real PostgreSQL/Redis, end-to-end scripts, fuzz seeds)
-	go test ./... -count=1 -timeout 10m
+test: ## Run every test (unit, golden, real PostgreSQL/Redis, end-to-end scripts, fuzz seeds); starts a throwaway PostgreSQL/Redis when none answers
+	@go build -o $(TESTRUN) ./internal/pgtmp/testrun
+	$(TESTRUN) -- go test ./... -count=1 -timeout 10m
 
-test/race: ## Run the tests with the race detector
-	go test ./... -count=1 -race -timeout 15m
+test/race: ## Run the tests with the race detector (servers as make test)
+	@go build -o $(TESTRUN)-race ./internal/pgtmp/testrun
+	$(TESTRUN)-race -- go test ./... -count=1 -race -timeout 15m
 
 lint: ## go vet, gofmt, staticcheck and golangci-lint (.golangci.yml: the architecture's import rules)
 	go vet ./...
@@ -125,15 +132,25 @@ fuzz: ## Fuzz every parser and renderer for 30 s each; drain 2,000 more random s
 	go test ./internal/query -run '^$$' -fuzz FuzzIdent -fuzztime 30s
 	go test ./internal/render -run '^$$' -fuzz FuzzEscape -fuzztime 30s
 
-demo: build ## Print the stuck-shard SQL; when PostgreSQL is reachable, seed a demo schema and run it
-	@echo "== outboxctl shards --stuck --print-sql (no database needed)"
-	@$(BIN) shards --stuck --print-sql
-	@if $(BIN) --dsn '$(DEMO_DSN)' --connect-timeout 2s depth --table pg_class >/dev/null 2>&1 || pg_isready -q -d '$(DEMO_DSN)' 2>/dev/null; then \
-		echo "== seeding schema $(DEMO_SCHEMA) (outboxctl demo seed)"; \
-		$(BIN) --dsn '$(DEMO_DSN)' demo seed --schema $(DEMO_SCHEMA) --rows 20000 --yes && \
-		echo "== outboxctl shards --stuck (run against the demo schema)" && \
-		$(BIN) --dsn '$(DEMO_DSN)' --schema $(DEMO_SCHEMA) shards --stuck; \
-	else echo "(PostgreSQL at $(DEMO_DSN) is not reachable: set OUTBOXCTL_DSN to run the SQL)"; fi
+demo: build ## Show the main job on a live incident: a PostgreSQL (a throwaway one if none answers), the demo seeded, doctor and shards --stuck
+	@set -e; \
+	if ! up=$$($(BIN) demo up); then \
+		echo "== no PostgreSQL for the demo (above: what to install); outboxctl shards --stuck --print-sql needs none:"; \
+		$(BIN) shards --stuck --print-sql; exit 0; \
+	fi; \
+	eval "$$up"; \
+	echo "== outboxctl demo seed --schema $(DEMO_SCHEMA) (the incident: 20,000 rows)"; \
+	$(BIN) demo seed --schema $(DEMO_SCHEMA) --rows 20000 --yes; \
+	echo "== outboxctl --schema $(DEMO_SCHEMA) doctor"; \
+	$(BIN) --schema $(DEMO_SCHEMA) doctor || true; \
+	echo "== outboxctl --schema $(DEMO_SCHEMA) shards --stuck"; \
+	$(BIN) --schema $(DEMO_SCHEMA) shards --stuck || true; \
+	echo; \
+	echo "Go on in this shell (doctor printed the next commands):"; \
+	if [ -n "$$up" ]; then echo "  $$up"; fi; \
+	echo "  export OUTBOXCTL_SCHEMA=$(DEMO_SCHEMA)"; \
+	echo "  $(BIN) doctor; $(BIN) shards --stuck; $(BIN) inspect message ..."; \
+	echo "Stop: $(BIN) demo drop --schema $(DEMO_SCHEMA) --yes (the demo schema); $(BIN) demo down (the throwaway PostgreSQL, when demo up started one)"
 
 clean: ## Remove build output
 	rm -rf bin dist

@@ -52,6 +52,7 @@ func runPrinted(t *testing.T, line string, add ...string) (int, string, string) 
 // poison suspect and its next command, inspect message names the skip, and after the skip
 // the shard is due now with its poison archived, and doctor no longer suspects it.
 func TestDemoIncidentInThreeCommands(t *testing.T) {
+	testdb.Require(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir()) // skip's archive, where the printed command puts it
 	schema := randomName("outboxctl_demo26_")
 	t.Cleanup(func() { execSQL(t, "DROP SCHEMA IF EXISTS "+schema+" CASCADE") })
@@ -281,6 +282,7 @@ func notOK(fs []finding) []finding {
 // columns; the scheduler's findings say they are expected of the demo (no Sentry workers
 // run there) and are grouped, not one per shard.
 func TestDemoDoctorFitsOneScreen(t *testing.T) {
+	testdb.Require(t)
 	schema := randomName("d26_")
 	t.Cleanup(func() { execSQL(t, "DROP SCHEMA IF EXISTS "+schema+" CASCADE") })
 	runCLIExpect(t, 0, "--dsn", testdb.DSN(), "--schema", schema, "demo", "seed", "--rows", "2000", "--shards", "200", "--yes")

@@ -57,10 +57,7 @@ func (r removingAfter) Run() int {
 }
 
 func testRedisAddr() string {
-	if v := os.Getenv("OUTBOXCTL_TEST_REDIS_ADDR"); v != "" {
-		return v
-	}
-	return "127.0.0.1:6379"
+	return testdb.RedisAddr()
 }
 
 func testRedisURL() string { return "redis://" + testRedisAddr() + "/0" }

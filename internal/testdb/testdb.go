@@ -1,9 +1,12 @@
 // Package testdb gives tests an isolated schema with Sentry's tables on the real PostgreSQL
 // server. It is for tests only.
 //
-// The server comes from OUTBOXCTL_TEST_DSN (default: postgres://postgres@127.0.0.1:5432/test).
-// When it cannot be reached, tests skip locally but fail under CI=true: a green CI run in which
-// every database test skipped would prove nothing.
+// The server comes from OUTBOXCTL_TEST_DSN, which make test sets once for the whole run
+// (internal/pgtmp/testrun). Without it (go test alone), internal/pgtmp's order picks one for
+// this package's process: the local server at 127.0.0.1:5432 when it answers (and
+// OUTBOXCTL_THROWAWAY is not 1), else a throwaway cluster from the server binaries on the
+// machine, removed when the process ends. When none can be reached, tests skip locally but
+// fail under CI=true: a green CI run in which every database test skipped would prove nothing.
 package testdb
 
 import (
@@ -23,18 +26,75 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/fixture"
+	"github.com/outboxctl/outboxctl/internal/pgtmp"
 	"github.com/outboxctl/outboxctl/internal/query/session"
 )
 
 // DefaultDSN is the local server this machine and CI run.
 const DefaultDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
-// DSN returns the test server's connection string.
+var (
+	dsnOnce sync.Once
+	dsn     string
+)
+
+// DSN returns the test server's connection string (see the package comment).
 func DSN() string {
+	dsnOnce.Do(func() { dsn = resolveDSN() })
+	return dsn
+}
+
+func resolveDSN() string {
 	if v := os.Getenv("OUTBOXCTL_TEST_DSN"); v != "" {
 		return v
 	}
-	return DefaultDSN
+	r := pgtmp.Resolve(pgtmp.MachineEnv(), "")
+	if r.Source != pgtmp.FromThrowaway {
+		return DefaultDSN // the local server, or none (the tests skip with the reason)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := pgtmp.Start(ctx, pgtmp.Options{BinDir: r.BinDir, RunAs: r.RunAs})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testdb: %v\n", err)
+		return DefaultDSN
+	}
+	// Subprocesses (the scripts, a re-executed test binary) use the same one. Its watchdog
+	// removes it when this process ends.
+	_ = os.Setenv("OUTBOXCTL_TEST_DSN", c.DSN)
+	return c.DSN
+}
+
+var (
+	redisOnce sync.Once
+	redisAddr string
+)
+
+// RedisAddr returns the test Redis's address: OUTBOXCTL_TEST_REDIS_ADDR (make test sets it),
+// else 127.0.0.1:6379 when it answers (and OUTBOXCTL_THROWAWAY is not 1), else a throwaway
+// redis-server for this process when one is installed.
+func RedisAddr() string {
+	redisOnce.Do(func() {
+		redisAddr = pgtmp.LocalRedis
+		r := pgtmp.ResolveRedis(pgtmp.MachineEnv(), os.Getenv("OUTBOXCTL_TEST_REDIS_ADDR"))
+		switch r.Source {
+		case pgtmp.FromUser, pgtmp.FromLocal:
+			redisAddr = r.Addr
+		case pgtmp.FromThrowaway:
+			if rd, err := pgtmp.StartRedis(r.Binary); err == nil {
+				redisAddr = rd.Addr
+				_ = os.Setenv("OUTBOXCTL_TEST_REDIS_ADDR", rd.Addr)
+			}
+		}
+	})
+	return redisAddr
+}
+
+// Require skips the test when the test server cannot be reached (fails it under CI=true),
+// for a test that reaches the server only through a subprocess or a proxy.
+func Require(t testing.TB) {
+	t.Helper()
+	Pool(t)
 }
 
 var (
@@ -76,7 +136,7 @@ func Unreachable(t testing.TB, err error) {
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
 	}
-	t.Skip(msg + " (set CI=true to make this a failure)")
+	t.Skip(msg + " (set CI=true to make this a failure; make test says what to install)")
 }
 
 // Schema creates a schema of its own for the test, with Sentry's tables, and drops it when

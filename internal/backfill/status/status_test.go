@@ -53,10 +53,7 @@ VALUES (now(), now(), 'sentry_organization', $1, $2)`, schema), low, version)
 }
 
 func redisAddr() string {
-	if v := os.Getenv("OUTBOXCTL_TEST_REDIS_ADDR"); v != "" {
-		return v
-	}
-	return "127.0.0.1:6379"
+	return testdb.RedisAddr()
 }
 
 // testRedis returns a client and a key prefix of the test's own, whose keys are deleted
