@@ -202,3 +202,18 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
+
+// MailboxCommonRow is a row of MailboxCommon.
+type MailboxCommonRow struct {
+	MailboxName    string `db:"mailbox_name"`
+	EstimatedDepth int64  `db:"estimated_depth"`
+}
+
+// MailboxCommon lists the mailboxes the planner's statistics estimate at minDepth payloads
+// or more, from tableRows (the catalog's estimate of the table's rows).
+func MailboxCommon(t Target, tableRows *int64, minDepth int64) Statement {
+	return sqlStatement("mailbox-common", []string{
+		"The mailboxes of " + t.From() + " the planner's statistics estimate at @min_depth payloads or more",
+		"(its most common mailbox names): no mailbox is counted.",
+	}, nil, Args{"table_name": {Value: t.From()}, "table_rows": tableRowsArg(tableRows), "min_depth": {Value: minDepth}})
+}

@@ -174,3 +174,17 @@ UPDATE /* TEMPLATE: table */hybridcloud_webhookpayload w
  WHERE w.mailbox_name = ANY (@mailboxes::text[])
    AND (w.schedule_for <> @the_past OR w.attempts <> 0)
 RETURNING w.id, w.mailbox_name;
+
+-- name: mailbox-common
+-- The mailboxes among the planner's most common mailbox names whose estimated depth
+-- (@table_rows, mailbox-catalog's estimated_rows, times their frequency) is at least
+-- @min_depth: one mailbox of tens of thousands of payloads or more (INC-2324's shape),
+-- found without counting any mailbox. As fresh as the last ANALYZE.
+SELECT v.name AS mailbox_name, round(@table_rows::float8 * v.freq)::bigint AS estimated_depth
+  FROM pg_stats s
+ CROSS JOIN LATERAL unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS v(name, freq)
+ WHERE s.schemaname = (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass(@table_name))
+   AND s.tablename = (SELECT c.relname FROM pg_class c WHERE c.oid = to_regclass(@table_name))
+   AND s.attname = 'mailbox_name'
+   AND @table_rows::float8 * v.freq >= @min_depth
+ ORDER BY estimated_depth DESC, v.name;
