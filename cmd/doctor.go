@@ -62,6 +62,10 @@ never run):
   killswitch  kill-switched shards that hold rows, and whether trimming has stalled
   backfill    backfills gated by an option, 'complete' below the coded version, pending a
               restart, malformed; with --sample 30s, walks that did not move
+  mailboxes   webhook payload mailboxes (hybridcloud_webhookpayload, control silo): blocked
+              behind a failing head for 30m (critical at 6h or near the drop), heads Sentry
+              drops within 12h (3-day MAX_DELIVERY_AGE, critical), mailboxes of 10,000
+              payloads or more, failing heads of providers that skip failures
   vacuum      dead tuples against each table's autovacuum trigger (threshold + scale factor
               × reltuples, reloptions honoured; critical past 10×), autovacuum off on the
               table or server-wide, last (auto)vacuum, size against live rows
