@@ -282,6 +282,9 @@ func (a *app) applyContexts(c *cobra.Command) error {
 	var one *config.Context
 	if splitCommands[path] {
 		if cs, err := f.Select(spec, all, a.env); err == nil && len(cs) > 1 {
+			if err := a.checkWritable(c, cs...); err != nil {
+				return err
+			}
 			return a.splitContexts(path, cs)
 		}
 	}
@@ -303,7 +306,27 @@ func (a *app) applyContexts(c *cobra.Command) error {
 	if one == nil {
 		return nil
 	}
+	if err := a.checkWritable(c, one); err != nil {
+		return err
+	}
 	return a.useContext(c, one)
+}
+
+// checkWritable is the one check of a context's readonly and allow, before any command
+// writes: a command that takes --yes (every one that changes a database) on a context that
+// does not permit it is refused, before anything is read or written. --dry-run and
+// --print-sql change nothing and pass.
+func (a *app) checkWritable(c *cobra.Command, cs ...*config.Context) error {
+	if dry := c.Flags().Lookup("dry-run"); c.Flags().Lookup("yes") == nil || a.g.PrintSQL || dry != nil && dry.Value.String() == "true" {
+		return nil
+	}
+	command := strings.TrimPrefix(c.CommandPath(), "outboxctl ")
+	for _, one := range cs {
+		if err := one.Permits(command); err != nil {
+			return readOnlyf("%s", err.Error())
+		}
+	}
+	return nil
 }
 
 // oneContext is the context of a command that takes exactly one: a mutation, or a read that

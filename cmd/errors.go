@@ -21,6 +21,7 @@ const (
 	meansPending                    // a verdict: ran fine, the answer is "not yet"
 	meansInterrupted                // SIGINT or SIGTERM
 	meansDrift                      // a verdict: verify found replicas out of sync (--fail-on-drift)
+	meansReadOnly                   // the context does not let this command write (readonly, allow)
 )
 
 // cmdError is every error cmd itself makes: a meaning, the one line said for it (empty when
@@ -60,6 +61,12 @@ func pendingf(format string, args ...any) error {
 // driftf is --fail-on-drift's verdict: replicas out of sync, said in one line.
 func driftf(format string, args ...any) error {
 	return &cmdError{means: meansDrift, msg: fmt.Sprintf(format, args...)}
+}
+
+// readOnlyf is a write refused by its context (readonly: true, or allow without it), said
+// in one line: the command line is fine, the context forbids it.
+func readOnlyf(format string, args ...any) error {
+	return &cmdError{means: meansReadOnly, msg: fmt.Sprintf(format, args...)}
 }
 
 // verdict is a finished run whose findings say m (meansWarning, meansCritical), said as msg.

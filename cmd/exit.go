@@ -26,6 +26,7 @@ const (
 	ExitPartial     = 6   // fan-out: some contexts answered (rows printed), some failed; a bulk repair: some shards failed; restore: rows left out (left_out)
 	ExitPending     = 8   // ran fine, the answer is "not yet" (--exit-status)
 	ExitDrift       = 9   // verify --fail-on-drift: replicas out of sync with their sources
+	ExitReadOnly    = 10  // the context does not let this command write (readonly: true, allow)
 	ExitInterrupted = 130 // SIGINT or SIGTERM
 )
 
@@ -42,6 +43,7 @@ var exitCodes = map[meaning]int{ //nolint:gochecknoglobals // constant table
 	meansPending:     ExitPending,
 	meansInterrupted: ExitInterrupted,
 	meansDrift:       ExitDrift,
+	meansReadOnly:    ExitReadOnly,
 }
 
 // usage is implemented by every error that means "fix your command line" (cmd's own, and

@@ -38,7 +38,7 @@ const (
 // Keys lists the context keys in the order `context show` prints them.
 var Keys = []string{ //nolint:gochecknoglobals // constant list
 	KeyDSN, KeyDSNEnv, KeyService, KeyReplicaDSN, KeySchema, KeySilo, KeyCell, KeyTable,
-	KeyRedisURL, KeyStatementTimeout, KeyLockTimeout, KeyConnectTimeout,
+	KeyRedisURL, KeyStatementTimeout, KeyLockTimeout, KeyConnectTimeout, KeyReadOnly, KeyAllow,
 }
 
 // EnvConfig and EnvContext are the variables that name the file and pick a context.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -82,6 +83,22 @@ func (f *File) scalar(n *yaml.Node, what string) (string, error) {
 	return n.Value, nil
 }
 
+// list returns a sequence of words (allow: [reschedule, compact]) joined by commas.
+func (f *File) list(n *yaml.Node, what string) (string, error) {
+	if n.Kind != yaml.SequenceNode {
+		return "", f.at(n, "%s wants a list such as [reschedule, compact]", what)
+	}
+	words := make([]string, 0, len(n.Content))
+	for _, w := range n.Content {
+		s, err := f.scalar(w, what)
+		if err != nil {
+			return "", err
+		}
+		words = append(words, strings.TrimSpace(s))
+	}
+	return strings.Join(words, ","), nil
+}
+
 func (f *File) parseContexts(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return nil // "contexts:" with nothing under it
@@ -119,7 +136,13 @@ func (f *File) parseContext(k, v *yaml.Node) (*Context, error) {
 		if _, dup := c.values[key.Value]; dup {
 			return nil, f.at(key, "context %q: %q appears twice", c.Name, key.Value)
 		}
-		s, err := f.scalar(val, fmt.Sprintf("context %q: %s", c.Name, key.Value))
+		var s string
+		var err error
+		if key.Value == KeyAllow {
+			s, err = f.list(val, fmt.Sprintf("context %q: %s", c.Name, key.Value))
+		} else {
+			s, err = f.scalar(val, fmt.Sprintf("context %q: %s", c.Name, key.Value))
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -168,12 +191,31 @@ func (f *File) check(c *Context) error {
 		{KeyStatementTimeout, duration},
 		{KeyLockTimeout, duration},
 		{KeyConnectTimeout, duration},
+		{KeyReadOnly, func(s string) error {
+			if s != "true" && s != "false" {
+				return fmt.Errorf("%q: want true or false", s)
+			}
+			return nil
+		}},
+		{KeyAllow, func(s string) error {
+			for _, w := range strings.Split(s, ",") {
+				if !slices.Contains(allowWords(), w) {
+					return fmt.Errorf("%q is no command that writes (known: %s)", w, strings.Join(allowWords(), ", "))
+				}
+			}
+			return nil
+		}},
 	}
 	for _, ch := range checks {
 		if v, _, ok := c.Get(ch.key); ok {
 			if err := ch.ok(v); err != nil {
 				return bad(ch.key, "%s", err.Error())
 			}
+		}
+	}
+	if v, _, _ := c.Get(KeyReadOnly); v == "false" {
+		if _, _, ok := c.Get(KeyAllow); ok {
+			return bad(KeyReadOnly, "false, and allow limits the writes: drop one of them")
 		}
 	}
 	if _, _, ok := c.Get(KeyCell); ok {
