@@ -17,8 +17,8 @@ func TestMain(m *testing.M) {
 }
 
 // run evaluates expr on each of inputs under lim, returning the results (strings raw, the
-// rest as JSON), Close's error and the evaluator's peak resident memory.
-func run(t *testing.T, expr string, lim Limits, inputs ...string) (string, error, int64) {
+// rest as JSON), the evaluator's peak resident memory and Close's error.
+func run(t *testing.T, expr string, lim Limits, inputs ...string) (string, int64, error) {
 	t.Helper()
 	var out strings.Builder
 	r, err := Start(context.Background(), expr, lim, func(s string, isString bool, js []byte) error {
@@ -42,7 +42,7 @@ func run(t *testing.T, expr string, lim Limits, inputs ...string) (string, error
 	if ru, ok := r.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		peak = ru.Maxrss << 10
 	}
-	return out.String(), err, peak
+	return out.String(), peak, err
 }
 
 // TestEvaluatesAsJq: results as they were in process: strings raw, the rest compact JSON,
@@ -50,11 +50,11 @@ func run(t *testing.T, expr string, lim Limits, inputs ...string) (string, error
 func TestEvaluatesAsJq(t *testing.T) {
 	t.Parallel()
 	lim := Limits{Timeout: time.Minute, MaxBytes: 64 << 20}
-	got, err, _ := run(t, `.a, {b: .a}, (if .a == 2 then halt else empty end), "after"`, lim, `{"a": 1}`+"\n", `{"a":`, ` 2}`, "\n")
+	got, _, err := run(t, `.a, {b: .a}, (if .a == 2 then halt else empty end), "after"`, lim, `{"a": 1}`+"\n", `{"a":`, ` 2}`, "\n")
 	if want := "1\n{\"b\":1}\nafter\n2\n{\"b\":2}\n"; err != nil || got != want {
 		t.Errorf("got %q, %v; want %q", got, err, want)
 	}
-	got, err, _ = run(t, `error("boom")`, lim, `{}`)
+	got, _, err = run(t, `error("boom")`, lim, `{}`)
 	var je *Error
 	if got != "" || !errors.As(err, &je) || je.Bound != "" || err.Error() != "error: boom" {
 		t.Errorf("got %q, %#v; want the expression's error", got, err)
@@ -69,7 +69,7 @@ func TestBoundsStopRunaways(t *testing.T) {
 	t.Parallel()
 	const maxBytes = 64 << 20
 	for _, expr := range []string{`[range(1e9)]`, `def f: [f]; f`, `"a" * 1000000000`, `[] | .[500000000] = 1`} {
-		_, err, peak := run(t, expr, Limits{Timeout: 5 * time.Minute, MaxBytes: maxBytes}, `{}`)
+		_, peak, err := run(t, expr, Limits{Timeout: 5 * time.Minute, MaxBytes: maxBytes}, `{}`)
 		var je *Error
 		if !errors.As(err, &je) || je.Bound != "--max-jq-bytes" || !strings.Contains(err.Error(), "64MiB cap on its memory (--max-jq-bytes)") {
 			t.Errorf("%s: err = %v, want the --max-jq-bytes bound", expr, err)
@@ -79,7 +79,7 @@ func TestBoundsStopRunaways(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	_, err, _ := run(t, `last(range(1e12))`, Limits{Timeout: 200 * time.Millisecond, MaxBytes: maxBytes}, `{}`)
+	_, _, err := run(t, `last(range(1e12))`, Limits{Timeout: 200 * time.Millisecond, MaxBytes: maxBytes}, `{}`)
 	var je *Error
 	if !errors.As(err, &je) || je.Bound != "--jq-timeout" || !strings.Contains(err.Error(), "longer than --jq-timeout 200ms") {
 		t.Errorf("err = %v after %s, want the --jq-timeout bound", err, time.Since(start))
