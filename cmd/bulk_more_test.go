@@ -131,13 +131,37 @@ func TestShardsFromReadsBulkSummaries(t *testing.T) {
 	// printed, never a file that does not exist.
 	card := write("card.json", `{"selected": 3, "done": 3}`)
 	_, errOut := mustRun(t, 2, schema, "shards", "--shards-from", card)
-	if want := "Error: `--shards-from` " + card + ": shard 1 has no shard_scope or shard_identifier (want SCOPE ID lines, the JSON of shards -o json, or a bulk summary's -o json)\n" +
+	if want := "Error: `--shards-from` " + card + " line 1: shard 1 has no shard_scope or shard_identifier (want SCOPE ID lines, the JSON of shards -o json, or a bulk summary's -o json)\n" +
 		"Try: outboxctl --schema " + schema + " shards --help\n"; errOut != want {
 		t.Errorf("a card alone:\n%s\nwant\n%s", errOut, want)
 	}
 	_, errOut = mustRun(t, 2, schema, "skip", "--category", "ORGANIZATION_UPDATE", "--shards-from", write("bad.json", `[{"shard_scope": "x"`), "--yes")
 	if want := "Try: outboxctl --schema " + schema + " skip --help\n"; !strings.HasSuffix(errOut, want) || strings.Count(errOut, "\n") != 2 {
 		t.Errorf("a list cut short:\n%s\nwant its last line %s", errOut, want)
+	}
+	// An integer written as a string is refused, naming its line (#36 Low 15): in shards -o
+	// json, in JSON lines, in a bulk summary's shards section.
+	for _, tt := range []struct{ name, text, want string }{
+		{"quoted.json", "[\n  {\"shard_scope\": 0, \"shard_identifier\": 1},\n  {\"shard_scope\": 0, \"shard_identifier\": \"2\"}\n]\n",
+			" line 3 is not a shard of `shards -o json`: shard_identifier is the string \"2\": want an integer\n"},
+		{"quoted.jsonl", "{\"shard_scope\": 0, \"shard_identifier\": 1}\n{\"shard_scope\": \"0\", \"shard_identifier\": 2}\n",
+			" line 2 is not a JSON line of shards: shard_scope is the string \"0\": want an integer\n"},
+		{"quoted-summary.json", "{\"summary\": {\"selected\": 1},\n \"shards\": [{\"shard_scope\": 0, \"shard_identifier\": \"7\"}]}\n",
+			" line 1: its shards section is not a list of shards: shard_identifier is the string \"7\": want an integer\n"},
+	} {
+		path := write(tt.name, tt.text)
+		_, errOut := mustRun(t, 2, schema, "shards", "--shards-from", path)
+		if want := "Error: `--shards-from` " + path + tt.want; !strings.HasPrefix(errOut, want) {
+			t.Errorf("%s:\n%s\nwant\n%s", tt.name, errOut, want)
+		}
+	}
+	// An empty list is a usage error (#36 Low 17), whatever its form: never a run of nothing.
+	for _, text := range []string{"", "# nothing yet\n\n", "[]", `{"summary": {"selected": 0}, "shards": []}`} {
+		path := write("empty", text)
+		_, errOut := mustRun(t, 2, schema, "skip", "--category", "ORGANIZATION_UPDATE", "--shards-from", path, "--yes")
+		if want := "Error: `--shards-from` " + path + " lists no shard: give SCOPE ID lines, the JSON of shards -o json, or a bulk summary's -o json\n"; !strings.HasPrefix(errOut, want) {
+			t.Errorf("empty %q:\n%s", text, errOut)
+		}
 	}
 }
 

@@ -3,7 +3,9 @@ package cmd
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -162,7 +164,11 @@ func (a *app) readShardList(path, command string) ([]query.ShardRef, error) {
 		defer f.Close()
 		r = f
 	}
-	data, err := io.ReadAll(io.LimitReader(r, maxShardList+1))
+	// Stdin may never end (a terminal, a pipe no one writes to): the first Ctrl-C stops it.
+	data, err := readAllCancellable(a.commandContext(), r, maxShardList+1)
+	if errors.Is(err, context.Canceled) {
+		return nil, err // the signal's: exit 130, "interrupted"
+	}
 	if err != nil {
 		return nil, failuref("reading --shards-from %s: %v", path, err)
 	}
@@ -170,10 +176,16 @@ func (a *app) readShardList(path, command string) ([]query.ShardRef, error) {
 		return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s is over %d MiB: split it", path, maxShardList>>20)
 	}
 	trimmed := bytes.TrimSpace(data)
+	var out []query.ShardRef
 	if len(trimmed) > 0 && (trimmed[0] == '[' || trimmed[0] == '{') {
-		return a.shardListJSON(trimmed, path, command)
+		out, err = a.shardListJSON(trimmed, path, command)
+	} else {
+		out, err = a.shardListLines(data, path, command)
 	}
-	return a.shardListLines(data, path, command)
+	if err == nil && len(out) == 0 { // an empty list selects nothing: a mistake, never a run
+		return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s lists no shard: give SCOPE ID lines, the JSON of shards -o json, or a bulk summary's -o json", path)
+	}
+	return out, err
 }
 
 // shardListLines reads `SCOPE ID` lines.
@@ -211,6 +223,29 @@ type listedShard struct {
 	ID      *json.Number     `json:"shard_identifier"`
 	Section *string          `json:"section"`
 	Shards  *json.RawMessage `json:"shards"`
+	// line is where the object (or the document holding it) starts in the input.
+	line int
+}
+
+// UnmarshalJSON refuses a shard_scope or shard_identifier written as a string ("42"), which
+// json.Number alone takes.
+func (l *listedShard) UnmarshalJSON(b []byte) error {
+	type plain listedShard
+	var raw struct {
+		Scope json.RawMessage `json:"shard_scope"`
+		ID    json.RawMessage `json:"shard_identifier"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	for name, v := range map[string]json.RawMessage{"shard_scope": raw.Scope, "shard_identifier": raw.ID} {
+		if len(v) > 0 && v[0] == '"' {
+			return fmt.Errorf("%s is the string %s: want an integer", name, v)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode((*plain)(l))
 }
 
 // shardListJSON reads the JSON of `shards -o json` (an array) or its JSON lines, or the
@@ -219,22 +254,40 @@ type listedShard struct {
 func (a *app) shardListJSON(data []byte, path, command string) ([]query.ShardRef, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
+	// lineAt is the line of the input where the next value starts.
+	lineAt := func() int {
+		off := int(dec.InputOffset())
+		for off < len(data) && (data[off] == ',' || data[off] == ' ' || data[off] == '\t' || data[off] == '\n' || data[off] == '\r') {
+			off++
+		}
+		return 1 + bytes.Count(data[:off], []byte{'\n'})
+	}
 	var items []listedShard
 	if data[0] == '[' {
-		if err := dec.Decode(&items); err != nil {
+		if _, err := dec.Token(); err != nil {
 			return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s is not the JSON of `shards -o json`: %v", path, err)
+		}
+		for dec.More() {
+			it := listedShard{line: lineAt()}
+			if err := dec.Decode(&it); err != nil {
+				return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s line %d is not a shard of `shards -o json`: %v", path, it.line, err)
+			}
+			items = append(items, it)
 		}
 	}
 	for data[0] != '[' && dec.More() {
-		var it listedShard
+		it := listedShard{line: lineAt()}
 		if err := dec.Decode(&it); err != nil {
-			return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s is not JSON lines of shards: %v", path, err)
+			return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s line %d is not a JSON line of shards: %v", path, it.line, err)
 		}
 		switch {
 		case it.Shards != nil && it.Scope == nil: // a bulk summary's document: its shards section
 			var section []listedShard
 			if err := json.Unmarshal(*it.Shards, &section); err != nil {
-				return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s: its shards section is not a list of shards: %v", path, err)
+				return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s line %d: its shards section is not a list of shards: %v", path, it.line, err)
+			}
+			for i := range section {
+				section[i].line = it.line
 			}
 			items = append(items, section...)
 		case it.Section != nil && *it.Section != "shards": // a JSON line of another section (the summary card)
@@ -245,12 +298,12 @@ func (a *app) shardListJSON(data []byte, path, command string) ([]query.ShardRef
 	out := make([]query.ShardRef, 0, len(items))
 	for i, it := range items {
 		if it.Scope == nil || it.ID == nil {
-			return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s: shard %d has no shard_scope or shard_identifier (want SCOPE ID lines, the JSON of shards -o json, or a bulk summary's -o json)", path, i+1)
+			return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s line %d: shard %d has no shard_scope or shard_identifier (want SCOPE ID lines, the JSON of shards -o json, or a bulk summary's -o json)", path, it.line, i+1)
 		}
 		scope, err1 := strconv.Atoi(it.Scope.String())
 		id, err2 := strconv.ParseInt(it.ID.String(), 10, 64)
 		if err1 != nil || err2 != nil || scope < 0 || id < 0 {
-			return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s: shard %d: shard_scope and shard_identifier must be non-negative integers", path, i+1)
+			return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s line %d: shard %d: shard_scope and shard_identifier must be non-negative integers", path, it.line, i+1)
 		}
 		out = append(out, query.ShardRef{Scope: scope, ID: id})
 	}

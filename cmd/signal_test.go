@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -119,5 +121,55 @@ func TestDrainKilled(t *testing.T) {
 	after, _ := os.ReadFile(log)
 	if n := bytes.Count(after, []byte("x")); n < 40 {
 		t.Fatalf("%d deliveries for 40 groups: some were never delivered", n)
+	}
+}
+
+// readingStdin reports whether a thread of process pid is in a read(2) of its stdin.
+func readingStdin(pid int) bool {
+	nr := map[string]string{"amd64": "0", "arm64": "63"}[runtime.GOARCH]
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/syscall", pid))
+	for _, p := range tasks {
+		if b, err := os.ReadFile(p); err == nil && strings.HasPrefix(string(b), nr+" 0x0 ") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestShardsFromStdinStopsAtTheFirstSignal (#36 Medium 6): while --shards-from - waits on a
+// stdin no one writes to, the first SIGINT ends outboxctl (exit 130, one line), where it used
+// to take three.
+func TestShardsFromStdinStopsAtTheFirstSignal(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
+		t.Skip("reads /proc/PID/task/*/syscall of linux/amd64 or arm64 to see the read of stdin")
+	}
+	bin := buildBinary(t)
+	schema := testdb.Schema(t, fixture.Options{})
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close() // held open: stdin never ends
+	var out, errOut bytes.Buffer
+	c := exec.Command(bin, "--dsn", testdb.DSN(), "--schema", schema, "skip", "--category", "ORGANIZATION_UPDATE", "--shards-from", "-", "--yes")
+	c.Stdin, c.Stdout, c.Stderr = r, &out, &errOut
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	waitFor(t, "outboxctl reading its stdin", func() bool { return readingStdin(c.Process.Pid) })
+	_ = c.Process.Signal(os.Interrupt)
+	exited := make(chan error, 1)
+	go func() { exited <- c.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second): // a bound on a hang, not a wait for a condition
+		_ = c.Process.Kill()
+		<-exited
+		t.Fatalf("still running 30 s after the first SIGINT\n%s", errOut.String())
+	}
+	if code := c.ProcessState.ExitCode(); code != 130 || errOut.String() != "Error: interrupted\n" {
+		t.Fatalf("exit %d, want 130 and one line\n%s", code, errOut.String())
 	}
 }
