@@ -70,10 +70,34 @@ func (f *File) spec(flag string, getenv func(string) string) (spec, from string)
 		return flag, "--context"
 	case getenv(EnvContext) != "":
 		return getenv(EnvContext), EnvContext
-	case f.Current != "" && EnvDatabase(getenv) == "":
+	case f.Current != "" && !f.overruled(getenv):
 		return f.Current, fmt.Sprintf("current-context (%s:%d)", f.Path, f.CurrentLine)
 	}
 	return "", ""
+}
+
+// overruled reports whether the environment names another database than current-context's.
+func (f *File) overruled(getenv func(string) string) bool {
+	c, err := f.Context(f.Current)
+	return EnvDatabase(getenv) != "" && (err != nil || !sameDatabase(c, getenv))
+}
+
+// sameDatabase reports whether $OUTBOXCTL_DSN is the context's own DSN (its dsn, or the
+// value of its dsn-env): then the environment and the context agree, and the context's
+// other settings (its silo, schema, table) still apply. libpq's variables cannot be
+// compared with a DSN, so they never agree.
+func sameDatabase(c *Context, getenv func(string) string) bool {
+	v := getenv("OUTBOXCTL_DSN")
+	if EnvDatabase(getenv) != "OUTBOXCTL_DSN" || v == "" {
+		return false
+	}
+	if dsn, _, ok := c.Get(KeyDSN); ok {
+		return dsn == v
+	}
+	if name, _, ok := c.Get(KeyDSNEnv); ok {
+		return getenv(name) == v
+	}
+	return false
 }
 
 // databaseEnv are the variables that name a database, in the order they are told: outboxctl's
@@ -91,9 +115,10 @@ func EnvDatabase(getenv func(string) string) string {
 }
 
 // Overruled is the current-context the environment's database overrules (see spec), and
-// the variable that does: "" when no context was asked for otherwise and none is overruled.
+// the variable that does: "" when a context was asked for otherwise, or the environment
+// names none or the context's own (sameDatabase).
 func (f *File) Overruled(flag string, all bool, getenv func(string) string) (current, env string) {
-	if flag != "" || all || getenv(EnvContext) != "" || f.Current == "" {
+	if flag != "" || all || getenv(EnvContext) != "" || f.Current == "" || !f.overruled(getenv) {
 		return "", ""
 	}
 	return f.Current, EnvDatabase(getenv)
@@ -108,11 +133,8 @@ func (f *File) EnvConflict(flag string, all bool, getenv func(string) string) er
 		return nil
 	}
 	c, err := f.Context(name)
-	if err != nil {
-		return nil // Select says so
-	}
-	if v, _, ok := c.Get(KeyDSN); ok && env == "OUTBOXCTL_DSN" && v == getenv(env) {
-		return nil
+	if err != nil || sameDatabase(c, getenv) {
+		return nil // Select says what is wrong with the name; the same database is no conflict
 	}
 	return errorf("pass --context "+name+" or --dsn to say which, or unset one of them",
 		"$%s (%s) and $%s both name a database, and not the same one", EnvContext, name, env)
