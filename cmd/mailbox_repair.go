@@ -113,9 +113,9 @@ func runMailboxReschedule(ctx context.Context, a *app, o mailboxRepairOptions, r
 	var plan []string
 	err = a.sessionOn(ctx, conn, query.MailboxTarget(t.Schema), 0, func(s *session) error {
 		s.target.Cell = t.Cell
-		return mailboxRead(s, func(s *session, _ mailbox.Catalog, skip mailbox.SkipProviders) error {
+		return mailboxRead(s, func(s *session, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
 			if o.Mailbox != "" {
-				in, err := mailbox.Inspect(s.ctx, s.tx, s.target, o.Mailbox, skip, 1, false)
+				in, err := mailbox.Inspect(s.ctx, s.tx, s.target, cat, o.Mailbox, skip, 1, false)
 				if err != nil || in.Head == nil {
 					return nonNil(err, failuref("mailbox %s is empty or does not exist in %s: nothing to reschedule", o.Mailbox, t.From()))
 				}

@@ -239,12 +239,12 @@ func (a *app) runInspectMailbox(ctx context.Context, o inspectMailboxOptions) (r
 		return nil, err
 	}
 	if printOnly, noDB := a.wantsSQL(); printOnly {
-		sc := append(a.mailboxPrelude(t), query.MailboxPayloads(t, o.Name, o.Limit), query.MailboxDepthOne(t, o.Name, query.MailboxInspectCountCap))
+		sc := append(a.mailboxPrelude(t), query.MailboxPayloads(t, o.Name, o.Limit), query.MailboxDepthOne(t, o.Name, query.MailboxCountCap, nil))
 		return nil, a.printScript(sc, noDB)
 	}
 	var in *mailbox.Inspected
-	err = a.mailboxSession(ctx, "inspect mailbox", func(s *session, _ mailbox.Catalog, skip mailbox.SkipProviders) error {
-		in, err = mailbox.Inspect(s.ctx, s.tx, s.target, o.Name, skip, o.Limit, o.ShowSecrets)
+	err = a.mailboxSession(ctx, "inspect mailbox", func(s *session, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
+		in, err = mailbox.Inspect(s.ctx, s.tx, s.target, cat, o.Name, skip, o.Limit, o.ShowSecrets)
 		return err
 	})
 	if err != nil {

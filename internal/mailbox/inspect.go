@@ -55,9 +55,9 @@ type Inspected struct {
 }
 
 // Inspect reads mailbox name of t: its head, its depth (counted up to
-// query.MailboxInspectCountCap) and the limit-1 payloads behind the head. show keeps the
-// requests' secrets (--show-secrets).
-func Inspect(ctx context.Context, q query.Querier, t query.Target, name string, skip SkipProviders, limit int, show bool) (*Inspected, error) {
+// query.MailboxCountCap, estimated past it from cat's size and the statistics) and the
+// limit-1 payloads behind the head. show keeps the requests' secrets (--show-secrets).
+func Inspect(ctx context.Context, q query.Querier, t query.Target, cat Catalog, name string, skip SkipProviders, limit int, show bool) (*Inspected, error) {
 	st := query.MailboxPayloads(t, name, limit)
 	rows, err := query.All[query.MailboxPayloadRow](ctx, q, st)
 	if err != nil {
@@ -67,13 +67,13 @@ func Inspect(ctx context.Context, q query.Querier, t query.Target, name string, 
 	if len(rows) == 0 {
 		return out, nil
 	}
-	dst := query.MailboxDepthOne(t, name, query.MailboxInspectCountCap)
+	dst := query.MailboxDepthOne(t, name, query.MailboxCountCap, cat.EstimatedRows)
 	depths, err := query.All[query.MailboxDepthOneRow](ctx, q, dst)
 	if err != nil {
 		return nil, db.Classify(err, dst.Name)
 	}
 	h := rows[0]
-	depth, is := depthOf(depths[0].CountedDepth, depths[0].DepthCapped, nil)
+	depth, is := depthOf(depths[0].CountedDepth, depths[0].DepthCapped, depths[0].EstimatedDepth)
 	skips := skip.Skips(h.Provider)
 	c := &HeadCard{Mailbox: h.MailboxName, Provider: h.Provider, Cell: h.Cell, Destination: h.DestinationType, IntegrationID: h.IntegrationID,
 		State: state(h.Attempts > 0 && !skips, h.Attempts, h.ScheduleFor, h.ObservedAt), Depth: depth, DepthIs: is,

@@ -15,9 +15,6 @@ const MailboxTable = "hybridcloud_webhookpayload"
 // says "more than": an index-only range of 10,001 entries is a few milliseconds.
 const MailboxCountCap = 10_000
 
-// MailboxInspectCountCap is inspect mailbox's: one mailbox, counted further.
-const MailboxInspectCountCap = 1_000_000
-
 // IsMailboxTable says whether t names the webhook payload table (--table
 // hybridcloud_webhookpayload).
 func IsMailboxTable(t Target) bool { return t.Table == MailboxTable }
@@ -127,16 +124,17 @@ func MailboxPayloads(t Target, mailbox string, limit int) Statement {
 
 // MailboxDepthOneRow is the one row of MailboxDepthOne.
 type MailboxDepthOneRow struct {
-	CountedDepth int64  `db:"counted_depth"`
-	DepthCapped  bool   `db:"depth_capped"`
-	NewestID     *int64 `db:"newest_id"`
+	CountedDepth   int64  `db:"counted_depth"`
+	DepthCapped    bool   `db:"depth_capped"`
+	EstimatedDepth *int64 `db:"estimated_depth"`
 }
 
-// MailboxDepthOne counts mailbox's payloads up to countCap.
-func MailboxDepthOne(t Target, mailbox string, countCap int64) Statement {
+// MailboxDepthOne counts mailbox's payloads up to countCap, with the planner's estimate of
+// them from tableRows (the catalog's estimate of the table's rows).
+func MailboxDepthOne(t Target, mailbox string, countCap int64, tableRows *int64) Statement {
 	return sqlStatement("mailbox-depth-one", []string{
-		"The depth of mailbox @mailbox in " + t.From() + ", counted up to @count_cap, and its newest payload.",
-	}, t.tableIdent(), Args{"mailbox": {Value: mailbox}, "count_cap": {Value: countCap}})
+		"The depth of mailbox @mailbox in " + t.From() + ", counted up to @count_cap, and the planner's estimate.",
+	}, t.tableIdent(), Args{"mailbox": {Value: mailbox}, "count_cap": {Value: countCap}, "table_name": {Value: t.From()}, "table_rows": tableRowsArg(tableRows)})
 }
 
 // MailboxDepthRow is a row of MailboxDepth and MailboxDepthEstimate.
@@ -144,7 +142,6 @@ type MailboxDepthRow struct {
 	Provider    *string    `db:"provider" json:"provider"`
 	Cell        *string    `db:"cell" json:"cell"`
 	Depth       *int64     `db:"depth" json:"depth"`
-	Mailboxes   *int64     `db:"mailboxes" json:"mailboxes"`
 	OldestAdded *time.Time `db:"oldest_added" json:"oldest_added"`
 	Estimated   bool       `db:"estimated" json:"estimated"`
 }

@@ -35,9 +35,11 @@ SELECT (SELECT count(*) FROM rel) = 1 AS present,
        coalesce((SELECT array_agg(cols.name ORDER BY cols.attnum) FROM cols), '{}') AS columns;
 
 -- name: mailboxes
--- Every mailbox's head, most harmful first, then the depth of the first @limit. The
--- mailboxes are walked on the (mailbox_name, id) index, one probe each (a loose index scan:
--- PostgreSQL has no skip scan), and each head is the next probe of the same index. A head
+-- Every mailbox's head, most harmful first, then the depth of the first @limit. The heads
+-- are walked on the (mailbox_name, id) index, one probe each (a loose index scan:
+-- PostgreSQL has no skip scan): the first entry past the previous mailbox's name is the
+-- next mailbox's lowest id, its head, and ORDER BY mailbox_name, id is an order only that
+-- index gives. The cost grows with the number of mailboxes, not of payloads. A head
 -- that failed at least once (attempts > 0) blocks its mailbox unless its provider is one
 -- that skips a failing payload (@skip_providers); blocked mailboxes come first, the one
 -- blocked longest (oldest head) first, then the others by their oldest payload. The depth
@@ -45,32 +47,26 @@ SELECT (SELECT count(*) FROM rel) = 1 AS present,
 -- "more than @count_cap" and estimated_depth is the planner's: pg_stats' most common
 -- mailbox names times @table_rows (mailbox-catalog's estimated_rows), NULL when the
 -- mailbox is not among them or the table was never analyzed.
-WITH RECURSIVE names AS (
-    (SELECT w.mailbox_name AS name
+WITH RECURSIVE walk AS (
+    (SELECT w.id, w.mailbox_name, w.provider, w.region_name, w.destination_type, w.date_added, w.schedule_for, w.attempts
        FROM /* TEMPLATE: table */hybridcloud_webhookpayload w
-      ORDER BY w.mailbox_name
+      ORDER BY w.mailbox_name, w.id
       LIMIT 1)
     UNION ALL
-    SELECT (SELECT w.mailbox_name
-              FROM /* TEMPLATE: table */hybridcloud_webhookpayload w
-             WHERE w.mailbox_name > n.name
-             ORDER BY w.mailbox_name
-             LIMIT 1)
-      FROM names n
-     WHERE n.name IS NOT NULL
+    SELECT nx.*
+      FROM walk h
+     CROSS JOIN LATERAL (
+        SELECT w.id, w.mailbox_name, w.provider, w.region_name, w.destination_type, w.date_added, w.schedule_for, w.attempts
+          FROM /* TEMPLATE: table */hybridcloud_webhookpayload w
+         WHERE w.mailbox_name > h.mailbox_name
+         ORDER BY w.mailbox_name, w.id
+         LIMIT 1
+     ) nx
 ),
 heads AS (
     SELECT h.*, (h.attempts > 0 AND NOT coalesce(h.provider = ANY (@skip_providers::text[]), false)) AS blocked
-      FROM names n
-     CROSS JOIN LATERAL (
-        -- A range of one name, not =: see mailbox-payloads.
-        SELECT w.id, w.mailbox_name, w.provider, w.region_name, w.destination_type, w.date_added, w.schedule_for, w.attempts
-          FROM /* TEMPLATE: table */hybridcloud_webhookpayload w
-         WHERE w.mailbox_name >= n.name AND w.mailbox_name <= n.name
-         ORDER BY w.mailbox_name, w.id
-         LIMIT 1
-     ) h
-     WHERE n.name IS NOT NULL
+      FROM walk h
+     WHERE true
        /* IF: provider */AND h.provider = @provider/* END: provider */
        /* IF: cell */AND h.region_name = @cell/* END: cell */
 ),
@@ -126,25 +122,29 @@ SELECT w.id, w.mailbox_name, w.provider, w.destination_type, w.region_name AS ce
  LIMIT @limit;
 
 -- name: mailbox-depth-one
--- The depth of mailbox @mailbox, counted up to @count_cap + 1 rows (an index-only range of
--- the (mailbox_name, id) index), and its newest payload.
+-- The depth of mailbox @mailbox, counted up to @count_cap + 1 rows on a mailbox_name
+-- index (either: a count needs no order); past it, estimated_depth is the planner's (@table_rows, mailbox-catalog's
+-- estimated_rows, times the name's frequency among pg_stats' most common mailbox names,
+-- NULL when it is not among them).
 SELECT count(*) AS counted_depth, count(*) > @count_cap AS depth_capped,
-       -- A range of one name: see mailbox-payloads.
-       (SELECT w.id FROM /* TEMPLATE: table */hybridcloud_webhookpayload w
-         WHERE w.mailbox_name >= @mailbox AND w.mailbox_name <= @mailbox
-         ORDER BY w.mailbox_name DESC, w.id DESC
-         LIMIT 1) AS newest_id
+       (SELECT round(@table_rows::float8 * v.freq)::bigint
+          FROM pg_stats s
+         CROSS JOIN LATERAL unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS v(name, freq)
+         WHERE s.schemaname = (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass(@table_name))
+           AND s.tablename = (SELECT c.relname FROM pg_class c WHERE c.oid = to_regclass(@table_name))
+           AND s.attname = 'mailbox_name'
+           AND v.name = @mailbox) AS estimated_depth
   FROM (SELECT 1
           FROM /* TEMPLATE: table */hybridcloud_webhookpayload w
          WHERE w.mailbox_name = @mailbox
          LIMIT @count_cap + 1) x;
 
 -- name: mailbox-depth
--- Payloads per provider and cell, counted (one pass over the table, which PostgreSQL may run
--- in parallel), with how many mailboxes hold them and the oldest payload's date.
+-- Payloads per provider and cell, counted, with the oldest payload's date: one pass over
+-- the table, which PostgreSQL may run in parallel (a count of distinct mailboxes would not
+-- be: it sorts every row; outboxctl mailboxes counts them).
 SELECT w.provider, w.region_name AS cell, count(*)::bigint AS depth,
-       count(DISTINCT w.mailbox_name)::bigint AS mailboxes, min(w.date_added) AS oldest_added,
-       false AS estimated
+       min(w.date_added) AS oldest_added, false AS estimated
   FROM /* TEMPLATE: table */hybridcloud_webhookpayload w
  GROUP BY w.provider, w.region_name
  ORDER BY depth DESC, w.provider NULLS LAST, w.region_name NULLS LAST;
@@ -154,7 +154,7 @@ SELECT w.provider, w.region_name AS cell, count(*)::bigint AS depth,
 -- estimated_rows) times pg_stats' most common providers. No table read, as fresh as the
 -- last ANALYZE, no split by cell, only providers common enough to be in the statistics.
 SELECT v.provider, NULL::text AS cell, round(@table_rows::float8 * v.freq)::bigint AS depth,
-       NULL::bigint AS mailboxes, NULL::timestamptz AS oldest_added, true AS estimated
+       NULL::timestamptz AS oldest_added, true AS estimated
   FROM pg_stats s
  CROSS JOIN LATERAL unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS v(provider, freq)
  WHERE s.schemaname = (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass(@table_name))
