@@ -144,7 +144,7 @@ const (
 
 // Names lists every check. The lock check runs last: it shortens the statement timeout for
 // the rest of the transaction.
-var Names = []string{CheckSchema, CheckReplica, CheckReplicas, CheckScheduler, CheckStuck, CheckKillswitch, CheckBackfill, CheckMailboxes, CheckVacuum, CheckXmin, CheckLocks} //nolint:gochecknoglobals // constant list
+var Names = []string{CheckSchema, CheckReplica, CheckReplicas, CheckEra, CheckScheduler, CheckStuck, CheckKillswitch, CheckBackfill, CheckMailboxes, CheckVacuum, CheckXmin, CheckLocks} //nolint:gochecknoglobals // constant list
 
 // ParseChecks reads --check NAME,…; empty means every check. The result is in run order.
 func ParseChecks(names []string) ([]string, error) {
@@ -278,7 +278,7 @@ func checkFuncs() map[string]checkFunc {
 	return map[string]checkFunc{
 		CheckSchema: checkSchema, CheckReplica: checkReplica, CheckScheduler: checkScheduler,
 		CheckStuck: checkStuck, CheckKillswitch: checkKillswitch, CheckBackfill: checkBackfill,
-		CheckVacuum: checkVacuum, CheckXmin: checkXmin, CheckLocks: checkLocks, CheckReplicas: checkReplicas, CheckMailboxes: checkMailboxes,
+		CheckVacuum: checkVacuum, CheckXmin: checkXmin, CheckLocks: checkLocks, CheckReplicas: checkReplicas, CheckMailboxes: checkMailboxes, CheckEra: checkEra,
 	}
 }
 
@@ -382,6 +382,8 @@ func statements(targets []query.Target, schema, name string, cfg Config) query.S
 		return mailboxStatements(schema, cfg.Deployment)
 	case CheckReplicas:
 		return replicasStatements(schema)
+	case CheckEra:
+		return eraStatements(targets)
 	case CheckXmin:
 		return query.Script{query.DoctorServer(), query.DoctorXminSessions(cfg.Limit), query.DoctorPreparedXacts(cfg.Limit), query.DoctorReplicationSlots()}
 	case CheckLocks:

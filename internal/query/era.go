@@ -3,6 +3,7 @@ package query
 import (
 	"slices"
 	"strings"
+	"time"
 )
 
 // The era model: which side of Sentry's changes since May 2026 a database is on (reference
@@ -147,4 +148,38 @@ func (s Schema) WebhookIndexes() (scheduleFor, priority bool) {
 		}
 	}
 	return scheduleFor, s.HasIndex(WebhookPayloadTable, WebhookPriorityIndex)
+}
+
+// GroupActionLogCutover is when Sentry began writing every group action log row to its own
+// table (PR #124428, 2026-09-15; reference §10.3): such rows in the cell outbox added before
+// it are leftovers, after it they come from another writer (the bulk path of open PR #121378).
+const GroupActionLogCutover = "2026-09-15 00:00:00+00"
+
+// GroupActionLogPair reads the scope and category of table's (the group action log outbox,
+// qualified) oldest row.
+func GroupActionLogPair(table string) Statement {
+	return sqlStatement("era-group-action-log-pair", []string{"The group action log outbox's scope and category, from its oldest row (their integers are unverified)."},
+		map[string]string{"table": table}, nil)
+}
+
+// GroupActionLogPairRow is GroupActionLogPair's row.
+type GroupActionLogPairRow struct {
+	Scope    int64 `db:"shard_scope"`
+	Category int64 `db:"category"`
+}
+
+// GroupActionLogInCellOutbox counts the rows of scope and category in the cell outbox table
+// (qualified): in all, and added since GroupActionLogCutover.
+func GroupActionLogInCellOutbox(table string, scope, category Enum) Statement {
+	return sqlStatement("era-group-action-log-in-cell-outbox", []string{"Group action log rows in the cell outbox: how many, and how many added since 2026-09-15."},
+		map[string]string{"table": table}, Args{"scope": {Value: scope.Value, Note: scope.Name}, "category": {Value: category.Value, Note: category.Name},
+			"since": {Value: GroupActionLogCutover, Note: "PR #124428: every group action log row in its own table"}})
+}
+
+// GroupActionLogInCellOutboxRow is GroupActionLogInCellOutbox's row.
+type GroupActionLogInCellOutboxRow struct {
+	Total  int64      `db:"rows_total"`
+	Since  int64      `db:"rows_since"`
+	Oldest *time.Time `db:"oldest"`
+	Newest *time.Time `db:"newest"`
 }
