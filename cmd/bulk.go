@@ -104,6 +104,9 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	if err := checkResumeTarget(command, o.resume, d.where()+", "+t.Describe()); err != nil {
 		return err
 	}
+	if o.resume != nil && o.resume.Truncated {
+		d.printer.Warnf("%s: the last line was cut short (a write a kill interrupted): ignored; that batch's shards are worked on again (those it did are found done)", render.Escape(o.resume.Path))
+	}
 	if job.rowsOf != nil { // the archive a skip or compact appends to: settled first, even when nothing is left
 		archive := r.Archive
 		if o.resume != nil {

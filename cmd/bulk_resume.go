@@ -160,7 +160,7 @@ func (d factory) bulkJournal(o bulkOptions, job bulkRepair, id, archive string, 
 	var j *drain.BulkJournal
 	var err error
 	if o.resume != nil {
-		j, err = drain.OpenBulkJournal(o.resume.Path)
+		j, err = o.resume.OpenJournal()
 	} else {
 		flags, _ := json.Marshal(o.selectorOptions)
 		h := drain.BulkJournalHeader{Op: id, Command: job.command, Target: d.where() + ", " + t.Describe(), Flags: flags,

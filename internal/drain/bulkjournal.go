@@ -2,9 +2,12 @@ package drain
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -20,8 +23,8 @@ import (
 // a run is its selected shards not finished: those not reached, and those being drained,
 // failed or in doubt, which a resume tries again.
 
-// BulkJournalVersion is the journal format's version.
-const BulkJournalVersion = 1
+// BulkJournalVersion is the journal format's version: 2 seals the header (SHA256).
+const BulkJournalVersion = 2
 
 // BulkJournalHeader is a journal's first line.
 type BulkJournalHeader struct {
@@ -44,6 +47,21 @@ type BulkJournalHeader struct {
 	GroupHeads bool       `json:"group_heads,omitempty"`
 	Started    time.Time  `json:"started_at"`
 	Shards     [][2]int64 `json:"shards"`
+	// SHA256 is the hex SHA-256 of the header's JSON without it: a resume acts on the header
+	// (its target, archive, shards), so one edited after the run wrote it is refused, as
+	// restore refuses an edited archive. Like the archive's, it is a seal, not a signature.
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// seal is the header's SHA256: of its JSON with SHA256 empty.
+func (h BulkJournalHeader) seal() (string, error) {
+	h.SHA256 = ""
+	b, err := json.Marshal(h)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 type journalBatch struct {
@@ -95,6 +113,10 @@ func CreateBulkJournal(h BulkJournalHeader) (*BulkJournal, error) {
 		return nil, err
 	}
 	h.V = BulkJournalVersion
+	if h.SHA256, err = h.seal(); err != nil {
+		f.Close()
+		return nil, err
+	}
 	j := &BulkJournal{Path: path, f: f}
 	if err := j.write(h); err != nil {
 		f.Close()
@@ -126,13 +148,22 @@ func PruneBulkJournals(dir string, cutoff time.Time) []string {
 	return removed
 }
 
-// OpenBulkJournal opens an existing journal to append a resumed run's batches.
-func OpenBulkJournal(path string) (*BulkJournal, error) {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o600)
+// OpenJournal opens the journal read back to append the resumed run's batches, first cutting
+// off a last line a kill cut short (Truncated): the resume holds the journal's lock, so no
+// other write is in flight, and the line, glued to the next one, would make the journal
+// unreadable.
+func (r *BulkResume) OpenJournal() (*BulkJournal, error) {
+	f, err := os.OpenFile(r.Path, os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	return &BulkJournal{Path: path, f: f}, nil
+	if r.Truncated {
+		if err := f.Truncate(r.whole); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return &BulkJournal{Path: r.Path, f: f}, nil
 }
 
 func (j *BulkJournal) write(v any) error {
@@ -174,6 +205,12 @@ type BulkResume struct {
 	// a batch killed before its line may have staged more in the archive (BulkArchive.Resumed
 	// numbers on from the archive's own).
 	Operations int
+	// Truncated says the journal's last line was cut short (a kill during its write): it was
+	// ignored (its batch's shards are not finished, so the resume works on them again, which
+	// finds nothing left to do in those it had done).
+	Truncated bool
+	// whole is the journal's length up to its last whole line.
+	whole int64
 	// lock is the journal open with its flock, held from the read until Unlock.
 	lock *os.File
 }
@@ -187,7 +224,7 @@ func (r *BulkResume) Unlock() {
 }
 
 // maxJournalLine caps a journal line: its header lists every selected shard (a million
-// shards are some 30 MB).
+// shards are some 30 MB). A longer line is refused before it is read whole (readLine).
 const maxJournalLine = 256 << 20
 
 // ReadBulkJournal reads the journal of operation id and locks it (Unlock releases it): two
@@ -217,18 +254,29 @@ func ReadBulkJournal(id string) (*BulkResume, error) {
 }
 
 func readBulkJournal(f *os.File, path, id string) (*BulkResume, error) {
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<16), maxJournalLine)
+	br := bufio.NewReaderSize(f, 1<<16)
 	r := &BulkResume{Path: path, Finished: map[query.ShardRef]bool{}}
-	for n := 1; sc.Scan(); n++ {
+	for n := 1; ; n++ {
+		raw, err := readLine(br, nil, maxJournalLine)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		if len(raw) == 0 {
+			break
+		}
+		if raw[len(raw)-1] != '\n' && n > 1 { // a batch line a kill cut short, as archives' last lines
+			r.Truncated = true
+			break
+		}
+		r.whole += int64(len(raw))
 		if n == 1 {
-			if err := json.Unmarshal(sc.Bytes(), &r.BulkJournalHeader); err != nil || r.V != BulkJournalVersion || r.Op != id {
-				return nil, fmt.Errorf("%s:1: not the journal of operation %s (version %d)", path, id, r.V)
+			if err := r.readHeader(raw, path, id); err != nil {
+				return nil, err
 			}
 			continue
 		}
 		var b journalBatch
-		if err := json.Unmarshal(sc.Bytes(), &b); err != nil {
+		if err := json.Unmarshal(raw, &b); err != nil {
 			return nil, fmt.Errorf("%s:%d: not a journal line: %w", path, n, err)
 		}
 		for _, s := range b.Finished {
@@ -236,13 +284,28 @@ func readBulkJournal(f *os.File, path, id string) (*BulkResume, error) {
 		}
 		r.Operations = max(r.Operations, b.Operations)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	if r.Op == "" {
 		return nil, fmt.Errorf("%s: empty journal", path)
 	}
 	return r, nil
+}
+
+// readHeader reads the journal's first line and checks its seal.
+func (r *BulkResume) readHeader(raw []byte, path, id string) error {
+	if err := json.Unmarshal(raw, &r.BulkJournalHeader); err != nil || r.Op != id || r.V < 1 {
+		return fmt.Errorf("%s:1: not the journal of operation %s", path, id)
+	}
+	if r.V != BulkJournalVersion {
+		return fmt.Errorf("%s:1: a journal of version %d, written by another outboxctl (this one writes %d): run the same command again instead of --resume", path, r.V, BulkJournalVersion)
+	}
+	want, err := r.seal()
+	if err != nil {
+		return err
+	}
+	if r.SHA256 != want {
+		return fmt.Errorf("%s:1: the journal's header was edited after outboxctl wrote it (its sha256 does not match), so nothing was changed: run the same command again instead of --resume", path)
+	}
+	return nil
 }
 
 // Remaining are the run's selected shards it did not finish, in the order selected.
