@@ -87,13 +87,8 @@ func (o *backfillStatusOptions) Validate() error {
 	return nil
 }
 
-func newBackfillStatusCmd(a *app) *cobra.Command {
-	var o backfillStatusOptions
-	var w *watchSpec
-	c := &cobra.Command{
-		Use:   "status [TABLE...]",
-		Short: "Show each replicated table's backfill: running, stuck, finished or gated",
-		Long: strings.TrimSpace(`
+// backfillStatusLong is backfill status's help.
+const backfillStatusLong = `
 Show, for each replicated table (or the ones named), where its outbox backfill stands: the
 version its code is at, the option that gates it (outbox_replication.<table>.replication_
 version; Sentry's default 0 gates everything), the effective target (min of the two, or the
@@ -131,7 +126,15 @@ exits 8 while any selected table is not complete.
 A control table whose option outbox_replication.<table>.backfill.target_cells is set (Sentry
 since June 2026) is backfilled for the listed cells only: the cells column gives its state in
 each cell the organization mappings name ("de: not attempted; us: complete"), and the note
-names the cells left out.`),
+names the cells left out.`
+
+func newBackfillStatusCmd(a *app) *cobra.Command {
+	var o backfillStatusOptions
+	var w *watchSpec
+	c := &cobra.Command{
+		Use:   "status [TABLE...]",
+		Short: "Show each replicated table's backfill: running, stuck, finished or gated",
+		Long: strings.TrimSpace(backfillStatusLong),
 		Example: examples(`
   outboxctl backfill status
   outboxctl backfill status sentry_organization auth_user --sample 30s

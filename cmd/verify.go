@@ -234,12 +234,11 @@ func verifyScript(d factory, o verifyOptions, sides *splitSides, cell string) qu
 
 // verifyPairs runs every pair's comparison: in one read-only snapshot of the monolith, or in
 // one of each side. A pair whose tables this database does not have is skipped when the
-// pairs were not named (its summary says so), an error when it was.
+// pairs were not named (its summary says so), an error when it was. each's eraOf is the
+// catalog of a pair's replica silo, read once per side (query.EraTables): a replica Sentry
+// tore down is skipped with the reason, named or not, never reported as not there yet.
 func verifyPairs(ctx context.Context, d factory, o verifyOptions, sides *splitSides, cell string) ([]replica.Result, error) {
 	var results []replica.Result
-	// each verifies every pair; eraOf is the catalog of a pair's replica silo, read once per
-	// side (query.EraTables): a replica Sentry tore down is skipped with the reason, named
-	// or not, never reported as a table that is not there yet.
 	each := func(srcQ, repQ func(replica.Pair) db.Tx, eraOf func(replica.Pair) query.Schema) error {
 		for _, p := range o.pairs {
 			if td, gone := replica.TornDownOf(p, eraOf(p)); gone {
@@ -309,24 +308,34 @@ func verifyPairs(ctx context.Context, d factory, o verifyOptions, sides *splitSi
 				}
 				return controlTx
 			}
-			cellEra, err := query.LoadSchema(ctx, cellTx, sides.cell.schema, query.EraTables())
+			eraOf, err := splitEras(ctx, cellTx, controlTx, sides)
 			if err != nil {
-				return db.Classify(err, "introspect")
-			}
-			controlEra, err := query.LoadSchema(ctx, controlTx, sides.control.schema, query.EraTables())
-			if err != nil {
-				return db.Classify(err, "introspect")
-			}
-			eraOf := func(p replica.Pair) query.Schema {
-				if p.SourceSilo == query.SiloControl {
-					return cellEra
-				}
-				return controlEra
+				return err
 			}
 			return each(src, rep, eraOf)
 		})
 	})
 	return results, err
+}
+
+// splitEras reads each side's catalog once (query.EraTables) and answers, for a pair, the
+// catalog of its replica's silo: the control silo's for a cell model, the cell's for a
+// control model.
+func splitEras(ctx context.Context, cellTx, controlTx db.Tx, sides *splitSides) (func(replica.Pair) query.Schema, error) {
+	cellEra, err := query.LoadSchema(ctx, cellTx, sides.cell.schema, query.EraTables())
+	if err != nil {
+		return nil, db.Classify(err, "introspect")
+	}
+	controlEra, err := query.LoadSchema(ctx, controlTx, sides.control.schema, query.EraTables())
+	if err != nil {
+		return nil, db.Classify(err, "introspect")
+	}
+	return func(p replica.Pair) query.Schema {
+		if p.SourceSilo == query.SiloControl {
+			return cellEra
+		}
+		return controlEra
+	}, nil
 }
 
 // driftVerdict is --fail-on-drift's: drift (exit 9) when an object is missing, stale or
