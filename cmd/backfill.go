@@ -134,7 +134,7 @@ func newBackfillStatusCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "status [TABLE...]",
 		Short: "Show each replicated table's backfill: running, stuck, finished or gated",
-		Long: strings.TrimSpace(backfillStatusLong),
+		Long:  strings.TrimSpace(backfillStatusLong),
 		Example: examples(`
   outboxctl backfill status
   outboxctl backfill status sentry_organization auth_user --sample 30s
