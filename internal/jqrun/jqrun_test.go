@@ -74,7 +74,7 @@ func TestBoundsStopRunaways(t *testing.T) {
 		if !errors.As(err, &je) || je.Bound != "--max-jq-bytes" || !strings.Contains(err.Error(), "64MiB cap on its memory (--max-jq-bytes)") {
 			t.Errorf("%s: err = %v, want the --max-jq-bytes bound", expr, err)
 		}
-		if peak > 4*maxBytes {
+		if peak > 4*maxBytes && !raceEnabled { // under -race one allocation is not capped (race.go)
 			t.Errorf("%s: the evaluator's peak RSS was %d MiB, want at most %d", expr, peak>>20, 4*maxBytes>>20)
 		}
 	}

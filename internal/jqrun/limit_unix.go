@@ -14,7 +14,7 @@ import (
 // over the heap cap is ever made.
 func limitAddressSpace(maxBytes int64) {
 	mapped := vmSize()
-	if mapped == 0 {
+	if mapped == 0 || raceEnabled {
 		return
 	}
 	lim := uint64(mapped) + 2*uint64(maxBytes)

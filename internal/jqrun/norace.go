@@ -1,0 +1,5 @@
+//go:build !race
+
+package jqrun
+
+const raceEnabled = false
