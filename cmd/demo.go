@@ -206,43 +206,43 @@ eval "$(outboxctl demo up)". Nothing is printed there when the DSN was set.`),
 			OUTBOXCTL_THROWAWAY=1 outboxctl demo up`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			return runDemoUp(c.Context(), a)
+			user := ""
+			if dsn, given := db.Resolve(a.g.DSN, a.getenv); given {
+				user = dsn
+				if user == "" {
+					user = "(the libpq variables)" // no DSN, and still the user's choice
+				}
+			}
+			return runDemoUp(c.Context(), a.factory(), user)
 		},
 	}
 }
 
-// runDemoUp finds or starts the demo's server and prints its export line.
-func runDemoUp(ctx context.Context, a *app) error {
-	statePath, err := pgtmp.DemoStatePath(a.getenv)
+// runDemoUp finds or starts the demo's server (user: the DSN set, if any) and prints its
+// export line.
+func runDemoUp(ctx context.Context, d factory, user string) error {
+	statePath, err := pgtmp.DemoStatePath(d.getenv)
 	if err != nil {
 		return err
 	}
 	e := pgtmp.MachineEnv()
-	e.Getenv = a.getenv
-	user := ""
-	if dsn, given := db.Resolve(a.g.DSN, a.getenv); given {
-		user = dsn
-		if user == "" {
-			user = "(the libpq variables)" // no DSN, and still the user's choice
-		}
-	}
+	e.Getenv = d.getenv
 	up, err := pgtmp.DemoUp(ctx, e, user, statePath)
 	if err != nil {
 		return failuref("demo up: %v", err)
 	}
 	switch {
 	case up.Source == pgtmp.FromUser:
-		fmt.Fprintln(a.io.Err, "a database is set (--dsn, OUTBOXCTL_DSN or the libpq variables): the demo uses it; nothing started")
+		d.printer.Notef("a database is set (--dsn, OUTBOXCTL_DSN or the libpq variables): the demo uses it; nothing started")
 		return nil
 	case up.Source == pgtmp.FromLocal:
-		fmt.Fprintln(a.io.Err, "PostgreSQL answers at 127.0.0.1:5432: the demo uses it; nothing started (OUTBOXCTL_THROWAWAY=1 starts a throwaway anyway)")
+		d.printer.Notef("PostgreSQL answers at 127.0.0.1:5432: the demo uses it; nothing started (OUTBOXCTL_THROWAWAY=1 starts a throwaway anyway)")
 	case up.Started:
-		fmt.Fprintf(a.io.Err, "started a throwaway PostgreSQL from %s in %s; it runs until: outboxctl demo down\n", up.BinDir, up.Dir)
+		d.printer.Notef("started a throwaway PostgreSQL from %s in %s; it runs until: outboxctl demo down", up.BinDir, up.Dir)
 	default:
-		fmt.Fprintf(a.io.Err, "the demo's throwaway PostgreSQL in %s is up already; stop it with: outboxctl demo down\n", up.Dir)
+		d.printer.Notef("the demo's throwaway PostgreSQL in %s is up already; stop it with: outboxctl demo down", up.Dir)
 	}
-	fmt.Fprintln(a.io.Out, "export OUTBOXCTL_DSN="+textsafe.ShellQuote(up.DSN))
-	return nil
+	return d.printer.Linef("export OUTBOXCTL_DSN=%s", textsafe.ShellQuote(up.DSN))
 }
 
 func newDemoDownCmd(a *app) *cobra.Command {
@@ -254,21 +254,24 @@ Stop the throwaway PostgreSQL that demo up started and remove its directory (its
 it). Only that cluster: demo down never touches a server it did not start. With none running
 it says so and succeeds.`),
 		Args: exactArgs(0, "(no arguments)"),
-		RunE: func(c *cobra.Command, _ []string) error {
-			statePath, err := pgtmp.DemoStatePath(a.getenv)
-			if err != nil {
-				return err
-			}
-			st, ok, err := pgtmp.DemoDown(statePath)
-			if err != nil {
-				return failuref("demo down: %v", err)
-			}
-			if !ok {
-				fmt.Fprintln(a.io.Err, "no demo cluster is running (outboxctl demo up starts one)")
-				return nil
-			}
-			fmt.Fprintf(a.io.Err, "stopped and removed the demo's throwaway PostgreSQL in %s; unset OUTBOXCTL_DSN\n", st.Dir)
-			return nil
-		},
+		RunE: func(*cobra.Command, []string) error { return runDemoDown(a.factory()) },
 	}
+}
+
+// runDemoDown stops and removes the cluster demo up started.
+func runDemoDown(d factory) error {
+	statePath, err := pgtmp.DemoStatePath(d.getenv)
+	if err != nil {
+		return err
+	}
+	st, ok, err := pgtmp.DemoDown(statePath)
+	if err != nil {
+		return failuref("demo down: %v", err)
+	}
+	if !ok {
+		d.printer.Notef("no demo cluster is running (outboxctl demo up starts one)")
+		return nil
+	}
+	d.printer.Notef("stopped and removed the demo's throwaway PostgreSQL in %s; unset OUTBOXCTL_DSN", st.Dir)
+	return nil
 }

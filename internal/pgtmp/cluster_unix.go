@@ -15,8 +15,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Options say how to start a throwaway cluster.
@@ -122,7 +120,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	c.DSN = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/test?sslmode=disable", c.Port)
 	c.SocketDSN = fmt.Sprintf("postgres://postgres@/test?host=%s&port=%d", dir, c.Port)
-	if err := createTestDB(ctx, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.Port)); err != nil {
+	if err := c.createTestDB(ctx, o); err != nil {
 		return fail(err)
 	}
 	return c, nil
@@ -175,16 +173,19 @@ func (c *Cluster) run(ctx context.Context, o Options, name string, args ...strin
 	return cmd.CombinedOutput()
 }
 
-func createTestDB(ctx context.Context, dsn string) error {
+// createTestDB creates the database the tests and the demo use, with the createdb beside
+// the server binaries (else the one on PATH).
+func (c *Cluster) createTestDB(ctx context.Context, o Options) error {
+	createdb := filepath.Join(o.BinDir, "createdb")
+	if _, err := os.Stat(createdb); err != nil {
+		if createdb, err = exec.LookPath("createdb"); err != nil {
+			return fmt.Errorf("createdb is not beside %s nor on PATH: install PostgreSQL's client programs", o.BinDir)
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return fmt.Errorf("connecting to the throwaway server: %w", err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "CREATE DATABASE test"); err != nil {
-		return fmt.Errorf("creating database test: %w", err)
+	if out, err := c.run(ctx, o, createdb, "-h", c.Dir, "-p", strconv.Itoa(c.Port), "-U", "postgres", "test"); err != nil {
+		return fmt.Errorf("creating database test: %v: %s", err, lastLines(out, 3))
 	}
 	return nil
 }

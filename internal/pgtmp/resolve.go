@@ -254,8 +254,7 @@ func answers(dsn string) bool {
 		return false
 	}
 	defer c.Close(context.Background())
-	var one int
-	return c.QueryRow(ctx, "SELECT 1").Scan(&one) == nil
+	return c.Ping(ctx) == nil
 }
 
 // answersRedis sends PING to addr and wants +PONG, within 2 s.
