@@ -11,6 +11,8 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/killswitch"
+	"github.com/outboxctl/outboxctl/internal/ledger"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/shardstate"
@@ -55,6 +57,9 @@ func (o bulkOptions) validate(command string) error {
 // shardOrSelectors accepts a repair's SCOPE ID, or no argument (its bulk form).
 func shardOrSelectors(single int, names string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
+		if len(args) > single {
+			return nil // skip's MESSAGE_ID..., reschedule's SCOPE ID...: several, one plan
+		}
 		if len(args) != 0 && len(args) != single {
 			return usageErrorf(fmt.Sprintf("%s %s", c.CommandPath(), names),
 				"%s takes %s, or selector flags (--stuck, --at-cap, --scope, …) and no argument; got %d argument(s)", c.CommandPath(), names, len(args))
@@ -153,6 +158,15 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 		return err
 	}
 	sum.Mode = string(job.mode)
+	if job.command == "reschedule" {
+		var done []query.ShardRef
+		for _, sh := range sum.Shards {
+			if sh.Outcome == drain.BulkDone {
+				done = append(done, query.ShardRef{Scope: sh.Scope, ID: sh.ID})
+			}
+		}
+		d.recordMadeDue(ctx, conn, t, ledger.ViaReschedule, archive.ID, done)
+	}
 	d.auditBulk(job.command, sel, sum, archive, r.Reason)
 	if perr := d.printer.Print(bulkDoc(d, job.command, t, sum, archive, reg)); perr != nil {
 		return perr
@@ -196,6 +210,9 @@ func (d factory) selectShards(ctx context.Context, conn *db.Conn, sel query.Shar
 	var shards []query.SelectedShard
 	var counts []query.BulkCountRow
 	err := d.session(ctx, conn, func(s *session) error {
+		if err := killswitch.Excluded(ctx, s.tx, s.target, s.schema, &sel); err != nil {
+			return err
+		}
 		res, err := s.run(query.SelectedShards(s.target, sel, nil))
 		if err != nil {
 			return err

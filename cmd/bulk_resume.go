@@ -148,6 +148,7 @@ func (o selectorOptions) words() []string {
 	flag(o.MinDepth > 0, "min-depth", strconv.Itoa(o.MinDepth))
 	flag(o.ShardsFrom != "", "shards-from", o.ShardsFrom)
 	flag(o.Limit > 0, "limit", strconv.Itoa(o.Limit))
+	flag(o.NotKillswitched, "not-killswitched")
 	if len(w) == 0 {
 		return []string{"(no selector flag)"}
 	}

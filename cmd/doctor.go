@@ -129,7 +129,7 @@ critical (1: runtime failure, 2: usage).`),
 // tables to check, the registry, the clock and the command line a finding suggests.
 func doctorEnv(d factory, s *session, targets []query.Target, reg *enums.Registry) *doctor.Env {
 	return &doctor.Env{
-		Tx: s.tx, SchemaName: d.schema, Schema: s.schema, Targets: targets, Registry: reg, Now: d.now(), Prefix: d.next(nil),
+		Tx: s.tx, SchemaName: d.schema, Schema: s.schema, Targets: targets, Registry: reg, Now: d.now(), Prefix: d.next(nil), LedgerPath: ledgerPath(),
 		ReplicationOptions: func(ctx context.Context, tx db.Tx, tables []backfill.Table) (map[string]*int64, error) {
 			// A malformed option leaves its table unknown (nil); only a database
 			// error fails the check.

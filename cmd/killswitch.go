@@ -17,6 +17,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/killswitch"
+	"github.com/outboxctl/outboxctl/internal/ledger"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -431,6 +432,16 @@ func runKillswitchChange(ctx context.Context, d factory, ch killswitch.Change, y
 		"options_table": plan.Table, "key": ch.Key, "scope": ch.Scope.Name, "shards": plan.Changed,
 		"before": options.EncodeIDs(plan.Before), "after": stored, "reason": ch.Reason,
 	})
+	if !ch.Add && (ch.Target.Silo != query.SiloControl || ch.Target.Cell != "") {
+		// The released shards get a fresh attempt from Sentry's workers: the ledger's
+		// evidence (a control silo's release is recorded for the --cell given, whose
+		// shards' heads can be read).
+		refs := make([]query.ShardRef, len(plan.Changed))
+		for i, id := range plan.Changed {
+			refs[i] = query.ShardRef{Scope: ch.Scope.Value, ID: id}
+		}
+		d.recordMadeDue(ctx, conn, ch.Target, ledger.ViaKillswitch, "", refs)
+	}
 	sum := killswitch.ChangeSummary{OptionsTable: plan.Table, Key: ch.Key, Value: stored, Changed: true}
 	sum.Next, sum.Undo = killswitchNext(d, ch, plan.Changed)
 	return d.printer.Print(changeCard(sum))
@@ -453,7 +464,9 @@ func killswitchNext(d factory, ch killswitch.Change, changed []int64) (render.Co
 	if ch.Add {
 		undo = "remove"
 	} else {
-		next = append(next, d.next(&ch.Target, "inspect", "shard", scope, ids[0]))
+		// doctor closes the path: once Sentry's workers have had their fresh attempt it
+		// tells whether the released shards delivered.
+		next = append(next, d.next(&ch.Target, "inspect", "shard", scope, ids[0]), d.next(nil, "doctor"))
 	}
 	return next, d.next(&ch.Target, append([]string{"killswitch", undo, scope}, append(ids, "--reason", "undo")...)...)
 }

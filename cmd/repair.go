@@ -11,6 +11,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/ledger"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/report"
@@ -66,6 +67,37 @@ func (a *app) runOnShard(s *shardArgs, validate func() error, run func(context.C
 			return err
 		}
 		return run(c.Context(), t, k)
+	}
+}
+
+// severalShards runs SCOPE ID ID... as the bulk form over exactly those shards (the
+// selector of a --shards-from list), and SCOPE ID as single.
+func (a *app) severalShards(single func(*cobra.Command, []string) error, bulk func(context.Context, query.Target, query.ShardSelector) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) <= 2 {
+			return single(c, args)
+		}
+		scope, err := a.scopeArg(args[0])
+		if err != nil {
+			return err
+		}
+		seen := map[int64]bool{}
+		var refs []query.ShardRef
+		for _, arg := range args[1:] {
+			id, err := nonNegativeID("shard id", arg, c.CommandPath()+" organization 42 43")
+			if err != nil {
+				return err
+			}
+			if !seen[id] {
+				seen[id] = true
+				refs = append(refs, query.ShardRef{Scope: scope.Value, ID: id})
+			}
+		}
+		t, err := a.target()
+		if err != nil {
+			return err
+		}
+		return bulk(c.Context(), t, query.ShardSelector{Listed: refs})
 	}
 }
 
@@ -211,6 +243,9 @@ deletion left rows behind, a disabled shard's synchronous drain, compact or skip
 --keep-backoff) brings the shard's old backoff back (reschedule it without the flag). Use
 it when the primary cannot take the rewrite of every row; the default otherwise.
 
+SCOPE ID ID... (what doctor prints for the shards of a finding) reschedules exactly those
+shards of the scope, as the bulk form with their list would.
+
 Without SCOPE ID, the selector flags choose the shards (the same flags as outboxctl shards,
 which previews them): every selected shard is rescheduled, a batch of --batch-shards per
 short transaction; a shard whose head row a drainer holds is skipped (being drained) and
@@ -218,13 +253,20 @@ never waited for. Ctrl-C stops after the batch in flight (exit 130); running the
 command again continues. See docs/runbooks.md, "a receiver was down for an hour".`),
 		Example: examples(`
   outboxctl reschedule organization 42 --reason 'INC-3: handler fixed' --yes
+  outboxctl reschedule organization 42 43 97 --reason 'INC-3: receiver back' --yes
   outboxctl reschedule --stuck --at-cap --scope organization --dry-run
   outboxctl reschedule --at-cap --added-after 2h --reason 'INC-3: receiver back' --yes
   outboxctl reschedule --stuck --group-heads --reason 'INC-3: receiver back' --yes`),
-		Args:              shardOrSelectors(2, "SCOPE ID"),
+		Args:              shardOrSelectors(2, "SCOPE ID..."),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
-		RunE: a.bulkRun("outboxctl reschedule", &o.bulk, a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
+		RunE: a.bulkRun("outboxctl reschedule", &o.bulk, a.severalShards(a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
 			return runReschedule(ctx, a.factory(), o, t, k)
+		}), func(ctx context.Context, t query.Target, sel query.ShardSelector) error {
+			mode, err := a.resumeMode(o, c.Flags().Changed("group-heads"))
+			if err != nil {
+				return err
+			}
+			return runBulk(ctx, a.factory(), o.bulk, o.repairOptions, t, sel, rescheduleBulk(mode))
 		}), func(ctx context.Context, t query.Target, sel query.ShardSelector) error {
 			mode, err := a.resumeMode(o, c.Flags().Changed("group-heads"))
 			if err != nil {
@@ -284,6 +326,9 @@ func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.
 	}
 	if err != nil && outcome == "" {
 		return err
+	}
+	if err == nil && outcome == "" {
+		d.recordMadeDue(ctx, conn, t, ledger.ViaReschedule, "", []query.ShardRef{{Scope: k.Scope.Value, ID: k.ID}})
 	}
 	_, after, afterErr := drain.ShardState(ctx, conn, t, k)
 	n = settledCount(n, outcome)
@@ -501,13 +546,7 @@ func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target
 // (headRemoved), and the summary (summary fills in the state after, the next steps and the
 // undo). err is the deletion's (an in-doubt commit settled), returned after the summary.
 func (d factory) finishRemoval(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey, before drain.Head, o repairOptions, command string, op *drain.Operation, deleted int64, summary func(drain.StateAfter, drain.NextSteps) any, err error) error {
-	after, backoff, afterErr := d.headRemoved(ctx, conn, t, k, before, o, command)
-	state := drain.StateAfter{DepthAfter: "unknown", Backoff: backoff}
-	if afterErr == nil {
-		state = stateAfter(after, backoff)
-	}
-	var steps drain.NextSteps
-	steps.Next, steps.Undo = d.nextSteps(t, k, after, op)
+	state, steps, afterErr := d.removalState(ctx, conn, t, k, before, o, command, op)
 	if perr := d.printer.Print(render.Doc{{Name: command, Card: render.FieldsOf(summary(state, steps))}}); perr != nil {
 		return perr
 	}
@@ -518,6 +557,19 @@ func (d factory) finishRemoval(ctx context.Context, conn *db.Conn, t query.Targe
 		return unreadAfter(command, fmt.Sprintf("%d row(s) deleted, archived in %s as operation %s", deleted, op.Path, op.Meta.ID), afterErr)
 	}
 	return nil
+}
+
+// removalState is a removal's shard after it (its backoff made due, or kept, when the head
+// went), its next steps and undo.
+func (d factory) removalState(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey, before drain.Head, o repairOptions, command string, op *drain.Operation) (drain.StateAfter, drain.NextSteps, error) {
+	after, backoff, afterErr := d.headRemoved(ctx, conn, t, k, before, o, command)
+	state := drain.StateAfter{DepthAfter: "unknown", Backoff: backoff}
+	if afterErr == nil {
+		state = stateAfter(after, backoff)
+	}
+	var steps drain.NextSteps
+	steps.Next, steps.Undo = d.nextSteps(t, k, after, op)
+	return state, steps, afterErr
 }
 
 // backoffPlan is the plan's line for what follows the deletion when it removes the head.
@@ -572,7 +624,7 @@ func (o *skipOptions) Validate() error { return o.validate("outboxctl skip") }
 func newSkipCmd(a *app) *cobra.Command {
 	var o skipOptions
 	c := &cobra.Command{
-		Use:   "skip (MESSAGE_ID | --category C [SELECTORS])",
+		Use:   "skip (MESSAGE_ID... | --category C [SELECTORS])",
 		Short: "Archive and delete a poison message's coalesce group, unblocking its shard",
 		Long: strings.TrimSpace(`
 Archive, then delete, every row of the message's coalesce group (same shard, category and
@@ -583,7 +635,12 @@ shard's state after, the next step and the undo.
 
 The run is one archive operation (staged before the DELETE, marked committed after it).
 outboxctl restore FILE --operation ID puts the rows back: a skip is restored only when
-named, never by restore --all alone. --print-sql prints the SELECT of what would be
+named, never by restore --all alone.
+
+Several MESSAGE_IDs (what doctor prints for proven poison heads): one plan naming every
+group, one confirmation (their count typed back above 100 on a terminal), then each group
+as its own archive operation, all in one archive file (--archive, else one of the run's
+own); a message that is gone by then is reported and the others go on. --print-sql prints the SELECT of what would be
 archived and the DELETE commented out, and changes nothing.
 
 With --category C and no MESSAGE_ID (the poison-category case): in every selected shard
@@ -595,9 +652,10 @@ archive file (restore FILE --all --include-skipped puts the run back). See
 docs/runbooks.md, "a poison category in every shard".`),
 		Example: examples(`
   outboxctl skip 123456 --reason 'INC-5: poison payload' --yes
+  outboxctl skip 123456 123789 124001 --reason 'INC-5: failed again after a fresh attempt' --yes
   outboxctl skip --category ORGANIZATION_UPDATE --head-category ORGANIZATION_UPDATE --dry-run
   outboxctl skip --category ORGANIZATION_UPDATE --added-after 2h --reason 'INC-5: bad deploy' --yes`),
-		Args: shardOrSelectors(1, "MESSAGE_ID"),
+		Args: shardOrSelectors(1, "MESSAGE_ID..."),
 		RunE: a.bulkRun("outboxctl skip", &o.bulk, func(c *cobra.Command, args []string) error {
 			o.ID = args[0]
 			if err := o.Validate(); err != nil {
@@ -606,6 +664,13 @@ docs/runbooks.md, "a poison category in every shard".`),
 			t, err := a.target()
 			if err != nil {
 				return err
+			}
+			if len(args) > 1 {
+				ids, err := messageIDs(args)
+				if err != nil {
+					return err
+				}
+				return runSkipMany(c.Context(), a.factory(), o, t, ids)
 			}
 			return runSkip(c.Context(), a.factory(), o, t)
 		}, func(ctx context.Context, t query.Target, sel query.ShardSelector) error {

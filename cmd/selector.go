@@ -29,6 +29,7 @@ type selectorOptions struct {
 	MinDepth                      int
 	ShardsFrom                    string
 	Limit                         int
+	NotKillswitched               bool
 }
 
 // selectorUse is what differs between the commands taking the selector flags: the default
@@ -50,6 +51,7 @@ func (a *app) addSelectorFlags(c *cobra.Command, o *selectorOptions, use selecto
 	fl.StringVar(&o.AddedBefore, "added-before", "", "only shards holding a row added before this time: RFC 3339 or a duration ago (30m)")
 	fl.IntVar(&o.MinDepth, "min-depth", 0, "only shards with at least this many rows")
 	fl.StringVar(&o.ShardsFrom, "shards-from", "", "only the shards listed in `FILE`: SCOPE ID lines, the JSON of shards -o json, or a bulk repair's -o json summary (its shards) (- for stdin)")
+	fl.BoolVar(&o.NotKillswitched, "not-killswitched", false, "leave out the shards a kill switch disables (the options Sentry reads for the table, read when the command runs)")
 	limitHelp := "at most this many shards"
 	if use.limit == 0 {
 		limitHelp = "at most this many shards (default: every selected shard)"
@@ -106,7 +108,7 @@ func parseTimeOrAgo(s string, now time.Time) (time.Time, error) {
 
 // shardSelector resolves the selector flags' names and reads --shards-from.
 func (a *app) shardSelector(o selectorOptions, command string, now time.Time) (query.ShardSelector, error) {
-	s := query.ShardSelector{Stuck: o.Stuck, AtCap: o.AtCap, MinDepth: o.MinDepth, Limit: o.Limit}
+	s := query.ShardSelector{Stuck: o.Stuck, AtCap: o.AtCap, MinDepth: o.MinDepth, Limit: o.Limit, NotKillswitched: o.NotKillswitched}
 	var err error
 	if o.Scope != "" {
 		if s.Scope, err = a.scopeArg(o.Scope); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -62,7 +63,7 @@ func (o shardsOptions) Validate() error {
 // shards a repair given the same flags works on.
 func (a *app) shardFilter(o shardsOptions, now time.Time) (query.ShardFilter, error) {
 	f := query.ShardFilter{Limit: o.Limit, MinDepth: o.MinDepth, Exact: o.Exact}
-	if o.AtCap || o.HeadCategory != "" || o.AddedAfter != "" || o.AddedBefore != "" || o.ShardsFrom != "" {
+	if o.AtCap || o.HeadCategory != "" || o.AddedAfter != "" || o.AddedBefore != "" || o.ShardsFrom != "" || o.NotKillswitched {
 		only := o.selectorOptions
 		only.Stuck, only.MinDepth, only.Limit = false, 0, 0 // the listing's own
 		if only.AddedAfter == "" && only.AddedBefore == "" {
@@ -119,6 +120,9 @@ func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, 
 	var ks *options.Killswitches
 	var ksErr error
 	err = o.session(ctx, d, func(s *session, line *passLine) error {
+		if err := killswitch.Excluded(ctx, s.tx, s.target, s.schema, f.Selected); err != nil {
+			return err
+		}
 		if res, note, err = o.listing(ctx, s, d, f, line, build); err != nil {
 			return err
 		}

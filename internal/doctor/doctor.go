@@ -267,9 +267,14 @@ type Env struct {
 	// due shard nobody claims is expected there.
 	Demo bool
 
+	// LedgerPath is outboxctl's ledger of the shards it made due (internal/ledger): the
+	// stuck check's evidence of a fresh attempt. Empty: none is read.
+	LedgerPath string
+
 	// Cursors is what the backfill check read, for a second read after --sample.
 	Cursors map[string]backfill.Cursor
 	server  *serverInfo
+	ident   *query.IdentityRow
 }
 
 type checkFunc func(ctx context.Context, env *Env) ([]Finding, error)

@@ -20,7 +20,10 @@ func queueStatements(t query.Target, name string, cfg Config) query.Script {
 	case CheckScheduler:
 		return query.Script{query.DoctorUnclaimed(t, cfg.Sample, cfg.Limit)}
 	case CheckStuck:
-		return query.Script{query.DoctorCappedShards(t, cfg.Limit)}
+		// The ledger's statements are printed with empty lists: a run fills in the shards
+		// outboxctl made due and their groups' newest rows.
+		return query.Script{query.DoctorCappedShards(t, max(cfg.Limit, groupScan)), query.DatabaseIdentity(),
+			query.RowsPresent(t, []int64{}), query.MadeDueHeads(t, []string{}, []int64{}, []int64{})}
 	}
 	ks := options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, query.Schema{Deployment: cfg.Deployment}))
 	return query.Script{ks,
@@ -67,7 +70,7 @@ func (env *Env) schedulerFindings(t query.Target, rows []query.DoctorUnclaimedRo
 		if never {
 			how = "never claimed since it was written"
 		}
-		why := schedulerWhy(env.Demo)
+		why := schedulerWhy(env.Demo, t)
 		if env.Demo {
 			sev = Warn // no Sentry worker drains a demo schema: this is what it shows, not a fault
 		}
@@ -105,90 +108,6 @@ func (env *Env) schedulerFindings(t query.Target, rows []query.DoctorUnclaimedRo
 		Evidence: Evidence{{"table", t.TableName()}, {"due_shards_among_oldest", due}, {"longest_unclaimed_seconds", roundTo(longest, 1)},
 			{"in_flight", inFlight}, {"waiting_under_threshold", waiting}, {"threshold_seconds", seconds(cfg.Unclaimed)}, {"oldest_rows_examined", cfg.Sample}},
 	}}
-}
-
-// checkStuck: shards at the 1 h backoff cap, whose head message has failed about a dozen
-// times in a row and blocks every other message of the shard.
-func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {
-	var out []Finding
-	for _, t := range env.Targets {
-		rows, cells, err := shardRows[query.DoctorCappedRow](ctx, env, t, query.DoctorCappedShards(t, max(env.Config.Limit, groupScan)))
-		if err != nil {
-			return nil, err
-		}
-		// A kill-switched shard backs off to the cap too (each visit claims it): that is the
-		// kill-switch check's business, not a poison message.
-		sw, _ := killswitch.ReadSwitches(ctx, env.Tx, env.target(t), env.Schema)
-		var capped []cappedShard
-		for i, w := range rows {
-			if d := sw.IsDisabled(int(w.ShardScope), w.ShardIdentifier); d != nil && *d {
-				continue
-			}
-			capped = append(capped, cappedShard{row: w, cell: cells[i], suspect: !w.HeadAdded.After(w.LastAttempt)})
-		}
-		groups, left := env.groupStuck(t, capped)
-		out = append(out, groups...)
-		for i, s := range left {
-			if i >= env.Config.Limit {
-				break
-			}
-			out = append(out, env.stuckFinding(t, s.row, s.cell))
-		}
-		if len(capped) == 0 {
-			out = append(out, Finding{Check: CheckStuck, Severity: OK,
-				Summary:  t.TableName() + ": no shard at the 1 h backoff cap",
-				Evidence: Evidence{{"table", t.TableName()}, {"capped_shards", 0}}})
-		}
-	}
-	return out, nil
-}
-
-func (env *Env) stuckFinding(t query.Target, w query.DoctorCappedRow, cell string) Finding {
-	head := shardstate.Shard{Depth: w.Depth, NextAttempt: w.NextAttempt, HeadScheduledFrom: w.LastAttempt}
-	head.HeadScheduledFor = head.HeadScheduledFrom.Add(time.Duration(w.LastDelaySeconds * float64(time.Second)))
-	st := shardstate.Classify(env.Now, head)
-	age := env.Now.Sub(w.HeadAdded)
-	sev := Warn
-	if age >= StuckCritAge {
-		sev = Crit
-	}
-	cat := env.Registry.CategoryName(int(w.HeadCategory))
-	name := env.shardName(t, cell, w.ShardScope, w.ShardIdentifier)
-	ev := Evidence{
-		{"table", t.TableName()}, {"shard_scope", w.ShardScope}, {"shard_identifier", w.ShardIdentifier},
-		{"depth", w.Depth}, {"depth_at_least", w.DepthAtLeast}, {"head_id", w.HeadID}, {"head_category", cat}, {"head_object", w.HeadObject},
-		{"head_added", w.HeadAdded}, {"head_age_seconds", seconds(age)}, {"last_attempt", w.LastAttempt},
-		{"attempts_estimate", st.Attempts}, {"backoff_seconds", seconds(st.Delay)},
-		{"next_attempt", w.NextAttempt}, {"capped_shards", w.CappedShards},
-	}
-	scope := env.scopeArg(w.ShardScope)
-	// A depth counted up to the cap: the command that counts the shard exactly is the last
-	// next step.
-	var exact []string
-	if w.DepthAtLeast {
-		exact = []string{env.shardCommand(t, cell, w.ShardScope, w.ShardIdentifier)}
-	}
-	if w.HeadAdded.After(w.LastAttempt) {
-		// Written after the claim that set the backoff: the backoff was earned by rows that
-		// are gone, and this head was never attempted. Not a poison suspect.
-		return Finding{
-			Check: CheckStuck, Severity: Warn, Target: name, Short: "1 h backoff its head did not earn",
-			Summary: fmt.Sprintf("%s: shard %s waits out a 1 h backoff its head message %d (%s) did not earn: the head was written after the last attempt, so it was never tried; make the shard due now",
-				t.TableName(), name, w.HeadID, cat),
-			Evidence: append(ev, KV{"poison_suspect", false}),
-			Next:     env.command(t, cell, "reschedule", scope, fmt.Sprint(w.ShardIdentifier), "--reason", "backoff earned by a removed head"),
-			Then:     exact,
-		}
-	}
-	return Finding{
-		Check: CheckStuck, Severity: sev, Target: name,
-		Short: fmt.Sprintf("poison? %s ×%d", cat, st.Attempts),
-		Summary: fmt.Sprintf("%s: shard %s at the 1 h backoff cap: head message %d (%s, object %d, %s old) has been the head through all ≥%d attempts its backoff shows (2 s doubling to the cap), a poison suspect blocking %s row(s)",
-			t.TableName(), name, w.HeadID, cat, w.HeadObject, dur(age.Seconds()), st.Attempts, depthText(w.Depth, w.DepthAtLeast)),
-		Evidence: append(ev, KV{"poison_suspect", true}),
-		Next:     env.command(t, cell, "inspect", "message", fmt.Sprint(w.HeadID)),
-		Then:     append([]string{env.command(t, cell, "skip", fmt.Sprint(w.HeadID), "--reason", "poison: "+cat)}, exact...),
-	}
 }
 
 // depthText is a depth as a summary says it: "at least N" when a shard's count stopped at
@@ -249,7 +168,7 @@ func (env *Env) unreadFinding(t query.Target, u *options.Unread) Finding {
 }
 
 func (env *Env) disabledFindings(ctx context.Context, t query.Target, ks *options.Killswitches) ([]Finding, error) {
-	var out []Finding
+	var held []heldShard
 	disabled := 0
 	for scope := range 2 {
 		var ids []int64
@@ -266,18 +185,142 @@ func (env *Env) disabledFindings(ctx context.Context, t query.Target, ks *option
 			return nil, err
 		}
 		for i, w := range rows {
-			out = append(out, env.disabledFinding(t, ks.Table, w, cells[i]))
+			held = append(held, heldShard{w, cells[i]})
 		}
 	}
-	if len(out) == 0 {
-		out = append(out, Finding{Check: CheckKillswitch, Severity: OK,
+	if len(held) == 0 {
+		return []Finding{{Check: CheckKillswitch, Severity: OK,
 			Summary:  fmt.Sprintf("%s: no kill-switched shard holds rows (%d shard(s) disabled in %s)", t.TableName(), disabled, ks.Table),
-			Evidence: Evidence{{"table", t.TableName()}, {"options_table", ks.Table}, {"disabled_shards", disabled}}})
+			Evidence: Evidence{{"table", t.TableName()}, {"options_table", ks.Table}, {"disabled_shards", disabled}}}}, nil
 	}
-	return out, nil
+	if len(held) == 1 {
+		return []Finding{env.disabledFinding(t, ks, held[0].row, held[0].cell)}, nil
+	}
+	return []Finding{env.disabledGroup(t, ks, held)}, nil
 }
 
-func (env *Env) disabledFinding(t query.Target, optTable string, w query.DoctorDisabledRow, cell string) Finding {
+// heldShard is a kill-switched shard that holds rows.
+type heldShard struct {
+	row  query.DoctorDisabledRow
+	cell string
+}
+
+// switchAge is when a scope's kill-switch option was last written and by whom, as a
+// summary says it, and whether it is recent enough to be an incident's deliberate switch.
+func (env *Env) switchAge(ks *options.Killswitches, scope int64) (string, bool, time.Time, string) {
+	set, ok := ks.Set[int(scope)]
+	if !ok || set.At.IsZero() {
+		return "its option row's last write is unknown", false, time.Time{}, ""
+	}
+	by := set.By
+	if by == "" {
+		by = "unknown"
+	}
+	age := env.Now.Sub(set.At)
+	return fmt.Sprintf("the option was last written %s ago (%s) by %s", dur(age.Seconds()), set.At.UTC().Format(time.RFC3339), Clean(by)), age < RecentKillswitch, set.At, by
+}
+
+// removeAndReschedule are the commands that release held shards: one killswitch remove per
+// scope (the option is one list per scope), then one reschedule per scope, since a shard
+// left at the 1 h cap while disabled would otherwise wait out its backoff, then doctor.
+func (env *Env) removeAndReschedule(t query.Target, held []heldShard, reason string) (remove, rest []string) {
+	byScope := map[int64][]int64{}
+	var scopes []int64
+	cells := map[int64]map[string]bool{}
+	for _, h := range held {
+		s := h.row.ShardScope
+		if _, ok := byScope[s]; !ok {
+			scopes = append(scopes, s)
+			cells[s] = map[string]bool{}
+		}
+		if !slices.Contains(byScope[s], h.row.ShardIdentifier) {
+			byScope[s] = append(byScope[s], h.row.ShardIdentifier)
+		}
+		cells[s][h.cell] = true
+	}
+	slices.Sort(scopes)
+	for _, s := range scopes {
+		ids := sorted(byScope[s])
+		words := make([]string, len(ids))
+		for i, id := range ids {
+			words[i] = fmt.Sprint(id)
+		}
+		ks := append([]string{"killswitch", "remove", env.scopeArg(s)}, words...)
+		remove = append(remove, env.command(query.Target{Silo: t.Silo, Table: t.Table}, "", append(ks, "--reason", reason)...))
+		for _, cell := range sortedKeys(cells[s]) {
+			rs := append([]string{"reschedule", env.scopeArg(s)}, words...)
+			rest = append(rest, env.command(t, cell, append(rs, "--reason", "released from the kill switch")...))
+		}
+	}
+	return remove, append(rest, env.Prefix+" doctor")
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// disabledGroup is one finding for every kill-switched shard of t that holds rows: one
+// cause (the switches), one set of commands.
+func (env *Env) disabledGroup(t query.Target, ks *options.Killswitches, held []heldShard) Finding {
+	var rows int64
+	atLeast, stalled := false, 0
+	cats := map[string]bool{}
+	var names []string
+	oldest := held[0].row.HeadAdded
+	for i, h := range held {
+		rows += h.row.Depth
+		atLeast = atLeast || h.row.Depth >= query.DisabledDepthCap
+		if h.row.TrimmingStalled {
+			stalled++
+		}
+		cats[env.Registry.CategoryName(int(h.row.HeadCategory))] = true
+		oldest = minTime(oldest, h.row.HeadAdded)
+		if i < 5 {
+			names = append(names, env.shardName(t, h.cell, h.row.ShardScope, h.row.ShardIdentifier))
+		} else if i == 5 {
+			names = append(names, fmt.Sprintf("… %d more", len(held)-5))
+		}
+	}
+	ages := map[string]bool{}
+	recent := false
+	var setAt time.Time
+	var setBy string
+	for _, h := range held {
+		a, r, at, by := env.switchAge(ks, h.row.ShardScope)
+		ages[a] = true
+		recent = recent || r
+		if setAt.IsZero() || at.Before(setAt) {
+			setAt, setBy = at, by
+		}
+	}
+	remove, rest := env.removeAndReschedule(t, held, "kill switch left on")
+	next, then := remove[0], append(remove[1:], rest...)
+	advice := "remove the switch (one write per scope) and make the shards due; never skip their rows: they are healthy until shown otherwise"
+	if recent {
+		advice = "it was set within the last hour: if an incident still needs it, leave it; otherwise remove it and make the shards due. Never skip their rows"
+		then = append([]string{next}, then...)
+		next = env.Prefix + " killswitch list"
+	}
+	return Finding{
+		Check: CheckKillswitch, Severity: Warn, Target: fmt.Sprintf("%d kill-switched shards", len(held)),
+		Short: fmt.Sprintf("%d shards held by kill switch", len(held)),
+		Summary: fmt.Sprintf("%s: %d kill-switched shard(s) (%s) hold %s row(s) that are never delivered while disabled (heads of %s; oldest row %s old); %s. %s",
+			t.TableName(), len(held), strings.Join(names, ", "), depthText(rows, atLeast), strings.Join(sortedKeys(cats), " "),
+			dur(env.Now.Sub(oldest).Seconds()), strings.Join(sortedKeys(ages), "; "), advice),
+		Evidence: Evidence{{"table", t.TableName()}, {"options_table", ks.Table}, {"cause", "killswitch_left_on"}, {"grouped_shards", len(held)},
+			{"shards", strings.Join(names, ", ")}, {"rows", rows}, {"rows_at_least", atLeast}, {"trimming_stalled_shards", stalled},
+			{"switch_set_at", setAt}, {"switch_set_by", Clean(setBy)}, {"switch_recent", recent}, {"next_selects_shards", len(held)}, {"grouped", true}},
+		Next: next,
+		Then: then,
+	}
+}
+
+func (env *Env) disabledFinding(t query.Target, ks *options.Killswitches, w query.DoctorDisabledRow, cell string) Finding {
 	stalled := w.TrimmingStalled
 	trim := "Sentry still trims its head group on each visit"
 	if stalled {
@@ -288,18 +331,26 @@ func (env *Env) disabledFinding(t query.Target, optTable string, w query.DoctorD
 	if atLeast {
 		depth = "at least " + depth
 	}
+	age, recent, setAt, setBy := env.switchAge(ks, w.ShardScope)
 	name := env.shardName(t, cell, w.ShardScope, w.ShardIdentifier)
+	remove, rest := env.removeAndReschedule(t, []heldShard{{w, cell}}, "kill switch left on")
+	next, then := remove[0], rest
+	if recent {
+		next, then = fmt.Sprintf("%s killswitch check %s %d", env.Prefix, env.scopeArg(w.ShardScope), w.ShardIdentifier), append(remove, rest...)
+	}
 	return Finding{
 		Check: CheckKillswitch, Severity: Warn, Target: name,
 		Short: fmt.Sprintf("disabled, %s rows%s", depth, map[bool]string{true: ", trim stalled"}[stalled]),
-		Summary: fmt.Sprintf("%s: kill-switched shard %s holds %s row(s) that are never delivered while it is disabled; %s",
-			t.TableName(), name, depth, trim),
+		Summary: fmt.Sprintf("%s: kill-switched shard %s holds %s row(s) that are never delivered while it is disabled; %s; %s",
+			t.TableName(), name, depth, trim, age),
 		Evidence: Evidence{
-			{"table", t.TableName()}, {"options_table", optTable}, {"shard_scope", w.ShardScope},
+			{"table", t.TableName()}, {"options_table", ks.Table}, {"cause", "killswitch_left_on"}, {"shard_scope", w.ShardScope},
 			{"shard_identifier", w.ShardIdentifier}, {"depth", w.Depth}, {"depth_at_least", atLeast}, {"head_id", w.HeadID},
 			{"last_visit", w.LastVisit}, {"oldest_message", w.HeadAdded}, {"trimming_stalled", stalled},
+			{"switch_set_at", setAt}, {"switch_set_by", Clean(setBy)}, {"switch_recent", recent},
 		},
-		Next: fmt.Sprintf("%s killswitch check %s %d", env.Prefix, env.scopeArg(w.ShardScope), w.ShardIdentifier),
+		Next: next,
+		Then: then,
 	}
 }
 

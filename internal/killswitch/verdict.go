@@ -2,6 +2,7 @@ package killswitch
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/outboxctl/outboxctl/internal/options"
@@ -92,4 +93,19 @@ func ShardVerdict(ctx context.Context, q query.Querier, t query.Target, sch quer
 		v.Tables = append(v.Tables, TableVerdict{Table: l.Table, Disabled: slices.Contains(l.IDs, id)})
 	}
 	return v, nil
+}
+
+// Excluded fills sel.Excluded with the shards the kill switches Sentry reads for t disable,
+// when sel asks for them left out (--not-killswitched). A list that cannot be read is an
+// error: leaving its shards in would select what the flag promised to leave alone.
+func Excluded(ctx context.Context, q query.Querier, t query.Target, sch query.Schema, sel *query.ShardSelector) error {
+	if sel == nil || !sel.NotKillswitched {
+		return nil
+	}
+	sw, err := ReadSwitches(ctx, q, t, sch)
+	if err != nil {
+		return fmt.Errorf("--not-killswitched: reading the kill switches: %w", err)
+	}
+	sel.Excluded = sw.Read.Refs()
+	return nil
 }

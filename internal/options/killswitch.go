@@ -3,6 +3,7 @@ package options
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -29,6 +30,34 @@ type Killswitches struct {
 	// Failed holds, by scope, why that scope's list could not be read: its shards' state is
 	// unknown, while the other scope's is still known.
 	Failed map[int]error
+	// Set is, by scope, when the list's option row was last written and by whom
+	// (last_updated, last_updated_by): a switch left on for days is doctor's evidence.
+	Set map[int]SetBy
+}
+
+// SetBy is when an option row was last written and by whom ("" when NULL).
+type SetBy struct {
+	At time.Time
+	By string
+}
+
+// Refs are the disabled shards, scope by scope in id order (none when unknown).
+func (k *Killswitches) Refs() []query.ShardRef {
+	if !k.Known() {
+		return nil
+	}
+	var out []query.ShardRef
+	for _, scope := range []int{0, 1} {
+		ids := make([]int64, 0, len(k.Disabled[scope]))
+		for id := range k.Disabled[scope] {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			out = append(out, query.ShardRef{Scope: scope, ID: id})
+		}
+	}
+	return out
 }
 
 // Known reports whether the kill switches could be read.
@@ -99,7 +128,7 @@ func ReadKillswitches(ctx context.Context, q query.Querier, schema string, sch q
 // ReadKillswitchesFrom reads the kill switches stored in one options table ("" for none),
 // whether or not Sentry reads that table (killswitch list shows every table's lists).
 func ReadKillswitchesFrom(ctx context.Context, q query.Querier, schema, table string) (*Killswitches, error) {
-	k := &Killswitches{Table: table, Disabled: map[int]map[int64]bool{0: {}, 1: {}}, Strays: map[string][]string{}, Failed: map[int]error{}}
+	k := &Killswitches{Table: table, Disabled: map[int]map[int64]bool{0: {}, 1: {}}, Strays: map[string][]string{}, Failed: map[int]error{}, Set: map[int]SetBy{}}
 	if table == "" {
 		return k, nil
 	}
@@ -109,6 +138,11 @@ func ReadKillswitchesFrom(ctx context.Context, q query.Querier, schema, table st
 	}
 	var first error
 	for _, r := range rows {
+		by := ""
+		if r.LastUpdatedBy != nil {
+			by = *r.LastUpdatedBy
+		}
+		k.Set[KillswitchScopes[r.Key]] = SetBy{At: r.Updated(), By: by}
 		if err := k.add(r.Key, r.Raw()); err != nil {
 			k.Failed[KillswitchScopes[r.Key]] = err
 			if first == nil {

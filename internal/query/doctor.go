@@ -275,6 +275,94 @@ type DoctorCappedRow struct {
 	HeadAdded        time.Time `db:"head_added"`
 	LastDelaySeconds float64   `db:"last_delay_seconds"`
 	CappedShards     int64     `db:"capped_shards"`
+	GroupRows        int64     `db:"group_rows"`
+	GroupNewestID    int64     `db:"group_newest_id"`
+	GroupNewestAdded time.Time `db:"group_newest_added"`
+}
+
+// Group is the row's head coalesce group.
+func (r DoctorCappedRow) Group() HeadGroup {
+	return HeadGroup{GroupRows: r.GroupRows, GroupNewestID: r.GroupNewestID, GroupNewestAdded: r.GroupNewestAdded}
+}
+
+// HeadGroup is a shard's head coalesce group: its rows counted up to HotGroupRows (a count
+// of the cap means at least) and its newest row, the one Sentry delivers for the group.
+type HeadGroup struct {
+	GroupRows        int64
+	GroupNewestID    int64
+	GroupNewestAdded time.Time
+}
+
+// HotGroupRows is the size from which a head coalesce group is a hot shard's: Sentry
+// delivers the group once and then deletes its older rows 50 at a time inside the same
+// transaction, each SELECT passing over the rows the transaction already deleted, so the
+// work grows with the square of the group and a group this large risks the drain task's
+// 90 s deadline (reference §3.1, §3.7, §10.5 #3). Below it, a failing head is a failing
+// delivery. compact, the fix, removes only older rows Sentry would never deliver, so the
+// threshold errs low.
+const HotGroupRows = 10000
+
+// MadeDueRow is one row of DoctorMadeDueHeads (plus the cell column in the control silo).
+type MadeDueRow struct {
+	ShardScope       int64     `db:"shard_scope"`
+	ShardIdentifier  int64     `db:"shard_identifier"`
+	HeadID           int64     `db:"head_id"`
+	HeadCategory     int64     `db:"head_category"`
+	HeadObject       int64     `db:"head_object"`
+	LastAttempt      time.Time `db:"last_attempt"`
+	NextAttempt      time.Time `db:"next_attempt"`
+	HeadAdded        time.Time `db:"head_added"`
+	LastDelaySeconds float64   `db:"last_delay_seconds"`
+	Depth            int64     `db:"depth"`
+	GroupRows        int64     `db:"group_rows"`
+	GroupNewestID    int64     `db:"group_newest_id"`
+	GroupNewestAdded time.Time `db:"group_newest_added"`
+}
+
+// Group is the row's head coalesce group.
+func (r MadeDueRow) Group() HeadGroup {
+	return HeadGroup{GroupRows: r.GroupRows, GroupNewestID: r.GroupNewestID, GroupNewestAdded: r.GroupNewestAdded}
+}
+
+// MadeDueHeads reads, now, the head of each shard outboxctl's ledger says it made
+// due (cells parallel to scopes and ids in the control silo, nil in a cell).
+func MadeDueHeads(t Target, cells []string, scopes []int64, ids []int64) Statement {
+	args := Args{"scopes": Arg{Value: scopes}, "ids": Arg{Value: ids, Note: "the shards outboxctl made due (its ledger)"},
+		"group_cap": Arg{Value: HotGroupRows, Note: "count a head group up to this many rows"},
+		"depth_cap": Arg{Value: StuckDepthCap, Note: "count at most this many rows of a shard"}}
+	on := []string{}
+	if t.Control() {
+		args["cells"] = Arg{Value: cells}
+		on = append(on, "control")
+	}
+	return sqlStatement("made-due-heads", []string{
+		"The shards of " + t.Describe() + " outboxctl made due, read at their head now: a shard that is",
+		"not returned holds no rows any more (delivered); one whose head was attempted since it was made",
+		"due (last_attempt) and is still there failed again.",
+	}, t.idents(), args, on...)
+}
+
+// DatabaseIdentity names the database (its cluster's system identifier and its name) and
+// reads the server's clock: the ledger's times are the database's, as Sentry's schedules are.
+func DatabaseIdentity() Statement {
+	return sqlStatement("database-identity", []string{"Which database this is (the ledger of shards outboxctl made due is kept per database), and its clock."}, nil, nil)
+}
+
+// IdentityRow is DatabaseIdentity's row.
+type IdentityRow struct {
+	Identity string    `db:"identity"`
+	Now      time.Time `db:"now"`
+}
+
+// RowsPresent lists which of ids are still rows of t.
+func RowsPresent(t Target, ids []int64) Statement {
+	return sqlStatement("rows-present", []string{"Which of the listed rows of " + t.Describe() + " are still there."},
+		t.tableIdent(), Args{"ids": Arg{Value: ids, Note: "coalesce groups' newest rows when outboxctl made their shards due"}})
+}
+
+// PresentRow is a row of RowsPresent.
+type PresentRow struct {
+	ID int64 `db:"id"`
 }
 
 // DoctorCappedShards finds shards in backoff whose head row's delay reached the 1 h cap
@@ -288,6 +376,7 @@ func DoctorCappedShards(t Target, limit int) Statement {
 	args["cap"] = Arg{Value: BackoffCapSeconds, Note: "seconds: Sentry's backoff cap"}
 	args["limit"] = Arg{Value: limitOrDefault(limit)}
 	args["depth_cap"] = Arg{Value: StuckDepthCap, Note: "count at most this many rows of a shard"}
+	args["group_cap"] = Arg{Value: HotGroupRows, Note: "count a head group up to this many rows: a hot shard's"}
 	return sqlStatement("doctor-capped-shards", []string{
 		"Shards of " + t.Describe() + " in backoff at Sentry's 1 h cap, oldest head message first:",
 		"the head row (lowest id) has failed about a dozen times in a row and blocks the whole shard.",

@@ -35,6 +35,11 @@ type ShardSelector struct {
 	MinDepth                int
 	// Listed, when not nil, keeps only these shards (--shards-from).
 	Listed []ShardRef
+	// NotKillswitched (--not-killswitched) leaves out the shards the kill-switch options
+	// Sentry reads for the table disable: Excluded is those shards, read from the options
+	// when the selection runs (they are decoded in Go: a value may be a pickle).
+	NotKillswitched bool
+	Excluded        []ShardRef
 	// Limit caps the shards selected (0: no cap).
 	Limit int
 }
@@ -75,6 +80,9 @@ func (s ShardSelector) Describe() string {
 	}
 	if s.Listed != nil {
 		add("one of %d listed shards", len(s.Listed))
+	}
+	if s.NotKillswitched {
+		add("not kill-switched (%d disabled shard(s) left out)", len(s.Excluded))
 	}
 	if s.Limit > 0 {
 		add("the first %d", s.Limit)
@@ -157,6 +165,15 @@ func (s ShardSelector) args(t Target) (Args, []string) {
 		args["listed_ids"] = Arg{Value: ids}
 		on = append(on, "listed")
 	}
+	if s.NotKillswitched {
+		scopes, ids := make([]int64, len(s.Excluded)), make([]int64, len(s.Excluded))
+		for i, r := range s.Excluded {
+			scopes[i], ids[i] = int64(r.Scope), r.ID
+		}
+		args["excluded_scopes"] = Arg{Value: scopes, Note: "--not-killswitched: the disabled shards, read from the options table when run"}
+		args["excluded_ids"] = Arg{Value: ids}
+		on = append(on, "excluded")
+	}
 	return args, on
 }
 
@@ -166,6 +183,7 @@ type SelectedShard struct {
 	Scope            int       `db:"shard_scope"`
 	ID               int64     `db:"shard_identifier"`
 	Depth            int64     `db:"depth"`
+	HeadID           int64     `db:"head_id"`
 	HeadCategory     int       `db:"head_category"`
 	LastDelaySeconds float64   `db:"last_delay_seconds"`
 	LastAttempt      time.Time `db:"last_attempt"`

@@ -249,8 +249,34 @@ capped AS (
 SELECT /* IF: control */c./* TEMPLATE: cell_column */region_name, /* END: control */c.shard_scope, c.shard_identifier, d.depth,
        d.depth >= @depth_cap AS depth_at_least, c.next_attempt,
        c.head_id, c.head_category, c.head_object, c.last_attempt, c.head_added,
-       c.last_delay_seconds, c.capped_shards
+       c.last_delay_seconds, c.capped_shards,
+       g.group_rows, gn.group_newest_id, gn.group_newest_added
   FROM capped c
+ -- The head's coalesce group (what Sentry delivers once, its newest row's payload, then
+ -- deletes 50 rows at a time in the same transaction): its rows up to @group_cap (a group
+ -- that large cannot be finished inside the drain task's deadline: a hot shard, not
+ -- poison) and its newest row (the one that failed, unless written after the last attempt).
+ CROSS JOIN LATERAL (
+    SELECT count(*) AS group_rows
+      FROM (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox o
+             WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = c./* TEMPLATE: cell_column */region_name
+               AND /* END: control */o.shard_scope = c.shard_scope
+               AND o.shard_identifier = c.shard_identifier
+               AND o.category = c.head_category
+               AND o.object_identifier = c.head_object
+             LIMIT @group_cap) x
+ ) g
+ CROSS JOIN LATERAL (
+    SELECT o.id AS group_newest_id, o.date_added AS group_newest_added
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = c./* TEMPLATE: cell_column */region_name
+       AND /* END: control */o.shard_scope = c.shard_scope
+       AND o.shard_identifier = c.shard_identifier
+       AND o.category = c.head_category
+       AND o.object_identifier = c.head_object
+     ORDER BY o.id DESC
+     LIMIT 1
+ ) gn
  CROSS JOIN LATERAL (
     SELECT count(*) AS depth
       FROM (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox o
@@ -261,6 +287,77 @@ SELECT /* IF: control */c./* TEMPLATE: cell_column */region_name, /* END: contro
              LIMIT @depth_cap) x
  ) d
  ORDER BY c.head_added, /* IF: control */c./* TEMPLATE: cell_column */region_name, /* END: control */c.shard_scope, c.shard_identifier;
+
+-- name: made-due-heads
+-- The shards outboxctl made due (its ledger: @scopes/@ids, in the control silo with their
+-- @cells), each read at its head now: the head row, its schedule (scheduled_from is the
+-- last claim, scheduled_for - scheduled_from the backoff step it set) and its coalesce
+-- group's size (up to @group_cap) and newest row. A shard that no longer holds rows is not
+-- returned: its rows were delivered (or removed).
+WITH made_due AS (
+    SELECT /* IF: control */m.cell, /* END: control */m.shard_scope, m.shard_identifier
+      FROM unnest(/* IF: control */@cells::text[], /* END: control */@scopes::int[], @ids::bigint[]) AS m(/* IF: control */cell, /* END: control */shard_scope, shard_identifier)
+)
+SELECT /* IF: control */m.cell AS /* TEMPLATE: cell_column */region_name, /* END: control */m.shard_scope, m.shard_identifier,
+       head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
+       head.scheduled_from AS last_attempt, head.scheduled_for AS next_attempt, head.date_added AS head_added,
+       extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
+       d.depth, g.group_rows, gn.group_newest_id, gn.group_newest_added
+  FROM made_due m
+ CROSS JOIN LATERAL (
+    SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for, o.date_added
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = m.cell
+       AND /* END: control */o.shard_scope = m.shard_scope
+       AND o.shard_identifier = m.shard_identifier
+     ORDER BY o.id
+     LIMIT 1
+ ) head
+ CROSS JOIN LATERAL (
+    SELECT count(*) AS group_rows
+      FROM (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox o
+             WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = m.cell
+               AND /* END: control */o.shard_scope = m.shard_scope
+               AND o.shard_identifier = m.shard_identifier
+               AND o.category = head.category
+               AND o.object_identifier = head.object_identifier
+             LIMIT @group_cap) x
+ ) g
+ CROSS JOIN LATERAL (
+    SELECT o.id AS group_newest_id, o.date_added AS group_newest_added
+      FROM /* TEMPLATE: table */sentry_controloutbox o
+     WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = m.cell
+       AND /* END: control */o.shard_scope = m.shard_scope
+       AND o.shard_identifier = m.shard_identifier
+       AND o.category = head.category
+       AND o.object_identifier = head.object_identifier
+     ORDER BY o.id DESC
+     LIMIT 1
+ ) gn
+ CROSS JOIN LATERAL (
+    SELECT count(*) AS depth
+      FROM (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox o
+             WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = m.cell
+               AND /* END: control */o.shard_scope = m.shard_scope
+               AND o.shard_identifier = m.shard_identifier
+             LIMIT @depth_cap) x
+ ) d
+ ORDER BY /* IF: control */m.cell, /* END: control */m.shard_scope, m.shard_identifier;
+
+-- name: database-identity
+-- Which database this is, the same on its replicas (the cluster's system identifier) and
+-- whatever host or role reached it: outboxctl's ledger of shards it made due is evidence
+-- only for the database it names.
+SELECT (SELECT system_identifier FROM pg_control_system())::text || '/' || current_database() AS identity,
+       now() AS now;
+
+-- name: rows-present
+-- Which of @ids are still rows of the table: a coalesce group's newest row that is gone
+-- was delivered (compact and Sentry's kill-switch trimming always keep it).
+SELECT o.id
+  FROM /* TEMPLATE: table */sentry_controloutbox o
+ WHERE o.id = ANY (@ids::bigint[])
+ ORDER BY o.id;
 
 -- name: doctor-disabled-shards
 -- The kill-switched shards (@ids of @scope) that still hold rows: depth up to @depth_cap,

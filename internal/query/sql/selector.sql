@@ -17,15 +17,16 @@ WITH candidates AS (
        /* IF: scope */AND o.shard_scope = @scope/* END: scope */
        /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
        /* IF: listed */AND (o.shard_scope, o.shard_identifier) IN (SELECT l.shard_scope, l.shard_identifier FROM unnest(@listed_scopes::integer[], @listed_ids::bigint[]) AS l (shard_scope, shard_identifier))/* END: listed */
+       /* IF: excluded */AND (o.shard_scope, o.shard_identifier) NOT IN (SELECT x.shard_scope, x.shard_identifier FROM unnest(@excluded_scopes::integer[], @excluded_ids::bigint[]) AS x (shard_scope, shard_identifier))/* END: excluded */
        /* IF: after */AND (o.shard_scope, o.shard_identifier) > (@after_scope::integer, @after_shard::bigint)/* END: after */
      GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
     /* IF: min_depth */HAVING count(*) >= @min_depth/* END: min_depth */
 )
 SELECT /* EITHER: control */k./* TEMPLATE: cell_column */region_name::text/* OR: NULL::text */ AS cell, k.shard_scope, k.shard_identifier, k.depth,
-       head.category AS head_category, head.last_delay_seconds, head.last_attempt, head.oldest_message, n.next_attempt
+       head.id AS head_id, head.category AS head_category, head.last_delay_seconds, head.last_attempt, head.oldest_message, n.next_attempt
   FROM candidates k
  CROSS JOIN LATERAL (
-    SELECT o.category, extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
+    SELECT o.id, o.category, extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
            o.scheduled_from AS last_attempt, o.date_added AS oldest_message
       FROM /* TEMPLATE: table */sentry_controloutbox o
      /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */

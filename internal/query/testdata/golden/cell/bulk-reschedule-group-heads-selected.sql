@@ -11,10 +11,10 @@ WITH candidates AS (
      GROUP BY o.shard_scope, o.shard_identifier
 )
 SELECT NULL::text AS cell, k.shard_scope, k.shard_identifier, k.depth,
-       head.category AS head_category, head.last_delay_seconds, head.last_attempt, head.oldest_message, n.next_attempt
+       head.id AS head_id, head.category AS head_category, head.last_delay_seconds, head.last_attempt, head.oldest_message, n.next_attempt
   FROM candidates k
  CROSS JOIN LATERAL (
-    SELECT o.category, extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
+    SELECT o.id, o.category, extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 AS last_delay_seconds,
            o.scheduled_from AS last_attempt, o.date_added AS oldest_message
       FROM sentry_regionoutbox o
      WHERE o.shard_scope = k.shard_scope

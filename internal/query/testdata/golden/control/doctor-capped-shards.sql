@@ -56,8 +56,34 @@ capped AS (
 SELECT c.region_name, c.shard_scope, c.shard_identifier, d.depth,
        d.depth >= 10000 AS depth_at_least, c.next_attempt,  -- count at most this many rows of a shard
        c.head_id, c.head_category, c.head_object, c.last_attempt, c.head_added,
-       c.last_delay_seconds, c.capped_shards
+       c.last_delay_seconds, c.capped_shards,
+       g.group_rows, gn.group_newest_id, gn.group_newest_added
   FROM capped c
+ -- The head's coalesce group (what Sentry delivers once, its newest row's payload, then
+ -- deletes 50 rows at a time in the same transaction): its rows up to @group_cap (a group
+ -- that large cannot be finished inside the drain task's deadline: a hot shard, not
+ -- poison) and its newest row (the one that failed, unless written after the last attempt).
+ CROSS JOIN LATERAL (
+    SELECT count(*) AS group_rows
+      FROM (SELECT 1 FROM sentry_controloutbox o
+             WHERE o.region_name = c.region_name
+               AND o.shard_scope = c.shard_scope
+               AND o.shard_identifier = c.shard_identifier
+               AND o.category = c.head_category
+               AND o.object_identifier = c.head_object
+             LIMIT 10000) x  -- count a head group up to this many rows: a hot shard's
+ ) g
+ CROSS JOIN LATERAL (
+    SELECT o.id AS group_newest_id, o.date_added AS group_newest_added
+      FROM sentry_controloutbox o
+     WHERE o.region_name = c.region_name
+       AND o.shard_scope = c.shard_scope
+       AND o.shard_identifier = c.shard_identifier
+       AND o.category = c.head_category
+       AND o.object_identifier = c.head_object
+     ORDER BY o.id DESC
+     LIMIT 1
+ ) gn
  CROSS JOIN LATERAL (
     SELECT count(*) AS depth
       FROM (SELECT 1 FROM sentry_controloutbox o
