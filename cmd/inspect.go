@@ -596,8 +596,9 @@ type inspectedMessage struct {
 }
 
 // messageNext are the next steps after inspect message: for a head whose shard waits in
-// backoff, skip it (the poison's remedy; restore undoes it); then, or for any other row, its
-// shard.
+// backoff, doctor's stuck check, which tells a poison head from an outage or a hot shard
+// (a skip printed here would claim a cause no evidence proved); then, or for any other row,
+// its shard.
 func messageNext(d factory, t query.Target, reg *enums.Registry, res *query.Result) (render.Commands, error) {
 	rows, err := query.Rows[inspectedMessage](res)
 	if err != nil || len(rows) == 0 {
@@ -612,8 +613,7 @@ func messageNext(d factory, t query.Target, reg *enums.Registry, res *query.Resu
 	scope := query.Enum{Value: m.Scope, Name: reg.ScopeName(m.Scope)}
 	shard := d.next(&t, "inspect", "shard", scope.ScopeWord(), fmt.Sprint(m.Shard))
 	if m.IsHead && m.ScheduledFor.After(d.now()) {
-		k := query.ShardKey{Scope: scope, ID: m.Shard}
-		return render.Commands{d.next(&t, "skip", fmt.Sprint(m.ID), "--reason", "poison: head of "+shardLabel(k)), shard}, nil
+		return render.Commands{d.next(&t, "doctor", "--check", "stuck"), shard}, nil
 	}
 	return render.Commands{shard}, nil
 }
