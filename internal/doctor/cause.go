@@ -557,7 +557,7 @@ func (env *Env) hotFinding(t query.Target, o *obs) Finding {
 			{"head_id", o.headID}, {"head_category", cat}, {"head_object", o.headObj}, {"head_group_rows_at_least", o.GroupRows},
 			{"head_group_newest_id", o.GroupNewestID}, {"depth", o.depth}, {"depth_at_least", o.depthAtLeast}, {"last_attempt", o.lastAttempt},
 			{"decided_by", why}, {"poison_suspect", false}},
-		Next: env.command(t, o.cell, "compact", env.scopeArg(o.scope), fmt.Sprint(o.id), "--reason", "hot shard: head group too large for Sentry's drain"),
+		Next: env.command(t, o.cell, "compact", env.scopeArg(o.scope), fmt.Sprint(o.id), "--reason", "hot shard: head group too large for the drain"),
 		Then: []string{env.Prefix + " doctor"},
 	}
 }
