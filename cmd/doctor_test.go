@@ -171,7 +171,9 @@ func TestDoctorQueueFindings(t *testing.T) {
 	stuck := only(fs, "stuck", "shard_identifier", 7)
 	if len(stuck) != 1 || stuck[0].Severity != "warn" || stuck[0].Evidence["head_category"] != "AUTH_PROVIDER_UPDATE" ||
 		stuck[0].Evidence["attempts_estimate"] != float64(12) || stuck[0].Evidence["depth"] != float64(2) ||
-		!strings.Contains(stuck[0].Summary, "shard ORGANIZATION_SCOPE/7 at the 1 h backoff cap: head message") {
+		stuck[0].Evidence["cause"] != "outage_or_poison" ||
+		!strings.Contains(stuck[0].Summary, "sentry_regionoutbox: 1 shard(s) at the 1 h backoff cap, heads of AUTH_PROVIDER_UPDATE, blocking 2 row(s)") ||
+		stuck[0].Next[0] != "outboxctl --schema "+schema+" reschedule --stuck --at-cap --not-killswitched --reason 'fresh attempt: 1 shards at the 1 h cap (outage_or_poison)'" {
 		t.Fatalf("stuck = %+v", stuck)
 	}
 	ks := only(fs, "killswitch", "shard_identifier", 9)
@@ -457,18 +459,15 @@ func TestDoctorStuckDepthCountedUpToTheCap(t *testing.T) {
 	if code != cmd.ExitWarn {
 		t.Fatalf("exit %d, want %d: %s %+v", code, cmd.ExitWarn, errOut, fs)
 	}
-	seven, eight := only(fs, "stuck", "shard_identifier", 7), only(fs, "stuck", "shard_identifier", 8)
-	if len(seven) != 1 || seven[0].Evidence["depth"] != float64(query.StuckDepthCap) || seven[0].Evidence["depth_at_least"] != true ||
-		!strings.Contains(seven[0].Summary, fmt.Sprintf("blocking at least %d (a shard's rows counted up to %d; inspect shard counts them all) row(s)", query.StuckDepthCap, query.StuckDepthCap)) {
-		t.Fatalf("ORG/7 = %+v", seven)
+	// One finding for both (one cause), its rows counted up to the cap for ORG/7.
+	both := only(fs, "stuck", "grouped_shards", float64(2))
+	if len(both) != 1 || both[0].Evidence["rows"] != float64(query.StuckDepthCap+2) || both[0].Evidence["rows_at_least"] != true ||
+		!strings.Contains(both[0].Summary, fmt.Sprintf("blocking at least %d (a shard's rows counted up to %d; inspect shard counts them all) row(s)", query.StuckDepthCap+2, query.StuckDepthCap)) {
+		t.Fatalf("ORG/7 and ORG/8 = %+v", both)
 	}
-	exact := seven[0].Next[len(seven[0].Next)-1]
+	exact := both[0].Next[len(both[0].Next)-1]
 	if want := "outboxctl --schema " + schema + " inspect shard organization 7"; exact != want {
-		t.Fatalf("ORG/7's last next = %q, want %q (all: %q)", exact, want, seven[0].Next)
-	}
-	if len(eight) != 1 || eight[0].Evidence["depth"] != float64(2) || eight[0].Evidence["depth_at_least"] != false ||
-		!strings.Contains(eight[0].Summary, "blocking 2 row(s)") || len(eight[0].Next) != 2 {
-		t.Fatalf("ORG/8 = %+v", eight)
+		t.Fatalf("the last next = %q, want %q (all: %q)", exact, want, both[0].Next)
 	}
 	// The exact count the next step gives.
 	out, _ := mustRun(t, 0, schema, "inspect", "shard", "organization", "7", "-o", "json")
@@ -477,7 +476,7 @@ func TestDoctorStuckDepthCountedUpToTheCap(t *testing.T) {
 	}
 	// In the text a pipe gets too.
 	text, _ := mustRun(t, cmd.ExitWarn, schema, "doctor", "--check", "stuck")
-	if !strings.Contains(text, fmt.Sprintf("at least %d", query.StuckDepthCap)) || !strings.Contains(text, "depth_at_least=true") {
+	if !strings.Contains(text, fmt.Sprintf("at least %d", query.StuckDepthCap+2)) || !strings.Contains(text, "rows_at_least=true") {
 		t.Fatalf("text output does not label the bound:\n%s", text)
 	}
 }

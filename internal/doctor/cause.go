@@ -312,8 +312,9 @@ func (env *Env) stuckFindings(t query.Target, all []*obs, ev madeDue, sw killswi
 			// of them and the kill switches were read whole.
 			exact := !truncated && sw.Read.Known() && len(sw.Read.Failed) == 0
 			for _, o := range byCell[cell] {
-				if o.capped && o.cause != CauseUndecided && o.cause != CauseUntried {
-					exact = false
+				undecidedToo := o.cause == CauseUndecided || o.cause == CauseUntried
+				if o.capped != undecidedToo && (o.capped || undecidedToo) {
+					exact = false // a capped shard of another cause, or one of these not at the cap
 				}
 			}
 			out = append(out, env.undecidedFinding(t, cell, undecided, exact))
@@ -422,24 +423,40 @@ func (env *Env) undecidedFinding(t query.Target, cell string, g []*obs, exact bo
 		next = env.shardLists(t, cell, g, reason)
 	}
 	next = append(next, env.Prefix+" doctor")
+	for _, o := range g {
+		if o.depthAtLeast { // a depth counted up to its cap: the command that counts it exactly
+			next = append(next, env.shardCommand(t, o.cell, o.scope, o.id))
+			break
+		}
+	}
 	summary := fmt.Sprintf("%s: %d shard(s) at the 1 h backoff cap, heads of %s, blocking %s row(s): %s. First step, which removes nothing: make them due now (fix the receiver first if it was down); then run doctor again once Sentry's workers had a go (the cell scheduler runs every minute, the control one every 10 s): a head that fails again while its category delivers elsewhere is poison, and doctor then prints its skip",
 		t.TableName(), len(g), strings.Join(cats, " "), depthText(rows, atLeast), why)
 	if cause == CauseOutage {
 		summary = fmt.Sprintf("%s: receiver outage: %d shard(s) at the 1 h backoff cap, heads of %s, blocking %s row(s): %s. Once the receivers answer, make them due now (nothing is skipped); doctor again then shows whether they delivered",
 			t.TableName(), len(g), strings.Join(cats, " "), depthText(rows, atLeast), why)
 	}
+	ev := append(env.baseEvidence(t, cell, cause, g),
+		KV{"rows", rows}, KV{"rows_at_least", atLeast}, KV{"head_categories", strings.Join(cats, " ")},
+		KV{"untried_heads", untried}, KV{"last_attempts_from", first}, KV{"last_attempts_to", last},
+		KV{"oldest_head_added", oldest}, KV{"oldest_head_age_seconds", seconds(env.Now.Sub(oldest))},
+		KV{"decided_by", why}, KV{"next_selects_shards", selects}, KV{"poison_suspect", false}, KV{"grouped", len(g) > 1})
+	if len(g) == 1 { // one shard: its own numbers, as inspect shard shows them
+		o := g[0]
+		st := shardstate.Classify(env.Now, shardstate.Shard{Depth: o.depth, NextAttempt: o.nextAttempt, HeadScheduledFrom: o.lastAttempt,
+			HeadScheduledFor: o.lastAttempt.Add(time.Duration(o.delay * float64(time.Second)))})
+		ev = append(ev, KV{"shard_scope", o.scope}, KV{"shard_identifier", o.id}, KV{"depth", o.depth}, KV{"depth_at_least", o.depthAtLeast},
+			KV{"head_id", o.headID}, KV{"head_category", env.Registry.CategoryName(int(o.headCat))}, KV{"head_object", o.headObj},
+			KV{"head_added", o.headAdded}, KV{"last_attempt", o.lastAttempt}, KV{"attempts_estimate", st.Attempts},
+			KV{"backoff_seconds", seconds(st.Delay)}, KV{"next_attempt", o.nextAttempt})
+	}
 	return Finding{
 		Check: CheckStuck, Severity: sev, Target: env.groupTargetOf(t, cell, g),
 		Short: map[string]string{CauseOutage: "at 1 h cap together: receiver outage", CauseUntried: "1 h backoff its heads did not earn",
 			CauseUndecided: "at 1 h cap: outage or poison?"}[cause],
-		Summary: summary,
-		Evidence: append(env.baseEvidence(t, cell, cause, g),
-			KV{"rows", rows}, KV{"rows_at_least", atLeast}, KV{"head_categories", strings.Join(cats, " ")},
-			KV{"untried_heads", untried}, KV{"last_attempts_from", first}, KV{"last_attempts_to", last},
-			KV{"oldest_head_added", oldest}, KV{"oldest_head_age_seconds", seconds(env.Now.Sub(oldest))},
-			KV{"decided_by", why}, KV{"next_selects_shards", selects}, KV{"poison_suspect", false}, KV{"grouped", true}),
-		Next: next[0],
-		Then: next[1:],
+		Summary:  summary,
+		Evidence: ev,
+		Next:     next[0],
+		Then:     next[1:],
 	}
 }
 
