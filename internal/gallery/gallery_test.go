@@ -75,7 +75,14 @@ func (in *incident) receiver(m sentrysim.Message) error {
 
 func newIncident(t *testing.T, tables ...string) *incident {
 	t.Helper()
-	in := &incident{t: t, schema: testdb.Schema(t, fixture.Options{}), state: t.TempDir()}
+	return newIncidentOn(t, fixture.Options{Era: fixture.EraCurrent}, tables...)
+}
+
+// newIncidentOn plays on a schema of the given Sentry era (reference §10: a self-hosted
+// operator may run either side of each change).
+func newIncidentOn(t *testing.T, o fixture.Options, tables ...string) *incident {
+	t.Helper()
+	in := &incident{t: t, schema: testdb.Schema(t, o), state: t.TempDir()}
 	t.Setenv("XDG_STATE_HOME", in.state) // the archives and the ledger, where printed commands put them
 	for _, tbl := range tables {
 		in.sims = append(in.sims, sentrysim.New(testdb.Pool(t), in.schema, tbl, sentrysim.Options{Receiver: in.receiver, DeadlineRows: 5000}))
@@ -376,7 +383,13 @@ func TestGalleryOutageOver(t *testing.T) {
 // its 4 shards; the 12 are undecided until a fresh attempt fails them again while the
 // released shards deliver the same category; then exactly their 12 head groups are skipped.
 func TestGalleryPoisonBesideLeftoverKillswitch(t *testing.T) {
-	in := newIncident(t, "sentry_regionoutbox")
+	for _, o := range []fixture.Options{{Era: fixture.EraCurrent}, {Era: fixture.EraMay2026, Payload: fixture.PayloadText, OptionValue: fixture.PayloadText}} {
+		t.Run(string(o.Era)+"-"+string(o.Payload), func(t *testing.T) { poisonBesideLeftoverKillswitch(t, o) })
+	}
+}
+
+func poisonBesideLeftoverKillswitch(t *testing.T, o fixture.Options) {
+	in := newIncidentOn(t, o, "sentry_regionoutbox")
 	start := time.Now().Add(-4 * time.Hour)
 	var rows []sentrysim.Row
 	var poison []sentrysim.GroupKey
@@ -454,7 +467,13 @@ func TestGalleryHotShard(t *testing.T) {
 // reschedule, the poison head fails again while its category delivers elsewhere, and only
 // its group is skipped.
 func TestGalleryPoisonAmongAnOutage(t *testing.T) {
-	in := newIncident(t, "sentry_regionoutbox")
+	for _, o := range []fixture.Options{{Era: fixture.EraCurrent}, {Era: fixture.EraMay2026, Payload: fixture.PayloadText, OptionValue: fixture.PayloadText}} {
+		t.Run(string(o.Era)+"-"+string(o.Payload), func(t *testing.T) { poisonAmongAnOutage(t, o) })
+	}
+}
+
+func poisonAmongAnOutage(t *testing.T, o fixture.Options) {
+	in := newIncidentOn(t, o, "sentry_regionoutbox")
 	start := time.Now().Add(-3 * time.Hour)
 	var rows []sentrysim.Row
 	for i := int64(1); i <= 10; i++ {
