@@ -68,6 +68,17 @@ func shardOrSelectors(single int, names string) cobra.PositionalArgs {
 	}
 }
 
+// doneShards are the shards a bulk run finished.
+func doneShards(sum drain.BulkSummary) []query.ShardRef {
+	var done []query.ShardRef
+	for _, sh := range sum.Shards {
+		if sh.Outcome == drain.BulkDone {
+			done = append(done, query.ShardRef{Scope: sh.Scope, ID: sh.ID})
+		}
+	}
+	return done
+}
+
 // bulkRepair is what differs between the bulk repairs.
 type bulkRepair struct {
 	command string // reschedule, compact, skip
@@ -159,13 +170,7 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	}
 	sum.Mode = string(job.mode)
 	if job.command == "reschedule" {
-		var done []query.ShardRef
-		for _, sh := range sum.Shards {
-			if sh.Outcome == drain.BulkDone {
-				done = append(done, query.ShardRef{Scope: sh.Scope, ID: sh.ID})
-			}
-		}
-		d.recordMadeDue(ctx, conn, t, ledger.ViaReschedule, archive.ID, done)
+		d.recordMadeDue(ctx, conn, t, ledger.ViaReschedule, archive.ID, doneShards(sum))
 	}
 	d.auditBulk(job.command, sel, sum, archive, r.Reason)
 	if perr := d.printer.Print(bulkDoc(d, job.command, t, sum, archive, reg)); perr != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
+	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/ledger"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -36,6 +38,24 @@ func messageIDs(args []string) ([]int64, error) {
 	return ids, nil
 }
 
+// skipManyPlan reads each message's group and builds the one plan that names them all.
+func (d factory) skipManyPlan(ctx context.Context, conn *db.Conn, reg *enums.Registry, o skipOptions, ids []int64) ([]drain.SkipTarget, string, []string, error) {
+	var targets []drain.SkipTarget
+	var payloadType string
+	plan := []string{fmt.Sprintf("skip %d message(s): archive and delete each one's coalesce group up to its newest row, undelivered (%s)", len(ids), reasonText(o.Reason))}
+	for _, id := range ids {
+		sk, pt, err := d.skipLookup(ctx, conn, reg, id)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		payloadType = pt
+		targets = append(targets, sk)
+		plan = append(plan, fmt.Sprintf("message %d: group (%s, object %d) of shard %s/%d, %d row(s) up to id %d",
+			id, reg.CategoryName(sk.Category), sk.Object, sk.Shard.Scope.Name, sk.Shard.ID, sk.Rows, sk.Newest))
+	}
+	return targets, payloadType, append(plan, backoffPlan(o.repairOptions)), nil
+}
+
 // runSkipMany skips several messages' coalesce groups under one plan and one confirmation:
 // what doctor prints for the poison heads it proved, so the plan's count is the finding's.
 // Each group is its own archive operation, all in one file; each goes as runSkip's does.
@@ -62,20 +82,10 @@ func runSkipMany(ctx context.Context, d factory, o skipOptions, t query.Target, 
 		return err
 	}
 	defer func() { conn.Close(context.WithoutCancel(ctx)) }() // reconnect may replace it
-	var targets []drain.SkipTarget
-	var payloadType string
-	plan := []string{fmt.Sprintf("skip %d message(s): archive and delete each one's coalesce group up to its newest row, undelivered (%s)", len(ids), reasonText(o.Reason))}
-	for _, id := range ids {
-		sk, pt, err := d.skipLookup(ctx, conn, reg, id)
-		if err != nil {
-			return err
-		}
-		payloadType = pt
-		targets = append(targets, sk)
-		plan = append(plan, fmt.Sprintf("message %d: group (%s, object %d) of shard %s/%d, %d row(s) up to id %d",
-			id, reg.CategoryName(sk.Category), sk.Object, sk.Shard.Scope.Name, sk.Shard.ID, sk.Rows, sk.Newest))
+	targets, payloadType, plan, err := d.skipManyPlan(ctx, conn, reg, o, ids)
+	if err != nil {
+		return err
 	}
-	plan = append(plan, backoffPlan(o.repairOptions))
 	if o.Archive == "" {
 		if o.Archive, err = drain.OperationArchivePath(drain.NewOperationID("skip", d.now())); err != nil {
 			return err
