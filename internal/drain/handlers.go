@@ -32,7 +32,8 @@ type Document struct {
 }
 
 // NewDocument builds the handler document of a message. A payload that is not valid JSON
-// (a text column can hold anything) is passed as a JSON string rather than dropped.
+// (a text column can hold anything) is a JSON string here; the handlers refuse such a
+// message before building its document (checkPayload), as Sentry cannot load it.
 func NewDocument(m Message) Document {
 	d := Document{Message: m, Payload: json.RawMessage("null")}
 	d.Message.Payload = nil
@@ -51,6 +52,33 @@ func NewDocument(m Message) Document {
 		}
 	}
 	return d
+}
+
+// PayloadError is a message whose payload is not valid JSON, which only a text payload column
+// (Sentry before Aug 2025) can hold: Sentry's text JSONField raises loading such a row, so its
+// own drain of the shard fails on every attempt. The exec, http and stream handlers refuse
+// it the same way (the message fails, the handler never sees it) rather than pass a JSON
+// string Sentry would never have delivered.
+type PayloadError struct {
+	ID    int64
+	Start string
+}
+
+func (e PayloadError) Error() string {
+	return fmt.Sprintf("message %d: its payload is not valid JSON (starts %q): Sentry cannot load this row (its text JSONField raises), so no handler is given it: "+
+		"inspect it (outboxctl inspect message %d), then fix the payload or skip the message", e.ID, e.Start, e.ID)
+}
+
+// checkPayload is the PayloadError of m, if its payload is not JSON.
+func checkPayload(m Message) error {
+	if m.Payload == nil || json.Valid([]byte(*m.Payload)) {
+		return nil
+	}
+	start := []rune(*m.Payload)
+	if len(start) > 40 {
+		start = start[:40]
+	}
+	return PayloadError{ID: m.ID, Start: string(start)}
 }
 
 // ErrHandlerUnavailable marks a failure of the handler itself rather than of one message:
@@ -249,6 +277,9 @@ func validEnvName(s string) bool {
 // the delivery: its pipes are outboxctl's own (no copying goroutine for exec.Cmd.Wait to
 // wait for), so a process it started that keeps its stderr open is a warning, not a failure.
 func (e *Exec) Deliver(ctx context.Context, m Message) error {
+	if err := checkPayload(m); err != nil {
+		return err
+	}
 	doc, err := json.Marshal(NewDocument(m))
 	if err != nil {
 		return err
@@ -429,6 +460,9 @@ func (h *HTTP) Preflight(ctx context.Context) error {
 
 // Deliver posts the document.
 func (h *HTTP) Deliver(ctx context.Context, m Message) error {
+	if err := checkPayload(m); err != nil {
+		return err
+	}
 	doc, err := json.Marshal(NewDocument(m))
 	if err != nil {
 		return err

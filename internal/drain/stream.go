@@ -110,6 +110,9 @@ func (s *Stream) Preflight(ctx context.Context) error {
 // transactions may sit idle for Timeout + 10 s (Run raises idle_in_transaction_session_timeout).
 // Cancelling ctx abandons the delivery: the co-process's group is killed at once.
 func (s *Stream) Deliver(ctx context.Context, m Message) error {
+	if err := checkPayload(m); err != nil {
+		return err
+	}
 	token, err := newToken()
 	if err != nil {
 		return err
