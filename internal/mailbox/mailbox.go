@@ -180,6 +180,8 @@ type Listing struct {
 	Skip               SkipProviders
 	Catalog            Catalog
 	CountCap           int64
+	// ObservedAt is the database's now() of the read (zero when no mailbox was read).
+	ObservedAt time.Time
 }
 
 // ReadListing lists the mailboxes of t, most harmful first.
@@ -196,7 +198,7 @@ func readListing(ctx context.Context, q query.Querier, t query.Target, cat Catal
 	}
 	l := &Listing{Rows: []ListRow{}, Skip: skip, Catalog: cat, CountCap: countCap}
 	for _, r := range rows {
-		l.Mailboxes, l.Blocked = r.Mailboxes, r.BlockedCount
+		l.Mailboxes, l.Blocked, l.ObservedAt = r.Mailboxes, r.BlockedCount, r.ObservedAt
 		depth, is := depthOf(r.CountedDepth, r.DepthCapped, r.EstimatedDepth)
 		l.Rows = append(l.Rows, ListRow{Mailbox: r.MailboxName, Provider: r.Provider, Cell: r.Cell,
 			State: state(r.Blocked, r.HeadAttempts, r.HeadNextAttempt, r.ObservedAt), Depth: depth, DepthIs: is,

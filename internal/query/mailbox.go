@@ -79,7 +79,7 @@ func Mailboxes(t Target, f MailboxFilter, skip []string, limit int, countCap int
 		"count_cap":      {Value: countCap, Note: "count each mailbox's depth up to this"},
 		"table_name":     {Value: t.From()},
 	}
-	var on []string
+	on := []string{"listing"}
 	if f.Provider != "" {
 		on = append(on, "provider")
 		args["provider"] = Arg{Value: f.Provider}
@@ -213,4 +213,26 @@ func MailboxCommon(t Target, tableRows *int64, minDepth int64) Statement {
 		"The mailboxes of " + t.From() + " the planner's statistics estimate at @min_depth payloads or more",
 		"(its most common mailbox names): no mailbox is counted.",
 	}, nil, Args{"table_name": {Value: t.From()}, "table_rows": tableRowsArg(tableRows), "min_depth": {Value: minDepth}})
+}
+
+// MailboxHeadsSummaryRow is a row of MailboxHeadsSummary.
+type MailboxHeadsSummaryRow struct {
+	Provider              *string `db:"provider"`
+	Cell                  *string `db:"cell"`
+	Mailboxes             int64   `db:"mailboxes"`
+	Blocked               int64   `db:"blocked"`
+	OldestAgeSeconds      float64 `db:"oldest_age_seconds"`
+	LongestBlockedSeconds float64 `db:"longest_blocked_seconds"`
+}
+
+// MailboxHeadsSummary sums the mailboxes' heads per provider and cell: how many, how many
+// blocked (skip: the providers that skip failures), the oldest head's and the oldest blocked
+// head's age.
+func MailboxHeadsSummary(t Target, skip []string) Statement {
+	st := sqlStatement("mailboxes", []string{
+		"The mailboxes of " + t.From() + " per provider and cell (their head's): how many, how many blocked,",
+		"the oldest head's age and the longest-blocked head's age (0 when none is blocked).",
+	}, t.tableIdent(), Args{"skip_providers": {Value: nonNil(skip), Note: "providers that skip a failing payload"}})
+	st.Name = "mailbox-heads-summary"
+	return st
 }

@@ -69,7 +69,7 @@ heads AS (
      WHERE true
        /* IF: provider */AND h.provider = @provider/* END: provider */
        /* IF: cell */AND h.region_name = @cell/* END: cell */
-),
+)/* EITHER: listing */,
 top AS (
     SELECT *
       FROM heads
@@ -102,7 +102,15 @@ SELECT t.mailbox_name, t.provider, t.region_name AS cell, t.destination_type,
              WHERE w.mailbox_name = t.mailbox_name
              LIMIT @count_cap + 1) x
  ) d
- ORDER BY t.blocked DESC, t.date_added, t.mailbox_name;
+ ORDER BY t.blocked DESC, t.date_added, t.mailbox_name/* OR: -- The summary form (the exporter's): per provider and cell (the head's), the
+-- mailboxes, the blocked ones, the oldest head's age and the longest-blocked head's age.
+SELECT h.provider, h.region_name AS cell, count(*)::bigint AS mailboxes,
+       count(*) FILTER (WHERE h.blocked)::bigint AS blocked,
+       extract(epoch FROM now() - min(h.date_added))::float8 AS oldest_age_seconds,
+       coalesce(extract(epoch FROM now() - min(h.date_added) FILTER (WHERE h.blocked)), 0)::float8 AS longest_blocked_seconds
+  FROM heads h
+ GROUP BY h.provider, h.region_name
+ ORDER BY mailboxes DESC, h.provider NULLS LAST, h.region_name NULLS LAST */;
 
 -- name: mailbox-payloads
 -- The head of mailbox @mailbox and the payloads behind it, lowest id first (@limit of
