@@ -350,3 +350,46 @@ func equalSchedules(a, b map[int64][2]any) bool {
 	}
 	return true
 }
+
+// TestMetricsMailboxFamilies: outboxctl metrics serves the mailbox families per provider and
+// cell and the most harmful mailboxes by rank, never a mailbox's name as a label (one per
+// integration: unbounded) nor anything of a request.
+func TestMetricsMailboxFamilies(t *testing.T) {
+	t.Parallel()
+	schema := testdb.MailboxSchema(t, fixture.Options{}, fixture.MailboxIndexesCurrent)
+	seedMailboxes(t, schema)
+	out, _ := mustRun(t, cmd.ExitOK, schema, "metrics")
+	got := parseText(t, out)
+	for series, want := range map[string]float64{
+		`outboxctl_webhook_payloads{cell="us", context="default", provider="github"}`:          5,
+		`outboxctl_webhook_payloads{cell="de", context="default", provider="jira"}`:            3,
+		`outboxctl_webhook_payloads{cell="de", context="default", provider="slack"}`:           2,
+		`outboxctl_webhook_payloads{cell="us", context="default", provider="gitlab"}`:          2,
+		`outboxctl_webhook_mailboxes{cell="us", context="default", provider="github"}`:         2,
+		`outboxctl_webhook_mailboxes_blocked{cell="de", context="default", provider="jira"}`:   1,
+		`outboxctl_webhook_mailboxes_blocked{cell="de", context="default", provider="slack"}`:  1,
+		`outboxctl_webhook_mailboxes_blocked{cell="us", context="default", provider="github"}`: 0,
+		`outboxctl_webhook_top_mailbox_payloads{context="default", rank="1"}`:                  3,
+		`outboxctl_webhook_top_mailbox_blocked{context="default", rank="1"}`:                   1,
+		`outboxctl_webhook_top_mailbox_blocked{context="default", rank="2"}`:                   1,
+		`outboxctl_webhook_top_mailbox_blocked{context="default", rank="3"}`:                   0,
+	} {
+		if v, ok := got[series]; !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", series, v, ok, want)
+		}
+	}
+	age := got[`outboxctl_webhook_longest_blocked_seconds{cell="de", context="default", provider="jira"}`]
+	if age < 20*3600 || age > 21*3600 {
+		t.Errorf("jira/de longest blocked %v s, want about 20 h", age)
+	}
+	for _, name := range []string{"jira:9", "slack:T1", "github:2", "gitlab:4", "github:9"} {
+		if strings.Contains(out, name) {
+			t.Errorf("a mailbox name is in the metrics: %s", name)
+		}
+	}
+	for _, s := range mailboxSecrets {
+		if strings.Contains(out, s[:16]) {
+			t.Errorf("a secret is in the metrics")
+		}
+	}
+}

@@ -156,7 +156,12 @@ func (src *Source) expensive(ctx context.Context, conn *db.Conn) ([]sample, erro
 		return nil, err
 	}
 	more, err := src.collectBackfill(ctx, conn)
-	return append(out, more...), err
+	out = append(out, more...)
+	if err != nil {
+		return out, err
+	}
+	mailboxes, err := src.collectMailboxes(ctx, conn)
+	return append(out, mailboxes...), err
 }
 
 // once runs one collection of t: it connects when it holds no connection, and drops the

@@ -84,6 +84,8 @@ var allDescs = []*prometheus.Desc{
 	descRows, descRowsEstimate, descStuck, descAtCap, descKilled, descKilledRows, descOldest, descUnclaimed,
 	descTopRows, descTopDelay, descBackfillCursor, descBackfillLeft, descBackfillComplete, descBackfillGated,
 	descFolded, descUp, descDuration, descErrors, descLast, descBuild,
+	descWebhookPayloads, descWebhookMailboxes, descWebhookBlocked, descWebhookOldest, descWebhookLongestBlocked,
+	descWebhookTopPayloads, descWebhookTopAge, descWebhookTopBlocked,
 }
 
 // sample is one value of a family with its label values, as collected.
