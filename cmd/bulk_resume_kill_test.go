@@ -32,14 +32,10 @@ func tableJSON(t *testing.T, schema string) string {
 	return s
 }
 
-// outboxctlBin builds the binary for the tests that signal it.
+// outboxctlBin is the binary for the tests that signal it: the package's one build.
 func outboxctlBin(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "outboxctl")
-	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		t.Fatalf("building: %v\n%s", err, out)
-	}
-	return bin
+	return SharedBinary(t)
 }
 
 // seedCategoryShards seeds organization shards 1..n, each two ORGANIZATION_UPDATE rows (the

@@ -339,10 +339,7 @@ func interruptedRun(t *testing.T, bin, schema string, lockShard int64, env []str
 // continues with the shards left (what is done no longer matches --stuck).
 func TestBulkRescheduleInterruptedContinues(t *testing.T) {
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "outboxctl")
-	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		t.Fatalf("building: %v\n%s", err, out)
-	}
+	bin := SharedBinary(t)
 	schema := seedStuckShards(t, 6, 2)
 	// Shard 2's newest row is locked: batch 2 (batches of 1) waits for it.
 	stdout, stderr, code := interruptedRun(t, bin, schema, 2, nil, "reschedule", "--stuck", "--batch-shards", "1", "--yes", "-o", "json")
@@ -417,10 +414,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // selector flags, another command, or no such operation are refused with one line (exit 2).
 func TestBulkResumeAfterInterrupt(t *testing.T) {
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "outboxctl")
-	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		t.Fatalf("building: %v\n%s", err, out)
-	}
+	bin := SharedBinary(t)
 	state := t.TempDir()
 	schema := seedStuckShards(t, 6, 2)
 	stdout, stderr, code := interruptedRun(t, bin, schema, 3, []string{"XDG_STATE_HOME=" + state}, "reschedule", "--scope", "organization", "--batch-shards", "1", "--yes", "-o", "json")

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outboxctl/outboxctl/cmd"
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
@@ -27,30 +28,10 @@ import (
 // asserts the exact exit code: nothing lost (every row is delivered or still there), nothing
 // deleted that was not delivered, and the summary tells the truth.
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// sharedBinary builds outboxctl once for the package's fault tests.
+// sharedBinary is the package's one build of outboxctl (cmd.SharedBinary).
 func sharedBinary(t testing.TB) string {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "outboxctl-bin")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "outboxctl")
-		if out, err := exec.Command("go", "build", "-o", binPath, "..").CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("building: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
+	return cmd.SharedBinary(t)
 }
 
 func uniqueApp(t *testing.T) string {

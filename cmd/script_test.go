@@ -50,6 +50,7 @@ type removingAfter struct {
 
 func (r removingAfter) Run() int {
 	code := r.m.Run()
+	cmd.RemoveSharedBinary()
 	if r.dir != "" {
 		_ = os.RemoveAll(r.dir)
 	}

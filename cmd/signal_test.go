@@ -19,13 +19,11 @@ import (
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
 
+// buildBinary is the package's one build of outboxctl (sharedBinary): each test building
+// its own cost a link apiece, seconds on a loaded machine.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "outboxctl")
-	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		t.Fatalf("building: %v\n%s", err, out)
-	}
-	return bin
+	return sharedBinary(t)
 }
 
 func seedGroups(t *testing.T, schema string, n int) {
