@@ -21,7 +21,9 @@ DEMO_SCHEMA ?= outboxctl_demo
 # answers, else a throwaway cluster from the machine's server binaries; OUTBOXCTL_THROWAWAY=1
 # skips 5432), resolved once per run and handed to every package; removed at the end. Built,
 # not go run: its parent is then make, whose death it watches (test/race builds its own copy,
-# as .ci/run runs both at once).
+# as .ci/run runs both at once). -parallel 4: go test's default is GOMAXPROCS (2 here), and
+# most tests wait (on PostgreSQL, a subprocess, a terminal), not compute: cmd took 423 s at 2
+# and 150 s at 4 on this 2-core machine under the same load (issue 37's note).
 TESTRUN := bin/testrun
 
 .PHONY: help build test test/race lint golden docs verify bench fuzz demo clean install release-snapshot release-check release-build goreleaser cross
@@ -70,11 +72,11 @@ release-build: goreleaser ## Build one target (this machine's) through .goreleas
 
 test: ## Run every test (unit, golden, real PostgreSQL/Redis, end-to-end scripts, fuzz seeds); starts a throwaway PostgreSQL/Redis when none answers
 	@go build -o $(TESTRUN) ./internal/pgtmp/testrun
-	$(TESTRUN) -- go test ./... -count=1 -timeout 10m
+	$(TESTRUN) -- go test ./... -count=1 -parallel 4 -timeout 10m
 
 test/race: ## Run the tests with the race detector (servers as make test)
 	@go build -o $(TESTRUN)-race ./internal/pgtmp/testrun
-	$(TESTRUN)-race -- go test ./... -count=1 -race -timeout 15m
+	$(TESTRUN)-race -- go test ./... -count=1 -parallel 4 -race -timeout 15m
 
 lint: ## go vet, gofmt, staticcheck and golangci-lint (.golangci.yml: the architecture's import rules)
 	go vet ./...
