@@ -134,7 +134,7 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	if job.count != nil {
 		count = job.count(t)
 	}
-	shards, counts, err := d.selectShards(ctx, conn, sel, count)
+	shards, counts, err := d.selectShards(ctx, conn, &sel, count)
 	if err != nil {
 		return err
 	}
@@ -211,14 +211,15 @@ func resumeFlag(againWithout func(map[string]bool, ...string) string, command, o
 // selectShards reads the selection, and when count is set (a skip's or compact's plan) the
 // counts of its statement over the shards just selected, in one read-only snapshot on conn:
 // the selection runs once (counting over it again cost 4.5 of 16 s at 100k rows).
-func (d factory) selectShards(ctx context.Context, conn *db.Conn, sel query.ShardSelector, count func(shards query.Statement) query.Statement) ([]query.SelectedShard, []query.BulkCountRow, error) {
+func (d factory) selectShards(ctx context.Context, conn *db.Conn, sel *query.ShardSelector, count func(shards query.Statement) query.Statement) ([]query.SelectedShard, []query.BulkCountRow, error) {
 	var shards []query.SelectedShard
 	var counts []query.BulkCountRow
 	err := d.session(ctx, conn, func(s *session) error {
-		if err := killswitch.Excluded(ctx, s.tx, s.target, s.schema, &sel); err != nil {
+		// The plan describes sel as resolved: its kill-switched shards counted.
+		if err := killswitch.Excluded(ctx, s.tx, s.target, s.schema, sel); err != nil {
 			return err
 		}
-		res, err := s.run(query.SelectedShards(s.target, sel, nil))
+		res, err := s.run(query.SelectedShards(s.target, *sel, nil))
 		if err != nil {
 			return err
 		}

@@ -239,6 +239,9 @@ func readBulkPlan(ctx context.Context, d factory, t query.Target, req drain.Bulk
 			}
 			return v.Disabled != nil && *v.Disabled
 		}
+		if req.Selector.NotKillswitched { // left out of the selection, not listed as skipped
+			req.Selector.Excluded = sw.Read.Refs()
+		}
 		p, err = drain.ReadBulkPlan(s.ctx, s.tx, s.target, req, disabled, reg.ScopeName, reg.CategoryName)
 		return err
 	})
