@@ -105,6 +105,9 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	if err := resumeKeepBackoff(d, command, o, &r, job); err != nil {
 		return err
 	}
+	if err := resumeArchive(d, command, o, r); err != nil {
+		return err
+	}
 	why := query.Why{Command: job.command, Reason: r.Reason}
 	if d.printSQL {
 		if err := requireCell(t, command); err != nil {
@@ -138,17 +141,21 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	if err != nil {
 		return err
 	}
-	if len(shards) == 0 {
-		if o.resume != nil {
-			d.printer.Notef("nothing left of operation %s: every shard it selected is finished or empty", o.resume.Op)
-			return nil
-		}
-		d.printer.Notef("no shards matched (%s): nothing to %s", sel.Describe(), job.command)
-		return nil
-	}
 	reg, err := d.registry()
 	if err != nil {
 		return err
+	}
+	if len(shards) == 0 {
+		if o.resume != nil {
+			d.printer.Notef("nothing left of operation %s: every shard it selected is finished or empty", o.resume.Op)
+		} else {
+			d.printer.Notef("no shards matched (%s): nothing to %s", sel.Describe(), job.command)
+		}
+		// A script reads the summary document it always reads: every count 0, no shard.
+		if d.printer.Structured() {
+			return d.printer.Print(bulkDoc(d, job.command, t, drain.BulkSummary{Mode: string(job.mode), Shards: []drain.BulkShard{}}, nil, reg))
+		}
+		return nil
 	}
 	plan := bulkPlan(d, job, t, sel, shards, reg, o.BatchShards, o.BatchRows, r.Reason)
 	if job.count != nil {
@@ -191,6 +198,21 @@ func resumeKeepBackoff(d factory, command string, o bulkOptions, r *repairOption
 	r.KeepBackoff, err = resumeFlag(d.againWithout, command, o.resume.Op, "keep-backoff", r.KeepBackoff, r.KeepBackoff, o.resume.KeepBackoff,
 		"without --keep-backoff (its shards whose head row it removed were made due now): resume it without --keep-backoff")
 	return err
+}
+
+// resumeArchive refuses --archive on a resume when it names another file than the run's: a
+// resume writes to the run's archive (its operations are numbered on from it, and restore
+// --all of that file puts the whole run back), never to another.
+func resumeArchive(d factory, command string, o bulkOptions, r repairOptions) error {
+	if o.resume == nil || r.Archive == "" || r.Archive == o.resume.Archive {
+		return nil
+	}
+	try := d.againWithout(map[string]bool{"archive": true})
+	if try == "" {
+		try = textsafe.Command(append(strings.Fields(command), "--resume", o.resume.Op)...)
+	}
+	return usageErrorf(try, "operation %s archives to %s, its own file: a resume goes on writing there, so it takes no other --archive (%s)",
+		o.resume.Op, textsafe.Clean(o.resume.Archive), textsafe.Clean(r.Archive))
 }
 
 // resumeFlag is a boolean flag a bulk run recorded in its journal (--keep-backoff,

@@ -420,3 +420,28 @@ func TestBulkSkipMakesHeadlessShardsDue(t *testing.T) {
 		})
 	}
 }
+
+// TestBulkSelectingNothingPrintsTheEmptySummary (#36 Medium 7): a bulk repair whose selector
+// matches no shard prints, with -o json, the summary document its schema describes (every
+// count 0, no shard) and exits 0, as before; the reads print [] and it printed nothing.
+func TestBulkSelectingNothingPrintsTheEmptySummary(t *testing.T) {
+	t.Parallel()
+	schema := seedBulkShards(t, 2, 2)
+	for _, args := range [][]string{
+		{"reschedule", "--scope", "organization", "--min-depth", "1000", "--yes", "-o", "json"},
+		{"skip", "--category", "ORGANIZATION_UPDATE", "--min-depth", "1000", "--yes", "-o", "json"},
+		{"compact", "--min-depth", "1000", "--yes", "-o", "json"},
+	} {
+		out, errOut := mustRun(t, 0, schema, args...)
+		var doc struct {
+			Summary map[string]any `json:"summary"`
+			Shards  []any          `json:"shards"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Summary["selected"] != float64(0) || doc.Summary["done"] != float64(0) || doc.Shards == nil || len(doc.Shards) != 0 {
+			t.Errorf("%s: %v\n%s\n%s", args[0], err, out, errOut)
+		}
+		if !strings.Contains(errOut, "no shards matched") {
+			t.Errorf("%s: stderr %s", args[0], errOut)
+		}
+	}
+}

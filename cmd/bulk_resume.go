@@ -127,7 +127,14 @@ func checkResumeTarget(command string, r *drain.BulkResume, target string) error
 	if r == nil || r.Target == target {
 		return nil
 	}
-	return usageErrorf(command+" --resume "+textsafe.ShellQuote(r.Op), "operation %s changed %s, not %s: resume it with the run's --dsn (or --context) and --schema", r.Op, textsafe.Clean(r.Target), target)
+	// The Try names the run's own schema (the journal's), never this invocation's, which is
+	// the wrong one when only the schema differs; a run on the default schema has no Try
+	// (this invocation's --schema would be added to it).
+	try := ""
+	if r.Schema != "" {
+		try = textsafe.Command(append(append([]string{"outboxctl", "--schema", r.Schema}, strings.Fields(strings.TrimPrefix(command, "outboxctl"))...), "--resume", r.Op)...)
+	}
+	return usageErrorf(try, "operation %s changed %s, not %s: resume it with the run's --dsn (or --context) and --schema", r.Op, textsafe.Clean(r.Target), target)
 }
 
 // words are the selector flags as a command line gives them.
@@ -165,7 +172,7 @@ func (d factory) bulkJournal(o bulkOptions, job bulkRepair, id, archive string, 
 	} else {
 		flags, _ := json.Marshal(o.selectorOptions)
 		h := drain.BulkJournalHeader{Op: id, Command: job.command, Target: d.where() + ", " + t.Describe(), Flags: flags,
-			AddedAfter: sel.AddedAfter, AddedBefore: sel.AddedBefore, Archive: archive, KeepBackoff: keepBackoff,
+			AddedAfter: sel.AddedAfter, AddedBefore: sel.AddedBefore, Archive: archive, KeepBackoff: keepBackoff, Schema: t.Schema,
 			GroupHeads: job.mode == query.RescheduleGroupHeads, Started: d.now().UTC()}
 		for _, r := range refs {
 			h.Shards = append(h.Shards, [2]int64{int64(r.Scope), r.ID})

@@ -332,3 +332,44 @@ func TestBulkSkipOutOfDiskAtTheMarkersCountsWhatCommitted(t *testing.T) {
 		t.Errorf("the table after restore differs from the seeded one:\n%s\nwant\n%s", after, before)
 	}
 }
+
+// TestBulkResumeRefusesAnotherSchemaOrArchive (#36 Low 16, Low 14): a resume given another
+// --schema than its run's is refused (exit 2) with a Try that names the run's own schema (it
+// repeated this invocation's), and runs as printed; a resume given --archive of another file
+// than the run's is refused (exit 2: it went on writing to the run's file and ignored the
+// flag), its Try without --archive runs; the run's own file is accepted.
+func TestBulkResumeRefusesAnotherSchemaOrArchive(t *testing.T) {
+	t.Parallel()
+	bin := outboxctlBin(t)
+	state := t.TempDir()
+	schema := seedCategoryShards(t, 2)
+	other := testdb.Schema(t, fixture.Options{})
+	archive := filepath.Join(t.TempDir(), "a.jsonl")
+	out, _ := binRun(t, bin, state, schema, 0, "skip", "--category", "ORGANIZATION_UPDATE", "--archive", archive, "--yes", "-o", "json")
+	id := jsonField(t, out, "operation")
+
+	_, errOut := binRun(t, bin, state, other, ExitUsage, "skip", "--resume", id, "--yes")
+	try := "Try: outboxctl --schema " + schema + " skip --resume " + id + "\n"
+	if !strings.HasSuffix(errOut, try) {
+		t.Errorf("another schema:\n%s\nwant the Try %s", errOut, try)
+	}
+	c := exec.Command(bin, append(strings.Fields(strings.TrimSuffix(strings.TrimPrefix(try, "Try: outboxctl "), "\n")), "--dsn", testdb.DSN(), "--yes")...)
+	c.Env = append(os.Environ(), "XDG_STATE_HOME="+state)
+	if b, err := c.CombinedOutput(); err != nil || !strings.Contains(string(b), "nothing left of operation "+id) {
+		t.Errorf("the Try line: %v\n%s", err, b)
+	}
+
+	elsewhere := filepath.Join(t.TempDir(), "b.jsonl")
+	_, errOut = binRun(t, bin, state, schema, ExitUsage, "skip", "--resume", id, "--archive", elsewhere, "--yes")
+	want := "Error: operation " + id + " archives to " + archive + ", its own file: a resume goes on writing there, so it takes no other --archive (" + elsewhere + ")\n" +
+		"Try: outboxctl --schema " + schema + " skip --resume " + id + " --yes\n"
+	if errOut != want {
+		t.Errorf("another archive:\n%s\nwant\n%s", errOut, want)
+	}
+	if _, errOut := binRun(t, bin, state, schema, 0, "skip", "--resume", id, "--archive", archive, "--yes"); !strings.Contains(errOut, "nothing left of operation "+id) {
+		t.Errorf("the run's own archive:\n%s", errOut)
+	}
+	if _, err := os.Stat(elsewhere); !os.IsNotExist(err) {
+		t.Errorf("the refused archive was written (%v)", err)
+	}
+}

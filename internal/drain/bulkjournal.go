@@ -33,6 +33,9 @@ type BulkJournalHeader struct {
 	Command string `json:"command"`
 	// Target is the database and table the run changes (context, user@host:port/db, table).
 	Target string `json:"target"`
+	// Schema is the run's --schema ("" for the connection's search_path), which a resume's
+	// Try names when it was given another.
+	Schema string `json:"schema,omitempty"`
 	// Flags are the selector flags as typed (their JSON), compared with a resume's.
 	Flags json.RawMessage `json:"flags"`
 	// AddedAfter and AddedBefore are the instants --added-after/--added-before resolved to
