@@ -512,3 +512,23 @@ func TestConfigSizeCap(t *testing.T) {
 		t.Fatalf("/dev/zero: %v", err)
 	}
 }
+
+// TestShowSaysReadOnly: context show lists a context's readonly and allow with their lines
+// (and nothing of them for a context that sets neither).
+func TestShowSaysReadOnly(t *testing.T) {
+	f, _, err := load(t, "contexts:\n  ro:\n    schema: public\n    readonly: true\n  some:\n    allow: [reschedule, killswitch]\n  open:\n    schema: public\n", 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"ro": "readonly=true [context ro, line 4]\n", "some": "allow=reschedule, killswitch [context some, line 6]\n", "open": "",
+	} {
+		c, _ := f.Context(name)
+		got := show(config.Resolve(c, config.Overrides{}, env(nil)))
+		tail := got[strings.Index(got, "connect-timeout="):]
+		tail = tail[strings.Index(tail, "\n")+1:]
+		if tail != want {
+			t.Errorf("%s: show ends %q, want %q", name, tail, want)
+		}
+	}
+}

@@ -172,12 +172,14 @@ type Settings struct {
 	Context string
 	// DSN is where to connect ("" with DSNGiven: the libpq environment). DSNEnv names a
 	// dsn-env variable that turned out unset.
-	DSN                     string
-	DSNGiven                bool
-	DSNEnv                  string
-	ReplicaDSN              string
-	Schema, Silo, Cell      string
-	Table, RedisURL         string
+	DSN                string
+	DSNGiven           bool
+	DSNEnv             string
+	ReplicaDSN         string
+	Schema, Silo, Cell string
+	Table, RedisURL    string
+	// ReadOnly and Allow are the context's readonly and allow ("" when unset).
+	ReadOnly, Allow         string
 	StatementTimeout        time.Duration
 	LockTimeout             time.Duration
 	ConnectTimeout          time.Duration
@@ -209,6 +211,16 @@ func Resolve(c *Context, o Overrides, getenv func(string) string) Settings {
 		s.pick(c, x.key, x.flag, x.dst, x.env, getenv)
 	}
 	s.hasReplica = s.ReplicaDSN != ""
+	// readonly and allow are the context's alone (no flag or variable lifts them): shown
+	// when it sets them.
+	for _, x := range []struct {
+		key string
+		dst *string
+	}{{KeyReadOnly, &s.ReadOnly}, {KeyAllow, &s.Allow}} {
+		if v, _, ok := c.Get(x.key); ok {
+			*x.dst, s.sources[x.key] = strings.ReplaceAll(v, ",", ", "), contextSource(c, x.key)
+		}
+	}
 	for _, x := range []struct {
 		key  string
 		flag *time.Duration
@@ -329,6 +341,7 @@ func (s Settings) Show() []Setting {
 		KeyDSN: dsn, KeyReplicaDSN: s.ReplicaDSN, KeySchema: s.Schema, KeySilo: s.Silo, KeyCell: s.Cell,
 		KeyTable: s.Table, KeyRedisURL: s.RedisURL, KeyStatementTimeout: s.StatementTimeout.String(),
 		KeyLockTimeout: s.LockTimeout.String(), KeyConnectTimeout: s.ConnectTimeout.String(),
+		KeyReadOnly: s.ReadOnly, KeyAllow: s.Allow,
 	}
 	var out []Setting
 	for _, k := range Keys {
