@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
@@ -212,6 +213,9 @@ type Printer struct {
 	// sel is --json and --jq (SetSelection), ctx what stops a long --jq.
 	sel Selection
 	ctx context.Context //nolint:containedctx // the invocation's, for --jq only
+	// wideCut counts the cells -o wide or -o markdown cut at WideMaxCell in the table being
+	// printed (said after it).
+	wideCut int
 }
 
 // NewPrinter resolves the format: the default is a styled table on a terminal and plain
@@ -546,7 +550,7 @@ func (p *Printer) printMarkdown(doc Doc) error {
 		for _, r := range rows {
 			cells := make([]string, len(r))
 			for j, v := range r {
-				cells[j] = escapeMarkdown(plain(v))
+				cells[j] = escapeMarkdown(p.capWide(plain(v)))
 			}
 			if err := tbl.Append(cells); err != nil {
 				return fmt.Errorf("writing Markdown: %w", err)
@@ -555,6 +559,7 @@ func (p *Printer) printMarkdown(doc Doc) error {
 		if err := tbl.Render(); err != nil {
 			return fmt.Errorf("writing Markdown: %w", err)
 		}
+		p.wideCutNote()
 	}
 	return nil
 }
@@ -617,6 +622,9 @@ func (p *Printer) tableCells(t *Table) (header []string, cells [][]string, f fit
 		for j, v := range r {
 			if p.format == FormatWide {
 				row[j] = p.cellFull(v)
+				if _, styled := v.(Styled); !styled {
+					row[j] = p.capWide(row[j])
+				}
 			} else {
 				row[j] = p.cell(v)
 			}
@@ -681,7 +689,26 @@ func (p *Printer) printTable(t *Table) error {
 	if note := hiddenNote(fit.dropped, p.Width); note != "" {
 		p.notef("%s", note)
 	}
+	p.wideCutNote()
 	return nil
+}
+
+// capWide cuts a cell of -o wide or -o markdown at WideMaxCell runes, counting it; a command
+// that asked for cells in full (MaxCell 0: inspect --show-payload) keeps them.
+func (p *Printer) capWide(s string) string {
+	if p.MaxCell == 0 || len(s) <= WideMaxCell || utf8.RuneCountInString(s) <= WideMaxCell {
+		return s
+	}
+	p.wideCut++
+	return Truncate(s, WideMaxCell)
+}
+
+// wideCutNote says, after a table, how many cells capWide cut.
+func (p *Printer) wideCutNote() {
+	if p.wideCut > 0 {
+		p.notef("%d cell(s) cut at %d characters: -o json prints every value whole", p.wideCut, WideMaxCell)
+		p.wideCut = 0
+	}
 }
 
 func (p *Printer) printCard(fields []Field) {
@@ -864,3 +891,9 @@ func (d *DocStream) Close() error {
 // Plain is a cell's text as tab-separated output carries it (times in RFC 3339 UTC,
 // numbers in full): for keys and comparisons outside render.
 func Plain(v any) string { return plain(v) }
+
+// WideMaxCell caps a cell of -o wide and -o markdown, in runes: they show a column in full
+// where the table fits it to the terminal, but a table pads every row to its widest cell, so
+// one huge value (a 2 MB payload) would repeat as padding on every row. -o json and the
+// other machine formats keep every value whole.
+const WideMaxCell = 1024
