@@ -71,7 +71,7 @@ func (o *replicateOptions) resolve() error {
 	}
 	f, err := os.Open(o.From)
 	if err != nil {
-		return usageErrorf("outboxctl verify -o json > drift.json && outboxctl replicate --from drift.json", "reading `--from`: %s", err.Error())
+		return usageErrorf("outboxctl verify -o json", "reading `--from`: %s", err.Error())
 	}
 	defer f.Close()
 	classes := o.Drift
@@ -79,7 +79,7 @@ func (o *replicateOptions) resolve() error {
 		classes = []string{replica.Missing, replica.Stale, replica.Orphan}
 	}
 	if o.targets, err = replica.FromFile(f, classes); err != nil {
-		return usageErrorf("outboxctl verify -o json > drift.json && outboxctl replicate --from drift.json", "`--from` %s: %s", o.From, err.Error())
+		return usageErrorf("outboxctl verify -o json", "`--from` %s: %s", o.From, err.Error())
 	}
 	return nil
 }

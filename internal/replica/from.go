@@ -42,6 +42,10 @@ func FromFile(r io.Reader, classes []string) (map[string][]int64, error) {
 		if row.ObjectID == nil || row.Pair == "" || row.Drift == "" {
 			return nil, fmt.Errorf("row %d has no pair, drift or object_id: not verify's JSON", i+1)
 		}
+		if *row.ObjectID < 0 {
+			// As the command line checks an ID: a negative one would be written as a shard.
+			return nil, fmt.Errorf("row %d: object_id %d is not an id: want a non-negative integer", i+1, *row.ObjectID)
+		}
 		p, err := Lookup(row.Pair)
 		if err != nil {
 			return nil, fmt.Errorf("row %d: %w", i+1, err)
@@ -67,13 +71,19 @@ func parseRows(data []byte) ([]fromRow, error) {
 		return rows, nil
 	case trimmed[0] == '{' && !bytes.Contains(trimmed, []byte("\n{")):
 		var doc struct {
-			Drift []fromRow `json:"drift"`
+			Drift json.RawMessage `json:"drift"`
 		}
 		if err := json.Unmarshal(trimmed, &doc); err != nil {
 			return nil, fmt.Errorf("not verify's JSON: %w", err)
 		}
-		if doc.Drift != nil {
-			return doc.Drift, nil
+		// -o json's {"summary", "drift": [...]}; a one-line -o jsonl (a drift row, whose
+		// "drift" is its class) is read below.
+		if d := bytes.TrimSpace(doc.Drift); len(d) > 0 && d[0] == '[' {
+			var rows []fromRow
+			if err := json.Unmarshal(d, &rows); err != nil {
+				return nil, fmt.Errorf("not verify's JSON: %w", err)
+			}
+			return rows, nil
 		}
 	}
 	// JSONL: one drift row a line (summary rows, with no drift, are skipped).
