@@ -57,6 +57,7 @@ const (
 	CausePoison       = "poison"
 	CauseStillFailing = "still_failing"
 	CauseWaiting      = "made_due_not_attempted"
+	CauseHeld         = "head_held"
 )
 
 // obs is what doctor read of one shard that is not draining.
@@ -67,7 +68,7 @@ type obs struct {
 	lastAttempt, nextAttempt, headAdded time.Time
 	delay                               float64
 	depth                               int64
-	depthAtLeast, capped                bool
+	depthAtLeast, capped, locked        bool
 	query.HeadGroup
 	rec   *ledger.Record
 	cause string
@@ -209,7 +210,7 @@ func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {
 			}
 			o := &obs{cell: cells[i], scope: w.ShardScope, id: w.ShardIdentifier, headID: w.HeadID, headCat: w.HeadCategory, headObj: w.HeadObject,
 				lastAttempt: w.LastAttempt, nextAttempt: w.NextAttempt, headAdded: w.HeadAdded, delay: w.LastDelaySeconds,
-				depth: w.Depth, depthAtLeast: w.DepthAtLeast, capped: true, HeadGroup: w.Group()}
+				depth: w.Depth, depthAtLeast: w.DepthAtLeast, capped: true, locked: w.HeadLocked, HeadGroup: w.Group()}
 			all = append(all, o)
 			byKey[o.key()] = o
 		}
@@ -225,7 +226,7 @@ func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {
 				}
 				o = &obs{cell: k.cell, scope: k.scope, id: k.id, headID: h.HeadID, headCat: h.HeadCategory, headObj: h.HeadObject,
 					lastAttempt: h.LastAttempt, nextAttempt: h.NextAttempt, headAdded: h.HeadAdded, delay: h.LastDelaySeconds,
-					depth: h.Depth, depthAtLeast: h.Depth >= query.StuckDepthCap, HeadGroup: h.Group()}
+					depth: h.Depth, depthAtLeast: h.Depth >= query.StuckDepthCap, locked: h.HeadLocked, HeadGroup: h.Group()}
 				all = append(all, o)
 				byKey[k] = o
 			}
@@ -233,6 +234,7 @@ func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {
 				r := rec
 				o.rec = &r
 			}
+			o.locked = o.locked || h.HeadLocked
 		}
 		for _, o := range all {
 			o.cause = classify(o, ev)
@@ -252,6 +254,8 @@ func classify(o *obs, ev madeDue) string {
 	switch {
 	case o.GroupRows >= query.HotGroupRows:
 		return CauseHot
+	case o.locked:
+		return CauseHeld // an attempt in flight, or a lock holder: nothing has failed yet
 	case o.rec != nil && !o.lastAttempt.After(o.rec.At):
 		return CauseWaiting
 	case o.rec != nil && !o.untried():
@@ -297,6 +301,9 @@ func (env *Env) stuckFindings(t query.Target, all []*obs, ev madeDue, sw killswi
 		}
 		if g := group[CauseWaiting]; len(g) > 0 {
 			out = append(out, env.waitingFinding(t, cell, g))
+		}
+		if g := group[CauseHeld]; len(g) > 0 {
+			out = append(out, env.heldFinding(t, cell, g))
 		}
 		// The shards at the cap that a fresh attempt decides about: untried heads and
 		// undecided ones alike get the same first step (make them due).
@@ -555,6 +562,22 @@ func (env *Env) waitingFinding(t query.Target, cell string, g []*obs) Finding {
 			t.TableName(), len(g), dur(waited.Seconds()), g[0].rec.Via, what),
 		Evidence: append(env.baseEvidence(t, cell, CauseWaiting, g), KV{"made_due_at", at}, KV{"waited_seconds", seconds(waited)}),
 		Next:     env.Prefix + " doctor",
+	}
+}
+
+// heldFinding: shards whose head row a transaction in progress holds: a drain delivering it
+// now, or a session holding its lock (reference §10.5 #6). Nothing has failed on it yet, so
+// nothing is to be removed: the locks and xmin checks name the holder.
+func (env *Env) heldFinding(t query.Target, cell string, g []*obs) Finding {
+	_, _, _, cats, rows, atLeast := env.span(g)
+	return Finding{
+		Check: CheckStuck, Severity: Warn, Target: env.groupTargetOf(t, cell, g),
+		Short: fmt.Sprintf("%d head(s) held by a transaction", len(g)),
+		Summary: fmt.Sprintf("%s: the head row of %d shard(s) (heads of %s, blocking %s row(s)) is held by a transaction in progress: a drain delivering it right now, or a session holding its lock, which Sentry's claim (FOR UPDATE NOWAIT) then skips every time. Nothing has failed on it yet: run doctor again in a minute; if it is still held, the locks and xmin checks name the session to end",
+			t.TableName(), len(g), strings.Join(cats, " "), depthText(rows, atLeast)),
+		Evidence: append(env.baseEvidence(t, cell, CauseHeld, g), KV{"head_categories", strings.Join(cats, " ")}, KV{"rows", rows}, KV{"rows_at_least", atLeast}),
+		Next:     env.Prefix + " doctor --check locks,xmin",
+		Then:     []string{env.Prefix + " doctor"},
 	}
 }
 

@@ -742,3 +742,40 @@ func shellWords(line string) ([]string, error) {
 	}
 	return words, nil
 }
+
+// A lock holder (§10.5 #6): a session holds the head row of a shard at the cap (a drain
+// delivering it right now looks the same). No attempt has failed on it since, so doctor
+// names the hold and prints nothing that changes the outbox, even with a fresh attempt on
+// record and its category delivering elsewhere.
+func TestGalleryHeadHeldByATransaction(t *testing.T) {
+	in := newIncident(t, "sentry_regionoutbox")
+	start := time.Now().Add(-3 * time.Hour)
+	in.insert(0, row("", 0, 1, orgUpdate, 1, `{"ok": 1}`, start), row("", 0, 2, orgUpdate, 2, `{"ok": 1}`, start))
+	in.down = true
+	in.history(start, time.Minute)
+	in.down = false
+	in.snapshot()
+	tx, err := testdb.Pool(t).Begin(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(ctx(t), fmt.Sprintf("SELECT id FROM %s.sentry_regionoutbox WHERE shard_identifier = 1 ORDER BY id LIMIT 1 FOR UPDATE", in.schema)); err != nil {
+		t.Fatal(err)
+	}
+	fs := in.doctor()
+	held := byCause(fs, "head_held")
+	if len(held) != 1 || held[0].Evidence["grouped_shards"] != float64(1) || !strings.HasSuffix(held[0].Next[0], " doctor --check locks,xmin") {
+		t.Fatalf("want the held head named, got %+v", actionable(fs))
+	}
+	for _, f := range fs {
+		for _, line := range f.Next {
+			if words, _ := shellWords(line); !readOnly(words) && f.cause() == "head_held" {
+				t.Fatalf("a held head's finding changes the outbox: %q", line)
+			}
+		}
+	}
+	_ = tx.Rollback(ctx(t)) // the holder ends
+	clean(t, in.follow(3))
+	in.check()
+}

@@ -275,6 +275,7 @@ type DoctorCappedRow struct {
 	HeadAdded        time.Time `db:"head_added"`
 	LastDelaySeconds float64   `db:"last_delay_seconds"`
 	CappedShards     int64     `db:"capped_shards"`
+	HeadLocked       bool      `db:"head_locked"`
 	GroupRows        int64     `db:"group_rows"`
 	GroupNewestID    int64     `db:"group_newest_id"`
 	GroupNewestAdded time.Time `db:"group_newest_added"`
@@ -313,6 +314,7 @@ type MadeDueRow struct {
 	NextAttempt      time.Time `db:"next_attempt"`
 	HeadAdded        time.Time `db:"head_added"`
 	LastDelaySeconds float64   `db:"last_delay_seconds"`
+	HeadLocked       bool      `db:"head_locked"`
 	Depth            int64     `db:"depth"`
 	GroupRows        int64     `db:"group_rows"`
 	GroupNewestID    int64     `db:"group_newest_id"`
