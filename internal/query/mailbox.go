@@ -236,3 +236,27 @@ func MailboxHeadsSummary(t Target, skip []string) Statement {
 	st.Name = "mailbox-heads-summary"
 	return st
 }
+
+// MailboxHeadLock reads mailbox's head whole and locks it, while it is still headID (see
+// sql/mailbox.sql): the rows are MailboxPayloadRow's, without observed_at.
+func MailboxHeadLock(t Target, mailbox string, headID int64) Statement {
+	return sqlStatement("mailbox-head-lock", []string{
+		"Mailbox @mailbox's head in " + t.From() + ", locked, while it is still @head_id.",
+	}, t.tableIdent(), Args{"mailbox": {Value: mailbox}, "head_id": {Value: headID}})
+}
+
+// MailboxRestoreRow reinserts an archived webhook payload as it was.
+func MailboxRestoreRow(schema, table string, id int64, mailbox string, provider *string, destination string, cell *string, integration *int64,
+	added, scheduleFor time.Time, attempts int, method, path, headers, body string) Statement {
+	var integ any
+	if integration != nil {
+		integ = *integration
+	}
+	return sqlStatement("mailbox-restore-row", []string{"Reinsert an archived webhook payload as it was, request included; an id that exists is left alone."},
+		map[string]string{"table": qualified(schema, table)}, Args{
+			"id": {Value: id}, "mailbox": {Value: mailbox}, "provider": {Value: nilIfNil(provider)}, "destination_type": {Value: destination},
+			"cell": {Value: nilIfNil(cell)}, "integration_id": {Value: integ}, "date_added": {Value: added}, "schedule_for": {Value: scheduleFor},
+			"attempts": {Value: attempts}, "request_method": {Value: method}, "request_path": {Value: path},
+			"request_headers": {Value: headers}, "request_body": {Value: body},
+		})
+}

@@ -196,3 +196,27 @@ SELECT v.name AS mailbox_name, round(@table_rows::float8 * v.freq)::bigint AS es
    AND s.attname = 'mailbox_name'
    AND @table_rows::float8 * v.freq >= @min_depth
  ORDER BY estimated_depth DESC, v.name;
+
+-- name: mailbox-head-lock
+-- Mailbox @mailbox's head, read whole and locked for the skip that archives then deletes it,
+-- only while it is still @head_id: a drain that delivered it (or a payload of a lower id
+-- committed late) leaves nothing to skip. SKIP LOCKED: a head Sentry's drain holds is
+-- being delivered, never waited for.
+SELECT w.id, w.mailbox_name, w.provider, w.destination_type, w.region_name AS cell, w.integration_id,
+       w.date_added, w.schedule_for, w.attempts,
+       w.request_method, w.request_path, w.request_headers, w.request_body
+  FROM /* TEMPLATE: table */hybridcloud_webhookpayload w
+ WHERE w.id = @head_id
+   AND w.mailbox_name = @mailbox
+   AND NOT EXISTS (SELECT 1 FROM /* TEMPLATE: table */hybridcloud_webhookpayload x
+                    WHERE x.mailbox_name >= @mailbox AND x.mailbox_name <= @mailbox AND x.id < @head_id)
+   FOR UPDATE SKIP LOCKED;
+
+-- name: mailbox-restore-row
+-- One archived webhook payload as it was, its request included; an id that exists again is
+-- left alone.
+INSERT INTO /* TEMPLATE: table */hybridcloud_webhookpayload (id, mailbox_name, provider, destination_type, region_name, integration_id,
+       date_added, schedule_for, attempts, request_method, request_path, request_headers, request_body)
+VALUES (@id, @mailbox, @provider, @destination_type, @cell, @integration_id,
+        @date_added, @schedule_for, @attempts, @request_method, @request_path, @request_headers, @request_body)
+ON CONFLICT (id) DO NOTHING;
