@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/mailbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // The mailbox forms of the repairs: reschedule --mailbox NAME and its bulk form
@@ -63,14 +65,8 @@ func (o mailboxRepairOptions) validate(c *cobra.Command, args []string) error {
 	if len(args) > 0 {
 		return usageErrorf(command+" --help", "%s --mailbox takes no SCOPE ID: a mailbox is not an outbox shard", command)
 	}
-	var other string
-	c.Flags().Visit(func(f *pflag.Flag) {
-		if !mailboxRepairFlags[f.Name] && other == "" && c.Flags().Lookup(f.Name) != nil && c.LocalFlags().Lookup(f.Name) != nil {
-			other = f.Name
-		}
-	})
-	if other != "" {
-		return usageErrorf(command+" --help", "`--%s` is an outbox flag: the mailbox forms take only --mailbox or --mailbox-provider, --reason, --yes and --dry-run", other)
+	if err := onlyFlags(c, mailboxRepairFlags, "the mailbox forms take only --mailbox or --mailbox-provider, --reason, --yes and --dry-run"); err != nil {
+		return err
 	}
 	if strings.ContainsRune(o.Mailbox+o.Provider, 0) {
 		return usageErrorf(command+" --help", "a mailbox or provider name holds no NUL byte")
@@ -172,4 +168,133 @@ func nonNil(err, other error) error {
 		return err
 	}
 	return other
+}
+
+// mailboxSkipOptions are skip's mailbox form's flags.
+type mailboxSkipOptions struct {
+	Mailbox string
+	Head    bool
+}
+
+// mailboxSkipFlags are the flags skip's mailbox form takes besides its own.
+var mailboxSkipFlags = map[string]bool{"mailbox": true, "head": true, "yes": true, "dry-run": true, "reason": true, "archive": true} //nolint:gochecknoglobals // constant set
+
+// addMailboxSkip gives skip its mailbox form, skip --mailbox NAME --head, run instead of the
+// outbox forms when --mailbox is given.
+func addMailboxSkip(a *app, c *cobra.Command, ro *repairOptions) {
+	var o mailboxSkipOptions
+	c.Flags().StringVar(&o.Mailbox, "mailbox", "", "webhook mailbox form (with --head): the mailbox (hybridcloud_webhookpayload, provider:identifier) whose head to archive and delete")
+	c.Flags().BoolVar(&o.Head, "head", false, "webhook mailbox form: skip the mailbox's head, the payload Sentry delivers next")
+	c.Long += "\n\n" + strings.TrimSpace(`
+Webhook mailboxes (hybridcloud_webhookpayload, control silo): --mailbox NAME --head archives,
+then deletes, the mailbox's head, undelivered: the payload behind it becomes the head. The
+run is one archive operation, as for a message (restore FILE --operation ID puts it back);
+the archive holds the head's request as received, secrets included, in a file only you can
+read, and restore prints no SQL for it. It deletes only while the payload is still the head
+and no drain holds it. There is no --print-sql (a script cannot write the archive): --dry-run
+shows the plan.
+`+noDeliveryNote)
+	c.Example += "\n" + examples(`
+  outboxctl skip --mailbox jira:9 --head --reason 'INC-8: poison payload' --yes`)
+	outbox := c.RunE
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if o.Mailbox == "" && !o.Head {
+			return outbox(c, args)
+		}
+		command := c.CommandPath()
+		if o.Mailbox == "" || !o.Head {
+			return usageErrorf(command+" --mailbox NAME --head", "`--mailbox` and `--head` go together: skip --mailbox NAME --head skips that mailbox's head")
+		}
+		if len(args) > 0 {
+			return usageErrorf(command+" --help", "%s --mailbox takes no MESSAGE_ID: a webhook payload is not an outbox message", command)
+		}
+		if err := onlyFlags(c, mailboxSkipFlags, "the mailbox form takes only --mailbox, --head, --reason, --archive, --yes and --dry-run"); err != nil {
+			return err
+		}
+		if a.g.PrintSQL {
+			return usageErrorf(command+" --mailbox "+o.Mailbox+" --head --dry-run", "skip --mailbox archives before it deletes, which a printed script cannot: --dry-run shows the plan")
+		}
+		return runMailboxSkip(c.Context(), a, o, *ro)
+	}
+}
+
+// onlyFlags refuses a flag of c's own not in allowed.
+func onlyFlags(c *cobra.Command, allowed map[string]bool, what string) error {
+	var other string
+	c.Flags().Visit(func(f *pflag.Flag) {
+		if !allowed[f.Name] && other == "" && c.LocalFlags().Lookup(f.Name) != nil {
+			other = f.Name
+		}
+	})
+	if other != "" {
+		return usageErrorf(c.CommandPath()+" --help", "`--%s` is an outbox flag: %s", other, what)
+	}
+	return nil
+}
+
+// runMailboxSkip is skip --mailbox NAME --head: the plan, the confirmation, the archived
+// delete, the audit line and the summary.
+func runMailboxSkip(ctx context.Context, a *app, o mailboxSkipOptions, ro repairOptions) error {
+	d := a.factory()
+	const command = "outboxctl skip"
+	t, err := a.mailboxTarget()
+	if err != nil {
+		return err
+	}
+	t.Cell = ""
+	if err := d.requireDB(command); err != nil {
+		return err
+	}
+	conn, err := d.connect(ctx, "skip")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	head := func() (*mailbox.Inspected, error) {
+		var in *mailbox.Inspected
+		err := a.sessionOn(ctx, conn, t, 0, func(s *session) error {
+			return mailboxRead(s, func(s *session, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
+				var err error
+				in, err = mailbox.Inspect(s.ctx, s.tx, s.target, cat, o.Mailbox, skip, 2, false)
+				return err
+			})
+		})
+		return in, err
+	}
+	in, err := head()
+	if err != nil {
+		return err
+	}
+	if in.Head == nil {
+		return failuref("mailbox %s is empty or does not exist in %s: nothing to skip", o.Mailbox, t.From())
+	}
+	h := in.Head
+	plan := []string{
+		fmt.Sprintf("skip mailbox %s's head: archive, then delete payload %d (%d attempt(s), added %s: %s %s), undelivered (%s)",
+			o.Mailbox, h.HeadID, h.Attempts, render.FormatTime(h.HeadAdded, d.now(), d.printer.Time), in.Request.Method, in.Request.Path, reasonText(ro.Reason)),
+		fmt.Sprintf("the mailbox then holds %s %d payload(s); the archive keeps the head's request as received, secrets included (a file only you can read)", h.DepthIs, max(h.Depth-1, 0)),
+	}
+	if err := a.confirmPlan(command, mutationPlan{Target: a.mailboxTargetLine(), Lines: plan}, ro.Yes, 1); err != nil {
+		return err
+	}
+	deleted, op, err := mailbox.SkipHead(ctx, conn, t, o.Mailbox, h.HeadID, ro.Archive, ro.Reason, osUser(), d.now(), d.printer.Warnf)
+	fields := map[string]any{"table": query.MailboxTable, "mailbox": o.Mailbox, "head": h.HeadID, "deleted": deleted, "reason": ro.Reason}
+	if op != nil {
+		fields["archive"], fields["operation"] = op.Path, op.Meta.ID
+	}
+	d.audit("skip", fields)
+	if err != nil {
+		if errors.Is(err, mailbox.ErrHeadMoved) {
+			return failuref("payload %d: %v; outboxctl inspect mailbox %s shows the mailbox now", h.HeadID, err, o.Mailbox)
+		}
+		return err
+	}
+	sum := mailbox.SkipSummary{Mailbox: o.Mailbox, Deleted: deleted, HeadID: h.HeadID, Archive: op.Path, Operation: op.Meta.ID,
+		Next: render.Commands{d.next(nil, "inspect", "mailbox", o.Mailbox)},
+		Undo: textsafe.Command("outboxctl", "restore", op.Path, "--operation", op.Meta.ID)}
+	if after, err := head(); err == nil && after.Head != nil {
+		id := after.Head.HeadID
+		sum.NewHead = &id
+	}
+	return d.printer.Print(render.Doc{{Name: "skip", Card: render.FieldsOf(sum)}})
 }

@@ -393,3 +393,100 @@ func TestMetricsMailboxFamilies(t *testing.T) {
 		}
 	}
 }
+
+// payloadRow is a webhook payload's every column as text, for comparing before and after.
+func payloadRow(t *testing.T, schema string, id int64) string {
+	t.Helper()
+	var s string
+	err := testdb.Pool(t).QueryRow(t.Context(), `SELECT w::text FROM `+schema+`.hybridcloud_webhookpayload w WHERE id = $1`, id).Scan(&s)
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
+// TestSkipMailboxHead: skip --mailbox NAME --head archives the head, then deletes it (and
+// nothing else) after its plan; restore puts it back column for column; restore prints no
+// SQL for it (its request holds secrets), and neither command prints a secret; a head
+// Sentry's drain holds is not deleted; the mailbox form's usage errors exit 2.
+func TestSkipMailboxHead(t *testing.T) {
+	t.Parallel()
+	for _, ix := range fixture.MailboxIndexSets {
+		t.Run(string(ix), func(t *testing.T) {
+			t.Parallel()
+			schema := testdb.MailboxSchema(t, fixture.Options{}, ix)
+			ids := seedMailboxes(t, schema)
+			head, second := ids["slack:T1"][0], ids["slack:T1"][1]
+			before := payloadRow(t, schema, head)
+			all := payloadSchedules(t, schema)
+			archive := t.TempDir() + "/a.jsonl"
+			mustRun(t, cmd.ExitOK, schema, "skip", "--mailbox", "slack:T1", "--head", "--archive", archive, "--dry-run")
+			if code, _, _ := runCLI(t, schema, "skip", "--mailbox", "slack:T1", "--head", "--archive", archive); code != cmd.ExitUsage {
+				t.Errorf("without --yes: exit %d", code)
+			}
+			if payloadRow(t, schema, head) != before {
+				t.Fatal("a dry run or a refused run deleted the head")
+			}
+			out, errOut := mustRun(t, cmd.ExitOK, schema, "skip", "--mailbox", "slack:T1", "--head", "--archive", archive, "--reason", "INC-8", "--yes", "-o", "json")
+			var sum struct {
+				Deleted   int64  `json:"deleted"`
+				HeadID    int64  `json:"head_id"`
+				NewHead   *int64 `json:"new_head"`
+				Operation string `json:"operation"`
+			}
+			if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.Deleted != 1 || sum.HeadID != head || sum.NewHead == nil || *sum.NewHead != second {
+				t.Fatalf("summary %s (%v)", out, err)
+			}
+			if payloadRow(t, schema, head) != "" {
+				t.Fatal("the head is still there")
+			}
+			after := payloadSchedules(t, schema)
+			if len(after) != len(all)-1 {
+				t.Errorf("%d payloads left, want %d", len(after), len(all)-1)
+			}
+			script := ""
+			for _, args := range [][]string{{"restore", archive, "--print-sql", "--all", "--include-skipped"}} {
+				code, o, e := runCLI(t, schema, args...)
+				script = o + e
+				if code != cmd.ExitUsage || !strings.Contains(e, "restore prints no SQL for it") {
+					t.Errorf("%s: exit %d %q", strings.Join(args, " "), code, e)
+				}
+			}
+			for _, s := range mailboxSecrets {
+				for i := 0; i+16 <= len(s); i++ {
+					if strings.Contains(out+errOut+script, s[i:i+16]) {
+						t.Fatalf("skip or restore printed a secret's %q", s[i:i+16])
+					}
+				}
+			}
+			mustRun(t, cmd.ExitOK, schema, "restore", archive, "--operation", sum.Operation, "--yes")
+			if got := payloadRow(t, schema, head); got != before {
+				t.Errorf("restored row:\n%s\nwant\n%s", got, before)
+			}
+			// A head Sentry's drain holds: nothing deleted, exit 1.
+			tx, err := testdb.Pool(t).Begin(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(t.Context()) //nolint:errcheck // released at the end
+			if _, err := tx.Exec(t.Context(), `SELECT 1 FROM `+schema+`.hybridcloud_webhookpayload WHERE id = $1 FOR UPDATE`, ids["jira:9"][0]); err != nil {
+				t.Fatal(err)
+			}
+			code, _, e := runCLI(t, schema, "skip", "--mailbox", "jira:9", "--head", "--archive", archive, "--yes")
+			if code != cmd.ExitError || !strings.Contains(e, "Sentry's drain holds it: nothing was deleted") || payloadRow(t, schema, ids["jira:9"][0]) == "" {
+				t.Errorf("a held head: exit %d %q", code, e)
+			}
+			for _, bad := range [][]string{
+				{"skip", "--mailbox", "slack:T1", "--yes"},
+				{"skip", "--head", "--yes"},
+				{"skip", "--mailbox", "slack:T1", "--head", "--category", "ORGANIZATION_UPDATE", "--yes"},
+				{"skip", "123", "--mailbox", "slack:T1", "--head", "--yes"},
+				{"skip", "--mailbox", "slack:T1", "--head", "--print-sql"},
+			} {
+				if code, _, e := runCLI(t, schema, bad...); code != cmd.ExitUsage {
+					t.Errorf("%s: exit %d %q, want 2", strings.Join(bad, " "), code, e)
+				}
+			}
+		})
+	}
+}

@@ -682,6 +682,7 @@ docs/runbooks.md, "a poison category in every shard".`),
 	}
 	addRepairFlags(a, c, &o.repairOptions, true)
 	a.addBulkFlags(c, &o.bulk, "bulk form: skip the rows of this category (name or integer), in every selected shard holding one")
+	addMailboxSkip(a, c, &o.repairOptions)
 	return c
 }
 

@@ -157,6 +157,12 @@ func runRestore(ctx context.Context, d factory, o restoreOptions) error {
 		return err
 	}
 	if d.printSQL {
+		for _, op := range plan.Operations {
+			if op.Op.Table == query.MailboxTable { // a webhook payload's request holds secrets: never printed
+				return usageErrorf(textsafe.Command("outboxctl", "restore", o.Path, "--operation", op.Op.ID, "--dry-run"),
+					"operation %s holds a webhook payload, whose request holds secrets (signatures, tokens): restore prints no SQL for it; --dry-run shows the plan", op.Op.ID)
+			}
+		}
 		return printRestore(d.printer, d.schema, d.preamble("restore"), plan, o.Reason, names)
 	}
 	return restoreRows(ctx, d, f, plan, o, names)
@@ -420,6 +426,10 @@ func (d factory) shardNames() (func([]drain.ArchiveShard) string, error) {
 		}
 		parts := make([]string, 0, len(shards))
 		for _, s := range shards {
+			if s.Scope == drain.MailboxScope && s.Cell != nil {
+				parts = append(parts, fmt.Sprintf("webhook mailbox %q", *s.Cell))
+				continue
+			}
 			name := fmt.Sprintf("%s/%d", reg.ScopeName(s.Scope), s.ID)
 			if s.Cell != nil {
 				name += fmt.Sprintf(" in cell %q", *s.Cell)

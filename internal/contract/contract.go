@@ -138,7 +138,7 @@ func Documents() []Document {
 		{Command: "compact", About: "What compact archived and deleted.",
 			Sections: []Section{{Name: "compact", Shape: Card, Rows: []reflect.Type{row[drain.CompactSummary]()}}}, Or: bulk},
 		{Command: "skip", About: "What skip archived and deleted.",
-			Sections: []Section{{Name: "skip", Shape: Card, Rows: []reflect.Type{row[drain.SkipSummary]()}}}, Or: bulk},
+			Sections: []Section{{Name: "skip", Shape: Card, Rows: []reflect.Type{row[drain.SkipSummary](), row[mailbox.SkipSummary]()}}}, Or: bulk},
 		{Command: "restore", About: "What restore put back.",
 			Sections: []Section{{Name: "restore", Shape: Card, Rows: []reflect.Type{row[drain.RestoreSummary]()}}}},
 		{Command: "drain", About: "The drain's summary.",

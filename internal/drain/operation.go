@@ -128,6 +128,8 @@ type Row struct {
 	ScheduledFrom time.Time `json:"scheduled_from"`
 	ScheduledFor  time.Time `json:"scheduled_for"`
 	DateAdded     time.Time `json:"date_added"`
+	// Webhook is a webhook payload's columns (webhook.go), nil for an outbox row.
+	Webhook *WebhookPayload `json:"webhook,omitempty"`
 }
 
 // Schedule is a row's schedule before a drain claimed its shard.

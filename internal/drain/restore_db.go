@@ -30,6 +30,10 @@ func (o *ArchivedOperation) Destination(schema string) Destination {
 func RestoreStatements(d Destination, rows []Row, reason string) query.Script {
 	sc := make(query.Script, 0, len(rows))
 	for _, r := range rows {
+		if r.Webhook != nil {
+			sc = append(sc, query.Why{Command: "restore", Reason: reason}.Mark(webhookRestore(d, r)))
+			continue
+		}
 		st := query.RestoreRow(d.Schema, d.Table, d.CellColumn, d.PayloadType, r.ID, r.ShardScope, r.ShardID, r.Category, r.ObjectID,
 			r.Cell, r.Payload, r.ScheduledFrom, r.ScheduledFor, r.DateAdded)
 		sc = append(sc, query.Why{Command: "restore", Reason: reason}.Mark(st))
