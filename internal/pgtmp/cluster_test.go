@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -222,4 +223,31 @@ func TestThrowawayRedis(t *testing.T) {
 	}
 	rd.Stop()
 	gone(t, rd.Dir, pid, 15*time.Second)
+}
+
+// TestThrowawayOutlivesItsHandle: a package that keeps only the DSN (testdb) still has its
+// server after the garbage collector ran: the watchdog's pipe is not closed under it.
+func TestThrowawayOutlivesItsHandle(t *testing.T) {
+	r := machine(t)
+	c, err := Start(context.Background(), Options{BinDir: r.BinDir, RunAs: r.RunAs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, dsn := c.Dir, c.DSN
+	t.Cleanup(func() { _ = Remove(dir) })
+	c = nil
+	for i := 0; i < 5; i++ {
+		runtime.GC() // and the finalizers it queued run meanwhile
+		time.Sleep(20 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("the server is gone once its handle was collected: %v", err)
+	}
+	_ = conn.Close(ctx)
+	if !exists(dir) {
+		t.Fatalf("%s removed once its handle was collected", dir)
+	}
 }

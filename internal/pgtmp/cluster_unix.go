@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -237,6 +238,11 @@ type leash struct {
 	cmd *exec.Cmd
 }
 
+// held keeps every leash reachable until it is released: an *os.File closes its descriptor
+// when garbage-collected, which would end the watchdog's wait, and the server with it, while
+// the owner still uses it (a test package that keeps only the DSN).
+var held sync.Map
+
 func watch(pidfile, dir, signal string) (*leash, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -251,7 +257,9 @@ func watch(pidfile, dir, signal string) (*leash, error) {
 		return nil, fmt.Errorf("starting the throwaway's watchdog: %w", err)
 	}
 	_ = r.Close()
-	return &leash{w: w, cmd: cmd}, nil
+	l := &leash{w: w, cmd: cmd}
+	held.Store(l, true)
+	return l, nil
 }
 
 // release closes the pipe, and waits for the watchdog to have stopped the server and removed
@@ -259,6 +267,7 @@ func watch(pidfile, dir, signal string) (*leash, error) {
 func (l *leash) release() {
 	_ = l.w.Close()
 	_ = l.cmd.Wait()
+	held.Delete(l)
 }
 
 // Remove stops a cluster's server, if it runs, and removes its directory: demo down's, and
