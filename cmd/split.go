@@ -2,8 +2,13 @@ package cmd
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // splitSide is one silo of a split verify or replicate: its context's connection (nil when
@@ -36,6 +41,58 @@ func (s *splitSides) cellName() string {
 		return s.cell.cell
 	}
 	return s.cell.context
+}
+
+// checkAssumedCell checks the cell a split command assumed from the cell context's name (it
+// has no cell: setting and no --cell was given) against the cells the control silo's
+// organization mappings name: none of them is a usage error (every object of the cell would
+// read missing), one of them a note saying what was assumed. Without the mapping table there
+// is nothing to check it against: the note says so.
+func (s *splitSides) checkAssumedCell(ctx context.Context, p interface{ Notef(string, ...any) }, command string) error {
+	if s.cell.cell != "" {
+		return nil
+	}
+	name := s.cell.context
+	var cells []string
+	var present bool
+	err := db.ReadTx(ctx, s.control.conn, func(tx db.Tx) error {
+		sch, err := query.LoadSchema(ctx, tx, s.control.schema, []string{query.OrganizationMapping})
+		if err != nil {
+			return db.Classify(err, "introspect")
+		}
+		if present = sch.Table(query.OrganizationMapping).Present; !present {
+			return nil
+		}
+		rows, err := query.All[query.ReplicaCellName](ctx, tx, query.ReplicaCellsAll(query.QualifiedTable(s.control.schema, query.OrganizationMapping), ""))
+		if err != nil {
+			return db.Classify(err, "replica-cells-all")
+		}
+		for _, r := range rows {
+			if r.Cell != "" {
+				cells = append(cells, r.Cell)
+			}
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return err
+	case !present:
+		p.Notef("cell %q assumed: the context %s has no cell: setting (no organization mapping table in the control silo to check it against)", name, name)
+	case slices.Contains(cells, name):
+		p.Notef("cell %q assumed: the context %s has no cell: setting; the control silo's organization mappings name it", name, name)
+	case len(cells) == 0:
+		p.Notef("cell %q assumed: the context %s has no cell: setting (the control silo has no organization mapping yet)", name, name)
+	default:
+		shown := cells
+		if len(shown) > 10 {
+			shown = append(slices.Clip(shown[:10]), fmt.Sprintf("… %d more", len(cells)-10))
+		}
+		return usageErrorf("outboxctl "+textsafe.Command("--context", name+","+s.control.context, "--cell", cells[0], command),
+			"%s: the cell context %s has no cell: setting, and no organization mapping in the control silo names a cell %q (they name %s): set the context's cell (or pass --cell)",
+			command, name, name, strings.Join(shown, ", "))
+	}
+	return nil
 }
 
 // splitSides opens the two contexts of --context CELL,CONTROL, each with its settings under

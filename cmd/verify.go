@@ -91,8 +91,9 @@ which reads the values of only the first --limit drifted objects (--print-sql pr
 and the cell's name is Sentry's monolith region, --monolith-- (--cell to say another). With
 two contexts, the cell's then the control silo's (--context us,control), both sides are
 streamed in object order, each in its own read-only snapshot, and merged, in memory that
-does not grow with the tables; the control silo's rows are the cell's (region_name = the
-cell context's cell setting, or its name).
+does not grow with the tables; the control silo's rows are the cell's (region_name = --cell,
+or the cell context's name: verify refuses a name no organization mapping of the control
+silo names, exit 2, and otherwise says which cell it assumed).
 
 The control -> cell pairs (apitoken, apikey, orgauthtoken, organizationslugreservation,
 authidentity) compare the cell's replicas with the sources Sentry sends that cell (its
@@ -139,6 +140,11 @@ func runVerify(ctx context.Context, d factory, o verifyOptions, cell string) (re
 		defer sides.close(ctx)
 		if cell == "" {
 			cell = sides.cellName()
+			if !printing {
+				if err := sides.checkAssumedCell(ctx, d.printer, "verify"); err != nil {
+					return nil, err
+				}
+			}
 		}
 	} else if cell == "" {
 		cell = monolithCell
