@@ -731,9 +731,13 @@ func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target) erro
 	if err != nil {
 		return err
 	}
+	left, err := d.boundToTried(ctx, conn, &sk, id)
+	if err != nil {
+		return err
+	}
 	t, k := sk.Target, sk.Shard
-	plan := []string{fmt.Sprintf("skip message %d: archive and delete its coalesce group (%s, object %d): %d row(s) up to id %d, undelivered, in shard %s/%d (%s)",
-		id, reg.CategoryName(sk.Category), sk.Object, sk.Rows, sk.Newest, k.Scope.Name, k.ID, reasonText(o.Reason)), backoffPlan(o.repairOptions)}
+	plan := []string{fmt.Sprintf("skip message %d: archive and delete its coalesce group (%s, object %d): %d row(s) up to id %d, undelivered, in shard %s/%d%s (%s)",
+		id, reg.CategoryName(sk.Category), sk.Object, sk.Rows, sk.Newest, k.Scope.Name, k.ID, left, reasonText(o.Reason)), backoffPlan(o.repairOptions)}
 	if err := d.confirm("outboxctl skip", plan, o.Yes); err != nil {
 		return err
 	}

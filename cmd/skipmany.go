@@ -48,12 +48,46 @@ func (d factory) skipManyPlan(ctx context.Context, conn *db.Conn, reg *enums.Reg
 		if err != nil {
 			return nil, "", nil, err
 		}
+		left, err := d.boundToTried(ctx, conn, &sk, id)
+		if err != nil {
+			return nil, "", nil, err
+		}
 		payloadType = pt
 		targets = append(targets, sk)
-		plan = append(plan, fmt.Sprintf("message %d: group (%s, object %d) of shard %s/%d, %d row(s) up to id %d",
-			id, reg.CategoryName(sk.Category), sk.Object, sk.Shard.Scope.Name, sk.Shard.ID, sk.Rows, sk.Newest))
+		plan = append(plan, fmt.Sprintf("message %d: group (%s, object %d) of shard %s/%d, %d row(s) up to id %d%s",
+			id, reg.CategoryName(sk.Category), sk.Object, sk.Shard.Scope.Name, sk.Shard.ID, sk.Rows, sk.Newest, left))
 	}
 	return targets, payloadType, append(plan, backoffPlan(o.repairOptions)), nil
+}
+
+// boundToTried stops a head message's skip at the newest row of its group that the shard's
+// last attempt could have sent (written by then): that payload failed; a row written since
+// has not been tried, and stays for Sentry to deliver (a doctor finding names heads that
+// failed, and the group may have grown between it and this skip). It says what stays.
+func (d factory) boundToTried(ctx context.Context, conn *db.Conn, sk *drain.SkipTarget, id int64) (string, error) {
+	if !sk.Backoff {
+		return "", nil
+	}
+	var b []query.TriedBoundRow
+	err := d.session(ctx, conn, func(s *session) error {
+		res, err := s.run(query.SkipTriedBound(sk.Target, id))
+		if err == nil {
+			b, err = query.Rows[query.TriedBoundRow](res)
+		}
+		return err
+	})
+	if err != nil || len(b) != 1 {
+		return "", err
+	}
+	if b[0].NewestTriedID == nil {
+		return "", failuref("message %d was written after its shard's last attempt: it has not failed yet (outboxctl doctor --check stuck decides)", id)
+	}
+	if *b[0].NewestTriedID >= sk.Newest {
+		return "", nil
+	}
+	left := sk.Rows - b[0].TriedRows
+	sk.Newest, sk.Rows = *b[0].NewestTriedID, b[0].TriedRows
+	return fmt.Sprintf(" (the %d newer row(s) written after the shard's last attempt stay: Sentry delivers the newest of them next)", left), nil
 }
 
 // runSkipMany skips several messages' coalesce groups under one plan and one confirmation:

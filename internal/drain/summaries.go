@@ -1,6 +1,7 @@
 package drain
 
 import (
+	"time"
 	"encoding/json"
 
 	"github.com/outboxctl/outboxctl/internal/enums"
@@ -126,6 +127,9 @@ type SkipTarget struct {
 	Object   int64
 	Rows     int64
 	Newest   int64
+	// Head is whether the message is its shard's head row; Backoff whether the shard waits
+	// in backoff (the head's scheduled_for ahead of now), so the head has been attempted.
+	Head, Backoff bool
 }
 
 // SkipTargetOf reads skip's target from query.Message's result (read by name into
@@ -137,6 +141,7 @@ func SkipTargetOf(t query.Target, msg *query.Result, reg *enums.Registry) (sk Sk
 	}
 	r := rows[0]
 	sk = SkipTarget{Target: t, Category: int(r.Category), Object: r.ObjectID, Rows: r.GroupRows, Newest: r.NewestID,
+		Head: r.IsHead, Backoff: r.IsHead && r.ScheduledFor.After(time.Now()),
 		Shard: query.ShardKey{Scope: query.Enum{Value: int(r.ShardScope), Name: reg.ScopeName(int(r.ShardScope))}, ID: r.ShardIdentifier}}
 	if t.Control() {
 		if cell := query.Deref(r.RegionName) + query.Deref(r.CellName); cell != "" {

@@ -779,3 +779,36 @@ func TestGalleryHeadHeldByATransaction(t *testing.T) {
 	clean(t, in.follow(3))
 	in.check()
 }
+
+// The object is saved again (with the fix) between doctor's poison finding and the
+// operator's skip: the printed skip removes only the rows that failed, and Sentry delivers
+// the new one, so the organization's newest update is not lost.
+func TestGallerySkipLeavesARowWrittenAfterDoctor(t *testing.T) {
+	in := newIncident(t, "sentry_regionoutbox")
+	start := time.Now().Add(-3 * time.Hour)
+	in.insert(0, row("", 0, 1, authProvider, 1, `{"poison": 1}`, start), row("", 0, 2, authProvider, 2, `{"ok": 1}`, start))
+	in.down = true
+	in.history(start, time.Minute)
+	in.down = false
+	for _, f := range actionable(in.doctor()) {
+		in.act(f) // the fresh attempt: shard 2 delivers, shard 1's head fails again
+	}
+	in.workers()
+	poison := byCause(in.doctor(), "poison")
+	if len(poison) != 1 || !strings.Contains(poison[0].Next[0], " skip ") {
+		t.Fatalf("want the poison finding with its skip, got %+v", poison)
+	}
+	in.insert(0, row("", 0, 1, authProvider, 1, `{"fixed": 1}`, time.Now().Add(5*time.Second)))
+	in.snapshot()
+	in.run(poison[0].Next[0])
+	in.workers()
+	clean(t, in.follow(2))
+	in.check() // the group is not poison any more: its newest row must be delivered
+	delivered := false
+	for _, m := range in.sims[0].Delivered() {
+		delivered = delivered || m.Payload != nil && strings.Contains(*m.Payload, "fixed")
+	}
+	if !delivered {
+		t.Fatalf("the row written after doctor's finding was not delivered")
+	}
+}

@@ -62,6 +62,20 @@ func SkipGroupRows(t Target, id, upTo int64, why Why) Statement {
 		"The rows skip archives, then deletes: the message's whole coalesce group."}, t.idents(), args, on...))
 }
 
+// SkipTriedBound is, for a head message, its group's newest row written by the head's last
+// attempt and the rows up to it (TriedBoundRow).
+func SkipTriedBound(t Target, id int64) Statement {
+	return sqlStatement("skip-tried-bound", []string{
+		"The rows of the message's coalesce group that its shard's last attempt could have sent: written by then."},
+		t.idents(), Args{"id": {Value: id, Note: "the head message"}}, t.controlFragments()...)
+}
+
+// TriedBoundRow is SkipTriedBound's row.
+type TriedBoundRow struct {
+	NewestTriedID *int64 `db:"newest_tried_id"`
+	TriedRows     int64  `db:"tried_rows"`
+}
+
 // DeleteArchivedIDs deletes rows an archive has staged, by id, and returns the ids it
 // deleted: the archive's commit marker names exactly those.
 func DeleteArchivedIDs(t Target, ids []int64, why Why) Statement {

@@ -75,6 +75,21 @@ SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier,
        /* IF: up_to */AND o.id <= @up_to/* END: up_to */
  ORDER BY o.id;
 
+-- name: skip-tried-bound
+-- For a shard's head message in backoff: the newest row of its coalesce group written at or
+-- before the head's last attempt (scheduled_from, the claim), and how many rows of the group
+-- go up to it. Those rows are what failed (Sentry delivered the newest of them); a row
+-- written after the attempt has not been tried and is left for Sentry to deliver.
+SELECT max(o.id) AS newest_tried_id, count(*) AS tried_rows
+  FROM /* TEMPLATE: table */sentry_controloutbox o
+  JOIN /* TEMPLATE: table */sentry_controloutbox m ON m.id = @id
+ WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = m./* TEMPLATE: cell_column */region_name
+   AND /* END: control */o.shard_scope = m.shard_scope
+   AND o.shard_identifier = m.shard_identifier
+   AND o.category = m.category
+   AND o.object_identifier = m.object_identifier
+   AND o.date_added <= m.scheduled_from;
+
 -- name: delete-selected
 -- The DELETE of the rows a statement above selected (its first column is the id), for a
 -- printed script: it cannot archive, so the script prints it commented out. The region is
