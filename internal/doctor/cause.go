@@ -87,6 +87,14 @@ func (o *obs) untried() bool {
 	return o.headAdded.After(o.lastAttempt) || o.GroupNewestAdded.After(o.lastAttempt)
 }
 
+// attemptedSince: Sentry claimed the shard after outboxctl made it due. A claim after the
+// ledger's time (on the database's clock) says so; after a reschedule, so does a head whose
+// scheduled_for is no longer the THE_PAST the reschedule wrote (clock-free: only a claim, or
+// another reschedule, rewrites it).
+func (o *obs) attemptedSince() bool {
+	return o.lastAttempt.After(o.rec.At) || o.rec.Via == ledger.ViaReschedule && !o.nextAttempt.Equal(shardstate.ThePast)
+}
+
 // madeDue is the ledger's evidence for one table.
 type madeDue struct {
 	// latest is each shard's newest record of being made due.
@@ -256,7 +264,7 @@ func classify(o *obs, ev madeDue) string {
 		return CauseHot
 	case o.locked:
 		return CauseHeld // an attempt in flight, or a lock holder: nothing has failed yet
-	case o.rec != nil && !o.lastAttempt.After(o.rec.At):
+	case o.rec != nil && !o.attemptedSince():
 		return CauseWaiting
 	case o.rec != nil && !o.untried():
 		if ev.delivered[o.headCat] > 0 {
