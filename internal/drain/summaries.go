@@ -1,8 +1,8 @@
 package drain
 
 import (
-	"time"
 	"encoding/json"
+	"time"
 
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
