@@ -58,6 +58,7 @@ func gone(t *testing.T, dir string, pid int, within time.Duration) {
 }
 
 func TestThrowawayCluster(t *testing.T) {
+	t.Parallel()
 	r := machine(t)
 	ctx := context.Background()
 	c, err := Start(ctx, Options{BinDir: r.BinDir, RunAs: r.RunAs})
@@ -99,11 +100,9 @@ func TestThrowawayCluster(t *testing.T) {
 // TestThrowawayRemovedAfterSIGKILL: the owner is killed with SIGKILL (no cleanup of its own
 // can run); its watchdog stops the server and removes the directory.
 func TestThrowawayRemovedAfterSIGKILL(t *testing.T) {
-	if os.Getenv("PGTMP_TEST_OWNER") == "1" {
-		return
-	}
+	t.Parallel()
 	r := machine(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestOwnerProcess$", "-test.v")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "PGTMP_TEST_OWNER=1", "PGTMP_TEST_BINDIR="+r.BinDir)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -132,24 +131,30 @@ func TestThrowawayRemovedAfterSIGKILL(t *testing.T) {
 	gone(t, dir, pid, 20*time.Second)
 }
 
-// TestOwnerProcess is TestThrowawayRemovedAfterSIGKILL's owner: it starts a cluster, says
-// where, and waits to be killed.
-func TestOwnerProcess(t *testing.T) {
+// TestMain runs, when asked, TestThrowawayRemovedAfterSIGKILL's owner: it starts a cluster,
+// says where, and waits to be killed.
+func TestMain(m *testing.M) {
 	if os.Getenv("PGTMP_TEST_OWNER") != "1" {
-		t.Skip("the owner process of TestThrowawayRemovedAfterSIGKILL")
+		os.Exit(m.Run())
 	}
-	r := machine(t)
-	c, err := Start(context.Background(), Options{BinDir: os.Getenv("PGTMP_TEST_BINDIR"), RunAs: r.RunAs})
+	var runAs *User
+	if r := Resolve(forced(), ""); r.Source == FromThrowaway {
+		runAs = r.RunAs
+	}
+	c, err := Start(context.Background(), Options{BinDir: os.Getenv("PGTMP_TEST_BINDIR"), RunAs: runAs})
 	if err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	fmt.Printf("CLUSTER %s %d\n", c.Dir, readPid(filepath.Join(c.Dir, "data", "postmaster.pid")))
 	time.Sleep(time.Minute)
+	os.Exit(1) // never reached: killed
 }
 
 // TestKeptClusterOutlivesItsOwnerUntilRemoved: demo up's cluster has no watchdog; Remove
 // stops it and removes its directory.
 func TestKeptClusterOutlivesItsOwnerUntilRemoved(t *testing.T) {
+	t.Parallel()
 	r := machine(t)
 	c, err := Start(context.Background(), Options{BinDir: r.BinDir, RunAs: r.RunAs, Keep: true})
 	if err != nil {
@@ -176,6 +181,7 @@ func TestKeptClusterOutlivesItsOwnerUntilRemoved(t *testing.T) {
 // TestReapStaleDirectory: a directory whose owner is gone is removed; one whose owner runs,
 // or a young one, is left.
 func TestReapStaleDirectory(t *testing.T) {
+	t.Parallel()
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
@@ -209,6 +215,7 @@ func TestReapStaleDirectory(t *testing.T) {
 }
 
 func TestThrowawayRedis(t *testing.T) {
+	t.Parallel()
 	r := ResolveRedis(forced(), "")
 	if r.Source != FromThrowaway {
 		t.Skip("redis-server is not on PATH")
@@ -228,6 +235,7 @@ func TestThrowawayRedis(t *testing.T) {
 // TestThrowawayOutlivesItsHandle: a package that keeps only the DSN (testdb) still has its
 // server after the garbage collector ran: the watchdog's pipe is not closed under it.
 func TestThrowawayOutlivesItsHandle(t *testing.T) {
+	t.Parallel()
 	r := machine(t)
 	c, err := Start(context.Background(), Options{BinDir: r.BinDir, RunAs: r.RunAs})
 	if err != nil {
