@@ -231,7 +231,7 @@ func (a *app) splitContexts(path string, cs []*config.Context) error {
 
 // readOnlyCommands may read from a context's replica-dsn besides the fan-out reads; every
 // other command (the mutations) connects to the primary.
-var readOnlyCommands = map[string]bool{"outboxctl inspect shard": true, "outboxctl verify": true} //nolint:gochecknoglobals // constant set
+var readOnlyCommands = map[string]bool{"outboxctl inspect shard": true, "outboxctl verify": true, "outboxctl top": true} //nolint:gochecknoglobals // constant set
 
 // ranks order a column's text by its place in the list rather than alphabetically.
 var ranks = map[string][]string{"severity": {"ok", "warn", "crit"}} //nolint:gochecknoglobals // constant table
@@ -354,7 +354,7 @@ func (a *app) oneContextHint(path, name string) string {
 // connection of the command, wherever it is made, goes where the context says.
 func (a *app) useContext(c *cobra.Command, one *config.Context) error {
 	s := config.Resolve(one, a.overrides(c), a.env)
-	a.contextName, a.dsnSource = one.Name, s.Source(config.KeyDSN)
+	a.contextName, a.dsnSource, a.usedContext = one.Name, s.Source(config.KeyDSN), one
 	dsn, given, err := s.Connection(!a.read)
 	if err != nil {
 		return configError(err)

@@ -189,19 +189,8 @@ func runDoctor(ctx context.Context, d factory, o doctorOptions, names []string) 
 	var findings []doctor.Finding
 	var cursors map[string]backfill.Cursor
 	err = d.openSession(ctx, "doctor", func(s *session) error {
-		if err := addWatermarks(s); err != nil {
-			return err
-		}
-		targets, err := pick(&s.schema)
-		if err != nil {
-			return err
-		}
-		env := doctorEnv(d, s, targets, reg)
-		env.Config = o.Config
-		env.Demo = fixture.IsDemo(s.ctx, s.tx, d.schema)
-		findings = doctor.Run(ctx, env, names)
-		cursors = env.Cursors
-		return nil
+		findings, cursors, err = doctorIn(ctx, d, s, o, names, reg)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -212,6 +201,27 @@ func runDoctor(ctx context.Context, d factory, o doctorOptions, names []string) 
 		}
 	}
 	return findingsDoc(d, findings)
+}
+
+// doctorIn runs the checks names in the snapshot s (top polls them this way too) and
+// returns the findings and the backfill cursors read.
+func doctorIn(ctx context.Context, d factory, s *session, o doctorOptions, names []string, reg *enums.Registry) ([]doctor.Finding, map[string]backfill.Cursor, error) {
+	if err := addWatermarks(s); err != nil {
+		return nil, nil, err
+	}
+	t, err := d.target()
+	if err != nil {
+		return nil, nil, err
+	}
+	targets, err := doctorTargets(t, o.named, &s.schema)
+	if err != nil {
+		return nil, nil, err
+	}
+	env := doctorEnv(d, s, targets, reg)
+	env.Config = o.Config
+	env.Demo = fixture.IsDemo(s.ctx, s.tx, d.schema)
+	findings := doctor.Run(ctx, env, names)
+	return findings, env.Cursors, nil
 }
 
 // addWatermarks adds the backfill watermark tables to what the session introspected.

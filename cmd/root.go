@@ -112,6 +112,8 @@ type app struct {
 	// contextName is the context this app's settings came from (one of a fan-out's), for
 	// the --context of the commands it suggests.
 	contextName string
+	// usedContext is that context, for what it lets top's plans write (readonly, allow).
+	usedContext *config.Context
 	// dsnSource is where a context's database came from (config.Settings.Source), for the
 	// plan's target line.
 	dsnSource string
@@ -218,6 +220,7 @@ _SCOPE) or by integer.`),
 		newExporterCmd(a),
 		newMetricsCmd(a),
 		newVersionCmd(a),
+		newTopCmd(a),
 	)
 	wrapCobraErrors(root)
 	return root

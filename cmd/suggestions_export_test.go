@@ -15,6 +15,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/testdb"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // Every suggestion the suite sees printed is run. Each run of Main in the tests (in process,
@@ -115,58 +116,8 @@ func tabSeparatedCommands(stdout string) []string {
 	return slices.DeleteFunc(out, func(c string) bool { return !strings.HasPrefix(c, "outboxctl ") })
 }
 
-// ShellWords splits a command line the tool printed as a POSIX shell would: bare words,
-// '…' words and $'…' words (the escapes textsafe.ShellQuote writes).
-func ShellWords(line string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	in := false
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case c == '\\' && i+1 < len(line): // an escaped character outside quotes (\')
-			i++
-			cur.WriteByte(line[i])
-			in = true
-		case c == ' ':
-			if in {
-				words = append(words, cur.String())
-				cur.Reset()
-				in = false
-			}
-		case c == '\'':
-			j := strings.IndexByte(line[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated quote in %q", line)
-			}
-			cur.WriteString(line[i+1 : i+1+j])
-			i += j + 1
-			in = true
-		case c == '$' && i+1 < len(line) && line[i+1] == '\'':
-			j := i + 2
-			for j < len(line) && line[j] != '\'' {
-				if line[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			s, err := strconv.Unquote(`"` + strings.ReplaceAll(line[min(i+2, len(line)):min(j, len(line))], `\'`, `'`) + `"`)
-			if err != nil {
-				return nil, fmt.Errorf("%q: %w", line, err)
-			}
-			cur.WriteString(s)
-			i = j
-			in = true
-		default:
-			cur.WriteByte(c)
-			in = true
-		}
-	}
-	if in {
-		words = append(words, cur.String())
-	}
-	return words, nil
-}
+// ShellWords splits a command line the tool printed as a POSIX shell would (textsafe.Words).
+func ShellWords(line string) ([]string, error) { return textsafe.Words(line) }
 
 // retargeted is a printed command's arguments (after "outboxctl") pointed at schema: the
 // words that named the printing test's own database, schema, context or enums file (gone

@@ -92,6 +92,9 @@ type Conn struct {
 // did not choose jit.
 func (c *Conn) JITOff() bool { return c.jitOff }
 
+// Statements is how many statements this connection has sent (each of a batch's counts).
+func (c *Conn) Statements() int64 { return c.w.sent.Load() }
+
 // statements is what alone hands its function: a transaction, or the connection already in one.
 type statements interface {
 	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,6 +42,10 @@ type watchdog struct {
 
 	mu      sync.Mutex
 	stalled error // set when a statement got no answer in time: the connection is closed
+
+	// sent counts the statements sent (a batch's each): what top's footer says the
+	// poller costs.
+	sent atomic.Int64
 }
 
 type cancelKey struct{}
@@ -92,6 +97,7 @@ func (w *watchdog) explain(err error) error {
 }
 
 func (w *watchdog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	w.sent.Add(1)
 	return w.start(ctx)
 }
 
@@ -106,6 +112,7 @@ func (w *watchdog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.Trace
 // TraceBatchQuery notes a stall as soon as one of the batch's statements sees it, before
 // the batch is closed.
 func (w *watchdog) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	w.sent.Add(1)
 	w.note(ctx, d.Err)
 }
 

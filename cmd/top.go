@@ -1,0 +1,338 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/outboxctl/outboxctl/internal/config"
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/doctor"
+	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/options"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/report"
+	"github.com/outboxctl/outboxctl/internal/textsafe"
+	"github.com/outboxctl/outboxctl/internal/top"
+)
+
+// topCheapChecks are the doctor checks top's cheap tier runs every --interval: the ones of
+// the shards (the scheduler's oldest rows, the shards at the cap, the kill switches). r runs
+// every check.
+var topCheapChecks = []string{doctor.CheckScheduler, doctor.CheckStuck, doctor.CheckKillswitch} //nolint:gochecknoglobals // constant list
+
+type topOptions struct {
+	Interval time.Duration
+	Limit    int
+	// Once prints the first frame (Width × Height) and exits.
+	Once          bool
+	Width, Height int
+}
+
+func (o topOptions) Validate() error {
+	if o.Interval < time.Second {
+		return usageErrorf("outboxctl top --once --interval 5s", "`--interval` must be at least 1s (got %s): every poll reads the database", o.Interval)
+	}
+	if o.Limit < 1 {
+		return usageErrorf("outboxctl top --once --limit 100", "`--limit` must be at least 1")
+	}
+	if o.Width < 20 || o.Height < 6 {
+		return usageErrorf("outboxctl top --once --width 80 --height 24", "`--width` must be at least 20 and `--height` at least 6")
+	}
+	return nil
+}
+
+func newTopCmd(a *app) *cobra.Command {
+	o := topOptions{Width: 80, Height: 24}
+	c := &cobra.Command{
+		Use:   "top",
+		Short: "The on-call cockpit: doctor's findings by cause and the stuck shards, live",
+		Long: strings.TrimSpace(`
+One live screen of one context: doctor's findings grouped by cause (the scheduler, stuck
+and killswitch checks every --interval; r runs every check) and the shards in backoff
+(shards --stuck). enter drills down: finding → its shards → a shard (inspect shard) → a
+message's payload, pretty-printed with its secrets redacted. esc goes back, tab switches
+pane, o sorts by the next column, / filters the shards (at-cap scope:NAME category:NAME),
+p pauses, ? lists the keys, q quits.
+
+Every read is a read-only snapshot on one connection under --statement-timeout; the footer
+says how old the data is and how many statements per minute the poller sends.
+
+On a finding, R S C K D show its printed reschedule, skip, compact, killswitch or drain
+command and the plan that command's --dry-run prints, and whether the context (readonly,
+allow) would refuse it. top never runs a repair: copy the command to a shell, where it
+asks for its own confirmation.
+
+--once prints the first frame (--width × --height) on stdout and exits, for a script or a
+screenshot. Without --once top needs a terminal.`),
+		Example: examples(`
+  outboxctl top
+  outboxctl --context us top --interval 10s
+  outboxctl top --once --width 120 --height 40`),
+		Args: exactArgs(0, "(no arguments)"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return a.runTop(c.Context(), o)
+		},
+	}
+	f := c.Flags()
+	addDurationFlag(f, &o.Interval, "interval", 5*time.Second, "10s", "how often the cheap tier (findings of the shards, the stuck shards) is read")
+	f.IntVar(&o.Limit, "limit", query.DefaultLimit, "list at most this many stuck shards")
+	f.BoolVar(&o.Once, "once", false, "print the first frame on stdout and exit")
+	f.IntVar(&o.Width, "width", 80, "--once: the frame's width in columns")
+	f.IntVar(&o.Height, "height", 24, "--once: the frame's height in lines")
+	return c
+}
+
+// runTop shows top (or prints its first frame) on the invocation's database.
+func (a *app) runTop(ctx context.Context, o topOptions) error {
+	if a.g.PrintSQL {
+		return usageErrorf("outboxctl doctor --print-sql", "top reads live and prints no SQL: doctor --print-sql and shards --stuck --print-sql print what it reads")
+	}
+	if err := a.requireDatabase("outboxctl top"); err != nil {
+		return err
+	}
+	if !o.Once && (!a.io.InTTY || !a.io.OutTTY) {
+		return usageErrorf("outboxctl top --once", "top needs a terminal: for a script, use --once, doctor -o json or shards --stuck -o json")
+	}
+	src := &topSource{a: a, d: a.factory(), limit: o.Limit}
+	defer src.close(ctx)
+	opt := top.Options{Interval: o.Interval, Context: a.contextName}
+	if o.Once {
+		for _, l := range strings.Split(top.Frame(ctx, src, opt, o.Width, o.Height), "\n") {
+			if err := src.d.printer.Linef("%s", l); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return top.Run(ctx, src, opt, a.io.In, a.io.Out)
+}
+
+// topSource is top's one poller on the context: one connection, held between polls and
+// opened again after an error, each read a read-only snapshot under the session's
+// timeouts (sessionOn). A shard's or a message's read waits for a poll in progress.
+type topSource struct {
+	a     *app
+	d     factory
+	limit int
+	mu    sync.Mutex
+	conn  *db.Conn
+	sent  int64 // the statements of connections closed
+}
+
+func (s *topSource) close(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn != nil {
+		s.sent += s.conn.Statements()
+		s.conn.Close(context.WithoutCancel(ctx))
+		s.conn = nil
+	}
+}
+
+// Statements is what the poller has sent: top's footer divides it by the time.
+func (s *topSource) Statements() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn != nil {
+		return s.sent + s.conn.Statements()
+	}
+	return s.sent
+}
+
+// with runs fn in a read-only snapshot on the poller's connection; a failure drops the
+// connection, so a broken one is never reused.
+func (s *topSource) with(ctx context.Context, fn func(*session) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.d.target()
+	if err != nil {
+		return err
+	}
+	// The connection runs under the catalog read's budget when --statement-timeout is
+	// lower; sessionOn lowers the statements after the catalog read (openSessionOf's rule).
+	connectTimeout, lower := catalogBudget(s.a.g.StatementTimeout)
+	if s.conn == nil {
+		cfg := s.a.dbConfig("top")
+		cfg.StatementTimeout = connectTimeout
+		if s.conn, err = db.Connect(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	if err = s.a.sessionOn(ctx, s.conn, t, lower, fn); err != nil {
+		s.sent += s.conn.Statements()
+		s.conn.Close(context.WithoutCancel(ctx))
+		s.conn = nil
+	}
+	return err
+}
+
+// Poll reads the findings (the cheap checks, or every one) and the stuck shards narrowed
+// by f, in one snapshot.
+func (s *topSource) Poll(ctx context.Context, f top.Filter, full bool) top.Snapshot {
+	snap := top.Snapshot{At: s.d.now(), Full: full}
+	names := topCheapChecks
+	if full {
+		names = doctor.Names
+	}
+	reg, err := s.d.registry()
+	if err != nil {
+		snap.Err = err
+		return snap
+	}
+	filter, ferr := s.shardFilter(f)
+	snap.Err = s.with(ctx, func(ses *session) error {
+		o := doctorOptions{Config: doctor.Config{Unclaimed: doctor.DefaultUnclaimed, XminWarn: doctor.DefaultXminWarn, XminCrit: doctor.DefaultXminCrit,
+			XminWarnXids: doctor.DefaultXminWarnXids, XminCritXids: doctor.DefaultXminCritXids, Sample: doctor.DefaultSample, Limit: doctor.DefaultLimit,
+			LockTimeout: min(doctor.DefaultLockTimeout, s.a.g.StatementTimeout), Deployment: s.a.deployment()}}
+		fs, _, err := doctorIn(ctx, s.d, ses, o, names, reg)
+		if err != nil {
+			return err
+		}
+		snap.Findings = fs
+		if ferr != nil {
+			return ferr
+		}
+		snap.Shards, err = stuckTable(ses, s.d, reg, filter)
+		return err
+	})
+	return snap
+}
+
+// shardFilter is f as the shards command's flags say it (--stuck, --at-cap, --scope,
+// --category, --limit).
+func (s *topSource) shardFilter(f top.Filter) (query.ShardFilter, error) {
+	o := shardsOptions{selectorOptions: selectorOptions{Stuck: true, AtCap: f.AtCap, Scope: f.Scope, Category: f.Category, Limit: s.limit}}
+	return s.a.shardFilter(o, s.d.now())
+}
+
+// stuckTable is shards --stuck's table of the shards of filter, in the snapshot ses.
+func stuckTable(ses *session, d factory, reg *enums.Registry, filter query.ShardFilter) (*render.Table, error) {
+	if err := ses.schema.CheckOutbox(ses.target); err != nil {
+		return nil, err
+	}
+	res, err := ses.run(query.StuckShards(ses.target, filter))
+	if err != nil {
+		return nil, err
+	}
+	var ks *options.Killswitches
+	if err := ses.withBudget(query.IntrospectTimeout, d.statementTimeout, func() error {
+		ks, err = options.ReadKillswitches(ses.ctx, ses.tx, ses.target.Schema, ses.schema, ses.target.Silo)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err != nil && ks == nil {
+		return nil, db.Classify(err, "killswitch-options")
+	}
+	doc, err := report.Shards(reg, res, ks, d.now(), true)
+	if err != nil {
+		return nil, err
+	}
+	return doc[0].Table, nil
+}
+
+// shardTarget is the session's table narrowed to shard k's cell (the control silo).
+func shardTarget(ses *session, k top.ShardRef) {
+	if k.Cell != "" && ses.target.Control() {
+		ses.target.Cell = k.Cell
+	}
+}
+
+// Shard is inspect shard's document of k: its state card with its next steps, its
+// categories and its first messages (the head, then the newest).
+func (s *topSource) Shard(ctx context.Context, k top.ShardRef) (render.Doc, error) {
+	reg, err := s.d.registry()
+	if err != nil {
+		return nil, err
+	}
+	key := query.ShardKey{Scope: query.Enum{Value: int(k.Scope), Name: reg.ScopeName(int(k.Scope))}, ID: k.ID}
+	quiet := render.NewPrinter(&render.Streams{Out: io.Discard, Err: io.Discard}, render.FormatTable, true)
+	var doc render.Doc
+	var ksErr error
+	err = s.with(ctx, func(ses *session) error {
+		shardTarget(ses, k)
+		head, _, err := shardHead(ses, quiet, reg, key, s.d.now(), &ksErr)
+		if err != nil || head == nil {
+			return err
+		}
+		if len(head[0].Card) > 0 {
+			head[0].Card = report.WithNext(head[0].Card, shardNext(s.d, ses.target, key, head[0].Card))
+		}
+		res, err := ses.run(query.ShardMessagesOrdered(ses.target, key, query.DefaultLimit, false, false))
+		if err != nil {
+			return err
+		}
+		msgs, _, err := report.TableOf[query.ShardMessageRow](reg, res)
+		doc = append(head, render.Section{Name: "messages", Title: "Messages (the head, then the newest)", Table: msgs})
+		return err
+	})
+	if err == nil && doc == nil {
+		err = failuref("shard %s/%d is empty: it drained since the listing", key.Scope.Name, k.ID)
+	}
+	return doc, err
+}
+
+// Message is inspect message's card of message id (its payload in full: top's viewer
+// redacts it).
+func (s *topSource) Message(ctx context.Context, k top.ShardRef, id int64) (render.Doc, error) {
+	reg, err := s.d.registry()
+	if err != nil {
+		return nil, err
+	}
+	var doc render.Doc
+	err = s.with(ctx, func(ses *session) error {
+		shardTarget(ses, k)
+		res, err := ses.run(query.Message(ses.target, id))
+		if err != nil {
+			return err
+		}
+		if len(res.Rows) == 0 {
+			return failuref("no outbox row with id %d: delivered or removed since", id)
+		}
+		card, err := report.CardOf[query.MessageRow](reg, res)
+		if next, nerr := messageNext(s.d, ses.target, reg, res); nerr == nil {
+			card = report.WithNext(card, next)
+		}
+		doc = render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", id), Card: card}}
+		return err
+	})
+	return doc, err
+}
+
+// Plan runs command, a finding's printed outboxctl command, with --dry-run through Main (the
+// CLI's own code path, in process, on the invocation's --dsn and environment) and returns
+// what it printed; permits is the context's answer to the command writing (readonly,
+// allow: checkWritable's rule).
+func (s *topSource) Plan(ctx context.Context, command string) (string, error) {
+	words, err := textsafe.Words(command)
+	if err != nil || len(words) < 2 || words[0] != "outboxctl" {
+		return fmt.Sprintf("not an outboxctl command: %s", command), nil
+	}
+	args := words[1:]
+	if s.a.g.DSN != "" {
+		args = append([]string{"--dsn", s.a.g.DSN}, args...)
+	}
+	var out bytes.Buffer
+	code := Main(ctx, append(args, "--dry-run"), &render.Streams{In: strings.NewReader(""), Out: &out, Err: &out, Width: 80, Getenv: s.a.env})
+	plan := out.String()
+	if code != 0 {
+		plan += fmt.Sprintf("(--dry-run exited %d)\n", code)
+	}
+	var permits error
+	if path := top.CommandPath(args); s.a.usedContext != nil && slices.Contains(config.WriteCommands, path) {
+		permits = s.a.usedContext.Permits(path)
+	}
+	return plan, permits
+}

@@ -1,0 +1,585 @@
+package top
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/outboxctl/outboxctl/internal/doctor"
+	"github.com/outboxctl/outboxctl/internal/mailbox"
+	"github.com/outboxctl/outboxctl/internal/render"
+)
+
+// kind is what a view shows.
+type kind int
+
+const (
+	kindFindings kind = iota // the findings pane: every finding, grouped by cause
+	kindShards               // the shards pane: the shards in backoff, filtered
+	kindFinding              // one finding: its card, its shards, its evidence
+	kindShard                // one shard: inspect shard's card, categories and messages
+	kindMessage              // one message: its card and its payload
+	kindPlan                 // a repair's command and its --dry-run plan
+	kindHelp                 // the keys
+)
+
+// view is one screen of a pane's stack: enter pushes one, esc pops it.
+type view struct {
+	kind  kind
+	title string
+	// finding is the key of the finding a kindFinding view shows (it is looked up again in
+	// every snapshot, so its shards and evidence stay live).
+	finding string
+	shard   ShardRef // kindShard, kindMessage
+	msgID   int64    // kindMessage
+	// doc is what a shard or message view loaded; text a plan's; err what failed.
+	doc     render.Doc
+	text    []string
+	err     error
+	loading bool
+	// The list's sort column ("": the pane's own order), the cursor's row and the key of
+	// the row it is on (a refresh finds the row again by it).
+	sortCol string
+	desc    bool
+	cursor  int
+	key     string
+	// off is the first line shown; follow keeps the cursor's row in sight (false after a
+	// page key scrolled the text away from it).
+	off    int
+	follow bool
+}
+
+// Options are top's settings.
+type Options struct {
+	// Interval is the cheap tier's period.
+	Interval time.Duration
+	// Context names the context (or database) in the title.
+	Context string
+	// Now is the clock (tests pin it).
+	Now func() time.Time
+}
+
+// Model is top's state: bubbletea calls Update with each key, window size and poll
+// answer, and View to draw.
+type Model struct {
+	ctx    context.Context //nolint:containedctx // the program's, for the source's reads
+	src    Source
+	opt    Options
+	width  int
+	height int
+
+	snap    Snapshot // the last good data (Err: the last poll's failure, if it failed)
+	have    bool
+	pollErr error
+	polling bool
+	// queued is a poll asked for while one ran (a new filter, r): full when r asked.
+	queued, queuedFull bool
+	fullAt             time.Time // when the last full (expensive) poll ran
+	paused             bool
+
+	filter  Filter
+	editing bool
+	input   string
+	status  string // one line: a filter's error, an action without its command
+
+	pane   int // 0 findings, 1 shards
+	stacks [2][]*view
+
+	// samples are the source's statement counts at each poll, for the rate.
+	samples []sample
+}
+
+type sample struct {
+	at time.Time
+	n  int64
+}
+
+// New is top's model over src.
+func New(ctx context.Context, src Source, opt Options) *Model {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Interval <= 0 {
+		opt.Interval = 5 * time.Second
+	}
+	m := &Model{ctx: ctx, src: src, opt: opt, width: 80, height: 24}
+	m.stacks[0] = []*view{{kind: kindFindings, title: "findings", follow: true}}
+	m.stacks[1] = []*view{{kind: kindShards, title: "shards in backoff", follow: true}}
+	m.samples = []sample{{opt.Now(), src.Statements()}}
+	return m
+}
+
+// The messages top's commands answer with.
+type (
+	tickMsg     time.Time
+	snapshotMsg Snapshot
+	loadedMsg   struct {
+		v   *view
+		doc render.Doc
+		err error
+	}
+	planMsg struct {
+		v       *view
+		plan    string
+		permits error
+	}
+)
+
+// Init starts the first poll and the ticker.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.poll(false), m.tick())
+}
+
+func (m *Model) tick() tea.Cmd {
+	return tea.Tick(m.opt.Interval, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// poll reads a snapshot off the program's loop (a key is never blocked by a refresh); one
+// poll at a time: another asked for meanwhile is queued.
+func (m *Model) poll(full bool) tea.Cmd {
+	if m.polling {
+		m.queued, m.queuedFull = true, m.queuedFull || full
+		return nil
+	}
+	m.polling = true
+	f, src, ctx := m.filter, m.src, m.ctx
+	return func() tea.Msg { return snapshotMsg(src.Poll(ctx, f, full)) }
+}
+
+// top is the view on top of the current pane's stack.
+func (m *Model) top() *view {
+	s := m.stacks[m.pane]
+	return s[len(s)-1]
+}
+
+func (m *Model) push(v *view) {
+	v.follow = true
+	m.stacks[m.pane] = append(m.stacks[m.pane], v)
+}
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 20), max(msg.Height, 6)
+	case tickMsg:
+		if m.paused {
+			return m, m.tick()
+		}
+		return m, tea.Batch(m.tick(), m.poll(false))
+	case snapshotMsg:
+		return m, m.taken(Snapshot(msg))
+	case loadedMsg:
+		msg.v.loading, msg.v.doc, msg.v.err = false, msg.doc, msg.err
+	case planMsg:
+		msg.v.loading = false
+		msg.v.text = planLines(msg.v.title, msg.plan, msg.permits)
+	case tea.KeyMsg:
+		if m.editing {
+			return m, m.editKey(msg)
+		}
+		return m, m.key(msg)
+	}
+	return m, nil
+}
+
+// taken keeps a poll's answer: the data when it read any, the error either way; and starts
+// the poll queued meanwhile.
+func (m *Model) taken(s Snapshot) tea.Cmd {
+	m.polling = false
+	m.pollErr = s.Err
+	if s.Findings != nil || s.Shards != nil || s.Err == nil {
+		if s.Shards == nil && m.have {
+			s.Shards = m.snap.Shards
+		}
+		m.snap, m.have = s, true
+		if s.Full {
+			m.fullAt = s.At
+		}
+	}
+	m.samples = append(m.samples, sample{m.opt.Now(), m.src.Statements()})
+	if len(m.samples) > 100 {
+		m.samples = m.samples[len(m.samples)-100:]
+	}
+	if m.queued {
+		full := m.queuedFull
+		m.queued, m.queuedFull = false, false
+		return m.poll(full)
+	}
+	return nil
+}
+
+// editKey is a key typed into the filter after /.
+func (m *Model) editKey(k tea.KeyMsg) tea.Cmd {
+	switch k.Type {
+	case tea.KeyEsc:
+		m.editing, m.status = false, ""
+	case tea.KeyEnter:
+		f, err := ParseFilter(m.input)
+		if err != nil {
+			m.status = err.Error()
+			return nil
+		}
+		m.editing, m.status, m.filter = false, "", f
+		m.pane = 1
+		return m.poll(false)
+	case tea.KeyBackspace:
+		if r := []rune(m.input); len(r) > 0 {
+			m.input = string(r[:len(r)-1])
+		}
+	case tea.KeySpace:
+		m.input += " "
+	case tea.KeyRunes:
+		m.input += string(k.Runes)
+	default:
+	}
+	return nil
+}
+
+// key is a key of the screen.
+func (m *Model) key(k tea.KeyMsg) tea.Cmd {
+	v := m.top()
+	switch s := k.String(); s {
+	case "q", "ctrl+c":
+		return tea.Quit
+	case "?":
+		if v.kind == kindHelp {
+			m.pop()
+		} else {
+			m.push(&view{kind: kindHelp, title: "keys", text: helpLines()})
+		}
+	case "esc":
+		m.pop()
+	case "tab":
+		m.pane = 1 - m.pane
+	case "/":
+		m.editing, m.input, m.status = true, m.filter.String(), ""
+	case "p":
+		m.paused = !m.paused
+		if !m.paused {
+			return m.poll(false)
+		}
+	case "r":
+		return tea.Batch(m.poll(true), m.reload(v))
+	case "enter":
+		return m.enter(v)
+	case "o", "O":
+		m.cycleSort(v, s == "o")
+	case "i":
+		v.desc = !v.desc
+	case "up", "k":
+		m.move(v, -1)
+	case "down", "j":
+		m.move(v, 1)
+	case "pgup", "ctrl+u":
+		v.off, v.follow = max(0, v.off-m.bodyHeight()+1), false
+	case "pgdown", "ctrl+d", " ":
+		v.off, v.follow = v.off+m.bodyHeight()-1, false
+	case "home", "g":
+		m.move(v, -1<<30)
+	case "end", "G":
+		m.move(v, 1<<30)
+	default:
+		for _, a := range actions {
+			if s == a.key {
+				return m.act(v, a)
+			}
+		}
+	}
+	return nil
+}
+
+func (m *Model) pop() {
+	if s := m.stacks[m.pane]; len(s) > 1 {
+		m.stacks[m.pane] = s[:len(s)-1]
+	}
+	m.status = ""
+}
+
+// reload reads a shard's or a message's view again (r); the panes come with the poll.
+func (m *Model) reload(v *view) tea.Cmd {
+	switch v.kind {
+	case kindShard, kindMessage:
+		return m.load(v)
+	case kindFindings, kindShards, kindFinding, kindPlan, kindHelp:
+	}
+	return nil
+}
+
+// load reads what a shard or message view shows, off the loop.
+func (m *Model) load(v *view) tea.Cmd {
+	v.loading = true
+	src, ctx := m.src, m.ctx
+	return func() tea.Msg {
+		var doc render.Doc
+		var err error
+		if v.kind == kindShard {
+			doc, err = src.Shard(ctx, v.shard)
+		} else {
+			doc, err = src.Message(ctx, v.shard, v.msgID)
+		}
+		return loadedMsg{v: v, doc: doc, err: err}
+	}
+}
+
+// list is a view's selectable table (nil: none) and the keys of its rows, in the order
+// shown.
+func (m *Model) list(v *view) (*render.Table, []int, []string) {
+	var t *render.Table
+	var keys []string
+	switch v.kind {
+	case kindFindings:
+		fs := shown(m.snap.Findings)
+		t = findingsTable(fs)
+		for _, f := range fs {
+			keys = append(keys, findingKey(f))
+		}
+	case kindShards:
+		t = m.snap.Shards
+	case kindFinding:
+		if f, ok := m.finding(v.finding); ok && m.snap.Shards != nil {
+			t = shardsOf(f, m.snap.Shards)
+		}
+	case kindShard:
+		if i := slices.IndexFunc(v.doc, func(s render.Section) bool { return s.Name == "messages" }); i >= 0 {
+			t = v.doc[i].Table
+		}
+	case kindMessage, kindPlan, kindHelp:
+	}
+	if t == nil {
+		return nil, nil, nil
+	}
+	if keys == nil {
+		for _, r := range t.Rows {
+			keys = append(keys, rowKey(t, r))
+		}
+	}
+	order := sorted(t, v.sortCol, v.desc, m.opt.Now())
+	ordered := make([]string, len(order))
+	for i, j := range order {
+		ordered[i] = keys[j]
+	}
+	return t, order, ordered
+}
+
+// rowKey is a listing row's key: its shard, or a message's id.
+func rowKey(t *render.Table, r []any) string {
+	if k, ok := shardRefOf(t, r); ok {
+		return k.String()
+	}
+	if i := slices.Index(t.Columns, "id"); i >= 0 {
+		return fmt.Sprint(r[i])
+	}
+	return fmt.Sprint(r)
+}
+
+// place puts v's cursor on the row of its key (after a refresh or a sort), or keeps its
+// index when that row is gone; it returns the cursor.
+func (m *Model) place(v *view, keys []string) int {
+	if i := slices.Index(keys, v.key); i >= 0 && v.key != "" {
+		v.cursor = i
+	}
+	v.cursor = max(0, min(v.cursor, len(keys)-1))
+	if len(keys) > 0 {
+		v.key = keys[v.cursor]
+	}
+	return v.cursor
+}
+
+func (m *Model) move(v *view, by int) {
+	_, _, keys := m.list(v)
+	if len(keys) == 0 {
+		// A text view scrolls.
+		v.off, v.follow = max(0, v.off+max(-1, min(1, by))*max(1, min(abs(by), m.bodyHeight()))), false
+		if by == -1<<30 {
+			v.off = 0
+		}
+		return
+	}
+	m.place(v, keys)
+	v.cursor = max(0, min(len(keys)-1, v.cursor+by))
+	v.key, v.follow = keys[v.cursor], true
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// cycleSort moves v's sort column to the next (or previous) visible column; the cursor
+// stays on its row.
+func (m *Model) cycleSort(v *view, next bool) {
+	t, _, _ := m.list(v)
+	if t == nil {
+		return
+	}
+	cols := append([]string{""}, visibleColumns(t)...)
+	i := slices.Index(cols, v.sortCol)
+	if next {
+		i = (i + 1) % len(cols)
+	} else {
+		i = (i - 1 + len(cols)) % len(cols)
+	}
+	v.sortCol, v.follow = cols[i], true
+}
+
+// finding is the finding of key in the last snapshot.
+func (m *Model) finding(key string) (doctor.Finding, bool) {
+	for _, f := range m.snap.Findings {
+		if findingKey(f) == key {
+			return f, true
+		}
+	}
+	return doctor.Finding{}, false
+}
+
+// enter drills down from the cursor's row.
+func (m *Model) enter(v *view) tea.Cmd {
+	t, order, keys := m.list(v)
+	if t == nil || len(keys) == 0 {
+		return nil
+	}
+	c := m.place(v, keys)
+	switch v.kind {
+	case kindFindings:
+		f, _ := m.finding(keys[c])
+		m.push(&view{kind: kindFinding, title: "finding " + causeOf(f) + " " + f.Target, finding: keys[c]})
+	case kindShards, kindFinding:
+		k, ok := shardRefOf(t, t.Rows[order[c]])
+		if !ok {
+			return nil
+		}
+		nv := &view{kind: kindShard, title: "shard " + m.shardLabel(t, t.Rows[order[c]], k), shard: k}
+		m.push(nv)
+		return m.load(nv)
+	case kindShard:
+		i := slices.Index(t.Columns, "id")
+		if i < 0 {
+			return nil
+		}
+		id, ok := asInt(t.Rows[order[c]][i])
+		if !ok {
+			return nil
+		}
+		nv := &view{kind: kindMessage, title: fmt.Sprintf("message %d", id), shard: v.shard, msgID: id}
+		m.push(nv)
+		return m.load(nv)
+	case kindMessage, kindPlan, kindHelp:
+	}
+	return nil
+}
+
+// shardLabel is a shard as people read it: SCOPE/ID (with the cell in the control silo).
+func (m *Model) shardLabel(t *render.Table, r []any, k ShardRef) string {
+	label := fmt.Sprint(k.Scope)
+	for _, name := range []string{"shard_scope_name", "scope"} {
+		if i := slices.Index(t.Columns, name); i >= 0 {
+			label = render.CellText(r[i], m.opt.Now())
+			break
+		}
+	}
+	label = fmt.Sprintf("%s/%d", label, k.ID)
+	if k.Cell != "" {
+		label = k.Cell + " " + label
+	}
+	return label
+}
+
+// act opens the plan of the finding's printed command of a's verb: the finding's view's,
+// or the cursor's finding in the findings pane. It never runs the command: the plan is its
+// --dry-run, and the command is there to copy.
+func (m *Model) act(v *view, a action) tea.Cmd {
+	key := v.finding
+	if v.kind == kindFindings {
+		_, _, keys := m.list(v)
+		if len(keys) == 0 {
+			return nil
+		}
+		key = keys[m.place(v, keys)]
+	} else if v.kind != kindFinding {
+		m.status = a.key + " works on a finding: open one (enter) in the findings pane"
+		return nil
+	}
+	f, ok := m.finding(key)
+	if !ok {
+		return nil
+	}
+	command := commandFor(f, a.verb)
+	if command == "" {
+		m.status = fmt.Sprintf("this finding printed no %s command (next: %s)", a.verb, f.Next)
+		return nil
+	}
+	m.status = ""
+	nv := &view{kind: kindPlan, title: command, loading: true}
+	m.push(nv)
+	src, ctx := m.src, m.ctx
+	return func() tea.Msg {
+		plan, permits := src.Plan(ctx, command)
+		return planMsg{v: nv, plan: plan, permits: permits}
+	}
+}
+
+// planLines are a plan view's text: the command to copy, whether the context permits it,
+// and the plan its --dry-run printed.
+func planLines(command, plan string, permits error) []string {
+	lines := []string{"The finding's command (copy it to a shell to run it; it asks for its own confirmation):", "", "  " + command, ""}
+	if permits != nil {
+		lines = append(lines, "This context would refuse it: "+permits.Error(), "")
+	}
+	lines = append(lines, "What it would do (its --dry-run, nothing changed):", "")
+	return append(lines, strings.Split(strings.TrimRight(plan, "\n"), "\n")...)
+}
+
+// payloadLines are a message's payload as the viewer shows it: its secrets redacted as
+// inspect mailbox redacts a request's body (keys named secret at any depth, secret-shaped
+// values anywhere), then pretty-printed when it is JSON.
+func payloadLines(v any) string {
+	var s string
+	switch x := v.(type) {
+	case nil:
+		return "(no payload)"
+	case render.JSONText:
+		s = string(x)
+	case string:
+		s = x
+	case []byte:
+		s = string(x)
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return fmt.Sprint(x)
+		}
+		s = string(b)
+	}
+	s = mailbox.RedactBody(s)
+	var out bytes.Buffer
+	if err := json.Indent(&out, []byte(s), "", "  "); err == nil {
+		return out.String()
+	}
+	return s
+}
+
+func helpLines() []string {
+	return []string{
+		"tab        switch pane: findings (by cause) / shards in backoff",
+		"up/down    move (k/j); home/end (g/G); pgup/pgdn scroll (ctrl+u/ctrl+d, space)",
+		"enter      drill down: finding → its shards → shard → message payload",
+		"esc        back",
+		"o / O      sort by the next / previous column; i reverses the order",
+		"/          filter the shards: at-cap scope:NAME category:NAME (enter applies, esc cancels)",
+		"r          refresh now, every doctor check (the expensive tier)",
+		"p          pause / resume the refresh",
+		"R S C K D  on a finding: the plan of its printed reschedule, skip, compact,",
+		"           killswitch or drain command (its --dry-run). top never runs a repair:",
+		"           copy the command to a shell, where it asks for its own confirmation",
+		"?          this help; q quits",
+	}
+}

@@ -1,0 +1,412 @@
+package top
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/outboxctl/outboxctl/internal/doctor"
+	"github.com/outboxctl/outboxctl/internal/render"
+)
+
+// These tests drive the model as bubbletea does (keys, window sizes, the answers of the
+// commands it returns), on a source that answers from memory: no database. The ticker's
+// interval is a millisecond so that running its command costs nothing; its tick is dropped
+// (the tests send ticks themselves).
+
+var now = time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+
+// memSource answers from memory and records what top asked of it.
+type memSource struct {
+	mu      sync.Mutex
+	snaps   []Snapshot // Poll answers these in turn (the last one again when they run out)
+	polls   []Filter
+	fulls   int
+	plans   []string
+	shard   render.Doc
+	message render.Doc
+	n       int64
+}
+
+func (s *memSource) Poll(_ context.Context, f Filter, full bool) Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.polls = append(s.polls, f)
+	if full {
+		s.fulls++
+	}
+	s.n += 10
+	snap := s.snaps[0]
+	if len(s.snaps) > 1 {
+		s.snaps = s.snaps[1:]
+	}
+	snap.At, snap.Full = now, full
+	return snap
+}
+
+func (s *memSource) Shard(context.Context, ShardRef) (render.Doc, error) { return s.shard, nil }
+func (s *memSource) Message(context.Context, ShardRef, int64) (render.Doc, error) {
+	return s.message, nil
+}
+
+func (s *memSource) Plan(_ context.Context, command string) (string, error) {
+	s.plans = append(s.plans, command)
+	return "Plan:\n  - skip message 3\ndry run: nothing was changed\n", nil
+}
+func (s *memSource) Statements() int64 { return s.n }
+
+func shardsTable(rows ...[]any) *render.Table {
+	return &render.Table{Columns: []string{"shard_scope", "scope", "shard_identifier", "depth", "state_shown"},
+		MachineOnly: map[string]bool{"shard_scope": true}, Rows: rows}
+}
+
+func shardRow(id, depth int64) []any {
+	return []any{int64(0), "ORGANIZATION_SCOPE", id, depth, "at 1 h cap"}
+}
+
+var poison = doctor.Finding{Check: "stuck", Severity: doctor.Crit, Target: "ORGANIZATION_SCOPE/42", Short: "poison? X ×12",
+	Summary:  "shard ORGANIZATION_SCOPE/42 at the 1 h backoff cap: a poison suspect",
+	Evidence: doctor.Evidence{{Key: "cause", Value: "poison"}, {Key: "shard_scope", Value: int64(0)}, {Key: "shard_identifier", Value: int64(42)}},
+	Next:     "outboxctl inspect message 3", Then: []string{"outboxctl skip 3 --reason 'poison: X'"}}
+
+var outage = doctor.Finding{Check: "stuck", Severity: doctor.Warn, Target: "2 × ORGANIZATION_SCOPE", Short: "receiver down?",
+	Evidence: doctor.Evidence{{Key: "cause", Value: "receiver_outage"}}, Next: "outboxctl reschedule --stuck --at-cap --scope organization"}
+
+func incident() Snapshot {
+	return Snapshot{Findings: []doctor.Finding{outage, poison, {Check: "xmin", Severity: doctor.OK}},
+		Shards: shardsTable(shardRow(7, 3), shardRow(42, 66), shardRow(9, 2000))}
+}
+
+// drive runs cmd as bubbletea would and feeds its messages back (ticks are dropped: the
+// tests send them).
+func drive(t *testing.T, m *Model, cmd tea.Cmd) {
+	t.Helper()
+	if cmd == nil {
+		return
+	}
+	switch msg := cmd().(type) {
+	case nil, tickMsg:
+	case tea.BatchMsg:
+		for _, c := range msg {
+			drive(t, m, c)
+		}
+	case tea.QuitMsg:
+	default:
+		_, next := m.Update(msg)
+		drive(t, m, next)
+	}
+}
+
+func start(t *testing.T, src *memSource, w, h int) *Model {
+	t.Helper()
+	m := New(context.Background(), src, Options{Interval: time.Millisecond, Now: func() time.Time { return now }})
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	drive(t, m, m.Init())
+	return m
+}
+
+func press(t *testing.T, m *Model, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		var msg tea.KeyMsg
+		switch k {
+		case "enter":
+			msg = tea.KeyMsg{Type: tea.KeyEnter}
+		case "esc":
+			msg = tea.KeyMsg{Type: tea.KeyEsc}
+		case "tab":
+			msg = tea.KeyMsg{Type: tea.KeyTab}
+		case "down":
+			msg = tea.KeyMsg{Type: tea.KeyDown}
+		case "backspace":
+			msg = tea.KeyMsg{Type: tea.KeyBackspace}
+		case " ":
+			msg = tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
+		default:
+			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		}
+		_, cmd := m.Update(msg)
+		drive(t, m, cmd)
+	}
+}
+
+func typeText(t *testing.T, m *Model, s string) {
+	t.Helper()
+	for _, r := range s {
+		press(t, m, string(r))
+	}
+}
+
+// frame is the screen, checked to fit w × h without a control byte (NO_COLOR needs nothing
+// else: top draws no colour).
+func frame(t *testing.T, m *Model) string {
+	t.Helper()
+	v := m.View()
+	lines := strings.Split(v, "\n")
+	if len(lines) != m.height {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), m.height, v)
+	}
+	for _, l := range lines {
+		if w := ansi.StringWidth(l); w > m.width {
+			t.Fatalf("line %q is %d columns wide, more than %d", l, w, m.width)
+		}
+		if strings.ContainsAny(l, "\x1b\r\t") {
+			t.Fatalf("control byte in %q", l)
+		}
+	}
+	return v
+}
+
+// cursorRow is the line the cursor marks.
+func cursorRow(t *testing.T, m *Model) string {
+	t.Helper()
+	for _, l := range strings.Split(frame(t, m), "\n") {
+		if strings.HasPrefix(l, "> ") {
+			return l
+		}
+	}
+	t.Fatalf("no cursor in:\n%s", m.View())
+	return ""
+}
+
+func TestFindingsGroupedByCauseAndDrillDown(t *testing.T) {
+	t.Parallel()
+	src := &memSource{snaps: []Snapshot{incident()}}
+	src.shard = render.Doc{{Name: "shard", Title: "Shard ORGANIZATION_SCOPE/42", Card: []render.Field{{Key: "depth", Value: int64(66)}}},
+		{Name: "messages", Title: "Messages", Table: &render.Table{Columns: []string{"id", "category"}, Rows: [][]any{{int64(3), "X"}, {int64(198), "X"}}}}}
+	src.message = render.Doc{{Name: "message", Title: "Message 3", Card: []render.Field{{Key: "id", Value: int64(3)},
+		{Key: "payload", Value: render.JSONText(`{"name":"acme","api_token":"s3cr3tTOKENvalue","hdr":"Bearer abcdefghijklmnop","long":"` + strings.Repeat("word ", 40) + `"}`)}}}}
+	m := start(t, src, 80, 24)
+	f := frame(t, m)
+	// Grouped by cause, the worst cause first; the ok result left out.
+	if !strings.Contains(f, "2 finding(s) of 2 cause(s)") || strings.Index(f, "poison") > strings.Index(f, "receiver_outage") || strings.Contains(f, "xmin") {
+		t.Fatalf("findings pane:\n%s", f)
+	}
+	if row := cursorRow(t, m); !strings.Contains(row, "poison") {
+		t.Fatalf("cursor on %q, want the poison finding", row)
+	}
+	press(t, m, "enter") // finding → its card, evidence and shard
+	f = frame(t, m)
+	for _, want := range []string{"next: outboxctl inspect message 3", "then: outboxctl skip 3", "its shards", "cause: poison"} {
+		if !strings.Contains(f, want) {
+			t.Fatalf("finding view lacks %q:\n%s", want, f)
+		}
+	}
+	if row := cursorRow(t, m); !strings.Contains(row, " 42 ") || strings.Contains(f, " 2000 ") {
+		t.Fatalf("finding's shards: cursor on %q, want shard 42 alone:\n%s", row, f)
+	}
+	press(t, m, "enter") // → the shard
+	if f = frame(t, m); !strings.Contains(f, "Shard ORGANIZATION_SCOPE/42") || !strings.Contains(cursorRow(t, m), "3") {
+		t.Fatalf("shard view:\n%s", f)
+	}
+	press(t, m, "enter") // → message 3's payload
+	f = frame(t, m)
+	if strings.Contains(f, "s3cr3t") || strings.Contains(f, "abcdefghijklmnop") || !strings.Contains(f, `"api_token": "[redacted]"`) || !strings.Contains(f, `"name": "acme"`) {
+		t.Fatalf("payload not pretty-printed with its secrets redacted:\n%s", f)
+	}
+	press(t, m, "G") // scrolls to the end of the wrapped payload
+	if f = frame(t, m); !strings.Contains(f, "word word") {
+		t.Fatalf("the payload's long value did not wrap into view:\n%s", f)
+	}
+	press(t, m, "esc", "esc", "esc")
+	if row := cursorRow(t, m); !strings.Contains(row, "poison") || strings.Contains(frame(t, m), "›") {
+		t.Fatalf("esc ×3 did not come back to the findings pane: %q", row)
+	}
+	press(t, m, "esc") // at the pane's root esc does nothing
+	press(t, m, "?")
+	if f = frame(t, m); !strings.Contains(f, "drill down") {
+		t.Fatalf("? shows no keys:\n%s", f)
+	}
+}
+
+// TestRefreshKeepsTheCursorByKey: a refresh that adds a row above the cursor's keeps the
+// cursor on the same shard, not the same row index; the finding view follows its finding.
+func TestRefreshKeepsTheCursorByKey(t *testing.T) {
+	t.Parallel()
+	later := incident()
+	later.Shards = shardsTable(shardRow(1, 5), shardRow(7, 3), shardRow(42, 66), shardRow(9, 2000))
+	later.Findings = append([]doctor.Finding{{Check: "stuck", Severity: doctor.Crit, Target: "ORGANIZATION_SCOPE/1", Evidence: doctor.Evidence{{Key: "cause", Value: "hot_shard"}}}}, later.Findings...)
+	src := &memSource{snaps: []Snapshot{incident(), later}}
+	m := start(t, src, 80, 24)
+	press(t, m, "tab", "down") // shards pane, on shard 42
+	if row := cursorRow(t, m); !strings.Contains(row, " 42 ") {
+		t.Fatalf("cursor on %q", row)
+	}
+	press(t, m, "tab", "down") // findings pane: on the outage finding
+	if row := cursorRow(t, m); !strings.Contains(row, "receiver_outage") {
+		t.Fatalf("cursor on %q", row)
+	}
+	_, cmd := m.Update(tickMsg(now))
+	drive(t, m, cmd)
+	if row := cursorRow(t, m); !strings.Contains(row, "receiver_outage") {
+		t.Fatalf("after a refresh the findings cursor moved to %q", row)
+	}
+	press(t, m, "tab")
+	if row := cursorRow(t, m); !strings.Contains(row, " 42 ") {
+		t.Fatalf("after a refresh that added a row above, the shards cursor moved to %q", row)
+	}
+}
+
+func TestSortByColumn(t *testing.T) {
+	t.Parallel()
+	m := start(t, &memSource{snaps: []Snapshot{incident()}}, 80, 24)
+	press(t, m, "tab")
+	depths := func() []string {
+		var out []string
+		for _, l := range strings.Split(frame(t, m), "\n") {
+			if f := strings.Fields(l); len(f) > 3 && strings.Contains(l, "ORGANIZATION_SCOPE") {
+				out = append(out, f[len(f)-5])
+			}
+		}
+		return out
+	}
+	if got := strings.Join(depths(), ","); got != "3,66,2000" {
+		t.Fatalf("listing order: %s", got)
+	}
+	press(t, m, "o", "o", "o") // scope, shard_identifier, depth
+	if !strings.Contains(frame(t, m), "sort depth↑") {
+		t.Fatalf("title:\n%s", frame(t, m))
+	}
+	if got := strings.Join(depths(), ","); got != "3,66,2000" {
+		t.Fatalf("by depth: %s", got)
+	}
+	press(t, m, "i")
+	if got := strings.Join(depths(), ","); got != "2000,66,3" {
+		t.Fatalf("by depth, reversed: %s", got)
+	}
+	// The cursor stayed on its shard (7, depth 3), now the last row.
+	if row := cursorRow(t, m); !strings.Contains(row, " 7 ") {
+		t.Fatalf("cursor on %q after sorting", row)
+	}
+	press(t, m, "O", "O", "O")
+	if strings.Contains(frame(t, m), "sort ") {
+		t.Fatal("O back round to the listing's own order still says a sort")
+	}
+}
+
+func TestFilterTypedInPlace(t *testing.T) {
+	t.Parallel()
+	src := &memSource{snaps: []Snapshot{incident()}}
+	m := start(t, src, 80, 24)
+	press(t, m, "/")
+	typeText(t, m, "at-cap bogus")
+	press(t, m, "enter")
+	if f := frame(t, m); !strings.Contains(f, `unknown filter "bogus": use at-cap, scope:NAME, category:NAME`) || !m.editing {
+		t.Fatalf("a bad filter was not refused in place:\n%s", f)
+	}
+	for range len("bogus") {
+		press(t, m, "backspace")
+	}
+	typeText(t, m, "scope:organization category:ORGANIZATION_UPDATE")
+	press(t, m, "enter")
+	want := Filter{AtCap: true, Scope: "organization", Category: "ORGANIZATION_UPDATE"}
+	if last := src.polls[len(src.polls)-1]; last != want || m.editing || m.pane != 1 {
+		t.Fatalf("poll's filter %+v (editing %v, pane %d), want %+v", last, m.editing, m.pane, want)
+	}
+	if f := frame(t, m); !strings.Contains(f, "/at-cap scope:organization category:ORGANIZ") {
+		t.Fatalf("title does not say the filter:\n%s", f)
+	}
+}
+
+// TestPauseAndRefresh: p stops the ticks' polls, r reads every check (the expensive
+// tier) at once, and the footer says the data's age and the statements per minute.
+func TestPauseAndRefresh(t *testing.T) {
+	t.Parallel()
+	src := &memSource{snaps: []Snapshot{incident()}}
+	clock := now
+	m := New(context.Background(), src, Options{Interval: time.Millisecond, Now: func() time.Time { return clock }})
+	drive(t, m, m.Init())
+	clock = clock.Add(30 * time.Second)
+	press(t, m, "p")
+	_, cmd := m.Update(tickMsg(clock))
+	drive(t, m, cmd)
+	if len(src.polls) != 1 {
+		t.Fatalf("%d polls while paused, want the first alone", len(src.polls))
+	}
+	if f := frame(t, m); !strings.Contains(f, "PAUSED") || !strings.Contains(f, "data 30s old") || !strings.Contains(f, "20 statements/min") {
+		t.Fatalf("footer:\n%s", f)
+	}
+	press(t, m, "r")
+	if len(src.polls) != 2 || src.fulls != 1 {
+		t.Fatalf("r: %d polls, %d full", len(src.polls), src.fulls)
+	}
+	press(t, m, "p")
+	_, cmd = m.Update(tickMsg(clock))
+	drive(t, m, cmd)
+	if len(src.polls) < 4 {
+		t.Fatalf("resumed, the tick did not poll: %d polls", len(src.polls))
+	}
+}
+
+// TestActionShowsThePrintedCommandsPlan: S on a finding opens the plan of the skip it
+// printed (its --dry-run) and never anything else; a finding that printed no reschedule
+// says so; the source has no way to write.
+func TestActionShowsThePrintedCommandsPlan(t *testing.T) {
+	t.Parallel()
+	src := &memSource{snaps: []Snapshot{incident()}}
+	m := start(t, src, 80, 24)
+	press(t, m, "R")
+	if f := frame(t, m); !strings.Contains(f, "this finding printed no reschedule command") || len(src.plans) != 0 {
+		t.Fatalf("R on the poison finding:\n%s", f)
+	}
+	press(t, m, "enter", "S")
+	if len(src.plans) != 1 || src.plans[0] != "outboxctl skip 3 --reason 'poison: X'" {
+		t.Fatalf("plans asked: %q", src.plans)
+	}
+	f := frame(t, m)
+	for _, want := range []string{"outboxctl skip 3 --reason 'poison: X'", "--dry-run, nothing changed", "dry run: nothing was changed"} {
+		if !strings.Contains(f, want) {
+			t.Fatalf("plan view lacks %q:\n%s", want, f)
+		}
+	}
+	press(t, m, "esc", "esc", "down", "R")
+	if len(src.plans) != 2 || src.plans[1] != outage.Next {
+		t.Fatalf("R on the outage finding asked %q", src.plans)
+	}
+}
+
+// TestEveryScreenFits draws every view at 80×24 and at a small window: no line wider, no
+// more lines, no control byte.
+func TestEveryScreenFits(t *testing.T) {
+	t.Parallel()
+	src := &memSource{snaps: []Snapshot{incident()}}
+	long := strings.Repeat("x", 300)
+	src.shard = render.Doc{{Name: "shard", Card: []render.Field{{Key: "detail", Value: long}}},
+		{Name: "messages", Title: "Messages", Table: &render.Table{Columns: []string{"id", "payload"}, Rows: [][]any{{int64(3), long}}}}}
+	src.message = render.Doc{{Name: "message", Card: []render.Field{{Key: "payload", Value: render.JSONText(`{"a":"` + long + "\x1b[31m" + `"}`)}}}}
+	for _, size := range [][2]int{{80, 24}, {40, 10}, {200, 50}} {
+		m := start(t, src, size[0], size[1])
+		frame(t, m)
+		for _, k := range []string{"enter", "enter", "enter", "esc", "esc", "S", "esc", "tab", "enter", "enter", "?"} {
+			press(t, m, k)
+			frame(t, m)
+		}
+	}
+}
+
+func TestParseFilterAndCommandPath(t *testing.T) {
+	t.Parallel()
+	if f, err := ParseFilter(" at-cap  scope:user "); err != nil || f != (Filter{AtCap: true, Scope: "user"}) || f.String() != "at-cap scope:user" {
+		t.Fatalf("%+v %v", f, err)
+	}
+	for _, bad := range []string{"scope:", "depth:3", "at_cap"} {
+		if _, err := ParseFilter(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	for line, want := range map[string]string{
+		"--context us --schema s killswitch remove organization 4243": "killswitch remove",
+		"--silo control --cell us reschedule user 3 --reason x":       "reschedule",
+		"skip 3":          "skip",
+		"demo seed --yes": "demo seed",
+	} {
+		if got := CommandPath(strings.Fields(line)); got != want {
+			t.Errorf("CommandPath(%s) = %q, want %q", line, got, want)
+		}
+	}
+}

@@ -1,0 +1,140 @@
+// Package top is `outboxctl top`, the on-call cockpit: doctor's findings grouped by cause
+// and the shards in backoff on one live screen, drilled into with enter (finding → its
+// shards → a shard → a message's payload), with each finding's printed repair shown as the
+// plan its --dry-run prints. It reads through a Source (cmd's read sessions: read-only
+// snapshots under the session's timeouts) and draws through internal/render's screen
+// layout; it never writes.
+package top
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/outboxctl/outboxctl/internal/doctor"
+	"github.com/outboxctl/outboxctl/internal/render"
+)
+
+// Source is what top reads, on one context's database. cmd implements it on one connection
+// (one poller per context): every call runs in a read-only snapshot.
+type Source interface {
+	// Poll reads the findings and the shards in backoff narrowed by f. full asks for every
+	// doctor check (the expensive tier, on r), else only the cheap ones.
+	Poll(ctx context.Context, f Filter, full bool) Snapshot
+	// Shard is inspect shard's document for a shard: its state card, its categories and
+	// its messages (a section named "messages", the head first).
+	Shard(ctx context.Context, k ShardRef) (render.Doc, error)
+	// Message is inspect message's card for message id of shard k (its payload included).
+	Message(ctx context.Context, k ShardRef, id int64) (render.Doc, error)
+	// Plan is what command (a finding's printed next step) prints when run with --dry-run
+	// through the CLI's own code path, and whether the context would let it write
+	// (permits: nil, or the one line a read-only context answers).
+	Plan(ctx context.Context, command string) (plan string, permits error)
+	// Statements is how many statements the source has sent so far.
+	Statements() int64
+}
+
+// Snapshot is one poll's answer, shared by every pane.
+type Snapshot struct {
+	Findings []doctor.Finding
+	// Shards is the stuck shards listing (shards --stuck's table), nil when it failed.
+	Shards *render.Table
+	// At is when the poll started (the data's age counts from it).
+	At time.Time
+	// Full: every doctor check ran (the expensive tier).
+	Full bool
+	// Err is what failed (the panes keep the last good data).
+	Err error
+}
+
+// ShardRef names a shard of the listing: its cell (control silo; "" in a cell silo), its
+// scope (the integer) and its identifier.
+type ShardRef struct {
+	Cell  string
+	Scope int64
+	ID    int64
+}
+
+// String is the shard as its key: cell/scope/id.
+func (k ShardRef) String() string { return fmt.Sprintf("%s/%d/%d", k.Cell, k.Scope, k.ID) }
+
+// shardRefOf reads a shard's key from a row of a table with the listing's columns
+// (region_name or cell_name, shard_scope, shard_identifier); false when it has none.
+func shardRefOf(t *render.Table, row []any) (ShardRef, bool) {
+	var k ShardRef
+	var okScope, okID bool
+	for i, c := range t.Columns {
+		switch c {
+		case "region_name", "cell_name":
+			if s, ok := row[i].(*string); ok && s != nil {
+				k.Cell = *s
+			} else if s, ok := row[i].(string); ok {
+				k.Cell = s
+			}
+		case "shard_scope":
+			k.Scope, okScope = asInt(row[i])
+		case "shard_identifier":
+			k.ID, okID = asInt(row[i])
+		}
+	}
+	return k, okScope && okID
+}
+
+func asInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	}
+	return 0, false
+}
+
+// Filter is the selector subset typed in place after /: at-cap, scope:NAME,
+// category:NAME (the flags --at-cap, --scope and --category of shards and the bulk
+// repairs).
+type Filter struct {
+	AtCap    bool
+	Scope    string
+	Category string
+}
+
+// ParseFilter reads the words typed after /; an unknown word is an error that lists the
+// known ones.
+func ParseFilter(s string) (Filter, error) {
+	var f Filter
+	for _, w := range strings.Fields(s) {
+		key, val, hasVal := strings.Cut(w, ":")
+		switch {
+		case w == "at-cap":
+			f.AtCap = true
+		case key == "scope" && hasVal && val != "":
+			f.Scope = val
+		case key == "category" && hasVal && val != "":
+			f.Category = val
+		default:
+			return Filter{}, fmt.Errorf("unknown filter %q: use at-cap, scope:NAME, category:NAME", w)
+		}
+	}
+	return f, nil
+}
+
+// String is the filter as typed.
+func (f Filter) String() string {
+	var words []string
+	if f.AtCap {
+		words = append(words, "at-cap")
+	}
+	if f.Scope != "" {
+		words = append(words, "scope:"+f.Scope)
+	}
+	if f.Category != "" {
+		words = append(words, "category:"+f.Category)
+	}
+	return strings.Join(words, " ")
+}
