@@ -116,6 +116,7 @@ func (a *app) runTop(ctx context.Context, o topOptions) error {
 		}
 		return nil
 	}
+	opt.Width, opt.Height = a.io.ScreenSize()
 	return top.Run(ctx, src, opt, a.io.In, a.io.Out)
 }
 

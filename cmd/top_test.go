@@ -23,8 +23,8 @@ func seedTopDemo(t *testing.T) string {
 }
 
 // TestTopFirstFrameShowsTheSeededIncident: top's first frame, against real PostgreSQL,
-// lists the seeded incident's findings (the poison suspect first, critical) and fits
-// 80×24 and 120×30 exactly.
+// lists the seeded incident's findings (the shard at the 1 h cap first, critical, under
+// its cause) and fits 80×24 and 120×30 exactly.
 func TestTopFirstFrameShowsTheSeededIncident(t *testing.T) {
 	t.Parallel()
 	schema := seedTopDemo(t)
@@ -40,9 +40,9 @@ func TestTopFirstFrameShowsTheSeededIncident(t *testing.T) {
 				t.Fatalf("%d×%d: line wider than the screen: %q", size[0], size[1], l)
 			}
 		}
-		cursor := regexp.MustCompile(`(?m)^> crit .*poison\? AUTH_PROVIDER_UPDATE`)
+		cursor := regexp.MustCompile(`(?m)^> crit +outage_or_poison +.*1 h cap`)
 		if !cursor.MatchString(out) || !strings.Contains(out, "killswitch") || !regexp.MustCompile(`data \ds old`).MatchString(out) {
-			t.Fatalf("%d×%d: the first frame lacks the poison suspect under the cursor, the kill switch or the data's age:\n%s", size[0], size[1], out)
+			t.Fatalf("%d×%d: the first frame lacks the capped shard's cause under the cursor, the kill switch or the data's age:\n%s", size[0], size[1], out)
 		}
 		if size[0] == 120 && !strings.Contains(out, "ORGANIZATION_SCOPE/4242") {
 			t.Fatalf("120 columns: no target column:\n%s", out)
@@ -70,8 +70,8 @@ func TestTopUsageErrors(t *testing.T) {
 }
 
 // TestTopInTmux plays top on a real 80-column terminal over a read-only context: the
-// finding, its shard, the skip's plan (its --dry-run) with the context's refusal; the
-// database is unchanged and q restores the screen with exit 0.
+// finding, its shard, the plan of the reschedule it printed (its --dry-run) with the
+// context's refusal; the database is unchanged and q restores the screen with exit 0.
 func TestTopInTmux(t *testing.T) {
 	t.Parallel()
 	schema := seedTopDemo(t)
@@ -80,16 +80,18 @@ func TestTopInTmux(t *testing.T) {
 	s := newTmux(t, 80, 24)
 	s.Command("printf 'main screen\\n'")
 	s.Command(fmt.Sprintf("OUTBOXCTL_CONFIG=%s outboxctl --context us top --interval 1s; echo rc=$?", config))
-	s.Wait(regexp.MustCompile(`(?m)^> crit .*poison\?`))
+	s.Wait(regexp.MustCompile(`(?m)^> crit +outage_or_poison`))
 	s.Keys("Enter")
 	s.Wait(regexp.MustCompile(`its shards \(enter inspects one\)`))
 	s.Keys("Enter")
 	s.Wait(regexp.MustCompile(`Messages \(the head, then the newest\)`))
 	s.Keys("Escape")
 	s.Wait(regexp.MustCompile(`its shards`))
-	s.Keys("S")
-	screen := s.Wait(regexp.MustCompile(`dry run: nothing was changed`))
-	for _, want := range []string{"--context us skip 3 --reason", "This context would refuse it: context us is read-only"} {
+	s.Keys("R")
+	screen := s.Wait(regexp.MustCompile(`What it would do`))
+	s.Keys("G") // the plan's end
+	screen += s.Wait(regexp.MustCompile(`dry run: nothing was changed`))
+	for _, want := range []string{"--context us reschedule --stuck --at-cap", "first shards: ORGANIZATION_SCOPE/4242", "This context would refuse it: context us is read-only"} {
 		if !strings.Contains(strings.ReplaceAll(screen, "\n", ""), want) {
 			t.Fatalf("plan view lacks %q:\n%s", want, screen)
 		}

@@ -2,10 +2,12 @@ package render
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/term"
 )
 
 // A full-screen program (outboxctl top) draws the same tables and cards the commands print,
@@ -97,4 +99,17 @@ func ScreenText(text string, width int) []string {
 		out = append(out, strings.Split(ansi.Wrap(l, width, ""), "\n")...)
 	}
 	return out
+}
+
+// ScreenSize is the terminal's size when stdout is one (0, 0 otherwise): a full-screen
+// program's first size when its output is wrapped (the tests' tee) and cannot be asked.
+func (s *Streams) ScreenSize() (width, height int) {
+	if !s.OutTTY {
+		return 0, 0
+	}
+	w, h, err := term.GetSize(os.Stdout.Fd())
+	if err != nil {
+		return s.Width, 0
+	}
+	return w, h
 }

@@ -63,6 +63,9 @@ type Options struct {
 	Context string
 	// Now is the clock (tests pin it).
 	Now func() time.Time
+	// Width and Height are the terminal's size when known (0: bubbletea asks the terminal),
+	// sent first: an output that is not the terminal's file cannot be asked.
+	Width, Height int
 }
 
 // Model is top's state: bubbletea calls Update with each key, window size and poll
@@ -285,6 +288,9 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		m.move(v, -1<<30)
 	case "end", "G":
 		m.move(v, 1<<30)
+		if _, _, keys := m.list(v); len(keys) == 0 {
+			v.off = 1 << 30 // a text view's end: View clamps it
+		}
 	default:
 		for _, a := range actions {
 			if s == a.key {

@@ -258,6 +258,10 @@ func (m *Model) body(v *view) []string {
 // Run shows top on in and out until q (or ctx ends).
 func Run(ctx context.Context, src Source, opt Options, in io.Reader, out io.Writer) error {
 	p := tea.NewProgram(New(ctx, src, opt), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen())
+	if opt.Width > 0 && opt.Height > 0 {
+		// The renderer erases what a shorter line leaves only when it knows the width.
+		go p.Send(tea.WindowSizeMsg{Width: opt.Width, Height: opt.Height})
+	}
 	_, err := p.Run()
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err()
