@@ -48,7 +48,9 @@ func pinnedCases(t Target) map[string]Script {
 			OptionWrite(t.Schema, OptionTable, "jsonb", "k", "true", "r", "backfill gate"),
 			OptionWrite(t.Schema, OptionTable, "text", "k", "true", "", "killswitch add"),
 		},
-		"pinned-introspect": {Introspect(t.Schema, []string{CellTable, ControlTable}), OptionValues(t.Schema, OptionTable, []string{"a", "b"})},
+		"pinned-introspect": {Introspect(t.Schema, []string{CellTable, ControlTable}), OptionValues(t.Schema, OptionTable, []string{"a", "b"}),
+			IntrospectIndexes(t.Schema, []string{CellTable, WebhookPayloadTable}),
+			GroupActionLogInCellOutbox(qualified(t.Schema, CellTable), Enum{Value: 14, Name: "GROUP_SCOPE"}, Enum{Value: 49, Name: "GROUP_ACTION_LOG_EVENT"})},
 		"pinned-replica":    replicaCases(t.Schema),
 	}
 }

@@ -60,7 +60,8 @@ func ParseDeployment(s string) (Deployment, error) {
 // Schema is what introspection learns about the database.
 type Schema struct {
 	Tables map[string]TableInfo // by unqualified name
-	// Indexes are each present table's index names, sorted (the era model's: era.go).
+	// Indexes are each present table's index names, sorted, read by LoadSchema for a look-up
+	// of the era's tables (era.go).
 	Indexes map[string][]string
 	// Deployment is detected from the outbox tables present (both: a monolith; one: a
 	// split silo's database) unless --deployment overrode it; unknown when neither is here.
@@ -118,8 +119,7 @@ func Introspect(schema string, tables []string) Statement {
 	}
 	return sqlStatement("introspect", []string{
 		"Which of outboxctl's tables exist, and the columns it adapts to, with their types",
-		"(payload: jsonb since Aug 2025, text before; option value: jsonb or text; the cell column),",
-		"and each table's indexes.",
+		"(payload: jsonb since Aug 2025, text before; option value: jsonb or text; the cell column).",
 	}, nil, Args{"tables": {Value: names}, "columns": {Value: introspectedColumns()}})
 }
 
@@ -181,8 +181,24 @@ type introspectRow struct {
 	Index   int64    `db:"table_index"`
 	Name    string   `db:"table_name"`
 	Present bool     `db:"present"`
-	Column  *string  `db:"column_name"`
-	Type    *string  `db:"column_type"`
+	Column  *string `db:"column_name"`
+	Type    *string `db:"column_type"`
+}
+
+// IntrospectIndexes reads the index names of tables (unqualified, qualified with schema when
+// set): the era model's (era.go), read only when a look-up has the era's tables.
+func IntrospectIndexes(schema string, tables []string) Statement {
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		names[i] = qualified(schema, t)
+	}
+	return sqlStatement("introspect-indexes", []string{"The indexes of outboxctl's tables (Sentry dropped some over time)."}, nil,
+		Args{"tables": {Value: names}})
+}
+
+// introspectIndexesRow is one row of IntrospectIndexes.
+type introspectIndexesRow struct {
+	Index   int64    `db:"table_index"`
 	Indexes []string `db:"index_names"`
 }
 
@@ -194,7 +210,21 @@ func LoadSchema(ctx context.Context, q Querier, schema string, tables []string) 
 	if err != nil {
 		return Schema{}, err
 	}
-	return SchemaFrom(res, tables)
+	s, err := SchemaFrom(res, tables)
+	if err != nil || !slices.ContainsFunc(tables, func(t string) bool { return slices.Contains(EraTables(), t) }) {
+		return s, err
+	}
+	// The era's look-up: the tables' indexes too.
+	rows, err := All[introspectIndexesRow](ctx, q, IntrospectIndexes(schema, tables))
+	if err != nil {
+		return s, err
+	}
+	for _, r := range rows {
+		if r.Index >= 1 && int(r.Index) <= len(tables) && s.Tables[tables[r.Index-1]].Present {
+			s.Indexes[tables[r.Index-1]] = r.Indexes
+		}
+	}
+	return s, nil
 }
 
 // SchemaTables is what LoadSchema looks up for tables: them, each once (SchemaFrom folds a
@@ -230,9 +260,6 @@ func SchemaFrom(res *Result, tables []string) (Schema, error) {
 		key := tables[r.Index-1]
 		ti := s.Tables[key]
 		ti.Name, ti.Present = r.Name, r.Present
-		if r.Present {
-			s.Indexes[key] = r.Indexes
-		}
 		if r.Column != nil {
 			typ := ""
 			if r.Type != nil {
