@@ -51,7 +51,7 @@ func pinnedCases(t Target) map[string]Script {
 		"pinned-introspect": {Introspect(t.Schema, []string{CellTable, ControlTable}), OptionValues(t.Schema, OptionTable, []string{"a", "b"}),
 			IntrospectIndexes(t.Schema, []string{CellTable, WebhookPayloadTable}),
 			GroupActionLogInCellOutbox(qualified(t.Schema, CellTable), Enum{Value: 14, Name: "GROUP_SCOPE"}, Enum{Value: 49, Name: "GROUP_ACTION_LOG_EVENT"})},
-		"pinned-replica":    replicaCases(t.Schema),
+		"pinned-replica": replicaCases(t.Schema),
 	}
 }
 

@@ -178,9 +178,9 @@ func StatementBudgetEnd(setting string) Statement {
 
 // introspectRow is one row of Introspect.
 type introspectRow struct {
-	Index   int64    `db:"table_index"`
-	Name    string   `db:"table_name"`
-	Present bool     `db:"present"`
+	Index   int64   `db:"table_index"`
+	Name    string  `db:"table_name"`
+	Present bool    `db:"present"`
 	Column  *string `db:"column_name"`
 	Type    *string `db:"column_type"`
 }
