@@ -484,9 +484,19 @@ func bulkDoc(d factory, command string, t query.Target, sum drain.BulkSummary, a
 		card.Archive, card.Operations, card.MadeDue = archive.Path, len(archive.Operations), archive.MadeDue
 		card.Restore = bulkRestore(d, command, t, archive)
 	}
+	// Every run ends with the command that checks it; one that left shards, with the command
+	// that retries exactly those (its --resume), on one line for every shard being drained.
+	card.Next = render.Commands{d.next(&t, "doctor", "--check", "stuck")}
+	if left := sum.Selected - sum.Done - sum.Empty; left > 0 && archive != nil && archive.ID != "" {
+		card.Retry = d.resumeCommand("outboxctl "+command, archive.ID)
+		if sum.BeingDrained > 0 {
+			d.printer.Notef("%d shard(s) were being drained (a drainer held their head row), left for the next run: %s retries exactly the %d shard(s) the run left", sum.BeingDrained, card.Retry, left)
+		}
+	}
 	rows := []drain.BulkShardRow{}
 	for _, s := range sum.Shards {
-		if s.Outcome == drain.BulkDone && !d.printer.Structured() {
+		// On a terminal, the shards done and those being drained (the line above) are not listed.
+		if (s.Outcome == drain.BulkDone || s.Outcome == drain.BulkBeingDrained) && !d.printer.Structured() {
 			continue
 		}
 		rows = append(rows, drain.BulkShardRow{Scope: s.Scope, ScopeName: reg.ScopeName(s.Scope), ID: s.ID, Outcome: string(s.Outcome), Rows: s.Rows, Error: s.Error})

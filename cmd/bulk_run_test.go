@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
 
@@ -478,5 +480,41 @@ func TestBulkResumeAfterInterrupt(t *testing.T) {
 	}
 	if _, errOut := resume(0, "reschedule", "--resume", id); !strings.Contains(errOut, "nothing left of operation "+id) {
 		t.Errorf("a second resume: %s", errOut)
+	}
+}
+
+// TestBulkBeingDrainedIsOneLine (#35): a bulk reschedule that met 2 shards being drained
+// says so in one line with the count and the command that retries exactly the shards it
+// left (its --resume), and lists neither shard on a terminal; its summary ends with the
+// command that checks it (doctor's stuck check), which -o json carries too (next).
+func TestBulkBeingDrainedIsOneLine(t *testing.T) {
+	t.Parallel()
+	schema := seedStuckShards(t, 3, 2)
+	holdRow(t, schema, 2, true)
+	holdRow(t, schema, 3, true)
+	streams, out, errOut := render.Test()
+	if code := Main(context.Background(), []string{"--dsn", testdb.DSN(), "--schema", schema, "reschedule", "--stuck", "--yes"}, streams); code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	line := regexp.MustCompile(`(?m)^2 shard\(s\) were being drained \(a drainer held their head row\), left for the next run: (outboxctl --schema \S+ reschedule --yes --resume \S+) retries exactly the 2 shard\(s\) the run left$`).FindStringSubmatch(errOut.String())
+	if line == nil {
+		t.Fatalf("no one line for the shards being drained:\n%s", errOut)
+	}
+	if strings.Contains(out.String(), "being drained\t") || strings.Count(out.String(), "being drained") > 1 {
+		t.Errorf("a line per shard being drained:\n%s", out)
+	}
+	next := "outboxctl --schema " + schema + " doctor --check stuck"
+	if !strings.HasSuffix(strings.TrimSpace(out.String()), next) {
+		t.Errorf("the summary does not end with %q:\n%s", next, out)
+	}
+	streams, out, errOut = render.Test()
+	if code := Main(context.Background(), []string{"--dsn", testdb.DSN(), "--schema", schema, "reschedule", "--scope", "organization", "--yes", "-o", "json"}, streams); code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	var doc struct {
+		Summary drain.BulkCard `json:"summary"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Summary.Next) != 1 || doc.Summary.Next[0] != next {
+		t.Errorf("-o json: %+v, %v\n%s", doc.Summary, err, out)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // A bulk repair (reschedule, skip --category, compact over a selector) works on its selected
@@ -635,6 +636,12 @@ type BulkCard struct {
 	// MadeDue counts the shards a skip or compact made due now, their head row removed.
 	MadeDue int    `json:"made_due,omitempty"`
 	Restore string `json:"restore,omitempty" render:"human"`
+	// Retry is the command that retries exactly the shards the run left (being drained,
+	// failed, in doubt, not reached): its --resume; "" when it left none. On a terminal only: a
+	// script has the operation id.
+	Retry string `json:"retry,omitempty" render:"human"`
+	// Next is the command that checks the repair: doctor's stuck check, on the same target.
+	Next render.Commands `json:"next"`
 }
 
 // Card is the summary's card of s.
