@@ -138,12 +138,14 @@ func (s Schema) HasIndex(table, name string) bool {
 const WebhookPriorityIndex = "webhookpayload_priority_idx"
 
 // WebhookIndexes says which of the webhook payload indexes Sentry dropped in Aug 2026 this
-// database still has: the schedule_for index (Django named it after the column:
-// hybridcloud_webhookpayload_schedule_for_<hash>) and webhookpayload_priority_idx. On a
-// current Sentry neither is here, and mailbox heads are found through (mailbox_name, id).
+// database still has: the schedule_for index and webhookpayload_priority_idx. On a current
+// Sentry neither is here, and mailbox heads are found through (mailbox_name, id). The
+// schedule_for index's name is Django's, by either of its rules: a Meta index's hash name
+// (hybridcloud_schedul_<hash>_idx, fixture.MailboxScheduleForIndex) or a db_index field's
+// (hybridcloud_webhookpayload_schedule_for_<hash>); the reference does not say which.
 func (s Schema) WebhookIndexes() (scheduleFor, priority bool) {
 	for _, n := range s.Indexes[WebhookPayloadTable] {
-		if strings.HasPrefix(n, WebhookPayloadTable+"_schedule_for") {
+		if strings.HasPrefix(n, WebhookPayloadTable+"_schedule_for") || strings.HasPrefix(n, "hybridcloud_schedul_") {
 			scheduleFor = true
 		}
 	}
