@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -122,34 +123,38 @@ func (a *app) runTop(ctx context.Context, o topOptions) error {
 
 // topSource is top's one poller on the context: one connection, held between polls and
 // opened again after an error, each read a read-only snapshot under the session's
-// timeouts (sessionOn). A shard's or a message's read waits for a poll in progress.
+// timeouts (sessionOn). A shard's or a message's read waits for a poll in progress; the
+// statement count never waits (top's loop reads it, and a key must not wait for a read).
 type topSource struct {
 	a     *app
 	d     factory
 	limit int
-	mu    sync.Mutex
-	conn  *db.Conn
-	sent  int64 // the statements of connections closed
+	mu    sync.Mutex // held by a read: one at a time on the connection
+	conn  atomic.Pointer[db.Conn]
+	sent  atomic.Int64 // the statements of connections closed
+}
+
+// drop closes the connection (s.mu held), keeping its statement count.
+func (s *topSource) drop(ctx context.Context) {
+	if c := s.conn.Swap(nil); c != nil {
+		s.sent.Add(c.Statements())
+		c.Close(context.WithoutCancel(ctx))
+	}
 }
 
 func (s *topSource) close(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.conn != nil {
-		s.sent += s.conn.Statements()
-		s.conn.Close(context.WithoutCancel(ctx))
-		s.conn = nil
-	}
+	s.drop(ctx)
 }
 
 // Statements is what the poller has sent: top's footer divides it by the time.
 func (s *topSource) Statements() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.conn != nil {
-		return s.sent + s.conn.Statements()
+	n := s.sent.Load()
+	if c := s.conn.Load(); c != nil {
+		n += c.Statements()
 	}
-	return s.sent
+	return n
 }
 
 // with runs fn in a read-only snapshot on the poller's connection; a failure drops the
@@ -164,17 +169,17 @@ func (s *topSource) with(ctx context.Context, fn func(*session) error) error {
 	// The connection runs under the catalog read's budget when --statement-timeout is
 	// lower; sessionOn lowers the statements after the catalog read (openSessionOf's rule).
 	connectTimeout, lower := catalogBudget(s.a.g.StatementTimeout)
-	if s.conn == nil {
+	conn := s.conn.Load()
+	if conn == nil {
 		cfg := s.a.dbConfig("top")
 		cfg.StatementTimeout = connectTimeout
-		if s.conn, err = db.Connect(ctx, cfg); err != nil {
+		if conn, err = db.Connect(ctx, cfg); err != nil {
 			return err
 		}
+		s.conn.Store(conn)
 	}
-	if err = s.a.sessionOn(ctx, s.conn, t, lower, fn); err != nil {
-		s.sent += s.conn.Statements()
-		s.conn.Close(context.WithoutCancel(ctx))
-		s.conn = nil
+	if err = s.a.sessionOn(ctx, conn, t, lower, fn); err != nil {
+		s.drop(ctx)
 	}
 	return err
 }

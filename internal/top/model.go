@@ -131,6 +131,7 @@ type (
 		v       *view
 		plan    string
 		permits error
+		selects doctor.Evidence
 	}
 )
 
@@ -182,7 +183,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		msg.v.loading, msg.v.doc, msg.v.err = false, msg.doc, msg.err
 	case planMsg:
 		msg.v.loading = false
-		msg.v.text = planLines(msg.v.title, msg.plan, msg.permits)
+		msg.v.text = planLines(msg.v.title, msg.plan, msg.permits, msg.selects)
 	case tea.KeyMsg:
 		if m.editing {
 			return m, m.editKey(msg)
@@ -526,17 +527,30 @@ func (m *Model) act(v *view, a action) tea.Cmd {
 	m.status = ""
 	nv := &view{kind: kindPlan, title: command, loading: true}
 	m.push(nv)
+	var selects doctor.Evidence
+	if command == f.Next {
+		// What doctor counted for its next command (next_selects_shards, …): the plan's
+		// counts should say the same.
+		for _, kv := range f.Evidence {
+			if strings.HasPrefix(kv.Key, "next_selects_") {
+				selects = append(selects, kv)
+			}
+		}
+	}
 	src, ctx := m.src, m.ctx
 	return func() tea.Msg {
 		plan, permits := src.Plan(ctx, command)
-		return planMsg{v: nv, plan: plan, permits: permits}
+		return planMsg{v: nv, plan: plan, permits: permits, selects: selects}
 	}
 }
 
 // planLines are a plan view's text: the command to copy, whether the context permits it,
 // and the plan its --dry-run printed.
-func planLines(command, plan string, permits error) []string {
+func planLines(command, plan string, permits error, selects doctor.Evidence) []string {
 	lines := []string{"The finding's command (copy it to a shell to run it; it asks for its own confirmation):", "", "  " + command, ""}
+	if len(selects) > 0 {
+		lines = append(lines, "doctor counted what it selects: "+selects.String(), "")
+	}
 	if permits != nil {
 		lines = append(lines, "This context would refuse it: "+permits.Error(), "")
 	}

@@ -75,7 +75,7 @@ var poison = doctor.Finding{Check: "stuck", Severity: doctor.Crit, Target: "ORGA
 	Next:     "outboxctl inspect message 3", Then: []string{"outboxctl skip 3 --reason 'poison: X'"}}
 
 var outage = doctor.Finding{Check: "stuck", Severity: doctor.Warn, Target: "2 × ORGANIZATION_SCOPE", Short: "receiver down?",
-	Evidence: doctor.Evidence{{Key: "cause", Value: "receiver_outage"}}, Next: "outboxctl reschedule --stuck --at-cap --scope organization"}
+	Evidence: doctor.Evidence{{Key: "cause", Value: "receiver_outage"}, {Key: "next_selects_shards", Value: int64(2)}}, Next: "outboxctl reschedule --stuck --at-cap --scope organization"}
 
 func incident() Snapshot {
 	return Snapshot{Findings: []doctor.Finding{outage, poison, {Check: "xmin", Severity: doctor.OK}},
@@ -367,6 +367,9 @@ func TestActionShowsThePrintedCommandsPlan(t *testing.T) {
 	press(t, m, "esc", "esc", "down", "R")
 	if len(src.plans) != 2 || src.plans[1] != outage.Next {
 		t.Fatalf("R on the outage finding asked %q", src.plans)
+	}
+	if f := frame(t, m); !strings.Contains(f, "doctor counted what it selects: next_selects_shards=2") {
+		t.Fatalf("the plan does not say doctor's count:\n%s", f)
 	}
 }
 
