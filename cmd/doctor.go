@@ -110,6 +110,12 @@ critical (1: runtime failure, 2: usage).`),
 			})
 		},
 	}
+	addDoctorFlags(c, &o)
+	return c
+}
+
+// addDoctorFlags registers doctor's flags: the checks and their thresholds.
+func addDoctorFlags(c *cobra.Command, o *doctorOptions) {
 	f := c.Flags()
 	f.StringSliceVar(&o.Checks, "check", nil, "run only these checks (comma-separated): "+strings.Join(doctor.Names, ", "))
 	addDurationFlag(f, &o.Config.Unclaimed, "unclaimed", doctor.DefaultUnclaimed, "10m", "a due shard whose head was last claimed longer ago is a finding")
@@ -122,7 +128,6 @@ critical (1: runtime failure, 2: usage).`),
 	f.BoolVar(&o.Config.SelfHosted, "self-hosted", false, "backfill: ignore the options, as self-hosted Sentry does")
 	addDurationFlag(f, &o.Sample, "sample", 0, "30s", "backfill: read the cursors again after this long and report walks that did not move")
 	_ = c.RegisterFlagCompletionFunc("check", fixedCompletion(doctor.Names...))
-	return c
 }
 
 // doctorEnv is what the checks read in the snapshot s: its transaction and catalog, the

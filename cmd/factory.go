@@ -52,6 +52,9 @@ type factory struct {
 	// plainSession one on any Sentry database (the kill switches and options); openSession
 	// one that checks no table (doctor finds its tables in the catalog).
 	readSession, plainSession, openSession func(ctx context.Context, command string, fn func(*session) error) error
+	// sessionOn is session on a table the flags do not name (the webhook mailboxes), its
+	// statement timeout lowered to lower when above 0.
+	sessionOn func(ctx context.Context, conn *db.Conn, t query.Target, lower time.Duration, fn func(*session) error) error
 	// passSession is readSession under a statement timeout of its own: a whole-table pass
 	// its flag asked for (cmd/pass.go). statementTimeout is --statement-timeout, which a
 	// pass's budget is a share of.
@@ -113,7 +116,7 @@ func (a *app) factory() factory {
 		printScript: func(s query.Script) error { return a.printScript(s, noDB) },
 		printText:   func(s string) error { return a.printSQLText(s, noDB) },
 		preamble:    a.writePreamble,
-		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSessionOn,
+		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSessionOn, sessionOn: a.sessionOn,
 		readSession: a.readSession, passSession: a.readSessionTimeout, statementTimeout: a.g.StatementTimeout, errTTY: a.io.ErrTTY, plainSession: a.plainSession, openSession: a.openSession, runRead: a.runRead,
 		split: a.splitSides, splitMode: len(a.split) == 2,
 		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,

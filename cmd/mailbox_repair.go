@@ -52,7 +52,11 @@ does it for every mailbox of provider P whose head failed, 100 mailboxes a trans
 		if err := o.validate(c, args); err != nil {
 			return err
 		}
-		return runMailboxReschedule(c.Context(), a, o, *ro)
+		t, err := a.mailboxTarget()
+		if err != nil {
+			return err
+		}
+		return runMailboxReschedule(c.Context(), a.factory(), t, a.mailboxTargetLine(), o, *ro)
 	}
 }
 
@@ -82,13 +86,8 @@ func (a *app) mailboxTargetLine() string {
 // runMailboxReschedule is reschedule's mailbox forms: the plan, the confirmation, the
 // UPDATE in transactions of mailbox.RescheduleBatch mailboxes, the audit line and the
 // summary (--print-sql: the UPDATE of --mailbox, in its transaction).
-func runMailboxReschedule(ctx context.Context, a *app, o mailboxRepairOptions, ro repairOptions) error {
-	d := a.factory()
+func runMailboxReschedule(ctx context.Context, d factory, t query.Target, targetLine string, o mailboxRepairOptions, ro repairOptions) error {
 	const command = "outboxctl reschedule"
-	t, err := a.mailboxTarget()
-	if err != nil {
-		return err
-	}
 	why := query.Why{Command: "reschedule", Reason: ro.Reason}
 	if d.printSQL {
 		if o.Mailbox == "" {
@@ -107,7 +106,7 @@ func runMailboxReschedule(ctx context.Context, a *app, o mailboxRepairOptions, r
 	defer conn.Close(context.WithoutCancel(ctx))
 	var names []string
 	var plan []string
-	err = a.sessionOn(ctx, conn, query.MailboxTarget(t.Schema), 0, func(s *session) error {
+	err = d.sessionOn(ctx, conn, query.MailboxTarget(t.Schema), 0, func(s *session) error {
 		s.target.Cell = t.Cell
 		return mailboxRead(s, func(s *session, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
 			if o.Mailbox != "" {
@@ -145,7 +144,7 @@ func runMailboxReschedule(ctx context.Context, a *app, o mailboxRepairOptions, r
 		d.printer.Notef("no mailbox of provider %s has a failed head: nothing to reschedule", o.Provider)
 		return nil
 	}
-	if err := a.confirmPlan(command, mutationPlan{Target: a.mailboxTargetLine(), Lines: plan}, ro.Yes, len(names)); err != nil {
+	if err := d.confirmPlan(command, mutationPlan{Target: targetLine, Lines: plan}, ro.Yes, len(names)); err != nil {
 		return err
 	}
 	n, err := mailbox.Reschedule(ctx, conn, t, names, why)
@@ -214,7 +213,11 @@ shows the plan.
 		if a.g.PrintSQL {
 			return usageErrorf(command+" --mailbox "+o.Mailbox+" --head --dry-run", "skip --mailbox archives before it deletes, which a printed script cannot: --dry-run shows the plan")
 		}
-		return runMailboxSkip(c.Context(), a, o, *ro)
+		t, err := a.mailboxTarget()
+		if err != nil {
+			return err
+		}
+		return runMailboxSkip(c.Context(), a.factory(), t, a.mailboxTargetLine(), o, *ro)
 	}
 }
 
@@ -234,13 +237,8 @@ func onlyFlags(c *cobra.Command, allowed map[string]bool, what string) error {
 
 // runMailboxSkip is skip --mailbox NAME --head: the plan, the confirmation, the archived
 // delete, the audit line and the summary.
-func runMailboxSkip(ctx context.Context, a *app, o mailboxSkipOptions, ro repairOptions) error {
-	d := a.factory()
+func runMailboxSkip(ctx context.Context, d factory, t query.Target, targetLine string, o mailboxSkipOptions, ro repairOptions) error {
 	const command = "outboxctl skip"
-	t, err := a.mailboxTarget()
-	if err != nil {
-		return err
-	}
 	t.Cell = ""
 	if err := d.requireDB(command); err != nil {
 		return err
@@ -252,7 +250,7 @@ func runMailboxSkip(ctx context.Context, a *app, o mailboxSkipOptions, ro repair
 	defer conn.Close(context.WithoutCancel(ctx))
 	head := func() (*mailbox.Inspected, error) {
 		var in *mailbox.Inspected
-		err := a.sessionOn(ctx, conn, t, 0, func(s *session) error {
+		err := d.sessionOn(ctx, conn, t, 0, func(s *session) error {
 			return mailboxRead(s, func(s *session, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
 				var err error
 				in, err = mailbox.Inspect(s.ctx, s.tx, s.target, cat, o.Mailbox, skip, 2, false)
@@ -274,7 +272,7 @@ func runMailboxSkip(ctx context.Context, a *app, o mailboxSkipOptions, ro repair
 			o.Mailbox, h.HeadID, h.Attempts, render.FormatTime(h.HeadAdded, d.now(), d.printer.Time), in.Request.Method, in.Request.Path, reasonText(ro.Reason)),
 		fmt.Sprintf("the mailbox then holds %s %d payload(s); the archive keeps the head's request as received, secrets included (a file only you can read)", h.DepthIs, max(h.Depth-1, 0)),
 	}
-	if err := a.confirmPlan(command, mutationPlan{Target: a.mailboxTargetLine(), Lines: plan}, ro.Yes, 1); err != nil {
+	if err := d.confirmPlan(command, mutationPlan{Target: targetLine, Lines: plan}, ro.Yes, 1); err != nil {
 		return err
 	}
 	deleted, op, err := mailbox.SkipHead(ctx, conn, t, o.Mailbox, h.HeadID, ro.Archive, ro.Reason, osUser(), d.now(), d.printer.Warnf)
