@@ -63,6 +63,7 @@ func TestDoctorEra(t *testing.T) {
 		out, _ := mustRun(t, cmd.ExitOK, schema, "doctor", "--check", "era", "-o", "json")
 		fs := eraFindings(t, out)
 		if len(fs) != 2 || !strings.Contains(fs[0].Summary, "replicas of team, organizationmemberteam, externalactor torn down") ||
+			!strings.Contains(fs[0].Summary, "TEAM_UPDATE, ORGANIZATION_MEMBER_TEAM_UPDATE, EXTERNAL_ACTOR_UPDATE rows drain applying nothing") ||
 			!strings.Contains(fs[0].Summary, "hybridcloud, hybridcloud.control, issues.action_log") ||
 			fs[1].Severity != "ok" || !strings.Contains(fs[1].Summary, "1 UNKNOWN(49) row(s) in sentry_regionoutbox, all added before 2026-09-15: leftovers") {
 			t.Fatalf("leftovers only: %+v", fs)

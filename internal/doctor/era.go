@@ -126,15 +126,18 @@ func categoryArg(c query.Enum) string {
 
 // eraFinding says what the catalog tells of Sentry's era, and where its workers run.
 func eraFinding(era query.Schema) Finding {
-	var gone []string
+	var gone, idle []string
 	for _, td := range query.Teardowns {
 		if era.ReplicaState(td.Table) == query.ReplicaTornDown {
 			gone = append(gone, td.Pair)
+			idle = append(idle, td.Category.Name)
 		}
 	}
 	var facts []string
 	if len(gone) > 0 {
-		facts = append(facts, "replicas of "+strings.Join(gone, ", ")+" torn down (July 2026): verify skips them")
+		// Drained is not applied: these rows drain and write nothing (reference §10.1, §10.2).
+		facts = append(facts, "replicas of "+strings.Join(gone, ", ")+" torn down (July 2026): verify skips them, and "+
+			strings.Join(idle, ", ")+" rows drain applying nothing")
 	}
 	if era.WatermarksInPostgres(query.SiloCell) || era.WatermarksInPostgres(query.SiloControl) {
 		facts = append(facts, "backfill watermarks in PostgreSQL (Sep 2026)")
