@@ -332,9 +332,20 @@ func reinsert(ctx context.Context, conn *db.Conn, targets []restoreTarget, reaso
 // restoreTargets introspects each operation's table and reads which ids it holds.
 // schema, when given (--schema), is where the rows go instead of the schema recorded.
 func restoreTargets(ctx context.Context, conn *db.Conn, schema string, plan *drain.RestorePlan) ([]restoreTarget, error) {
+	// A batch whose outcome the archive does not record is settled against the table first
+	// (its rows are restored when every one it staged is gone), read FOR SHARE: a killed
+	// run's COMMIT the server still finishes is waited for, never read as not committed.
+	unmarked := make([]map[int64]bool, len(plan.Operations))
+	for i, p := range plan.Operations {
+		d := p.Op.Destination(schema)
+		var err error
+		if unmarked[i], err = drain.PresentLocked(ctx, conn, query.Target{Silo: query.SiloCell, Schema: d.Schema, Table: d.Table}, p.UnmarkedIDs()); err != nil {
+			return nil, err
+		}
+	}
 	var out []restoreTarget
 	err := db.ReadTx(ctx, conn, func(tx db.Tx) error {
-		for _, p := range plan.Operations {
+		for i, p := range plan.Operations {
 			t := restoreTarget{PlannedOperation: p, dest: p.Op.Destination(schema)}
 			sch, err := query.LoadSchema(ctx, tx, t.dest.Schema, []string{t.dest.Table})
 			if err != nil {
@@ -345,13 +356,7 @@ func restoreTargets(ctx context.Context, conn *db.Conn, schema string, plan *dra
 				return fmt.Errorf("table %s does not exist: create it, or restore into another schema with --schema", textsafe.Clean(qualifiedName(t.dest.Schema, t.dest.Table)))
 			}
 			t.dest.CellColumn, t.dest.PayloadType = ti.CellColumn, ti.PayloadType
-			// A batch whose outcome the archive does not record is settled against the table
-			// first: its rows are restored when every one it staged is gone.
-			unmarked, err := drain.Existing(ctx, tx, t.dest, p.UnmarkedIDs())
-			if err != nil {
-				return db.Classify(err, "existing-ids")
-			}
-			t.Settle(unmarked)
+			t.Settle(unmarked[i])
 			if t.present, err = drain.Existing(ctx, tx, t.dest, t.IDs()); err != nil {
 				return db.Classify(err, "existing-ids")
 			}

@@ -82,14 +82,9 @@ func SettleArchive(ctx context.Context, conn *db.Conn, path string, target query
 	if len(todo) == 0 {
 		return nil, nil
 	}
-	dest := Destination{Schema: target.Schema, Table: target.TableName()}
-	var present map[int64]bool
-	if err := db.ReadTx(ctx, conn, func(tx db.Tx) error {
-		var err error
-		present, err = Existing(ctx, tx, dest, ids)
-		return err
-	}); err != nil {
-		return nil, db.Classify(err, "existing-ids")
+	present, err := PresentLocked(ctx, conn, target, ids)
+	if err != nil {
+		return nil, err
 	}
 	if err := sealTornTail(f); err != nil {
 		return nil, fmt.Errorf("settling the archive %s: %w", path, err)
@@ -125,4 +120,30 @@ func SettleArchive(ctx context.Context, conn *db.Conn, path string, target query
 		return nil, fmt.Errorf("settling the archive %s: %w", path, err)
 	}
 	return out, nil
+}
+
+// PresentLocked returns which of ids t's table holds, read FOR SHARE in a write transaction
+// on conn (query.SettleDeleted): a transaction the server is still finishing (a killed run's
+// COMMIT in flight) is waited for, up to lock_timeout, so its DELETE is never read as not
+// committed.
+func PresentLocked(ctx context.Context, conn *db.Conn, t query.Target, ids []int64) (map[int64]bool, error) {
+	present := map[int64]bool{}
+	if len(ids) == 0 {
+		return present, nil
+	}
+	err := db.RunWriteTx(ctx, conn, nil, func(tx db.Tx) error {
+		res, err := query.Run(ctx, tx, query.SettleDeleted(t, ids))
+		if err != nil {
+			return err
+		}
+		rows, err := query.Rows[existingRow](res)
+		for _, r := range rows {
+			present[r.ID] = true
+		}
+		return err
+	})
+	if err != nil {
+		return nil, db.Classify(err, "settle-deleted")
+	}
+	return present, nil
 }
