@@ -631,7 +631,7 @@ Archive, then delete, every row of the message's coalesce group (same shard, cat
 object) up to the group's newest row: the group is not delivered. For a shard's head in
 backoff, up to the newest row its last attempt could have sent (written by then): that is
 what failed; a row written since has not been tried and stays, for Sentry to deliver (a
-head written after the last attempt is refused: it has not failed yet). When the group held the
+head written after the last attempt, never tried, goes whole, and the plan says so). When the group held the
 shard's head row, the shard is made due now (its backoff was earned by the row that is
 gone), unless --keep-backoff; the rest of the shard is untouched. The summary shows the
 shard's state after, the next step and the undo.

@@ -80,7 +80,9 @@ func (d factory) boundToTried(ctx context.Context, conn *db.Conn, sk *drain.Skip
 		return "", err
 	}
 	if b[0].NewestTriedID == nil {
-		return "", failuref("message %d was written after its shard's last attempt: it has not failed yet (outboxctl doctor --check stuck decides)", id)
+		// Written after the last attempt: not tried, but named by the operator. The whole
+		// group goes, as for any message, and the plan says it never failed.
+		return " (written after the shard's last attempt: it has never been tried)", nil
 	}
 	if *b[0].NewestTriedID >= sk.Newest {
 		return "", nil
