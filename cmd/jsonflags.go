@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/outboxctl/outboxctl/internal/bytesize"
 	"github.com/outboxctl/outboxctl/internal/contract"
@@ -33,6 +34,37 @@ func jsonArgs(args []string) []string {
 		out = append(out, args[i])
 	}
 	return out
+}
+
+// rewrittenWords are the words of args that jsonArgs and watchArgs wrote in place of a bare
+// --json or a --watch INTERVAL.
+func rewrittenWords(args []string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range args {
+		if w == "--" {
+			break
+		}
+		if w == "--json="+listFields || strings.HasPrefix(w, "--watch=") {
+			out[w] = true
+		}
+	}
+	return out
+}
+
+// noRewrittenValue refuses a flag that took, as its value, the word that stood for a bare
+// --json or --watch after it (`skip 1 --reason --json` gave --reason "--json" as a reason,
+// a sentinel that then reached the SQL comment, the audit line and the archive): the flag
+// was given no value.
+func (a *app) noRewrittenValue(c *cobra.Command) error {
+	var err error
+	c.Flags().Visit(func(f *pflag.Flag) {
+		if err != nil || f.Name == "json" || f.Name == "watch" || !a.rewritten[f.Value.String()] {
+			return
+		}
+		next := strings.SplitN(f.Value.String(), "=", 2)[0]
+		err = usageErrorf("", "`--%s` needs a value: it was given none before %s (give it one: --%s=VALUE)", f.Name, next, f.Name)
+	})
+	return err
 }
 
 // addSelectionFlags registers --json and --jq, which every command printing a JSON

@@ -41,6 +41,7 @@ func Main(ctx context.Context, args []string, streams *render.Streams) int {
 	wrapCobraErrors(root)
 	args = jsonArgs(watchArgs(args))
 	a.args = args
+	a.rewritten = rewrittenWords(args)
 	root.SetArgs(args)
 	root.SetIn(io.In)
 	root.SetOut(io.Out)
@@ -88,10 +89,13 @@ func (a *app) secrets() []string {
 // app is the state of one invocation: the streams, the global flags, and what is built from
 // them on first use (a command that needs no database never dials one).
 type app struct {
-	io     *render.Streams
-	getenv func(string) string
-	g      globalOptions
-	reg    *enums.Registry
+	// rewritten are the words jsonArgs and watchArgs wrote (--json=\x00list, --watch=1s):
+	// validate refuses another flag that took one as its value.
+	rewritten map[string]bool
+	io        *render.Streams
+	getenv    func(string) string
+	g         globalOptions
+	reg       *enums.Registry
 	// cmd is the command being run (set before it runs), for the no-database verdict rule.
 	cmd *cobra.Command
 	// args is the command line, env the process environment before a context's settings
@@ -273,6 +277,9 @@ func (a *app) validate(c *cobra.Command) error {
 	}
 	if err := c.ValidateFlagGroups(); err != nil {
 		return asUsage(err)
+	}
+	if err := a.noRewrittenValue(c); err != nil {
+		return err
 	}
 	if err := a.validateSelection(c); err != nil {
 		return err
