@@ -123,16 +123,7 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	if err := checkResumeTarget(command, o.resume, d.where()+", "+t.Describe()); err != nil {
 		return err
 	}
-	if o.resume != nil && o.resume.Truncated {
-		d.printer.Warnf("%s: the last line was cut short (a write a kill interrupted): ignored; that batch's shards are worked on again (those it did are found done)", render.Escape(o.resume.Path))
-	}
-	if job.rowsOf != nil { // the archive a skip or compact appends to: settled first, even when nothing is left
-		archive := r.Archive
-		if o.resume != nil {
-			archive = o.resume.Archive
-		}
-		d.settleArchive(ctx, conn, archive, t)
-	}
+	d.beforeBulk(ctx, conn, o, r, t, job)
 	var count func(query.Statement) query.Statement
 	if job.count != nil {
 		count = job.count(t)
@@ -146,16 +137,7 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 		return err
 	}
 	if len(shards) == 0 {
-		if o.resume != nil {
-			d.printer.Notef("nothing left of operation %s: every shard it selected is finished or empty", o.resume.Op)
-		} else {
-			d.printer.Notef("no shards matched (%s): nothing to %s", sel.Describe(), job.command)
-		}
-		// A script reads the summary document it always reads: every count 0, no shard.
-		if d.printer.Structured() {
-			return d.printer.Print(bulkDoc(d, job.command, t, drain.BulkSummary{Mode: string(job.mode), Shards: []drain.BulkShard{}}, nil, reg))
-		}
-		return nil
+		return nothingSelected(d, o, t, sel, job, reg)
 	}
 	plan := bulkPlan(d, job, t, sel, shards, reg, o.BatchShards, o.BatchRows, r.Reason)
 	if job.count != nil {
@@ -184,6 +166,35 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 		return perr
 	}
 	return bulkVerdict(ctx, job.command, d.resumeCommand(command, archive.ID), bulkRestore(d, job.command, t, archive), sum, err)
+}
+
+// beforeBulk says a resume's journal lost its cut last line, and settles the archive a skip or
+// compact appends to (the run's, on a resume), even when nothing is left to do.
+func (d factory) beforeBulk(ctx context.Context, conn *db.Conn, o bulkOptions, r repairOptions, t query.Target, job bulkRepair) {
+	if o.resume != nil && o.resume.Truncated {
+		d.printer.Warnf("%s: the last line was cut short (a write a kill interrupted): ignored; that batch's shards are worked on again (those it did are found done)", render.Escape(o.resume.Path))
+	}
+	if job.rowsOf != nil {
+		archive := r.Archive
+		if o.resume != nil {
+			archive = o.resume.Archive
+		}
+		d.settleArchive(ctx, conn, archive, t)
+	}
+}
+
+// nothingSelected is a bulk repair that selected no shard: a note, and for a script the
+// summary document it always reads (every count 0, no shard).
+func nothingSelected(d factory, o bulkOptions, t query.Target, sel query.ShardSelector, job bulkRepair, reg *enums.Registry) error {
+	if o.resume != nil {
+		d.printer.Notef("nothing left of operation %s: every shard it selected is finished or empty", o.resume.Op)
+	} else {
+		d.printer.Notef("no shards matched (%s): nothing to %s", sel.Describe(), job.command)
+	}
+	if d.printer.Structured() {
+		return d.printer.Print(bulkDoc(d, job.command, t, drain.BulkSummary{Mode: string(job.mode), Shards: []drain.BulkShard{}}, nil, reg))
+	}
+	return nil
 }
 
 // resumeKeepBackoff gives a resumed skip or compact its run's --keep-backoff (the journal's),
