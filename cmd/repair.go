@@ -643,14 +643,15 @@ named, never by restore --all alone.
 Several MESSAGE_IDs (what doctor prints for proven poison heads): one plan naming every
 group, one confirmation (their count typed back above 100 on a terminal), then each group
 as its own archive operation, all in one archive file (--archive, else one of the run's
-own); a message that is gone by then is reported and the others go on. --print-sql prints the SELECT of what would be
-archived and the DELETE commented out, and changes nothing.
+own); a message that is gone by then is reported and the others go on. --print-sql prints
+the SELECT of what would be archived and the DELETE commented out, and changes nothing.
 
 With --category C and no MESSAGE_ID (the poison-category case): in every selected shard
 holding a row of C (narrowed by the other selector flags; --added-after/--added-before
 bound the matching rows too), every coalesce group of C with a matching row is archived
-and deleted up to its highest matching row, exactly as skip MESSAGE_ID does for one
-message. A batch of --batch-shards per transaction; each shard is its own operation in one
+and deleted up to its highest matching row (docs/runbooks.md, "What a skip removes", says
+where the two forms differ and why neither leaves an older row to be delivered in place of
+a newer one). A batch of --batch-shards per transaction; each shard is its own operation in one
 archive file (restore FILE --all --include-skipped puts the run back). See
 docs/runbooks.md, "a poison category in every shard".`),
 		Example: examples(`
