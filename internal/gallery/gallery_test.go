@@ -812,3 +812,53 @@ func TestGallerySkipLeavesARowWrittenAfterDoctor(t *testing.T) {
 		t.Fatalf("the row written after doctor's finding was not delivered")
 	}
 }
+
+// A poison head behind a kill switch, beside healthy shards the same switch holds: the
+// switch is released and the shards made due; the healthy ones deliver the category, the
+// poison head fails again, and only its group is skipped.
+func TestGalleryPoisonBehindAKillswitch(t *testing.T) {
+	in := newIncident(t, "sentry_regionoutbox")
+	start := time.Now().Add(-3 * time.Hour)
+	var rows []sentrysim.Row
+	for i := int64(21); i <= 24; i++ {
+		p := `{"ok": 1}`
+		if i == 22 {
+			p = `{"poison": "behind the switch"}`
+		}
+		rows = append(rows, row("", 0, i, memberUpdate, i, p, start), row("", 0, i, orgUpdate, i, `{"ok": 1}`, start))
+	}
+	in.insert(0, rows...)
+	if err := in.sims[0].SetKillSwitch(ctx(t), options.DisabledOrgShards, []int64{21, 22, 23, 24}, time.Now().Add(-50*time.Hour), "cli"); err != nil {
+		t.Fatal(err)
+	}
+	in.history(start, time.Minute)
+	in.snapshot()
+	in.commands = nil
+	clean(t, in.follow(4))
+	in.check(sentrysim.GroupKey{Shard: sentrysim.Shard{Scope: 0, ID: 22}, Category: memberUpdate, Object: 22})
+}
+
+// One poison head alone: no other shard of its category was made due to compare with, so
+// the fresh attempt proves nothing. doctor never guesses: the finding stays still_failing,
+// with nothing printed that removes a message, and nothing is archived.
+func TestGalleryLonePoisonIsNeverGuessed(t *testing.T) {
+	in := newIncident(t, "sentry_regionoutbox")
+	start := time.Now().Add(-3 * time.Hour)
+	in.insert(0, row("", 0, 9, authProvider, 9, `{"poison": 1}`, start), row("", 0, 9, orgUpdate, 9, `{"ok": 1}`, start))
+	in.history(start, time.Minute)
+	in.snapshot()
+	fs := in.follow(4)
+	if still := byCause(fs, "still_failing"); len(still) != 1 {
+		t.Fatalf("want the lone head still_failing, got %+v", actionable(fs))
+	}
+	for _, line := range in.commands {
+		if strings.Contains(line, " skip ") || strings.Contains(line, " compact ") {
+			t.Fatalf("a removal was printed without proof: %q", line)
+		}
+	}
+	in.sims[0].CheckNoHealthyLost(t, in.seeded[0], sentrysim.GroupKey{Shard: sentrysim.Shard{Scope: 0, ID: 9}, Category: authProvider, Object: 9})
+	paths, _ := filepath.Glob(filepath.Join(in.state, "outboxctl", "archive-*.jsonl"))
+	if len(sentrysim.ArchivedRows(t, paths...)) != 0 {
+		t.Fatalf("rows archived without proof")
+	}
+}
