@@ -754,11 +754,13 @@ func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target) erro
 		return err
 	}
 	d.audit("skip", withInDoubt(map[string]any{"message": id, "shard_scope": k.Scope.Name, "shard": k.ID, "deleted": auditCount(deleted, outcome), "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason}, outcome))
-	sum := drain.SkipSummary{Message: id, Shard: shardLabel(k)}
-	sum.Deleted, sum.InDoubt = drain.Settled(deleted, outcome)
 	if outcome != "" {
 		conn = d.reconnect(ctx, conn, "skip") // the one the COMMIT went on is gone
 	}
+	// The group's newest row is gone without a delivery: doctor must not count it as one.
+	d.recordSkipped(ctx, conn, t, op.Meta.ID, []ledger.Record{{Scope: k.Scope.Value, Shard: k.ID, HeadID: id, HeadCategory: sk.Category, GroupNewestID: sk.Newest}})
+	sum := drain.SkipSummary{Message: id, Shard: shardLabel(k)}
+	sum.Deleted, sum.InDoubt = drain.Settled(deleted, outcome)
 	return d.finishRemoval(ctx, conn, t, k, before, o.repairOptions, "skip", op, deleted, func(a drain.StateAfter, steps drain.NextSteps) any {
 		sum.StateAfter, sum.Archive, sum.Operation, sum.NextSteps = a, op.Path, op.Meta.ID, steps
 		return sum

@@ -69,6 +69,9 @@ type obs struct {
 	delay                               float64
 	depth                               int64
 	depthAtLeast, capped, locked        bool
+	// switchUnknown: the kill switch of the shard's scope could not be read; a disabled
+	// shard's visit (trimming, no delivery) would look like a failed attempt.
+	switchUnknown bool
 	query.HeadGroup
 	rec   *ledger.Record
 	cause string
@@ -101,14 +104,36 @@ type madeDue struct {
 	latest map[obsKey]ledger.Record
 	// heads are those shards' heads now (a shard absent holds no rows).
 	heads map[obsKey]query.MadeDueRow
-	// delivered counts, per head category, the shards outboxctl made due whose head group
-	// was delivered since (its newest row gone, and not by a skip).
-	delivered map[int64]int
+	// delivered are the records of shards outboxctl made due whose head group was
+	// delivered since (its newest row gone, and not by a skip): one per shard and time.
+	delivered []ledger.Record
+}
+
+// FreshRound is how long before a shard's own fresh attempt another shard may have been
+// made due for its delivery to count as evidence about the same receiver: the commands of
+// one round (a kill switch removed, then the shards rescheduled) are minutes apart, while
+// a delivery from an earlier round says nothing about the receiver now.
+const FreshRound = 5 * time.Minute
+
+// deliveredFor counts the deliveries that prove o's head poison rather than its receiver
+// down: shards of the same cell (a control silo's receivers deliver per cell) and head
+// category, other than o, made due in o's round (FreshRound before o at the earliest).
+func (ev madeDue) deliveredFor(o *obs) int {
+	if o.rec == nil {
+		return 0
+	}
+	n := 0
+	for _, r := range ev.delivered {
+		if r.Cell == o.cell && int64(r.HeadCategory) == o.headCat && !(int64(r.Scope) == o.scope && r.Shard == o.id) && !r.At.Before(o.rec.At.Add(-FreshRound)) {
+			n++
+		}
+	}
+	return n
 }
 
 // readMadeDue reads the ledger for t and the database's side of its evidence.
 func (env *Env) readMadeDue(ctx context.Context, t query.Target) (madeDue, error) {
-	ev := madeDue{latest: map[obsKey]ledger.Record{}, heads: map[obsKey]query.MadeDueRow{}, delivered: map[int64]int{}}
+	ev := madeDue{latest: map[obsKey]ledger.Record{}, heads: map[obsKey]query.MadeDueRow{}}
 	if env.LedgerPath == "" {
 		return ev, nil
 	}
@@ -148,14 +173,11 @@ func (env *Env) readMadeDue(ctx context.Context, t query.Target) (madeDue, error
 			present[r.ID] = true
 		}
 	}
-	counted := map[obsKey]bool{}
 	for _, r := range recs {
-		k := obsKey{r.Cell, int64(r.Scope), r.Shard}
-		if r.Via == ledger.ViaSkip || r.GroupNewestID == 0 || present[r.GroupNewestID] || skipped[r.GroupNewestID] || counted[k] {
+		if r.Via == ledger.ViaSkip || r.GroupNewestID == 0 || present[r.GroupNewestID] || skipped[r.GroupNewestID] {
 			continue
 		}
-		counted[k] = true
-		ev.delivered[int64(r.HeadCategory)]++
+		ev.delivered = append(ev.delivered, r)
 	}
 	if len(ev.latest) == 0 {
 		return ev, nil
@@ -208,6 +230,8 @@ func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {
 			d := sw.IsDisabled(int(scope), id)
 			return d != nil && *d
 		}
+		// Only the organization and user scopes can be disabled (reference §3.8).
+		unknown := func(scope int64) bool { return scope <= 1 && sw.IsDisabled(int(scope), 0) == nil }
 		var all []*obs
 		byKey := map[obsKey]*obs{}
 		cappedDisabled := 0
@@ -245,6 +269,7 @@ func checkStuck(ctx context.Context, env *Env) ([]Finding, error) {
 			o.locked = o.locked || h.HeadLocked
 		}
 		for _, o := range all {
+			o.switchUnknown = unknown(o.scope)
 			o.cause = classify(o, ev)
 		}
 		out = append(out, env.stuckFindings(t, all, ev, sw, len(rows) >= max(env.Config.Limit, groupScan))...)
@@ -267,7 +292,7 @@ func classify(o *obs, ev madeDue) string {
 	case o.rec != nil && !o.attemptedSince():
 		return CauseWaiting
 	case o.rec != nil && !o.untried():
-		if ev.delivered[o.headCat] > 0 {
+		if ev.deliveredFor(o) > 0 && !o.switchUnknown {
 			return CausePoison
 		}
 		return CauseStillFailing
@@ -505,9 +530,9 @@ func (env *Env) poisonFinding(t query.Target, cell string, g []*obs, ev madeDue)
 	}
 	for _, c := range cats {
 		n := 0
-		for cat, k := range ev.delivered {
-			if env.Registry.CategoryName(int(cat)) == c {
-				n += k
+		for _, o := range g {
+			if env.Registry.CategoryName(int(o.headCat)) == c {
+				n = max(n, ev.deliveredFor(o))
 			}
 		}
 		delivered = append(delivered, fmt.Sprintf("%s: %d", c, n))

@@ -297,11 +297,13 @@ type HeadGroup struct {
 // HotGroupRows is the size from which a head coalesce group is a hot shard's: Sentry
 // delivers the group once and then deletes its older rows 50 at a time inside the same
 // transaction, each SELECT passing over the rows the transaction already deleted, so the
-// work grows with the square of the group and a group this large risks the drain task's
-// 90 s deadline (reference §3.1, §3.7, §10.5 #3). Below it, a failing head is a failing
-// delivery. compact, the fix, removes only older rows Sentry would never deliver, so the
-// threshold errs low.
-const HotGroupRows = 10000
+// work grows with the square of the group, and whether it finishes within the drain task's
+// 90 s deadline depends on the server (dead tuples, a held horizon), not on a row count
+// outboxctl could know (reference §3.1, §3.7, §10.5 #3). A failed attempt on a group this
+// large is therefore never taken for a failed delivery: compact comes first, and it
+// removes only older rows Sentry would never deliver (every group's newest stays), so the
+// threshold errs low; a head that fails again once its group is one row is then poison.
+const HotGroupRows = 1000
 
 // MadeDueRow is one row of DoctorMadeDueHeads (plus the cell column in the control silo).
 type MadeDueRow struct {

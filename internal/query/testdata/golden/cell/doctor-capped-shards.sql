@@ -76,7 +76,7 @@ SELECT c.shard_scope, c.shard_identifier, d.depth,
                AND o.shard_identifier = c.shard_identifier
                AND o.category = c.head_category
                AND o.object_identifier = c.head_object
-             LIMIT 10000) x  -- count a head group up to this many rows: a hot shard's
+             LIMIT 1000) x  -- count a head group up to this many rows: a hot shard's
  ) g
  CROSS JOIN LATERAL (
     SELECT o.id AS group_newest_id, o.date_added AS group_newest_added
