@@ -18,34 +18,22 @@ func (d factory) recordMadeDue(ctx context.Context, conn *db.Conn, t query.Targe
 	if len(refs) == 0 {
 		return
 	}
-	var recs []ledger.Record
-	err := d.session(ctx, conn, func(s *session) error {
-		id, err := readIdentity(s)
-		if err != nil {
-			return err
-		}
+	err := d.appendLedger(ctx, conn, t, op, via, func(s *session) ([]ledger.Record, error) {
 		cells, scopes, ids := make([]string, len(refs)), make([]int64, len(refs)), make([]int64, len(refs))
 		for i, r := range refs {
 			cells[i], scopes[i], ids[i] = t.Cell, int64(r.Scope), r.ID
 		}
 		res, err := s.run(query.MadeDueHeads(s.target, cells, scopes, ids))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		heads, err := query.Rows[query.MadeDueRow](res)
-		if err != nil {
-			return err
+		recs := make([]ledger.Record, len(heads))
+		for i, h := range heads {
+			recs[i] = ledger.Record{Scope: int(h.ShardScope), Shard: h.ShardIdentifier, HeadID: h.HeadID, HeadCategory: int(h.HeadCategory), GroupNewestID: h.GroupNewestID}
 		}
-		w := ledger.Where{Database: id.Identity, Schema: d.schema, Table: s.target.TableName(), Cell: t.Cell}
-		for _, h := range heads {
-			recs = append(recs, ledger.Record{Where: w, At: id.Now, Operation: op, Via: via, Scope: int(h.ShardScope), Shard: h.ShardIdentifier,
-				HeadID: h.HeadID, HeadCategory: int(h.HeadCategory), GroupNewestID: h.GroupNewestID})
-		}
-		return nil
+		return recs, err
 	})
-	if err == nil {
-		err = d.appendLedger(recs)
-	}
 	if err != nil {
 		d.printer.Warnf("could not record the shards made due in outboxctl's ledger (doctor will ask for a fresh attempt again before it can call a head poison): %v", err)
 	}
@@ -57,23 +45,39 @@ func (d factory) recordSkipped(ctx context.Context, conn *db.Conn, t query.Targe
 	if len(groups) == 0 {
 		return
 	}
+	err := d.appendLedger(ctx, conn, t, op, ledger.ViaSkip, func(*session) ([]ledger.Record, error) { return groups, nil })
+	if err != nil {
+		d.printer.Warnf("could not record the skipped groups in outboxctl's ledger: %v", err)
+	}
+}
+
+// appendLedger appends the records read builds, in one read-only snapshot that also names
+// the database and reads its clock (a record's time is the database's, as Sentry's
+// schedules are), each stamped with where, when, op and via.
+func (d factory) appendLedger(ctx context.Context, conn *db.Conn, t query.Target, op, via string, read func(*session) ([]ledger.Record, error)) error {
+	var recs []ledger.Record
 	err := d.session(ctx, conn, func(s *session) error {
 		id, err := readIdentity(s)
 		if err != nil {
 			return err
 		}
+		if recs, err = read(s); err != nil {
+			return err
+		}
 		w := ledger.Where{Database: id.Identity, Schema: d.schema, Table: s.target.TableName(), Cell: t.Cell}
-		for i := range groups {
-			groups[i].Where, groups[i].At, groups[i].Operation, groups[i].Via = w, id.Now, op, ledger.ViaSkip
+		for i := range recs {
+			recs[i].Where, recs[i].At, recs[i].Operation, recs[i].Via = w, id.Now, op, via
 		}
 		return nil
 	})
-	if err == nil {
-		err = d.appendLedger(groups)
-	}
 	if err != nil {
-		d.printer.Warnf("could not record the skipped groups in outboxctl's ledger: %v", err)
+		return err
 	}
+	path, err := ledger.Path("")
+	if err != nil {
+		return err
+	}
+	return ledger.Append(path, recs, d.now())
 }
 
 // ledgerPath is the ledger doctor reads ("" when there is no state directory: no evidence).
@@ -83,14 +87,6 @@ func ledgerPath() string {
 		return ""
 	}
 	return p
-}
-
-func (d factory) appendLedger(recs []ledger.Record) error {
-	path, err := ledger.Path("")
-	if err != nil {
-		return err
-	}
-	return ledger.Append(path, recs, d.now())
 }
 
 // readIdentity reads which database the session is on, and its clock.

@@ -363,29 +363,40 @@ func (env *Env) stuckFindings(t query.Target, all []*obs, ev madeDue, sw killswi
 	return out
 }
 
-// shardList is the shards of g as reschedule SCOPE ID... takes them: one command line per
-// scope, ids in order.
+// shardLists is the shards of g as reschedule SCOPE ID... takes them: one command line per
+// scope.
 func (env *Env) shardLists(t query.Target, cell string, g []*obs, reason string) []string {
 	byScope := map[int64][]int64{}
-	var scopes []int64
 	for _, o := range g {
-		if _, ok := byScope[o.scope]; !ok {
-			scopes = append(scopes, o.scope)
-		}
 		byScope[o.scope] = append(byScope[o.scope], o.id)
+	}
+	return env.scopeCommands(t, cell, []string{"reschedule"}, byScope, reason)
+}
+
+// scopeCommands is one command line per scope of byScope, scopes and ids in order, repeats
+// dropped: WORDS SCOPE ID... --reason REASON (reschedule SCOPE ID..., killswitch remove
+// SCOPE ID...).
+func (env *Env) scopeCommands(t query.Target, cell string, words []string, byScope map[int64][]int64, reason string) []string {
+	scopes := make([]int64, 0, len(byScope))
+	for s := range byScope {
+		scopes = append(scopes, s)
 	}
 	slices.Sort(scopes)
 	var out []string
 	for _, s := range scopes {
-		ids := byScope[s]
-		slices.Sort(ids)
-		args := []string{"reschedule", env.scopeArg(s)}
-		for _, id := range ids {
+		args := append(slices.Clone(words), env.scopeArg(s))
+		for _, id := range slices.Compact(sorted(slices.Clone(byScope[s]))) {
 			args = append(args, fmt.Sprint(id))
 		}
 		out = append(out, env.command(t, cell, append(args, "--reason", reason)...))
 	}
 	return out
+}
+
+// state is o's backoff as shardstate reads it (the attempts its delay shows).
+func (o *obs) state(now time.Time) shardstate.Status {
+	return shardstate.Classify(now, shardstate.Shard{Depth: o.depth, NextAttempt: o.nextAttempt, HeadScheduledFrom: o.lastAttempt,
+		HeadScheduledFor: o.lastAttempt.Add(time.Duration(o.delay * float64(time.Second)))})
 }
 
 // span is the first and last of g's last attempts, the oldest head and the head
@@ -482,8 +493,7 @@ func (env *Env) undecidedFinding(t query.Target, cell string, g []*obs, exact bo
 		KV{"decided_by", why}, KV{"next_selects_shards", selects}, KV{"poison_suspect", false}, KV{"grouped", len(g) > 1})
 	if len(g) == 1 { // one shard: its own numbers, as inspect shard shows them
 		o := g[0]
-		st := shardstate.Classify(env.Now, shardstate.Shard{Depth: o.depth, NextAttempt: o.nextAttempt, HeadScheduledFrom: o.lastAttempt,
-			HeadScheduledFor: o.lastAttempt.Add(time.Duration(o.delay * float64(time.Second)))})
+		st := o.state(env.Now)
 		ev = append(ev, KV{"shard_scope", o.scope}, KV{"shard_identifier", o.id}, KV{"depth", o.depth}, KV{"depth_at_least", o.depthAtLeast},
 			KV{"head_id", o.headID}, KV{"head_category", env.Registry.CategoryName(int(o.headCat))}, KV{"head_object", o.headObj},
 			KV{"head_added", o.headAdded}, KV{"last_attempt", o.lastAttempt}, KV{"attempts_estimate", st.Attempts},
@@ -618,8 +628,7 @@ func (env *Env) heldFinding(t query.Target, cell string, g []*obs) Finding {
 func (env *Env) hotFinding(t query.Target, o *obs) Finding {
 	name := env.shardName(t, o.cell, o.scope, o.id)
 	cat := env.Registry.CategoryName(int(o.headCat))
-	st := shardstate.Classify(env.Now, shardstate.Shard{Depth: o.depth, NextAttempt: o.nextAttempt, HeadScheduledFrom: o.lastAttempt,
-		HeadScheduledFor: o.lastAttempt.Add(time.Duration(o.delay * float64(time.Second)))})
+	st := o.state(env.Now)
 	why := fmt.Sprintf("its head coalesce group (%s, object %d) holds at least %d rows: Sentry delivers the group's newest row once and then deletes the older ones 50 at a time inside the same transaction, which cannot finish within the drain task's 90 s deadline, so the attempt rolls back and the shard backs off (%d attempt(s) so far)",
 		cat, o.headObj, o.GroupRows, st.Attempts)
 	return Finding{

@@ -225,37 +225,24 @@ func (env *Env) switchAge(ks *options.Killswitches, scope int64) (string, bool, 
 // left at the 1 h cap while disabled would otherwise wait out its backoff, then doctor.
 func (env *Env) removeAndReschedule(t query.Target, held []heldShard, reason string) (remove, rest []string) {
 	byScope := map[int64][]int64{}
-	var scopes []int64
-	cells := map[int64]map[string]bool{}
+	byCell := map[string]map[int64][]int64{}
 	for _, h := range held {
-		s := h.row.ShardScope
-		if _, ok := byScope[s]; !ok {
-			scopes = append(scopes, s)
-			cells[s] = map[string]bool{}
+		s, id := h.row.ShardScope, h.row.ShardIdentifier
+		byScope[s] = append(byScope[s], id)
+		if byCell[h.cell] == nil {
+			byCell[h.cell] = map[int64][]int64{}
 		}
-		if !slices.Contains(byScope[s], h.row.ShardIdentifier) {
-			byScope[s] = append(byScope[s], h.row.ShardIdentifier)
-		}
-		cells[s][h.cell] = true
+		byCell[h.cell][s] = append(byCell[h.cell][s], id)
 	}
-	slices.Sort(scopes)
-	for _, s := range scopes {
-		ids := sorted(byScope[s])
-		words := make([]string, len(ids))
-		for i, id := range ids {
-			words[i] = fmt.Sprint(id)
-		}
-		ks := append([]string{"killswitch", "remove", env.scopeArg(s)}, words...)
-		remove = append(remove, env.command(query.Target{Silo: t.Silo, Table: t.Table}, "", append(ks, "--reason", reason)...))
-		for _, cell := range sortedKeys(cells[s]) {
-			rs := append([]string{"reschedule", env.scopeArg(s)}, words...)
-			rest = append(rest, env.command(t, cell, append(rs, "--reason", "released from the kill switch")...))
-		}
+	// The option is one list per scope, the same for every cell: no --cell on the remove.
+	remove = env.scopeCommands(query.Target{Silo: t.Silo, Table: t.Table}, "", []string{"killswitch", "remove"}, byScope, reason)
+	for _, cell := range sortedKeys(byCell) {
+		rest = append(rest, env.scopeCommands(t, cell, []string{"reschedule"}, byCell[cell], "released from the kill switch")...)
 	}
 	return remove, append(rest, env.Prefix+" doctor")
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
