@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -31,8 +32,8 @@ import (
 var topCheapChecks = []string{doctor.CheckScheduler, doctor.CheckStuck, doctor.CheckKillswitch} //nolint:gochecknoglobals // constant list
 
 type topOptions struct {
-	Interval time.Duration
-	Limit    int
+	Interval, FindingsEvery time.Duration
+	Limit                   int
 	// Once prints the first frame (Width × Height) and exits.
 	Once          bool
 	Width, Height int
@@ -41,6 +42,9 @@ type topOptions struct {
 func (o topOptions) Validate() error {
 	if o.Interval < time.Second {
 		return usageErrorf("outboxctl top --once --interval 5s", "`--interval` must be at least 1s (got %s): every poll reads the database", o.Interval)
+	}
+	if o.FindingsEvery < o.Interval {
+		return usageErrorf("outboxctl top --interval 15s --findings-interval 5m", "`--findings-interval` must be at least `--interval` (%s, got %s)", o.Interval, o.FindingsEvery)
 	}
 	if o.Limit < 1 {
 		return usageErrorf("outboxctl top --once --limit 100", "`--limit` must be at least 1")
@@ -58,14 +62,16 @@ func newTopCmd(a *app) *cobra.Command {
 		Short: "The on-call cockpit: doctor's findings by cause and the stuck shards, live",
 		Long: strings.TrimSpace(`
 One live screen of one context: doctor's findings grouped by cause (the scheduler, stuck
-and killswitch checks every --interval; r runs every check) and the shards in backoff
-(shards --stuck). enter drills down: finding → its shards → a shard (inspect shard) → a
+and killswitch checks, read every --findings-interval and when the stuck shards change; r
+runs every check) and the shards in backoff (shards --stuck, read every --interval). enter drills down: finding → its shards → a shard (inspect shard) → a
 message's payload, pretty-printed with its secrets redacted. esc goes back, tab switches
 pane, o sorts by the next column, / filters the shards (at-cap scope:NAME category:NAME),
 p pauses, ? lists the keys, q quits.
 
-Every read is a read-only snapshot on one connection under --statement-timeout; the footer
-says how old the data is and how many statements per minute the poller sends.
+Every read is a read-only snapshot on one connection under --statement-timeout, on the
+catalog read once; at the defaults top sends about as many statements a minute as the
+exporter's cheap tier. The footer says how old the data is and how many statements per
+minute the poller sends.
 
 On a finding, R S C K D show its printed reschedule, skip, compact, killswitch or drain
 command and the plan that command's --dry-run prints, and whether the context (readonly,
@@ -76,7 +82,7 @@ asks for its own confirmation.
 screenshot. Without --once top needs a terminal.`),
 		Example: examples(`
   outboxctl top
-  outboxctl --context us top --interval 10s
+  outboxctl --context us top --interval 5s --findings-interval 1m
   outboxctl top --once --width 120 --height 40`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -87,7 +93,8 @@ screenshot. Without --once top needs a terminal.`),
 		},
 	}
 	f := c.Flags()
-	addDurationFlag(f, &o.Interval, "interval", 5*time.Second, "10s", "how often the cheap tier (findings of the shards, the stuck shards) is read")
+	addDurationFlag(f, &o.Interval, "interval", top.DefaultInterval, "30s", "how often the cheap tier (the stuck shards) is read")
+	addDurationFlag(f, &o.FindingsEvery, "findings-interval", top.DefaultFindingsEvery, "1m", "the longest doctor's findings of the shards go unread (sooner when the stuck shards change, at most once a minute)")
 	f.IntVar(&o.Limit, "limit", query.DefaultLimit, "list at most this many stuck shards")
 	f.BoolVar(&o.Once, "once", false, "print the first frame on stdout and exit")
 	f.IntVar(&o.Width, "width", 80, "--once: the frame's width in columns")
@@ -108,7 +115,7 @@ func (a *app) runTop(ctx context.Context, o topOptions) error {
 	}
 	src := &topSource{a: a, d: a.factory(), limit: o.Limit}
 	defer src.close(ctx)
-	opt := top.Options{Interval: o.Interval, Context: a.contextName}
+	opt := top.Options{Interval: o.Interval, FindingsEvery: o.FindingsEvery, Context: a.contextName}
 	if o.Once {
 		for _, l := range strings.Split(top.Frame(ctx, src, opt, o.Width, o.Height), "\n") {
 			if err := src.d.printer.Linef("%s", l); err != nil {
@@ -132,6 +139,10 @@ type topSource struct {
 	mu    sync.Mutex // held by a read: one at a time on the connection
 	conn  atomic.Pointer[db.Conn]
 	sent  atomic.Int64 // the statements of connections closed
+	// catalog is what the connection's first snapshot read of the catalog (the tables,
+	// their columns, the deployment applied): later snapshots reuse it, so that a poll
+	// costs its reads alone. It goes with the connection, and r reads it again.
+	catalog *query.Schema
 }
 
 // drop closes the connection (s.mu held), keeping its statement count.
@@ -140,6 +151,7 @@ func (s *topSource) drop(ctx context.Context) {
 		s.sent.Add(c.Statements())
 		c.Close(context.WithoutCancel(ctx))
 	}
+	s.catalog = nil
 }
 
 func (s *topSource) close(ctx context.Context) {
@@ -157,9 +169,10 @@ func (s *topSource) Statements() int64 {
 	return n
 }
 
-// with runs fn in a read-only snapshot on the poller's connection; a failure drops the
-// connection, so a broken one is never reused.
-func (s *topSource) with(ctx context.Context, fn func(*session) error) error {
+// with runs fn in a read-only snapshot on the poller's connection, on the catalog read
+// once (fresh: read again); a failure drops the connection and the catalog, so a broken
+// one is never reused.
+func (s *topSource) with(ctx context.Context, fresh bool, fn func(*session) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, err := s.d.target()
@@ -178,18 +191,38 @@ func (s *topSource) with(ctx context.Context, fn func(*session) error) error {
 		}
 		s.conn.Store(conn)
 	}
-	if err = s.a.sessionOn(ctx, conn, t, lower, fn); err != nil {
+	if s.catalog != nil && !fresh {
+		err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
+			if lower > 0 {
+				end := query.CatalogBudgetEnd(lower)
+				if _, err := query.Run(ctx, tx, end); err != nil {
+					return db.Classify(err, end.Name)
+				}
+			}
+			schema := *s.catalog
+			schema.Tables = maps.Clone(schema.Tables)
+			return fn(&session{ctx: ctx, tx: tx, target: schema.Adapt(t), schema: schema, jitOff: conn.JITOff()})
+		})
+	} else {
+		err = s.a.sessionOn(ctx, conn, t, lower, func(ses *session) error {
+			schema := ses.schema
+			schema.Tables = maps.Clone(schema.Tables)
+			s.catalog = &schema
+			return fn(ses)
+		})
+	}
+	if err != nil {
 		s.drop(ctx)
 	}
 	return err
 }
 
-// Poll reads the findings (the cheap checks, or every one) and the stuck shards narrowed
-// by f, in one snapshot.
-func (s *topSource) Poll(ctx context.Context, f top.Filter, full bool) top.Snapshot {
-	snap := top.Snapshot{At: s.d.now(), Full: full}
+// Poll reads the stuck shards narrowed by f and, from top.TierFindings on, the findings
+// (the cheap checks, or every one), in one snapshot.
+func (s *topSource) Poll(ctx context.Context, f top.Filter, tier top.Tier) top.Snapshot {
+	snap := top.Snapshot{At: s.d.now(), Tier: tier}
 	names := topCheapChecks
-	if full {
+	if tier == top.TierFull {
 		names = doctor.Names
 	}
 	reg, err := s.d.registry()
@@ -198,7 +231,15 @@ func (s *topSource) Poll(ctx context.Context, f top.Filter, full bool) top.Snaps
 		return snap
 	}
 	filter, ferr := s.shardFilter(f)
-	snap.Err = s.with(ctx, func(ses *session) error {
+	snap.Err = s.with(ctx, tier == top.TierFull, func(ses *session) error {
+		if tier == top.TierShards {
+			if ferr != nil {
+				return ferr
+			}
+			var err error
+			snap.Shards, err = stuckTable(ses, s.d, reg, filter)
+			return err
+		}
 		o := doctorOptions{Config: doctor.Config{Unclaimed: doctor.DefaultUnclaimed, XminWarn: doctor.DefaultXminWarn, XminCrit: doctor.DefaultXminCrit,
 			XminWarnXids: doctor.DefaultXminWarnXids, XminCritXids: doctor.DefaultXminCritXids, Sample: doctor.DefaultSample, Limit: doctor.DefaultLimit,
 			LockTimeout: min(doctor.DefaultLockTimeout, s.a.g.StatementTimeout), Deployment: s.a.deployment()}}
@@ -267,7 +308,7 @@ func (s *topSource) Shard(ctx context.Context, k top.ShardRef) (render.Doc, erro
 	quiet := render.NewPrinter(&render.Streams{Out: io.Discard, Err: io.Discard}, render.FormatTable, true)
 	var doc render.Doc
 	var ksErr error
-	err = s.with(ctx, func(ses *session) error {
+	err = s.with(ctx, false, func(ses *session) error {
 		shardTarget(ses, k)
 		head, _, err := shardHead(ses, quiet, reg, key, s.d.now(), &ksErr)
 		if err != nil || head == nil {
@@ -298,7 +339,7 @@ func (s *topSource) Message(ctx context.Context, k top.ShardRef, id int64) (rend
 		return nil, err
 	}
 	var doc render.Doc
-	err = s.with(ctx, func(ses *session) error {
+	err = s.with(ctx, false, func(ses *session) error {
 		shardTarget(ses, k)
 		res, err := ses.run(query.Message(ses.target, id))
 		if err != nil {

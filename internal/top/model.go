@@ -57,8 +57,12 @@ type view struct {
 
 // Options are top's settings.
 type Options struct {
-	// Interval is the cheap tier's period.
+	// Interval is the cheap tier's period (TierShards).
 	Interval time.Duration
+	// FindingsEvery is the longest the findings go unread (TierFindings): they are read
+	// sooner when the listing's shards change (at most once a FindingsMin), after an
+	// action, and on r.
+	FindingsEvery time.Duration
 	// Context names the context (or database) in the title.
 	Context string
 	// Now is the clock (tests pin it).
@@ -81,10 +85,15 @@ type Model struct {
 	have    bool
 	pollErr error
 	polling bool
-	// queued is a poll asked for while one ran (a new filter, r): full when r asked.
-	queued, queuedFull bool
-	fullAt             time.Time // when the last full (expensive) poll ran
-	paused             bool
+	// queued is a poll asked for while one ran (a new filter, r), of queuedTier.
+	queued     bool
+	queuedTier Tier
+	fullAt     time.Time // when the last full (expensive) poll ran
+	// findingsAt is when the findings were last read, and findingsOf the listing's shards
+	// then: a listing whose shards differ asks for the findings again.
+	findingsAt time.Time
+	findingsOf string
+	paused     bool
 
 	filter  Filter
 	editing bool
@@ -103,13 +112,26 @@ type sample struct {
 	n  int64
 }
 
+// The default cadences: the exporter's (its cheap tier every 15 s, its expensive one every
+// 5 min), so that an open top costs the database no more than the exporter does.
+const (
+	DefaultInterval      = 15 * time.Second
+	DefaultFindingsEvery = 5 * time.Minute
+	// FindingsMin is the shortest time between two reads of the findings that the listing's
+	// changes ask for (r and an action read them at once).
+	FindingsMin = time.Minute
+)
+
 // New is top's model over src.
 func New(ctx context.Context, src Source, opt Options) *Model {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
 	if opt.Interval <= 0 {
-		opt.Interval = 5 * time.Second
+		opt.Interval = DefaultInterval
+	}
+	if opt.FindingsEvery <= 0 {
+		opt.FindingsEvery = DefaultFindingsEvery
 	}
 	m := &Model{ctx: ctx, src: src, opt: opt, width: 80, height: 24}
 	m.stacks[0] = []*view{{kind: kindFindings, title: "findings", follow: true}}
@@ -137,23 +159,48 @@ type (
 
 // Init starts the first poll and the ticker.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.poll(false), m.tick())
+	return tea.Batch(m.poll(TierFindings), m.tick())
 }
 
 func (m *Model) tick() tea.Cmd {
 	return tea.Tick(m.opt.Interval, func(t time.Time) tea.Msg { return tickMsg(t) })
 }
 
-// poll reads a snapshot off the program's loop (a key is never blocked by a refresh); one
-// poll at a time: another asked for meanwhile is queued.
-func (m *Model) poll(full bool) tea.Cmd {
+// poll reads a snapshot of tier off the program's loop (a key is never blocked by a
+// refresh); one poll at a time: another asked for meanwhile is queued (the higher tier).
+func (m *Model) poll(tier Tier) tea.Cmd {
 	if m.polling {
-		m.queued, m.queuedFull = true, m.queuedFull || full
+		m.queued, m.queuedTier = true, max(m.queuedTier, tier)
 		return nil
 	}
 	m.polling = true
 	f, src, ctx := m.filter, m.src, m.ctx
-	return func() tea.Msg { return snapshotMsg(src.Poll(ctx, f, full)) }
+	return func() tea.Msg { return snapshotMsg(src.Poll(ctx, f, tier)) }
+}
+
+// tickTier is what a tick reads: the listing, and the findings when they are
+// FindingsEvery old, or when the listing's shards changed since they were read and they are
+// FindingsMin old.
+func (m *Model) tickTier() Tier {
+	age := m.opt.Now().Sub(m.findingsAt)
+	if m.findingsAt.IsZero() || age >= m.opt.FindingsEvery || age >= FindingsMin && m.listingKeys() != m.findingsOf {
+		return TierFindings
+	}
+	return TierShards
+}
+
+// listingKeys are the shards of the last listing, in key order, as one string.
+func (m *Model) listingKeys() string {
+	t := m.snap.Shards
+	if t == nil {
+		return ""
+	}
+	keys := make([]string, 0, len(t.Rows))
+	for _, r := range t.Rows {
+		keys = append(keys, rowKey(t, r))
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, " ")
 }
 
 // top is the view on top of the current pane's stack.
@@ -176,7 +223,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.paused {
 			return m, m.tick()
 		}
-		return m, tea.Batch(m.tick(), m.poll(false))
+		return m, tea.Batch(m.tick(), m.poll(m.tickTier()))
 	case snapshotMsg:
 		return m, m.taken(Snapshot(msg))
 	case loadedMsg:
@@ -202,8 +249,17 @@ func (m *Model) taken(s Snapshot) tea.Cmd {
 		if s.Shards == nil && m.have {
 			s.Shards = m.snap.Shards
 		}
+		read := s.Findings != nil || s.Tier >= TierFindings && s.Err == nil
+		if !read {
+			s.Findings, s.FindingsAt = m.snap.Findings, m.snap.FindingsAt
+		} else {
+			s.FindingsAt = s.At
+		}
 		m.snap, m.have = s, true
-		if s.Full {
+		if read {
+			m.findingsAt, m.findingsOf = s.At, m.listingKeys()
+		}
+		if read && s.Tier == TierFull {
 			m.fullAt = s.At
 		}
 	}
@@ -212,9 +268,9 @@ func (m *Model) taken(s Snapshot) tea.Cmd {
 		m.samples = m.samples[len(m.samples)-100:]
 	}
 	if m.queued {
-		full := m.queuedFull
-		m.queued, m.queuedFull = false, false
-		return m.poll(full)
+		tier := m.queuedTier
+		m.queued, m.queuedTier = false, TierShards
+		return m.poll(tier)
 	}
 	return nil
 }
@@ -232,7 +288,7 @@ func (m *Model) editKey(k tea.KeyMsg) tea.Cmd {
 		}
 		m.editing, m.status, m.filter = false, "", f
 		m.pane = 1
-		return m.poll(false)
+		return m.poll(TierShards)
 	case tea.KeyBackspace:
 		if r := []rune(m.input); len(r) > 0 {
 			m.input = string(r[:len(r)-1])
@@ -267,10 +323,10 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	case "p":
 		m.paused = !m.paused
 		if !m.paused {
-			return m.poll(false)
+			return m.poll(m.tickTier())
 		}
 	case "r":
-		return tea.Batch(m.poll(true), m.reload(v))
+		return tea.Batch(m.poll(TierFull), m.reload(v))
 	case "enter":
 		return m.enter(v)
 	case "o", "O":

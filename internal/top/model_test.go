@@ -2,6 +2,7 @@ package top
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,7 @@ type memSource struct {
 	mu      sync.Mutex
 	snaps   []Snapshot // Poll answers these in turn (the last one again when they run out)
 	polls   []Filter
+	tiers   []Tier
 	fulls   int
 	plans   []string
 	shard   render.Doc
@@ -33,11 +35,12 @@ type memSource struct {
 	n       int64
 }
 
-func (s *memSource) Poll(_ context.Context, f Filter, full bool) Snapshot {
+func (s *memSource) Poll(_ context.Context, f Filter, tier Tier) Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.polls = append(s.polls, f)
-	if full {
+	s.tiers = append(s.tiers, tier)
+	if tier == TierFull {
 		s.fulls++
 	}
 	s.n += 10
@@ -45,7 +48,10 @@ func (s *memSource) Poll(_ context.Context, f Filter, full bool) Snapshot {
 	if len(s.snaps) > 1 {
 		s.snaps = s.snaps[1:]
 	}
-	snap.At, snap.Full = now, full
+	snap.At, snap.Tier = now, tier
+	if tier == TierShards {
+		snap.Findings = nil
+	}
 	return snap
 }
 
@@ -411,5 +417,37 @@ func TestParseFilterAndCommandPath(t *testing.T) {
 		if got := CommandPath(strings.Fields(line)); got != want {
 			t.Errorf("CommandPath(%s) = %q, want %q", line, got, want)
 		}
+	}
+}
+
+// TestTicksReadTheFindingsOnTheirCadence: a tick reads the listing alone (TierShards), the
+// findings when FindingsEvery old, or when the listing's shards changed and they are
+// FindingsMin old; the findings of a listing-only poll are the last ones read.
+func TestTicksReadTheFindingsOnTheirCadence(t *testing.T) {
+	t.Parallel()
+	changed := incident()
+	changed.Shards = shardsTable(shardRow(7, 3), shardRow(42, 66))
+	src := &memSource{snaps: []Snapshot{incident(), incident(), incident(), changed}}
+	clock := now
+	m := New(context.Background(), src, Options{Interval: time.Millisecond, FindingsEvery: 5 * time.Minute, Now: func() time.Time { return clock }})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	drive(t, m, m.Init())
+	tick := func(after time.Duration) {
+		clock = clock.Add(after)
+		_, cmd := m.Update(tickMsg(clock))
+		drive(t, m, cmd)
+	}
+	tick(15 * time.Second) // same shards: the listing alone
+	tick(time.Minute)      // same shards, findings 75 s old: the listing alone
+	tick(15 * time.Second) // the listing now lacks shard 9 …
+	tick(15 * time.Second) // … so the findings are read again
+	tick(15 * time.Second) // unchanged since: the listing alone
+	tick(5 * time.Minute)  // findings 5 min old
+	want := []Tier{TierFindings, TierShards, TierShards, TierShards, TierFindings, TierShards, TierFindings}
+	if !slices.Equal(src.tiers, want) {
+		t.Fatalf("tiers %v, want %v", src.tiers, want)
+	}
+	if f := frame(t, m); !strings.Contains(f, "poison") {
+		t.Fatalf("the findings went with a listing-only poll:\n%s", f)
 	}
 }

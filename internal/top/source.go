@@ -19,9 +19,9 @@ import (
 // Source is what top reads, on one context's database. cmd implements it on one connection
 // (one poller per context): every call runs in a read-only snapshot.
 type Source interface {
-	// Poll reads the findings and the shards in backoff narrowed by f. full asks for every
-	// doctor check (the expensive tier, on r), else only the cheap ones.
-	Poll(ctx context.Context, f Filter, full bool) Snapshot
+	// Poll reads the shards in backoff narrowed by f and, from TierFindings on, the
+	// findings (TierFull: every doctor check, with the catalog read again).
+	Poll(ctx context.Context, f Filter, tier Tier) Snapshot
 	// Shard is inspect shard's document for a shard: its state card, its categories and
 	// its messages (a section named "messages", the head first).
 	Shard(ctx context.Context, k ShardRef) (render.Doc, error)
@@ -35,15 +35,32 @@ type Source interface {
 	Statements() int64
 }
 
+// Tier is what a poll reads: its cost.
+type Tier int
+
+const (
+	// TierShards is the stuck shards listing alone (shards --stuck, at most --limit): every
+	// --interval, a handful of statements on the catalog top read once.
+	TierShards Tier = iota
+	// TierFindings adds doctor's checks of the shards (scheduler, stuck, killswitch): every
+	// --findings-interval, when the listing's shards changed (at most once a minute), after
+	// an action, and first.
+	TierFindings
+	// TierFull is every doctor check, with the catalog read again (r).
+	TierFull
+)
+
 // Snapshot is one poll's answer, shared by every pane.
 type Snapshot struct {
+	// Findings are doctor's, nil for a TierShards poll (the panes keep the last ones).
 	Findings []doctor.Finding
 	// Shards is the stuck shards listing (shards --stuck's table), nil when it failed.
 	Shards *render.Table
-	// At is when the poll started (the data's age counts from it).
-	At time.Time
-	// Full: every doctor check ran (the expensive tier).
-	Full bool
+	// At is when the poll started (the data's age counts from it); FindingsAt when the
+	// findings were read (an earlier poll's, for a TierShards poll).
+	At, FindingsAt time.Time
+	// Tier is what the poll read.
+	Tier Tier
 	// Err is what failed (the panes keep the last good data).
 	Err error
 }

@@ -96,6 +96,9 @@ func (m *Model) footer() string {
 		parts = append(parts, "reading…")
 	case m.have:
 		parts = append(parts, "data "+render.Duration(now.Sub(m.snap.At).Truncate(time.Second))+" old")
+		if !m.snap.FindingsAt.IsZero() && !m.snap.FindingsAt.Equal(m.snap.At) {
+			parts = append(parts, "findings "+render.Duration(now.Sub(m.snap.FindingsAt).Truncate(time.Second))+" old")
+		}
 	}
 	if !m.fullAt.IsZero() {
 		parts = append(parts, "all checks "+render.Duration(now.Sub(m.fullAt).Truncate(time.Second))+" ago")
@@ -278,6 +281,6 @@ func Frame(ctx context.Context, src Source, opt Options, width, height int) stri
 	m := New(ctx, src, opt)
 	m.Update(tea.WindowSizeMsg{Width: width, Height: height})
 	m.polling = true
-	m.Update(snapshotMsg(src.Poll(ctx, m.filter, false)))
+	m.Update(snapshotMsg(src.Poll(ctx, m.filter, TierFindings)))
 	return m.View()
 }
