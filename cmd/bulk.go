@@ -15,6 +15,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/ledger"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/repair"
 	"github.com/outboxctl/outboxctl/internal/shardstate"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
@@ -144,13 +145,13 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 		plan.Lines = append(plan.Lines[:1], append([]string{countLine(job.counted, counts, reg)}, plan.Lines[1:]...)...)
 	}
 	if job.rowsOf != nil {
-		plan.Lines = append(plan.Lines, backoffPlan(r))
+		plan.Lines = append(plan.Lines, repair.BackoffPlan(r.KeepBackoff))
 	}
 	if o.resume != nil {
 		plan.Lines = append([]string{resumeLine(o.resume, len(shards))}, plan.Lines...)
 	}
 	// --dry-run prints the plan and "dry run: nothing was changed", as every mutation's does.
-	if err := d.confirmPlan(command, plan, r.Yes, len(shards)); err != nil {
+	if err := d.confirm(command, plan, r.Yes); err != nil {
 		return err
 	}
 	sum, archive, err := d.runBulkBatches(ctx, conn, o, r, t, sel, shards, job, payloadType, why)
@@ -159,7 +160,7 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 	}
 	sum.Mode = string(job.mode)
 	if job.command == "reschedule" {
-		d.recordMadeDue(ctx, conn, t, ledger.ViaReschedule, archive.ID, doneShards(sum))
+		d.repairEnv().RecordMadeDue(ctx, conn, t, ledger.ViaReschedule, archive.ID, doneShards(sum))
 	}
 	d.auditBulk(job.command, sel, sum, archive, r.Reason)
 	if perr := d.printer.Print(bulkDoc(d, job.command, t, sum, archive, reg)); perr != nil {
@@ -179,7 +180,7 @@ func (d factory) beforeBulk(ctx context.Context, conn *db.Conn, o bulkOptions, r
 		if o.resume != nil {
 			archive = o.resume.Archive
 		}
-		d.settleArchive(ctx, conn, archive, t)
+		d.repairEnv().SettleArchive(ctx, conn, archive, t)
 	}
 }
 
@@ -289,7 +290,7 @@ func countLine(counted string, counts []query.BulkCountRow, reg *enums.Registry)
 
 // bulkPlan is what the operator confirms: the target, the selection, its shards and rows per
 // scope and head category, the first shards, and how the work is batched.
-func bulkPlan(d factory, job bulkRepair, t query.Target, sel query.ShardSelector, shards []query.SelectedShard, reg *enums.Registry, batch int, batchRows int64, reason string) mutationPlan {
+func bulkPlan(d factory, job bulkRepair, t query.Target, sel query.ShardSelector, shards []query.SelectedShard, reg *enums.Registry, batch int, batchRows int64, reason string) repair.Plan {
 	var rows int64
 	perScope, perHead := map[string][2]int64{}, map[string][2]int64{}
 	for _, s := range shards {
@@ -314,7 +315,7 @@ func bulkPlan(d factory, job bulkRepair, t query.Target, sel query.ShardSelector
 	}
 	lines = append(lines, "first shards: "+strings.Join(first, "; ")+more,
 		fmt.Sprintf("in batches of at most %d shard(s) and %d row(s), one short transaction each; a shard whose head row a drainer holds is skipped as being drained, never waited for (%s)", batch, batchRows, reasonText(reason)))
-	return mutationPlan{Target: fmt.Sprintf("target: %s, %s", d.where(), t.Describe()), Lines: lines}
+	return repair.Plan{Target: fmt.Sprintf("target: %s, %s", d.where(), t.Describe()), Lines: lines, Shards: len(shards)}
 }
 
 // counts is "organization: 1200 shard(s), 143000 row(s); user: …", largest first.
@@ -423,7 +424,7 @@ func (d factory) runBulkBatches(ctx context.Context, conn *db.Conn, o bulkOption
 	}()
 	sum, err := bulk.Run(ctx, conn, batch(t, why))
 	progress.Set(int64(sum.Selected - sum.Left))
-	progress.done()
+	progress.Done()
 	if ba != nil {
 		run.Operations, run.MadeDue = ba.Operations, ba.MadeDue
 		if cerr := ba.Close(); cerr != nil && err == nil {

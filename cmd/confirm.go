@@ -9,35 +9,22 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/repair"
 )
-
-// mutationPlan is what a mutation asks the operator to confirm: the target it changes (the
-// plan's first line: context, host and database, schema, table) and what it will do there.
-type mutationPlan struct {
-	// Target is the plan's "target: …" line; "" is the command's own (targetLine). A bulk
-	// repair names its own, with the outbox table it resolved.
-	Target string
-	Lines  []string
-}
 
 // confirm shows a mutation's plan on stderr and asks for a yes. With --yes it proceeds;
 // without a terminal it refuses with a usage error naming the flag (a script must say --yes
 // explicitly, and an EOF on the prompt must never count as consent).
 //
 // The plan starts with the target (context, host and database, schema, table), and with
-// --dry-run it stops there: nothing is changed, and the exit status is 0.
-func (a *app) confirm(command string, plan []string, yes bool) error {
-	return a.confirmPlan(command, mutationPlan{Lines: plan}, yes, 0)
-}
-
-// confirmPlan is confirm for a plan that may name its target, changing n shards: on a
-// terminal, more than typedBackOver shards need the count typed back, not y. --dry-run and
-// --yes behave as for every mutation, whatever n.
-func (a *app) confirmPlan(command string, p mutationPlan, yes bool, n int) error {
-	if p.Target == "" {
-		p.Target = a.targetLine(command)
+// --dry-run it stops there: nothing is changed, and the exit status is 0. A plan of more
+// than typedBackOver shards (p.Shards) needs, on a terminal, the count typed back, not y.
+func (a *app) confirm(command string, p repair.Plan, yes bool) error {
+	n, target := p.Shards, p.Target
+	if target == "" {
+		target = a.targetLine(command)
 	}
-	printPlan(a.io.Err, append([]string{p.Target}, p.Lines...))
+	printPlan(a.io.Err, p.Render(target))
 	if a.dryRun {
 		fmt.Fprintln(a.io.Err, "dry run: nothing was changed")
 		return silent(meansOK)
@@ -150,12 +137,6 @@ func (a *app) splitTargetLine() string {
 // count typed back: a "y" is too easy to give to 2,000 shards.
 const typedBackOver = 100
 
-// confirmCount is confirm for a bulk change of n shards (confirmPlan without a target of its
-// own).
-func (a *app) confirmCount(command string, plan []string, yes bool, n int) error {
-	return a.confirmPlan(command, mutationPlan{Lines: plan}, yes, n)
-}
-
 // where names the database a mutation writes: the context, when one is used, and
 // user@host:port/database (never a password).
 func (a *app) where() string {
@@ -178,13 +159,4 @@ func printPlan(stderr io.Writer, plan []string) {
 	for _, p := range plan {
 		fmt.Fprintf(stderr, "  - %s\n", render.Escape(p))
 	}
-}
-
-// confirmShards asks for a change of n shards: confirm up to typedBackOver, the count typed
-// back on a terminal above.
-func (d factory) confirmShards(command string, plan []string, yes bool, n int) error {
-	if n <= typedBackOver {
-		return d.confirm(command, plan, yes)
-	}
-	return d.confirmCount(command, plan, yes, n)
 }

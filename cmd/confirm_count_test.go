@@ -3,6 +3,8 @@ package cmd
 import (
 	"context"
 	"testing"
+
+	"github.com/outboxctl/outboxctl/internal/repair"
 )
 
 // TestConfirmCountTypedBack: on a terminal, a bulk repair of more than 100 shards proceeds
@@ -26,7 +28,7 @@ func TestConfirmCountTypedBack(t *testing.T) {
 		{false, "5000\n", false, 5000, false},
 	} {
 		a, _ := directApp("", c.tty, c.answer)
-		err := a.confirmCount("outboxctl reschedule", []string{"plan"}, c.yes, c.n)
+		err := a.confirm("outboxctl reschedule", repair.Plan{Lines: []string{"plan"}, Shards: c.n}, c.yes)
 		if (err == nil) != c.ok {
 			t.Errorf("tty=%v answer=%q yes=%v n=%d: %v, want ok=%v", c.tty, c.answer, c.yes, c.n, err, c.ok)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/pgtmp"
+	"github.com/outboxctl/outboxctl/internal/repair"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
@@ -117,7 +118,7 @@ func runDemoSeed(ctx context.Context, d factory, o demoSeedOptions) error {
 		return err
 	}
 	do := fixture.DemoOptions{Rows: o.Rows, Shards: o.Shards, Payload: fixture.PayloadType(o.Payload), Schema: d.demoSchema}
-	if err := d.confirm("outboxctl demo seed", fixture.DemoPlan(do), o.Yes); err != nil {
+	if err := d.confirm("outboxctl demo seed", repair.Plan{Lines: fixture.DemoPlan(do)}, o.Yes); err != nil {
 		return err
 	}
 	conn, err := d.connect(ctx, "demo")
@@ -128,7 +129,7 @@ func runDemoSeed(ctx context.Context, d factory, o demoSeedOptions) error {
 	progress := d.progress(ctx, "seeded rows", fixture.DemoRows(do), false)
 	do.Progress = progress.Set
 	err = fixture.Seed(ctx, conn, do)
-	progress.done()
+	progress.Done()
 	if err != nil {
 		return db.Classify(err, "demo seed")
 	}
@@ -171,7 +172,7 @@ func runDemoDrop(ctx context.Context, d factory, o demoDropOptions) error {
 	if err := d.requireDB("outboxctl demo drop"); err != nil {
 		return err
 	}
-	if err := d.confirm("outboxctl demo drop", []string{"drop schema " + d.demoSchema + " and everything in it"}, o.Yes); err != nil {
+	if err := d.confirm("outboxctl demo drop", repair.Plan{Lines: []string{"drop schema " + d.demoSchema + " and everything in it"}}, o.Yes); err != nil {
 		return err
 	}
 	conn, err := d.connect(ctx, "demo")

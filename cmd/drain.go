@@ -18,6 +18,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/live"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/repair"
 )
 
 type drainOptions struct {
@@ -216,7 +217,7 @@ func runDrain(ctx context.Context, d factory, o drainOptions, t query.Target, k 
 		printPlan(d.stderr, plan.Lines())
 		return dryRunPreflight(ctx, d.printer, handler)
 	}
-	if err := d.confirm(command, plan.Lines(), o.Yes); err != nil {
+	if err := d.confirm(command, repair.Plan{Lines: plan.Lines()}, o.Yes); err != nil {
 		return err
 	}
 	return drainShard(ctx, d, conn, o, t, plan, k, reg, handler)
@@ -272,7 +273,7 @@ func drainShard(ctx context.Context, d factory, conn *db.Conn, o drainOptions, t
 	var archive *drain.Operation
 	if o.Handler == "discard" {
 		meta := archiveMeta(t, k, plan.PayloadType, drain.CommandDrainDiscard, o.Reason)
-		d.settleArchive(ctx, conn, o.Archive, t)
+		d.repairEnv().SettleArchive(ctx, conn, o.Archive, t)
 		if archive, err = d.openArchive(o.Archive, meta); err != nil {
 			return err
 		}
@@ -301,7 +302,7 @@ func drainShard(ctx context.Context, d factory, conn *db.Conn, o drainOptions, t
 		Abandon: abandonContext(ctx), OnWaiting: waitingNote(d.stderr, o.HandlerTimeout),
 		Reconnect: func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "drain") },
 	})
-	progress.done()
+	progress.Done()
 	restored, uerr := drain.UnclaimIfUnavailable(ctx, conn, t, k, claimed, res)
 	if uerr != nil {
 		d.printer.Notef("could not put the shard's schedule back: %v", uerr)
@@ -408,8 +409,8 @@ func (c *claimProgress) end(err error) {
 	}
 }
 
-// done stops the redraws and replaces the line with its summary.
-func (w *workProgress) done() {
+// Done stops the redraws and replaces the line with its summary.
+func (w *workProgress) Done() {
 	w.stop()
 	w.Finish()
 }
@@ -422,7 +423,7 @@ func drainSummary(ctx context.Context, d factory, o drainOptions, t query.Target
 	fields := map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "mode": o.Mode, "handler": drain.HandlerName(o.Handler),
 		"delivered": res.Delivered, "deleted": auditDeleted(res), "left": after.Left, "reason": o.Reason}
 	if res.InDoubt != nil {
-		fields = withInDoubt(fields, res.InDoubt.Outcome)
+		fields = repair.WithInDoubt(fields, res.InDoubt.Outcome)
 	}
 	d.audit("drain", fields)
 	summary.Next = drainNext(d, t, k, after)

@@ -14,6 +14,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/repair"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
@@ -125,7 +126,7 @@ func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target
 	if err != nil {
 		return err
 	}
-	mp := mutationPlan{Target: fmt.Sprintf("target: %s, %s", d.where(), t.Describe()), Lines: plan.Lines()}
+	mp := repair.Plan{Target: fmt.Sprintf("target: %s, %s", d.where(), t.Describe()), Lines: plan.Lines(), Shards: plan.Draining()}
 	switch {
 	case plan.Draining() == 0:
 		d.printer.Notef("no selected shard to drain (%d selected, %d kill-switched): nothing was claimed", len(plan.Jobs), plan.Skipped)
@@ -137,7 +138,7 @@ func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target
 		}
 		return dryRunPreflight(ctx, d.printer, first)
 	}
-	if err := d.confirmPlan(command, mp, o.Yes, plan.Draining()); err != nil {
+	if err := d.confirm(command, mp, o.Yes); err != nil {
 		return err
 	}
 	if _, err := preflight(ctx, first, "; nothing was claimed or changed"); err != nil {
@@ -145,7 +146,7 @@ func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target
 	}
 	var archive *bulkDrainArchive
 	if discard {
-		d.settleArchive(ctx, nil, o.Archive, t)
+		d.repairEnv().SettleArchive(ctx, nil, o.Archive, t)
 		if archive, err = newBulkDrainArchive(d, o, t, payloadType); err != nil {
 			return err
 		}
@@ -159,7 +160,7 @@ func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target
 		Connect:    func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "drain") },
 		NewHandler: newHandler, OnDelivered: func(query.ShardKey, drain.Message) { progress.Add(1) }, OpenArchive: archive.opener(),
 	})
-	progress.done()
+	progress.Done()
 	if err != nil {
 		return err
 	}

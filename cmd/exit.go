@@ -50,6 +50,17 @@ var exitCodes = map[meaning]int{ //nolint:gochecknoglobals // constant table
 // the packages' that know their input came from the operator: config, db, enums).
 type usage interface{ UsageError() bool }
 
+// account is an error of another package that says its own account of what happened (a
+// repair's settled COMMIT, internal/repair.Failure): a runtime failure, never reworded as
+// an interrupt, as failuref's.
+type account interface{ Account() bool }
+
+// isAccount reports whether err is an account.
+func isAccount(err error) bool {
+	var a account
+	return errors.As(err, &a) && a.Account()
+}
+
 // exitCode maps an error to the process exit code.
 func exitCode(ctx context.Context, err error) int { return exitCodes[meaningOf(ctx, err)] }
 
@@ -62,6 +73,9 @@ func meaningOf(ctx context.Context, err error) meaning {
 	var ce *cmdError
 	if errors.As(err, &ce) && ce.means != meansUsage {
 		return ce.means
+	}
+	if isAccount(err) {
+		return meansRuntime
 	}
 	// The context is cancelled only by SIGINT/SIGTERM: whatever error followed, the cause
 	// was the interrupt.
@@ -171,7 +185,7 @@ func printError(ctx context.Context, io *render.Streams, err error, commandPath 
 	// A usage error, or a foreign one, after an interrupt is the interrupt's doing; a
 	// command's own account of it ("interrupted after 7 messages") is worth more than the
 	// generic word.
-	own := ce != nil && ce.means != meansUsage
+	own := ce != nil && ce.means != meansUsage || isAccount(err)
 	if errors.Is(ctx.Err(), context.Canceled) && !own {
 		fmt.Fprintln(io.Err, "Error: interrupted")
 		return

@@ -12,6 +12,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/repair"
 )
 
 // factory is what a command takes from outside, built once from the app (the model is gh's
@@ -73,7 +74,7 @@ type factory struct {
 	registry   func() (*enums.Registry, error)
 	configFile func() (*config.File, error) // the context commands' file, through the environment
 	buildInfo  func() (*debug.BuildInfo, bool)
-	confirm    func(command string, plan []string, yes bool) error
+	confirm    func(command string, p repair.Plan, yes bool) error // shows the plan, asks (cmd/confirm.go)
 	audit      func(command string, fields map[string]any)
 	progress   func(ctx context.Context, label string, total int64, approx bool) *workProgress
 	now        func() time.Time
@@ -87,11 +88,6 @@ type factory struct {
 	// nextOn is next on one side of a split verify or replicate: that side's context alone.
 	nextOn func(side splitSide, t *query.Target, args ...string) string
 	again  func(fallback string, add ...string) string
-	// confirmCount is confirm for a bulk repair of n shards: on a terminal, more than
-	// typedBackOver shards need the count typed back, not y; confirmPlan the same for a plan
-	// that names its own target.
-	confirmCount func(command string, plan []string, yes bool, n int) error
-	confirmPlan  func(command string, p mutationPlan, yes bool, n int) error
 	// where names the database a mutation writes (context, user@host:port/database), for its plan.
 	where func() string
 	// resumeCommand is the line that goes on with bulk run id, againWithout the invocation
@@ -120,7 +116,7 @@ func (a *app) factory() factory {
 		readSession: a.readSession, passSession: a.readSessionTimeout, statementTimeout: a.g.StatementTimeout, errTTY: a.io.ErrTTY, plainSession: a.plainSession, openSession: a.openSession, runRead: a.runRead,
 		split: a.splitSides, splitMode: len(a.split) == 2,
 		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,
-		confirm: a.confirm, confirmCount: a.confirmCount, confirmPlan: a.confirmPlan, where: a.where, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
+		confirm: a.confirm, where: a.where, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
 		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, nextOn: a.nextOnSide, again: a.againOr,
 		lines: a.g.Output == "",
 		wide:  !a.merged && format == render.FormatWide,

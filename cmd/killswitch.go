@@ -21,6 +21,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/repair"
 	"github.com/outboxctl/outboxctl/internal/report"
 )
 
@@ -421,7 +422,7 @@ func runKillswitchChange(ctx context.Context, d factory, ch killswitch.Change, y
 		d.printer.Notef("nothing to change")
 		return d.printer.Print(changeCard(killswitch.ChangeSummary{OptionsTable: plan.Table, Key: ch.Key, Value: options.EncodeIDs(plan.Before)}))
 	}
-	if err := d.confirmShards("outboxctl killswitch "+ch.Verb(), changePlanLines(ch, plan), yes, len(plan.Changed)); err != nil {
+	if err := d.confirm("outboxctl killswitch "+ch.Verb(), repair.Plan{Lines: changePlanLines(ch, plan), Shards: len(plan.Changed)}, yes); err != nil {
 		return err
 	}
 	stored, err := ch.Apply(ctx, conn, plan)
@@ -440,7 +441,7 @@ func runKillswitchChange(ctx context.Context, d factory, ch killswitch.Change, y
 		for i, id := range plan.Changed {
 			refs[i] = query.ShardRef{Scope: ch.Scope.Value, ID: id}
 		}
-		d.recordMadeDue(ctx, conn, ch.Target, ledger.ViaKillswitch, "", refs)
+		d.repairEnv().RecordMadeDue(ctx, conn, ch.Target, ledger.ViaKillswitch, "", refs)
 	}
 	sum := killswitch.ChangeSummary{OptionsTable: plan.Table, Key: ch.Key, Value: stored, Changed: true}
 	sum.Next, sum.Undo = killswitchNext(d, ch, plan.Changed)
@@ -620,7 +621,7 @@ func runKillswitchGate(ctx context.Context, d factory, g killswitch.Gate, yes bo
 		d.printer.Notef("note: %s is already %s; nothing to change", g.Key(), g.Value())
 		return nil
 	}
-	if err := d.confirm("outboxctl killswitch gate", gatePlanLines(g, plan), yes); err != nil {
+	if err := d.confirm("outboxctl killswitch gate", repair.Plan{Lines: gatePlanLines(g, plan)}, yes); err != nil {
 		return err
 	}
 	stored, err := g.Apply(ctx, conn, plan)

@@ -158,7 +158,7 @@ func TestKillswitchManyShardsNeedTheCountTypedBack(t *testing.T) {
 		streams, _, errOut := render.Test()
 		streams.InTTY, streams.ErrTTY, streams.In = true, true, strings.NewReader(answer)
 		a := &app{io: streams, getenv: streams.Getenv, g: globalOptions{Output: "json"}}
-		d := factory{printer: a.printer(), confirm: a.confirm, confirmCount: a.confirmCount, next: a.nextCommand,
+		d := factory{printer: a.printer(), confirm: a.confirm, next: a.nextCommand,
 			connect: func(ctx context.Context, _ string) (*db.Conn, error) {
 				return db.Connect(ctx, db.Config{DSN: testdb.DSN(), Command: "killswitch"})
 			},

@@ -13,6 +13,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/mailbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/repair"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
@@ -144,7 +145,7 @@ func runMailboxReschedule(ctx context.Context, d factory, t query.Target, target
 		d.printer.Notef("no mailbox of provider %s has a failed head: nothing to reschedule", o.Provider)
 		return nil
 	}
-	if err := d.confirmPlan(command, mutationPlan{Target: targetLine, Lines: plan}, ro.Yes, len(names)); err != nil {
+	if err := d.confirm(command, repair.Plan{Target: targetLine, Lines: plan, Shards: len(names)}, ro.Yes); err != nil {
 		return err
 	}
 	n, err := mailbox.Reschedule(ctx, conn, t, names, why)
@@ -272,7 +273,7 @@ func runMailboxSkip(ctx context.Context, d factory, t query.Target, targetLine s
 			o.Mailbox, h.HeadID, h.Attempts, render.FormatTime(h.HeadAdded, d.now(), d.printer.Time), in.Request.Method, in.Request.Path, reasonText(ro.Reason)),
 		fmt.Sprintf("the mailbox then holds %s %d payload(s); the archive keeps the head's request as received, secrets included (a file only you can read)", h.DepthIs, max(h.Depth-1, 0)),
 	}
-	if err := d.confirmPlan(command, mutationPlan{Target: targetLine, Lines: plan}, ro.Yes, 1); err != nil {
+	if err := d.confirm(command, repair.Plan{Target: targetLine, Lines: plan, Shards: 1}, ro.Yes); err != nil {
 		return err
 	}
 	deleted, op, err := mailbox.SkipHead(ctx, conn, t, o.Mailbox, h.HeadID, ro.Archive, ro.Reason, osUser(), d.now(), d.printer.Warnf)

@@ -11,10 +11,9 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
-	"github.com/outboxctl/outboxctl/internal/ledger"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
-	"github.com/outboxctl/outboxctl/internal/report"
+	"github.com/outboxctl/outboxctl/internal/repair"
 )
 
 // repairOptions are the flags every repair (reschedule, compact, skip) shares.
@@ -124,11 +123,7 @@ func (d factory) open(ctx context.Context, command string, t query.Target) (quer
 	if err != nil {
 		return t, nil, "", err
 	}
-	var payloadType string
-	err = d.session(ctx, conn, func(s *session) error {
-		t, payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
-		return nil
-	})
+	t, payloadType, err := d.repairEnv().Open(ctx, conn, t)
 	if err != nil {
 		conn.Close(ctx)
 		return t, nil, "", err
@@ -285,87 +280,12 @@ command again continues. See docs/runbooks.md, "a receiver was down for an hour"
 // runReschedule makes shard k of t due now with a fresh backoff, after the plan is confirmed
 // (--print-sql: prints the UPDATE).
 func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.Target, k query.ShardKey) error {
-	why, mode := query.Why{Command: "reschedule", Reason: o.Reason}, o.mode()
-	if d.printSQL {
-		// A group's lowest row is its cell's: printed for every cell, the heads would be
-		// the lowest across them.
-		if err := requireCell(t, d.again("outboxctl reschedule", "--cell", "us")); o.GroupHeads && err != nil {
-			return err
-		}
-		return d.printScript(query.InTransaction(d.preamble("reschedule"), query.Script{query.Reschedule(t, k, 0, mode, why)}))
-	}
-	t, conn, _, err := d.open(ctx, "outboxctl reschedule", t)
-	if err != nil {
+	// A group's lowest row is its cell's: printed for every cell, the heads would be the
+	// lowest across them; a run writes one cell's rows.
+	if err := requireCell(t, d.again("outboxctl reschedule", "--cell", "us")); err != nil && (o.GroupHeads || !d.printSQL) {
 		return err
 	}
-	defer func() { conn.Close(context.WithoutCancel(ctx)) }() // reconnect may replace it
-	depth, next, err := drain.ShardState(ctx, conn, t, k)
-	if err != nil {
-		return err
-	}
-	if depth == 0 {
-		d.printer.Notef("shard %s/%d is empty: nothing to reschedule", k.Scope.Name, k.ID)
-		return nil
-	}
-	plan, err := reschedulePlan(ctx, d, conn, o, t, k, depth, next)
-	if err != nil {
-		return err
-	}
-	if err := d.confirm("outboxctl reschedule", plan, o.Yes); err != nil {
-		return err
-	}
-	var n int64
-	err = db.WriteTx(ctx, conn, func(tx db.Tx) error {
-		n, err = query.Exec(ctx, tx, query.Reschedule(t, k, 0, mode, why))
-		return db.Classify(err, "reschedule")
-	})
-	var outcome drain.Settlement
-	if db.IsInDoubt(err) {
-		outcome, err = d.settle(ctx, "reschedule", err, n, "row(s) rescheduled", func(c *db.Conn) (drain.Settlement, error) { return drain.SettleRescheduled(ctx, c, t, k, 0, mode) })
-		conn = d.reconnect(ctx, conn, "reschedule") // the one the COMMIT went on is gone
-	}
-	if err != nil && outcome == "" {
-		return err
-	}
-	if err == nil && outcome == "" {
-		d.recordMadeDue(ctx, conn, t, ledger.ViaReschedule, "", []query.ShardRef{{Scope: k.Scope.Value, ID: k.ID}})
-	}
-	_, after, afterErr := drain.ShardState(ctx, conn, t, k)
-	n = settledCount(n, outcome)
-	d.audit("reschedule", withInDoubt(map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "rows": auditCount(n, outcome), "mode": string(mode), "reason": o.Reason}, outcome))
-	// JSON keeps the time (Sentry's THE_PAST); a person reads what it means.
-	sum := drain.RescheduleSummary{Shard: fmt.Sprintf("%s/%d", k.Scope.Name, k.ID), Mode: string(mode), NextAttemptBefore: report.Typed("next_attempt", next),
-		NextAttemptAfter: report.Typed("next_attempt", after), NextAttempt: render.Styled{Text: "due now", Tone: render.ToneGood}}
-	sum.Rows, sum.InDoubt = drain.Settled(n, outcome)
-	if afterErr != nil {
-		sum.NextAttemptAfter, sum.NextAttempt = "unknown", "unknown"
-	}
-	sum.Next, _ = d.nextSteps(t, k, drain.Head{Depth: depth}, nil)
-	if perr := d.printer.Print(render.Doc{{Name: "reschedule", Card: render.FieldsOf(sum)}}); perr != nil {
-		return perr
-	}
-	if err != nil {
-		return err
-	}
-	if afterErr != nil {
-		return unreadAfter("reschedule", fmt.Sprintf("%d row(s) rescheduled", n), afterErr)
-	}
-	return nil
-}
-
-// reschedulePlan is the single reschedule's plan line: the rows it rewrites (every row, or
-// with --group-heads one a coalesce group, counted here) and the shard's next attempt.
-func reschedulePlan(ctx context.Context, d factory, conn *db.Conn, o rescheduleOptions, t query.Target, k query.ShardKey, depth int64, next any) ([]string, error) {
-	rows := fmt.Sprintf("%d row(s)", depth)
-	if o.GroupHeads {
-		groups, err := drain.ShardGroups(ctx, conn, t, k)
-		if err != nil {
-			return nil, err
-		}
-		rows = fmt.Sprintf("group heads only (--group-heads): %d of its %d row(s) change, the lowest of each of its %d coalesce group(s)", groups, depth, groups)
-	}
-	return []string{fmt.Sprintf("make shard %s/%d due now with a fresh backoff: %s, next attempt currently: %s (%s)",
-		k.Scope.Name, k.ID, rows, schedule(d.printer, next), reasonText(o.Reason))}, nil
+	return runMutation(ctx, d, "outboxctl reschedule", &repair.Reschedule{Env: d.repairEnv(), Target: t, Shard: k, Mode: o.mode(), Reason: o.Reason}, o.Yes)
 }
 
 // schedule is a shard's next attempt as the plan line shows it, in the one time format.
@@ -377,47 +297,16 @@ func schedule(p *render.Printer, v any) string {
 	return render.FormatDue(t, p.Now(), p.Time)
 }
 
-// deleteArchived archives the rows st reads and deletes them, as one archive operation of
-// its own (drain.ArchivedDelete: staged and synced before the DELETE, the commit marker
-// written after the commit, naming the ids deleted).
-//
-// A COMMIT that got no answer is settled on a fresh connection (d.settle, ArchivedDelete's
-// Settle, which marks the batch): the count is then what the settle found (0 when it did not
-// commit), and outcome says what that was ("": the COMMIT was answered); the error says it too.
-func (d factory) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target, st query.Statement, o repairOptions, meta drain.OperationMeta) (int64, *drain.Operation, drain.Settlement, error) {
-	d.settleArchive(ctx, conn, o.Archive, t)
-	op, err := drain.OpenArchive(o.Archive, meta, d.now())
-	if err != nil {
-		return 0, nil, "", err
-	}
-	defer op.Close()
-	del := &drain.ArchivedDelete{Op: op, Target: t, Why: query.Why{Command: meta.Command, Reason: o.Reason}, Warnf: d.printer.Warnf}
-	deleted, err := del.DeleteArchived(ctx, conn, st)
-	if !db.IsInDoubt(err) {
-		return deleted, op, "", err
-	}
-	outcome, err := d.settle(ctx, meta.Command, err, deleted, "row(s) deleted", func(c *db.Conn) (drain.Settlement, error) { return del.Settle(ctx, c) })
-	return settledCount(deleted, outcome), op, outcome, archiveInDoubt(err, outcome, op)
-}
-
-// archiveMeta describes a repair's archive operation on shard k of t: restore refuses a row
-// of the archive that is not in that shard (and cell, for the control outbox).
+// archiveMeta describes a repair's archive operation on shard k of t (repair.ArchiveMeta),
+// run by this user.
 func archiveMeta(t query.Target, k query.ShardKey, payloadType, command, reason string) drain.OperationMeta {
-	m := drain.OperationMeta{Command: command, Reason: reason, User: osUser(), Schema: t.Schema, Table: t.TableName(), PayloadType: payloadType,
-		Shard: &drain.ArchiveShard{Scope: k.Scope.Value, ID: k.ID}}
-	if t.Control() {
-		m.CellColumn = t.CellColumnName()
-		cell := t.Cell
-		m.Shard.Cell = &cell
-	}
-	return m
+	return repair.ArchiveMeta(t, k, payloadType, command, reason, osUser())
 }
 
 // printArchivingDelete prints, for --print-sql, the SELECT of what a repair would archive and
-// its DELETE commented out: a psql script cannot write outboxctl's archive, and a printed
-// script must not delete what nothing archived.
+// its DELETE commented out (repair.PrintArchivingDelete).
 func (d factory) printArchivingDelete(t query.Target, rows func(query.Why) query.Statement, why query.Why) error {
-	script, err := query.ArchivingDeleteScript(why.Command, d.preamble(why.Command), rows(why), query.DeleteSelected(t, rows(query.Why{}), why))
+	script, err := repair.PrintArchivingDelete(t, d.preamble(why.Command), rows, why)
 	if err != nil {
 		return err
 	}
@@ -491,93 +380,11 @@ FILE --all puts the run back); a shard a drainer holds is skipped (being drained
 // runCompact archives and deletes the superseded rows of shard k of t, after the plan is
 // confirmed (--print-sql: prints what it would archive, and the DELETE commented out).
 func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target, k query.ShardKey) error {
-	why := query.Why{Command: "compact", Reason: o.Reason}
-	if d.printSQL {
-		if err := requireCell(t, d.again("outboxctl compact", "--cell", "us")); err != nil {
-			return err
-		}
-		return d.printArchivingDelete(t, func(why query.Why) query.Statement { return query.Superseded(t, k, 0, why) }, why)
-	}
-	t, conn, payloadType, err := d.open(ctx, "outboxctl compact", t)
-	if err != nil {
+	if err := requireCell(t, d.again("outboxctl compact", "--cell", "us")); err != nil {
 		return err
 	}
-	defer func() { conn.Close(context.WithoutCancel(ctx)) }() // reconnect may replace it
-	count, wm, err := drain.Superseded(ctx, conn, t, k)
-	if err != nil {
-		return err
-	}
-	before, err := drain.ShardHead(ctx, conn, t, k)
-	if err != nil {
-		return err
-	}
-	depth := before.Depth
-	if count == 0 {
-		d.printer.Notef("shard %s/%d has no superseded rows: nothing to compact", k.Scope.Name, k.ID)
-		return nil
-	}
-	plan := []string{fmt.Sprintf("delete %d superseded row(s) of shard %s/%d (of %d), archived first; the newest row of every group stays (%s)",
-		count, k.Scope.Name, k.ID, depth, reasonText(o.Reason)), backoffPlan(o.repairOptions)}
-	if err := d.confirm("outboxctl compact", plan, o.Yes); err != nil {
-		return err
-	}
-	// One transaction: the line moves (elapsed, rate) while it runs and counts the rows
-	// once they are deleted.
-	progress := d.progress(ctx, "compacted", count, true)
-	deleted, op, outcome, err := d.deleteArchived(ctx, conn, t, query.Superseded(t, k, wm, why), o.repairOptions, archiveMeta(t, k, payloadType, "compact", o.Reason))
-	progress.Set(deleted)
-	progress.done()
-	if err != nil && outcome == "" {
-		return err
-	}
-	if outcome != "" {
-		conn = d.reconnect(ctx, conn, "compact") // the one the COMMIT went on is gone
-	}
-	d.audit("compact", withInDoubt(map[string]any{"shard_scope": k.Scope.Name, "shard": k.ID, "deleted": auditCount(deleted, outcome), "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason}, outcome))
-	sum := drain.CompactSummary{Shard: shardLabel(k), DepthBefore: depth}
-	sum.Deleted, sum.InDoubt = drain.Settled(deleted, outcome)
-	return d.finishRemoval(ctx, conn, t, k, before, o.repairOptions, "compact", op, deleted, func(a drain.StateAfter, steps drain.NextSteps) any {
-		sum.StateAfter, sum.Archive, sum.Operation, sum.NextSteps = a, op.Path, op.Meta.ID, steps
-		return sum
-	}, err)
-}
-
-// finishRemoval ends a compact or skip: the shard made due when its head is gone
-// (headRemoved), and the summary (summary fills in the state after, the next steps and the
-// undo). err is the deletion's (an in-doubt commit settled), returned after the summary.
-func (d factory) finishRemoval(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey, before drain.Head, o repairOptions, command string, op *drain.Operation, deleted int64, summary func(drain.StateAfter, drain.NextSteps) any, err error) error {
-	state, steps, afterErr := d.removalState(ctx, conn, t, k, before, o, command, op)
-	if perr := d.printer.Print(render.Doc{{Name: command, Card: render.FieldsOf(summary(state, steps))}}); perr != nil {
-		return perr
-	}
-	if err != nil {
-		return err
-	}
-	if afterErr != nil {
-		return unreadAfter(command, fmt.Sprintf("%d row(s) deleted, archived in %s as operation %s", deleted, op.Path, op.Meta.ID), afterErr)
-	}
-	return nil
-}
-
-// removalState is a removal's shard after it (its backoff made due, or kept, when the head
-// went), its next steps and undo.
-func (d factory) removalState(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey, before drain.Head, o repairOptions, command string, op *drain.Operation) (drain.StateAfter, drain.NextSteps, error) {
-	after, backoff, afterErr := d.headRemoved(ctx, conn, t, k, before, o, command)
-	state := drain.StateAfter{DepthAfter: "unknown", Backoff: backoff}
-	if afterErr == nil {
-		state = stateAfter(after, backoff)
-	}
-	var steps drain.NextSteps
-	steps.Next, steps.Undo = d.nextSteps(t, k, after, op)
-	return state, steps, afterErr
-}
-
-// backoffPlan is the plan's line for what follows the deletion when it removes the head.
-func backoffPlan(o repairOptions) string {
-	if o.KeepBackoff {
-		return "if the shard's head row is removed, keep the shard's backoff (--keep-backoff)"
-	}
-	return "if the shard's head row is removed, make the shard due now: its backoff was earned by that row (--keep-backoff keeps it)"
+	return runMutation(ctx, d, "outboxctl compact", &repair.Compact{Env: d.repairEnv(), Target: t, Shard: k, Reason: o.Reason,
+		Archive: o.Archive, KeepBackoff: o.KeepBackoff, User: osUser()}, o.Yes)
 }
 
 // messageArg is a command's MESSAGE_ID argument: an outbox row id.
@@ -674,7 +481,7 @@ docs/runbooks.md, "a poison category in every shard".`),
 				if err != nil {
 					return err
 				}
-				return runSkipMany(c.Context(), a.factory(), o, t, ids)
+				return runSkip(c.Context(), a.factory(), o, t, ids...)
 			}
 			return runSkip(c.Context(), a.factory(), o, t)
 		}, func(ctx context.Context, t query.Target, sel query.ShardSelector) error {
@@ -690,79 +497,13 @@ docs/runbooks.md, "a poison category in every shard".`),
 	return c
 }
 
-// skipLookup reads the message and its group in one read-only snapshot on conn.
-func (d factory) skipLookup(ctx context.Context, conn *db.Conn, reg *enums.Registry, id int64) (drain.SkipTarget, string, error) {
-	var t query.Target
-	var payloadType string
-	var msg *query.Result
-	err := d.session(ctx, conn, func(s *session) error {
-		var err error
-		t, payloadType = s.target, s.schema.Table(s.target.TableName()).PayloadType
-		msg, err = s.run(query.Message(t, id))
-		return err
-	})
-	if err != nil {
-		return drain.SkipTarget{}, "", err
+// runSkip archives and deletes the coalesce group of each message of ids in t, after one plan
+// naming them all is confirmed (--print-sql: prints what it would archive, and the DELETE
+// commented out).
+func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target, ids ...int64) error {
+	if len(ids) == 0 {
+		ids = []int64{o.id}
 	}
-	sk, found, err := drain.SkipTargetOf(t, msg, reg)
-	if err == nil && !found {
-		err = failuref("no outbox row with id %d in %s", id, t.Describe())
-	}
-	return sk, payloadType, err
-}
-
-// runSkip archives and deletes a message's coalesce group in t, after the plan is confirmed
-// (--print-sql: prints what it would archive, and the DELETE commented out).
-func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target) error {
-	id := o.id
-	if d.printSQL {
-		return d.printArchivingDelete(t, func(why query.Why) query.Statement { return query.SkipGroupRows(t, id, 0, why) },
-			query.Why{Command: "skip", Reason: o.Reason})
-	}
-	if err := d.requireDB("outboxctl skip"); err != nil {
-		return err
-	}
-	reg, err := d.registry()
-	if err != nil {
-		return err
-	}
-	conn, err := d.connect(ctx, "skip")
-	if err != nil {
-		return err
-	}
-	defer func() { conn.Close(context.WithoutCancel(ctx)) }() // reconnect may replace it
-	sk, payloadType, err := d.skipLookup(ctx, conn, reg, id)
-	if err != nil {
-		return err
-	}
-	left, err := d.boundToTried(ctx, conn, &sk, id)
-	if err != nil {
-		return err
-	}
-	t, k := sk.Target, sk.Shard
-	plan := []string{fmt.Sprintf("skip message %d: archive and delete its coalesce group (%s, object %d): %d row(s) up to id %d, undelivered, in shard %s/%d%s (%s)",
-		id, reg.CategoryName(sk.Category), sk.Object, sk.Rows, sk.Newest, k.Scope.Name, k.ID, left, reasonText(o.Reason)), backoffPlan(o.repairOptions)}
-	if err := d.confirm("outboxctl skip", plan, o.Yes); err != nil {
-		return err
-	}
-	before, err := drain.ShardHead(ctx, conn, t, k)
-	if err != nil {
-		return err
-	}
-	deleted, op, outcome, err := d.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.Newest, query.Why{Command: "skip", Reason: o.Reason}), o.repairOptions, archiveMeta(t, k, payloadType, "skip", o.Reason))
-	if err != nil && outcome == "" {
-		return err
-	}
-	d.audit("skip", withInDoubt(map[string]any{"message": id, "shard_scope": k.Scope.Name, "shard": k.ID, "deleted": auditCount(deleted, outcome), "archive": op.Path, "operation": op.Meta.ID, "reason": o.Reason}, outcome))
-	if outcome != "" {
-		conn = d.reconnect(ctx, conn, "skip") // the one the COMMIT went on is gone
-	}
-	// The group's newest row is gone without a delivery: doctor must not count it as one.
-	d.recordSkipped(ctx, conn, t, op.Meta.ID, []ledger.Record{{Scope: k.Scope.Value, Shard: k.ID, HeadID: id, HeadCategory: sk.Category, GroupNewestID: sk.Newest}})
-	sum := drain.SkipSummary{Message: id, Shard: shardLabel(k)}
-	sum.Deleted, sum.InDoubt = drain.Settled(deleted, outcome)
-	return d.finishRemoval(ctx, conn, t, k, before, o.repairOptions, "skip", op, deleted, func(a drain.StateAfter, steps drain.NextSteps) any {
-		sum.StateAfter, sum.Archive, sum.Operation, sum.NextSteps = a, op.Path, op.Meta.ID, steps
-		return sum
-	}, err)
+	return runMutation(ctx, d, "outboxctl skip", &repair.Skip{Env: d.repairEnv(), Target: t, IDs: ids, Reason: o.Reason, Archive: o.Archive,
+		KeepBackoff: o.KeepBackoff, Registry: d.registry, User: osUser()}, o.Yes)
 }

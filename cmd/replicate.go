@@ -13,6 +13,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/repair"
 	"github.com/outboxctl/outboxctl/internal/replica"
 )
 
@@ -226,13 +227,13 @@ func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
 		if len(plan) == 0 {
 			return nil
 		}
-		return d.confirm("outboxctl replicate", plan, o.Yes) // the target and the plan, then "dry run"
+		return d.confirm("outboxctl replicate", repair.Plan{Lines: plan}, o.Yes) // the target and the plan, then "dry run"
 	}
 	if len(plan) == 0 {
 		d.printer.Notef("nothing to replicate")
 		return unknownObjects(work)
 	}
-	if err := d.confirm("outboxctl replicate", plan, o.Yes); err != nil {
+	if err := d.confirm("outboxctl replicate", repair.Plan{Lines: plan}, o.Yes); err != nil {
 		return err
 	}
 	written, err := writeReplicateWork(ctx, work, why)

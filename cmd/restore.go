@@ -13,6 +13,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/repair"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
@@ -255,12 +256,12 @@ func restoreRows(ctx context.Context, d factory, f *drain.ArchiveFile, plan *dra
 			d.printer.Notef("nothing to restore: all %d selected row(s) are already in the table", selected)
 		}
 	} else {
-		if err := d.confirm("outboxctl restore "+f.Path, lines, o.Yes); err != nil {
+		if err := d.confirm("outboxctl restore "+f.Path, repair.Plan{Lines: lines}, o.Yes); err != nil {
 			return err
 		}
 		progress := d.progress(ctx, "restored", int64(toInsert), false)
 		inserted, err = reinsert(ctx, conn, targets, o.Reason, progress.Add)
-		progress.done()
+		progress.Done()
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/repair"
 )
 
 // TestDeclinedPromptSaysOnlyCancelled: answering N at a prompt prints the plan, the question
@@ -16,7 +17,7 @@ func TestDeclinedPromptSaysOnlyCancelled(t *testing.T) {
 	io.InTTY, io.ErrTTY = true, true
 	io.In = strings.NewReader("n\n")
 	a := &app{io: io}
-	err := a.confirm("outboxctl skip", []string{"delete message 7"}, false)
+	err := a.confirm("outboxctl skip", repair.Plan{Lines: []string{"delete message 7"}}, false)
 	printError(context.Background(), io, err, "outboxctl skip")
 	want := "\n  - delete message 7\nProceed? [y/N] Error: cancelled: nothing was changed\n"
 	if got := exitCode(context.Background(), err); got != ExitUsage || !strings.HasPrefix(errOut.String(), "Plan:\n  - target: database ") ||
@@ -33,12 +34,12 @@ func TestLongAnswerIsNoConsent(t *testing.T) {
 	io.InTTY, io.ErrTTY = true, true
 	io.In = strings.NewReader("yes" + strings.Repeat(" ", 8<<20) + "\n")
 	a := &app{io: io}
-	err := a.confirm("outboxctl skip", []string{"delete message 7"}, false)
+	err := a.confirm("outboxctl skip", repair.Plan{Lines: []string{"delete message 7"}}, false)
 	if got := exitCode(context.Background(), err); got != ExitUsage || err.Error() != "cancelled: nothing was changed" {
 		t.Errorf("exit %d, %v, stderr %q", got, err, errOut.String())
 	}
 	io.In = strings.NewReader(" yes \n")
-	if err := a.confirm("outboxctl skip", []string{"delete message 7"}, false); err != nil {
+	if err := a.confirm("outboxctl skip", repair.Plan{Lines: []string{"delete message 7"}}, false); err != nil {
 		t.Errorf("a short yes: %v", err)
 	}
 }

@@ -1,0 +1,76 @@
+package cmd
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/repair"
+)
+
+// runMutation is every mutation's run, the one skeleton: with --print-sql it prints the
+// mutation's script and connects to nothing; otherwise it needs a database (a context
+// that forbids writes refuses here, exit 10), connects once, reads the plan, asks for the
+// confirmation (--yes, --dry-run), applies it, writes the audit lines and renders the
+// summary, then ends with the summary's error (a COMMIT in doubt, a state not read after).
+func runMutation(ctx context.Context, d factory, command string, m repair.Mutation, yes bool) error {
+	name := strings.TrimPrefix(command, "outboxctl ")
+	if d.printSQL {
+		texts, err := m.Script(d.preamble(name))
+		if err != nil {
+			return err
+		}
+		for _, text := range texts {
+			if err := d.printer.SQL(text); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := d.requireDB(command); err != nil {
+		return err
+	}
+	conn, err := d.connect(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	p, err := m.Plan(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if p.Nothing != "" {
+		d.printer.Notef("%s", p.Nothing)
+		return nil
+	}
+	if err := d.confirm(command, p, yes); err != nil {
+		return err
+	}
+	sum, err := m.Apply(ctx, conn, p)
+	if err != nil {
+		return err
+	}
+	for _, a := range sum.Audit {
+		d.audit(a.Command, a.Fields)
+	}
+	if err := d.printer.Print(sum.Doc); err != nil {
+		return err
+	}
+	return sum.Err
+}
+
+// repairEnv is what internal/repair takes from the invocation.
+func (d factory) repairEnv() repair.Env {
+	env := repair.Env{Connect: d.connect, Deployment: d.deployment, Schema: d.schema, Now: d.now, Next: d.next}
+	if d.printer != nil {
+		env.Warnf, env.Notef = d.printer.Warnf, d.printer.Notef
+		env.Time = func(t time.Time) string { return render.FormatDue(t, d.printer.Now(), d.printer.Time) }
+	}
+	if d.progress != nil {
+		env.Progress = func(ctx context.Context, label string, total int64, approx bool) repair.Progress {
+			return d.progress(ctx, label, total, approx)
+		}
+	}
+	return env
+}
