@@ -62,10 +62,14 @@ never run):
   killswitch  kill-switched shards that hold rows, and whether trimming has stalled
   backfill    backfills gated by an option, 'complete' below the coded version, pending a
               restart, malformed; with --sample 30s, walks that did not move
+  tombstones  a deletion (tombstone) cascade waiting on a tombstone older than
+              --tombstone-stall (1h; critical at 24h), from the deletion watermark tables
+              (Sentry since Sep 2026; Redis keys before, not read)
   mailboxes   webhook payload mailboxes (hybridcloud_webhookpayload, control silo): blocked
-              behind a failing head for 30m (critical at 6h or near the drop), heads Sentry
-              drops within 12h (3-day MAX_DELIVERY_AGE, critical), mailboxes of 10,000
-              payloads or more, failing heads of providers that skip failures
+              behind a failing head for --mailbox-blocked (30m; critical at 6h or near the
+              drop), heads Sentry drops within --mailbox-near-drop (12h; 3-day
+              MAX_DELIVERY_AGE, critical), mailboxes of --mailbox-large (10,000) payloads
+              or more, failing heads of providers that skip failures
   vacuum      dead tuples against each table's autovacuum trigger (threshold + scale factor
               × reltuples, reloptions honoured; critical past 10×), autovacuum off on the
               table or server-wide, last (auto)vacuum, size against live rows
@@ -127,6 +131,10 @@ func addDoctorFlags(c *cobra.Command, o *doctorOptions) {
 	f.IntVar(&o.Config.Limit, "limit", doctor.DefaultLimit, "at most this many findings per check and table")
 	f.BoolVar(&o.Config.SelfHosted, "self-hosted", false, "backfill: ignore the options, as self-hosted Sentry does")
 	addDurationFlag(f, &o.Sample, "sample", 0, "30s", "backfill: read the cursors again after this long and report walks that did not move")
+	addDurationFlag(f, &o.Config.TombstoneStall, "tombstone-stall", doctor.DefaultTombstoneStall, "2h", "tombstones: a deletion cascade waiting on a tombstone older than this is stalled")
+	addDurationFlag(f, &o.Config.MailboxBlocked, "mailbox-blocked", doctor.MailboxBlockedWarn, "1h", "mailboxes: a mailbox blocked behind its failing head longer than this is a finding")
+	addDurationFlag(f, &o.Config.MailboxNearDrop, "mailbox-near-drop", doctor.MailboxDropMargin, "24h", "mailboxes: a head Sentry drops undelivered (3 days after it arrived) within this is critical")
+	f.Int64Var(&o.Config.MailboxLarge, "mailbox-large", doctor.MailboxLarge, "mailboxes: a mailbox of at least this many payloads is a finding (INC-2324's shape)")
 	_ = c.RegisterFlagCompletionFunc("check", fixedCompletion(doctor.Names...))
 }
 

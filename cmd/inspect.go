@@ -183,7 +183,7 @@ func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.Shard
 	}
 	// A retired category's rows are leftovers, an unknown one wants --enums: said once, under
 	// the shard's categories (the messages below are of the same categories).
-	return render.Doc{head, {Name: "categories", Title: "Categories", Table: cats, Footer: report.EnumNotes(reg, catRes)}}, depth, nil
+	return render.Doc{head, {Name: "categories", Title: "Categories", Table: cats, Footer: report.EnumNotes(reg, catRes, s.schema)}}, depth, nil
 }
 
 // shardNext is what to run next on a shard whose state card is card: at the 1 h cap, look
@@ -350,7 +350,7 @@ func runInspectObject(ctx context.Context, d factory, o inspectObjectOptions, t 
 	if err != nil {
 		return nil, err
 	}
-	sec := render.Section{Name: "outboxes", Table: tbl, Footer: report.EnumNotes(reg, results[0])}
+	sec := render.Section{Name: "outboxes", Table: tbl, Footer: report.EnumNotes(reg, results[0], query.Schema{})}
 	if len(results[0].Rows) >= o.Limit {
 		// The page is full: there may be more rows than it shows (no count is read).
 		sec.Footer = report.JoinNotes(fmt.Sprintf("showing the newest %d outboxes: there may be more (--limit %d)", len(results[0].Rows), 2*o.Limit), sec.Footer)
@@ -432,8 +432,10 @@ func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions
 	var res *query.Result
 	var note string
 	var err error
+	var era query.Schema // the catalog's, for the leftover note
 	if o.FullPass {
 		err = o.Pass.fullPass(ctx, d, "inspect", "inspect category", "reading", func(s *session, line *passLine) error {
+			era = s.schema
 			stats, err := tableStats(s)
 			if err != nil {
 				return err
@@ -447,6 +449,7 @@ func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions
 		})
 	} else {
 		err = d.readSession(ctx, "inspect", func(s *session) error {
+			era = s.schema
 			stats, err := tableStats(s)
 			if err != nil {
 				return err
@@ -485,7 +488,7 @@ func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions
 	if err != nil {
 		return nil, err
 	}
-	return render.Doc{{Name: "category", Table: tbl, Footer: report.JoinNotes(note, report.EnumNotes(reg, res))}}, nil
+	return render.Doc{{Name: "category", Table: tbl, Footer: report.JoinNotes(note, report.EnumNotes(reg, res, era))}}, nil
 }
 
 // atLeastCounts shows a person the distinct counts (shards, objects) of a category that
@@ -583,7 +586,7 @@ func runInspectMessage(ctx context.Context, d factory, o inspectMessageOptions, 
 	if next, err := messageNext(d, t, reg, results[0]); err == nil {
 		card = report.WithNext(card, next)
 	}
-	return render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", o.id), Card: card, Footer: report.EnumNotes(reg, results[0])}}, nil
+	return render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", o.id), Card: card, Footer: report.EnumNotes(reg, results[0], query.Schema{})}}, nil
 }
 
 // inspectedMessage is what the next steps of inspect message read of its row.

@@ -60,7 +60,8 @@ func (s *session) shardStateAndCategories(k query.ShardKey) (state, categories *
 // introspected lists the tables every read session looks up.
 func introspected(t query.Target) []string {
 	names := []string{t.TableName()}
-	for _, n := range []string{query.CellTable, query.ControlTable, query.OptionTable, query.ControlOptionTable} {
+	// The leftover signs too (query.LeftoverSignTables): one more name in the same catalog read.
+	for _, n := range append([]string{query.CellTable, query.ControlTable, query.OptionTable, query.ControlOptionTable}, query.LeftoverSignTables()...) {
 		if n != t.TableName() {
 			names = append(names, n)
 		}

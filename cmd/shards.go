@@ -119,7 +119,9 @@ func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, 
 	var note string
 	var ks *options.Killswitches
 	var ksErr error
+	var era query.Schema // the catalog's, for the leftover note
 	err = o.session(ctx, d, func(s *session, line *passLine) error {
+		era = s.schema
 		if err := killswitch.Excluded(ctx, s.tx, s.target, s.schema, f.Selected); err != nil {
 			return err
 		}
@@ -147,7 +149,7 @@ func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, 
 		if err != nil {
 			return nil, err
 		}
-		doc := render.Doc{{Name: "shards", Table: tbl, Footer: report.JoinNotes(note, report.EnumNotes(reg, res))}}
+		doc := render.Doc{{Name: "shards", Table: tbl, Footer: report.JoinNotes(note, report.EnumNotes(reg, res, era))}}
 		if ksErr != nil {
 			return doc, ksErr
 		}
@@ -157,7 +159,7 @@ func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, 
 	if err != nil {
 		return nil, err
 	}
-	doc[0].Footer = report.JoinNotes(doc[0].Footer, report.EnumNotes(reg, res))
+	doc[0].Footer = report.JoinNotes(doc[0].Footer, report.EnumNotes(reg, res, era))
 	if ksErr != nil {
 		return doc, ksErr
 	}

@@ -144,7 +144,7 @@ const (
 
 // Names lists every check. The lock check runs last: it shortens the statement timeout for
 // the rest of the transaction.
-var Names = []string{CheckSchema, CheckReplica, CheckReplicas, CheckEra, CheckScheduler, CheckStuck, CheckKillswitch, CheckBackfill, CheckMailboxes, CheckVacuum, CheckXmin, CheckLocks} //nolint:gochecknoglobals // constant list
+var Names = []string{CheckSchema, CheckReplica, CheckReplicas, CheckEra, CheckScheduler, CheckStuck, CheckKillswitch, CheckBackfill, CheckTombstones, CheckMailboxes, CheckVacuum, CheckXmin, CheckLocks} //nolint:gochecknoglobals // constant list
 
 // ParseChecks reads --check NAME,…; empty means every check. The result is in run order.
 func ParseChecks(names []string) ([]string, error) {
@@ -201,6 +201,15 @@ type Config struct {
 	LockTimeout time.Duration
 	// SelfHosted: backfill targets are the coded versions (self-hosted Sentry ignores options).
 	SelfHosted bool
+	// TombstoneStall: a tombstone watermark waiting on a tombstone older than this is
+	// stalled (--tombstone-stall).
+	TombstoneStall time.Duration
+	// MailboxBlocked: a mailbox blocked behind its head for longer is a warning
+	// (--mailbox-blocked); MailboxNearDrop: a head Sentry drops undelivered within this is
+	// critical (--mailbox-near-drop); MailboxLarge: a mailbox of at least this many
+	// payloads is a warning (--mailbox-large).
+	MailboxBlocked, MailboxNearDrop time.Duration
+	MailboxLarge                    int64
 	// Deployment is --deployment, for printed SQL (a run reads the options table introspection
 	// chose): it decides which options table holds a silo's kill switches.
 	Deployment query.Deployment
@@ -233,6 +242,12 @@ func (c Config) WithDefaults() Config {
 	def(&c.XminWarn, DefaultXminWarn)
 	def(&c.XminCrit, DefaultXminCrit)
 	def(&c.LockTimeout, DefaultLockTimeout)
+	def(&c.TombstoneStall, DefaultTombstoneStall)
+	def(&c.MailboxBlocked, MailboxBlockedWarn)
+	def(&c.MailboxNearDrop, MailboxDropMargin)
+	if c.MailboxLarge <= 0 {
+		c.MailboxLarge = MailboxLarge
+	}
 	if c.XminWarnXids <= 0 {
 		c.XminWarnXids = DefaultXminWarnXids
 	}
@@ -283,7 +298,7 @@ func checkFuncs() map[string]checkFunc {
 	return map[string]checkFunc{
 		CheckSchema: checkSchema, CheckReplica: checkReplica, CheckScheduler: checkScheduler,
 		CheckStuck: checkStuck, CheckKillswitch: checkKillswitch, CheckBackfill: checkBackfill,
-		CheckVacuum: checkVacuum, CheckXmin: checkXmin, CheckLocks: checkLocks, CheckReplicas: checkReplicas, CheckMailboxes: checkMailboxes, CheckEra: checkEra,
+		CheckVacuum: checkVacuum, CheckXmin: checkXmin, CheckLocks: checkLocks, CheckReplicas: checkReplicas, CheckMailboxes: checkMailboxes, CheckEra: checkEra, CheckTombstones: checkTombstones,
 	}
 }
 
@@ -384,7 +399,9 @@ func statements(targets []query.Target, schema, name string, cfg Config) query.S
 	case CheckBackfill:
 		return backfillStatements(schema)
 	case CheckMailboxes:
-		return mailboxStatements(schema, cfg.Deployment)
+		return mailboxStatements(schema, cfg.Deployment, cfg)
+	case CheckTombstones:
+		return tombstoneStatements(schema, cfg)
 	case CheckReplicas:
 		return replicasStatements(schema)
 	case CheckEra:

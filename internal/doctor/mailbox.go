@@ -21,8 +21,8 @@ import (
 // without the table (a cell's) it reports that and nothing else.
 const CheckMailboxes = "mailboxes"
 
-// The mailbox check's thresholds (no flags yet: doctor's thresholds are flags of their own,
-// docs/mailboxes.md lists these).
+// The mailbox check's default thresholds: doctor's --mailbox-blocked, --mailbox-near-drop
+// and --mailbox-large (Config; docs/mailboxes.md).
 const (
 	// MailboxBlockedWarn: a mailbox blocked behind its head for longer is a warning;
 	// MailboxBlockedCrit, critical.
@@ -41,12 +41,12 @@ const (
 
 // mailboxStatements are the check's statements, for --print-sql (the catalog's estimate and
 // the options are read first in a run: printed, they are NULL and Sentry's default).
-func mailboxStatements(schema string, deployment query.Deployment) query.Script {
+func mailboxStatements(schema string, deployment query.Deployment, cfg Config) query.Script {
 	t := query.MailboxTarget(schema)
 	return query.Script{query.MailboxCatalog(t),
 		query.OptionValues(schema, mailboxOptionsTable(query.Schema{Deployment: deployment}), []string{mailbox.SkipOption}),
-		query.Mailboxes(t, query.MailboxFilter{}, mailbox.DefaultSkipProviders, mailboxSample, MailboxLarge, nil),
-		query.MailboxCommon(t, nil, MailboxLarge)}
+		query.Mailboxes(t, query.MailboxFilter{}, mailbox.DefaultSkipProviders, mailboxSample, cfg.MailboxLarge, nil),
+		query.MailboxCommon(t, nil, cfg.MailboxLarge)}
 }
 
 // mailboxOptionsTable is the options table Sentry's control silo reads, for printed SQL.
@@ -72,17 +72,18 @@ func checkMailboxes(ctx context.Context, env *Env) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := mailbox.ReadListing(ctx, env.Tx, t, cat, skip, query.MailboxFilter{}, mailboxSample)
+	large := env.Config.MailboxLarge
+	l, err := mailbox.ReadListingCapped(ctx, env.Tx, t, cat, skip, query.MailboxFilter{}, mailboxSample, large)
 	if err != nil {
 		return nil, err
 	}
-	common, err := query.All[query.MailboxCommonRow](ctx, env.Tx, query.MailboxCommon(t, cat.EstimatedRows, MailboxLarge))
+	common, err := query.All[query.MailboxCommonRow](ctx, env.Tx, query.MailboxCommon(t, cat.EstimatedRows, large))
 	if err != nil {
 		return nil, err
 	}
 	now := env.Now
 	var out []Finding
-	large := map[string]int64{}
+	deep := map[string]int64{}
 	failingSkip := map[string]int{}
 	for _, r := range l.Rows {
 		if f, ok := env.blockedMailbox(r, now); ok {
@@ -90,21 +91,21 @@ func checkMailboxes(ctx context.Context, env *Env) ([]Finding, error) {
 		} else if f, ok := env.droppingMailbox(r, now); ok {
 			out = append(out, f)
 		}
-		if r.Depth > MailboxLarge || (r.Depth == MailboxLarge && r.DepthIs == mailbox.DepthExact) {
-			large[r.Mailbox] = r.Depth
+		if r.Depth > large || (r.Depth == large && r.DepthIs == mailbox.DepthExact) {
+			deep[r.Mailbox] = r.Depth
 		}
 		if r.SkipsFailures && r.HeadAttempts > 0 && r.Provider != nil {
 			failingSkip[*r.Provider]++
 		}
 	}
 	for _, c := range common {
-		large[c.MailboxName] = max(large[c.MailboxName], c.EstimatedDepth)
+		deep[c.MailboxName] = max(deep[c.MailboxName], c.EstimatedDepth)
 	}
-	out = append(out, env.largeMailboxes(large)...)
+	out = append(out, env.largeMailboxes(deep)...)
 	out = append(out, env.skipProviders(skip, failingSkip))
 	if len(out) == 1 && out[0].Severity == OK {
 		out[0].Summary = fmt.Sprintf("%d mailbox(es), none blocked past %s, near Sentry's 3-day drop or of %d payloads or more; %s",
-			l.Mailboxes, dur(MailboxBlockedWarn.Seconds()), MailboxLarge, out[0].Summary)
+			l.Mailboxes, dur(env.Config.MailboxBlocked.Seconds()), large, out[0].Summary)
 	}
 	return out, nil
 }
@@ -115,15 +116,16 @@ func (env *Env) mailboxNext(args ...string) string {
 }
 
 // blockedMailbox is the finding of a mailbox blocked behind a failing head for longer than
-// MailboxBlockedWarn. The head's date is when it was received, and Sentry tries a payload
+// Config.MailboxBlocked (critical past MailboxBlockedCrit, or its blocked time's sixfold
+// when that is longer). The head's date is when it was received, and Sentry tries a payload
 // as it arrives, so the mailbox has been blocked about that long.
 func (env *Env) blockedMailbox(r mailbox.ListRow, now time.Time) (Finding, bool) {
 	age := now.Sub(r.OldestAdded)
-	if r.State.Text != "blocked" || age < MailboxBlockedWarn {
+	if r.State.Text != "blocked" || age < env.Config.MailboxBlocked {
 		return Finding{}, false
 	}
 	sev := Warn
-	if age >= MailboxBlockedCrit || r.DropsAt.Sub(now) <= MailboxDropMargin {
+	if age >= max(MailboxBlockedCrit, UnclaimedCritFactor*env.Config.MailboxBlocked) || r.DropsAt.Sub(now) <= env.Config.MailboxNearDrop {
 		sev = Crit
 	}
 	name := Clean(r.Mailbox)
@@ -136,10 +138,10 @@ func (env *Env) blockedMailbox(r mailbox.ListRow, now time.Time) (Finding, bool)
 }
 
 // droppingMailbox is the finding of a mailbox whose head Sentry drops undelivered within
-// MailboxDropMargin (MAX_DELIVERY_AGE after it was received), blocked or not.
+// Config.MailboxNearDrop (MAX_DELIVERY_AGE after it was received), blocked or not.
 func (env *Env) droppingMailbox(r mailbox.ListRow, now time.Time) (Finding, bool) {
 	left := r.DropsAt.Sub(now)
-	if left > MailboxDropMargin {
+	if left > env.Config.MailboxNearDrop {
 		return Finding{}, false
 	}
 	name := Clean(r.Mailbox)
@@ -167,7 +169,7 @@ func cleanPtr(s *string) any {
 	return Clean(*s)
 }
 
-// largeMailboxes are the findings of mailboxes of MailboxLarge payloads or more, deepest
+// largeMailboxes are the findings of mailboxes of Config.MailboxLarge payloads or more, deepest
 // first, at most Config.Limit.
 func (env *Env) largeMailboxes(large map[string]int64) []Finding {
 	names := make([]string, 0, len(large))

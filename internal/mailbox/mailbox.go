@@ -189,6 +189,12 @@ func ReadListing(ctx context.Context, q query.Querier, t query.Target, cat Catal
 	return readListing(ctx, q, t, cat, skip, f, limit, query.MailboxCountCap)
 }
 
+// ReadListingCapped is ReadListing counting each depth up to countCap (doctor's
+// --mailbox-large: a depth at the threshold is then exact).
+func ReadListingCapped(ctx context.Context, q query.Querier, t query.Target, cat Catalog, skip SkipProviders, f query.MailboxFilter, limit int, countCap int64) (*Listing, error) {
+	return readListing(ctx, q, t, cat, skip, f, limit, countCap)
+}
+
 // readListing is ReadListing counting each depth up to countCap.
 func readListing(ctx context.Context, q query.Querier, t query.Target, cat Catalog, skip SkipProviders, f query.MailboxFilter, limit int, countCap int64) (*Listing, error) {
 	st := query.Mailboxes(t, f, skip.Providers, limit, countCap, cat.EstimatedRows)

@@ -27,6 +27,9 @@ type Teardown struct {
 	Pair, Model, Table string
 	Category           Enum
 	Where              string
+	// Retires: Sentry retired the category with the replica (category 26, as UNUSED_EIGHT),
+	// so the replica's absence is the catalog's sign that its rows are leftovers.
+	Retires bool
 }
 
 // Teardowns are the replicas torn down in July 2026.
@@ -34,8 +37,8 @@ var Teardowns = []Teardown{ //nolint:gochecknoglobals // constant table
 	{Pair: "team", Model: "TeamReplica", Table: "sentry_teamreplica", Category: Enum{Value: 11, Name: "TEAM_UPDATE"},
 		Where: "PRs #119640–#119654, 2026-07-14: TEAM_UPDATE rows are still written and drain, applying nothing"},
 	{Pair: "organizationmemberteam", Model: "OrganizationMemberTeamReplica", Table: "sentry_organizationmember_teamsreplica",
-		Category: Enum{Value: 26, Name: "ORGANIZATION_MEMBER_TEAM_UPDATE"},
-		Where:    "PRs #120155–#120167 (migration 1145_delete_organizationmemberteamreplica), 2026-07-22; category 26 retired as UNUSED_EIGHT in Aug 2026: its rows are leftovers"},
+		Category: Enum{Value: 26, Name: "ORGANIZATION_MEMBER_TEAM_UPDATE"}, Retires: true,
+		Where: "PRs #120155–#120167 (migration 1145_delete_organizationmemberteamreplica), 2026-07-22; category 26 retired as UNUSED_EIGHT in Aug 2026: its rows are leftovers"},
 	{Pair: "externalactor", Model: "ExternalActorReplica", Table: "hybridcloud_externalactorreplica", Category: Enum{Value: 35, Name: "EXTERNAL_ACTOR_UPDATE"},
 		Where: "PRs #119532, #119533, 2026-07-13: EXTERNAL_ACTOR_UPDATE rows still drain, applying nothing"},
 }
@@ -60,7 +63,42 @@ func EraTables() []string {
 	for _, t := range Teardowns {
 		out = append(out, t.Table)
 	}
-	return append(out, CellWatermark, ControlWatermark, GroupActionLogTable, WebhookPayloadTable)
+	return append(out, CellWatermark, ControlWatermark, CellDeletionWatermark, ControlDeletionWatermark, GroupActionLogTable, WebhookPayloadTable)
+}
+
+// LeftoverSignTables are the replica tables whose absence tells that a retired category's
+// rows are leftovers (Teardown.Retires): a read session looks them up with its outbox
+// tables (one more name in the same catalog read), so its listings ask CategoryLeftover.
+func LeftoverSignTables() []string {
+	var out []string
+	for _, t := range Teardowns {
+		if t.Retires {
+			out = append(out, t.Table)
+		}
+	}
+	return out
+}
+
+// CategoryLeftover says whether rows of category value are leftovers Sentry no longer writes
+// on this database, as its catalog tells; known is false when the catalog cannot tell: a
+// category retired by no teardown (the registry's word stands), or whose sign was not looked
+// up. Category 26 (ORGANIZATION_MEMBER_TEAM_UPDATE) is live on a May-2026 database, where its
+// replica (sentry_organizationmember_teamsreplica) is still here, and a leftover past the
+// July 2026 teardown (retired as UNUSED_EIGHT in Aug 2026).
+func (s Schema) CategoryLeftover(value int) (leftover, known bool) {
+	for _, t := range Teardowns {
+		if !t.Retires || int(t.Category.Value) != value {
+			continue
+		}
+		switch s.ReplicaState(t.Table) {
+		case ReplicaTornDown:
+			return true, true
+		case ReplicaPresent, ReplicaNotYet:
+			return false, true
+		case ReplicaUnknown:
+		}
+	}
+	return false, false
 }
 
 // ReplicaState is what the catalog says of a replica table.
@@ -124,6 +162,31 @@ func (s Schema) WatermarksInPostgres(silo Silo) bool {
 	return s.Tables[CellWatermark].Present
 }
 
+// The hybrid-cloud deletion (tombstone) watermarks in PostgreSQL (Sentry since Sep 2026;
+// before, Redis keys "tombstone.<table>.<field>" and "row.<table>.<field>" of the default
+// cluster, a JSON [low_bound, transaction_id]): src/sentry/deletions/models/watermark.py,
+// models CellDeletionWatermark and ControlDeletionWatermark (PR #123171, INFRENG-559), one
+// row per (prefix, table_name, field_name), prefix "tombstone" or "row"; read from them since
+// #123260 and Redis removed by #123630 (2026-09-03). The tombstone watermark's low_bound is
+// the highest tombstone id (sentry_regiontombstone in a cell, sentry_controltombstone in the
+// control silo) whose cascade to that HybridCloudForeignKey column is done.
+const (
+	CellDeletionWatermark    = "sentry_celldeletionwatermark"
+	ControlDeletionWatermark = "sentry_controldeletionwatermark"
+	CellTombstoneTable       = "sentry_regiontombstone"
+	ControlTombstoneTable    = "sentry_controltombstone"
+)
+
+// DeletionWatermarksInPostgres says the silo's deletion (tombstone) watermarks live in
+// PostgreSQL: its deletion watermark table is here (Sentry since Sep 2026); otherwise they
+// are Redis keys.
+func (s Schema) DeletionWatermarksInPostgres(silo Silo) bool {
+	if silo == SiloControl {
+		return s.Tables[ControlDeletionWatermark].Present
+	}
+	return s.Tables[CellDeletionWatermark].Present
+}
+
 // IndexesOf are table's (unqualified) index names, sorted; nil when it is absent or was not
 // looked up.
 func (s Schema) IndexesOf(table string) []string { return s.Indexes[table] }
@@ -184,4 +247,23 @@ type GroupActionLogInCellOutboxRow struct {
 	Since  int64      `db:"rows_since"`
 	Oldest *time.Time `db:"oldest"`
 	Newest *time.Time `db:"newest"`
+}
+
+// TombstoneWatermarks reads the tombstone watermarks of a silo's deletion watermark table
+// against its tombstone table (both qualified), the column waiting on the oldest tombstone
+// first, at most limit.
+func TombstoneWatermarks(watermarks, tombstones string, limit int) Statement {
+	return sqlStatement("era-tombstone-watermarks", []string{"Tombstone (deletion) watermarks: how far each HybridCloudForeignKey column's cascade went, and the oldest tombstone it waits on."},
+		map[string]string{"watermarks": watermarks, "tombstones": tombstones}, Args{"limit": {Value: limit}})
+}
+
+// TombstoneWatermarkRow is TombstoneWatermarks' row.
+type TombstoneWatermarkRow struct {
+	TableName     string     `db:"table_name"`
+	FieldName     string     `db:"field_name"`
+	LowBound      int64      `db:"low_bound"`
+	DateUpdated   time.Time  `db:"date_updated"`
+	MaxID         *int64     `db:"max_id"`
+	NextID        *int64     `db:"next_id"`
+	NextCreatedAt *time.Time `db:"next_created_at"`
 }

@@ -55,6 +55,13 @@ func TestEraModel(t *testing.T) {
 					t.Errorf("ReplicaState(%s) = %d, want %d", td.Table, got, w.replica)
 				}
 			}
+			// Category 26 is live where its replica is here, a leftover where it was torn down.
+			if leftover, known := s.CategoryLeftover(26); !known || leftover != (w.replica == ReplicaTornDown) {
+				t.Errorf("CategoryLeftover(26) = %v, %v on %s", leftover, known, era)
+			}
+			if _, known := s.CategoryLeftover(11); known {
+				t.Error("TEAM_UPDATE (11) is not retired: the catalog has no word on it")
+			}
 			if got := s.ReplicaState("sentry_organizationmapping"); got != ReplicaUnknown {
 				t.Errorf("a table not looked up: %d, want unknown", got)
 			}
@@ -64,6 +71,10 @@ func TestEraModel(t *testing.T) {
 			for _, silo := range []Silo{SiloCell, SiloControl} {
 				if got := s.WatermarksInPostgres(silo); got != w.watermarks {
 					t.Errorf("WatermarksInPostgres(%s) = %v, want %v", silo, got, w.watermarks)
+				}
+				// The deletion (tombstone) watermarks moved with them (PR #123171, Sep 2026).
+				if got := s.DeletionWatermarksInPostgres(silo); got != w.watermarks {
+					t.Errorf("DeletionWatermarksInPostgres(%s) = %v, want %v", silo, got, w.watermarks)
 				}
 			}
 			sf, pr := s.WebhookIndexes()

@@ -50,7 +50,8 @@ func pinnedCases(t Target) map[string]Script {
 		},
 		"pinned-introspect": {Introspect(t.Schema, []string{CellTable, ControlTable}), OptionValues(t.Schema, OptionTable, []string{"a", "b"}),
 			IntrospectIndexes(t.Schema, []string{CellTable, WebhookPayloadTable}),
-			GroupActionLogInCellOutbox(qualified(t.Schema, CellTable), Enum{Value: 14, Name: "GROUP_SCOPE"}, Enum{Value: 49, Name: "GROUP_ACTION_LOG_EVENT"})},
+			GroupActionLogInCellOutbox(qualified(t.Schema, CellTable), Enum{Value: 14, Name: "GROUP_SCOPE"}, Enum{Value: 49, Name: "GROUP_ACTION_LOG_EVENT"}),
+			TombstoneWatermarks(qualified(t.Schema, CellDeletionWatermark), qualified(t.Schema, CellTombstoneTable), 11)},
 		"pinned-replica": replicaCases(t.Schema),
 	}
 }

@@ -12,6 +12,14 @@ import (
 // Leftover is what a listing says of rows of a retired category.
 const Leftover = "leftover: Sentry no longer writes this category"
 
+// LiveHere is what a listing says of rows of a category Sentry retired later than the
+// database's catalog: on it they are live (category 26 on a May-2026 database).
+const LiveHere = "live here: this database's Sentry still writes it (its replica is here)"
+
+// LeftoverPast is what a listing says of a retired category whose era the catalog was not
+// read for.
+const LeftoverPast = "a leftover on a Sentry past that; live before it"
+
 // enumColumns are the integer columns whose values EnumNotes reads, and their kind.
 var enumColumns = map[string]enums.Kind{ //nolint:gochecknoglobals // constant table
 	"category": enums.KindCategory, "head_category": enums.KindCategory, "categories": enums.KindCategory,
@@ -23,8 +31,10 @@ var enumColumns = map[string]enums.Kind{ //nolint:gochecknoglobals // constant t
 // (retired Aug 2026, as UNUSED_EIGHT)", then "leftover: Sentry no longer writes this
 // category"), and each category or scope this build does not know, with the hint to pass
 // --enums; every line fits 80 columns. inspect and shards put
-// them in their footers (stderr).
-func EnumNotes(reg *enums.Registry, res *query.Result) string {
+// them in their footers (stderr). Whether a retired category's rows are leftovers is the
+// catalog's word where it has one (era.CategoryLeftover: category 26 is live on a May-2026
+// database); an era not read (query.Schema{}) leaves it hedged.
+func EnumNotes(reg *enums.Registry, res *query.Result, era query.Schema) string {
 	if res == nil {
 		return ""
 	}
@@ -52,7 +62,7 @@ func EnumNotes(reg *enums.Registry, res *query.Result) string {
 				if c, ok := reg.CategoryByValue(v); ok {
 					if c.Retired {
 						// Two lines, each within 80 columns.
-						lines = append(lines, fmt.Sprintf("category %d %s (retired %s)", v, c.Name, c.RetiredIn), "  "+Leftover)
+						lines = append(lines, fmt.Sprintf("category %d %s (retired %s)", v, c.Name, c.RetiredIn), "  "+leftoverNote(era, v))
 					}
 					continue
 				}
@@ -64,6 +74,24 @@ func EnumNotes(reg *enums.Registry, res *query.Result) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// leftoverNote is the second line of a retired category's note: the catalog's word, else
+// the registry's (a retirement no teardown marks), else hedged.
+func leftoverNote(era query.Schema, value int) string {
+	leftover, known := era.CategoryLeftover(value)
+	switch {
+	case known && leftover:
+		return Leftover
+	case known:
+		return LiveHere
+	}
+	for _, t := range query.Teardowns {
+		if t.Retires && int(t.Category.Value) == value {
+			return LeftoverPast
+		}
+	}
+	return Leftover
 }
 
 // ints are the integers of a cell: one, an array's, none for NULL.

@@ -39,3 +39,18 @@ SELECT count(*) AS rows_total,
  WHERE o.shard_scope = 14  -- GROUP_SCOPE
    AND o.category = 49  -- GROUP_ACTION_LOG_EVENT
 ;
+
+-- outboxctl: era-tombstone-watermarks
+-- Tombstone (deletion) watermarks: how far each HybridCloudForeignKey column's cascade went, and the oldest tombstone it waits on.
+SELECT w.table_name::text AS table_name, w.field_name::text AS field_name, w.low_bound, w.date_updated,
+       top.max_id, next.id AS next_id, next.created_at AS next_created_at
+  FROM sentry_celldeletionwatermark w
+ CROSS JOIN (SELECT max(t.id) AS max_id FROM sentry_regiontombstone t) top
+  LEFT JOIN LATERAL (SELECT t.id, t.created_at
+                       FROM sentry_regiontombstone t
+                      WHERE t.id > w.low_bound
+                      ORDER BY t.id
+                      LIMIT 1) next ON true
+ WHERE w.prefix = 'tombstone'
+ ORDER BY next.created_at NULLS LAST, w.table_name, w.field_name
+ LIMIT 11;
