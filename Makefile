@@ -121,6 +121,7 @@ bench: build ## Run the benchmarks (see docs/performance.md; builds an OUTBOXCTL
 
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench 'BulkReschedule|BulkSkip' -benchtime 1x -count 1 -timeout 30m
 	go test ./internal/drain -run '^$$' -bench BulkArchiveSkip -benchtime 1x -count 1 -timeout 10m
+	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./internal/mailbox -run '^$$' -bench MailboxReads20M -benchtime 1x -count 1 -timeout 60m
 
 fuzz: ## Fuzz every parser and renderer for 30 s each; drain 2,000 more random shards against the model
 	go test ./internal/drain -run TestDrainMatchesSentryModel -count=1 -timeout 60m -diff.cases=2000 -diff.seed=$$(date +%s)

@@ -398,7 +398,7 @@ func TestDoctorUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"doctor", "--check", "scheduler,bogus"}, "Error: `--check`: unknown check \"bogus\": valid checks are backfill, era, killswitch, locks, mailboxes, replica, replicas, scheduler, schema, stuck, vacuum, xmin\n"},
+		{[]string{"doctor", "--check", "scheduler,bogus"}, "Error: `--check`: unknown check \"bogus\": valid checks are backfill, era, killswitch, locks, mailboxes, replica, replicas, scheduler, schema, stuck, tombstones, vacuum, xmin\n"},
 		{[]string{"doctor", "--xmin-warn", "2h", "--xmin-crit", "1h"}, "Error: `--xmin-warn` (2h0m0s) must not exceed `--xmin-crit` (1h0m0s)\n"},
 		{[]string{"doctor", "--unclaimed", "-1s"}, `Error: invalid argument "-1s" for "--unclaimed" flag: a duration must not be negative: write one such as --unclaimed 10m` + "\n"},
 	} {

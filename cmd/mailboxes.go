@@ -273,20 +273,25 @@ func runMailboxDepth(ctx context.Context, d factory, o depthOptions, t query.Tar
 		return nil, d.printScript(query.Script{query.MailboxCatalog(t), st})
 	}
 	var rows []query.MailboxDepthRow
+	estimated := o.Estimate
 	err := d.openSession(ctx, "depth", func(s *session) error {
 		cat, err := mailbox.ReadCatalog(s.ctx, s.tx, s.target)
 		if err != nil {
 			return err
 		}
-		rows, err = mailbox.ReadDepth(s.ctx, s.tx, s.target, cat, o.Estimate)
+		estimated = mailbox.DepthByEstimate(cat, o.Estimate, o.Exact)
+		rows, err = mailbox.ReadDepth(s.ctx, s.tx, s.target, cat, estimated)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	sec := render.Section{Name: "depth", Table: render.TableOf(rows)}
-	if o.Estimate {
+	if estimated {
 		sec.Footer = "estimated from the planner's statistics (no table read): per provider, no split by cell, as fresh as the last ANALYZE"
+		if !o.Estimate {
+			sec.Footer += fmt.Sprintf("; the table holds more than %d payloads: --exact counts them by provider and cell", mailbox.ExactDepthRows)
+		}
 	}
 	return render.Doc{sec}, nil
 }

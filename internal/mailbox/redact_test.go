@@ -42,3 +42,26 @@ func TestBackoff(t *testing.T) {
 		}
 	}
 }
+
+// TestDepthByEstimate: depth --table hybridcloud_webhookpayload counts a table of up to
+// ExactDepthRows payloads, estimates a larger one unless --exact, and estimates any with
+// --estimate; a table the catalog has no estimate for is counted.
+func TestDepthByEstimate(t *testing.T) {
+	t.Parallel()
+	cat := func(rows int64) Catalog { c := Catalog{}; c.EstimatedRows = &rows; return c }
+	for _, tt := range []struct {
+		cat             Catalog
+		estimate, exact bool
+		want            bool
+	}{
+		{cat(ExactDepthRows), false, false, false},
+		{cat(ExactDepthRows + 1), false, false, true},
+		{cat(20_000_000), false, true, false},
+		{cat(10), true, false, true},
+		{Catalog{}, false, false, false},
+	} {
+		if got := DepthByEstimate(tt.cat, tt.estimate, tt.exact); got != tt.want {
+			t.Errorf("DepthByEstimate(%v rows, estimate %v, exact %v) = %v, want %v", tt.cat.EstimatedRows, tt.estimate, tt.exact, got, tt.want)
+		}
+	}
+}
