@@ -338,4 +338,3 @@ func TestGalleryMailboxNearDrop(t *testing.T) {
 		t.Fatalf("Sentry's drain did not drop the head past MAX_DELIVERY_AGE: %v", sim.ids())
 	}
 }
-
