@@ -102,10 +102,13 @@ verify: ## Fail if the goldens, docs, man pages, completions, JSON Schemas, go.m
 	git diff --exit-code
 	cd deploy/prometheus && promtool check rules outboxctl.rules.yml && promtool test rules outboxctl.rules.test.yml
 
-bench: build ## Run the benchmarks (see docs/performance.md; builds an OUTBOXCTL_BENCH_ROWS-row data set once, default 2M, ~10 min; 20M in its own schema)
+bench: build ## Run the benchmarks (see docs/performance.md; builds an OUTBOXCTL_BENCH_ROWS-row data set once, default 2M, ~10 min; 20M in its own schema; the 20M bad day in outboxctl_badday)
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench Startup -benchtime 200x -count 1
 	go test ./internal/query -run '^$$' -bench . -benchtime 20x -count 1 -timeout 30m
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench ReadCommands -benchtime 10x -count 1 -timeout 30m
+	# The bad day (#40): 20M rows, a 2M-row hot shard, ~13,000 shards in backoff, in schema
+	# outboxctl_badday (built once, ~15 min on 2 cores; drop it when done).
+	OUTBOXCTL_BENCH_SHAPE=badday OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench ReadCommands -benchtime 3x -count 1 -timeout 90m
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench InspectAllStreams -benchtime 2x -count 1 -timeout 30m
 	go test ./internal/drain -run '^$$' -bench DrainModes -benchtime 1x -count 1 -timeout 30m
 	go test ./cmd -run '^$$' -bench DrainEndToEnd -benchtime 1x -count 1 -timeout 30m

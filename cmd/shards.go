@@ -208,6 +208,11 @@ The filter flags (--stuck, --at-cap, --scope, --category, --head-category, --add
 takes (reschedule, compact, skip --category): list with them here what the repair given the
 same flags will touch.
 
+Without --stuck, the footer's total of the deepest shards ("showing 10 of ~156,000
+shards") is the planner's estimate from its statistics (total_exact false in JSON): counting
+every shard costs the pass more than the rows it prints. It is exact when fewer shards than
+--limit matched, and with --exact, --shard, --min-depth or a selector flag.
+
 Without --stuck or --shard the listing groups the whole table. Under a low
 --statement-timeout, when the planner's estimate of the table says that pass would take
 more than half of it, the deepest shards come from a sample of the table's pages instead
@@ -246,7 +251,7 @@ listed, and the note names --full-pass, which reads every row in backoff under
 	a.addSelectorFlags(c, &o.selectorOptions, selectorUse{limit: query.DefaultLimit, categoryHelp: "only shards holding this category (name or integer); depth counts its rows"})
 	fl := c.Flags()
 	fl.StringVar(&o.Shard, "shard", "", "only this shard id")
-	fl.BoolVar(&o.Exact, "exact", false, fmt.Sprintf("count every coalesce group (by default a shard's groups are counted up to %d: %d means at least)", query.GroupCap, query.GroupCap))
+	fl.BoolVar(&o.Exact, "exact", false, fmt.Sprintf("count every coalesce group, and every shard for total_shards (by default a shard's groups are counted up to %d: %d means at least; and the deepest shards' total is the planner's estimate, ~N, total_exact false)", query.GroupCap, query.GroupCap))
 	fl.Int64Var(&o.FailIfDepth, "fail-if-depth", 0, "exit 3 when a listed shard holds more rows than this (for alerts and runbooks)")
 	fl.BoolVar(&o.FullPass, "full-pass", false, "read every row to the end under --pass-timeout (the whole table; with --stuck every row in backoff), even when the planner's estimate exceeds --statement-timeout's budget")
 	addPassFlags(c, &o.Pass, "--full-pass")

@@ -26,9 +26,12 @@ var cases = []testCase{ //nolint:gochecknoglobals // test table
 		})}
 	}},
 	{"top-shards-kept", func(t Target) Script {
-		return Script{TopShards(t, ShardFilter{Floor: 40}), TopShards(t, ShardFilter{
+		return Script{TopShards(t, ShardFilter{Floor: 40, Exact: true}), TopShards(t, ShardFilter{
 			Scope: enum(0, "ORGANIZATION_SCOPE"), Category: enum(2, "ORGANIZATION_UPDATE"), Limit: 5, MinDepth: 2, Floor: 3,
 		})}
+	}},
+	{"top-shards-estimated", func(t Target) Script {
+		return Script{TopShards(t, ShardFilter{Floor: 40}), TopShards(t, ShardFilter{Scope: enum(1, "USER_SCOPE"), Limit: 5, Floor: 3})}
 	}},
 	{"top-shards-floor", func(t Target) Script {
 		return Script{TopShardsFloor(t, ShardFilter{}, FloorPlan{Percent: 2.5, Candidates: 20, Cap: 40}, 1), TopShardsFloor(t, ShardFilter{

@@ -70,9 +70,31 @@ func shardListArgs(t Target, f ShardFilter, args Args) ([]string, map[string]str
 	return on, idents
 }
 
+// EstimatedTotal reports whether TopShards' total_shards is the planner's estimate (not
+// --exact, and none of --shard, --min-depth or a selector, whose listings count what they
+// select): counting every shard costs the listing what the ten rows it prints do not need.
+func (f ShardFilter) EstimatedTotal() bool {
+	return !f.Exact && f.Shard == nil && f.Selected == nil && f.MinDepth == 0
+}
+
+// openKeyColumns are the shard key's columns f leaves open: the planner's estimate of the
+// shards is the product of their distinct values.
+func (t Target) openKeyColumns(f ShardFilter) []string {
+	var cols []string
+	if t.Control() && t.Cell == "" {
+		cols = append(cols, t.CellColumnName())
+	}
+	if f.Scope == nil {
+		cols = append(cols, "shard_scope")
+	}
+	return append(cols, "shard_identifier")
+}
+
 // Kept reports whether TopShards takes the kept form (f.Floor), which it does only without
 // Shard and Selected.
-func (f ShardFilter) Kept() bool { return f.Floor > 0 && f.Shard == nil && f.Selected == nil }
+func (f ShardFilter) Kept() bool {
+	return f.Floor > 0 && f.Shard == nil && f.Selected == nil && !f.EstimatedTotal()
+}
 
 // TopShards answers "which shards are deepest?" (Sentry's get_shard_depths_descending) and
 // adds, for the few shards it returns, the real work left (coalesce groups), the categories
@@ -86,10 +108,20 @@ func (f ShardFilter) Kept() bool { return f.Floor > 0 && f.Shard == nil && f.Sel
 func TopShards(t Target, f ShardFilter) Statement {
 	args := t.cellArgs()
 	on, idents := shardListArgs(t, f, args)
-	if f.Kept() {
+	switch {
+	case f.EstimatedTotal():
+		on = append(on, "window", "estimated")
+		args["table"] = Arg{Value: t.From()}
+		args["key_columns"] = Arg{Value: t.openKeyColumns(f), Note: "the shard key's columns no filter fixes"}
+		if f.Floor > 0 {
+			args["min_depth"] = Arg{Value: f.Floor, Note: "at least --limit shards are this deep (top-shards-floor)"}
+			on = append(on, "min_depth")
+		}
+	case f.Kept():
 		args["floor"] = Arg{Value: f.Floor}
-	} else {
-		on = append(on, "window")
+		on = append(on, "exact_total")
+	default:
+		on = append(on, "window", "exact_total")
 	}
 	depthOf := "rows"
 	if f.Category != nil {
@@ -103,7 +135,16 @@ func TopShards(t Target, f ShardFilter) Statement {
 		"from the lowest-id row, which Sentry locks and derives the next backoff step from; its",
 		"date_added is the shard's oldest message. Only the top rows pay for these columns;",
 		"coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).",
+		totalDoc(f),
 	}, idents, args, on...)
+}
+
+// totalDoc says how TopShards of f counts total_shards.
+func totalDoc(f ShardFilter) string {
+	if f.EstimatedTotal() {
+		return "total_shards is the planner's estimate (total_exact false) unless fewer than the limit matched; --exact counts them."
+	}
+	return "total_shards = the shards matched, counted."
 }
 
 // StuckShards answers "which shards are in backoff?": shards whose every row is scheduled in

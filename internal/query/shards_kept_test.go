@@ -114,7 +114,7 @@ func TestTopShardsKeptFormMatchesModel(t *testing.T) {
 			// were enough, and then lists the model's top and total.
 			for _, floor := range []int64{1, 2, 3, 4, max(nth, 1), nth + 1, 2001, 1_000_000_000} {
 				g := f
-				g.Floor = floor
+				g.Floor, g.Exact = floor, true // --exact: the kept form counts every shard
 				got, total := keptRows(t, tgt, TopShards(tgt, g))
 				kept := 0
 				for _, s := range all {
@@ -225,5 +225,60 @@ func TestPlanFloor(t *testing.T) {
 	}
 	if fmt.Sprint(TopShardsComplete(0, 0, 10), TopShardsComplete(3, 3, 10), TopShardsComplete(3, 4, 10), TopShardsComplete(10, 99, 10)) != "false true false true" {
 		t.Error("TopShardsComplete")
+	}
+}
+
+// TestTopShardsEstimatedTotalMatchesModel: without --exact the listing is the model's top at
+// every floor up to the limit-th depth (the floor is its HAVING), its total_shards the
+// planner's estimate (total_exact false, never below the rows listed) when the limit was
+// reached, and the count of the rows listed (total_exact true) when fewer matched.
+func TestTopShardsEstimatedTotalMatchesModel(t *testing.T) {
+	t.Parallel()
+	schema := testdb.Schema(t, fixture.Options{})
+	seedShards(t, schema)
+	if _, err := testdb.Pool(t).Exec(context.Background(), "ANALYZE "+Ident(schema)+".sentry_regionoutbox, "+Ident(schema)+".sentry_controloutbox"); err != nil {
+		t.Fatal(err)
+	}
+	filters := map[string]ShardFilter{
+		"default": {}, "limit 1": {Limit: 1}, "limit 9": {Limit: 9}, "limit 50": {Limit: 50},
+		"scope": {Scope: &Enum{1, "S1"}, Limit: 5}, "category": {Category: &Enum{3, "C3"}, Limit: 5},
+		"category, absent": {Category: &Enum{99, "C99"}}, "limit 1000": {Limit: 1000},
+	}
+	for tname, tgt := range targetsWithCell(schema, "eu") {
+		rows := allRows(t, tgt)
+		for fname, f := range filters {
+			all := modelDepths(rows, f)
+			limit := limitOrDefault(f.Limit)
+			want := all[:min(limit, len(all))]
+			nth := int64(0)
+			if len(all) >= limit {
+				nth = all[limit-1].depth
+			}
+			for _, floor := range []int64{0, 1, max(nth, 1)} {
+				g := f
+				g.Floor = floor
+				if !g.EstimatedTotal() || g.Kept() {
+					t.Fatalf("%s: not the estimated form", fname)
+				}
+				res, err := Run(context.Background(), testdb.Pool(t), TopShards(tgt, g))
+				if err != nil {
+					t.Fatal(err)
+				}
+				typed, err := Rows[TopShardsRow](res)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ := keptRows(t, tgt, TopShards(tgt, g))
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s, %s, floor %d: estimated form\n got %v\nwant %v", tname, fname, floor, got, want)
+				}
+				for _, r := range typed {
+					exact := len(typed) < limit
+					if r.TotalExact != exact || (exact && r.TotalShards != int64(len(typed))) || r.TotalShards < int64(len(typed)) {
+						t.Fatalf("%s, %s, floor %d: total_shards %d (exact %v) with %d rows of limit %d", tname, fname, floor, r.TotalShards, r.TotalExact, len(typed), limit)
+					}
+				}
+			}
+		}
 	}
 }

@@ -188,7 +188,14 @@ func modelTopShards(tgt Target, rows []modelRow, f ShardFilter) []map[string]str
 	order(ms, func(m *shardModel) int64 { return m.matching })
 	var out []map[string]string
 	for _, m := range ms[:min(len(ms), limitOrDefault(f.Limit))] {
-		out = append(out, modelRowOf(tgt, m, m.matching, f.Exact, true, len(ms)))
+		row := modelRowOf(tgt, m, m.matching, f.Exact, true, len(ms))
+		row["total_exact"] = "true"
+		if f.EstimatedTotal() && len(ms) >= limitOrDefault(f.Limit) {
+			// The planner's estimate: TestTopShardsEstimatedTotalMatchesModel checks it.
+			delete(row, "total_shards")
+			row["total_exact"] = "false"
+		}
+		out = append(out, row)
 	}
 	return out
 }

@@ -21,7 +21,10 @@ type TopShardsRow struct {
 	LastDelay       *float64   `db:"last_delay_seconds" json:"last_delay_seconds"`
 	LastAttempt     *time.Time `db:"last_attempt" json:"last_attempt"`
 	OldestMessage   *time.Time `db:"oldest_message" json:"oldest_message"`
-	TotalShards     int64      `db:"total_shards" json:"total_shards"`
+	// TotalShards is the planner's estimate when TotalExact is false (shards without
+	// --exact; then fewer than --limit rows mean it is their count, and exact).
+	TotalShards int64 `db:"total_shards" json:"total_shards"`
+	TotalExact  bool  `db:"total_exact" json:"total_exact"`
 }
 
 // StuckShardsRow is a row of StuckShards: the shards in backoff (no due column: none is).

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/enums"
@@ -47,7 +48,36 @@ func Shards(reg *enums.Registry, res *query.Result, ks *options.Killswitches, no
 		tbl.MachineOnly = map[string]bool{}
 	}
 	tbl.MachineOnly["total_shards"] = true
-	return render.Doc{{Name: "shards", Title: title, Table: tbl, Footer: ListFooter(res, "total_shards", noun)}}, nil
+	footer := ListFooter(res, "total_shards", noun)
+	if i := res.Col("total_exact"); i >= 0 && len(res.Rows) > 0 {
+		tbl.MachineOnly["total_exact"] = true
+		if exact, ok := res.Rows[0][i].(bool); ok && !exact {
+			footer = estimatedFooter(res, noun)
+		}
+	}
+	return render.Doc{{Name: "shards", Title: title, Table: tbl, Footer: footer}}, nil
+}
+
+// estimatedFooter is the footer of a listing whose total_shards is the planner's estimate:
+// "showing 10 of ~156,000 shards (--limit; --exact counts them)", the estimate rounded to
+// three figures (it is not better than that).
+func estimatedFooter(res *query.Result, noun string) string {
+	total, _ := res.Rows[0][res.Col("total_shards")].(int64)
+	return fmt.Sprintf("showing %d of ~%s %s (--limit; --exact counts them)", len(res.Rows), roughCount(total), noun)
+}
+
+// roughCount is n rounded to three significant figures, with thousands separators.
+func roughCount(n int64) string {
+	f := float64(n)
+	if f >= 1000 {
+		e := math.Pow(10, math.Floor(math.Log10(f))-2)
+		f = math.Round(f/e) * e
+	}
+	s := strconv.FormatInt(int64(f), 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // ShardStates classifies every shard row of res (which must carry shard_scope,

@@ -264,6 +264,12 @@ func Str(s string) *string { return &s }
 var BenchSchema = benchSchema() //nolint:gochecknoglobals // decided once, from the environment
 
 func benchSchema() string {
+	if BadDay() {
+		if n := BenchRows(); n != 20_000_000 {
+			return "outboxctl_badday_" + strconv.Itoa(n)
+		}
+		return "outboxctl_badday"
+	}
 	if n := BenchRows(); n != 2_000_000 {
 		return "outboxctl_bench_" + strconv.Itoa(n)
 	}
@@ -272,10 +278,18 @@ func benchSchema() string {
 
 var benchOnce sync.Once
 
+// BadDay says the benchmarks run on the bad-day shape (OUTBOXCTL_BENCH_SHAPE=badday): 20M
+// rows by default, the hot shard of a tenth of them at the 1 h cap, ~13,000 shards in
+// backoff (fixture.DemoOptions.BadDay), in schema outboxctl_badday.
+func BadDay() bool { return os.Getenv("OUTBOXCTL_BENCH_SHAPE") == "badday" }
+
 // BenchRows is the size of the benchmark data set.
 func BenchRows() int {
 	if n, err := strconv.Atoi(os.Getenv("OUTBOXCTL_BENCH_ROWS")); err == nil && n >= 1000 {
 		return n
+	}
+	if BadDay() {
+		return 20_000_000
 	}
 	return 2_000_000
 }
@@ -284,7 +298,7 @@ func BenchRows() int {
 // the user shards, 100,000+ distinct shards), a hot shard of rows/10 rows in 600 coalesce
 // groups, and 4,000 control rows.
 func BenchOptions(rows int) fixture.DemoOptions {
-	return fixture.DemoOptions{Schema: BenchSchema, Rows: rows, Shards: 110_000, HotGroups: 600, ControlRows: 4000}
+	return fixture.DemoOptions{Schema: BenchSchema, Rows: rows, Shards: 110_000, HotGroups: 600, ControlRows: 4000, BadDay: BadDay()}
 }
 
 // benchShapeOK says the existing data set has the wanted size and shape (an older data set
@@ -347,7 +361,7 @@ func EnsureBenchData(b testing.TB) {
 				b.Fatal(err)
 			}
 			b.Logf("seeded in %s", time.Since(start).Round(time.Second))
-		} else if err := fixture.RefreshDemoClock(ctx, conn, BenchSchema); err != nil {
+		} else if err := refreshBenchClock(ctx, conn.Conn()); err != nil {
 			// Seed has just applied the clock; an older data set needs it again.
 			b.Fatal(err)
 		}
@@ -363,6 +377,23 @@ func EnsureBenchData(b testing.TB) {
 		}
 		vacuumBench(ctx, b, conn.Conn())
 	})
+}
+
+// refreshBenchClock re-applies the data set's schedule relative to now. The bad-day shape's
+// ~2M rows in backoff are re-stamped only when their earliest next attempt comes within 15
+// minutes (every re-stamp rewrites them into four 20M-row indexes and leaves them to VACUUM):
+// its schedule keeps every next attempt at least 24 minutes away when stamped.
+func refreshBenchClock(ctx context.Context, conn *pgx.Conn) error {
+	if !BadDay() {
+		return fixture.RefreshDemoClock(ctx, conn, BenchSchema)
+	}
+	var soon bool
+	err := conn.QueryRow(ctx, fmt.Sprintf(`SELECT coalesce(min(scheduled_for) < now() + interval '15 minutes', true)
+  FROM %s.sentry_regionoutbox WHERE shard_scope = 0 AND shard_identifier BETWEEN 5 AND 1000 AND shard_identifier %% 8 = 3`, BenchSchema)).Scan(&soon)
+	if err != nil || !soon {
+		return err
+	}
+	return fixture.RefreshBadDayClock(ctx, conn, BenchSchema)
 }
 
 // CommandConn is a connection opened as a command opens it (db.Connect: the per-transaction

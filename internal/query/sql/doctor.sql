@@ -188,10 +188,13 @@ SELECT /* IF: control */s./* TEMPLATE: cell_column */region_name, /* END: contro
 -- first. It follows the answer, not the rows in backoff: the shards holding a future row
 -- are found by a skip scan of the (…, scheduled_for) index (one probe per such shard, not
 -- one index entry per row: a 2M-row shard in backoff is one step), each confirmed in
--- backoff by one probe for its earliest scheduled_for and its head row read once; only the
--- @limit shards returned are counted (their rows scheduled in the future: in a confirmed
--- shard every row), each up to @depth_cap rows: a depth of the cap means at least that many
--- (depth_at_least), so a 2M-row shard at the cap costs 10,000 index entries, not 2M.
+-- backoff by one probe for its earliest scheduled_for and its head's id read on the (…, id)
+-- index; the head rows are read lowest id first until @limit are at the cap, so the rows
+-- read are bounded by the shards returned, not by the shards in backoff (13,000 on a bad
+-- day). Only the @limit shards returned are counted (their rows scheduled in the future: in
+-- a confirmed shard every row), each up to @depth_cap rows: a depth of the cap means at
+-- least that many (depth_at_least), so a 2M-row shard at the cap costs 10,000 index
+-- entries, not 2M; capped_shards is how many are returned.
 WITH RECURSIVE walk AS (
     (SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
        FROM /* TEMPLATE: table */sentry_controloutbox o
@@ -227,11 +230,24 @@ backing_off AS (
      ) h
      WHERE h.next_attempt > now()
 ),
+heads AS (
+    -- Each shard's head id from the (…, id) index alone, no row read.
+    SELECT k.*, (SELECT o.id
+                   FROM /* TEMPLATE: table */sentry_controloutbox o
+                  WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name
+                    AND /* END: control */o.shard_scope = k.shard_scope
+                    AND o.shard_identifier = k.shard_identifier
+                  ORDER BY o.id
+                  LIMIT 1) AS head_id
+      FROM backing_off k
+),
 capped AS (
-    SELECT k.*, head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
+    -- The heads read in id order (Sentry's: ids and date_added both grow with time, so
+    -- the oldest heads first) until @limit are at the cap: only those and the heads below
+    -- the cap before them are read, not every shard in backoff.
+    SELECT k.*, head.category AS head_category, head.object_identifier AS head_object,
            head.scheduled_from AS last_attempt, head.date_added AS head_added,
            extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
-           count(*) OVER () AS capped_shards,
            -- The head row held by a transaction still in progress (its xmax, widened to the
            -- snapshot's epoch, not yet visible): a drain delivering it right now, or a
            -- session holding its lock. Either way no attempt has failed on it yet.
@@ -240,24 +256,16 @@ capped AS (
             - CASE WHEN head.xmax::text::bigint > (pg_snapshot_xmax(pg_current_snapshot())::text::bigint & 4294967295)
                    THEN 4294967296 ELSE 0 END)::text::xid8,
            pg_current_snapshot())) AS head_locked
-      FROM backing_off k
-     CROSS JOIN LATERAL (
-        SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for, o.date_added, o.xmax
-          FROM /* TEMPLATE: table */sentry_controloutbox o
-         WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name
-           AND /* END: control */o.shard_scope = k.shard_scope
-           AND o.shard_identifier = k.shard_identifier
-         ORDER BY o.id
-         LIMIT 1
-     ) head
+      FROM (SELECT h.* FROM heads h ORDER BY h.head_id) k
+      JOIN /* TEMPLATE: table */sentry_controloutbox head ON head.id = k.head_id
      WHERE head.scheduled_for - head.scheduled_from >= @cap::int * interval '1 second'
-     ORDER BY head.date_added, /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier
+     ORDER BY k.head_id
      LIMIT @limit
 )
 SELECT /* IF: control */c./* TEMPLATE: cell_column */region_name, /* END: control */c.shard_scope, c.shard_identifier, d.depth,
        d.depth >= @depth_cap AS depth_at_least, c.next_attempt,
        c.head_id, c.head_category, c.head_object, c.last_attempt, c.head_added,
-       c.last_delay_seconds, c.capped_shards, c.head_locked,
+       c.last_delay_seconds, count(*) OVER () AS capped_shards, c.head_locked,
        g.group_rows, gn.group_newest_id, gn.group_newest_added
   FROM capped c
  -- The head's coalesce group (what Sentry delivers once, its newest row's payload, then

@@ -5,10 +5,14 @@
 
 -- name: top-shards
 -- The count is one index-only pass; the other columns are read for the top rows only.
--- Two forms, the same rows and the same exact total_shards: as written, a window counts
--- every shard (it buffers them all); the second keeps only the shards of at least @floor
+-- total_shards is exact one of two ways, with the same rows: as written, a window counts
+-- every shard (it buffers them all); the kept form keeps only the shards of at least @floor
 -- rows (top-shards-floor counted at least @limit shards that deep, so the deepest are among
--- them; Go runs the first form when the kept were fewer than @limit and not every shard).
+-- them; Go runs the window when the kept were fewer than @limit and not every shard). By
+-- default (not --exact) it is the planner's estimate instead (shard_estimate: no shard is
+-- counted but the @limit listed, total_exact false), exact only when fewer than @limit
+-- shards matched: the pass is then the guide's template, with the floor, when there is one,
+-- as its HAVING (@min_depth).
 WITH per_shard AS (
     -- Each shard's depth: the guide's template without its sort (both forms read it; the
     -- planner folds it into the statement, the plan is the same as written out).
@@ -24,9 +28,22 @@ WITH per_shard AS (
      GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
     /* IF: min_depth */HAVING count(*) >= @min_depth/* END: min_depth */
 ),
-/* EITHER: window */top AS (
-    -- total_shards: how many shards matched before the LIMIT (the footer's "of N").
-    SELECT /* IF: control */d./* TEMPLATE: cell_column */region_name, /* END: control */d.shard_scope, d.shard_identifier, d.depth, count(*) OVER () AS total_shards
+/* IF: estimated */shard_estimate AS (
+    -- The planner's estimate of the shards, from its statistics (no row read): the product
+    -- of the distinct values pg_stats has for the shard key's columns a filter leaves open
+    -- (@key_columns), at most the table's rows, as the planner estimates a GROUP BY of them.
+    SELECT least(c.reltuples, exp(sum(ln(greatest(CASE WHEN s.n_distinct < 0 THEN -s.n_distinct * c.reltuples ELSE s.n_distinct END, 1)))))::bigint AS shards
+      FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+      JOIN pg_stats s ON s.schemaname = n.nspname AND s.tablename = c.relname
+     WHERE c.oid = to_regclass(@table)
+       AND s.attname = ANY (@key_columns::text[])
+     GROUP BY c.reltuples
+),
+/* END: estimated *//* EITHER: window */top AS (
+    -- total_shards: how many shards matched before the LIMIT (the footer's "of N"), unless
+    -- estimated.
+    SELECT /* IF: control */d./* TEMPLATE: cell_column */region_name, /* END: control */d.shard_scope, d.shard_identifier, d.depth/* IF: exact_total */, count(*) OVER () AS total_shards/* END: exact_total */
       FROM per_shard d
      ORDER BY d.depth DESC, /* IF: control */d./* TEMPLATE: cell_column */region_name, /* END: control */d.shard_scope, d.shard_identifier
      LIMIT @limit
@@ -121,7 +138,10 @@ SELECT /* IF: control */top./* TEMPLATE: cell_column */region_name, /* END: cont
                 ) nx)
              SELECT c.category FROM c) END AS categories,
        n.next_attempt, n.next_attempt <= now() AS due,
-       head.last_delay_seconds, head.last_attempt, head.oldest_message, top.total_shards
+       head.last_delay_seconds, head.last_attempt, head.oldest_message,
+       /* EITHER: exact_total */top.total_shards, true AS total_exact/* OR: CASE WHEN count(*) OVER () < @limit THEN count(*) OVER ()
+            ELSE greatest(count(*) OVER (), (SELECT e.shards FROM shard_estimate e)) END AS total_shards,
+       count(*) OVER () < @limit AS total_exact */
   FROM top
  CROSS JOIN LATERAL (
     SELECT o.scheduled_for AS next_attempt

@@ -6,6 +6,7 @@
 -- from the lowest-id row, which Sentry locks and derives the next backoff step from; its
 -- date_added is the shard's oldest message. Only the top rows pay for these columns;
 -- coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).
+-- total_shards = the shards matched, counted.
 WITH per_shard AS (
     -- Each shard's depth: the guide's template without its sort (both forms read it; the
     -- planner folds it into the statement, the plan is the same as written out).
@@ -17,7 +18,8 @@ WITH per_shard AS (
     HAVING count(*) >= 2
 ),
 top AS (
-    -- total_shards: how many shards matched before the LIMIT (the footer's "of N").
+    -- total_shards: how many shards matched before the LIMIT (the footer's "of N"), unless
+    -- estimated.
     SELECT d.shard_scope, d.shard_identifier, d.depth, count(*) OVER () AS total_shards
       FROM per_shard d
      ORDER BY d.depth DESC, d.shard_scope, d.shard_identifier
@@ -86,7 +88,8 @@ SELECT top.shard_scope, top.shard_identifier, top.depth,
                 ) nx)
              SELECT c.category FROM c) END AS categories,
        n.next_attempt, n.next_attempt <= now() AS due,
-       head.last_delay_seconds, head.last_attempt, head.oldest_message, top.total_shards
+       head.last_delay_seconds, head.last_attempt, head.oldest_message,
+       top.total_shards, true AS total_exact
   FROM top
  CROSS JOIN LATERAL (
     SELECT o.scheduled_for AS next_attempt

@@ -6,6 +6,7 @@
 -- from the lowest-id row, which Sentry locks and derives the next backoff step from; its
 -- date_added is the shard's oldest message. Only the top rows pay for these columns;
 -- coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).
+-- total_shards is the planner's estimate (total_exact false) unless fewer than the limit matched; --exact counts them.
 WITH per_shard AS (
     -- Each shard's depth: the guide's template without its sort (both forms read it; the
     -- planner folds it into the statement, the plan is the same as written out).
@@ -13,9 +14,22 @@ WITH per_shard AS (
       FROM sentry_regionoutbox o
      GROUP BY o.shard_scope, o.shard_identifier
 ),
+shard_estimate AS (
+    -- The planner's estimate of the shards, from its statistics (no row read): the product
+    -- of the distinct values pg_stats has for the shard key's columns a filter leaves open
+    -- (@key_columns), at most the table's rows, as the planner estimates a GROUP BY of them.
+    SELECT least(c.reltuples, exp(sum(ln(greatest(CASE WHEN s.n_distinct < 0 THEN -s.n_distinct * c.reltuples ELSE s.n_distinct END, 1)))))::bigint AS shards
+      FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+      JOIN pg_stats s ON s.schemaname = n.nspname AND s.tablename = c.relname
+     WHERE c.oid = to_regclass('sentry_regionoutbox')
+       AND s.attname = ANY (ARRAY['shard_scope', 'shard_identifier']::text[])  -- the shard key's columns no filter fixes
+     GROUP BY c.reltuples
+),
 top AS (
-    -- total_shards: how many shards matched before the LIMIT (the footer's "of N").
-    SELECT d.shard_scope, d.shard_identifier, d.depth, count(*) OVER () AS total_shards
+    -- total_shards: how many shards matched before the LIMIT (the footer's "of N"), unless
+    -- estimated.
+    SELECT d.shard_scope, d.shard_identifier, d.depth
       FROM per_shard d
      ORDER BY d.depth DESC, d.shard_scope, d.shard_identifier
      LIMIT 20
@@ -77,7 +91,10 @@ SELECT top.shard_scope, top.shard_identifier, top.depth,
                 ) nx)
              SELECT c.category FROM c) END AS categories,
        n.next_attempt, n.next_attempt <= now() AS due,
-       head.last_delay_seconds, head.last_attempt, head.oldest_message, top.total_shards
+       head.last_delay_seconds, head.last_attempt, head.oldest_message,
+       CASE WHEN count(*) OVER () < 20 THEN count(*) OVER ()
+            ELSE greatest(count(*) OVER (), (SELECT e.shards FROM shard_estimate e)) END AS total_shards,
+       count(*) OVER () < 20 AS total_exact
   FROM top
  CROSS JOIN LATERAL (
     SELECT o.scheduled_for AS next_attempt

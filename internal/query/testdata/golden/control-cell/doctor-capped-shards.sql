@@ -36,11 +36,24 @@ backing_off AS (
      ) h
      WHERE h.next_attempt > now()
 ),
+heads AS (
+    -- Each shard's head id from the (…, id) index alone, no row read.
+    SELECT k.*, (SELECT o.id
+                   FROM sentry_controloutbox o
+                  WHERE o.region_name = k.region_name
+                    AND o.shard_scope = k.shard_scope
+                    AND o.shard_identifier = k.shard_identifier
+                  ORDER BY o.id
+                  LIMIT 1) AS head_id
+      FROM backing_off k
+),
 capped AS (
-    SELECT k.*, head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
+    -- The heads read in id order (Sentry's: ids and date_added both grow with time, so
+    -- the oldest heads first) until @limit are at the cap: only those and the heads below
+    -- the cap before them are read, not every shard in backoff.
+    SELECT k.*, head.category AS head_category, head.object_identifier AS head_object,
            head.scheduled_from AS last_attempt, head.date_added AS head_added,
            extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
-           count(*) OVER () AS capped_shards,
            -- The head row held by a transaction still in progress (its xmax, widened to the
            -- snapshot's epoch, not yet visible): a drain delivering it right now, or a
            -- session holding its lock. Either way no attempt has failed on it yet.
@@ -49,24 +62,16 @@ capped AS (
             - CASE WHEN head.xmax::text::bigint > (pg_snapshot_xmax(pg_current_snapshot())::text::bigint & 4294967295)
                    THEN 4294967296 ELSE 0 END)::text::xid8,
            pg_current_snapshot())) AS head_locked
-      FROM backing_off k
-     CROSS JOIN LATERAL (
-        SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for, o.date_added, o.xmax
-          FROM sentry_controloutbox o
-         WHERE o.region_name = k.region_name
-           AND o.shard_scope = k.shard_scope
-           AND o.shard_identifier = k.shard_identifier
-         ORDER BY o.id
-         LIMIT 1
-     ) head
+      FROM (SELECT h.* FROM heads h ORDER BY h.head_id) k
+      JOIN sentry_controloutbox head ON head.id = k.head_id
      WHERE head.scheduled_for - head.scheduled_from >= 3600::int * interval '1 second'  -- seconds: Sentry's backoff cap
-     ORDER BY head.date_added, k.region_name, k.shard_scope, k.shard_identifier
+     ORDER BY k.head_id
      LIMIT 10
 )
 SELECT c.region_name, c.shard_scope, c.shard_identifier, d.depth,
        d.depth >= 10000 AS depth_at_least, c.next_attempt,  -- count at most this many rows of a shard
        c.head_id, c.head_category, c.head_object, c.last_attempt, c.head_added,
-       c.last_delay_seconds, c.capped_shards, c.head_locked,
+       c.last_delay_seconds, count(*) OVER () AS capped_shards, c.head_locked,
        g.group_rows, gn.group_newest_id, gn.group_newest_added
   FROM capped c
  -- The head's coalesce group (what Sentry delivers once, its newest row's payload, then

@@ -6,6 +6,7 @@
 -- from the lowest-id row, which Sentry locks and derives the next backoff step from; its
 -- date_added is the shard's oldest message. Only the top rows pay for these columns;
 -- coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).
+-- total_shards = the shards matched, counted.
 WITH per_shard AS (
     -- Each shard's depth: the guide's template without its sort (both forms read it; the
     -- planner folds it into the statement, the plan is the same as written out).
@@ -31,38 +32,11 @@ top AS (
      LIMIT 20
 )
 SELECT top.region_name, top.shard_scope, top.shard_identifier, top.depth,
-       CASE WHEN top.depth <= 2000  -- a shard of at most this many rows is read in one pass, a deeper one probed
-       THEN (SELECT count(*) FROM (
-                SELECT DISTINCT o.category, o.object_identifier
-                  FROM sentry_controloutbox o
-                 WHERE o.region_name = top.region_name
-                   AND o.shard_scope = top.shard_scope
-                   AND o.shard_identifier = top.shard_identifier
-                 ORDER BY o.category, o.object_identifier
-                 LIMIT 100) g)  -- count at most this many groups
-       ELSE (WITH RECURSIVE g AS (
-          (SELECT o.category, o.object_identifier, 1 AS n
-             FROM sentry_controloutbox o
-            WHERE o.region_name = top.region_name
-              AND o.shard_scope = top.shard_scope
-              AND o.shard_identifier = top.shard_identifier
-            ORDER BY o.category, o.object_identifier
-            LIMIT 1)
-          UNION ALL
-          SELECT nx.category, nx.object_identifier, g.n + 1
-            FROM g
-           CROSS JOIN LATERAL (
-              SELECT o.category, o.object_identifier
-                FROM sentry_controloutbox o
-               WHERE o.region_name = top.region_name
-                 AND o.shard_scope = top.shard_scope
-                 AND o.shard_identifier = top.shard_identifier
-                 AND (o.category, o.object_identifier) > (g.category, g.object_identifier)
-               ORDER BY o.category, o.object_identifier
-               LIMIT 1
-           ) nx
-           WHERE g.n < 100)  -- count at most this many groups
-        SELECT count(*) FROM g) END AS coalesce_groups,
+       (SELECT count(*) FROM (SELECT DISTINCT o.category, o.object_identifier
+                                FROM sentry_controloutbox o
+                               WHERE o.region_name = top.region_name
+                                 AND o.shard_scope = top.shard_scope
+                                 AND o.shard_identifier = top.shard_identifier) g) AS coalesce_groups,
        CASE WHEN top.depth <= 2000  -- a shard of at most this many rows is read in one pass, a deeper one probed
        THEN ARRAY(SELECT DISTINCT o.category
                     FROM sentry_controloutbox o
@@ -93,7 +67,8 @@ SELECT top.region_name, top.shard_scope, top.shard_identifier, top.depth,
                 ) nx)
              SELECT c.category FROM c) END AS categories,
        n.next_attempt, n.next_attempt <= now() AS due,
-       head.last_delay_seconds, head.last_attempt, head.oldest_message, top.total_shards
+       head.last_delay_seconds, head.last_attempt, head.oldest_message,
+       top.total_shards, true AS total_exact
   FROM top
  CROSS JOIN LATERAL (
     SELECT o.scheduled_for AS next_attempt
@@ -125,6 +100,7 @@ SELECT top.region_name, top.shard_scope, top.shard_identifier, top.depth,
 -- from the lowest-id row, which Sentry locks and derives the next backoff step from; its
 -- date_added is the shard's oldest message. Only the top rows pay for these columns;
 -- coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).
+-- total_shards = the shards matched, counted.
 WITH per_shard AS (
     -- Each shard's depth: the guide's template without its sort (both forms read it; the
     -- planner folds it into the statement, the plan is the same as written out).
@@ -221,7 +197,8 @@ SELECT top.region_name, top.shard_scope, top.shard_identifier, top.depth,
                 ) nx)
              SELECT c.category FROM c) END AS categories,
        n.next_attempt, n.next_attempt <= now() AS due,
-       head.last_delay_seconds, head.last_attempt, head.oldest_message, top.total_shards
+       head.last_delay_seconds, head.last_attempt, head.oldest_message,
+       top.total_shards, true AS total_exact
   FROM top
  CROSS JOIN LATERAL (
     SELECT o.scheduled_for AS next_attempt
