@@ -80,14 +80,23 @@ func shardJSON(id, depth, groups int, killswitched bool, due string) string {
     "last_delay_seconds": 3600,
     "last_attempt": "2039-12-31T23:00:00Z",
     "oldest_message": "2039-12-31T22:00:00Z",
-    "total_shards": 2,
+    "total_shards": 2,%s
     "state": "%s",
     "backoff_seconds": 3600,
     "next_attempt_in_seconds": 1800,
     "attempts_estimate": 12,
     "at_cap": true,
     "killswitched": %t
-  }`, id, depth, groups, due, map[bool]string{false: "backing off", true: "kill-switched"}[killswitched], killswitched)
+  }`, id, depth, groups, due, totalExact(due), map[bool]string{false: "backing off", true: "kill-switched"}[killswitched], killswitched)
+}
+
+// totalExact is the deepest shards' total_exact (two shards of --limit 10: counted); the
+// stuck listing (no due column) has none.
+func totalExact(due string) string {
+	if due == "" {
+		return ""
+	}
+	return "\n    \"total_exact\": true,"
 }
 
 // TestRunShardsDirect calls shards' run function against a real schema: the deepest shards

@@ -339,11 +339,28 @@ func MadeDueHeads(t Target, cells []string, scopes []int64, ids []int64) Stateme
 		args["cells"] = Arg{Value: cells}
 		on = append(on, "control")
 	}
-	return sqlStatement("made-due-heads", []string{
+	return withHeadGroup(t, sqlStatement("made-due-heads", []string{
 		"The shards of " + t.Describe() + " outboxctl made due, read at their head now: a shard that is",
 		"not returned holds no rows any more (delivered); one whose head was attempted since it was made",
 		"due (last_attempt) and is still there failed again.",
-	}, t.idents(), args, on...)
+	}, headGroupIdents(t), args, on...))
+}
+
+// headGroupIdents are t's identifiers with the head-group part (sql/doctor.sql) that
+// doctor-capped-shards and made-due-heads read each returned shard's head group with.
+func headGroupIdents(t Target) map[string]string {
+	idents := t.idents()
+	idents["head_group"], _ = Fill("head-group", t.idents(), t.controlFragments()...)
+	return idents
+}
+
+// withHeadGroup keeps, in st, an error filling the head-group part (headGroupIdents
+// leaves the region empty then, and a statement without it must never run).
+func withHeadGroup(t Target, st Statement) Statement {
+	if _, err := Fill("head-group", t.idents(), t.controlFragments()...); err != nil && st.err == nil {
+		st.err = err
+	}
+	return st
 }
 
 // DatabaseIdentity names the database (its cluster's system identifier and its name) and
@@ -381,10 +398,10 @@ func DoctorCappedShards(t Target, limit int) Statement {
 	args["limit"] = Arg{Value: limitOrDefault(limit)}
 	args["depth_cap"] = Arg{Value: StuckDepthCap, Note: "count at most this many rows of a shard"}
 	args["group_cap"] = Arg{Value: HotGroupRows, Note: "count a head group up to this many rows: a hot shard's"}
-	return sqlStatement("doctor-capped-shards", []string{
+	return withHeadGroup(t, sqlStatement("doctor-capped-shards", []string{
 		"Shards of " + t.Describe() + " in backoff at Sentry's 1 h cap, oldest head message first:",
 		"the head row (lowest id) has failed about a dozen times in a row and blocks the whole shard.",
-	}, t.idents(), args, t.controlAndCell()...)
+	}, headGroupIdents(t), args, t.controlAndCell()...))
 }
 
 // StuckDepthCap bounds the depth count of a shard at the backoff cap: a count of the cap

@@ -22,6 +22,7 @@ import (
 // written, so the parent's test covers them.
 var parts = map[string]string{ //nolint:gochecknoglobals // test table
 	"doctor-lock-row":      "doctor-lock-waits",
+	"head-group":           "doctor-capped-shards",
 	"killswitch-outbox":    "killswitch-shards",
 	"killswitch-no-outbox": "killswitch-shards",
 	"backfill-table-bound": "backfill-table-bounds",

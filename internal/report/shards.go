@@ -63,6 +63,10 @@ func Shards(reg *enums.Registry, res *query.Result, ks *options.Killswitches, no
 // three figures (it is not better than that).
 func estimatedFooter(res *query.Result, noun string) string {
 	total, _ := res.Rows[0][res.Col("total_shards")].(int64)
+	if total <= int64(len(res.Rows)) {
+		// No statistics (a table never analyzed): the planner has no estimate.
+		return fmt.Sprintf("showing %d of an uncounted number of %s (--limit; --exact counts them)", len(res.Rows), noun)
+	}
 	return fmt.Sprintf("showing %d of ~%s %s (--limit; --exact counts them)", len(res.Rows), roughCount(total), noun)
 }
 

@@ -248,61 +248,24 @@ capped AS (
     SELECT k.*, head.category AS head_category, head.object_identifier AS head_object,
            head.scheduled_from AS last_attempt, head.date_added AS head_added,
            extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
-           -- The head row held by a transaction still in progress (its xmax, widened to the
-           -- snapshot's epoch, not yet visible): a drain delivering it right now, or a
-           -- session holding its lock. Either way no attempt has failed on it yet.
-           (head.xmax::text::bigint <> 0 AND NOT pg_visible_in_snapshot(
-           ((pg_snapshot_xmax(pg_current_snapshot())::text::bigint >> 32 << 32) + head.xmax::text::bigint
-            - CASE WHEN head.xmax::text::bigint > (pg_snapshot_xmax(pg_current_snapshot())::text::bigint & 4294967295)
-                   THEN 4294967296 ELSE 0 END)::text::xid8,
-           pg_current_snapshot())) AS head_locked
+           head.xmax AS head_xmax
       FROM (SELECT h.* FROM heads h ORDER BY h.head_id) k
       JOIN /* TEMPLATE: table */sentry_controloutbox head ON head.id = k.head_id
      WHERE head.scheduled_for - head.scheduled_from >= @cap::int * interval '1 second'
      ORDER BY k.head_id
      LIMIT @limit
 )
-SELECT /* IF: control */c./* TEMPLATE: cell_column */region_name, /* END: control */c.shard_scope, c.shard_identifier, d.depth,
-       d.depth >= @depth_cap AS depth_at_least, c.next_attempt,
-       c.head_id, c.head_category, c.head_object, c.last_attempt, c.head_added,
-       c.last_delay_seconds, count(*) OVER () AS capped_shards, c.head_locked,
+SELECT /* IF: control */h./* TEMPLATE: cell_column */region_name, /* END: control */h.shard_scope, h.shard_identifier, d.depth,
+       d.depth >= @depth_cap AS depth_at_least, h.next_attempt,
+       h.head_id, h.head_category, h.head_object, h.last_attempt, h.head_added,
+       h.last_delay_seconds, count(*) OVER () AS capped_shards, lk.head_locked,
        g.group_rows, gn.group_newest_id, gn.group_newest_added
-  FROM capped c
- -- The head's coalesce group (what Sentry delivers once, its newest row's payload, then
- -- deletes 50 rows at a time in the same transaction): its rows up to @group_cap (a group
- -- that large cannot be finished inside the drain task's deadline: a hot shard, not
- -- poison) and its newest row (the one that failed, unless written after the last attempt).
- CROSS JOIN LATERAL (
-    SELECT count(*) AS group_rows
-      FROM (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox o
-             WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = c./* TEMPLATE: cell_column */region_name
-               AND /* END: control */o.shard_scope = c.shard_scope
-               AND o.shard_identifier = c.shard_identifier
-               AND o.category = c.head_category
-               AND o.object_identifier = c.head_object
-             LIMIT @group_cap) x
- ) g
- CROSS JOIN LATERAL (
-    SELECT o.id AS group_newest_id, o.date_added AS group_newest_added
-      FROM /* TEMPLATE: table */sentry_controloutbox o
-     WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = c./* TEMPLATE: cell_column */region_name
-       AND /* END: control */o.shard_scope = c.shard_scope
-       AND o.shard_identifier = c.shard_identifier
-       AND o.category = c.head_category
-       AND o.object_identifier = c.head_object
-     ORDER BY o.id DESC
-     LIMIT 1
- ) gn
- CROSS JOIN LATERAL (
-    SELECT count(*) AS depth
-      FROM (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox o
-             WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = c./* TEMPLATE: cell_column */region_name
-               AND /* END: control */o.shard_scope = c.shard_scope
-               AND o.shard_identifier = c.shard_identifier
-               AND o.scheduled_for > now()
-             LIMIT @depth_cap) x
- ) d
- ORDER BY c.head_added, /* IF: control */c./* TEMPLATE: cell_column */region_name, /* END: control */c.shard_scope, c.shard_identifier;
+  FROM capped h
+/* TEMPLATE_BEGIN: head_group */ CROSS JOIN LATERAL (SELECT false AS head_locked) lk
+ CROSS JOIN LATERAL (SELECT 1::bigint AS group_rows) g
+ CROSS JOIN LATERAL (SELECT h.head_id AS group_newest_id, h.head_added AS group_newest_added) gn
+ CROSS JOIN LATERAL (SELECT 1::bigint AS depth) d/* TEMPLATE_END: head_group */
+ ORDER BY h.head_added, /* IF: control */h./* TEMPLATE: cell_column */region_name, /* END: control */h.shard_scope, h.shard_identifier;
 
 -- name: made-due-heads
 -- The shards outboxctl made due (its ledger: @scopes/@ids, in the control silo with their
@@ -313,57 +276,81 @@ SELECT /* IF: control */c./* TEMPLATE: cell_column */region_name, /* END: contro
 WITH made_due AS (
     SELECT /* IF: control */m.cell, /* END: control */m.shard_scope, m.shard_identifier
       FROM unnest(/* IF: control */@cells::text[], /* END: control */@scopes::int[], @ids::bigint[]) AS m(/* IF: control */cell, /* END: control */shard_scope, shard_identifier)
+),
+heads AS (
+    SELECT /* IF: control */m.cell AS /* TEMPLATE: cell_column */region_name, /* END: control */m.shard_scope, m.shard_identifier,
+           head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
+           head.scheduled_from AS last_attempt, head.scheduled_for AS next_attempt, head.date_added AS head_added,
+           extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
+           head.xmax AS head_xmax
+      FROM made_due m
+     CROSS JOIN LATERAL (
+        SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for, o.date_added, o.xmax
+          FROM /* TEMPLATE: table */sentry_controloutbox o
+         WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = m.cell
+           AND /* END: control */o.shard_scope = m.shard_scope
+           AND o.shard_identifier = m.shard_identifier
+         ORDER BY o.id
+         LIMIT 1
+     ) head
 )
-SELECT /* IF: control */m.cell AS /* TEMPLATE: cell_column */region_name, /* END: control */m.shard_scope, m.shard_identifier,
-       head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
-       head.scheduled_from AS last_attempt, head.scheduled_for AS next_attempt, head.date_added AS head_added,
-       extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
-       (head.xmax::text::bigint <> 0 AND NOT pg_visible_in_snapshot(
-       ((pg_snapshot_xmax(pg_current_snapshot())::text::bigint >> 32 << 32) + head.xmax::text::bigint
-        - CASE WHEN head.xmax::text::bigint > (pg_snapshot_xmax(pg_current_snapshot())::text::bigint & 4294967295)
-               THEN 4294967296 ELSE 0 END)::text::xid8,
-       pg_current_snapshot())) AS head_locked,
-       d.depth, g.group_rows, gn.group_newest_id, gn.group_newest_added
-  FROM made_due m
+SELECT /* IF: control */h./* TEMPLATE: cell_column */region_name, /* END: control */h.shard_scope, h.shard_identifier,
+       h.head_id, h.head_category, h.head_object, h.last_attempt, h.next_attempt, h.head_added,
+       h.last_delay_seconds, lk.head_locked, d.depth, g.group_rows, gn.group_newest_id, gn.group_newest_added
+  FROM heads h
+/* TEMPLATE_BEGIN: head_group */ CROSS JOIN LATERAL (SELECT false AS head_locked) lk
+ CROSS JOIN LATERAL (SELECT 1::bigint AS group_rows) g
+ CROSS JOIN LATERAL (SELECT h.head_id AS group_newest_id, h.head_added AS group_newest_added) gn
+ CROSS JOIN LATERAL (SELECT 1::bigint AS depth) d/* TEMPLATE_END: head_group */
+ ORDER BY /* IF: control */h./* TEMPLATE: cell_column */region_name, /* END: control */h.shard_scope, h.shard_identifier;
+
+-- name: head-group
+-- Part of doctor-capped-shards and made-due-heads (not a statement of its own: h is a shard
+-- read at its head, with head_category, head_object and head_xmax; their region holds a
+-- stand-in). Whether the head row is held by a transaction still in progress (its xmax,
+-- widened to the snapshot's epoch, not yet visible: a drain delivering it right now, or a
+-- session holding its lock; either way no attempt has failed on it yet); the head's
+-- coalesce group (what Sentry delivers once, its newest row's payload, then deletes 50
+-- rows at a time in the same transaction): its rows up to @group_cap (a group that large
+-- cannot be finished inside the drain task's deadline: a hot shard, not poison) and its
+-- newest row (the one that failed, unless written after the last attempt); and the shard's
+-- rows up to @depth_cap (in a shard in backoff every row is scheduled in the future).
  CROSS JOIN LATERAL (
-    SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for, o.date_added, o.xmax
-      FROM /* TEMPLATE: table */sentry_controloutbox o
-     WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = m.cell
-       AND /* END: control */o.shard_scope = m.shard_scope
-       AND o.shard_identifier = m.shard_identifier
-     ORDER BY o.id
-     LIMIT 1
- ) head
+    SELECT (h.head_xmax::text::bigint <> 0 AND NOT pg_visible_in_snapshot(
+           ((pg_snapshot_xmax(pg_current_snapshot())::text::bigint >> 32 << 32) + h.head_xmax::text::bigint
+            - CASE WHEN h.head_xmax::text::bigint > (pg_snapshot_xmax(pg_current_snapshot())::text::bigint & 4294967295)
+                   THEN 4294967296 ELSE 0 END)::text::xid8,
+           pg_current_snapshot())) AS head_locked
+ ) lk
  CROSS JOIN LATERAL (
     SELECT count(*) AS group_rows
       FROM (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox o
-             WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = m.cell
-               AND /* END: control */o.shard_scope = m.shard_scope
-               AND o.shard_identifier = m.shard_identifier
-               AND o.category = head.category
-               AND o.object_identifier = head.object_identifier
+             WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = h./* TEMPLATE: cell_column */region_name
+               AND /* END: control */o.shard_scope = h.shard_scope
+               AND o.shard_identifier = h.shard_identifier
+               AND o.category = h.head_category
+               AND o.object_identifier = h.head_object
              LIMIT @group_cap) x
  ) g
  CROSS JOIN LATERAL (
     SELECT o.id AS group_newest_id, o.date_added AS group_newest_added
       FROM /* TEMPLATE: table */sentry_controloutbox o
-     WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = m.cell
-       AND /* END: control */o.shard_scope = m.shard_scope
-       AND o.shard_identifier = m.shard_identifier
-       AND o.category = head.category
-       AND o.object_identifier = head.object_identifier
+     WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = h./* TEMPLATE: cell_column */region_name
+       AND /* END: control */o.shard_scope = h.shard_scope
+       AND o.shard_identifier = h.shard_identifier
+       AND o.category = h.head_category
+       AND o.object_identifier = h.head_object
      ORDER BY o.id DESC
      LIMIT 1
  ) gn
  CROSS JOIN LATERAL (
     SELECT count(*) AS depth
       FROM (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox o
-             WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = m.cell
-               AND /* END: control */o.shard_scope = m.shard_scope
-               AND o.shard_identifier = m.shard_identifier
+             WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = h./* TEMPLATE: cell_column */region_name
+               AND /* END: control */o.shard_scope = h.shard_scope
+               AND o.shard_identifier = h.shard_identifier
              LIMIT @depth_cap) x
  ) d
- ORDER BY /* IF: control */m.cell, /* END: control */m.shard_scope, m.shard_identifier;
 
 -- name: database-identity
 -- Which database this is, the same on its replicas (the cluster's system identifier) and

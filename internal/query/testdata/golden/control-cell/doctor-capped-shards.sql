@@ -54,58 +54,53 @@ capped AS (
     SELECT k.*, head.category AS head_category, head.object_identifier AS head_object,
            head.scheduled_from AS last_attempt, head.date_added AS head_added,
            extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
-           -- The head row held by a transaction still in progress (its xmax, widened to the
-           -- snapshot's epoch, not yet visible): a drain delivering it right now, or a
-           -- session holding its lock. Either way no attempt has failed on it yet.
-           (head.xmax::text::bigint <> 0 AND NOT pg_visible_in_snapshot(
-           ((pg_snapshot_xmax(pg_current_snapshot())::text::bigint >> 32 << 32) + head.xmax::text::bigint
-            - CASE WHEN head.xmax::text::bigint > (pg_snapshot_xmax(pg_current_snapshot())::text::bigint & 4294967295)
-                   THEN 4294967296 ELSE 0 END)::text::xid8,
-           pg_current_snapshot())) AS head_locked
+           head.xmax AS head_xmax
       FROM (SELECT h.* FROM heads h ORDER BY h.head_id) k
       JOIN sentry_controloutbox head ON head.id = k.head_id
      WHERE head.scheduled_for - head.scheduled_from >= 3600::int * interval '1 second'  -- seconds: Sentry's backoff cap
      ORDER BY k.head_id
      LIMIT 10
 )
-SELECT c.region_name, c.shard_scope, c.shard_identifier, d.depth,
-       d.depth >= 10000 AS depth_at_least, c.next_attempt,  -- count at most this many rows of a shard
-       c.head_id, c.head_category, c.head_object, c.last_attempt, c.head_added,
-       c.last_delay_seconds, count(*) OVER () AS capped_shards, c.head_locked,
+SELECT h.region_name, h.shard_scope, h.shard_identifier, d.depth,
+       d.depth >= 10000 AS depth_at_least, h.next_attempt,  -- count at most this many rows of a shard
+       h.head_id, h.head_category, h.head_object, h.last_attempt, h.head_added,
+       h.last_delay_seconds, count(*) OVER () AS capped_shards, lk.head_locked,
        g.group_rows, gn.group_newest_id, gn.group_newest_added
-  FROM capped c
- -- The head's coalesce group (what Sentry delivers once, its newest row's payload, then
- -- deletes 50 rows at a time in the same transaction): its rows up to @group_cap (a group
- -- that large cannot be finished inside the drain task's deadline: a hot shard, not
- -- poison) and its newest row (the one that failed, unless written after the last attempt).
+  FROM capped h
+ CROSS JOIN LATERAL (
+    SELECT (h.head_xmax::text::bigint <> 0 AND NOT pg_visible_in_snapshot(
+           ((pg_snapshot_xmax(pg_current_snapshot())::text::bigint >> 32 << 32) + h.head_xmax::text::bigint
+            - CASE WHEN h.head_xmax::text::bigint > (pg_snapshot_xmax(pg_current_snapshot())::text::bigint & 4294967295)
+                   THEN 4294967296 ELSE 0 END)::text::xid8,
+           pg_current_snapshot())) AS head_locked
+ ) lk
  CROSS JOIN LATERAL (
     SELECT count(*) AS group_rows
       FROM (SELECT 1 FROM sentry_controloutbox o
-             WHERE o.region_name = c.region_name
-               AND o.shard_scope = c.shard_scope
-               AND o.shard_identifier = c.shard_identifier
-               AND o.category = c.head_category
-               AND o.object_identifier = c.head_object
+             WHERE o.region_name = h.region_name
+               AND o.shard_scope = h.shard_scope
+               AND o.shard_identifier = h.shard_identifier
+               AND o.category = h.head_category
+               AND o.object_identifier = h.head_object
              LIMIT 1000) x  -- count a head group up to this many rows: a hot shard's
  ) g
  CROSS JOIN LATERAL (
     SELECT o.id AS group_newest_id, o.date_added AS group_newest_added
       FROM sentry_controloutbox o
-     WHERE o.region_name = c.region_name
-       AND o.shard_scope = c.shard_scope
-       AND o.shard_identifier = c.shard_identifier
-       AND o.category = c.head_category
-       AND o.object_identifier = c.head_object
+     WHERE o.region_name = h.region_name
+       AND o.shard_scope = h.shard_scope
+       AND o.shard_identifier = h.shard_identifier
+       AND o.category = h.head_category
+       AND o.object_identifier = h.head_object
      ORDER BY o.id DESC
      LIMIT 1
  ) gn
  CROSS JOIN LATERAL (
     SELECT count(*) AS depth
       FROM (SELECT 1 FROM sentry_controloutbox o
-             WHERE o.region_name = c.region_name
-               AND o.shard_scope = c.shard_scope
-               AND o.shard_identifier = c.shard_identifier
-               AND o.scheduled_for > now()
+             WHERE o.region_name = h.region_name
+               AND o.shard_scope = h.shard_scope
+               AND o.shard_identifier = h.shard_identifier
              LIMIT 10000) x  -- count at most this many rows of a shard
  ) d
- ORDER BY c.head_added, c.region_name, c.shard_scope, c.shard_identifier;
+ ORDER BY h.head_added, h.region_name, h.shard_scope, h.shard_identifier;
