@@ -8,11 +8,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/backfill"
-	"github.com/outboxctl/outboxctl/internal/backfill/status"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/doctor"
 	"github.com/outboxctl/outboxctl/internal/enums"
-	"github.com/outboxctl/outboxctl/internal/fixture"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -138,22 +137,13 @@ func addDoctorFlags(c *cobra.Command, o *doctorOptions) {
 	_ = c.RegisterFlagCompletionFunc("check", fixedCompletion(doctor.Names...))
 }
 
-// doctorEnv is what the checks read in the snapshot s: its transaction and catalog, the
-// tables to check, the registry, the clock and the command line a finding suggests.
-func doctorEnv(d factory, s *session, targets []query.Target, reg *enums.Registry) *doctor.Env {
-	return &doctor.Env{
-		Tx: s.tx, SchemaName: d.schema, Schema: s.schema, Targets: targets, Registry: reg, Now: d.now(), Prefix: d.next(nil), LedgerPath: ledgerPath(),
-		ReplicationOptions: func(ctx context.Context, tx db.Tx, tables []backfill.Table) (map[string]*int64, error) {
-			// A malformed option leaves its table unknown (nil); only a database
-			// error fails the check.
-			read, _, err := status.ReadOptions(ctx, tx, d.schema, s.schema, tables)
-			out := make(map[string]*int64, len(read))
-			for k, v := range read {
-				out[k] = v.Value
-			}
-			return out, err
-		},
-	}
+// doctorEnv is what the checks read in the snapshot s (doctor.EnvIn): its transaction
+// and catalog, the tables to check, the registry, the clock and the command line a finding
+// suggests.
+func doctorEnv(d factory, s *outbox.Snapshot, targets []query.Target, reg *enums.Registry) *doctor.Env {
+	env := doctor.EnvIn(s, d.schema, s.Schema)
+	env.Targets, env.Registry, env.Now, env.Prefix, env.LedgerPath = targets, reg, d.now(), d.next(nil), ledgerPath()
+	return env
 }
 
 // doctorTargets picks the outbox tables: t when the flags name it, or else every one of the
@@ -201,7 +191,7 @@ func runDoctor(ctx context.Context, d factory, o doctorOptions, names []string) 
 	}
 	var findings []doctor.Finding
 	var cursors map[string]backfill.Cursor
-	err = d.openSession(ctx, "doctor", func(s *session) error {
+	err = d.snapshot(ctx, "doctor", readSpec{}, func(s *outbox.Snapshot) error {
 		findings, cursors, err = doctorIn(ctx, d, s, o, names, reg)
 		return err
 	})
@@ -218,7 +208,7 @@ func runDoctor(ctx context.Context, d factory, o doctorOptions, names []string) 
 
 // doctorIn runs the checks names in the snapshot s (top polls them this way too) and
 // returns the findings and the backfill cursors read.
-func doctorIn(ctx context.Context, d factory, s *session, o doctorOptions, names []string, reg *enums.Registry) ([]doctor.Finding, map[string]backfill.Cursor, error) {
+func doctorIn(ctx context.Context, d factory, s *outbox.Snapshot, o doctorOptions, names []string, reg *enums.Registry) ([]doctor.Finding, map[string]backfill.Cursor, error) {
 	if err := addWatermarks(s); err != nil {
 		return nil, nil, err
 	}
@@ -226,25 +216,24 @@ func doctorIn(ctx context.Context, d factory, s *session, o doctorOptions, names
 	if err != nil {
 		return nil, nil, err
 	}
-	targets, err := doctorTargets(t, o.named, &s.schema)
+	targets, err := doctorTargets(t, o.named, &s.Schema)
 	if err != nil {
 		return nil, nil, err
 	}
 	env := doctorEnv(d, s, targets, reg)
 	env.Config = o.Config
-	env.Demo = fixture.IsDemo(s.ctx, s.tx, d.schema)
 	findings := doctor.Run(ctx, env, names)
 	return findings, env.Cursors, nil
 }
 
 // addWatermarks adds the backfill watermark tables to what the session introspected.
-func addWatermarks(s *session) error {
-	extra, err := query.LoadSchema(s.ctx, s.tx, s.target.Schema, []string{query.CellWatermark, query.ControlWatermark})
+func addWatermarks(s *outbox.Snapshot) error {
+	extra, err := s.Catalog([]string{query.CellWatermark, query.ControlWatermark})
 	if err != nil {
-		return db.Classify(err, "introspect")
+		return err
 	}
 	for k, v := range extra.Tables {
-		s.schema.Tables[k] = v
+		s.Schema.Tables[k] = v
 	}
 	return nil
 }
@@ -255,11 +244,11 @@ func resampleBackfill(ctx context.Context, o doctorOptions, d factory, fs []doct
 	if err := d.sampleAgain(ctx, "backfill cursors", o.Sample); err != nil {
 		return nil, err
 	}
-	err := d.openSession(ctx, "doctor", func(s *session) error {
+	err := d.snapshot(ctx, "doctor", readSpec{}, func(s *outbox.Snapshot) error {
 		if err := addWatermarks(s); err != nil {
 			return err
 		}
-		second, _, err := doctor.ReadCursors(s.ctx, s.tx, s.target.Schema, s.schema)
+		second, _, err := doctor.ReadCursors(s.Context(), s, s.Target.Schema, s.Schema)
 		if err != nil {
 			return db.Classify(err, "backfill-watermarks")
 		}

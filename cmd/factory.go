@@ -10,6 +10,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/config"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/repair"
@@ -49,17 +50,13 @@ type factory struct {
 	// session opens a read-only snapshot with the catalog on the connection the command
 	// holds: one connection per command.
 	session func(ctx context.Context, conn *db.Conn, fn func(*session) error) error
-	// readSession connects and opens a read-only snapshot of the target's outbox table;
-	// plainSession one on any Sentry database (the kill switches and options); openSession
-	// one that checks no table (doctor finds its tables in the catalog).
-	readSession, plainSession, openSession func(ctx context.Context, command string, fn func(*session) error) error
+	// snapshot connects and opens a read snapshot (outbox.Open) of what r says: every read
+	// command's one way to the database.
+	snapshot func(ctx context.Context, command string, r readSpec, fn func(*outbox.Snapshot) error) error
 	// sessionOn is session on a table the flags do not name (the webhook mailboxes), its
 	// statement timeout lowered to lower when above 0.
 	sessionOn func(ctx context.Context, conn *db.Conn, t query.Target, lower time.Duration, fn func(*session) error) error
-	// passSession is readSession under a statement timeout of its own: a whole-table pass
-	// its flag asked for (cmd/pass.go). statementTimeout is --statement-timeout, which a
-	// pass's budget is a share of.
-	passSession      func(ctx context.Context, command string, timeout time.Duration, fn func(*session) error) error
+	// statementTimeout is --statement-timeout, which a pass's budget is a share of.
 	statementTimeout time.Duration
 	errTTY           bool // stderr is a terminal: a progress line shows
 	// runRead prints the script build makes (printOnly) or runs it in one read-only
@@ -113,7 +110,7 @@ func (a *app) factory() factory {
 		printText:   func(s string) error { return a.printSQLText(s, noDB) },
 		preamble:    a.writePreamble,
 		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSessionOn, sessionOn: a.sessionOn,
-		readSession: a.readSession, passSession: a.readSessionTimeout, statementTimeout: a.g.StatementTimeout, errTTY: a.io.ErrTTY, plainSession: a.plainSession, openSession: a.openSession, runRead: a.runRead,
+		snapshot: a.snapshot, statementTimeout: a.g.StatementTimeout, errTTY: a.io.ErrTTY, runRead: a.runRead,
 		split: a.splitSides, splitMode: len(a.split) == 2,
 		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,
 		confirm: a.confirm, where: a.where, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,

@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/options"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/report"
@@ -118,7 +118,7 @@ func runInspectShard(ctx context.Context, d factory, o inspectShardOptions, t qu
 		p.MaxCell = 0
 	}
 	var ksErr error
-	err = d.readSession(ctx, "inspect", func(s *session) error {
+	err = d.snapshot(ctx, "inspect", readSpec{check: outbox.CheckOutbox}, func(s *outbox.Snapshot) error {
 		doc, depth, err := shardHead(s, p, reg, k, d.now(), &ksErr)
 		if err != nil {
 			return err
@@ -127,13 +127,13 @@ func runInspectShard(ctx context.Context, d factory, o inspectShardOptions, t qu
 			return nil // empty: the one line shardHead noted
 		}
 		if len(doc[0].Card) > 0 {
-			doc[0].Card = report.WithNext(doc[0].Card, shardNext(d, s.target, k, doc[0].Card))
+			doc[0].Card = report.WithNext(doc[0].Card, shardNext(d, s.Target, k, doc[0].Card))
 		}
 		title := "Messages (the head, then the " + o.Order + ")"
 		if o.All {
 			title, depth = "Messages (newest first)", 0 // every message: nothing left out
 		}
-		return streamMessages(s, p, doc, messages(s.target), reg, title, depth)
+		return streamMessages(s, p, doc, messages(s.Target), reg, title, depth)
 	})
 	if err != nil {
 		return err
@@ -143,19 +143,19 @@ func runInspectShard(ctx context.Context, d factory, o inspectShardOptions, t qu
 
 // shardHead reads a shard's state (with its kill switch) and categories into the sections
 // printed above its messages; a kill-switch read that failed late is left in ksErr.
-func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.ShardKey, now time.Time, ksErr *error) (render.Doc, int64, error) {
-	stateRes, catRes, err := s.shardStateAndCategories(k)
+func shardHead(s *outbox.Snapshot, p *render.Printer, reg *enums.Registry, k query.ShardKey, now time.Time, ksErr *error) (render.Doc, int64, error) {
+	stateRes, catRes, err := s.ShardStateAndCategories(k)
 	if err != nil {
 		return nil, 0, err
 	}
-	ks, err := options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
-	if err != nil && ks == nil {
-		return nil, 0, db.Classify(err, "killswitch-options")
+	ks, listErr, err := s.Killswitches(0)
+	if err != nil {
+		return nil, 0, err
 	}
-	*ksErr = err
+	*ksErr = listErr
 	if len(stateRes.Rows) == 0 && !p.Structured() {
 		// One line, not three empty tables (JSON and CSV keep their empty sections).
-		p.Notef("shard %s/%d is empty in %s", k.Scope.Name, k.ID, s.target.Describe())
+		p.Notef("shard %s/%d is empty in %s", k.Scope.Name, k.ID, s.Target.Describe())
 		return nil, 0, nil
 	}
 	var depth int64
@@ -183,7 +183,7 @@ func shardHead(s *session, p *render.Printer, reg *enums.Registry, k query.Shard
 	}
 	// A retired category's rows are leftovers, an unknown one wants --enums: said once, under
 	// the shard's categories (the messages below are of the same categories).
-	return render.Doc{head, {Name: "categories", Title: "Categories", Table: cats, Footer: report.EnumNotes(reg, catRes, s.schema)}}, depth, nil
+	return render.Doc{head, {Name: "categories", Title: "Categories", Table: cats, Footer: report.EnumNotes(reg, catRes, s.Schema)}}, depth, nil
 }
 
 // shardNext is what to run next on a shard whose state card is card: at the 1 h cap, look
@@ -211,12 +211,12 @@ func shardNext(d factory, t query.Target, k query.ShardKey, card []render.Field)
 
 // streamMessages prints doc, then the rows of st as they arrive; with the shard's depth, a
 // footer says how many the page left out.
-func streamMessages(s *session, p *render.Printer, doc render.Doc, st query.Statement, reg *enums.Registry, title string, depth int64) error {
+func streamMessages(s *outbox.Snapshot, p *render.Printer, doc render.Doc, st query.Statement, reg *enums.Registry, title string, depth int64) error {
 	var dec *report.Decorator
 	var typed *query.RowReader[query.ShardMessageRow]
 	var ds *render.DocStream
 	shown := 0
-	err := query.Stream(s.ctx, s.tx, st, func(cols []string) error {
+	err := s.Stream(st, func(cols []string) error {
 		var err error
 		if dec, err = report.DecoratorOf[query.ShardMessageRow](reg, cols); err != nil {
 			return err
@@ -234,7 +234,7 @@ func streamMessages(s *session, p *render.Printer, doc render.Doc, st query.Stat
 		return ds.Row(dec.Row(row))
 	})
 	if err != nil {
-		return db.Classify(err, st.Name)
+		return err
 	}
 	if depth > int64(shown) {
 		ds.Footer(report.MessagesFooter(shown, depth))
@@ -434,34 +434,34 @@ func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions
 	var err error
 	var era query.Schema // the catalog's, for the leftover note
 	if o.FullPass {
-		err = o.Pass.fullPass(ctx, d, "inspect", "inspect category", "reading", func(s *session, line *passLine) error {
-			era = s.schema
-			stats, err := tableStats(s)
+		err = o.Pass.fullPass(ctx, d, "inspect", "inspect category", "reading", func(s *outbox.Snapshot, line *passLine) error {
+			era = s.Schema
+			stats, err := s.Stats()
 			if err != nil {
 				return err
 			}
 			return line.run(ctx, stats.Rows(), func() error {
-				return s.jitPass(stats.Rows(), func() (err error) {
-					res, err = s.run(build(s.target))
+				return s.JITPass(stats.Rows(), func() (err error) {
+					res, err = s.Run(build(s.Target))
 					return err
 				})
 			})
 		})
 	} else {
-		err = d.readSession(ctx, "inspect", func(s *session) error {
-			era = s.schema
-			stats, err := tableStats(s)
+		err = d.snapshot(ctx, "inspect", readSpec{check: outbox.CheckOutbox}, func(s *outbox.Snapshot) error {
+			era = s.Schema
+			stats, err := s.Stats()
 			if err != nil {
 				return err
 			}
 			if budget := o.Pass.budget(d); !budget.Allows(stats.Rows()) {
 				note = fmt.Sprintf("estimated: %s; pending alone, from the planner's %s (the whole table's, whatever --cell says); --full-pass reads the table (under --pass-timeout)",
 					budget.Exceeds(stats.Rows()), stats.Describe(d.now()))
-				res, err = s.run(query.CategoryEstimate(s.target, c, stats.Rows(), stats.AnalyzedAt))
+				res, err = s.Run(query.CategoryEstimate(s.Target, c, stats.Rows(), stats.AnalyzedAt))
 				return err
 			}
-			return s.jitPass(stats.Rows(), func() (err error) {
-				res, err = s.run(build(s.target))
+			return s.JITPass(stats.Rows(), func() (err error) {
+				res, err = s.Run(build(s.Target))
 				return err
 			})
 		})
@@ -596,6 +596,21 @@ type inspectedMessage struct {
 	Shard        int64     `db:"shard_identifier"`
 	IsHead       bool      `db:"is_head"`
 	ScheduledFor time.Time `db:"scheduled_for"`
+	// The control silo's cell column, by either of its names.
+	RegionName *string `db:"region_name,optional"`
+	CellName   *string `db:"cell_name,optional"`
+}
+
+// cell is the control silo's cell column of the row, named column ("": none).
+func (m inspectedMessage) cell(column string) string {
+	v := m.RegionName
+	if column == "cell_name" {
+		v = m.CellName
+	}
+	if v == nil {
+		return ""
+	}
+	return *v
 }
 
 // messageNext are the next steps after inspect message: for a head whose shard waits in
@@ -608,10 +623,8 @@ func messageNext(d factory, t query.Target, reg *enums.Registry, res *query.Resu
 		return nil, err
 	}
 	m := rows[0]
-	if t.Control() {
-		if cell, ok := res.Rows[0][res.Col(t.CellColumn)].(string); ok {
-			t.Cell = cell
-		}
+	if cell := m.cell(t.CellColumn); t.Control() && cell != "" {
+		t.Cell = cell
 	}
 	scope := query.Enum{Value: m.Scope, Name: reg.ScopeName(m.Scope)}
 	shard := d.next(&t, "inspect", "shard", scope.ScopeWord(), fmt.Sprint(m.Shard))
@@ -709,18 +722,18 @@ func runDepth(ctx context.Context, d factory, o depthOptions, t query.Target) (r
 	var note string
 	var err error
 	if o.Exact {
-		err = o.Pass.fullPass(ctx, d, "depth", "depth", "counting", func(s *session, line *passLine) error {
-			stats, err := tableStats(s)
+		err = o.Pass.fullPass(ctx, d, "depth", "depth", "counting", func(s *outbox.Snapshot, line *passLine) error {
+			stats, err := s.Stats()
 			if err != nil {
 				return err
 			}
 			return line.run(ctx, stats.Rows(), func() error {
-				res, err = s.run(query.Depth(s.target))
+				res, err = s.Run(query.Depth(s.Target))
 				return err
 			})
 		})
 	} else {
-		err = d.readSession(ctx, "depth", func(s *session) error {
+		err = d.snapshot(ctx, "depth", readSpec{check: outbox.CheckOutbox}, func(s *outbox.Snapshot) error {
 			res, note, err = depthByBudget(s, d, o)
 			return err
 		})
@@ -734,48 +747,33 @@ func runDepth(ctx context.Context, d factory, o depthOptions, t query.Target) (r
 // depthByBudget is depth's default answer: the statistics alone when a pass would exceed
 // the budget, the exact total and the statistics' split when they are fresh, every category
 // counted otherwise. note labels an estimated answer.
-func depthByBudget(s *session, d factory, o depthOptions) (*query.Result, string, error) {
-	stats, err := tableStats(s)
+func depthByBudget(s *outbox.Snapshot, d factory, o depthOptions) (*query.Result, string, error) {
+	stats, err := s.Stats()
 	if err != nil {
 		return nil, "", err
 	}
 	rows, budget := stats.Rows(), o.Pass.budget(d)
 	switch {
 	case !budget.Allows(rows):
-		res, err := s.run(query.DepthSplit(s.target, rows, true, stats.AnalyzedAt))
+		res, err := s.Run(query.DepthSplit(s.Target, rows, true, stats.AnalyzedAt))
 		return res, fmt.Sprintf("estimated, the total too: %s; from the planner's %s; --exact counts every row (under --pass-timeout)",
 			budget.Exceeds(rows), stats.Describe(d.now())), err
-	case rows < o.SmallTable || !stats.Fresh() || s.target.Cell != "":
-		res, err := s.run(query.Depth(s.target))
+	case rows < o.SmallTable || !stats.Fresh() || s.Target.Cell != "":
+		res, err := s.Run(query.Depth(s.Target))
 		return res, "", err
 	}
-	total, err := s.run(query.DepthTotal(s.target))
+	total, err := outbox.RowsOf[struct {
+		Depth int64 `db:"depth"`
+	}](s, query.DepthTotal(s.Target))
 	if err != nil {
 		return nil, "", err
 	}
-	n, ok := total.Rows[0][total.Col("depth")].(int64)
-	if !ok {
-		return nil, "", fmt.Errorf("depth-total returned no count")
+	if len(total) != 1 {
+		return nil, "", fmt.Errorf("depth-total returned %d rows", len(total))
 	}
-	res, err := s.run(query.DepthSplit(s.target, n, false, stats.AnalyzedAt))
+	res, err := s.Run(query.DepthSplit(s.Target, total[0].Depth, false, stats.AnalyzedAt))
 	return res, fmt.Sprintf("the total is counted; the depth per category is estimated from the planner's %s; --exact counts every category",
 		stats.Describe(d.now())), err
-}
-
-// tableStats reads what the planner knows of the session's table.
-func tableStats(s *session) (query.TableStats, error) {
-	res, err := s.run(query.TableStatistics(s.target))
-	if err != nil {
-		return query.TableStats{}, err
-	}
-	rows, err := query.Rows[query.TableStats](res)
-	if err != nil {
-		return query.TableStats{}, err
-	}
-	if len(rows) != 1 {
-		return query.TableStats{}, fmt.Errorf("table-statistics returned %d rows for %s", len(rows), s.target.Describe())
-	}
-	return rows[0], nil
 }
 
 // depthDoc is depth's document, with note (an estimate's label) as its footer.

@@ -19,6 +19,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/ledger"
 	"github.com/outboxctl/outboxctl/internal/options"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/repair"
@@ -135,8 +136,8 @@ func runKillswitchList(ctx context.Context, d factory, o killswitchListOptions, 
 		return nil, err
 	}
 	var l killswitch.Listing
-	err = d.plainSession(ctx, "killswitch", func(s *session) error {
-		l, err = killswitch.ReadListing(s.ctx, s.tx, s.target.Schema, s.schema, reg, backfill.Registered(o.overrides))
+	err = d.snapshot(ctx, "killswitch", readSpec{check: outbox.CheckOptions}, func(s *outbox.Snapshot) error {
+		l, err = killswitch.ReadListing(s.Context(), s, s.Target.Schema, s.Schema, reg, backfill.Registered(o.overrides))
 		return err
 	})
 	if err != nil {
@@ -158,17 +159,6 @@ func killswitchListingDoc(p *render.Printer, l killswitch.Listing) render.Doc {
 		}
 	}
 	return l.Doc()
-}
-
-// plainSession is a read session that does not require an outbox table (the kill switches
-// and options can be read from any Sentry database).
-func (a *app) plainSession(ctx context.Context, command string, fn func(*session) error) error {
-	return a.openSession(ctx, command, func(s *session) error {
-		if err := options.RequireTable(s.schema, s.target.Schema); err != nil {
-			return err
-		}
-		return fn(s)
-	})
 }
 
 // killswitchCheckOptions are killswitch check's arguments.
@@ -227,14 +217,14 @@ func runKillswitchCheck(ctx context.Context, d factory, o killswitchCheckOptions
 	var depth *render.Table
 	var listErr error
 	var warning string
-	err = d.plainSession(ctx, "killswitch", func(s *session) error {
-		v, err := killswitch.ShardVerdict(s.ctx, s.tx, s.target, s.schema, scope, id)
+	err = d.snapshot(ctx, "killswitch", readSpec{check: outbox.CheckOptions}, func(s *outbox.Snapshot) error {
+		v, err := killswitch.ShardVerdict(s.Context(), s, s.Target, s.Schema, scope, id)
 		if err != nil {
 			return err
 		}
 		card, warning, listErr = v.Card(scope.Name, id), v.Warning, v.ListErr
-		if t := s.target; s.schema.Table(t.TableName()).Present {
-			res, err := s.run(query.ShardDepths(t, scope, ids))
+		if t := s.Target; s.Schema.Table(t.TableName()).Present {
+			res, err := s.Run(query.ShardDepths(t, scope, ids))
 			if err != nil {
 				return err
 			}

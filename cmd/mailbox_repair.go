@@ -109,7 +109,7 @@ func runMailboxReschedule(ctx context.Context, d factory, t query.Target, target
 	var plan []string
 	err = d.sessionOn(ctx, conn, query.MailboxTarget(t.Schema), 0, func(s *session) error {
 		s.target.Cell = t.Cell
-		return mailboxRead(s, func(s *session, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
+		return heldMailboxRead(s, func(s *session, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
 			if o.Mailbox != "" {
 				in, err := mailbox.Inspect(s.ctx, s.tx, s.target, cat, o.Mailbox, skip, 1, false)
 				if err != nil || in.Head == nil {
@@ -252,7 +252,7 @@ func runMailboxSkip(ctx context.Context, d factory, t query.Target, targetLine s
 	head := func() (*mailbox.Inspected, error) {
 		var in *mailbox.Inspected
 		err := d.sessionOn(ctx, conn, t, 0, func(s *session) error {
-			return mailboxRead(s, func(s *session, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
+			return heldMailboxRead(s, func(s *session, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
 				var err error
 				in, err = mailbox.Inspect(s.ctx, s.tx, s.target, cat, o.Mailbox, skip, 2, false)
 				return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/mailbox"
 	"github.com/outboxctl/outboxctl/internal/options"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/report"
@@ -44,26 +45,26 @@ func (a *app) mailboxTarget() (query.Target, error) {
 
 // mailboxSession connects, opens a read-only snapshot with the catalog (the options tables
 // among it), checks that the mailbox table is here, and calls fn with what it read.
-func (a *app) mailboxSession(ctx context.Context, command string, fn func(s *session, cat mailbox.Catalog, skip mailbox.SkipProviders) error) error {
+func (a *app) mailboxSession(ctx context.Context, command string, fn func(s *outbox.Snapshot, cat mailbox.Catalog, skip mailbox.SkipProviders) error) error {
 	t, err := a.mailboxTarget()
 	if err != nil {
 		return err
 	}
 	filter := t.Cell
 	t.Cell = ""
-	return a.openSessionOf(ctx, command, t, 0, func(s *session) error {
-		s.target.Cell = filter
+	return a.snapshot(ctx, command, readSpec{table: &t}, func(s *outbox.Snapshot) error {
+		s.Target.Cell = filter
 		return mailboxRead(s, fn)
 	})
 }
 
 // mailboxRead reads the catalog and the skip-on-failure providers in session s and calls fn.
-func mailboxRead(s *session, fn func(s *session, cat mailbox.Catalog, skip mailbox.SkipProviders) error) error {
-	cat, err := mailbox.ReadCatalog(s.ctx, s.tx, s.target)
+func mailboxRead(s *outbox.Snapshot, fn func(s *outbox.Snapshot, cat mailbox.Catalog, skip mailbox.SkipProviders) error) error {
+	cat, err := mailbox.ReadCatalog(s.Context(), s, s.Target)
 	if err != nil {
 		return err
 	}
-	skip, err := mailbox.ReadSkipProviders(s.ctx, s.tx, s.target.Schema, s.schema)
+	skip, err := mailbox.ReadSkipProviders(s.Context(), s, s.Target.Schema, s.Schema)
 	if err != nil {
 		return err
 	}
@@ -155,8 +156,8 @@ func (a *app) runMailboxes(ctx context.Context, o mailboxesOptions) (render.Doc,
 		return nil, a.printScript(sc, noDB)
 	}
 	var l *mailbox.Listing
-	err = a.mailboxSession(ctx, "mailboxes", func(s *session, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
-		l, err = mailbox.ReadListing(s.ctx, s.tx, s.target, cat, skip, filter, o.Limit)
+	err = a.mailboxSession(ctx, "mailboxes", func(s *outbox.Snapshot, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
+		l, err = mailbox.ReadListing(s.Context(), s, s.Target, cat, skip, filter, o.Limit)
 		return err
 	})
 	if err != nil {
@@ -243,8 +244,8 @@ func (a *app) runInspectMailbox(ctx context.Context, o inspectMailboxOptions) (r
 		return nil, a.printScript(sc, noDB)
 	}
 	var in *mailbox.Inspected
-	err = a.mailboxSession(ctx, "inspect mailbox", func(s *session, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
-		in, err = mailbox.Inspect(s.ctx, s.tx, s.target, cat, o.Name, skip, o.Limit, o.ShowSecrets)
+	err = a.mailboxSession(ctx, "inspect mailbox", func(s *outbox.Snapshot, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
+		in, err = mailbox.Inspect(s.Context(), s, s.Target, cat, o.Name, skip, o.Limit, o.ShowSecrets)
 		return err
 	})
 	if err != nil {
@@ -274,13 +275,13 @@ func runMailboxDepth(ctx context.Context, d factory, o depthOptions, t query.Tar
 	}
 	var rows []query.MailboxDepthRow
 	estimated := o.Estimate
-	err := d.openSession(ctx, "depth", func(s *session) error {
-		cat, err := mailbox.ReadCatalog(s.ctx, s.tx, s.target)
+	err := d.snapshot(ctx, "depth", readSpec{}, func(s *outbox.Snapshot) error {
+		cat, err := mailbox.ReadCatalog(s.Context(), s, s.Target)
 		if err != nil {
 			return err
 		}
 		estimated = mailbox.DepthByEstimate(cat, o.Estimate, o.Exact)
-		rows, err = mailbox.ReadDepth(s.ctx, s.tx, s.target, cat, estimated)
+		rows, err = mailbox.ReadDepth(s.Context(), s, s.Target, cat, estimated)
 		return err
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/live"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
@@ -48,9 +49,9 @@ func (o passOptions) budget(d factory) query.Budget {
 // fullPass runs fn in a read snapshot whose statements may take --pass-timeout (or
 // --statement-timeout when longer), with a line on a terminal for the pass's duration.
 // label names the command on the line ("inspect category"), what the pass does ("counting").
-func (o passOptions) fullPass(ctx context.Context, d factory, command, label, what string, fn func(*session, *passLine) error) error {
+func (o passOptions) fullPass(ctx context.Context, d factory, command, label, what string, fn func(*outbox.Snapshot, *passLine) error) error {
 	timeout := max(o.Timeout, d.statementTimeout)
-	return d.passSession(ctx, command, timeout, func(s *session) error {
+	return d.snapshot(ctx, command, readSpec{check: outbox.CheckOutbox, timeout: timeout}, func(s *outbox.Snapshot) error {
 		return fn(s, &passLine{d: d, o: o, timeout: timeout, label: label, what: what})
 	})
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -19,230 +19,36 @@ import (
 const connectHint = "note: no database given, so this is the SQL rather than its result; to run it, pass " +
 	"--dsn postgres://USER@HOST:5432/DB (or set OUTBOXCTL_DSN, or PGHOST and PGDATABASE)"
 
-// session is one read-only snapshot of the database, with what introspection learned.
-type session struct {
-	ctx    context.Context
-	tx     db.Tx
-	target query.Target
-	schema query.Schema
-	// jitOff: the transaction's jit = off is outboxctl's own (db.Conn.JITOff), which
-	// jitPass may lift for a whole-table pass.
-	jitOff bool
+// readSpec is what a read snapshot is of, beyond the flags.
+type readSpec struct {
+	// check is what its catalog must hold: the target's outbox table (outbox.CheckOutbox),
+	// an options table (outbox.CheckOptions) or nothing (the doctor finds its tables).
+	check outbox.Check
+	// timeout bounds its statements instead of --statement-timeout (0: --statement-timeout):
+	// a full pass asked for by its flag.
+	timeout time.Duration
+	// table is the table read when the flags do not name it (the webhook mailboxes); nil:
+	// the target the flags select.
+	table *query.Target
 }
 
-// run executes one statement in the snapshot.
-func (s *session) run(st query.Statement) (*query.Result, error) {
-	res, err := query.Run(s.ctx, s.tx, st)
-	if err != nil {
-		return nil, db.Classify(err, st.Name)
-	}
-	return res, nil
-}
-
-// shardStateAndCategories reads shard k's state and its categories. The categories go
-// first: their depths, summed per cell, are the shard's in this snapshot, so the state is
-// given them instead of counting the shard a second time (a pass over every row of a hot
-// shard: 14 ms of 200,000 rows).
-func (s *session) shardStateAndCategories(k query.ShardKey) (state, categories *query.Result, err error) {
-	if categories, err = s.run(query.ShardCategories(s.target, k)); err != nil {
-		return nil, nil, err
-	}
-	depths, err := query.CategoryDepthSums(s.target, categories)
-	if err != nil {
-		return nil, nil, err
-	}
-	if state, err = s.run(query.ShardStateGivenDepth(s.target, k, depths)); err != nil {
-		return nil, nil, err
-	}
-	return state, categories, nil
-}
-
-// introspected lists the tables every read session looks up.
-func introspected(t query.Target) []string {
-	names := []string{t.TableName()}
-	// The leftover signs too (query.LeftoverSignTables): one more name in the same catalog read.
-	for _, n := range append([]string{query.CellTable, query.ControlTable, query.OptionTable, query.ControlOptionTable}, query.LeftoverSignTables()...) {
-		if n != t.TableName() {
-			names = append(names, n)
-		}
-	}
-	return names
-}
-
-// readSession connects, opens a read-only snapshot, checks that the target is an outbox
-// table (adapting to its cell column), and calls fn.
-func (a *app) readSession(ctx context.Context, command string, fn func(*session) error) error {
-	return a.readSessionTimeout(ctx, command, 0, fn)
-}
-
-// readSessionTimeout is readSession with its statements bounded by timeout instead of
-// --statement-timeout (0: --statement-timeout): a full pass asked for by its flag.
-func (a *app) readSessionTimeout(ctx context.Context, command string, timeout time.Duration, fn func(*session) error) error {
-	return a.openSessionTimeout(ctx, command, timeout, func(s *session) error {
-		if err := s.schema.CheckOutbox(s.target); err != nil {
+// snapshot connects for command, opens a read snapshot (outbox.Open: the budget, the
+// catalog read once, --deployment applied) and calls fn.
+func (a *app) snapshot(ctx context.Context, command string, r readSpec, fn func(*outbox.Snapshot) error) error {
+	var t query.Target
+	if r.table != nil {
+		t = *r.table
+	} else {
+		var err error
+		if t, err = a.target(); err != nil {
 			return err
 		}
-		return fn(s)
-	})
-}
-
-// openSession connects, opens a read-only snapshot, reads the catalog, and calls fn.
-func (a *app) openSession(ctx context.Context, command string, fn func(*session) error) error {
-	return a.openSessionTimeout(ctx, command, 0, fn)
-}
-
-// openSessionTimeout is openSession with a statement timeout of its own (0: the global one).
-func (a *app) openSessionTimeout(ctx context.Context, command string, timeout time.Duration, fn func(*session) error) error {
-	t, err := a.target()
-	if err != nil {
-		return err
 	}
-	return a.openSessionOf(ctx, command, t, timeout, fn)
-}
-
-// openSessionOf is openSessionTimeout on table t (the mailboxes' table, which names no
-// outbox).
-func (a *app) openSessionOf(ctx context.Context, command string, t query.Target, timeout time.Duration, fn func(*session) error) error {
 	cfg := a.dbConfig(command)
-	if timeout > 0 {
-		cfg.StatementTimeout = timeout
+	if r.timeout > 0 {
+		cfg.StatementTimeout = r.timeout
 	}
-	var lower time.Duration
-	cfg.StatementTimeout, lower = catalogBudget(cfg.StatementTimeout)
-	conn, err := db.Connect(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	return a.sessionOn(ctx, conn, t, lower, fn)
-}
-
-// readSessionOn is readSession on a connection the command already holds: a repair or a
-// drain reads its catalog and plan on the connection it then writes with, one per command.
-func (a *app) readSessionOn(ctx context.Context, conn *db.Conn, fn func(*session) error) error {
-	t, err := a.target()
-	if err != nil {
-		return err
-	}
-	return a.sessionOn(ctx, conn, t, 0, func(s *session) error {
-		if err := s.schema.CheckOutbox(s.target); err != nil {
-			return err
-		}
-		return fn(s)
-	})
-}
-
-// sessionOn opens a read-only snapshot of t on conn, reads the catalog, and calls fn. The
-// catalog read goes to the server in one round trip with the BEGIN (db.ReadTxFirst). lower,
-// when not 0, is the statement timeout for fn's statements of a connection opened under the
-// catalog read's own (catalogBudget).
-func (a *app) sessionOn(ctx context.Context, conn *db.Conn, t query.Target, lower time.Duration, fn func(*session) error) error {
-	tables := query.SchemaTables(introspected(t))
-	var res *query.Result
-	first, err := firstOf(query.Introspect(t.Schema, tables), func(r *query.Result) error { res = r; return nil })
-	if err != nil {
-		return err
-	}
-	return db.ReadTxFirst(ctx, conn, first, func(tx db.Tx) error {
-		if lower > 0 {
-			end := query.CatalogBudgetEnd(lower)
-			if _, err := query.Run(ctx, tx, end); err != nil {
-				return db.Classify(err, end.Name)
-			}
-		}
-		return a.startSession(ctx, tx, t, res, tables, func(s *session) error {
-			s.jitOff = conn.JITOff()
-			return fn(s)
-		})
-	})
-}
-
-// catalogBudget is the statement timeout a read command connects with under a
-// --statement-timeout (d) lower than query.IntrospectTimeout, and the one its own statements
-// get after the catalog read (lower, 0 when d is not lower): the catalog read is bounded by
-// the catalog, and on a fresh connection its first lookups alone can cost more than an 8 ms
-// timeout, so an operator who set a low timeout because the database is in trouble still
-// gets an answer rather than a timed-out catalog read (#27). One statement more, only then.
-func catalogBudget(d time.Duration) (connect, lower time.Duration) {
-	if d > 0 && d < query.IntrospectTimeout {
-		return query.IntrospectTimeout, d
-	}
-	return d, 0
-}
-
-// JITPassRows is the planner's estimate of a table's rows from which a whole-table pass
-// runs with the server's JIT (query.JITPass): at 20M rows inspect category's pass is 15%
-// faster with it, and its compilation (no inlining, no optimisation) is a few ms of a pass
-// of a second; below, the pass is short and JIT rarely passes jit_above_cost anyway.
-const JITPassRows = 5_000_000
-
-// jitPass runs fn, a pass over every row of a table of about rows rows, with the server's
-// own JIT setting in place of outboxctl's jit = off (light: no inlining, no optimisation)
-// when the table is that large and the jit = off is outboxctl's (a DSN's jit is kept), and
-// the transaction's settings back after it.
-func (s *session) jitPass(rows int64, fn func() error) error {
-	if !s.jitOff || rows < JITPassRows {
-		return fn()
-	}
-	return settingsAround(s, query.JITPass(), query.JITPassEnd, fn)
-}
-
-// settingsAround runs fn between start, which SET LOCALs settings and returns one row of the
-// values it replaced, and end of that row, which sets them back.
-func settingsAround[T any](s *session, start query.Statement, end func(T) query.Statement, fn func() error) error {
-	res, err := s.run(start)
-	if err != nil {
-		return err
-	}
-	was, err := query.Rows[T](res)
-	if err != nil || len(was) != 1 {
-		return fmt.Errorf("%s: %d rows: %w", start.Name, len(was), err)
-	}
-	if err := fn(); err != nil {
-		return err
-	}
-	_, err = s.run(end(was[0]))
-	return err
-}
-
-// withBudget runs fn with the transaction's statement timeout raised to d (when
-// --statement-timeout is lower) and sets it back after: for a read bounded by something else
-// than the outbox's size (query.StatementBudget).
-func (s *session) withBudget(d, timeout time.Duration, fn func() error) error {
-	if timeout <= 0 || timeout >= d {
-		return fn()
-	}
-	return settingsAround(s, query.StatementBudget(d), func(was query.StatementBudgetRow) query.Statement {
-		return query.StatementBudgetEnd(was.Replaced)
-	}, fn)
-}
-
-// firstOf is st as a transaction's first statement, its result handed to read.
-func firstOf(st query.Statement, read func(*query.Result) error) (*db.First, error) {
-	sql, args, err := st.Bind()
-	if err != nil {
-		return nil, err
-	}
-	return &db.First{SQL: sql, Args: args, Read: func(rows db.Rows) error {
-		res, err := query.Collect(st.Name, rows)
-		if err != nil {
-			return db.Classify(err, st.Name)
-		}
-		return read(res)
-	}}, nil
-}
-
-// startSession is the session of tx once the catalog read res: every command reads the
-// catalog through here and applies --deployment, so readers and writers agree on which
-// options table Sentry reads.
-func (a *app) startSession(ctx context.Context, tx db.Tx, t query.Target, res *query.Result, tables []string, fn func(*session) error) error {
-	schema, err := query.SchemaFrom(res, tables)
-	if err != nil {
-		return err
-	}
-	s := &session{ctx: ctx, tx: tx, target: t, schema: schema.WithDeployment(a.deployment())}
-	s.target = s.schema.Adapt(s.target)
-	return fn(s)
+	return outbox.Open(ctx, cfg, t, outbox.Options{Deployment: a.deployment(), Check: r.check}, fn)
 }
 
 // runRead prints the script build makes (on --print-sql, or when no database is given) or
@@ -257,9 +63,9 @@ func (a *app) runRead(ctx context.Context, command string, build func(query.Targ
 		return nil, a.printScript(build(t), noDB)
 	}
 	var results []*query.Result
-	err := a.readSession(ctx, command, func(s *session) error {
-		for _, st := range build(s.target) {
-			res, err := s.run(st)
+	err := a.snapshot(ctx, command, readSpec{check: outbox.CheckOutbox}, func(s *outbox.Snapshot) error {
+		for _, st := range build(s.Target) {
+			res, err := s.Run(st)
 			if err != nil {
 				return err
 			}

@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/options"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/report"
@@ -27,18 +27,16 @@ type shardsOptions struct {
 	Pass     passOptions
 }
 
-// checkDepth implements --fail-if-depth: exit 3 naming the deepest offending shard.
-func (o *shardsOptions) checkDepth(res *query.Result) error {
+// checkDepth implements --fail-if-depth: exit 3 naming the first listed shard over it.
+func (o *shardsOptions) checkDepth(l outbox.ShardsListing) error {
 	if o.FailIfDepth <= 0 {
 		return nil
 	}
-	depthC, scopeC, shardC := res.Col("depth"), res.Col("shard_scope"), res.Col("shard_identifier")
-	for _, r := range res.Rows {
-		if d, _ := r[depthC].(int64); d > o.FailIfDepth {
-			return thresholdf("shard %v/%v holds %d rows, more than --fail-if-depth %d", r[scopeC], r[shardC], d, o.FailIfDepth)
-		}
+	over, err := l.Over(o.FailIfDepth)
+	if over == nil || err != nil {
+		return err
 	}
-	return nil
+	return thresholdf("shard %d/%d holds %d rows, more than --fail-if-depth %d", over.Scope, over.ID, over.Depth, o.FailIfDepth)
 }
 
 // Validate checks the flags that need no registry or database.
@@ -102,73 +100,56 @@ func (a *app) shardFilter(o shardsOptions, now time.Time) (query.ShardFilter, er
 // runShards runs (or prints) the shard listing of f and its kill-switch read and returns
 // the listing; --fail-if-depth may end it with exit 3.
 func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, f query.ShardFilter) (render.Doc, error) {
-	build := func(t query.Target) query.Statement {
-		if o.Stuck {
-			return query.StuckShards(t, f)
-		}
-		return query.TopShards(t, f)
-	}
+	r := outbox.ShardsRequest{Filter: f, Stuck: o.Stuck, Budget: o.Pass.budget(d), Seed: d.now().UnixNano() % 1_000_000}
 	if d.printOnly {
-		return nil, d.printScript(query.Script{build(t), d.killswitchStatement(t)})
+		return nil, d.printScript(query.Script{r.Statement(t), d.killswitchStatement(t)})
 	}
 	reg, err := d.registry()
 	if err != nil {
 		return nil, err
 	}
-	var res *query.Result
-	var note string
-	var ks *options.Killswitches
-	var ksErr error
+	var l outbox.ShardsListing
 	var era query.Schema // the catalog's, for the leftover note
-	err = o.session(ctx, d, func(s *session, line *passLine) error {
-		era = s.schema
-		if err := killswitch.Excluded(ctx, s.tx, s.target, s.schema, f.Selected); err != nil {
+	read := func(s *outbox.Snapshot) (err error) {
+		era = s.Schema
+		if err := killswitch.Excluded(ctx, s, s.Target, s.Schema, f.Selected); err != nil {
 			return err
 		}
-		if res, note, err = o.listing(ctx, s, d, f, line, build); err != nil {
-			return err
-		}
-		// The options table, not the outbox: under the catalog read's budget (#27).
-		if err := s.withBudget(query.IntrospectTimeout, d.statementTimeout, func() error {
-			ks, ksErr = options.ReadKillswitches(s.ctx, s.tx, s.target.Schema, s.schema, s.target.Silo)
-			return nil
-		}); err != nil {
-			return err
-		}
-		if ksErr != nil && ks == nil {
-			return db.Classify(ksErr, "killswitch-options")
-		}
-		return nil
-	})
+		l, err = s.Shards(r)
+		return err
+	}
+	if o.FullPass {
+		// Under --pass-timeout, with a progress line for the pass.
+		err = o.Pass.fullPass(ctx, d, "shards", "shards", "grouping", func(s *outbox.Snapshot, line *passLine) error {
+			r.FullPass = func(rows int64, pass func() error) error { return line.run(ctx, rows, pass) }
+			return read(s)
+		})
+	} else {
+		err = d.snapshot(ctx, "shards", readSpec{check: outbox.CheckOutbox}, read)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if note != "" {
-		// A sample's listing: its own columns, labelled, no per-shard state.
-		tbl, _, err := report.TableOf[query.TopShardsSampleRow](reg, res)
-		if err != nil {
-			return nil, err
-		}
-		doc := render.Doc{{Name: "shards", Table: tbl, Footer: report.JoinNotes(note, report.EnumNotes(reg, res, era))}}
-		if ksErr != nil {
-			return doc, ksErr
-		}
-		return doc, o.checkDepth(res)
-	}
-	doc, err := shardsDoc(d, o, reg, res, ks)
+	doc, err := shardsDoc(d, o, reg, l)
 	if err != nil {
 		return nil, err
 	}
-	doc[0].Footer = report.JoinNotes(doc[0].Footer, report.EnumNotes(reg, res, era))
-	if ksErr != nil {
-		return doc, ksErr
+	doc[0].Footer = report.JoinNotes(doc[0].Footer, report.EnumNotes(reg, l.Rows, era))
+	if l.SwitchesErr != nil {
+		return doc, l.SwitchesErr
 	}
-	return doc, o.checkDepth(res)
+	return doc, o.checkDepth(l)
 }
 
 // shardsDoc is the listing with each shard's state (report.Shards); it says the notes a
 // terminal shows.
-func shardsDoc(d factory, o shardsOptions, reg *enums.Registry, res *query.Result, ks *options.Killswitches) (render.Doc, error) {
+func shardsDoc(d factory, o shardsOptions, reg *enums.Registry, l outbox.ShardsListing) (render.Doc, error) {
+	if l.Note != "" {
+		// A sample's listing: its own columns, labelled, no per-shard state.
+		tbl, _, err := report.TableOf[query.TopShardsSampleRow](reg, l.Rows)
+		return render.Doc{{Name: "shards", Table: tbl, Footer: l.Note}}, err
+	}
+	res, ks := l.Rows, l.Switches
 	doc, err := report.Shards(reg, res, ks, d.now(), o.Stuck)
 	if err != nil {
 		return nil, err

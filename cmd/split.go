@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/outboxctl/outboxctl/internal/db"
-	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
@@ -53,27 +53,7 @@ func (s *splitSides) checkAssumedCell(ctx context.Context, p interface{ Notef(st
 		return nil
 	}
 	name := s.cell.context
-	var cells []string
-	var present bool
-	err := db.ReadTx(ctx, s.control.conn, func(tx db.Tx) error {
-		sch, err := query.LoadSchema(ctx, tx, s.control.schema, []string{query.OrganizationMapping})
-		if err != nil {
-			return db.Classify(err, "introspect")
-		}
-		if present = sch.Table(query.OrganizationMapping).Present; !present {
-			return nil
-		}
-		rows, err := query.All[query.ReplicaCellName](ctx, tx, query.ReplicaCellsAll(query.QualifiedTable(s.control.schema, query.OrganizationMapping), ""))
-		if err != nil {
-			return db.Classify(err, "replica-cells-all")
-		}
-		for _, r := range rows {
-			if r.Cell != "" {
-				cells = append(cells, r.Cell)
-			}
-		}
-		return nil
-	})
+	cells, present, err := outbox.MappedCells(ctx, s.control.conn, s.control.schema)
 	switch {
 	case err != nil:
 		return err

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -18,7 +17,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/doctor"
 	"github.com/outboxctl/outboxctl/internal/enums"
-	"github.com/outboxctl/outboxctl/internal/options"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/report"
@@ -172,7 +171,7 @@ func (s *topSource) Statements() int64 {
 // with runs fn in a read-only snapshot on the poller's connection, on the catalog read
 // once (fresh: read again); a failure drops the connection and the catalog, so a broken
 // one is never reused.
-func (s *topSource) with(ctx context.Context, fresh bool, fn func(*session) error) error {
+func (s *topSource) with(ctx context.Context, fresh bool, fn func(*outbox.Snapshot) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, err := s.d.target()
@@ -180,8 +179,8 @@ func (s *topSource) with(ctx context.Context, fresh bool, fn func(*session) erro
 		return err
 	}
 	// The connection runs under the catalog read's budget when --statement-timeout is
-	// lower; sessionOn lowers the statements after the catalog read (openSessionOf's rule).
-	connectTimeout, lower := catalogBudget(s.a.g.StatementTimeout)
+	// lower, and its statements are lowered after the catalog read (outbox.Open's rule).
+	connectTimeout, lower := outbox.CatalogBudget(s.a.g.StatementTimeout)
 	conn := s.conn.Load()
 	if conn == nil {
 		cfg := s.a.dbConfig("top")
@@ -191,26 +190,14 @@ func (s *topSource) with(ctx context.Context, fresh bool, fn func(*session) erro
 		}
 		s.conn.Store(conn)
 	}
-	if s.catalog != nil && !fresh {
-		err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
-			if lower > 0 {
-				end := query.CatalogBudgetEnd(lower)
-				if _, err := query.Run(ctx, tx, end); err != nil {
-					return db.Classify(err, end.Name)
-				}
-			}
-			schema := *s.catalog
-			schema.Tables = maps.Clone(schema.Tables)
-			return fn(&session{ctx: ctx, tx: tx, target: schema.Adapt(t), schema: schema, jitOff: conn.JITOff()})
-		})
-	} else {
-		err = s.a.sessionOn(ctx, conn, t, lower, func(ses *session) error {
-			schema := ses.schema
-			schema.Tables = maps.Clone(schema.Tables)
-			s.catalog = &schema
-			return fn(ses)
-		})
+	o := outbox.Options{Deployment: s.a.deployment(), Lower: lower}
+	if !fresh {
+		o.Known = s.catalog
 	}
+	err = outbox.On(ctx, conn, t, o, func(ses *outbox.Snapshot) error {
+		s.catalog = ses.KnownCatalog()
+		return fn(ses)
+	})
 	if err != nil {
 		s.drop(ctx)
 	}
@@ -231,7 +218,7 @@ func (s *topSource) Poll(ctx context.Context, f top.Filter, tier top.Tier) top.S
 		return snap
 	}
 	filter, ferr := s.shardFilter(f)
-	snap.Err = s.with(ctx, tier == top.TierFull, func(ses *session) error {
+	snap.Err = s.with(ctx, tier == top.TierFull, func(ses *outbox.Snapshot) error {
 		if tier == top.TierShards {
 			if ferr != nil {
 				return ferr
@@ -265,23 +252,17 @@ func (s *topSource) shardFilter(f top.Filter) (query.ShardFilter, error) {
 }
 
 // stuckTable is shards --stuck's table of the shards of filter, in the snapshot ses.
-func stuckTable(ses *session, d factory, reg *enums.Registry, filter query.ShardFilter) (*render.Table, error) {
-	if err := ses.schema.CheckOutbox(ses.target); err != nil {
+func stuckTable(ses *outbox.Snapshot, d factory, reg *enums.Registry, filter query.ShardFilter) (*render.Table, error) {
+	if err := ses.Schema.CheckOutbox(ses.Target); err != nil {
 		return nil, err
 	}
-	res, err := ses.run(query.StuckShards(ses.target, filter))
+	res, err := ses.Run(query.StuckShards(ses.Target, filter))
 	if err != nil {
 		return nil, err
 	}
-	var ks *options.Killswitches
-	if err := ses.withBudget(query.IntrospectTimeout, d.statementTimeout, func() error {
-		ks, err = options.ReadKillswitches(ses.ctx, ses.tx, ses.target.Schema, ses.schema, ses.target.Silo)
-		return nil
-	}); err != nil {
+	ks, _, err := ses.Killswitches(d.statementTimeout)
+	if err != nil {
 		return nil, err
-	}
-	if err != nil && ks == nil {
-		return nil, db.Classify(err, "killswitch-options")
 	}
 	doc, err := report.Shards(reg, res, ks, d.now(), true)
 	if err != nil {
@@ -291,9 +272,9 @@ func stuckTable(ses *session, d factory, reg *enums.Registry, filter query.Shard
 }
 
 // shardTarget is the session's table narrowed to shard k's cell (the control silo).
-func shardTarget(ses *session, k top.ShardRef) {
-	if k.Cell != "" && ses.target.Control() {
-		ses.target.Cell = k.Cell
+func shardTarget(ses *outbox.Snapshot, k top.ShardRef) {
+	if k.Cell != "" && ses.Target.Control() {
+		ses.Target.Cell = k.Cell
 	}
 }
 
@@ -308,16 +289,16 @@ func (s *topSource) Shard(ctx context.Context, k top.ShardRef) (render.Doc, erro
 	quiet := render.NewPrinter(&render.Streams{Out: io.Discard, Err: io.Discard}, render.FormatTable, true)
 	var doc render.Doc
 	var ksErr error
-	err = s.with(ctx, false, func(ses *session) error {
+	err = s.with(ctx, false, func(ses *outbox.Snapshot) error {
 		shardTarget(ses, k)
 		head, _, err := shardHead(ses, quiet, reg, key, s.d.now(), &ksErr)
 		if err != nil || head == nil {
 			return err
 		}
 		if len(head[0].Card) > 0 {
-			head[0].Card = report.WithNext(head[0].Card, shardNext(s.d, ses.target, key, head[0].Card))
+			head[0].Card = report.WithNext(head[0].Card, shardNext(s.d, ses.Target, key, head[0].Card))
 		}
-		res, err := ses.run(query.ShardMessagesOrdered(ses.target, key, query.DefaultLimit, false, false))
+		res, err := ses.Run(query.ShardMessagesOrdered(ses.Target, key, query.DefaultLimit, false, false))
 		if err != nil {
 			return err
 		}
@@ -339,9 +320,9 @@ func (s *topSource) Message(ctx context.Context, k top.ShardRef, id int64) (rend
 		return nil, err
 	}
 	var doc render.Doc
-	err = s.with(ctx, false, func(ses *session) error {
+	err = s.with(ctx, false, func(ses *outbox.Snapshot) error {
 		shardTarget(ses, k)
-		res, err := ses.run(query.Message(ses.target, id))
+		res, err := ses.Run(query.Message(ses.Target, id))
 		if err != nil {
 			return err
 		}
@@ -349,7 +330,7 @@ func (s *topSource) Message(ctx context.Context, k top.ShardRef, id int64) (rend
 			return failuref("no outbox row with id %d: delivered or removed since", id)
 		}
 		card, err := report.CardOf[query.MessageRow](reg, res)
-		if next, nerr := messageNext(s.d, ses.target, reg, res); nerr == nil {
+		if next, nerr := messageNext(s.d, ses.Target, reg, res); nerr == nil {
 			card = report.WithNext(card, next)
 		}
 		doc = render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", id), Card: card}}

@@ -2,12 +2,11 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/replica"
@@ -238,110 +237,20 @@ func verifyScript(d factory, o verifyOptions, sides *splitSides, cell string) qu
 	return script
 }
 
-// verifyPairs runs every pair's comparison: in one read-only snapshot of the monolith, or in
-// one of each side. A pair whose tables this database does not have is skipped when the
-// pairs were not named (its summary says so), an error when it was. each's eraOf is the
-// catalog of a pair's replica silo, read once per side (query.EraTables): a replica Sentry
-// tore down is skipped with the reason, named or not, never reported as not there yet.
+// verifyPairs runs every pair's comparison (outbox.VerifyMonolith, outbox.VerifySplit): in
+// one read-only snapshot of the monolith, or in one of each side.
 func verifyPairs(ctx context.Context, d factory, o verifyOptions, sides *splitSides, cell string) ([]replica.Result, error) {
-	var results []replica.Result
-	each := func(srcQ, repQ func(replica.Pair) db.Tx, eraOf func(replica.Pair) query.Schema) error {
-		for _, p := range o.pairs {
-			if td, gone := replica.TornDownOf(p, eraOf(p)); gone {
-				results = append(results, replica.TornDownResult(p, td))
-				continue
-			}
-			src, rep := pairSides(p, sides, d.schema)
-			s := replica.Sides{SourceSchema: src.schema, ReplicaSchema: rep.schema}
-			col := &replica.Collector{Pair: p, Limit: o.Limit, Cell: cell}
-			if err := replica.Introspect(ctx, srcQ(p), repQ(p), s, col); err != nil {
-				var absent replica.TableAbsent
-				if errors.As(err, &absent) && len(o.Pairs) == 0 {
-					results = append(results, replica.Result{Pair: p, Skipped: []replica.Skipped{{Field: "every field", Why: absent.Error()}}})
-					continue
-				}
-				if errors.As(err, &absent) {
-					return failuref("%s", absent.Error())
-				}
-				return db.Classify(err, "replica-columns")
-			}
-			var err error
-			if sides == nil {
-				err = replica.VerifyMonolith(ctx, srcQ(p), d.schema, cell, o.ids(), col)
-			} else {
-				err = replica.VerifySplit(ctx, srcQ(p), repQ(p), s, cell, o.ids(), col)
-			}
-			if err != nil {
-				return db.Classify(err, "verify-"+p.Name)
-			}
-			results = append(results, replica.Result{Pair: col.Pair, Counts: col.Counts, Drifts: col.Kept, Skipped: col.Skipped})
-		}
-		return nil
+	r := outbox.VerifyRequest{Pairs: o.pairs, Named: len(o.Pairs) > 0, Cell: cell, IDs: o.ids(), Limit: o.Limit}
+	if sides != nil {
+		return outbox.VerifySplit(ctx, outbox.Side{Conn: sides.cell.conn, Schema: sides.cell.schema},
+			outbox.Side{Conn: sides.control.conn, Schema: sides.control.schema}, r)
 	}
-	if sides == nil {
-		conn, err := d.connect(ctx, "verify")
-		if err != nil {
-			return nil, err
-		}
-		defer conn.Close(context.WithoutCancel(ctx))
-		err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
-			era, err := query.LoadSchema(ctx, tx, d.schema, query.EraTables())
-			if err != nil {
-				return db.Classify(err, "introspect")
-			}
-			one := func(replica.Pair) db.Tx { return tx }
-			return each(one, one, func(replica.Pair) query.Schema { return era })
-		})
-		return results, err
-	}
-	err := db.ReadTx(ctx, sides.cell.conn, func(cellTx db.Tx) error {
-		if err := replica.PinValueText(ctx, cellTx); err != nil {
-			return err
-		}
-		return db.ReadTx(ctx, sides.control.conn, func(controlTx db.Tx) error {
-			if err := replica.PinValueText(ctx, controlTx); err != nil {
-				return err
-			}
-			src := func(p replica.Pair) db.Tx {
-				if p.SourceSilo == query.SiloControl {
-					return controlTx
-				}
-				return cellTx
-			}
-			rep := func(p replica.Pair) db.Tx {
-				if p.SourceSilo == query.SiloControl {
-					return cellTx
-				}
-				return controlTx
-			}
-			eraOf, err := splitEras(ctx, cellTx, controlTx, sides)
-			if err != nil {
-				return err
-			}
-			return each(src, rep, eraOf)
-		})
-	})
-	return results, err
-}
-
-// splitEras reads each side's catalog once (query.EraTables) and answers, for a pair, the
-// catalog of its replica's silo: the control silo's for a cell model, the cell's for a
-// control model.
-func splitEras(ctx context.Context, cellTx, controlTx db.Tx, sides *splitSides) (func(replica.Pair) query.Schema, error) {
-	cellEra, err := query.LoadSchema(ctx, cellTx, sides.cell.schema, query.EraTables())
+	conn, err := d.connect(ctx, "verify")
 	if err != nil {
-		return nil, db.Classify(err, "introspect")
+		return nil, err
 	}
-	controlEra, err := query.LoadSchema(ctx, controlTx, sides.control.schema, query.EraTables())
-	if err != nil {
-		return nil, db.Classify(err, "introspect")
-	}
-	return func(p replica.Pair) query.Schema {
-		if p.SourceSilo == query.SiloControl {
-			return cellEra
-		}
-		return controlEra
-	}, nil
+	defer conn.Close(context.WithoutCancel(ctx))
+	return outbox.VerifyMonolith(ctx, conn, d.schema, r)
 }
 
 // driftVerdict is --fail-on-drift's: drift (exit 9) when an object is missing, stale or

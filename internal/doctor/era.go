@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
@@ -41,7 +42,7 @@ func eraStatements(targets []query.Target) query.Script {
 }
 
 func checkEra(ctx context.Context, env *Env) ([]Finding, error) {
-	era, err := query.LoadSchema(ctx, env.Tx, env.SchemaName, query.EraTables())
+	era, err := outbox.ReadCatalog(ctx, env.Tx, env.SchemaName, query.EraTables())
 	if err != nil {
 		return nil, err
 	}

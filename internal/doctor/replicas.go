@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/replica"
 )
@@ -29,7 +30,7 @@ func replicasStatements(schema string) query.Script {
 
 func checkReplicas(ctx context.Context, env *Env) ([]Finding, error) {
 	next := env.Prefix + " verify organization"
-	schema, err := query.LoadSchema(ctx, env.Tx, env.SchemaName, []string{"sentry_organization", "sentry_organizationmapping"})
+	schema, err := outbox.ReadCatalog(ctx, env.Tx, env.SchemaName, []string{"sentry_organization", "sentry_organizationmapping"})
 	if err != nil {
 		return nil, err
 	}

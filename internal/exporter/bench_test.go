@@ -11,6 +11,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
@@ -36,7 +37,7 @@ func BenchmarkExporterTiers(b *testing.B) {
 	baseline := func() time.Duration {
 		start := time.Now()
 		err := db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := query.LoadSchema(ctx, tx, cell.Schema, query.SchemaTables(introspected(cell))); err != nil {
+			if _, err := query.LoadSchema(ctx, tx, cell.Schema, query.SchemaTables(outbox.Introspected(cell))); err != nil {
 				return err
 			}
 			for _, st := range []query.Statement{query.Depth(cell), query.TopShards(cell, query.ShardFilter{Limit: 10})} {

@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/outboxctl/outboxctl/internal/backfill"
 	"github.com/outboxctl/outboxctl/internal/backfill/status"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/options"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
@@ -40,69 +39,31 @@ type Source struct {
 	Registry   *enums.Registry
 }
 
-// snapshot is what one read of a tier sees: the source, the target adapted to the
-// catalog, and the transaction.
+// snapshot is what one read of a tier sees: the source and its read snapshot (the target
+// adapted to the catalog).
 type snapshot struct {
-	ctx    context.Context
-	src    *Source
-	tx     pgx.Tx
-	target query.Target
-	schema query.Schema
+	*outbox.Snapshot
+	src *Source
 }
 
-func (s *snapshot) run(st query.Statement) (*query.Result, error) {
-	res, err := query.Run(s.ctx, s.tx, st)
-	if err != nil {
-		return nil, db.Classify(err, st.Name)
-	}
-	return res, nil
-}
-
-// rows runs st and reads its rows by name into T.
+// rowsOf runs st and reads its rows by name into T.
 func rowsOf[T any](s *snapshot, st query.Statement) ([]T, error) {
-	res, err := s.run(st)
-	if err != nil {
-		return nil, err
-	}
-	return query.Rows[T](res)
+	return outbox.RowsOf[T](s.Snapshot, st)
 }
 
-// introspected are the tables a tier reads the catalog of: the target and the option
-// tables (the kill switches).
-func introspected(t query.Target) []string {
-	names := []string{t.TableName()}
-	for _, n := range []string{query.CellTable, query.ControlTable, query.OptionTable, query.ControlOptionTable} {
-		if n != t.TableName() {
-			names = append(names, n)
-		}
-	}
-	return names
-}
-
-// inSnapshot opens a read-only snapshot on conn, reads the catalog, checks that the target
-// is an outbox table (adapting to its cell column) and calls fn.
+// inSnapshot opens a read-only snapshot on conn (outbox.On), checks that the target is an
+// outbox table (adapting to its cell column) and calls fn.
 func (src *Source) inSnapshot(ctx context.Context, conn *db.Conn, fn func(*snapshot) error) error {
-	return db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
-		tables := query.SchemaTables(introspected(src.Target))
-		sch, err := query.LoadSchema(ctx, tx, src.Target.Schema, tables)
-		if err != nil {
-			return db.Classify(err, "introspect")
-		}
-		sch = sch.WithDeployment(src.Deployment)
-		t := sch.Adapt(src.Target)
-		if err := sch.CheckOutbox(t); err != nil {
-			return err
-		}
-		return fn(&snapshot{ctx: ctx, src: src, tx: tx, target: t, schema: sch})
-	})
+	o := outbox.Options{Deployment: src.Deployment, Check: outbox.CheckOutbox}
+	return outbox.On(ctx, conn, src.Target, o, func(s *outbox.Snapshot) error { return fn(&snapshot{Snapshot: s, src: src}) })
 }
 
 func (s *snapshot) tableLabels() []string {
-	return []string{s.src.Name, s.target.TableName(), string(s.target.Silo)}
+	return []string{s.src.Name, s.Target.TableName(), string(s.Target.Silo)}
 }
 
 // cellLabels is the cell label of a whole-table value: the context's --cell ("" for all).
-func (s *snapshot) cellLabels() []string { return append(s.tableLabels(), s.target.Cell) }
+func (s *snapshot) cellLabels() []string { return append(s.tableLabels(), s.Target.Cell) }
 
 func (s *snapshot) scopeName(v int64) string { return s.src.Registry.ScopeName(int(v)) }
 
@@ -110,7 +71,7 @@ func (s *snapshot) scopeName(v int64) string { return s.src.Registry.ScopeName(i
 // planner's row estimate, the lowest id, the heads of the oldest rows' shards).
 func collectCheap(s *snapshot) ([]sample, error) {
 	var out []sample
-	est, err := rowsOf[query.DepthRow](s, query.DepthEstimate(s.target))
+	est, err := rowsOf[query.DepthRow](s, query.DepthEstimate(s.Target))
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +80,7 @@ func collectCheap(s *snapshot) ([]sample, error) {
 			out = append(out, sample{descRowsEstimate, float64(*r.Depth), s.tableLabels()})
 		}
 	}
-	oldest, err := rowsOf[query.OldestRowRow](s, query.OldestRow(s.target))
+	oldest, err := rowsOf[query.OldestRowRow](s, query.OldestRow(s.Target))
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +89,7 @@ func collectCheap(s *snapshot) ([]sample, error) {
 		age = max(oldest[0].AgeSeconds, 0)
 	}
 	out = append(out, sample{descOldest, age, s.cellLabels()})
-	unclaimed, err := rowsOf[query.DoctorUnclaimedRow](s, query.DoctorUnclaimed(s.target, UnclaimedSample, 1))
+	unclaimed, err := rowsOf[query.DoctorUnclaimedRow](s, query.DoctorUnclaimed(s.Target, UnclaimedSample, 1))
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +104,7 @@ func collectCheap(s *snapshot) ([]sample, error) {
 // the shards in backoff and at the cap, the top shards, the kill-switched shards.
 func collectExpensive(s *snapshot) ([]sample, error) {
 	var out []sample
-	depth, err := rowsOf[query.ExactDepthRow](s, query.ExactDepth(s.target))
+	depth, err := rowsOf[query.ExactDepthRow](s, query.ExactDepth(s.Target))
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +112,7 @@ func collectExpensive(s *snapshot) ([]sample, error) {
 		labels := append(s.tableLabels(), r.Cell, s.scopeName(r.Scope), s.src.Registry.CategoryName(int(r.Category)))
 		out = append(out, sample{descRows, float64(r.Depth), labels})
 	}
-	states, err := rowsOf[query.ShardStatesRow](s, query.ShardStates(s.target))
+	states, err := rowsOf[query.ShardStatesRow](s, query.ShardStates(s.Target))
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +120,7 @@ func collectExpensive(s *snapshot) ([]sample, error) {
 		labels := append(s.tableLabels(), r.Cell, s.scopeName(r.Scope))
 		out = append(out, sample{descStuck, float64(r.Stuck), labels}, sample{descAtCap, float64(r.AtCap), labels})
 	}
-	top, err := rowsOf[query.TopShardRow](s, query.TopShards(s.target, query.ShardFilter{Limit: TopShards}))
+	top, err := rowsOf[query.TopShardRow](s, query.TopShards(s.Target, query.ShardFilter{Limit: TopShards}))
 	if err != nil {
 		return nil, err
 	}
@@ -181,20 +142,20 @@ func collectExpensive(s *snapshot) ([]sample, error) {
 // killswitched reads the kill-switch lists Sentry reads here and what waits behind them in
 // the target table, summed per cell and scope.
 func (s *snapshot) killswitched() ([]sample, error) {
-	lists, err := killswitch.ReadLists(s.ctx, s.tx, s.target.Schema, s.schema)
+	lists, err := killswitch.ReadLists(s.Context(), s.Tx(), s.Target.Schema, s.Schema)
 	if err != nil {
 		return nil, err
 	}
 	var read []killswitch.List
 	for _, l := range lists {
-		if l.Err == nil && len(l.IDs) > 0 && l.Table == options.OptionTableFor(s.target.Silo, s.schema) {
+		if l.Err == nil && len(l.IDs) > 0 && l.Table == options.OptionTableFor(s.Target.Silo, s.Schema) {
 			read = append(read, l)
 		}
 	}
 	if len(read) == 0 {
 		return nil, nil
 	}
-	rows, err := killswitch.Waiting(s.ctx, s.tx, s.target.Schema, s.schema, read)
+	rows, err := killswitch.Waiting(s.Context(), s.Tx(), s.Target.Schema, s.Schema, read)
 	if err != nil {
 		return nil, err
 	}
@@ -205,14 +166,14 @@ func (s *snapshot) killswitched() ([]sample, error) {
 	shards, depth := map[key]float64{}, map[key]float64{}
 	var order []key
 	for _, r := range rows {
-		if r.Silo == nil || *r.Silo != string(s.target.Silo) || r.Depth == 0 {
+		if r.Silo == nil || *r.Silo != string(s.Target.Silo) || r.Depth == 0 {
 			continue
 		}
 		k := key{scope: r.ShardScope}
 		if r.RegionName != nil {
 			k.cell = *r.RegionName
 		}
-		if s.target.Cell != "" && k.cell != s.target.Cell {
+		if s.Target.Cell != "" && k.cell != s.Target.Cell {
 			continue
 		}
 		if _, seen := shards[k]; !seen {

@@ -7,11 +7,11 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/mailbox"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
@@ -59,8 +59,9 @@ const (
 // nothing when the table is not here (a cell's database).
 func (src *Source) collectMailboxes(ctx context.Context, conn *db.Conn) ([]sample, error) {
 	var out []sample
-	err := db.ReadTx(ctx, conn, func(tx pgx.Tx) error {
-		t := query.MailboxTarget(src.Target.Schema)
+	t := query.MailboxTarget(src.Target.Schema)
+	err := outbox.On(ctx, conn, t, outbox.Options{Deployment: src.Deployment}, func(s *outbox.Snapshot) error {
+		tx := s.Tx()
 		cat, err := mailbox.ReadCatalog(ctx, tx, t)
 		var none *mailbox.NoTableError
 		if errors.As(err, &none) {
@@ -69,11 +70,7 @@ func (src *Source) collectMailboxes(ctx context.Context, conn *db.Conn) ([]sampl
 		if err != nil {
 			return err
 		}
-		sch, err := query.LoadSchema(ctx, tx, src.Target.Schema, query.SchemaTables([]string{query.OptionTable, query.ControlOptionTable}))
-		if err != nil {
-			return db.Classify(err, "introspect")
-		}
-		skip, err := mailbox.ReadSkipProviders(ctx, tx, src.Target.Schema, sch.WithDeployment(src.Deployment))
+		skip, err := mailbox.ReadSkipProviders(ctx, tx, src.Target.Schema, s.Schema)
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/backfill/status"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/options"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
@@ -171,9 +172,9 @@ func Gates(ctx context.Context, q query.Querier, schema string, sch query.Schema
 // loadSchema introspects tables and applies the deployment, as every command does, so
 // readers and writers agree on which options table Sentry reads.
 func loadSchema(ctx context.Context, tx pgx.Tx, schema string, dep query.Deployment, tables []string) (query.Schema, error) {
-	sch, err := query.LoadSchema(ctx, tx, schema, tables)
+	sch, err := outbox.LoadCatalog(ctx, tx, schema, tables)
 	if err != nil {
-		return sch, db.Classify(err, "introspect")
+		return sch, err
 	}
 	return sch.WithDeployment(dep), nil
 }

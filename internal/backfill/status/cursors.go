@@ -14,6 +14,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/backfill"
 	"github.com/outboxctl/outboxctl/internal/bytesize"
 	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
@@ -268,9 +269,9 @@ func (s Source) CursorTables(ctx context.Context) ([]string, error) {
 
 func (s Source) watermarkTables(ctx context.Context) (names []string, usedPG bool, err error) {
 	err = db.ReadTx(ctx, s.Conn, func(tx pgx.Tx) error {
-		sch, err := query.LoadSchema(ctx, tx, s.Schema, []string{query.CellWatermark, query.ControlWatermark})
+		sch, err := outbox.LoadCatalog(ctx, tx, s.Schema, []string{query.CellWatermark, query.ControlWatermark})
 		if err != nil {
-			return db.Classify(err, "introspect")
+			return err
 		}
 		for _, wt := range []string{query.CellWatermark, query.ControlWatermark} {
 			if !sch.Table(wt).Present || s.Store == StoreRedis {

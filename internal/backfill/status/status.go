@@ -14,6 +14,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/backfill"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/options"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
@@ -124,9 +125,9 @@ func (s Source) LoadSnapshot(ctx context.Context, tables []backfill.Table) (Snap
 	names := Names(tables)
 	look := append([]string{query.CellWatermark, query.ControlWatermark, query.OptionTable, query.ControlOptionTable, query.OrganizationMapping}, names...)
 	err := db.ReadTx(ctx, s.Conn, func(tx pgx.Tx) error {
-		sch, err := query.LoadSchema(ctx, tx, s.Schema, look)
+		sch, err := outbox.LoadCatalog(ctx, tx, s.Schema, look)
 		if err != nil {
-			return db.Classify(err, "introspect")
+			return err
 		}
 		snap.Schema = sch.WithDeployment(s.Deployment)
 		// Without an options table every gate would read as Sentry's default 0 ("gated by

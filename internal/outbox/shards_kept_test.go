@@ -1,4 +1,4 @@
-package cmd
+package outbox
 
 import (
 	"context"
@@ -120,13 +120,13 @@ SELECT 1, sh, 5, 1, NULL, now(), now(), now() FROM generate_series(1, 300) sh`, 
 					exec(fmt.Sprintf("DELETE FROM %s.sentry_regionoutbox WHERE shard_scope = 0 AND shard_identifier <= 9", query.Ident(schema)))
 				}
 			}
-			s := &session{ctx: ctx, tx: recordingTx{Tx: tx, ran: &ran, before: before}, target: query.Target{Silo: query.SiloCell, Schema: schema}}
+			s := &Snapshot{ctx: ctx, tx: recordingTx{Tx: tx, ran: &ran, before: before}, Target: query.Target{Silo: query.SiloCell, Schema: schema}}
 			f := query.ShardFilter{Limit: 10, Exact: true} // --exact: the kept form counts every shard
 			var pages int64
 			if err := pool.QueryRow(ctx, "SELECT 1 + pg_relation_size($1::regclass) / 8192", schema+".sentry_regionoutbox").Scan(&pages); err != nil {
 				t.Fatal(err)
 			}
-			res, timedOut, err := topPass(s, f, pages, query.FloorSeed, func(t query.Target) query.Statement { return query.TopShards(t, f) })
+			res, timedOut, err := s.topPass(f, pages, query.FloorSeed, func(t query.Target) query.Statement { return query.TopShards(t, f) })
 			if err != nil || timedOut {
 				t.Fatalf("topPass: %v (timed out %v)", err, timedOut)
 			}

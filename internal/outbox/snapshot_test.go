@@ -1,4 +1,4 @@
-package cmd
+package outbox
 
 import (
 	"context"
@@ -7,13 +7,13 @@ import (
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
 
-// jitPass lifts outboxctl's own jit = off for a pass over a large table only: the server's
+// JITPass lifts outboxctl's own jit = off for a pass over a large table only: the server's
 // setting with inlining and optimisation off inside, the transaction's settings back after;
 // a DSN's jit choice, and a small table, are left alone.
 func TestJITPass(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	settings := func(s *session) [3]string {
+	settings := func(s *Snapshot) [3]string {
 		t.Helper()
 		var v [3]string
 		if err := s.tx.QueryRow(ctx, "SELECT current_setting('jit'), current_setting('jit_inline_above_cost'), current_setting('jit_optimize_above_cost')").Scan(&v[0], &v[1], &v[2]); err != nil {
@@ -45,13 +45,13 @@ func TestJITPass(t *testing.T) {
 			if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
 				t.Fatal(err)
 			}
-			s := &session{ctx: ctx, tx: tx, jitOff: tt.jitOff}
+			s := &Snapshot{ctx: ctx, tx: tx, jitOff: tt.jitOff}
 			before := settings(s)
 			if before != [3]string{"off", "500000", "500000"} {
 				t.Fatalf("before: %v (the server's defaults assumed: 500000)", before)
 			}
 			var inside [3]string
-			if err := s.jitPass(tt.rows, func() error { inside = settings(s); return nil }); err != nil {
+			if err := s.JITPass(tt.rows, func() error { inside = settings(s); return nil }); err != nil {
 				t.Fatal(err)
 			}
 			if inside != tt.inside {

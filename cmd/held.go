@@ -1,0 +1,61 @@
+package cmd
+
+import (
+	"context"
+	"time"
+
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/mailbox"
+	"github.com/outboxctl/outboxctl/internal/outbox"
+	"github.com/outboxctl/outboxctl/internal/query"
+)
+
+// The repairs' read session, until they move to internal/repair: an outbox.Snapshot on the
+// connection a repair then writes with. Reads never come here (cmd/read.go; the
+// architecture test TestReadsOpenNoTransaction).
+
+// session is a read snapshot as the repairs in cmd still hold it (their plans read on the
+// connection they then write with): an outbox.Snapshot under the names they use, until
+// they move to internal/repair. The reads take the *outbox.Snapshot itself.
+type session struct {
+	*outbox.Snapshot
+	ctx    context.Context
+	tx     db.Tx
+	target query.Target
+	schema query.Schema
+}
+
+// held is snapshot s as a repair's session.
+func held(s *outbox.Snapshot) *session {
+	return &session{Snapshot: s, ctx: s.Context(), tx: s.Tx(), target: s.Target, schema: s.Schema}
+}
+
+// run executes one statement in the snapshot.
+func (s *session) run(st query.Statement) (*query.Result, error) { return s.Run(st) }
+
+// readSessionOn opens a read snapshot of the target's outbox table on a connection the
+// command already holds: a repair or a drain reads its catalog and plan on the connection it
+// then writes with, one per command.
+func (a *app) readSessionOn(ctx context.Context, conn *db.Conn, fn func(*session) error) error {
+	t, err := a.target()
+	if err != nil {
+		return err
+	}
+	o := outbox.Options{Deployment: a.deployment(), Check: outbox.CheckOutbox}
+	return outbox.On(ctx, conn, t, o, func(s *outbox.Snapshot) error { return fn(held(s)) })
+}
+
+// sessionOn is readSessionOn on a table the flags do not name (the webhook mailboxes),
+// which it does not check.
+func (a *app) sessionOn(ctx context.Context, conn *db.Conn, t query.Target, lower time.Duration, fn func(*session) error) error {
+	o := outbox.Options{Deployment: a.deployment(), Lower: lower}
+	return outbox.On(ctx, conn, t, o, func(s *outbox.Snapshot) error { return fn(held(s)) })
+}
+
+// heldMailboxRead is mailboxRead in a repair's session (its target's cell as it set it).
+func heldMailboxRead(s *session, fn func(*session, mailbox.Catalog, mailbox.SkipProviders) error) error {
+	s.Target = s.target
+	return mailboxRead(s.Snapshot, func(_ *outbox.Snapshot, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
+		return fn(s, cat, skip)
+	})
+}
