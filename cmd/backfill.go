@@ -145,6 +145,9 @@ func newBackfillStatusCmd(a *app) *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
+			if a.runF != nil {
+				return a.runF(o)
+			}
 			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
 				return watchBackfill(ctx, on.factory(), o)
 			})

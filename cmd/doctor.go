@@ -103,6 +103,9 @@ critical (1: runtime failure, 2: usage).`),
 			if err != nil {
 				return err
 			}
+			if a.runF != nil {
+				return a.runF(o)
+			}
 			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
 				o := o // each context of a fan-out has its own timeouts, deployment and table
 				o.named = c.Flag("silo").Changed || on.g.Table != "" || on.g.Cell != ""

@@ -81,6 +81,9 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 			return a.runOnShard(&o.shardArgs, o.Validate, func(_ context.Context, _ query.Target, k query.ShardKey) error {
 				// The messages stream as they are read: the run prints them itself and
 				// returns no document (readRun).
+				if a.runF != nil {
+					return a.runF(o)
+				}
 				return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
 					return nil, runInspectShard(ctx, d, o, t, k)
 				})
@@ -313,6 +316,9 @@ the table.`),
 			if err != nil {
 				return err
 			}
+			if a.runF != nil {
+				return a.runF(o)
+			}
 			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
 				return runInspectObject(ctx, d, o, t, cat)
 			})
@@ -403,6 +409,9 @@ default) with a progress line on a terminal.`),
 			cat, err := a.categoryArg(o.Category)
 			if err != nil {
 				return err
+			}
+			if a.runF != nil {
+				return a.runF(o)
 			}
 			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
 				return runInspectCategory(ctx, d, o, t, cat)
@@ -557,6 +566,9 @@ func newInspectMessageCmd(a *app) *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
+			if a.runF != nil {
+				return a.runF(o)
+			}
 			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
 				return runInspectMessage(ctx, d, o, t)
 			})
@@ -684,6 +696,9 @@ common enough to be in the statistics, the whole table whatever --cell says.`),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.Validate(); err != nil {
 				return err
+			}
+			if a.runF != nil {
+				return a.runF(o)
 			}
 			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
 				return runDepth(ctx, d, o, t)

@@ -111,6 +111,9 @@ list in sentry_controloption disables nothing.`),
 			if err := o.Validate(); err != nil {
 				return err
 			}
+			if a.runF != nil {
+				return a.runF(o)
+			}
 			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
 				return runKillswitchList(ctx, d, o, t)
 			})
@@ -193,6 +196,9 @@ func newKillswitchCheckCmd(a *app) *cobra.Command {
 			}
 			if err := o.Validate(); err != nil {
 				return err
+			}
+			if a.runF != nil {
+				return a.runF(o)
 			}
 			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
 				return runKillswitchCheck(ctx, d, o, t, *scope)

@@ -134,6 +134,9 @@ schedule_for index was dropped in August 2026). --cell and --provider narrow the
 			if err := o.Validate(); err != nil {
 				return err
 			}
+			if a.runF != nil {
+				return a.runF(o)
+			}
 			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
 				return on.runMailboxes(ctx, o)
 			})
@@ -222,6 +225,9 @@ tokens. --show-secrets shows the request as stored: never the default.
 			o.Name = args[0]
 			if err := o.Validate(); err != nil {
 				return err
+			}
+			if a.runF != nil {
+				return a.runF(o)
 			}
 			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
 				return on.runInspectMailbox(ctx, o)

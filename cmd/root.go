@@ -89,6 +89,9 @@ func (a *app) secrets() []string {
 // app is the state of one invocation: the streams, the global flags, and what is built from
 // them on first use (a command that needs no database never dials one).
 type app struct {
+	// runF, when set (the read commands' flag tests), takes a read command's validated
+	// options in place of its run: a command line parsed without a database (gh's runF).
+	runF func(opts any) error
 	// rewritten are the words jsonArgs and watchArgs wrote (--json=\x00list, --watch=1s):
 	// validate refuses another flag that took one as its value.
 	rewritten map[string]bool

@@ -224,6 +224,9 @@ listed, and the note names --full-pass, which reads every row in backoff under
 			if err != nil {
 				return err
 			}
+			if a.runF != nil {
+				return a.runF(o)
+			}
 			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
 				return runShards(ctx, d, o, t, f)
 			})

@@ -114,6 +114,9 @@ Repair with outboxctl replicate PAIR ID... or --from the JSON of this command.`)
 			if err := o.Validate(); err != nil {
 				return err
 			}
+			if a.runF != nil {
+				return a.runF(o)
+			}
 			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
 				return runVerify(ctx, on.factory(), o, on.g.Cell)
 			})
