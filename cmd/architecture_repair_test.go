@@ -14,9 +14,9 @@ import (
 // The allow-lists below name the files not yet moved; they shrink, never grow.
 
 // holdsTransactions lists the cmd files that still open a transaction or hold one: the read
-// sessions (moving to internal/outbox) and the mutations not yet in internal/repair.
+// the mutations not yet in internal/repair (the reads open theirs in internal/outbox).
 var holdsTransactions = map[string]bool{ //nolint:gochecknoglobals // allow-list
-	"doctor.go": true, "read.go": true, "split.go": true, "verify.go": true, "top.go": true, // reads
+	"held.go": true, // the repairs' read session on their connection (outbox.On), until they move
 	"replicate.go": true, "restore.go": true, // mutations
 }
 
@@ -132,7 +132,7 @@ func TestMutationsGoThroughTheRunner(t *testing.T) {
 
 // maxFactoryFields ratchets the factory's fields (cmd/factory.go) down: #38's target is 12
 // (gh's Factory); it may only go down.
-const maxFactoryFields = 44
+const maxFactoryFields = 41
 
 // TestFactoryFields keeps the factory at or under maxFactoryFields fields.
 func TestFactoryFields(t *testing.T) {
