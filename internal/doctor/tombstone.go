@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/options"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
@@ -50,7 +51,7 @@ func tombstoneStatements(schema string, cfg Config) query.Script {
 
 func checkTombstones(ctx context.Context, env *Env) ([]Finding, error) {
 	tables := []string{query.CellDeletionWatermark, query.ControlDeletionWatermark, query.CellTombstoneTable, query.ControlTombstoneTable}
-	era, err := query.LoadSchema(ctx, env.Tx, env.SchemaName, tables)
+	era, err := outbox.ReadCatalog(ctx, env.Tx, env.SchemaName, tables)
 	if err != nil {
 		return nil, err
 	}
