@@ -114,7 +114,10 @@ bench: build ## Run the benchmarks (see docs/performance.md; builds an OUTBOXCTL
 	go test ./cmd -run '^$$' -bench DrainEndToEnd -benchtime 1x -count 1 -timeout 30m
 	go test ./cmd -run '^$$' -bench DrainFirstMessage -benchtime 1x -count 1 -timeout 60m
 	go test ./cmd -run '^$$' -bench Handlers -benchtime 1x -count 1 -timeout 30m
-	go test ./cmd -run '^$$' -bench DrainParallel -benchtime 1x -count 1 -timeout 30m
+	go test ./cmd -run '^$$' -bench 'DrainParallel$$' -benchtime 1x -count 1 -timeout 30m
+	go test ./cmd -run '^$$' -bench DrainParallelReceiver -benchtime 1x -count 1 -timeout 60m
+	go test ./cmd -run '^$$' -bench CompactHotShard -benchtime 1x -count 1 -timeout 60m
+	go test ./internal/drain -run '^$$' -bench ArchiveCompression -benchtime 3x -count 1 -timeout 30m
 	go test ./cmd -run '^$$' -bench KillswitchList100k -benchtime 3x -count 1 -timeout 10m
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench DatabaseCommand -benchtime 20x -count 1 -timeout 10m
 	go test ./internal/exporter -run '^$$' -bench ExporterTiers -benchtime 10x -count 1 -timeout 30m

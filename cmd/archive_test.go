@@ -225,7 +225,8 @@ func TestRestoreChoosesOperations(t *testing.T) {
 	sameState(t, "after every restore", tableState(t, schema, query.CellTable), full)
 }
 
-// TestDefaultArchiveIsPerOperation: without --archive, every operation gets its own file.
+// TestDefaultArchiveIsPerOperation: without --archive, every operation gets its own file,
+// compressed (archive-OPERATION.jsonl.zst).
 func TestDefaultArchiveIsPerOperation(t *testing.T) {
 	schema := testdb.Schema(t, fixture.Options{})
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
@@ -236,8 +237,8 @@ func TestDefaultArchiveIsPerOperation(t *testing.T) {
 	skip := operationOf(t, out)
 	out, _ = mustRun(t, 0, schema, "compact", "organization", "1", "--yes", "--keep-backoff", "-o", "json")
 	compact := operationOf(t, out)
-	files, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_STATE_HOME"), "outboxctl", "archive-*.jsonl"))
-	want := []string{"archive-" + skip + ".jsonl", "archive-" + compact + ".jsonl"}
+	files, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_STATE_HOME"), "outboxctl", "archive-*.jsonl*"))
+	want := []string{"archive-" + skip + ".jsonl.zst", "archive-" + compact + ".jsonl.zst"}
 	var got []string
 	for _, f := range files {
 		got = append(got, filepath.Base(f))

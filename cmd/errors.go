@@ -22,6 +22,7 @@ const (
 	meansInterrupted                // SIGINT or SIGTERM
 	meansDrift                      // a verdict: verify found replicas out of sync (--fail-on-drift)
 	meansReadOnly                   // the context does not let this command write (readonly, allow)
+	meansNoRoom                     // refused: a repair's archive would not fit where it goes
 )
 
 // cmdError is every error cmd itself makes: a meaning, the one line said for it (empty when
@@ -40,6 +41,12 @@ func (e *cmdError) UsageError() bool { return e.means == meansUsage }
 // usageErrorf is the operator's input, not a failure, with the command line to try.
 func usageErrorf(hint, format string, args ...any) error {
 	return &cmdError{means: meansUsage, msg: fmt.Sprintf(format, args...), hint: hint}
+}
+
+// noRoomf is a repair refused before it changed anything: its archive would not fit in the
+// free space where it goes. The line names the command that points --archive elsewhere.
+func noRoomf(format string, args ...any) error {
+	return &cmdError{means: meansNoRoom, msg: fmt.Sprintf(format, args...)}
 }
 
 // failuref is a runtime failure that says its own account of what happened; unlike a plain

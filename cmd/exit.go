@@ -24,6 +24,7 @@ const (
 	ExitWarn        = 4   // doctor: the worst finding is a warning
 	ExitCritical    = 5   // doctor: at least one finding is critical
 	ExitPartial     = 6   // fan-out: some contexts answered (rows printed), some failed; a bulk repair: some shards failed; restore: rows left out (left_out)
+	ExitNoRoom      = 7   // refused: a repair's archive would not fit in the free space where it goes (nothing changed)
 	ExitPending     = 8   // ran fine, the answer is "not yet" (--exit-status)
 	ExitDrift       = 9   // verify --fail-on-drift: replicas out of sync with their sources
 	ExitReadOnly    = 10  // the context does not let this command write (readonly: true, allow)
@@ -44,6 +45,7 @@ var exitCodes = map[meaning]int{ //nolint:gochecknoglobals // constant table
 	meansInterrupted: ExitInterrupted,
 	meansDrift:       ExitDrift,
 	meansReadOnly:    ExitReadOnly,
+	meansNoRoom:      ExitNoRoom,
 }
 
 // usage is implemented by every error that means "fix your command line" (cmd's own, and

@@ -39,7 +39,7 @@ func addDryRunFlag(fs *pflag.FlagSet, p *bool) {
 
 // addArchiveFlag registers --archive: where a deleting command appends its archive.
 func addArchiveFlag(fs *pflag.FlagSet, p *string) {
-	fs.StringVar(p, "archive", "", "JSONL file to append this operation's archive to (default: a file of its own, $XDG_STATE_HOME/outboxctl/archive-OPERATION.jsonl)")
+	fs.StringVar(p, "archive", "", "JSONL file to append this operation's archive to, zstd-compressed when its name ends in .zst (default: a file of its own, $XDG_STATE_HOME/outboxctl/archive-OPERATION.jsonl.zst)")
 }
 
 // enumValue is the type of every flag that takes one word of a fixed list (-o, --silo,

@@ -103,7 +103,14 @@ func (a *app) again(add ...string) string {
 	if len(a.args) == 0 {
 		return ""
 	}
-	words := a.argsWithout(map[string]bool{"dsn": true})
+	// A flag added with its value replaces the invocation's own (--archive elsewhere).
+	drop := map[string]bool{"dsn": true}
+	for i, w := range add {
+		if strings.HasPrefix(w, "--") && i+1 < len(add) && !strings.HasPrefix(add[i+1], "--") {
+			drop[strings.TrimPrefix(w, "--")] = true
+		}
+	}
+	words := a.argsWithout(drop)
 	for _, w := range add {
 		if !hasWord(words, w) || !strings.HasPrefix(w, "--") {
 			words = append(words, w)

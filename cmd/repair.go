@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -383,8 +384,14 @@ func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target
 	if err := requireCell(t, d.again("outboxctl compact", "--cell", "us")); err != nil {
 		return err
 	}
-	return runMutation(ctx, d, "outboxctl compact", &repair.Compact{Env: d.repairEnv(), Target: t, Shard: k, Reason: o.Reason,
+	err := runMutation(ctx, d, "outboxctl compact", &repair.Compact{Env: d.repairEnv(), Target: t, Shard: k, Reason: o.Reason,
 		Archive: o.Archive, KeepBackoff: o.KeepBackoff, User: osUser()}, o.Yes)
+	var noRoom *drain.NoRoomError
+	if errors.As(err, &noRoom) {
+		return noRoomf("%s: nothing was changed; archive on a disk with room: %s", noRoom.Error(),
+			d.again("outboxctl compact", "--archive", "DIR/"+noRoom.Name+".jsonl"+drain.CompressedExt))
+	}
+	return err
 }
 
 // messageArg is a command's MESSAGE_ID argument: an outbox row id.

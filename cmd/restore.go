@@ -110,9 +110,12 @@ with --unverified, after comparing the plan's shard and ids with what was delete
 names the shard every operation's rows go into.
 --id and --shard restore part of an operation. --schema puts rows into another schema's table
 than the one recorded. --print-sql prints the INSERTs (as they would run) and changes nothing.
-Archives written before per-operation archives are read with their limits stated in the plan.`),
+Archives written before per-operation archives are read with their limits stated in the plan.
+A compressed archive (zstd frames: archive-OPERATION.jsonl.zst, the default since archives
+were compressed) is read as it is, as is a plain one; its last frame cut short by a kill is
+ignored, as a cut last line is.`),
 		Example: examples(`
-  outboxctl restore ~/.local/state/outboxctl/archive-20261130T200648Z-compact-3fa2c1.jsonl --yes
+  outboxctl restore ~/.local/state/outboxctl/archive-20261130T200648Z-compact-3fa2c1.jsonl.zst --yes
   outboxctl restore shared.jsonl --operation 20261130T200648Z-compact-3fa2c1 --yes
   outboxctl restore shared.jsonl --all --shard organization/42 --yes`),
 		Args: exactArgs(1, "ARCHIVE.jsonl"),

@@ -1,6 +1,7 @@
 package drain
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -28,7 +29,27 @@ func FuzzParseArchive(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	// The same operation compressed (an archive named .zst: zstd frames), whole and cut.
+	zpath := filepath.Join(f.TempDir(), "seed.jsonl.zst")
+	zop, err := OpenOperation(zpath, meta("compact"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	b, _ = zop.Stage(archiveRows(1, 6))
+	_ = zop.Commit(b)
+	b, _ = zop.Stage(archiveRows(10, 2))
+	_ = zop.Abort(b, nil)
+	zop.Close()
+	packed, err := os.ReadFile(zpath)
+	if err != nil {
+		f.Fatal(err)
+	}
 	for _, seed := range []string{
+		string(packed),
+		string(packed[:len(packed)-3]),
+		string(packed[:len(packed)/2]),
+		string(packed) + string(good),
+		string(packed[:4]),
 		string(good),
 		string(good[:len(good)/2]),
 		legacyLines,
@@ -49,6 +70,9 @@ func FuzzParseArchive(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if n := wholeFrames(bytes.NewReader(data), int64(len(data))); n < 0 || n > int64(len(data)) {
+			t.Fatalf("whole frames end at %d of %d bytes", n, len(data))
+		}
 		af, err := ParseArchive(strings.NewReader(string(data)), 0)
 		if err != nil {
 			if strings.ContainsAny(err.Error(), "\n\r\x1b") {

@@ -26,6 +26,11 @@ type ArchivedDelete struct {
 	// deleted, but the archive shows their batch as staged (restore reports it and checks
 	// the table).
 	Warnf func(format string, args ...any)
+	// Progress, when set, hears how many rows DeleteArchived has deleted so far (the server's
+	// count, not yet committed) after each chunk.
+	Progress func(deleted int64)
+	// chunk replaces query.DeleteChunk in tests (progress over a small shard).
+	chunk int
 	// staged are the batches of the transaction in progress, with the ids it deleted;
 	// doubt those of a transaction whose COMMIT got no answer, until Settle marks them.
 	staged []stagedBatch
@@ -228,12 +233,18 @@ func (e *UnmarkedError) RestoreHint() string {
 // DeleteArchived is a repair's archive-then-delete (compact, skip): sel's rows archived and
 // deleted in one write transaction on conn (after db.CheckPrimary), then marked. It
 // returns how many rows were deleted.
+//
+// sel is read through a cursor, ArchiveChunk rows at a time, each chunk staged (one
+// archive batch, synced) and then deleted: one evaluation of sel and one transaction, as
+// before, but a compact of a 1M-row hot shard no longer reads every row (650 MB) before it
+// stages one, and Progress hears the server's count after every chunk's DELETE (#40: the
+// line said 0 for 36 s, then done).
 func (a *ArchivedDelete) DeleteArchived(ctx context.Context, conn *db.Conn, sel query.Statement) (int64, error) {
-	var deleted []int64
+	var deleted int64
 	committing := false
 	err := db.WriteTx(ctx, conn, func(tx db.Tx) error {
 		var err error
-		if deleted, err = a.ArchiveAndDelete(ctx, tx, sel, nil); err != nil {
+		if deleted, err = a.deleteChunks(ctx, tx, sel); err != nil {
 			var se *statementError
 			if errors.As(err, &se) {
 				return db.Classify(se.err, se.name)
@@ -243,7 +254,53 @@ func (a *ArchivedDelete) DeleteArchived(ctx context.Context, conn *db.Conn, sel 
 		committing = true
 		return nil
 	})
-	return int64(len(deleted)), a.Finish(err, committing)
+	return deleted, a.Finish(err, committing)
+}
+
+// archiveCursor is the cursor deleteChunks reads a repair's rows through.
+const archiveCursor = "outboxctl_archive_rows"
+
+// ArchiveChunk is how many rows DeleteArchived reads, stages and deletes at a time: a chunk of
+// a hot shard's rows (~650 bytes of archive line each) takes well under a second, so the
+// progress line moves at least every 2 s even on a loaded machine (10,000 took 2.8 s at a load
+// of 40), and a thousand batches' markers and fsyncs for a million rows cost little.
+const ArchiveChunk = 2500
+
+// deleteChunks archives and deletes sel's rows in tx, ArchiveChunk rows at a time (the
+// tests' chunk), and returns how many the server deleted; Progress hears the running count
+// after each chunk.
+func (a *ArchivedDelete) deleteChunks(ctx context.Context, tx pgx.Tx, sel query.Statement) (int64, error) {
+	chunk := ArchiveChunk
+	if a.chunk > 0 {
+		chunk = a.chunk
+	}
+	declare := query.Cursor(archiveCursor, sel)
+	if _, err := query.Run(ctx, tx, declare); err != nil {
+		return 0, &statementError{sel.Name, err}
+	}
+	var deleted int64
+	for {
+		fetch := query.Fetch(archiveCursor, chunk)
+		res, err := query.Run(ctx, tx, fetch)
+		if err != nil {
+			return deleted, &statementError{sel.Name, err}
+		}
+		rows, err := RowsFromResult(res, nil)
+		if err != nil || len(rows) == 0 {
+			return deleted, err
+		}
+		ids, err := a.StageAndDelete(ctx, tx, rows)
+		deleted += int64(len(ids))
+		if err != nil {
+			return deleted, err
+		}
+		if a.Progress != nil {
+			a.Progress(deleted)
+		}
+		if len(rows) < chunk {
+			return deleted, nil
+		}
+	}
 }
 
 // OpenArchive opens the archive operation meta describes, started now: at path, or, when

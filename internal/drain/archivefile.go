@@ -273,6 +273,19 @@ func ParseArchive(r io.Reader, maxLine int64) (*ArchiveFile, error) {
 func eachArchiveLine(r io.Reader, maxLine int64, line func(n int, body []byte) error) (truncated bool, torn []int, err error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	src, _ := r.(io.ReadSeeker)
+	zr, err := decompressing(br)
+	if err != nil {
+		return false, nil, err
+	}
+	if zr != nil {
+		defer zr.Close()
+		br, src = bufio.NewReaderSize(zr, 1<<16), nil
+		defer func() {
+			if err == nil && zr.cut {
+				truncated = true
+			}
+		}()
+	}
 	var bad error
 	badLine := 0
 	for n := 1; ; n++ {

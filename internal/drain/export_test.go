@@ -9,3 +9,6 @@ func (ba *BulkArchive) FileSyncs() int {
 	defer ba.file.mu.Unlock()
 	return ba.file.syncs
 }
+
+// SetChunk makes a's DeleteArchived read and delete n rows at a time.
+func (a *ArchivedDelete) SetChunk(n int) { a.chunk = n }

@@ -165,6 +165,8 @@ type ArchiveHandle struct {
 	f    *os.File
 	// deferSync leaves the sync of each write to Sync; dirty says a write waits for it.
 	deferSync, dirty bool
+	// compressed writes each append as one zstd frame (Compressed: the name ends in .zst).
+	compressed bool
 	// syncs counts the fsyncs done, for the test that every DELETE follows one.
 	syncs int
 }
@@ -192,13 +194,18 @@ func openHandle(path string, deferSync bool) (*ArchiveHandle, error) {
 		f.Close()
 		return nil, fmt.Errorf("opening the archive %s: %w", path, err)
 	}
+	compressed := Compressed(path)
 	if seal {
-		if err := sealTornTail(f); err != nil {
+		sealTail := sealTornTail
+		if compressed {
+			sealTail = sealCompressedTail
+		}
+		if err := sealTail(f); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("opening the archive %s: %w", path, err)
 		}
 	}
-	return &ArchiveHandle{Path: path, f: f, deferSync: deferSync}, nil
+	return &ArchiveHandle{Path: path, f: f, deferSync: deferSync, compressed: compressed}, nil
 }
 
 // tornLine is the line sealTornTail writes after a line a kill cut short.
@@ -241,6 +248,11 @@ func sealTornTail(f *os.File) error {
 // append writes buf in one write (written: it is in the file), and syncs it unless the
 // handle defers its syncs.
 func (h *ArchiveHandle) append(buf []byte) (written bool, err error) {
+	if h.compressed {
+		if buf, err = compressFrame(buf); err != nil {
+			return false, err
+		}
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, err := h.f.Write(buf); err != nil {
@@ -310,13 +322,13 @@ func NewOperationID(command string, now time.Time) string {
 }
 
 // OperationArchivePath is an operation's own archive file under the user's state directory
-// ($XDG_STATE_HOME/outboxctl, else ~/.local/state/outboxctl).
+// ($XDG_STATE_HOME/outboxctl, else ~/.local/state/outboxctl), compressed (archive-ID.jsonl.zst).
 func OperationArchivePath(opID string) (string, error) {
 	day, err := DefaultArchivePath(time.Now())
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(filepath.Dir(day), "archive-"+opID+".jsonl"), nil
+	return filepath.Join(filepath.Dir(day), "archive-"+opID+".jsonl"+CompressedExt), nil
 }
 
 // OpenOperation opens (creating) path for appending and writes the operation's header line,

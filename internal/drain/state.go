@@ -50,19 +50,38 @@ func ShardState(ctx context.Context, conn *db.Conn, t query.Target, k query.Shar
 	return depth, next, db.Classify(err, "shard-state")
 }
 
-// Superseded counts a shard's superseded rows and reads its highest id, the watermark the
-// DELETE stops at, in one snapshot.
-func Superseded(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (count, watermark int64, err error) {
-	err = db.ReadTx(ctx, conn, func(tx db.Tx) error {
-		res, err := query.Run(ctx, tx, query.Superseded(t, k, 0, query.Why{}))
+// SupersededRows is what compact's plan reads of a shard's superseded rows.
+type SupersededRows struct {
+	Count int64
+	// Watermark is the shard's highest id, the DELETE stops at.
+	Watermark int64
+	// Sample is an even spread of the rows (Sampler), for the archive's size.
+	Sample []Row
+}
+
+// Superseded counts a shard's superseded rows, keeps a sample of them and reads its highest
+// id, the watermark the DELETE stops at, in one snapshot. The rows are streamed, not kept: a
+// hot shard's million rows (650 MB of payloads) were read into memory to be counted.
+func Superseded(ctx context.Context, conn *db.Conn, t query.Target, k query.ShardKey) (SupersededRows, error) {
+	var out SupersededRows
+	err := db.ReadTx(ctx, conn, func(tx db.Tx) error {
+		var cols []string
+		var sample Sampler[[]any]
+		err := query.Stream(ctx, tx, query.Superseded(t, k, 0, query.Why{}), func(c []string) error { cols = c; return nil }, func(row []any) error {
+			out.Count++
+			sample.Add(row)
+			return nil
+		})
 		if err != nil {
 			return db.Classify(err, "superseded")
 		}
-		count = int64(len(res.Rows))
-		watermark, err = MaxID(ctx, tx, t, k)
+		if out.Sample, err = RowsFromResult(&query.Result{Columns: cols, Rows: sample.Rows}, nil); err != nil {
+			return err
+		}
+		out.Watermark, err = MaxID(ctx, tx, t, k)
 		return err
 	})
-	return count, watermark, err
+	return out, err
 }
 
 // Head is a shard's state as a repair's summary reports it: depth, next attempt (a time, or

@@ -295,7 +295,7 @@ func (in *incident) follow(rounds int) []finding {
 // poison (if any) archived.
 func (in *incident) check(poison ...sentrysim.GroupKey) {
 	in.t.Helper()
-	paths, _ := filepath.Glob(filepath.Join(in.state, "outboxctl", "archive-*.jsonl"))
+	paths, _ := filepath.Glob(filepath.Join(in.state, "outboxctl", "archive-*.jsonl*"))
 	archived := sentrysim.ArchivedRows(in.t, paths...)
 	for i, s := range in.sims {
 		s.CheckNoHealthyLost(in.t, in.seeded[i], poison...)
@@ -857,7 +857,7 @@ func TestGalleryLonePoisonIsNeverGuessed(t *testing.T) {
 		}
 	}
 	in.sims[0].CheckNoHealthyLost(t, in.seeded[0], sentrysim.GroupKey{Shard: sentrysim.Shard{Scope: 0, ID: 9}, Category: authProvider, Object: 9})
-	paths, _ := filepath.Glob(filepath.Join(in.state, "outboxctl", "archive-*.jsonl"))
+	paths, _ := filepath.Glob(filepath.Join(in.state, "outboxctl", "archive-*.jsonl*"))
 	if len(sentrysim.ArchivedRows(t, paths...)) != 0 {
 		t.Fatalf("rows archived without proof")
 	}

@@ -50,7 +50,7 @@ func TestGalleryOtherCellDeliveryProvesNothing(t *testing.T) {
 	for _, line := range in.commands {
 		t.Logf("cmd: %s", line)
 	}
-	paths, _ := filepath.Glob(filepath.Join(in.state, "outboxctl", "archive-*.jsonl"))
+	paths, _ := filepath.Glob(filepath.Join(in.state, "outboxctl", "archive-*.jsonl*"))
 	if n := len(sentrysim.ArchivedRows(t, paths...)); n != 0 {
 		t.Errorf("%d healthy rows archived", n)
 	}
@@ -78,7 +78,7 @@ func TestGallerySkippedGroupIsNoDelivery(t *testing.T) {
 	for _, line := range in.commands {
 		t.Logf("cmd: %s", line)
 	}
-	paths, _ := filepath.Glob(filepath.Join(in.state, "outboxctl", "archive-*.jsonl"))
+	paths, _ := filepath.Glob(filepath.Join(in.state, "outboxctl", "archive-*.jsonl*"))
 	if n := len(sentrysim.ArchivedRows(t, paths...)); n != 1 {
 		t.Errorf("%d rows archived, want 1 (the hand-skipped poison)", n)
 	}

@@ -1,6 +1,9 @@
 package query
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // RescheduleMode is which rows of a shard a reschedule rewrites (the summaries' "mode").
 type RescheduleMode string
@@ -141,4 +144,21 @@ func rescheduleArgs(t Target, k ShardKey, wm int64) (Args, []string) {
 		on = append(on, "watermark")
 	}
 	return args, on
+}
+
+// Cursor is sel behind a cursor of the transaction, named name, that Fetch reads a chunk at a
+// time: a repair of a million rows (compact of a hot shard) evaluates its selection once, as
+// one statement did, and archives and deletes it chunk by chunk, so its progress moves as the
+// server answers instead of after one read of every row.
+func Cursor(name string, sel Statement) Statement {
+	st := sel
+	st.Name = sel.Name + "-cursor"
+	st.Doc = append([]string{"The rows below, read a chunk at a time (FETCH) in the same transaction."}, sel.Doc...)
+	st.Text = "DECLARE " + name + " NO SCROLL CURSOR FOR\n" + strings.TrimRight(strings.TrimSpace(sel.Text), ";")
+	return st
+}
+
+// Fetch reads the next n rows of the transaction's cursor name (Cursor).
+func Fetch(name string, n int) Statement {
+	return Statement{Name: "fetch", Doc: []string{"The next rows of the cursor."}, Text: fmt.Sprintf("FETCH FORWARD %d FROM %s", n, name), Args: Args{}}
 }

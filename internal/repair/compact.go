@@ -27,6 +27,7 @@ type compactPlan struct {
 	payloadType      string
 	count, watermark int64
 	before           drain.Head
+	meta             drain.OperationMeta
 }
 
 func (c *Compact) why() query.Why { return query.Why{Command: "compact", Reason: c.Reason} }
@@ -45,30 +46,42 @@ func (c *Compact) Plan(ctx context.Context, conn *db.Conn) (Plan, error) {
 	if d.t, d.payloadType, err = c.Open(ctx, conn, c.Target); err != nil {
 		return Plan{}, err
 	}
-	if d.count, d.watermark, err = drain.Superseded(ctx, conn, d.t, k); err != nil {
+	sup, err := drain.Superseded(ctx, conn, d.t, k)
+	if err != nil {
 		return Plan{}, err
 	}
+	d.count, d.watermark, d.meta = sup.Count, sup.Watermark, ArchiveMeta(d.t, k, d.payloadType, "compact", c.Reason, c.User)
 	if d.before, err = drain.ShardHead(ctx, conn, d.t, k); err != nil {
 		return Plan{}, err
 	}
 	if d.count == 0 {
 		return Plan{Nothing: fmt.Sprintf("shard %s/%d has no superseded rows: nothing to compact", k.Scope.Name, k.ID)}, nil
 	}
+	// The archive's size and where it goes; one that would not fit is refused before
+	// anything changed (#40: 650 MB written into the state directory, unannounced).
+	size, err := drain.EstimateArchive(c.Archive, d.meta, d.count, sup.Sample)
+	if err != nil {
+		return Plan{}, err
+	}
+	if !size.Fits() {
+		return Plan{}, &drain.NoRoomError{Size: size, Name: fmt.Sprintf("compact-%s-%d", k.Scope.ScopeWord(), k.ID)}
+	}
 	return Plan{Lines: []string{fmt.Sprintf("delete %d superseded row(s) of shard %s/%d (of %d), archived first; the newest row of every group stays (%s)",
-		d.count, k.Scope.Name, k.ID, d.before.Depth, drain.ReasonText(c.Reason)), BackoffPlan(c.KeepBackoff)}, detail: d}, nil
+		d.count, k.Scope.Name, k.ID, d.before.Depth, drain.ReasonText(c.Reason)), size.PlanLine(), BackoffPlan(c.KeepBackoff)}, detail: d}, nil
 }
 
 // Apply archives and deletes the rows below the plan's watermark, in one transaction.
 func (c *Compact) Apply(ctx context.Context, conn *db.Conn, p Plan) (Summary, error) {
 	d, k := p.detail.(compactPlan), c.Shard
 	t := d.t
-	// One transaction: the line moves (elapsed, rate) while it runs and counts the rows
-	// once they are deleted.
+	// One transaction, read and deleted a chunk at a time (drain.ArchiveChunk): the line
+	// counts the rows the server has deleted (committed together at the end), with a rate
+	// and an ETA.
 	var progress Progress = noProgress{}
 	if c.Progress != nil {
 		progress = c.Progress(ctx, "compacted", d.count, true)
 	}
-	deleted, op, outcome, err := c.deleteArchived(ctx, conn, t, query.Superseded(t, k, d.watermark, c.why()), c.Archive, ArchiveMeta(t, k, d.payloadType, "compact", c.Reason, c.User))
+	deleted, op, outcome, err := c.deleteArchived(ctx, conn, t, query.Superseded(t, k, d.watermark, c.why()), c.Archive, d.meta, progress.Set)
 	progress.Set(deleted)
 	progress.Done()
 	if err != nil && outcome == "" {

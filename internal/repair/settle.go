@@ -102,14 +102,14 @@ func WithInDoubt(fields map[string]any, outcome drain.Settlement) map[string]any
 // A COMMIT that got no answer is settled on a fresh connection (settle, ArchivedDelete's
 // Settle, which marks the batch): the count is then what the settle found (0 when it did not
 // commit), and outcome says what that was ("": the COMMIT was answered); the error says it too.
-func (e Env) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target, st query.Statement, path string, meta drain.OperationMeta) (int64, *drain.Operation, drain.Settlement, error) {
+func (e Env) deleteArchived(ctx context.Context, conn *db.Conn, t query.Target, st query.Statement, path string, meta drain.OperationMeta, progress func(int64)) (int64, *drain.Operation, drain.Settlement, error) {
 	e.SettleArchive(ctx, conn, path, t)
 	op, err := drain.OpenArchive(path, meta, e.Now())
 	if err != nil {
 		return 0, nil, "", err
 	}
 	defer op.Close()
-	del := &drain.ArchivedDelete{Op: op, Target: t, Why: query.Why{Command: meta.Command, Reason: meta.Reason}, Warnf: e.Warnf}
+	del := &drain.ArchivedDelete{Op: op, Target: t, Why: query.Why{Command: meta.Command, Reason: meta.Reason}, Warnf: e.Warnf, Progress: progress}
 	deleted, err := del.DeleteArchived(ctx, conn, st)
 	if !db.IsInDoubt(err) {
 		return deleted, op, "", err

@@ -160,7 +160,7 @@ func (s *Skip) Apply(ctx context.Context, conn *db.Conn, p Plan) (Summary, error
 		if err != nil {
 			return sum, err
 		}
-		deleted, op, outcome, err := s.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.Newest, s.why()), d.archive, ArchiveMeta(t, k, d.payloadType, "skip", s.Reason, s.User))
+		deleted, op, outcome, err := s.deleteArchived(ctx, conn, t, query.SkipGroupRows(t, id, sk.Newest, s.why()), d.archive, ArchiveMeta(t, k, d.payloadType, "skip", s.Reason, s.User), nil)
 		if err != nil && outcome == "" {
 			if one {
 				return sum, err
