@@ -108,6 +108,15 @@ skipped (unless --ignore-killswitch), and a failing shard stops at its message w
 others carry on (--fail-fast stops them all). Ctrl-C lets every worker finish its delivery
 in flight, then prints a row per shard and exits 130; the same command again continues.
 Exit 6 when some shards failed and others were drained, 1 when every drained shard failed.
+
+What --parallel N costs: N database connections at once (one per worker; one more reads
+the plan and what is left), out of PostgreSQL's max_connections (100 by default), which
+Sentry's own processes share; N handler processes (a stream: handler is one co-process per
+worker: --parallel 8 starts the receivers' runtime 8 times); and N times one drain's
+delivery rate against the receivers (--rate limits each worker). Meanwhile Sentry's own
+workers skip the shards being drained: the claim pushed each one's schedule forward, so
+their scheduler does not pick it, and a worker that tries takes its head lock with NOWAIT,
+finds it held and moves on to the next shard. Every other shard they drain as usual.
 --handler discard archives each shard's rows in an operation of its own, all in one file.`)
 
 func newDrainCmd(a *app) *cobra.Command {

@@ -24,7 +24,7 @@ const maxParallel = 64
 // addBulkDrainFlags registers drain SELECTORS' flags: the selector and --parallel, --fail-fast.
 func addBulkDrainFlags(a *app, c *cobra.Command, o *drainOptions) {
 	a.addSelectorFlags(c, &o.Sel, selectorUse{categoryHelp: "only shards holding a row of this category (name or integer)"})
-	c.Flags().IntVar(&o.Parallel, "parallel", 1, fmt.Sprintf("with selector flags: drain this many shards at once, each on its own connection and handler (at most %d)", maxParallel))
+	c.Flags().IntVar(&o.Parallel, "parallel", 1, fmt.Sprintf("with selector flags: drain this many shards at once, each on its own connection and handler process: N connections, N handlers (at most %d)", maxParallel))
 	c.Flags().BoolVar(&o.FailFast, "fail-fast", false, "with selector flags: stop every worker after the first failing shard")
 }
 
