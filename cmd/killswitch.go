@@ -17,7 +17,6 @@ import (
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/killswitch"
-	"github.com/outboxctl/outboxctl/internal/ledger"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -399,135 +398,10 @@ func addValueTypeFlag(c *cobra.Command, vt *string) {
 }
 
 // runKillswitchChange plans the change from a read-only look, asks, and writes it under
-// the row lock.
+// the row lock (repair.KillswitchChange).
 func runKillswitchChange(ctx context.Context, d factory, ch killswitch.Change, yes bool) error {
-	if d.printOnly {
-		return d.printScript(ch.Script(options.OptionTableFor(ch.Target.Silo, d.printSchema)))
-	}
-	conn, err := d.connect(ctx, "killswitch")
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	plan, err := ch.Plan(ctx, conn)
-	if err != nil {
-		return err
-	}
-	unchangedNotes(d.printer, ch, plan)
-	if len(plan.Changed) == 0 {
-		d.printer.Notef("nothing to change")
-		return d.printer.Print(changeCard(killswitch.ChangeSummary{OptionsTable: plan.Table, Key: ch.Key, Value: options.EncodeIDs(plan.Before)}))
-	}
-	if err := d.confirm("outboxctl killswitch "+ch.Verb(), repair.Plan{Lines: changePlanLines(ch, plan), Shards: len(plan.Changed)}, yes); err != nil {
-		return err
-	}
-	stored, err := ch.Apply(ctx, conn, plan)
-	if err != nil {
-		return err
-	}
-	d.audit("killswitch "+ch.Verb(), map[string]any{
-		"options_table": plan.Table, "key": ch.Key, "scope": ch.Scope.Name, "shards": plan.Changed,
-		"before": options.EncodeIDs(plan.Before), "after": stored, "reason": ch.Reason,
-	})
-	if !ch.Add && (ch.Target.Silo != query.SiloControl || ch.Target.Cell != "") {
-		// The released shards get a fresh attempt from Sentry's workers: the ledger's
-		// evidence (a control silo's release is recorded for the --cell given, whose
-		// shards' heads can be read).
-		refs := make([]query.ShardRef, len(plan.Changed))
-		for i, id := range plan.Changed {
-			refs[i] = query.ShardRef{Scope: ch.Scope.Value, ID: id}
-		}
-		d.repairEnv().RecordMadeDue(ctx, conn, ch.Target, ledger.ViaKillswitch, "", refs)
-	}
-	sum := killswitch.ChangeSummary{OptionsTable: plan.Table, Key: ch.Key, Value: stored, Changed: true}
-	sum.Next, sum.Undo = killswitchNext(d, ch, plan.Changed)
-	return d.printer.Print(changeCard(sum))
-}
-
-// killswitchNext are a kill-switch change's next step and undo: check the first shard
-// changed (where Sentry reads it) and, after a remove, look at the backlog it now drains;
-// the undo is the opposite change of the same shards.
-func killswitchNext(d factory, ch killswitch.Change, changed []int64) (render.Commands, string) {
-	if len(changed) == 0 {
-		return nil, ""
-	}
-	scope := ch.Scope.ScopeWord()
-	ids := make([]string, len(changed))
-	for i, id := range changed {
-		ids[i] = fmt.Sprint(id)
-	}
-	next := render.Commands{d.next(&ch.Target, "killswitch", "check", scope, ids[0])}
-	undo := "add"
-	if ch.Add {
-		undo = "remove"
-	} else {
-		// doctor closes the path: once Sentry's workers have had their fresh attempt it
-		// tells whether the released shards delivered.
-		next = append(next, d.next(&ch.Target, "inspect", "shard", scope, ids[0]), d.next(nil, "doctor"))
-	}
-	return next, d.next(&ch.Target, append([]string{"killswitch", undo, scope}, append(ids, "--reason", "undo")...)...)
-}
-
-func changeCard(sum killswitch.ChangeSummary) render.Doc {
-	return render.Doc{{Name: "killswitch", Card: render.FieldsOf(sum)}}
-}
-
-// unchangedNotes says which ids the change leaves as they are: one note each, or one for
-// them all when there are more than shownIDs.
-func unchangedNotes(p *render.Printer, ch killswitch.Change, plan killswitch.ChangePlan) {
-	state := "not disabled"
-	if ch.Add {
-		state = "already disabled"
-	}
-	if n := len(plan.Unchanged); n > shownIDs {
-		p.Notef("note: %d %s shards are %s in %s: %s", n, ch.Scope.Name, state, plan.Table, idsText(plan.Unchanged))
-		return
-	}
-	for _, id := range plan.Unchanged {
-		p.Notef("note: %s shard %d is %s in %s", ch.Scope.Name, id, state, plan.Table)
-	}
-}
-
-// shownIDs is the most ids a plan line or note lists; a longer list shows its first ones and
-// its count (the audit line and the option keep every id).
-const shownIDs = 20
-
-// idsText is a list of ids as a plan line shows it: whole up to shownIDs, else its first ones
-// and how many there are.
-func idsText(ids []int64) string {
-	if len(ids) <= shownIDs {
-		return fmt.Sprint(ids)
-	}
-	return fmt.Sprintf("%d ids, the first %d %v…", len(ids), shownIDs, ids[:shownIDs])
-}
-
-// valueText is an option value as a plan line shows it: its JSON up to 50 ids, else its
-// count and first ids.
-func valueText(ids []int64) string {
-	if len(ids) <= 50 {
-		return options.EncodeIDs(ids)
-	}
-	return idsText(ids)
-}
-
-func changePlanLines(ch killswitch.Change, p killswitch.ChangePlan) []string {
-	prep := "from"
-	if ch.Add {
-		prep = "to"
-	}
-	lines := []string{
-		fmt.Sprintf("%s %s shard(s) %s %s %s in %s (%s)", ch.Verb(), ch.Scope.Name, idsText(p.Changed), prep, ch.Key, p.Table, reasonText(ch.Reason)),
-		fmt.Sprintf("before: %s", valueText(p.Before)),
-		fmt.Sprintf("after:  %s", valueText(p.After)),
-		fmt.Sprintf("%s is what Sentry reads for the %s outbox here (deployment %s)", p.Table, ch.Target.Silo, p.Why),
-	}
-	if p.Waiting != nil {
-		lines = append(lines, fmt.Sprintf("waiting in those shards of the %s outbox: %d rows, %d coalesce groups", ch.Target.Silo, p.Waiting.Rows, p.Waiting.Groups))
-	}
-	if len(p.After) > 50 {
-		return append(lines, fmt.Sprintf("one write of the whole list (%d ids), as 'sentry config set %s' would make it", len(p.After), ch.Key))
-	}
-	return append(lines, fmt.Sprintf("equivalent: sentry config set %s '%s'", ch.Key, options.EncodeIDs(p.After)))
+	return runMutation(ctx, d, "outboxctl killswitch "+ch.Verb(), &repair.KillswitchChange{Env: d.repairEnv(), Change: ch,
+		PrintTable: options.OptionTableFor(ch.Target.Silo, d.printSchema)}, yes)
 }
 
 // killswitchGateOptions are killswitch gate's flags and argument.
@@ -599,47 +473,10 @@ the options table Sentry reads for the table's silo (--deployment).`),
 	return c
 }
 
-// runKillswitchGate reads the gate, asks, and writes it.
+// runKillswitchGate reads the gate, asks, and writes it (repair.KillswitchGate).
 func runKillswitchGate(ctx context.Context, d factory, g killswitch.Gate, yes bool) error {
-	if d.printOnly {
-		return d.printScript(query.Script{g.PrintStatement(options.OptionTableFor(query.Silo(g.Table.Silo), d.printSchema))})
-	}
-	conn, err := d.connect(ctx, "killswitch")
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	plan, err := g.Plan(ctx, conn)
-	if err != nil {
-		return err
-	}
-	if plan.Before == g.Value() {
-		d.printer.Notef("note: %s is already %s; nothing to change", g.Key(), g.Value())
-		return nil
-	}
-	if err := d.confirm("outboxctl killswitch gate", repair.Plan{Lines: gatePlanLines(g, plan)}, yes); err != nil {
-		return err
-	}
-	stored, err := g.Apply(ctx, conn, plan)
-	if err != nil {
-		return err
-	}
-	d.audit("killswitch gate", map[string]any{"options_table": plan.OptionsTable, "key": g.Key(), "before": plan.Before, "after": stored, "reason": g.Reason})
-	return d.printer.Print(render.Doc{{Name: "gate", Card: render.FieldsOf(killswitch.GateSummary{OptionsTable: plan.OptionsTable, Key: g.Key(), Value: stored,
-		Next: render.Commands{d.next(nil, "backfill", "status", g.Table.Name)}})}})
-}
-
-func gatePlanLines(g killswitch.Gate, p killswitch.GatePlan) []string {
-	tb, value := g.Table, g.Value()
-	effect := fmt.Sprintf("walks at version %d unless the stored cursor version is already above it (a walk that finished stored coded + 1: then nothing runs; check outboxctl backfill status %s)", min(g.Version, tb.Coded), tb.Name)
-	if g.Version < tb.Coded {
-		effect = fmt.Sprintf("holds the backfill below the coded version %d", tb.Coded)
-	}
-	return []string{
-		fmt.Sprintf("set %s in %s: %s -> %s (%s)", g.Key(), p.OptionsTable, p.Before, value, reasonText(g.Reason)),
-		fmt.Sprintf("target becomes min(%s, coded %d): Sentry %s", value, tb.Coded, effect),
-		fmt.Sprintf("equivalent: sentry config set %s %s", g.Key(), value),
-	}
+	return runMutation(ctx, d, "outboxctl killswitch gate", &repair.KillswitchGate{Env: d.repairEnv(), Gate: g,
+		PrintTable: options.OptionTableFor(query.Silo(g.Table.Silo), d.printSchema)}, yes)
 }
 
 // osUser names who ran a command, for audit lines.

@@ -162,7 +162,7 @@ func TestKillswitchManyShardsNeedTheCountTypedBack(t *testing.T) {
 			connect: func(ctx context.Context, _ string) (*db.Conn, error) {
 				return db.Connect(ctx, db.Config{DSN: testdb.DSN(), Command: "killswitch"})
 			},
-			audit: func(string, map[string]any) {},
+			audit: func(string, map[string]any) {}, requireDB: func(string) error { return nil },
 		}
 		ch := killswitch.Change{Target: query.Target{Silo: query.SiloCell, Schema: schema},
 			Scope: query.Enum{Name: "ORGANIZATION_SCOPE", Value: 0}, Key: options.DisabledOrgShards, IDs: ids, Add: true, Reason: "many"}

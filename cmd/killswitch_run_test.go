@@ -36,6 +36,7 @@ func TestRunKillswitchChangeDirect(t *testing.T) {
 			audit: func(command string, fields map[string]any) {
 				audited = append(audited, fmt.Sprint(command, " ", fields["after"]))
 			},
+			requireDB: func(string) error { return nil },
 		}
 		err := runKillswitchChange(context.Background(), d, ch, false)
 		return out.String(), audited, err

@@ -15,18 +15,13 @@ import (
 // confirmation (--yes, --dry-run), applies it, writes the audit lines and renders the
 // summary, then ends with the summary's error (a COMMIT in doubt, a state not read after).
 func runMutation(ctx context.Context, d factory, command string, m repair.Mutation, yes bool) error {
-	name := strings.TrimPrefix(command, "outboxctl ")
+	name := strings.Fields(strings.TrimPrefix(command, "outboxctl "))[0]
+	if alone, ok := m.(interface{ WithoutDatabase() bool }); ok && alone.WithoutDatabase() && d.printOnly {
+		// A kill-switch change prints its SQL, and how to connect, without a database.
+		return printTexts(m, nil, d.printText)
+	}
 	if d.printSQL {
-		texts, err := m.Script(d.preamble(name))
-		if err != nil {
-			return err
-		}
-		for _, text := range texts {
-			if err := d.printer.SQL(text); err != nil {
-				return err
-			}
-		}
-		return nil
+		return printTexts(m, d.preamble(name), d.printer.SQL)
 	}
 	if err := d.requireDB(command); err != nil {
 		return err
@@ -42,6 +37,9 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 	}
 	if p.Nothing != "" {
 		d.printer.Notef("%s", p.Nothing)
+		if p.NothingDoc != nil {
+			return d.printer.Print(p.NothingDoc)
+		}
 		return nil
 	}
 	if err := d.confirm(command, p, yes); err != nil {
@@ -58,6 +56,20 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 		return err
 	}
 	return sum.Err
+}
+
+// printTexts prints m's script, each text with print.
+func printTexts(m repair.Mutation, preamble []string, print func(string) error) error {
+	texts, err := m.Script(preamble)
+	if err != nil {
+		return err
+	}
+	for _, text := range texts {
+		if err := print(text); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // repairEnv is what internal/repair takes from the invocation.

@@ -214,7 +214,12 @@ func rescheduleBulk(mode query.RescheduleMode) bulkRepair {
 	return job
 }
 
-func newRescheduleCmd(a *app) *cobra.Command {
+// newRescheduleCmd is reschedule; runF, when not nil, replaces runReschedule (a flag test's
+// seam: the command line parsed and validated, no database).
+func newRescheduleCmd(a *app, runF func(context.Context, factory, rescheduleOptions, query.Target, query.ShardKey) error) *cobra.Command {
+	if runF == nil {
+		runF = runReschedule
+	}
 	var o rescheduleOptions
 	var c *cobra.Command
 	c = &cobra.Command{
@@ -256,7 +261,7 @@ command again continues. See docs/runbooks.md, "a receiver was down for an hour"
 		Args:              shardOrSelectors(2, "SCOPE ID..."),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: a.bulkRun("outboxctl reschedule", &o.bulk, a.severalShards(a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
-			return runReschedule(ctx, a.factory(), o, t, k)
+			return runF(ctx, a.factory(), o, t, k)
 		}), func(ctx context.Context, t query.Target, sel query.ShardSelector) error {
 			mode, err := a.resumeMode(o, c.Flags().Changed("group-heads"))
 			if err != nil {
@@ -343,7 +348,11 @@ var compactBulk = bulkRepair{ //nolint:gochecknoglobals // constant description
 // Validate checks the shard id.
 func (o *compactOptions) Validate() error { return o.validate("outboxctl compact") }
 
-func newCompactCmd(a *app) *cobra.Command {
+// newCompactCmd is compact; runF, when not nil, replaces runCompact (a flag test's seam).
+func newCompactCmd(a *app, runF func(context.Context, factory, compactOptions, query.Target, query.ShardKey) error) *cobra.Command {
+	if runF == nil {
+		runF = runCompact
+	}
 	var o compactOptions
 	c := &cobra.Command{
 		Use:   "compact (SCOPE ID | SELECTORS)",
@@ -368,7 +377,7 @@ FILE --all puts the run back); a shard a drainer holds is skipped (being drained
 		Args:              shardOrSelectors(2, "SCOPE ID"),
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: a.bulkRun("outboxctl compact", &o.bulk, a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
-			return runCompact(ctx, a.factory(), o, t, k)
+			return runF(ctx, a.factory(), o, t, k)
 		}), func(ctx context.Context, t query.Target, sel query.ShardSelector) error {
 			return runBulk(ctx, a.factory(), o.bulk, o.repairOptions, t, sel, compactBulk)
 		}),
@@ -435,7 +444,11 @@ func skipBulk(sel query.ShardSelector) bulkRepair {
 // Validate checks the message id.
 func (o *skipOptions) Validate() error { return o.validate("outboxctl skip") }
 
-func newSkipCmd(a *app) *cobra.Command {
+// newSkipCmd is skip; runF, when not nil, replaces runSkip (a flag test's seam).
+func newSkipCmd(a *app, runF func(context.Context, factory, skipOptions, query.Target, []int64) error) *cobra.Command {
+	if runF == nil {
+		runF = runSkip
+	}
 	var o skipOptions
 	c := &cobra.Command{
 		Use:   "skip (MESSAGE_ID... | --category C [SELECTORS])",
@@ -488,9 +501,9 @@ docs/runbooks.md, "a poison category in every shard".`),
 				if err != nil {
 					return err
 				}
-				return runSkip(c.Context(), a.factory(), o, t, ids...)
+				return runF(c.Context(), a.factory(), o, t, ids)
 			}
-			return runSkip(c.Context(), a.factory(), o, t)
+			return runF(c.Context(), a.factory(), o, t, []int64{o.id})
 		}, func(ctx context.Context, t query.Target, sel query.ShardSelector) error {
 			if sel.Category == nil {
 				return usageErrorf("outboxctl skip --category ORGANIZATION_UPDATE --head-category ORGANIZATION_UPDATE", "skip without MESSAGE_ID needs --category: the category whose rows to skip")
@@ -507,10 +520,7 @@ docs/runbooks.md, "a poison category in every shard".`),
 // runSkip archives and deletes the coalesce group of each message of ids in t, after one plan
 // naming them all is confirmed (--print-sql: prints what it would archive, and the DELETE
 // commented out).
-func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target, ids ...int64) error {
-	if len(ids) == 0 {
-		ids = []int64{o.id}
-	}
+func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target, ids []int64) error {
 	return runMutation(ctx, d, "outboxctl skip", &repair.Skip{Env: d.repairEnv(), Target: t, IDs: ids, Reason: o.Reason, Archive: o.Archive,
 		KeepBackoff: o.KeepBackoff, Registry: d.registry, User: osUser()}, o.Yes)
 }

@@ -216,7 +216,7 @@ func TestRunSkipDirect(t *testing.T) {
 	}
 	skip := func(_ *app, d factory, yes bool) error {
 		o.Yes = yes
-		return runSkip(context.Background(), d, o, target)
+		return runSkip(context.Background(), d, o, target, []int64{o.id})
 	}
 	checkRefusals(t, schema, skip)
 
@@ -233,7 +233,7 @@ func TestRunSkipDirect(t *testing.T) {
 	// A message that is not there: exit 1, before any prompt.
 	a, _ := directApp(schema, false, "")
 	o.id = ids[4] + 1000
-	err := runSkip(context.Background(), a.factory(), o, target)
+	err := runSkip(context.Background(), a.factory(), o, target, []int64{o.id})
 	if want := fmt.Sprintf("no outbox row with id %d in %s.sentry_regionoutbox (cell silo)", o.id, schema); err == nil || err.Error() != want || exitCode(context.Background(), err) != ExitError {
 		t.Fatalf("missing message: %v, want %q (exit 1)", err, want)
 	}

@@ -71,6 +71,9 @@ type Plan struct {
 	// Nothing, when set, says there is nothing to do: the runner says it and stops, with
 	// no plan and no prompt.
 	Nothing string
+	// NothingDoc is the document the runner prints after Nothing, for a script that reads
+	// one whatever happened (nil: none).
+	NothingDoc render.Doc
 	// detail is what Plan read for Apply (the service's own).
 	detail any
 }
