@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -72,10 +71,13 @@ catalog read once; at the defaults top sends about as many statements a minute a
 exporter's cheap tier. The footer says how old the data is and how many statements per
 minute the poller sends.
 
-On a finding, R S C K D show its printed reschedule, skip, compact, killswitch or drain
-command and the plan that command's --dry-run prints, and whether the context (readonly,
-allow) would refuse it. top never runs a repair: copy the command to a shell, where it
-asks for its own confirmation.
+On a finding, R S C K D run its printed reschedule, skip, compact, killswitch or drain
+command (on a shard: R C K run reschedule, compact, killswitch add of it) as in a shell:
+the command prints its plan and asks for its confirmation (y, or the count typed back above
+100 shards), which is typed in top; esc answers no, v shows its SQL. It checks the context
+(readonly, allow: exit 10), writes its audit line and archive, and prints its summary and
+undo command; the findings are read again after it. Tab and 1-6 show the panes of the kill
+switches, backfills, replicas (verify) and webhook mailboxes, each its command's output.
 
 --once prints the first frame (--width × --height) on stdout and exits, for a script or a
 screenshot. Without --once top needs a terminal.`),
@@ -339,28 +341,45 @@ func (s *topSource) Message(ctx context.Context, k top.ShardRef, id int64) (rend
 	return doc, err
 }
 
-// Plan runs command, a finding's printed outboxctl command, with --dry-run through Main (the
-// CLI's own code path, in process, on the invocation's --dsn and environment) and returns
-// what it printed; permits is the context's answer to the command writing (readonly,
-// allow: checkWritable's rule).
-func (s *topSource) Plan(ctx context.Context, command string) (string, error) {
+// Run runs command (a printed outboxctl command line, extra appended) through Main, in
+// process, on the invocation's --dsn and environment, as on a terminal width columns wide
+// with colour off: a repair prints its plan and reads its confirmation from what the
+// operator types in top, and checks the context (readonly, allow), writes its audit line
+// and its archive, as it does in a shell. A line that is not an outboxctl command is
+// refused without running anything.
+func (s *topSource) Run(ctx context.Context, command string, width int, extra ...string) *top.Exec {
+	return top.NewExec(func(in io.Reader, out io.Writer) int {
+		words, err := textsafe.Words(command)
+		if err != nil || len(words) < 2 || words[0] != "outboxctl" {
+			fmt.Fprintf(out, "not an outboxctl command: %s\n", command)
+			return ExitUsage
+		}
+		args := append(words[1:], extra...)
+		if s.a.g.DSN != "" {
+			args = append([]string{"--dsn", s.a.g.DSN}, args...)
+		}
+		env := func(name string) string {
+			if name == "NO_COLOR" {
+				return "1"
+			}
+			return s.a.env(name)
+		}
+		return Main(ctx, args, &render.Streams{In: in, Out: out, Err: out, InTTY: true, OutTTY: true, ErrTTY: true, Width: width, Getenv: env})
+	})
+}
+
+// Command is args as a printed next command on this invocation's context and schema.
+func (s *topSource) Command(args ...string) string { return s.a.nextCommand(nil, args...) }
+
+// Permits is the context's answer to command writing (checkWritable's rule): nil for a
+// read, or a context that allows it.
+func (s *topSource) Permits(command string) error {
 	words, err := textsafe.Words(command)
-	if err != nil || len(words) < 2 || words[0] != "outboxctl" {
-		return fmt.Sprintf("not an outboxctl command: %s", command), nil
+	if err != nil || len(words) < 2 {
+		return nil
 	}
-	args := words[1:]
-	if s.a.g.DSN != "" {
-		args = append([]string{"--dsn", s.a.g.DSN}, args...)
+	if path := top.CommandPath(words[1:]); s.a.usedContext != nil && slices.Contains(config.WriteCommands, path) {
+		return s.a.usedContext.Permits(path)
 	}
-	var out bytes.Buffer
-	code := Main(ctx, append(args, "--dry-run"), &render.Streams{In: strings.NewReader(""), Out: &out, Err: &out, Width: 80, Getenv: s.a.env})
-	plan := out.String()
-	if code != 0 {
-		plan += fmt.Sprintf("(--dry-run exited %d)\n", code)
-	}
-	var permits error
-	if path := top.CommandPath(args); s.a.usedContext != nil && slices.Contains(config.WriteCommands, path) {
-		permits = s.a.usedContext.Permits(path)
-	}
-	return plan, permits
+	return nil
 }

@@ -1,6 +1,7 @@
 package cmd_test
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -88,14 +89,18 @@ func TestTopInTmux(t *testing.T) {
 	s.Keys("Escape")
 	s.Wait(regexp.MustCompile(`its shards`))
 	s.Keys("R")
-	screen := s.Wait(regexp.MustCompile(`What it would do`))
-	s.Keys("G") // the plan's end
-	screen += s.Wait(regexp.MustCompile(`dry run: nothing was changed`))
-	for _, want := range []string{"--context us reschedule --stuck --at-cap", "first shards: ORGANIZATION_SCOPE/4242", "This context would refuse it: context us is read-only"} {
+	// The reschedule runs as in a shell: the context refuses it before it reads anything
+	// (exit 10), and top says so before it runs.
+	screen := s.Wait(regexp.MustCompile(`\(exit 10; esc goes back`))
+	for _, want := range []string{"$ outboxctl --context us reschedule --stuck --at-cap", "This context refuses it: context us is read-only", "Error: context us is read-only"} {
 		if !strings.Contains(strings.ReplaceAll(screen, "\n", ""), want) {
-			t.Fatalf("plan view lacks %q:\n%s", want, screen)
+			t.Fatalf("the action's view lacks %q:\n%s", want, screen)
 		}
 	}
+	s.Keys("Escape") // (alone: ESC and a key at once read as alt+key)
+	s.Wait(regexp.MustCompile(`its shards`))
+	s.Keys("3") // the kill switches pane: killswitch list's output
+	s.Wait(regexp.MustCompile(`(?s)\$ outboxctl --context us killswitch list.*Disabled shards.*ORGANIZATION_SCOPE  4243`))
 	s.Keys("q")
 	screen = s.WaitDone()
 	if exitStatus(screen) != "0" || !strings.Contains(screen, "main screen") {
@@ -103,5 +108,51 @@ func TestTopInTmux(t *testing.T) {
 	}
 	if after := countRows(t, schema); after != before {
 		t.Fatalf("top changed the outbox: %d rows, were %d", after, before)
+	}
+}
+
+// TestTopActionRunsTheCLIsReschedule plays the finding's reschedule inside top on a real
+// terminal over a writable context: its plan is the CLI's, y alone changes nothing, y and
+// enter apply it (the shard at the cap is made due, the audit line printed), and the
+// findings are read again: the capped shard's finding is gone.
+// (That y alone is no answer is asserted on the model, where it is not a race:
+// TestActionRunsThePrintedCommandAsOnATerminal.)
+func TestTopActionRunsTheCLIsReschedule(t *testing.T) {
+	t.Parallel()
+	schema := seedTopDemo(t)
+	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  rw:\n    dsn: %s\n    schema: %s\n", testdb.DSN(), schema))
+	capped := func() int64 {
+		var n int64
+		if err := testdb.Pool(t).QueryRow(context.Background(), "SELECT count(*) FROM "+schema+".sentry_regionoutbox WHERE shard_identifier = 4242 AND scheduled_for > now()").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if capped() == 0 {
+		t.Fatal("the demo's capped shard is not in backoff")
+	}
+	s := newTmux(t, 100, 40)
+	s.Command(fmt.Sprintf("OUTBOXCTL_CONFIG=%s outboxctl --context rw top --interval 1s; echo rc=$?", config))
+	s.Wait(regexp.MustCompile(`(?m)^> crit +outage_or_poison`))
+	s.Keys("R")
+	s.Wait(regexp.MustCompile(`(?s)first shards: ORGANIZATION_SCOPE/4242.*Proceed\? \[y/N\]`))
+	s.Keys("y")
+	s.Wait(regexp.MustCompile(`answer: y█`))
+	if capped() == 0 {
+		t.Fatal("y alone applied the reschedule")
+	}
+	s.Keys("Enter")
+	screen := s.Wait(regexp.MustCompile(`\(exit 0; esc goes back`))
+	if !strings.Contains(screen, `"audit":"outboxctl"`) || capped() != 0 {
+		t.Fatalf("no audit line, or the shard is still in backoff (%d rows):\n%s", capped(), screen)
+	}
+	s.Keys("Escape")
+	// The findings were read again after the action: the capped shard's is gone (it is due).
+	if screen := s.Wait(regexp.MustCompile(`(?m)^> warn +killswitch_left_on`)); strings.Contains(screen, "outage_or_poison") {
+		t.Fatalf("the finding did not re-evaluate:\n%s", screen)
+	}
+	s.Keys("q")
+	if screen := s.WaitDone(); exitStatus(screen) != "0" {
+		t.Fatalf("not exit 0:\n%s", screen)
 	}
 }

@@ -214,13 +214,21 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-// action is a repair key: the command of a finding it opens.
+// action is a repair key: the verb of the finding's printed command it runs, and the
+// command's words for a shard (SCOPE ID appended; nil: a finding's only).
 type action struct {
 	key, verb string
+	shardArgs []string
 }
 
-// actions are the repair keys, each opening the finding's printed command of its verb.
-var actions = []action{{"R", "reschedule"}, {"S", "skip"}, {"C", "compact"}, {"K", "killswitch"}, {"D", "drain"}} //nolint:gochecknoglobals // constant table
+// actions are the repair keys.
+var actions = []action{ //nolint:gochecknoglobals // constant table
+	{"R", "reschedule", []string{"reschedule"}},
+	{"S", "skip", nil},
+	{"C", "compact", []string{"compact"}},
+	{"K", "killswitch", []string{"killswitch", "add"}},
+	{"D", "drain", nil},
+}
 
 // commandFor is the command finding f printed (its next, then its then, in order) whose
 // verb is verb: "" when it printed none.

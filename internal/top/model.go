@@ -25,9 +25,27 @@ const (
 	kindFinding              // one finding: its card, its shards, its evidence
 	kindShard                // one shard: inspect shard's card, categories and messages
 	kindMessage              // one message: its card and its payload
-	kindPlan                 // a repair's command and its --dry-run plan
+	kindExec                 // a command top runs: a repair's plan, confirmation and summary, or its SQL
+	kindPane                 // a pane of a read command's output (kill switches, backfills, …)
 	kindHelp                 // the keys
 )
+
+// pane is one of top's panes: its name in the title and, for the panes of a read command,
+// that command's words (run through the CLI on the invocation's context).
+type pane struct {
+	name string
+	args []string
+}
+
+// panes are top's panes, in tab order: the findings and the shards read by the poller, the
+// others by their commands when shown and on r.
+var panes = []pane{ //nolint:gochecknoglobals // constant table
+	{name: "findings"}, {name: "shards"},
+	{name: "switches", args: []string{"killswitch", "list"}},
+	{name: "backfills", args: []string{"backfill", "status"}},
+	{name: "replicas", args: []string{"verify"}},
+	{name: "mailboxes", args: []string{"mailboxes"}},
+}
 
 // view is one screen of a pane's stack: enter pushes one, esc pops it.
 type view struct {
@@ -38,11 +56,26 @@ type view struct {
 	finding string
 	shard   ShardRef // kindShard, kindMessage
 	msgID   int64    // kindMessage
-	// doc is what a shard or message view loaded; text a plan's; err what failed.
+	// doc is what a shard or message view loaded; text a help's or a command's output so
+	// far; err what failed.
 	doc     render.Doc
 	text    []string
 	err     error
 	loading bool
+	// A command's view (kindExec, kindPane): the command line, the run (nil before the
+	// first), whether it reads (a pane: nothing typed), what is typed for its stdin, the
+	// context's refusal, and its exit status once done.
+	command  string
+	raw      string
+	note     []string
+	exec     *Exec
+	reads    bool
+	input    string
+	answered bool
+	permits  error
+	done     bool
+	code     int
+	started  time.Time
 	// The list's sort column ("": the pane's own order), the cursor's row and the key of
 	// the row it is on (a refresh finds the row again by it).
 	sortCol string
@@ -100,11 +133,13 @@ type Model struct {
 	input   string
 	status  string // one line: a filter's error, an action without its command
 
-	pane   int // 0 findings, 1 shards
-	stacks [2][]*view
+	pane   int // an index of panes
+	stacks [][]*view
 
 	// samples are the source's statement counts at each poll, for the rate.
 	samples []sample
+	// send delivers a running command's output to the loop (the program's Send).
+	send func(tea.Msg)
 }
 
 type sample struct {
@@ -134,9 +169,12 @@ func New(ctx context.Context, src Source, opt Options) *Model {
 		opt.FindingsEvery = DefaultFindingsEvery
 	}
 	m := &Model{ctx: ctx, src: src, opt: opt, width: 80, height: 24}
-	m.stacks[0] = []*view{{kind: kindFindings, title: "findings", follow: true}}
-	m.stacks[1] = []*view{{kind: kindShards, title: "shards in backoff", follow: true}}
+	m.stacks = [][]*view{{{kind: kindFindings, title: "findings", follow: true}}, {{kind: kindShards, title: "shards in backoff", follow: true}}}
+	for _, p := range panes[2:] {
+		m.stacks = append(m.stacks, []*view{{kind: kindPane, title: p.name, command: src.Command(p.args...), reads: true, follow: true}})
+	}
 	m.samples = []sample{{opt.Now(), src.Statements()}}
+	m.send = func(tea.Msg) {}
 	return m
 }
 
@@ -148,12 +186,6 @@ type (
 		v   *view
 		doc render.Doc
 		err error
-	}
-	planMsg struct {
-		v       *view
-		plan    string
-		permits error
-		selects doctor.Evidence
 	}
 )
 
@@ -228,12 +260,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.taken(Snapshot(msg))
 	case loadedMsg:
 		msg.v.loading, msg.v.doc, msg.v.err = false, msg.doc, msg.err
-	case planMsg:
-		msg.v.loading = false
-		msg.v.text = planLines(msg.v.title, msg.plan, msg.permits, msg.selects)
+	case execOutMsg:
+		if msg.v.exec == msg.e {
+			msg.v.raw += msg.chunk
+			msg.v.text = terminalText(msg.v.raw)
+		}
+	case execDoneMsg:
+		return m, m.ended(msg)
 	case tea.KeyMsg:
 		if m.editing {
 			return m, m.editKey(msg)
+		}
+		if v := m.top(); v.kind == kindExec && !v.reads && !v.done && msg.String() != "ctrl+c" {
+			return m, m.answerKey(v, msg)
 		}
 		return m, m.key(msg)
 	}
@@ -317,7 +356,13 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	case "esc":
 		m.pop()
 	case "tab":
-		m.pane = 1 - m.pane
+		return m.show((m.pane + 1) % len(panes))
+	case "shift+tab":
+		return m.show((m.pane + len(panes) - 1) % len(panes))
+	case "1", "2", "3", "4", "5", "6":
+		return m.show(int(s[0]-'1') % len(panes))
+	case "v":
+		return m.sql(v)
 	case "/":
 		m.editing, m.input, m.status = true, m.filter.String(), ""
 	case "p":
@@ -365,12 +410,15 @@ func (m *Model) pop() {
 	m.status = ""
 }
 
-// reload reads a shard's or a message's view again (r); the panes come with the poll.
+// reload reads a shard's, a message's or a command pane's view again (r); the findings and
+// shards panes come with the poll.
 func (m *Model) reload(v *view) tea.Cmd {
 	switch v.kind {
 	case kindShard, kindMessage:
 		return m.load(v)
-	case kindFindings, kindShards, kindFinding, kindPlan, kindHelp:
+	case kindPane:
+		return m.run(v)
+	case kindFindings, kindShards, kindFinding, kindExec, kindHelp:
 	}
 	return nil
 }
@@ -413,7 +461,7 @@ func (m *Model) list(v *view) (*render.Table, []int, []string) {
 		if i := slices.IndexFunc(v.doc, func(s render.Section) bool { return s.Name == "messages" }); i >= 0 {
 			t = v.doc[i].Table
 		}
-	case kindMessage, kindPlan, kindHelp:
+	case kindMessage, kindExec, kindPane, kindHelp:
 	}
 	if t == nil {
 		return nil, nil, nil
@@ -535,7 +583,7 @@ func (m *Model) enter(v *view) tea.Cmd {
 		nv := &view{kind: kindMessage, title: fmt.Sprintf("message %d", id), shard: v.shard, msgID: id}
 		m.push(nv)
 		return m.load(nv)
-	case kindMessage, kindPlan, kindHelp:
+	case kindMessage, kindExec, kindPane, kindHelp:
 	}
 	return nil
 }
@@ -556,62 +604,189 @@ func (m *Model) shardLabel(t *render.Table, r []any, k ShardRef) string {
 	return label
 }
 
-// act opens the plan of the finding's printed command of a's verb: the finding's view's,
-// or the cursor's finding in the findings pane. It never runs the command: the plan is its
-// --dry-run, and the command is there to copy.
+// act runs the command of a's verb on the cursor's row: the finding's printed command
+// (its next, then its then lines, the first of that verb) in the findings pane or a
+// finding's view; the verb's command of the shard in the shards pane or a shard's view. The
+// command runs as on a terminal: it prints its plan and asks for its confirmation, which
+// the operator types; nothing is changed before that.
 func (m *Model) act(v *view, a action) tea.Cmd {
-	key := v.finding
-	if v.kind == kindFindings {
-		_, _, keys := m.list(v)
-		if len(keys) == 0 {
-			return nil
-		}
-		key = keys[m.place(v, keys)]
-	} else if v.kind != kindFinding {
-		m.status = a.key + " works on a finding: open one (enter) in the findings pane"
-		return nil
-	}
-	f, ok := m.finding(key)
-	if !ok {
-		return nil
-	}
-	command := commandFor(f, a.verb)
+	command, why := m.actionCommand(v, a)
 	if command == "" {
-		m.status = fmt.Sprintf("this finding printed no %s command (next: %s)", a.verb, f.Next)
+		m.status = why
 		return nil
 	}
 	m.status = ""
-	nv := &view{kind: kindPlan, title: command, loading: true}
-	m.push(nv)
-	var selects doctor.Evidence
-	if command == f.Next {
-		// What doctor counted for its next command (next_selects_shards, …): the plan's
-		// counts should say the same.
-		for _, kv := range f.Evidence {
-			if strings.HasPrefix(kv.Key, "next_selects_") {
-				selects = append(selects, kv)
+	nv := &view{kind: kindExec, title: command, command: command, permits: m.src.Permits(command)}
+	if f, ok := m.finding(v.finding); ok && v.kind == kindFinding || v.kind == kindFindings {
+		if v.kind == kindFindings {
+			f, _ = m.finding(v.key)
+		}
+		if command == f.Next {
+			// What doctor counted for its next command (next_selects_shards, …): the plan's
+			// counts should say the same.
+			for _, kv := range f.Evidence {
+				if strings.HasPrefix(kv.Key, "next_selects_") {
+					nv.note = append(nv.note, "doctor counted what it selects: "+doctor.Evidence{kv}.String())
+				}
 			}
 		}
 	}
-	src, ctx := m.src, m.ctx
-	return func() tea.Msg {
-		plan, permits := src.Plan(ctx, command)
-		return planMsg{v: nv, plan: plan, permits: permits, selects: selects}
-	}
+	m.push(nv)
+	return m.run(nv)
 }
 
-// planLines are a plan view's text: the command to copy, whether the context permits it,
-// and the plan its --dry-run printed.
-func planLines(command, plan string, permits error, selects doctor.Evidence) []string {
-	lines := []string{"The finding's command (copy it to a shell to run it; it asks for its own confirmation):", "", "  " + command, ""}
-	if len(selects) > 0 {
-		lines = append(lines, "doctor counted what it selects: "+selects.String(), "")
+// actionCommand is the command a's key runs from v, or "" and why there is none.
+func (m *Model) actionCommand(v *view, a action) (string, string) {
+	switch v.kind {
+	case kindFindings, kindFinding:
+		key := v.finding
+		if v.kind == kindFindings {
+			_, _, keys := m.list(v)
+			if len(keys) == 0 {
+				return "", "no finding to act on"
+			}
+			key = keys[m.place(v, keys)]
+		}
+		f, ok := m.finding(key)
+		if !ok {
+			return "", "this finding is gone from the last refresh"
+		}
+		if c := commandFor(f, a.verb); c != "" {
+			return c, ""
+		}
+		return "", fmt.Sprintf("this finding printed no %s command (next: %s)", a.verb, f.Next)
+	case kindShards, kindShard:
+		if a.shardArgs == nil {
+			return "", fmt.Sprintf("%s works on a finding (its printed command): open the findings pane", a.key)
+		}
+		k, label, ok := m.cursorShard(v)
+		if !ok {
+			return "", "no shard to act on"
+		}
+		return m.src.Command(append(slices.Clone(a.shardArgs), label, fmt.Sprint(k.ID))...), ""
+	case kindMessage, kindExec, kindPane, kindHelp:
 	}
-	if permits != nil {
-		lines = append(lines, "This context would refuse it: "+permits.Error(), "")
+	return "", a.key + " works on a finding or a shard"
+}
+
+// cursorShard is the shard of v: a shard view's, or the cursor's row of the shards pane,
+// with its scope's name.
+func (m *Model) cursorShard(v *view) (ShardRef, string, bool) {
+	if v.kind == kindShard {
+		label := strings.TrimPrefix(v.title, "shard ")
+		if i := strings.LastIndex(label, " "); i >= 0 {
+			label = label[i+1:]
+		}
+		scope, _, _ := strings.Cut(label, "/")
+		return v.shard, scope, true
 	}
-	lines = append(lines, "What it would do (its --dry-run, nothing changed):", "")
-	return append(lines, strings.Split(strings.TrimRight(plan, "\n"), "\n")...)
+	t, order, keys := m.list(v)
+	if t == nil || len(keys) == 0 {
+		return ShardRef{}, "", false
+	}
+	r := t.Rows[order[m.place(v, keys)]]
+	k, ok := shardRefOf(t, r)
+	if !ok {
+		return ShardRef{}, "", false
+	}
+	scope := fmt.Sprint(k.Scope)
+	if i := slices.Index(t.Columns, "scope"); i >= 0 {
+		scope = render.CellText(r[i], m.opt.Now())
+	}
+	return k, scope, true
+}
+
+// run starts v's command (again, for a pane's refresh).
+func (m *Model) run(v *view) tea.Cmd {
+	v.raw, v.text, v.done, v.answered, v.input, v.err = "", nil, false, false, "", nil
+	v.started = m.opt.Now()
+	v.exec = m.src.Run(m.ctx, v.command, m.width)
+	follow(v, v.exec, m.send)
+	return nil
+}
+
+// show makes pane i the current one, running its command the first time.
+func (m *Model) show(i int) tea.Cmd {
+	m.pane = i
+	if v := m.top(); v.kind == kindPane && v.exec == nil {
+		return m.run(v)
+	}
+	return nil
+}
+
+// sql opens the SQL of an action's command (v): the command with --print-sql, which never
+// writes.
+func (m *Model) sql(v *view) tea.Cmd {
+	if v.kind != kindExec || v.reads || strings.HasSuffix(v.command, " --print-sql") {
+		return nil
+	}
+	if !v.done && !v.answered {
+		// The plan waits for its answer: v shows the SQL above it, and esc comes back.
+		v.answered = true
+		v.exec.Answer("")
+		m.status = "the plan was answered no to show its SQL: run the action again to apply it"
+	}
+	nv := &view{kind: kindExec, title: v.command + " --print-sql", command: v.command, reads: true}
+	m.push(nv)
+	nv.started = m.opt.Now()
+	nv.exec = m.src.Run(m.ctx, v.command, m.width, "--print-sql")
+	follow(nv, nv.exec, m.send)
+	return nil
+}
+
+// answerKey is a key typed while a command waits for its answer: enter sends the line, esc
+// answers no (an empty line: every confirmation's default), anything else is typed.
+func (m *Model) answerKey(v *view, k tea.KeyMsg) tea.Cmd {
+	switch k.Type {
+	case tea.KeyEnter:
+		v.exec.Answer(v.input)
+		v.answered, v.input = true, ""
+	case tea.KeyEsc:
+		if !v.answered {
+			v.exec.Answer("")
+			v.answered = true
+		}
+	case tea.KeyBackspace:
+		if r := []rune(v.input); len(r) > 0 {
+			v.input = string(r[:len(r)-1])
+		}
+	case tea.KeyRunes:
+		if string(k.Runes) == "v" && v.input == "" {
+			return m.sql(v)
+		}
+		if len(v.input) < 32 {
+			v.input += string(k.Runes)
+		}
+	case tea.KeyUp, tea.KeyDown, tea.KeyPgUp, tea.KeyPgDown, tea.KeyHome, tea.KeyEnd:
+		return m.key(k)
+	default:
+	}
+	return nil
+}
+
+// ended is a command's end: an action's view says its status, and the findings are read
+// again (the finding re-evaluates) with the panes of commands marked to be read again.
+func (m *Model) ended(msg execDoneMsg) tea.Cmd {
+	v := msg.v
+	if v.exec != msg.e {
+		return nil
+	}
+	v.done, v.code = true, msg.code
+	if v.kind != kindExec || v.reads {
+		return nil
+	}
+	for i := 2; i < len(m.stacks); i++ {
+		m.stacks[i][0].exec = nil
+	}
+	return m.poll(TierFindings)
+}
+
+// lastLine is the last of lines ("" for none): a chunk of output continues it.
+func lastLine(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return lines[len(lines)-1]
 }
 
 // payloadLines are a message's payload as the viewer shows it: its secrets redacted as
@@ -645,7 +820,6 @@ func payloadLines(v any) string {
 
 func helpLines() []string {
 	return []string{
-		"tab        switch pane: findings (by cause) / shards in backoff",
 		"up/down    move (k/j); home/end (g/G); pgup/pgdn scroll (ctrl+u/ctrl+d, space)",
 		"enter      drill down: finding → its shards → shard → message payload",
 		"esc        back",
@@ -653,9 +827,11 @@ func helpLines() []string {
 		"/          filter the shards: at-cap scope:NAME category:NAME (enter applies, esc cancels)",
 		"r          refresh now, every doctor check (the expensive tier)",
 		"p          pause / resume the refresh",
-		"R S C K D  on a finding: the plan of its printed reschedule, skip, compact,",
-		"           killswitch or drain command (its --dry-run). top never runs a repair:",
-		"           copy the command to a shell, where it asks for its own confirmation",
+		"R S C K D  on a finding: run its printed reschedule, skip, compact, killswitch or",
+		"           drain command; on a shard: reschedule, compact, killswitch add (R C K).",
+		"           The command prints its plan and asks: type y (or the count) and enter;",
+		"           esc answers no; v shows its SQL (--print-sql)",
+		"1-6, tab   the panes: findings, shards, switches, backfills, replicas, mailboxes",
 		"?          this help; q quits",
 	}
 }

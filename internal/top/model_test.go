@@ -1,7 +1,10 @@
 package top
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -33,6 +36,7 @@ type memSource struct {
 	shard   render.Doc
 	message render.Doc
 	n       int64
+	out     chan tea.Msg // what the commands top runs send it
 }
 
 func (s *memSource) Poll(_ context.Context, f Filter, tier Tier) Snapshot {
@@ -60,11 +64,31 @@ func (s *memSource) Message(context.Context, ShardRef, int64) (render.Doc, error
 	return s.message, nil
 }
 
-func (s *memSource) Plan(_ context.Context, command string) (string, error) {
-	s.plans = append(s.plans, command)
-	return "Plan:\n  - skip message 3\ndry run: nothing was changed\n", nil
+// Run plays a repair as the CLI does on a terminal: its plan, the question, and on y its
+// summary (exit 0), else "declined" (exit 2); a read prints its words.
+func (s *memSource) Run(_ context.Context, command string, _ int, extra ...string) *Exec {
+	s.mu.Lock()
+	s.plans = append(s.plans, strings.TrimSpace(command+" "+strings.Join(extra, " ")))
+	s.mu.Unlock()
+	return NewExec(func(in io.Reader, out io.Writer) int {
+		if len(extra) > 0 || !strings.Contains(command, "skip") && !strings.Contains(command, "reschedule") {
+			fmt.Fprintf(out, "read by %s\n", command)
+			return 0
+		}
+		fmt.Fprint(out, "Plan:\n  - skip message 3\nProceed? [y/N] ")
+		line, _ := bufio.NewReader(in).ReadString('\n')
+		if strings.TrimSpace(line) != "y" {
+			fmt.Fprintln(out, "declined: nothing was changed")
+			return 2
+		}
+		fmt.Fprintln(out, "\x1b[1mskipped 1 message\x1b[0m\r\nundo: outboxctl restore op.jsonl")
+		return 0
+	})
 }
-func (s *memSource) Statements() int64 { return s.n }
+
+func (s *memSource) Command(args ...string) string { return "outboxctl " + strings.Join(args, " ") }
+func (s *memSource) Permits(string) error          { return nil }
+func (s *memSource) Statements() int64             { return s.n }
 
 func shardsTable(rows ...[]any) *render.Table {
 	return &render.Table{Columns: []string{"shard_scope", "scope", "shard_identifier", "depth", "state_shown"},
@@ -95,7 +119,27 @@ func drive(t *testing.T, m *Model, cmd tea.Cmd) {
 	if cmd == nil {
 		return
 	}
-	switch msg := cmd().(type) {
+	feed(t, m, cmd())
+}
+
+// settle feeds top the output of the commands it runs until the screen shows want.
+func settle(t *testing.T, m *Model, want string) {
+	t.Helper()
+	ch := m.src.(*memSource).out
+	for !(strings.Contains(m.View(), want) || want == "done" && m.top().done || want == "asks" && strings.Contains(lastLine(m.top().text), "?")) {
+		select {
+		case msg := <-ch:
+			_, cmd := m.Update(msg)
+			drive(t, m, cmd)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the screen never showed %q:\n%s", want, m.View())
+		}
+	}
+}
+
+func feed(t *testing.T, m *Model, msg tea.Msg) {
+	t.Helper()
+	switch msg := msg.(type) {
 	case nil, tickMsg:
 	case tea.BatchMsg:
 		for _, c := range msg {
@@ -112,6 +156,8 @@ func start(t *testing.T, src *memSource, w, h int) *Model {
 	t.Helper()
 	m := New(context.Background(), src, Options{Interval: time.Millisecond, Now: func() time.Time { return now }})
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	src.out = make(chan tea.Msg, 64)
+	m.send = func(msg tea.Msg) { src.out <- msg }
 	drive(t, m, m.Init())
 	return m
 }
@@ -127,6 +173,8 @@ func press(t *testing.T, m *Model, keys ...string) {
 			msg = tea.KeyMsg{Type: tea.KeyEsc}
 		case "tab":
 			msg = tea.KeyMsg{Type: tea.KeyTab}
+		case "shift+tab":
+			msg = tea.KeyMsg{Type: tea.KeyShiftTab}
 		case "down":
 			msg = tea.KeyMsg{Type: tea.KeyDown}
 		case "backspace":
@@ -243,7 +291,7 @@ func TestRefreshKeepsTheCursorByKey(t *testing.T) {
 	if row := cursorRow(t, m); !strings.Contains(row, " 42 ") {
 		t.Fatalf("cursor on %q", row)
 	}
-	press(t, m, "tab", "down") // findings pane: on the outage finding
+	press(t, m, "1", "down") // findings pane: on the outage finding
 	if row := cursorRow(t, m); !strings.Contains(row, "receiver_outage") {
 		t.Fatalf("cursor on %q", row)
 	}
@@ -252,7 +300,7 @@ func TestRefreshKeepsTheCursorByKey(t *testing.T) {
 	if row := cursorRow(t, m); !strings.Contains(row, "receiver_outage") {
 		t.Fatalf("after a refresh the findings cursor moved to %q", row)
 	}
-	press(t, m, "tab")
+	press(t, m, "shift+tab", "shift+tab", "shift+tab", "shift+tab", "shift+tab") // round to the shards
 	if row := cursorRow(t, m); !strings.Contains(row, " 42 ") {
 		t.Fatalf("after a refresh that added a row above, the shards cursor moved to %q", row)
 	}
@@ -334,7 +382,7 @@ func TestPauseAndRefresh(t *testing.T) {
 	if len(src.polls) != 1 {
 		t.Fatalf("%d polls while paused, want the first alone", len(src.polls))
 	}
-	if f := frame(t, m); !strings.Contains(f, "PAUSED") || !strings.Contains(f, "data 30s old") || !strings.Contains(f, "20 statements/min") {
+	if f := frame(t, m); !strings.Contains(f, "PAUSED") || !strings.Contains(f, "data 30s old") || !strings.Contains(f, "10 statements/min") {
 		t.Fatalf("footer:\n%s", f)
 	}
 	press(t, m, "r")
@@ -349,10 +397,14 @@ func TestPauseAndRefresh(t *testing.T) {
 	}
 }
 
-// TestActionShowsThePrintedCommandsPlan: S on a finding opens the plan of the skip it
-// printed (its --dry-run) and never anything else; a finding that printed no reschedule
-// says so; the source has no way to write.
-func TestActionShowsThePrintedCommandsPlan(t *testing.T) {
+// TestActionRunsThePrintedCommandAsOnATerminal: S on a finding runs the skip it printed,
+// which prints its plan and asks; a key typed is no answer until enter (a destructive
+// action is never one keystroke); y and enter apply it, and the view shows its summary and
+// undo line (its colour and \r dropped) and the findings are read again; esc answers no; v
+// shows the SQL (--print-sql); a finding that printed no reschedule says so.
+//
+// Broken on purpose: answerKey answering each key as typed (no enter) fails it at "y alone".
+func TestActionRunsThePrintedCommandAsOnATerminal(t *testing.T) {
 	t.Parallel()
 	src := &memSource{snaps: []Snapshot{incident()}}
 	m := start(t, src, 80, 24)
@@ -362,20 +414,48 @@ func TestActionShowsThePrintedCommandsPlan(t *testing.T) {
 	}
 	press(t, m, "enter", "S")
 	if len(src.plans) != 1 || src.plans[0] != "outboxctl skip 3 --reason 'poison: X'" {
-		t.Fatalf("plans asked: %q", src.plans)
+		t.Fatalf("commands run: %q", src.plans)
 	}
+	settle(t, m, "Proceed?")
+	press(t, m, "y")
 	f := frame(t, m)
-	for _, want := range []string{"outboxctl skip 3 --reason 'poison: X'", "--dry-run, nothing changed", "dry run: nothing was changed"} {
+	for _, want := range []string{"$ outboxctl skip 3 --reason 'poison: X'", "- skip message 3", "Proceed? [y/N]", "answer: y█"} {
 		if !strings.Contains(f, want) {
 			t.Fatalf("plan view lacks %q:\n%s", want, f)
 		}
 	}
-	press(t, m, "esc", "esc", "down", "R")
-	if len(src.plans) != 2 || src.plans[1] != outage.Next {
-		t.Fatalf("R on the outage finding asked %q", src.plans)
+	if strings.Contains(f, "skipped") || len(m.top().exec.Answers()) != 0 {
+		t.Fatalf("y alone answered the command (%q):\n%s", m.top().exec.Answers(), f)
 	}
-	if f := frame(t, m); !strings.Contains(f, "doctor counted what it selects: next_selects_shards=2") {
-		t.Fatalf("the plan does not say doctor's count:\n%s", f)
+	polls := len(src.tiers)
+	press(t, m, "enter")
+	if a := m.top().exec.Answers(); len(a) != 1 || a[0] != "y" {
+		t.Fatalf("enter sent %q, want y", a)
+	}
+	settle(t, m, "exit 0")
+	f = frame(t, m)
+	for _, want := range []string{"skipped 1 message", "undo: outboxctl restore op.jsonl", "(exit 0; esc goes back: the findings are read again)"} {
+		if !strings.Contains(f, want) {
+			t.Fatalf("after y: view lacks %q:\n%s", want, f)
+		}
+	}
+	if len(src.tiers) != polls+1 || src.tiers[polls] != TierFindings {
+		t.Fatalf("the findings were not read again after the action: %v", src.tiers[polls:])
+	}
+	press(t, m, "esc", "esc", "esc", "down", "R")
+	if len(src.plans) != 2 || src.plans[1] != outage.Next {
+		t.Fatalf("R on the outage finding ran %q", src.plans)
+	}
+	settle(t, m, "Proceed?")
+	press(t, m, "v")
+	settle(t, m, "exit 0")
+	if f := frame(t, m); len(src.plans) != 3 || src.plans[2] != outage.Next+" --print-sql" || !strings.Contains(f, "read by") {
+		t.Fatalf("v ran %q:\n%s", src.plans, f)
+	}
+	press(t, m, "esc")
+	settle(t, m, "exit 2")
+	if f := frame(t, m); !strings.Contains(f, "doctor counted what it selects: next_selects_shards=2") || !strings.Contains(f, "declined: nothing was changed") || !strings.Contains(f, "exit 2") {
+		t.Fatalf("the plan after v (answered no) lacks doctor's count or its refusal:\n%s", f)
 	}
 }
 
@@ -391,7 +471,11 @@ func TestEveryScreenFits(t *testing.T) {
 	for _, size := range [][2]int{{80, 24}, {40, 10}, {200, 50}} {
 		m := start(t, src, size[0], size[1])
 		frame(t, m)
-		for _, k := range []string{"enter", "enter", "enter", "esc", "esc", "S", "esc", "tab", "enter", "enter", "?"} {
+		for _, k := range []string{"enter", "enter", "enter", "esc", "esc", "S", "~asks", "esc", "~done", "esc", "tab", "enter", "enter", "?", "esc", "3", "4", "5", "6"} {
+			if want, ok := strings.CutPrefix(k, "~"); ok {
+				settle(t, m, want)
+				continue
+			}
 			press(t, m, k)
 			frame(t, m)
 		}

@@ -27,10 +27,16 @@ type Source interface {
 	Shard(ctx context.Context, k ShardRef) (render.Doc, error)
 	// Message is inspect message's card for message id of shard k (its payload included).
 	Message(ctx context.Context, k ShardRef, id int64) (render.Doc, error)
-	// Plan is what command (a finding's printed next step) prints when run with --dry-run
-	// through the CLI's own code path, and whether the context would let it write
-	// (permits: nil, or the one line a read-only context answers).
-	Plan(ctx context.Context, command string) (plan string, permits error)
+	// Run runs command (an outboxctl command line as printed, extra appended) through the
+	// CLI's own code path, as on a terminal width columns wide: its stdin is what the
+	// operator types (Exec.Answer), its output the view's text.
+	Run(ctx context.Context, command string, width int, extra ...string) *Exec
+	// Command is the command line of args on this invocation's database and context (the
+	// prefix every printed next command has).
+	Command(args ...string) string
+	// Permits is the context's answer to command writing: nil, or the one line a read-only
+	// context (readonly, allow) answers; the command checks it again itself.
+	Permits(command string) error
 	// Statements is how many statements the source has sent so far.
 	Statements() int64
 }

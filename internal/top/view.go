@@ -33,6 +33,10 @@ func (m *Model) View() string {
 			v.off = cursor - h + 1
 		}
 	}
+	if v.kind == kindExec && v.follow {
+		// A command's view follows its output: the question it asks is its last line.
+		v.off = len(body)
+	}
 	v.off = max(0, min(v.off, len(body)-h))
 	lines := []string{m.titleLine(v)}
 	for i := v.off; i < v.off+h; i++ {
@@ -50,13 +54,21 @@ func (m *Model) View() string {
 }
 
 func (m *Model) titleLine(v *view) string {
-	panes := []string{"findings", "shards"}
-	panes[m.pane] = "[" + panes[m.pane] + "]"
+	names := make([]string, len(panes))
+	for i, p := range panes {
+		names[i] = p.name
+	}
+	names[m.pane] = "[" + names[m.pane] + "]"
 	title := "outboxctl top"
 	if m.opt.Context != "" {
 		title += " · " + m.opt.Context
 	}
-	title += " · " + strings.Join(panes, " ")
+	if all := strings.Join(names, " "); len(all) <= m.width/2 {
+		title += " · " + all
+	} else {
+		// A narrow screen names the pane shown and its number (1-6 and tab go to the others).
+		title += fmt.Sprintf(" · [%s] %d/%d", panes[m.pane].name, m.pane+1, len(panes))
+	}
 	if len(m.stacks[m.pane]) > 1 {
 		title += " › " + v.title
 	}
@@ -125,7 +137,9 @@ func (m *Model) rate() string {
 	if span < time.Second {
 		return fmt.Sprintf("%d statements", last.n)
 	}
-	return fmt.Sprintf("%.0f statements/min", float64(last.n-first.n)/span.Minutes())
+	// Under a minute open, the statements sent so far (a first poll's would read as a rate
+	// many times the steady one).
+	return fmt.Sprintf("%.0f statements/min", float64(last.n-first.n)/max(span, time.Minute).Minutes())
 }
 
 // cursorLine is the body line of v's cursor, when v has a list with rows.
@@ -175,15 +189,49 @@ func (m *Model) head(v *view) []string {
 		return m.loadedHead(v, func(s render.Section) bool { return s.Name != "messages" })
 	case kindMessage:
 		return m.messageText(v)
-	case kindPlan:
-		if v.loading {
-			return []string{"running " + v.title + " --dry-run…"}
-		}
-		return render.ScreenText(strings.Join(v.text, "\n"), w)
+	case kindExec, kindPane:
+		return m.execText(v)
 	case kindHelp:
 		return v.text
 	}
 	return nil
+}
+
+// execText is a command's view: the command, the context's refusal, what it printed so far,
+// the answer being typed, and its end.
+func (m *Model) execText(v *view) []string {
+	var lines []string
+	if v.kind == kindPane {
+		lines = append(lines, "$ "+v.command)
+	} else {
+		lines = append(lines, "$ "+v.command, "")
+	}
+	if v.permits != nil {
+		lines = append(lines, "This context refuses it: "+v.permits.Error(), "")
+	}
+	if len(v.note) > 0 {
+		lines = append(append(lines, v.note...), "")
+	}
+	lines = append(lines, v.text...)
+	switch {
+	case v.exec == nil:
+		lines = append(lines, "(not read yet: r reads it)")
+	case !v.done && !v.reads && !v.answered:
+		lines = append(lines, "", "answer: "+v.input+"█   (type what it asks, enter sends; esc answers no; v: its SQL)")
+	case !v.done:
+		lines = append(lines, "(running…)")
+	case v.kind == kindPane:
+		lines = append(lines, "", fmt.Sprintf("(read %s ago, exit %d; r reads it again)", render.Duration(m.opt.Now().Sub(v.started).Truncate(time.Second)), v.code))
+	case v.reads:
+		lines = append(lines, "", fmt.Sprintf("(exit %d; esc goes back)", v.code))
+	default:
+		lines = append(lines, "", fmt.Sprintf("(exit %d; esc goes back: the findings are read again)", v.code))
+	}
+	var out []string
+	for _, l := range lines {
+		out = append(out, render.ScreenText(l, m.width)...)
+	}
+	return out
 }
 
 // loadedHead is a loaded document's sections that keep says, as lines.
@@ -260,7 +308,9 @@ func (m *Model) body(v *view) []string {
 
 // Run shows top on in and out until q (or ctx ends).
 func Run(ctx context.Context, src Source, opt Options, in io.Reader, out io.Writer) error {
-	p := tea.NewProgram(New(ctx, src, opt), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen())
+	m := New(ctx, src, opt)
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen())
+	m.send = p.Send
 	if opt.Width > 0 && opt.Height > 0 {
 		// The renderer erases what a shorter line leaves only when it knows the width.
 		go p.Send(tea.WindowSizeMsg{Width: opt.Width, Height: opt.Height})
