@@ -351,8 +351,9 @@ func (s *topSource) Run(ctx context.Context, command string, width int, extra ..
 	return top.NewExec(func(in io.Reader, out io.Writer) int {
 		words, err := textsafe.Words(command)
 		if err != nil || len(words) < 2 || words[0] != "outboxctl" {
-			fmt.Fprintf(out, "not an outboxctl command: %s\n", command)
-			return ExitUsage
+			err := usageErrorf("outboxctl doctor", "not an outboxctl command: %s", command)
+			fmt.Fprintln(out, err)
+			return exitCode(ctx, err)
 		}
 		args := append(words[1:], extra...)
 		if s.a.g.DSN != "" {

@@ -156,3 +156,39 @@ func TestTopActionRunsTheCLIsReschedule(t *testing.T) {
 		t.Fatalf("not exit 0:\n%s", screen)
 	}
 }
+
+// TestTopInTmuxAtEachWidth draws top on real terminals of 80, 120 and 200 columns: every
+// line fits, the cursor is on the capped shard's finding, the title names the panes (all of
+// them from 120 columns), and a drill-down into the shard and back keeps the screen whole.
+func TestTopInTmuxAtEachWidth(t *testing.T) {
+	t.Parallel()
+	schema := seedTopDemo(t)
+	for _, size := range [][2]int{{80, 24}, {120, 30}, {200, 40}} {
+		t.Run(fmt.Sprint(size[0]), func(t *testing.T) {
+			t.Parallel()
+			s := newTmux(t, size[0], size[1])
+			s.Command(fmt.Sprintf("outboxctl --dsn %s --schema %s top --interval 1s; echo rc=$?", testdb.DSN(), schema))
+			screen := s.Wait(regexp.MustCompile(`(?m)^> crit +outage_or_poison`))
+			title := "[findings] 1/6"
+			if size[0] >= 120 {
+				title = "[findings] shards switches backfills replicas mailboxes"
+			}
+			if !strings.Contains(screen, title) {
+				t.Fatalf("title lacks %q:\n%s", title, screen)
+			}
+			s.Keys("2")
+			s.Wait(regexp.MustCompile(`shard\(s\) in backoff`))
+			s.Keys("Enter")
+			screen = s.Wait(regexp.MustCompile(`Messages \(the head, then the newest\)`))
+			for _, l := range strings.Split(screen, "\n") {
+				if utf8.RuneCountInString(strings.TrimRight(l, " ")) > size[0] {
+					t.Fatalf("a line wider than %d columns: %q", size[0], l)
+				}
+			}
+			s.Keys("q")
+			if screen := s.WaitDone(); exitStatus(screen) != "0" {
+				t.Fatalf("not exit 0:\n%s", screen)
+			}
+		})
+	}
+}
