@@ -1,103 +1,13 @@
 package cmd
 
-import (
-	"context"
-
-	"github.com/outboxctl/outboxctl/internal/db"
-	"github.com/outboxctl/outboxctl/internal/ledger"
-	"github.com/outboxctl/outboxctl/internal/query"
-)
-
-// recordMadeDue writes to the ledger (internal/ledger) the shards a reschedule or a kill
-// switch's removal just handed to Sentry's workers, each with its head row and the head
-// group's newest row, read after the write on the database's clock: the evidence doctor
-// needs to tell an outage (the heads deliver now) from poison (the same head fails again
-// while its category delivers elsewhere). A failure to record is a warning, never the
-// command's: the repair is done, only the later diagnosis has less to go on.
-func (d factory) recordMadeDue(ctx context.Context, conn *db.Conn, t query.Target, via, op string, refs []query.ShardRef) {
-	if len(refs) == 0 {
-		return
-	}
-	err := d.appendLedger(ctx, conn, t, op, via, func(s *session) ([]ledger.Record, error) {
-		cells, scopes, ids := make([]string, len(refs)), make([]int64, len(refs)), make([]int64, len(refs))
-		for i, r := range refs {
-			cells[i], scopes[i], ids[i] = t.Cell, int64(r.Scope), r.ID
-		}
-		res, err := s.run(query.MadeDueHeads(s.target, cells, scopes, ids))
-		if err != nil {
-			return nil, err
-		}
-		heads, err := query.Rows[query.MadeDueRow](res)
-		recs := make([]ledger.Record, len(heads))
-		for i, h := range heads {
-			recs[i] = ledger.Record{Scope: int(h.ShardScope), Shard: h.ShardIdentifier, HeadID: h.HeadID, HeadCategory: int(h.HeadCategory), GroupNewestID: h.GroupNewestID}
-		}
-		return recs, err
-	})
-	if err != nil {
-		d.printer.Warnf("could not record the shards made due in outboxctl's ledger (doctor will ask for a fresh attempt again before it can call a head poison): %v", err)
-	}
-}
-
-// recordSkipped writes to the ledger the coalesce groups a skip removed: their newest rows
-// are gone without a delivery, which doctor must not count as one.
-func (d factory) recordSkipped(ctx context.Context, conn *db.Conn, t query.Target, op string, groups []ledger.Record) {
-	if len(groups) == 0 {
-		return
-	}
-	err := d.appendLedger(ctx, conn, t, op, ledger.ViaSkip, func(*session) ([]ledger.Record, error) { return groups, nil })
-	if err != nil {
-		d.printer.Warnf("could not record the skipped groups in outboxctl's ledger: %v", err)
-	}
-}
-
-// appendLedger appends the records read builds, in one read-only snapshot that also names
-// the database and reads its clock (a record's time is the database's, as Sentry's
-// schedules are), each stamped with where, when, op and via.
-func (d factory) appendLedger(ctx context.Context, conn *db.Conn, t query.Target, op, via string, read func(*session) ([]ledger.Record, error)) error {
-	var recs []ledger.Record
-	err := d.session(ctx, conn, func(s *session) error {
-		id, err := readIdentity(s)
-		if err != nil {
-			return err
-		}
-		if recs, err = read(s); err != nil {
-			return err
-		}
-		w := ledger.Where{Database: id.Identity, Schema: d.schema, Table: s.target.TableName(), Cell: t.Cell}
-		for i := range recs {
-			recs[i].Where, recs[i].At, recs[i].Operation, recs[i].Via = w, id.Now, op, via
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	path, err := ledger.Path("")
-	if err != nil {
-		return err
-	}
-	return ledger.Append(path, recs, d.now())
-}
+import "github.com/outboxctl/outboxctl/internal/ledger"
 
 // ledgerPath is the ledger doctor reads ("" when there is no state directory: no evidence).
+// The repairs write it through internal/repair (Env.Ledger); cmd only hands doctor its path.
 func ledgerPath() string {
 	p, err := ledger.Path("")
 	if err != nil {
 		return ""
 	}
 	return p
-}
-
-// readIdentity reads which database the session is on, and its clock.
-func readIdentity(s *session) (query.IdentityRow, error) {
-	res, err := s.run(query.DatabaseIdentity())
-	if err != nil {
-		return query.IdentityRow{}, err
-	}
-	rows, err := query.Rows[query.IdentityRow](res)
-	if err != nil || len(rows) != 1 {
-		return query.IdentityRow{}, err
-	}
-	return rows[0], nil
 }

@@ -897,3 +897,8 @@ func Plain(v any) string { return plain(v) }
 // one huge value (a 2 MB payload) would repeat as padding on every row. -o json and the
 // other machine formats keep every value whole.
 const WideMaxCell = 1024
+
+// PinASCII sets the process's default colour profile to plain ASCII: golden frames of a
+// program drawn through this package (top's teatest frames) then never depend on the
+// terminal the tests run in. Tests only; a command decides its colours per Printer.
+func PinASCII() { lipgloss.SetColorProfile(termenv.Ascii) }

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest"
-	"github.com/muesli/termenv"
+
+	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // TestGoldenFrames runs top as a bubbletea program (teatest) on the incident from memory at
@@ -20,7 +20,7 @@ import (
 // rewrites them: review the diff). The colour profile is pinned to ASCII, so a terminal's
 // colours never change a frame; the clock is pinned, so the ages do not either.
 func TestGoldenFrames(t *testing.T) {
-	lipgloss.SetColorProfile(termenv.Ascii)
+	render.PinASCII()
 	for _, size := range [][2]int{{80, 24}, {120, 30}, {200, 40}} {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			src := &memSource{snaps: []Snapshot{incident()}}
