@@ -109,7 +109,7 @@ func TestEveryMeaningHasItsDocumentedCode(t *testing.T) {
 	t.Parallel()
 	want := map[meaning]int{
 		meansOK: 0, meansRuntime: 1, meansUsage: 2, meansDeclined: 2, meansThreshold: 3, meansWarning: 4,
-		meansCritical: 5, meansPartial: 6, meansPending: 8, meansInterrupted: 130, meansDrift: 9, meansReadOnly: 10,
+		meansCritical: 5, meansPartial: 6, meansPending: 8, meansInterrupted: 130, meansDrift: 9, meansReadOnly: 10, meansNoRoom: 7,
 	}
 	for m := meansOK; m <= meansReadOnly; m++ {
 		if got, ok := exitCodes[m]; !ok || got != want[m] {
