@@ -58,7 +58,11 @@ func TestDrainInterrupted(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(800 * time.Millisecond)
+	// Interrupt once the drain has delivered (a row is gone), not after a fixed time: under
+	// load the drain may not have claimed yet after 800 ms.
+	for deadline := time.Now().Add(60 * time.Second); countRows(t, schema) == 40 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	_ = c.Process.Signal(os.Interrupt)
 	err := c.Wait()
 	var ee *exec.ExitError
