@@ -156,8 +156,11 @@ func start(t *testing.T, src *memSource, w, h int) *Model {
 	t.Helper()
 	m := New(context.Background(), src, Options{Interval: time.Millisecond, Now: func() time.Time { return now }})
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
-	src.out = make(chan tea.Msg, 64)
-	m.send = func(msg tea.Msg) { src.out <- msg }
+	// Each model gets its own channel, captured here: a command an earlier model started may
+	// still be sending when a test starts the next model on the same source.
+	out := make(chan tea.Msg, 64)
+	src.out = out
+	m.send = func(msg tea.Msg) { out <- msg }
 	drive(t, m, m.Init())
 	return m
 }
