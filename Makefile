@@ -110,7 +110,7 @@ bench: build ## Run the benchmarks (see docs/performance.md; builds an OUTBOXCTL
 	# outboxctl_badday (built once, ~15 min on 2 cores; drop it when done).
 	OUTBOXCTL_BENCH_SHAPE=badday OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench ReadCommands -benchtime 3x -count 1 -timeout 90m
 	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench InspectAllStreams -benchtime 2x -count 1 -timeout 30m
-	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench TopFirstFrame -benchtime 10x -count 1 -timeout 30m
+	OUTBOXCTL_BIN=$(CURDIR)/$(BIN) go test ./cmd -run '^$$' -bench 'TopFirstFrame|TopOnce' -benchtime 10x -count 1 -timeout 30m
 	go test ./internal/top -run '^$$' -bench KeyDuringRefresh -benchtime 2000x -count 1
 	go test ./internal/drain -run '^$$' -bench DrainModes -benchtime 1x -count 1 -timeout 30m
 	go test ./cmd -run '^$$' -bench DrainEndToEnd -benchtime 1x -count 1 -timeout 30m

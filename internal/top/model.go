@@ -126,7 +126,10 @@ type Model struct {
 	// then: a listing whose shards differ asks for the findings again.
 	findingsAt time.Time
 	findingsOf string
-	paused     bool
+	// started is when top started: until the first findings arrive, the findings pane says
+	// how long it has been reading them.
+	started time.Time
+	paused  bool
 
 	filter  Filter
 	editing bool
@@ -173,7 +176,8 @@ func New(ctx context.Context, src Source, opt Options) *Model {
 	for _, p := range panes[2:] {
 		m.stacks = append(m.stacks, []*view{{kind: kindPane, title: p.name, command: src.Command(p.args...), reads: true, follow: true}})
 	}
-	m.samples = []sample{{opt.Now(), src.Statements()}}
+	m.started = opt.Now()
+	m.samples = []sample{{m.started, src.Statements()}}
 	m.send = func(tea.Msg) {}
 	return m
 }
@@ -189,10 +193,18 @@ type (
 	}
 )
 
-// Init starts the first poll and the ticker.
+// Init starts the first poll and the ticker. The first poll is the listing alone (a few
+// statements, where doctor's checks take seconds on a big table): the first frame draws it
+// as soon as it comes, and the findings' poll, queued behind it on the poller's one
+// connection, fills the findings pane in when it ends.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.poll(TierFindings), m.tick())
+	cmd := m.poll(TierShards)
+	m.queued, m.queuedTier = true, TierFindings
+	return tea.Batch(cmd, m.tick())
 }
+
+// findingsPending says the findings were never read yet (the first ones are on their way).
+func (m *Model) findingsPending() bool { return m.findingsAt.IsZero() }
 
 func (m *Model) tick() tea.Cmd {
 	return tea.Tick(m.opt.Interval, func(t time.Time) tea.Msg { return tickMsg(t) })

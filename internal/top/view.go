@@ -108,7 +108,9 @@ func (m *Model) footer() string {
 		parts = append(parts, "reading…")
 	case m.have:
 		parts = append(parts, "data "+render.Duration(now.Sub(m.snap.At).Truncate(time.Second))+" old")
-		if !m.snap.FindingsAt.IsZero() && !m.snap.FindingsAt.Equal(m.snap.At) {
+		if m.findingsPending() {
+			parts = append(parts, "findings reading…")
+		} else if !m.snap.FindingsAt.IsZero() && !m.snap.FindingsAt.Equal(m.snap.At) {
 			parts = append(parts, "findings "+render.Duration(now.Sub(m.snap.FindingsAt).Truncate(time.Second))+" old")
 		}
 	}
@@ -156,8 +158,8 @@ func (m *Model) head(v *view) []string {
 	w := m.width
 	switch v.kind {
 	case kindFindings:
-		if !m.have {
-			return []string{"reading the findings…"}
+		if m.findingsPending() {
+			return m.pendingLines()
 		}
 		fs := shown(m.snap.Findings)
 		n := map[string]bool{}
@@ -195,6 +197,28 @@ func (m *Model) head(v *view) []string {
 		return v.text
 	}
 	return nil
+}
+
+// pendingLines are the findings pane before its first findings: that they are being read,
+// for how long, and the listing meanwhile (how old it is), drawn as the shards pane draws
+// it but not selectable (pane 2 moves among them).
+func (m *Model) pendingLines() []string {
+	now := m.opt.Now()
+	lines := []string{"reading doctor's findings… (for " + render.Duration(now.Sub(m.started).Truncate(time.Second)) + ")"}
+	t := m.snap.Shards
+	if !m.have || t == nil {
+		return append(lines, "reading the shards…")
+	}
+	lines = append(lines, fmt.Sprintf("meanwhile %d shard(s) in backoff, read %s ago (2: the shards pane)", len(t.Rows), render.Duration(now.Sub(m.snap.At).Truncate(time.Second))))
+	if len(t.Rows) == 0 {
+		return lines
+	}
+	header, rows := render.ScreenTable(t, m.width-2, now)
+	lines = append(lines, "  "+header)
+	for _, r := range rows {
+		lines = append(lines, "  "+r)
+	}
+	return lines
 }
 
 // execText is a command's view: the command, the context's refusal, what it printed so far,
