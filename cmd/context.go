@@ -288,6 +288,12 @@ func (a *app) applyContexts(c *cobra.Command) error {
 			return a.splitContexts(path, cs)
 		}
 	}
+	if path == "outboxctl top" {
+		if cs, err := f.Select(spec, all, a.env); err == nil && len(cs) > 1 {
+			a.fan = cs // runTop reads each context with a poller of its own
+			return nil
+		}
+	}
 	if fans {
 		cs, err := f.Select(spec, all, a.env)
 		if err != nil {

@@ -59,7 +59,7 @@ func newTopCmd(a *app) *cobra.Command {
 		Use:   "top",
 		Short: "The on-call cockpit: doctor's findings by cause and the stuck shards, live",
 		Long: strings.TrimSpace(`
-One live screen of one context: doctor's findings grouped by cause (the scheduler, stuck
+One live screen of one context or several: doctor's findings grouped by cause (the scheduler, stuck
 and killswitch checks, read every --findings-interval and when the stuck shards change; r
 runs every check) and the shards in backoff (shards --stuck, read every --interval). enter drills down: finding → its shards → a shard (inspect shard) → a
 message's payload, pretty-printed with its secrets redacted. esc goes back, tab switches
@@ -79,11 +79,21 @@ the command prints its plan and asks for its confirmation (y, or the count typed
 undo command; the findings are read again after it. Tab and 1-6 show the panes of the kill
 switches, backfills, replicas (verify) and webhook mailboxes, each its command's output.
 
---once prints the first frame (--width × --height) on stdout and exits, for a script or a
-screenshot. Without --once top needs a terminal.`),
+Several contexts (--context a,b, --all-contexts) are read each by a poller of its own on
+its own connection, at the same cadences; the findings and shards panes merge them with a
+context column, and an action runs on its row's context (its printed --context). A context
+that cannot be read is a line of the findings pane with its error, and the others go on.
+Panes 3-6 show the first context's.
+
+The first frame shows the stuck shards as soon as they are read; the findings pane says it
+is reading doctor's findings until they come. --once prints the first frame with the
+findings (--width × --height) on stdout and exits, for a script or a screenshot. Without
+--once top needs a terminal.`),
 		Example: examples(`
   outboxctl top
   outboxctl --context us top --interval 5s --findings-interval 1m
+  outboxctl --context us,de top
+  outboxctl --all-contexts top --once --width 120 --height 40
   outboxctl top --once --width 120 --height 40`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -108,25 +118,56 @@ func (a *app) runTop(ctx context.Context, o topOptions) error {
 	if a.g.PrintSQL {
 		return usageErrorf("outboxctl doctor --print-sql", "top reads live and prints no SQL: doctor --print-sql and shards --stuck --print-sql print what it reads")
 	}
-	if err := a.requireDatabase("outboxctl top"); err != nil {
-		return err
+	if len(a.fan) == 0 {
+		if err := a.requireDatabase("outboxctl top"); err != nil {
+			return err
+		}
 	}
 	if !o.Once && (!a.io.InTTY || !a.io.OutTTY) {
 		return usageErrorf("outboxctl top --once", "top needs a terminal: for a script, use --once, doctor -o json or shards --stuck -o json")
 	}
-	src := &topSource{a: a, d: a.factory(), limit: o.Limit}
-	defer src.close(ctx)
+	cs := a.topContexts(o.Limit)
+	defer func() {
+		for _, c := range cs {
+			c.Source.(*topSource).close(ctx)
+		}
+	}()
 	opt := top.Options{Interval: o.Interval, FindingsEvery: o.FindingsEvery, Context: a.contextName}
 	if o.Once {
-		for _, l := range strings.Split(top.Frame(ctx, src, opt, o.Width, o.Height), "\n") {
-			if err := src.d.printer.Linef("%s", l); err != nil {
+		printer := a.factory().printer
+		for _, l := range strings.Split(top.Frame(ctx, cs, opt, o.Width, o.Height), "\n") {
+			if err := printer.Linef("%s", l); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	opt.Width, opt.Height = a.io.ScreenSize()
-	return top.Run(ctx, src, opt, a.io.In, a.io.Out)
+	return top.Run(ctx, cs, opt, a.io.In, a.io.Out)
+}
+
+// topContexts are top's contexts: the invocation's, or each context selected
+// (--context a,b, --all-contexts) with its settings under the flags, each its own poller on
+// its own connection. A context whose settings name no database, or do not resolve, is a
+// source whose every read fails with why: it shows in the findings pane and stops no other.
+func (a *app) topContexts(limit int) []top.Context {
+	if len(a.fan) == 0 {
+		return []top.Context{{Name: a.contextName, Source: &topSource{a: a, d: a.factory(), limit: limit}}}
+	}
+	cs := make([]top.Context, 0, len(a.fan))
+	for _, one := range a.fan {
+		sub := a.fork(a.io)
+		sub.fan = nil
+		src := &topSource{a: sub, limit: limit}
+		if err := sub.useContext(a.cmd, one); err != nil {
+			src.broken = err
+		} else if err := sub.requireDatabase("outboxctl --context " + one.Name + " top"); err != nil {
+			src.broken = fmt.Errorf("it names no database (set dsn, dsn-env or service in the context)")
+		}
+		src.d = sub.factory()
+		cs = append(cs, top.Context{Name: one.Name, Source: src})
+	}
+	return cs
 }
 
 // topSource is top's one poller on the context: one connection, held between polls and
@@ -137,9 +178,12 @@ type topSource struct {
 	a     *app
 	d     factory
 	limit int
-	mu    sync.Mutex // held by a read: one at a time on the connection
-	conn  atomic.Pointer[db.Conn]
-	sent  atomic.Int64 // the statements of connections closed
+	// broken is why this context cannot be read at all (its settings): every read fails
+	// with it.
+	broken error
+	mu     sync.Mutex // held by a read: one at a time on the connection
+	conn   atomic.Pointer[db.Conn]
+	sent   atomic.Int64 // the statements of connections closed
 	// catalog is what the connection's first snapshot read of the catalog (the tables,
 	// their columns, the deployment applied): later snapshots reuse it, so that a poll
 	// costs its reads alone. It goes with the connection, and r reads it again.
@@ -174,6 +218,9 @@ func (s *topSource) Statements() int64 {
 // once (fresh: read again); a failure drops the connection and the catalog, so a broken
 // one is never reused.
 func (s *topSource) with(ctx context.Context, fresh bool, fn func(*outbox.Snapshot) error) error {
+	if s.broken != nil {
+		return s.broken
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, err := s.d.target()

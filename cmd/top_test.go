@@ -192,3 +192,66 @@ func TestTopInTmuxAtEachWidth(t *testing.T) {
 		})
 	}
 }
+
+// TestTopSeveralContexts: top --context a,b,gone (and --all-contexts) over two demo schemas
+// of the test database and a context that cannot be reached: the findings of a and b are
+// merged with their context, gone is a line with its error, and the frame is printed (exit
+// 0: the others were read).
+func TestTopSeveralContexts(t *testing.T) {
+	t.Parallel()
+	a, b := seedTopDemo(t), seedTopDemo(t)
+	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  a:\n    dsn: %[1]s\n    schema: %[2]s\n  b:\n    dsn: %[1]s\n    schema: %[3]s\n  gone:\n    dsn: postgres://postgres@127.0.0.1:1/test?connect_timeout=2\n", testdb.DSN(), a, b))
+	for _, sel := range [][]string{{"--context", "a,b,gone"}, {"--all-contexts"}} {
+		code, out, errOut := runConfig(config, append(sel, "top", "--once", "--width", "120", "--height", "30"))
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", sel, code, out, errOut)
+		}
+		for _, re := range []string{`(?m)^> a +crit +outage_or_poison +ORGANIZATION_SCOPE/4242`, `(?m)^  b +crit +outage_or_poison +ORGANIZATION_SCOPE/4242`,
+			`(?m)^  b +warn +killswitch_left_on`, `(?m)^context gone: cannot read it: .*127\.0\.0\.1:1`, `outboxctl top · a,b,gone`} {
+			if !regexp.MustCompile(re).MatchString(out) {
+				t.Fatalf("%v: the frame lacks %s:\n%s", sel, re, out)
+			}
+		}
+	}
+}
+
+// TestTopSeveralContextsActionRunsOnItsRow plays top over contexts a and b on a real
+// terminal: R on b's capped-shard finding runs the reschedule it printed (--context b), y
+// and enter apply it, and b's shard is made due while a's stays in backoff.
+func TestTopSeveralContextsActionRunsOnItsRow(t *testing.T) {
+	t.Parallel()
+	a, b := seedTopDemo(t), seedTopDemo(t)
+	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  a:\n    dsn: %[1]s\n    schema: %[2]s\n  b:\n    dsn: %[1]s\n    schema: %[3]s\n", testdb.DSN(), a, b))
+	capped := func(schema string) int64 {
+		var n int64
+		if err := testdb.Pool(t).QueryRow(context.Background(), "SELECT count(*) FROM "+schema+".sentry_regionoutbox WHERE shard_identifier = 4242 AND scheduled_for > now()").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if capped(a) == 0 || capped(b) == 0 {
+		t.Fatal("the demo's capped shard is not in backoff")
+	}
+	s := newTmux(t, 120, 40)
+	s.Command(fmt.Sprintf("OUTBOXCTL_CONFIG=%s outboxctl --context a,b top --interval 1s; echo rc=$?", config))
+	// Both contexts' findings (whichever came first has the cursor: it stays by key), then
+	// the first row (a's) and down to b's.
+	s.Wait(regexp.MustCompile(`(?m)^. a +crit +outage_or_poison.*\n. b +crit +outage_or_poison`))
+	s.Keys("g")
+	s.Wait(regexp.MustCompile(`(?m)^> a +crit +outage_or_poison`))
+	s.Keys("Down")
+	s.Wait(regexp.MustCompile(`(?m)^> b +crit +outage_or_poison`))
+	s.Keys("R")
+	s.Wait(regexp.MustCompile(`(?s)\$ outboxctl --context b reschedule .*Proceed\? \[y/N\]`))
+	s.Keys("y")
+	s.Wait(regexp.MustCompile(`answer: y█`))
+	s.Keys("Enter")
+	screen := s.Wait(regexp.MustCompile(`\(exit 0; esc goes back`))
+	if capped(b) != 0 || capped(a) == 0 {
+		t.Fatalf("b's shard in backoff: %d rows, a's: %d (want 0 and the demo's):\n%s", capped(b), capped(a), screen)
+	}
+	s.Keys("q")
+	if screen := s.WaitDone(); exitStatus(screen) != "0" {
+		t.Fatalf("not exit 0:\n%s", screen)
+	}
+}

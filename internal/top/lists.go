@@ -26,7 +26,7 @@ func causeOf(f doctor.Finding) string {
 // findingKey is what keeps the cursor on a finding across refreshes: its cause, check and
 // target (not its row, which moves as findings come and go).
 func findingKey(f doctor.Finding) string {
-	return causeOf(f) + "\x00" + f.Check + "\x00" + f.Target
+	return findingContext(f) + "\x00" + causeOf(f) + "\x00" + f.Check + "\x00" + f.Target
 }
 
 // shown are the findings the pane lists: every one that is not ok, grouped by cause (the
@@ -50,15 +50,23 @@ func shown(fs []doctor.Finding) []doctor.Finding {
 
 var severityTone = map[doctor.Severity]render.Tone{doctor.Crit: render.ToneBad, doctor.Warn: render.ToneWarn, doctor.OK: render.ToneGood} //nolint:gochecknoglobals // constant table
 
-// findingsTable is the findings pane's table, one row per finding of fs (in order).
-func findingsTable(fs []doctor.Finding) *render.Table {
+// findingsTable is the findings pane's table, one row per finding of fs (in order), with
+// each finding's context first when withContext.
+func findingsTable(fs []doctor.Finding, withContext bool) *render.Table {
 	t := &render.Table{Columns: []string{"severity", "cause", "target", "finding"}}
+	if withContext {
+		t.Columns = append([]string{"context"}, t.Columns...)
+	}
 	for _, f := range fs {
 		short := f.Short
 		if short == "" {
 			short = f.Summary
 		}
-		t.Rows = append(t.Rows, []any{render.Styled{Text: f.Severity.String(), Tone: severityTone[f.Severity]}, causeOf(f), f.Target, short})
+		row := []any{render.Styled{Text: f.Severity.String(), Tone: severityTone[f.Severity]}, causeOf(f), f.Target, short}
+		if withContext {
+			row = append([]any{findingContext(f)}, row...)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
@@ -81,6 +89,7 @@ func shardsOf(f doctor.Finding, t *render.Table) *render.Table {
 	scope, hasScope := evidence(f, "shard_scope")
 	id, hasID := evidence(f, "shard_identifier")
 	cell, hasCell := evidence(f, "cell")
+	name := findingContext(f)
 	if !hasScope && !hasID {
 		return out
 	}
@@ -89,7 +98,7 @@ func shardsOf(f doctor.Finding, t *render.Table) *render.Table {
 		if !ok {
 			continue
 		}
-		if hasScope && fmt.Sprint(scope) != fmt.Sprint(k.Scope) || hasID && fmt.Sprint(id) != fmt.Sprint(k.ID) ||
+		if k.Context != name || hasScope && fmt.Sprint(scope) != fmt.Sprint(k.Scope) || hasID && fmt.Sprint(id) != fmt.Sprint(k.ID) ||
 			hasCell && fmt.Sprint(cell) != "" && fmt.Sprint(cell) != k.Cell {
 			continue
 		}

@@ -66,6 +66,7 @@ type view struct {
 	// first), whether it reads (a pane: nothing typed), what is typed for its stdin, the
 	// context's refusal, and its exit status once done.
 	command  string
+	context  string // the context it runs on ("": the first)
 	raw      string
 	note     []string
 	exec     *Exec
@@ -114,18 +115,13 @@ type Model struct {
 	width  int
 	height int
 
-	snap    Snapshot // the last good data (Err: the last poll's failure, if it failed)
+	// pollers are the contexts' polls, one a context (the first's source reads the panes
+	// of read commands); snap, have, pollErr and fullAt are their data merged (merge).
+	pollers []*poller
+	snap    Snapshot
 	have    bool
 	pollErr error
-	polling bool
-	// queued is a poll asked for while one ran (a new filter, r), of queuedTier.
-	queued     bool
-	queuedTier Tier
-	fullAt     time.Time // when the last full (expensive) poll ran
-	// findingsAt is when the findings were last read, and findingsOf the listing's shards
-	// then: a listing whose shards differ asks for the findings again.
-	findingsAt time.Time
-	findingsOf string
+	fullAt  time.Time
 	// started is when top started: until the first findings arrive, the findings pane says
 	// how long it has been reading them.
 	started time.Time
@@ -160,8 +156,16 @@ const (
 	FindingsMin = time.Minute
 )
 
-// New is top's model over src.
+// New is top's model over src, one context (opt.Context names it in the title).
 func New(ctx context.Context, src Source, opt Options) *Model {
+	return NewContexts(ctx, []Context{{Name: opt.Context, Source: src}}, opt)
+}
+
+// NewContexts is top's model over several contexts, each read by its own poller on its own
+// source; with more than one, the findings and shards panes name each row's context and an
+// action runs on its row's. cs is not empty.
+func NewContexts(ctx context.Context, cs []Context, opt Options) *Model {
+	src := cs[0].Source
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
@@ -172,21 +176,23 @@ func New(ctx context.Context, src Source, opt Options) *Model {
 		opt.FindingsEvery = DefaultFindingsEvery
 	}
 	m := &Model{ctx: ctx, src: src, opt: opt, width: 80, height: 24}
+	for _, c := range cs {
+		m.pollers = append(m.pollers, &poller{name: c.Name, src: c.Source})
+	}
 	m.stacks = [][]*view{{{kind: kindFindings, title: "findings", follow: true}}, {{kind: kindShards, title: "shards in backoff", follow: true}}}
 	for _, p := range panes[2:] {
 		m.stacks = append(m.stacks, []*view{{kind: kindPane, title: p.name, command: src.Command(p.args...), reads: true, follow: true}})
 	}
 	m.started = opt.Now()
-	m.samples = []sample{{m.started, src.Statements()}}
+	m.samples = []sample{{m.started, m.statements()}}
 	m.send = func(tea.Msg) {}
 	return m
 }
 
 // The messages top's commands answer with.
 type (
-	tickMsg     time.Time
-	snapshotMsg Snapshot
-	loadedMsg   struct {
+	tickMsg   time.Time
+	loadedMsg struct {
 		v   *view
 		doc render.Doc
 		err error
@@ -199,52 +205,25 @@ type (
 // connection, fills the findings pane in when it ends.
 func (m *Model) Init() tea.Cmd {
 	cmd := m.poll(TierShards)
-	m.queued, m.queuedTier = true, TierFindings
+	for _, p := range m.pollers {
+		p.queued, p.queuedTier = true, TierFindings
+	}
 	return tea.Batch(cmd, m.tick())
 }
 
-// findingsPending says the findings were never read yet (the first ones are on their way).
-func (m *Model) findingsPending() bool { return m.findingsAt.IsZero() }
+// findingsPending says no context's findings were read yet (the first ones are on their
+// way).
+func (m *Model) findingsPending() bool {
+	for _, p := range m.pollers {
+		if !p.findingsAt.IsZero() {
+			return false
+		}
+	}
+	return true
+}
 
 func (m *Model) tick() tea.Cmd {
 	return tea.Tick(m.opt.Interval, func(t time.Time) tea.Msg { return tickMsg(t) })
-}
-
-// poll reads a snapshot of tier off the program's loop (a key is never blocked by a
-// refresh); one poll at a time: another asked for meanwhile is queued (the higher tier).
-func (m *Model) poll(tier Tier) tea.Cmd {
-	if m.polling {
-		m.queued, m.queuedTier = true, max(m.queuedTier, tier)
-		return nil
-	}
-	m.polling = true
-	f, src, ctx := m.filter, m.src, m.ctx
-	return func() tea.Msg { return snapshotMsg(src.Poll(ctx, f, tier)) }
-}
-
-// tickTier is what a tick reads: the listing, and the findings when they are
-// FindingsEvery old, or when the listing's shards changed since they were read and they are
-// FindingsMin old.
-func (m *Model) tickTier() Tier {
-	age := m.opt.Now().Sub(m.findingsAt)
-	if m.findingsAt.IsZero() || age >= m.opt.FindingsEvery || age >= FindingsMin && m.listingKeys() != m.findingsOf {
-		return TierFindings
-	}
-	return TierShards
-}
-
-// listingKeys are the shards of the last listing, in key order, as one string.
-func (m *Model) listingKeys() string {
-	t := m.snap.Shards
-	if t == nil {
-		return ""
-	}
-	keys := make([]string, 0, len(t.Rows))
-	for _, r := range t.Rows {
-		keys = append(keys, rowKey(t, r))
-	}
-	slices.Sort(keys)
-	return strings.Join(keys, " ")
 }
 
 // top is the view on top of the current pane's stack.
@@ -267,9 +246,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.paused {
 			return m, m.tick()
 		}
-		return m, tea.Batch(m.tick(), m.poll(m.tickTier()))
+		return m, tea.Batch(m.tick(), m.tickPolls())
 	case snapshotMsg:
-		return m, m.taken(Snapshot(msg))
+		return m, m.taken(msg.i, msg.s)
 	case loadedMsg:
 		msg.v.loading, msg.v.doc, msg.v.err = false, msg.doc, msg.err
 	case execOutMsg:
@@ -289,41 +268,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.key(msg)
 	}
 	return m, nil
-}
-
-// taken keeps a poll's answer: the data when it read any, the error either way; and starts
-// the poll queued meanwhile.
-func (m *Model) taken(s Snapshot) tea.Cmd {
-	m.polling = false
-	m.pollErr = s.Err
-	if s.Findings != nil || s.Shards != nil || s.Err == nil {
-		if s.Shards == nil && m.have {
-			s.Shards = m.snap.Shards
-		}
-		read := s.Findings != nil || s.Tier >= TierFindings && s.Err == nil
-		if !read {
-			s.Findings, s.FindingsAt = m.snap.Findings, m.snap.FindingsAt
-		} else {
-			s.FindingsAt = s.At
-		}
-		m.snap, m.have = s, true
-		if read {
-			m.findingsAt, m.findingsOf = s.At, m.listingKeys()
-		}
-		if read && s.Tier == TierFull {
-			m.fullAt = s.At
-		}
-	}
-	m.samples = append(m.samples, sample{m.opt.Now(), m.src.Statements()})
-	if len(m.samples) > 100 {
-		m.samples = m.samples[len(m.samples)-100:]
-	}
-	if m.queued {
-		tier := m.queuedTier
-		m.queued, m.queuedTier = false, TierShards
-		return m.poll(tier)
-	}
-	return nil
 }
 
 // editKey is a key typed into the filter after /.
@@ -380,7 +324,7 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 	case "p":
 		m.paused = !m.paused
 		if !m.paused {
-			return m.poll(m.tickTier())
+			return m.tickPolls()
 		}
 	case "r":
 		return tea.Batch(m.poll(TierFull), m.reload(v))
@@ -438,7 +382,7 @@ func (m *Model) reload(v *view) tea.Cmd {
 // load reads what a shard or message view shows, off the loop.
 func (m *Model) load(v *view) tea.Cmd {
 	v.loading = true
-	src, ctx := m.src, m.ctx
+	src, ctx := m.source(v.shard.Context), m.ctx
 	return func() tea.Msg {
 		var doc render.Doc
 		var err error
@@ -459,7 +403,7 @@ func (m *Model) list(v *view) (*render.Table, []int, []string) {
 	switch v.kind {
 	case kindFindings:
 		fs := shown(m.snap.Findings)
-		t = findingsTable(fs)
+		t = findingsTable(fs, m.multi())
 		for _, f := range fs {
 			keys = append(keys, findingKey(f))
 		}
@@ -613,6 +557,9 @@ func (m *Model) shardLabel(t *render.Table, r []any, k ShardRef) string {
 	if k.Cell != "" {
 		label = k.Cell + " " + label
 	}
+	if k.Context != "" {
+		label = k.Context + " " + label
+	}
 	return label
 }
 
@@ -622,13 +569,14 @@ func (m *Model) shardLabel(t *render.Table, r []any, k ShardRef) string {
 // command runs as on a terminal: it prints its plan and asks for its confirmation, which
 // the operator types; nothing is changed before that.
 func (m *Model) act(v *view, a action) tea.Cmd {
-	command, why := m.actionCommand(v, a)
+	command, name, why := m.actionCommand(v, a)
 	if command == "" {
 		m.status = why
 		return nil
 	}
 	m.status = ""
-	nv := &view{kind: kindExec, title: command, command: command, permits: m.src.Permits(command)}
+	src := m.source(name)
+	nv := &view{kind: kindExec, title: command, command: command, context: name, permits: src.Permits(command)}
 	if f, ok := m.finding(v.finding); ok && v.kind == kindFinding || v.kind == kindFindings {
 		if v.kind == kindFindings {
 			f, _ = m.finding(v.key)
@@ -647,38 +595,39 @@ func (m *Model) act(v *view, a action) tea.Cmd {
 	return m.run(nv)
 }
 
-// actionCommand is the command a's key runs from v, or "" and why there is none.
-func (m *Model) actionCommand(v *view, a action) (string, string) {
+// actionCommand is the command a's key runs from v and the context it runs on (its
+// finding's, or its shard's: its printed command names it), or "" and why there is none.
+func (m *Model) actionCommand(v *view, a action) (string, string, string) {
 	switch v.kind {
 	case kindFindings, kindFinding:
 		key := v.finding
 		if v.kind == kindFindings {
 			_, _, keys := m.list(v)
 			if len(keys) == 0 {
-				return "", "no finding to act on"
+				return "", "", "no finding to act on"
 			}
 			key = keys[m.place(v, keys)]
 		}
 		f, ok := m.finding(key)
 		if !ok {
-			return "", "this finding is gone from the last refresh"
+			return "", "", "this finding is gone from the last refresh"
 		}
 		if c := commandFor(f, a.verb); c != "" {
-			return c, ""
+			return c, findingContext(f), ""
 		}
-		return "", fmt.Sprintf("this finding printed no %s command (next: %s)", a.verb, f.Next)
+		return "", "", fmt.Sprintf("this finding printed no %s command (next: %s)", a.verb, f.Next)
 	case kindShards, kindShard:
 		if a.shardArgs == nil {
-			return "", fmt.Sprintf("%s works on a finding (its printed command): open the findings pane", a.key)
+			return "", "", fmt.Sprintf("%s works on a finding (its printed command): open the findings pane", a.key)
 		}
 		k, label, ok := m.cursorShard(v)
 		if !ok {
-			return "", "no shard to act on"
+			return "", "", "no shard to act on"
 		}
-		return m.src.Command(append(slices.Clone(a.shardArgs), label, fmt.Sprint(k.ID))...), ""
+		return m.source(k.Context).Command(append(slices.Clone(a.shardArgs), label, fmt.Sprint(k.ID))...), k.Context, ""
 	case kindMessage, kindExec, kindPane, kindHelp:
 	}
-	return "", a.key + " works on a finding or a shard"
+	return "", "", a.key + " works on a finding or a shard"
 }
 
 // cursorShard is the shard of v: a shard view's, or the cursor's row of the shards pane,
@@ -712,7 +661,7 @@ func (m *Model) cursorShard(v *view) (ShardRef, string, bool) {
 func (m *Model) run(v *view) tea.Cmd {
 	v.raw, v.text, v.done, v.answered, v.input, v.err = "", nil, false, false, "", nil
 	v.started = m.opt.Now()
-	v.exec = m.src.Run(m.ctx, v.command, m.width)
+	v.exec = m.source(v.context).Run(m.ctx, v.command, m.width)
 	follow(v, v.exec, m.send)
 	return nil
 }
@@ -738,10 +687,10 @@ func (m *Model) sql(v *view) tea.Cmd {
 		v.exec.Answer("")
 		m.status = "the plan was answered no to show its SQL: run the action again to apply it"
 	}
-	nv := &view{kind: kindExec, title: v.command + " --print-sql", command: v.command, reads: true}
+	nv := &view{kind: kindExec, title: v.command + " --print-sql", command: v.command, context: v.context, reads: true}
 	m.push(nv)
 	nv.started = m.opt.Now()
-	nv.exec = m.src.Run(m.ctx, v.command, m.width, "--print-sql")
+	nv.exec = m.source(v.context).Run(m.ctx, v.command, m.width, "--print-sql")
 	follow(nv, nv.exec, m.send)
 	return nil
 }

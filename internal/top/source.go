@@ -74,13 +74,20 @@ type Snapshot struct {
 // ShardRef names a shard of the listing: its cell (control silo; "" in a cell silo), its
 // scope (the integer) and its identifier.
 type ShardRef struct {
-	Cell  string
-	Scope int64
-	ID    int64
+	// Context is the context of the row (several contexts only: "" with one).
+	Context string
+	Cell    string
+	Scope   int64
+	ID      int64
 }
 
 // String is the shard as its key: cell/scope/id.
-func (k ShardRef) String() string { return fmt.Sprintf("%s/%d/%d", k.Cell, k.Scope, k.ID) }
+func (k ShardRef) String() string {
+	if k.Context != "" {
+		return fmt.Sprintf("%s:%s/%d/%d", k.Context, k.Cell, k.Scope, k.ID)
+	}
+	return fmt.Sprintf("%s/%d/%d", k.Cell, k.Scope, k.ID)
+}
 
 // shardRefOf reads a shard's key from a row of a table with the listing's columns
 // (region_name or cell_name, shard_scope, shard_identifier); false when it has none.
@@ -89,6 +96,10 @@ func shardRefOf(t *render.Table, row []any) (ShardRef, bool) {
 	var okScope, okID bool
 	for i, c := range t.Columns {
 		switch c {
+		case "context":
+			if s, ok := row[i].(string); ok {
+				k.Context = s
+			}
 		case "region_name", "cell_name":
 			if s, ok := row[i].(*string); ok && s != nil {
 				k.Cell = *s

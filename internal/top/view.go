@@ -63,6 +63,13 @@ func (m *Model) titleLine(v *view) string {
 	if m.opt.Context != "" {
 		title += " · " + m.opt.Context
 	}
+	if m.multi() {
+		names := make([]string, len(m.pollers))
+		for i, p := range m.pollers {
+			names[i] = p.name
+		}
+		title += " · " + strings.Join(names, ",")
+	}
 	if all := strings.Join(names, " "); len(all) <= m.width/2 {
 		title += " · " + all
 	} else {
@@ -104,7 +111,7 @@ func (m *Model) footer() string {
 	now := m.opt.Now()
 	var parts []string
 	switch {
-	case !m.have && m.polling:
+	case !m.have:
 		parts = append(parts, "reading…")
 	case m.have:
 		parts = append(parts, "data "+render.Duration(now.Sub(m.snap.At).Truncate(time.Second))+" old")
@@ -159,7 +166,7 @@ func (m *Model) head(v *view) []string {
 	switch v.kind {
 	case kindFindings:
 		if m.findingsPending() {
-			return m.pendingLines()
+			return append(m.contextLines(), m.pendingLines()...)
 		}
 		fs := shown(m.snap.Findings)
 		n := map[string]bool{}
@@ -167,9 +174,9 @@ func (m *Model) head(v *view) []string {
 			n[causeOf(f)] = true
 		}
 		if len(fs) == 0 {
-			return []string{fmt.Sprintf("no findings: %d check results, all ok", len(m.snap.Findings))}
+			return append(m.contextLines(), fmt.Sprintf("no findings: %d check results, all ok", len(m.snap.Findings)))
 		}
-		return []string{fmt.Sprintf("%d finding(s) of %d cause(s); enter shows one", len(fs), len(n))}
+		return append(m.contextLines(), fmt.Sprintf("%d finding(s) of %d cause(s); enter shows one", len(fs), len(n)))
 	case kindShards:
 		if m.snap.Shards == nil {
 			return []string{"reading the shards…"}
@@ -331,8 +338,8 @@ func (m *Model) body(v *view) []string {
 }
 
 // Run shows top on in and out until q (or ctx ends).
-func Run(ctx context.Context, src Source, opt Options, in io.Reader, out io.Writer) error {
-	m := New(ctx, src, opt)
+func Run(ctx context.Context, cs []Context, opt Options, in io.Reader, out io.Writer) error {
+	m := NewContexts(ctx, cs, opt)
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen())
 	m.send = p.Send
 	if opt.Width > 0 && opt.Height > 0 {
@@ -351,10 +358,8 @@ func Run(ctx context.Context, src Source, opt Options, in io.Reader, out io.Writ
 
 // Frame is the first frame top draws at width × height: one poll, then the screen (top
 // --once, and the tests).
-func Frame(ctx context.Context, src Source, opt Options, width, height int) string {
-	m := New(ctx, src, opt)
+func Frame(ctx context.Context, cs []Context, opt Options, width, height int) string {
+	m := NewContexts(ctx, cs, opt)
 	m.Update(tea.WindowSizeMsg{Width: width, Height: height})
-	m.polling = true
-	m.Update(snapshotMsg(src.Poll(ctx, m.filter, TierFindings)))
-	return m.View()
+	return frameOf(ctx, m)
 }
