@@ -3,11 +3,9 @@ package cmd
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -160,33 +158,4 @@ func (o selectorOptions) words() []string {
 		return []string{"(no selector flag)"}
 	}
 	return w
-}
-
-// bulkJournal starts the run's journal (a fresh run) or opens it to go on (a resume). A
-// journal that cannot be written costs the run nothing but --resume: a warning says so.
-func (d factory) bulkJournal(o bulkOptions, job bulkRepair, id, archive string, keepBackoff bool, t query.Target, sel query.ShardSelector, refs []query.ShardRef) *drain.BulkJournal {
-	var j *drain.BulkJournal
-	var err error
-	if o.resume != nil {
-		j, err = o.resume.OpenJournal()
-	} else {
-		flags, _ := json.Marshal(o.selectorOptions)
-		h := drain.BulkJournalHeader{Op: id, Command: job.command, Target: d.where() + ", " + t.Describe(), Flags: flags,
-			AddedAfter: sel.AddedAfter, AddedBefore: sel.AddedBefore, Archive: archive, KeepBackoff: keepBackoff, Schema: t.Schema,
-			GroupHeads: job.mode == query.RescheduleGroupHeads, Started: d.now().UTC()}
-		for _, r := range refs {
-			h.Shards = append(h.Shards, [2]int64{int64(r.Scope), r.ID})
-		}
-		j, err = drain.CreateBulkJournal(h)
-	}
-	if err != nil {
-		d.printer.Warnf("cannot keep the run's journal (%v): --resume %s will not know it; running the same command again still continues", err, id)
-		return nil
-	}
-	return j
-}
-
-// resumeLine is a resumed plan's first line.
-func resumeLine(r *drain.BulkResume, left int) string {
-	return fmt.Sprintf("resuming operation %s (started %s): %d of its %d selected shard(s) not finished", r.Op, r.Started.Format(time.RFC3339), left, len(r.Shards))
 }

@@ -57,6 +57,13 @@ type usage interface{ UsageError() bool }
 // an interrupt, as failuref's.
 type account interface{ Account() bool }
 
+// outcome is an account (internal/repair.Failure) that says more than a failure: a bulk
+// repair a signal stopped, or one that did only part of its shards.
+type outcome interface {
+	Interrupted() bool
+	Partial() bool
+}
+
 // isAccount reports whether err is an account.
 func isAccount(err error) bool {
 	var a account
@@ -75,6 +82,13 @@ func meaningOf(ctx context.Context, err error) meaning {
 	var ce *cmdError
 	if errors.As(err, &ce) && ce.means != meansUsage {
 		return ce.means
+	}
+	var o outcome
+	if errors.As(err, &o) && o.Interrupted() {
+		return meansInterrupted
+	}
+	if errors.As(err, &o) && o.Partial() {
+		return meansPartial
 	}
 	if isAccount(err) {
 		return meansRuntime

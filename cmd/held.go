@@ -30,9 +30,6 @@ func held(s *outbox.Snapshot) *session {
 	return &session{Snapshot: s, ctx: s.Context(), tx: s.Tx(), target: s.Target, schema: s.Schema}
 }
 
-// run executes one statement in the snapshot.
-func (s *session) run(st query.Statement) (*query.Result, error) { return s.Run(st) }
-
 // readSessionOn opens a read snapshot of the target's outbox table on a connection the
 // command already holds: a repair or a drain reads its catalog and plan on the connection it
 // then writes with, one per command.

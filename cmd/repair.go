@@ -3,13 +3,11 @@ package cmd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -110,28 +108,6 @@ func (a *app) shardKey(s shardArgs) (query.ShardKey, error) {
 	return query.ShardKey{Scope: *scope, ID: s.id}, nil
 }
 
-// open checks that a repair of t can run (a control shard names its cell, a database is
-// given), connects, and reads the table's payload type (the archive records it) and its
-// cell column, adapting t.
-func (d factory) open(ctx context.Context, command string, t query.Target) (query.Target, *db.Conn, string, error) {
-	if err := requireCell(t, d.again(command, "--cell", "us")); err != nil {
-		return t, nil, "", err
-	}
-	if err := d.requireDB(command); err != nil {
-		return t, nil, "", err
-	}
-	conn, err := d.connect(ctx, strings.TrimPrefix(command, "outboxctl "))
-	if err != nil {
-		return t, nil, "", err
-	}
-	t, payloadType, err := d.repairEnv().Open(ctx, conn, t)
-	if err != nil {
-		conn.Close(ctx)
-		return t, nil, "", err
-	}
-	return t, conn, payloadType, nil
-}
-
 // rescheduleOptions are reschedule's flags and arguments: SCOPE ID, or the bulk form's
 // selector flags.
 type rescheduleOptions struct {
@@ -194,24 +170,10 @@ func (a *app) bulkRun(command string, o *bulkOptions, single func(*cobra.Command
 	}
 }
 
-// rescheduleBulk is reschedule's bulk form in mode: with --group-heads its plan counts the
-// coalesce groups, the rows it rewrites.
+// rescheduleBulk is reschedule's bulk form in mode (with --group-heads its plan counts the
+// coalesce groups, the rows it rewrites).
 func rescheduleBulk(mode query.RescheduleMode) bulkRepair {
-	job := bulkRepair{
-		command: "reschedule", what: "make due now with a fresh backoff", mode: mode,
-		batch: func(t query.Target, why query.Why) drain.BatchFunc { return drain.RescheduleBatch(t, mode, why) },
-		printSQL: func(d factory, t query.Target, selected query.Statement, why query.Why) error {
-			return d.printScript(query.InTransaction(d.preamble("reschedule"), query.Script{query.BulkReschedule(t, selected, mode, why)}))
-		},
-	}
-	if mode == query.RescheduleGroupHeads {
-		job.what += ", group heads only (--group-heads: the lowest row of each coalesce group)"
-		job.counted = "rows to reschedule (group heads)"
-		job.count = func(t query.Target) func(query.Statement) query.Statement {
-			return func(shards query.Statement) query.Statement { return query.BulkCount(query.BulkGroupHeads(t, shards)) }
-		}
-	}
-	return job
+	return bulkRepair{command: "reschedule", mode: mode}
 }
 
 // newRescheduleCmd is reschedule; runF, when not nil, replaces runReschedule (a flag test's
@@ -309,16 +271,6 @@ func archiveMeta(t query.Target, k query.ShardKey, payloadType, command, reason 
 	return repair.ArchiveMeta(t, k, payloadType, command, reason, osUser())
 }
 
-// printArchivingDelete prints, for --print-sql, the SELECT of what a repair would archive and
-// its DELETE commented out (repair.PrintArchivingDelete).
-func (d factory) printArchivingDelete(t query.Target, rows func(query.Why) query.Statement, why query.Why) error {
-	script, err := repair.PrintArchivingDelete(t, d.preamble(why.Command), rows, why)
-	if err != nil {
-		return err
-	}
-	return d.printer.SQL(script)
-}
-
 // compactOptions are compact's flags and arguments: SCOPE ID, or the bulk form's selector flags.
 type compactOptions struct {
 	repairOptions
@@ -326,24 +278,8 @@ type compactOptions struct {
 	bulk bulkOptions
 }
 
-// archivedCounted names the plan's count of a bulk skip or compact.
-const archivedCounted = "rows to archive and delete"
-
 // compactBulk is compact's bulk form.
-var compactBulk = bulkRepair{ //nolint:gochecknoglobals // constant description
-	command: "compact", what: "archive and delete the superseded rows (every coalesce group's rows below its newest id)",
-	rowsOf: func(t query.Target, why query.Why) func(query.Statement) query.Statement {
-		return func(shards query.Statement) query.Statement { return query.BulkSuperseded(t, shards, why) }
-	},
-	counted: archivedCounted, count: func(t query.Target) func(query.Statement) query.Statement {
-		return func(shards query.Statement) query.Statement {
-			return query.BulkCount(query.BulkSuperseded(t, shards, query.Why{}))
-		}
-	},
-	printSQL: func(d factory, t query.Target, selected query.Statement, why query.Why) error {
-		return d.printArchivingDelete(t, func(why query.Why) query.Statement { return query.BulkSuperseded(t, selected, why) }, why)
-	},
-}
+var compactBulk = bulkRepair{command: "compact"} //nolint:gochecknoglobals // constant description
 
 // Validate checks the shard id.
 func (o *compactOptions) Validate() error { return o.validate("outboxctl compact") }
@@ -422,24 +358,8 @@ type skipOptions struct {
 	bulk bulkOptions
 }
 
-// skipBulk is skip --category's bulk form over sel.
-func skipBulk(sel query.ShardSelector) bulkRepair {
-	rows := func(t query.Target, shards query.Statement, why query.Why) query.Statement {
-		return query.BulkSkipRows(t, shards, *sel.Category, sel.AddedAfter, sel.AddedBefore, why)
-	}
-	return bulkRepair{
-		command: "skip", what: fmt.Sprintf("archive and delete, undelivered, every coalesce group of %s with a matching row, up to its highest matching row", sel.Category.Name),
-		rowsOf: func(t query.Target, why query.Why) func(query.Statement) query.Statement {
-			return func(shards query.Statement) query.Statement { return rows(t, shards, why) }
-		},
-		counted: archivedCounted, count: func(t query.Target) func(query.Statement) query.Statement {
-			return func(shards query.Statement) query.Statement { return query.BulkCount(rows(t, shards, query.Why{})) }
-		},
-		printSQL: func(d factory, t query.Target, selected query.Statement, why query.Why) error {
-			return d.printArchivingDelete(t, func(why query.Why) query.Statement { return rows(t, selected, why) }, why)
-		},
-	}
-}
+// skipBulk is skip --category's bulk form (the category is the selector's).
+func skipBulk(query.ShardSelector) bulkRepair { return bulkRepair{command: "skip"} }
 
 // Validate checks the message id.
 func (o *skipOptions) Validate() error { return o.validate("outboxctl skip") }
@@ -505,10 +425,7 @@ docs/runbooks.md, "a poison category in every shard".`),
 			}
 			return runF(c.Context(), a.factory(), o, t, []int64{o.id})
 		}, func(ctx context.Context, t query.Target, sel query.ShardSelector) error {
-			if sel.Category == nil {
-				return usageErrorf("outboxctl skip --category ORGANIZATION_UPDATE --head-category ORGANIZATION_UPDATE", "skip without MESSAGE_ID needs --category: the category whose rows to skip")
-			}
-			return runBulk(ctx, a.factory(), o.bulk, o.repairOptions, t, sel, skipBulk(sel))
+			return runSkipCategory(ctx, a.factory(), o, t, sel)
 		}),
 	}
 	addRepairFlags(a, c, &o.repairOptions, true)
@@ -523,4 +440,18 @@ docs/runbooks.md, "a poison category in every shard".`),
 func runSkip(ctx context.Context, d factory, o skipOptions, t query.Target, ids []int64) error {
 	return runMutation(ctx, d, "outboxctl skip", &repair.Skip{Env: d.repairEnv(), Target: t, IDs: ids, Reason: o.Reason, Archive: o.Archive,
 		KeepBackoff: o.KeepBackoff, Registry: d.registry, User: osUser()}, o.Yes)
+}
+
+// runSkipCategory is skip --category: in every shard sel selects, the category's coalesce
+// groups with a matching row archived and deleted (repair.Bulk), through the one runner.
+// docs/architecture.md draws its path to the SQL, and TestSkipCategoryPath holds it.
+func runSkipCategory(ctx context.Context, d factory, o skipOptions, t query.Target, sel query.ShardSelector) error {
+	if sel.Category == nil {
+		return usageErrorf("outboxctl skip --category ORGANIZATION_UPDATE --head-category ORGANIZATION_UPDATE", "skip without MESSAGE_ID needs --category: the category whose rows to skip")
+	}
+	m, err := bulkMutation(d, o.bulk, &o.repairOptions, t, sel, skipBulk(sel))
+	if err != nil {
+		return err
+	}
+	return runMutation(ctx, d, "outboxctl skip", m, o.Yes)
 }

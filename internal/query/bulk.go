@@ -71,19 +71,35 @@ func BulkLockHeads(t Target, shards Statement) Statement {
 // coalesce group of category with a row added in [after, before) (nil: unbounded), up to its
 // highest such row.
 func BulkSkipRows(t Target, shards Statement, category Enum, after, before *time.Time, why Why) Statement {
+	return BulkSkip{Target: t, Category: category, After: after, Before: before, Why: why}.Rows(shards)
+}
+
+// BulkSkip is what skip --category removes, before the shards are known: Rows is its
+// statement over a batch's shards (BulkSkipRows), a method value the bulk run calls as it
+// reaches each batch.
+type BulkSkip struct {
+	Target        Target
+	Category      Enum
+	After, Before *time.Time
+	Why           Why
+}
+
+// Rows is BulkSkipRows of s over shards.
+func (s BulkSkip) Rows(shards Statement) Statement {
+	t := s.Target
 	args := t.cellArgs()
-	args["category"] = Arg{Value: category.Value, Note: category.Name}
+	args["category"] = Arg{Value: s.Category.Value, Note: s.Category.Name}
 	on := append(t.controlFragments(), t.cellFragment()...)
-	if after != nil {
-		args["added_after"] = Arg{Value: after.UTC()}
+	if s.After != nil {
+		args["added_after"] = Arg{Value: s.After.UTC()}
 		on = append(on, "added_after")
 	}
-	if before != nil {
-		args["added_before"] = Arg{Value: before.UTC()}
+	if s.Before != nil {
+		args["added_before"] = Arg{Value: s.Before.UTC()}
 		on = append(on, "added_before")
 	}
-	return why.Mark(withShards("bulk-skip-rows", []string{
-		"The rows skip --category " + category.Name + " archives, then deletes: in every coalesce group of the",
+	return s.Why.Mark(withShards("bulk-skip-rows", []string{
+		"The rows skip --category " + s.Category.Name + " archives, then deletes: in every coalesce group of the",
 		"category with a matching row, every row up to the group's highest matching id.",
 	}, t, shards, args, on...))
 }

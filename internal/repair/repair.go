@@ -106,14 +106,33 @@ type Audit struct {
 }
 
 // Failure is a repair's failure that says its own account of what happened (a settled
-// COMMIT, a state not read after): exit 1, never reworded as an interrupt.
-type Failure struct{ msg string }
+// COMMIT, a state not read after): exit 1, never reworded as an interrupt. A bulk run's
+// account may say it was interrupted (130) or did only part of its shards (6): cmd/exit.go
+// maps those, as it maps every meaning to its exit code.
+type Failure struct {
+	msg                  string
+	interrupted, partial bool
+}
 
 func (e *Failure) Error() string { return e.msg }
 
 // Account marks the error as its own account (cmd/exit.go).
 func (e *Failure) Account() bool { return true }
 
+// Interrupted says a signal stopped the run, said in its own account.
+func (e *Failure) Interrupted() bool { return e.interrupted }
+
+// Partial says the run did some of its shards and failed others.
+func (e *Failure) Partial() bool { return e.partial }
+
 func failuref(format string, args ...any) error {
 	return &Failure{msg: fmt.Sprintf(format, args...)}
+}
+
+func interruptedf(format string, args ...any) error {
+	return &Failure{msg: fmt.Sprintf(format, args...), interrupted: true}
+}
+
+func partialf(format string, args ...any) error {
+	return &Failure{msg: fmt.Sprintf(format, args...), partial: true}
 }
