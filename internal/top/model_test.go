@@ -707,3 +707,17 @@ func TestSeveralContexts(t *testing.T) {
 		t.Fatalf("enter on b's shard did not read it from b:\n%s", f)
 	}
 }
+
+// TestUnreachableBeforeAnyData: one context whose polls fail from the start says so on the
+// findings pane (nothing read yet, tried again) and on the status line, not "reading" alone.
+func TestUnreachableBeforeAnyData(t *testing.T) {
+	t.Parallel()
+	src := &memSource{snaps: []Snapshot{{Err: errors.New("cannot reach PostgreSQL at 127.0.0.1:1: connection refused")}}}
+	m := start(t, src, 100, 24)
+	f := frame(t, m)
+	for _, want := range []string{"nothing read yet: the last try failed (below); tried again every 1ms", "last refresh failed: cannot reach PostgreSQL"} {
+		if !strings.Contains(f, want) {
+			t.Fatalf("frame lacks %q:\n%s", want, f)
+		}
+	}
+}

@@ -213,6 +213,11 @@ func (m *Model) pendingLines() []string {
 	now := m.opt.Now()
 	lines := []string{"reading doctor's findings… (for " + render.Duration(now.Sub(m.started).Truncate(time.Second)) + ")"}
 	t := m.snap.Shards
+	if !m.have && m.pollErr != nil && !m.multi() {
+		// Nothing read yet, and the last try failed (the status line says why): the poller
+		// tries again every --interval.
+		return append(lines, "nothing read yet: the last try failed (below); tried again every "+render.Duration(m.opt.Interval))
+	}
 	if !m.have || t == nil {
 		return append(lines, "reading the shards…")
 	}
