@@ -176,7 +176,12 @@ func TestRunCompactAndRestoreDirect(t *testing.T) {
 
 	out, audited := runConfirmed(t, schema, compact)
 	op := operationOfCard(t, out)
-	wantOut := fmt.Sprintf("{\n  \"shard\": \"ORGANIZATION_SCOPE/1\",\n  \"depth_before\": 4,\n  \"deleted\": 2,\n  \"depth_after\": 2,\n  \"head_after\": %d,\n  \"next_attempt_after\": \"2040-01-01T00:00:00Z\",\n  \"backoff\": \"kept (--keep-backoff): the new head waits out the removed head's backoff\",\n  \"archive\": %q,\n  \"operation\": %q,\n  \"next\": [\n    \"outboxctl inspect shard organization 1\"\n  ],\n  \"undo\": %q\n}\n", ids[2], archive, op, "outboxctl restore "+archive+" --operation "+op)
+	// archive_bytes is what the run wrote: the whole file, its only operation's (#40).
+	st, err := os.Stat(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOut := fmt.Sprintf("{\n  \"shard\": \"ORGANIZATION_SCOPE/1\",\n  \"depth_before\": 4,\n  \"deleted\": 2,\n  \"depth_after\": 2,\n  \"head_after\": %d,\n  \"next_attempt_after\": \"2040-01-01T00:00:00Z\",\n  \"backoff\": \"kept (--keep-backoff): the new head waits out the removed head's backoff\",\n  \"archive\": %q,\n  \"archive_bytes\": %d,\n  \"operation\": %q,\n  \"next\": [\n    \"outboxctl inspect shard organization 1\"\n  ],\n  \"undo\": %q\n}\n", ids[2], archive, st.Size(), op, "outboxctl restore "+archive+" --operation "+op)
 	if out != wantOut || !reflect.DeepEqual(audited, []string{"compact reason=INC-4"}) {
 		t.Fatalf("stdout %q, audited %v", out, audited)
 	}

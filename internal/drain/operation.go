@@ -153,6 +153,16 @@ type Operation struct {
 	// own says the operation opened its file (Close closes it); a bulk repair's operations
 	// share one ArchiveHandle, which its owner syncs and closes.
 	own bool
+	// bytes counts what the operation wrote to the file, as stored (compressed when the file
+	// is): its summary's archive_bytes, beside the plan's estimate.
+	bytes int64
+}
+
+// Bytes is what the operation has written to its archive file, as stored on disk.
+func (op *Operation) Bytes() int64 {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return op.bytes
 }
 
 // ArchiveHandle is an archive file open for appending, shared by the operations of a bulk
@@ -247,26 +257,27 @@ func sealTornTail(f *os.File) error {
 
 // append writes buf in one write (written: it is in the file), and syncs it unless the
 // handle defers its syncs.
-func (h *ArchiveHandle) append(buf []byte) (written bool, err error) {
+func (h *ArchiveHandle) append(buf []byte) (n int64, written bool, err error) {
 	if h.compressed {
 		if buf, err = compressFrame(buf); err != nil {
-			return false, err
+			return 0, false, err
 		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, err := h.f.Write(buf); err != nil {
-		return false, fmt.Errorf("writing the archive %s: %w", h.Path, err)
+		return 0, false, fmt.Errorf("writing the archive %s: %w", h.Path, err)
 	}
+	n = int64(len(buf))
 	if h.deferSync {
 		h.dirty = true
-		return true, nil
+		return n, true, nil
 	}
 	if err := h.f.Sync(); err != nil {
-		return true, fmt.Errorf("syncing the archive %s: %w", h.Path, err)
+		return n, true, fmt.Errorf("syncing the archive %s: %w", h.Path, err)
 	}
 	h.syncs++
-	return true, nil
+	return n, true, nil
 }
 
 // Sync syncs what was written since the last sync (nothing to do when nothing was).
@@ -401,7 +412,8 @@ func (op *Operation) write(lines ...any) error {
 		}
 		buf = append(append(buf, b...), '\n')
 	}
-	written, err := op.file.append(buf)
+	n, written, err := op.file.append(buf)
+	op.bytes += n
 	if written {
 		// Hashed once written, synced or not: a failed sync leaves the lines in the file, and
 		// the next marker's checksum must cover them as restore reads them.

@@ -83,8 +83,11 @@ type CompactSummary struct {
 	Deleted     Count  `json:"deleted"`
 	InDoubt     string `json:"in_doubt,omitempty"`
 	StateAfter
-	Archive   string `json:"archive"`
-	Operation string `json:"operation"`
+	Archive string `json:"archive"`
+	// ArchiveBytes is what the run wrote to the archive, as stored (compressed when the file
+	// is): beside the plan's estimate, for a program (#40); a person's card does not show it.
+	ArchiveBytes int64  `json:"archive_bytes" render:"machine"`
+	Operation    string `json:"operation"`
 	NextSteps
 }
 

@@ -98,6 +98,7 @@ func (c *Compact) Apply(ctx context.Context, conn *db.Conn, p Plan) (Summary, er
 	card.Deleted, card.InDoubt = drain.Settled(deleted, outcome)
 	state, steps, afterErr := c.removalState(ctx, conn, t, k, d.before, c.KeepBackoff, c.why(), op)
 	card.StateAfter, card.Archive, card.Operation, card.NextSteps = state, op.Path, op.Meta.ID, steps
+	card.ArchiveBytes = op.Bytes()
 	sum.Doc = render.Doc{{Name: "compact", Card: render.FieldsOf(card)}}
 	sum.Err = err
 	if err == nil && afterErr != nil {
