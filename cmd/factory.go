@@ -53,9 +53,6 @@ type factory struct {
 	// snapshot connects and opens a read snapshot (outbox.Open) of what r says: every read
 	// command's one way to the database.
 	snapshot func(ctx context.Context, command string, r readSpec, fn func(*outbox.Snapshot) error) error
-	// sessionOn is session on a table the flags do not name (the webhook mailboxes), its
-	// statement timeout lowered to lower when above 0.
-	sessionOn func(ctx context.Context, conn *db.Conn, t query.Target, lower time.Duration, fn func(*session) error) error
 	// statementTimeout is --statement-timeout, which a pass's budget is a share of.
 	statementTimeout time.Duration
 	errTTY           bool // stderr is a terminal: a progress line shows
@@ -109,7 +106,7 @@ func (a *app) factory() factory {
 		printScript: func(s query.Script) error { return a.printScript(s, noDB) },
 		printText:   func(s string) error { return a.printSQLText(s, noDB) },
 		preamble:    a.writePreamble,
-		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSessionOn, sessionOn: a.sessionOn,
+		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSessionOn,
 		snapshot: a.snapshot, statementTimeout: a.g.StatementTimeout, errTTY: a.io.ErrTTY, runRead: a.runRead,
 		split: a.splitSides, splitMode: len(a.split) == 2,
 		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,

@@ -2,10 +2,8 @@ package cmd
 
 import (
 	"context"
-	"time"
 
 	"github.com/outboxctl/outboxctl/internal/db"
-	"github.com/outboxctl/outboxctl/internal/mailbox"
 	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
@@ -40,19 +38,4 @@ func (a *app) readSessionOn(ctx context.Context, conn *db.Conn, fn func(*session
 	}
 	o := outbox.Options{Deployment: a.deployment(), Check: outbox.CheckOutbox}
 	return outbox.On(ctx, conn, t, o, func(s *outbox.Snapshot) error { return fn(held(s)) })
-}
-
-// sessionOn is readSessionOn on a table the flags do not name (the webhook mailboxes),
-// which it does not check.
-func (a *app) sessionOn(ctx context.Context, conn *db.Conn, t query.Target, lower time.Duration, fn func(*session) error) error {
-	o := outbox.Options{Deployment: a.deployment(), Lower: lower}
-	return outbox.On(ctx, conn, t, o, func(s *outbox.Snapshot) error { return fn(held(s)) })
-}
-
-// heldMailboxRead is mailboxRead in a repair's session (its target's cell as it set it).
-func heldMailboxRead(s *session, fn func(*session, mailbox.Catalog, mailbox.SkipProviders) error) error {
-	s.Target = s.target
-	return mailboxRead(s.Snapshot, func(_ *outbox.Snapshot, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
-		return fn(s, cat, skip)
-	})
 }

@@ -2,19 +2,13 @@ package cmd
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/outboxctl/outboxctl/internal/mailbox"
 	"github.com/outboxctl/outboxctl/internal/query"
-	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/repair"
-	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // The mailbox forms of the repairs: reschedule --mailbox NAME and its bulk form
@@ -84,90 +78,17 @@ func (a *app) mailboxTargetLine() string {
 	return a.targetLine("mailbox") + ", table " + query.MailboxTable
 }
 
-// runMailboxReschedule is reschedule's mailbox forms: the plan, the confirmation, the
-// UPDATE in transactions of mailbox.RescheduleBatch mailboxes, the audit line and the
-// summary (--print-sql: the UPDATE of --mailbox, in its transaction).
+// runMailboxReschedule is reschedule's mailbox forms through the one runner
+// (repair.MailboxReschedule: the plan, the UPDATE in transactions of mailbox.RescheduleBatch
+// mailboxes, the audit line and the summary; --print-sql: the UPDATE of --mailbox).
 func runMailboxReschedule(ctx context.Context, d factory, t query.Target, targetLine string, o mailboxRepairOptions, ro repairOptions) error {
 	const command = "outboxctl reschedule"
-	why := query.Why{Command: "reschedule", Reason: ro.Reason}
-	if d.printSQL {
-		if o.Mailbox == "" {
-			return usageErrorf(command+" --mailbox-provider "+o.Provider+" --dry-run",
-				"`--mailbox-provider` finds its mailboxes in the database, so it has no SQL to print; --dry-run shows its plan")
-		}
-		return d.printScript(query.InTransaction(d.preamble("reschedule"), query.Script{query.MailboxReschedule(t, []string{o.Mailbox}, why)}))
+	if d.printSQL && o.Mailbox == "" {
+		return usageErrorf(command+" --mailbox-provider "+o.Provider+" --dry-run",
+			"`--mailbox-provider` finds its mailboxes in the database, so it has no SQL to print; --dry-run shows its plan")
 	}
-	if err := d.requireDB(command); err != nil {
-		return err
-	}
-	conn, err := d.connect(ctx, "reschedule")
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var names []string
-	var plan []string
-	err = d.sessionOn(ctx, conn, query.MailboxTarget(t.Schema), 0, func(s *session) error {
-		s.target.Cell = t.Cell
-		return heldMailboxRead(s, func(s *session, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
-			if o.Mailbox != "" {
-				in, err := mailbox.Inspect(s.ctx, s.tx, s.target, cat, o.Mailbox, skip, 1, false)
-				if err != nil || in.Head == nil {
-					return nonNil(err, failuref("mailbox %s is empty or does not exist in %s: nothing to reschedule", o.Mailbox, t.From()))
-				}
-				names = []string{o.Mailbox}
-				plan = []string{fmt.Sprintf("make mailbox %s due now with a fresh backoff: %s %d payload(s); head %d, %d attempt(s), next attempt %s (%s)",
-					o.Mailbox, in.Head.DepthIs, in.Head.Depth, in.Head.HeadID, in.Head.Attempts, schedule(d.printer, time.Time(in.Head.NextAttempt)), reasonText(ro.Reason))}
-				return nil
-			}
-			rows, err := mailbox.FailedHeads(s.ctx, s.tx, s.target, o.Provider)
-			if err != nil {
-				return err
-			}
-			for _, r := range rows {
-				names = append(names, r.Mailbox)
-			}
-			plan = []string{fmt.Sprintf("make the %d mailbox(es) of provider %s whose head failed due now with a fresh backoff (%s)", len(names), o.Provider, reasonText(ro.Reason))}
-			for i, r := range rows {
-				if i == 10 {
-					plan = append(plan, fmt.Sprintf("… and %d more", len(rows)-10))
-					break
-				}
-				plan = append(plan, fmt.Sprintf("%s: head %d, %d attempt(s), oldest payload added %s", r.Mailbox, r.HeadID, r.HeadAttempts, render.FormatTime(r.OldestAdded, d.now(), d.printer.Time)))
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return err
-	}
-	if len(names) == 0 {
-		d.printer.Notef("no mailbox of provider %s has a failed head: nothing to reschedule", o.Provider)
-		return nil
-	}
-	if err := d.confirm(command, repair.Plan{Target: targetLine, Lines: plan, Shards: len(names)}, ro.Yes); err != nil {
-		return err
-	}
-	n, err := mailbox.Reschedule(ctx, conn, t, names, why)
-	d.audit("reschedule", map[string]any{"table": query.MailboxTable, "mailboxes": names, "rows": n, "reason": ro.Reason})
-	if err != nil {
-		return err
-	}
-	sum := mailbox.RescheduleSummary{Mailboxes: names, Rows: n, NextAttempt: render.Styled{Text: "due now", Tone: render.ToneGood}}
-	if o.Mailbox != "" {
-		sum.Next = render.Commands{d.next(nil, "inspect", "mailbox", o.Mailbox)}
-	} else {
-		sum.Next = render.Commands{d.next(nil, "mailboxes", "--provider", o.Provider)}
-	}
-	return d.printer.Print(render.Doc{{Name: "reschedule", Card: render.FieldsOf(sum)}})
-}
-
-// nonNil is err, or other when err is nil.
-func nonNil(err, other error) error {
-	if err != nil {
-		return err
-	}
-	return other
+	return runMutation(ctx, d, command, &repair.MailboxReschedule{Env: d.repairEnv(), Target: t, Mailbox: o.Mailbox, Provider: o.Provider,
+		Reason: ro.Reason, PlanTarget: targetLine, When: d.when}, ro.Yes)
 }
 
 // mailboxSkipOptions are skip's mailbox form's flags.
@@ -236,64 +157,10 @@ func onlyFlags(c *cobra.Command, allowed map[string]bool, what string) error {
 	return nil
 }
 
-// runMailboxSkip is skip --mailbox NAME --head: the plan, the confirmation, the archived
-// delete, the audit line and the summary.
+// runMailboxSkip is skip --mailbox NAME --head through the one runner (repair.MailboxSkip:
+// the plan, the archived delete, the audit line and the summary).
 func runMailboxSkip(ctx context.Context, d factory, t query.Target, targetLine string, o mailboxSkipOptions, ro repairOptions) error {
-	const command = "outboxctl skip"
 	t.Cell = ""
-	if err := d.requireDB(command); err != nil {
-		return err
-	}
-	conn, err := d.connect(ctx, "skip")
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	head := func() (*mailbox.Inspected, error) {
-		var in *mailbox.Inspected
-		err := d.sessionOn(ctx, conn, t, 0, func(s *session) error {
-			return heldMailboxRead(s, func(s *session, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
-				var err error
-				in, err = mailbox.Inspect(s.ctx, s.tx, s.target, cat, o.Mailbox, skip, 2, false)
-				return err
-			})
-		})
-		return in, err
-	}
-	in, err := head()
-	if err != nil {
-		return err
-	}
-	if in.Head == nil {
-		return failuref("mailbox %s is empty or does not exist in %s: nothing to skip", o.Mailbox, t.From())
-	}
-	h := in.Head
-	plan := []string{
-		fmt.Sprintf("skip mailbox %s's head: archive, then delete payload %d (%d attempt(s), added %s: %s %s), undelivered (%s)",
-			o.Mailbox, h.HeadID, h.Attempts, render.FormatTime(h.HeadAdded, d.now(), d.printer.Time), in.Request.Method, in.Request.Path, reasonText(ro.Reason)),
-		fmt.Sprintf("the mailbox then holds %s %d payload(s); the archive keeps the head's request as received, secrets included (a file only you can read)", h.DepthIs, max(h.Depth-1, 0)),
-	}
-	if err := d.confirm(command, repair.Plan{Target: targetLine, Lines: plan, Shards: 1}, ro.Yes); err != nil {
-		return err
-	}
-	deleted, op, err := mailbox.SkipHead(ctx, conn, t, o.Mailbox, h.HeadID, ro.Archive, ro.Reason, osUser(), d.now(), d.printer.Warnf)
-	fields := map[string]any{"table": query.MailboxTable, "mailbox": o.Mailbox, "head": h.HeadID, "deleted": deleted, "reason": ro.Reason}
-	if op != nil {
-		fields["archive"], fields["operation"] = op.Path, op.Meta.ID
-	}
-	d.audit("skip", fields)
-	if err != nil {
-		if errors.Is(err, mailbox.ErrHeadMoved) {
-			return failuref("payload %d: %v; outboxctl inspect mailbox %s shows the mailbox now", h.HeadID, err, o.Mailbox)
-		}
-		return err
-	}
-	sum := mailbox.SkipSummary{Mailbox: o.Mailbox, Deleted: deleted, HeadID: h.HeadID, Archive: op.Path, Operation: op.Meta.ID,
-		Next: render.Commands{d.next(nil, "inspect", "mailbox", o.Mailbox)},
-		Undo: textsafe.Command("outboxctl", "restore", op.Path, "--operation", op.Meta.ID)}
-	if after, err := head(); err == nil && after.Head != nil {
-		id := after.Head.HeadID
-		sum.NewHead = &id
-	}
-	return d.printer.Print(render.Doc{{Name: "skip", Card: render.FieldsOf(sum)}})
+	return runMutation(ctx, d, "outboxctl skip", &repair.MailboxSkip{Env: d.repairEnv(), Target: t, Mailbox: o.Mailbox, Reason: ro.Reason,
+		Archive: ro.Archive, User: osUser(), PlanTarget: targetLine, When: d.when}, ro.Yes)
 }

@@ -45,12 +45,14 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 	if err := d.confirm(command, p, yes); err != nil {
 		return err
 	}
+	// The audit lines are written even when Apply failed: a mutation that returns them
+	// with its error records the attempt (a mailbox UPDATE that failed halfway).
 	sum, err := m.Apply(ctx, conn, p)
-	if err != nil {
-		return err
-	}
 	for _, a := range sum.Audit {
 		d.audit(a.Command, a.Fields)
+	}
+	if err != nil {
+		return err
 	}
 	if err := d.printer.Print(sum.Doc); err != nil {
 		return err
@@ -71,6 +73,9 @@ func printTexts(m repair.Mutation, preamble []string, print func(string) error) 
 	}
 	return nil
 }
+
+// when is a time as a plan line shows it: the printer's format, relative to now.
+func (d factory) when(t time.Time) string { return render.FormatTime(t, d.now(), d.printer.Time) }
 
 // repairEnv is what internal/repair takes from the invocation.
 func (d factory) repairEnv() repair.Env {

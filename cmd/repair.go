@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
-	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/repair"
 )
 
@@ -254,15 +252,6 @@ func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.
 		return err
 	}
 	return runMutation(ctx, d, "outboxctl reschedule", &repair.Reschedule{Env: d.repairEnv(), Target: t, Shard: k, Mode: o.mode(), Reason: o.Reason}, o.Yes)
-}
-
-// schedule is a shard's next attempt as the plan line shows it, in the one time format.
-func schedule(p *render.Printer, v any) string {
-	t, ok := v.(time.Time)
-	if !ok {
-		return "unknown"
-	}
-	return render.FormatDue(t, p.Now(), p.Time)
 }
 
 // archiveMeta describes a repair's archive operation on shard k of t (repair.ArchiveMeta),
