@@ -250,7 +250,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case snapshotMsg:
 		return m, m.taken(msg.i, msg.s)
 	case loadedMsg:
-		msg.v.loading, msg.v.doc, msg.v.err = false, msg.doc, msg.err
+		msg.v.loading, msg.v.doc, msg.v.err = false, msg.doc, redacted(msg.err)
 	case execOutMsg:
 		if msg.v.exec == msg.e {
 			msg.v.raw += msg.chunk

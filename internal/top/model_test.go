@@ -721,3 +721,40 @@ func TestUnreachableBeforeAnyData(t *testing.T) {
 		}
 	}
 }
+
+// TestContextErrorsAreRedacted: a context whose error carries its connection string with a
+// password (a driver that echoes it, a wrapped parse error) shows on the findings pane and
+// the status line with the password hidden, as the fan-out's "context gone" line shows it
+// (db.RedactDSN); with one context too, and in a drill-down's error.
+//
+// Broken on purpose: redacted returning err as it is fails it (the password on the pane).
+func TestContextErrorsAreRedacted(t *testing.T) {
+	t.Parallel()
+	const pw = "s3cretPW"
+	leak := errors.New("cannot reach postgres://u:" + pw + "@127.0.0.1:1/x: connection refused")
+	a := &memSource{snaps: []Snapshot{incident()}, context: "a"}
+	gone := &memSource{snaps: []Snapshot{{Err: leak}}, context: "gone"}
+	m := NewContexts(context.Background(), []Context{{"a", a}, {"gone", gone}}, Options{Interval: time.Millisecond, Now: func() time.Time { return now }})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 30})
+	out := make(chan tea.Msg, 64)
+	a.out = out
+	m.send = func(msg tea.Msg) { out <- msg }
+	drive(t, m, m.Init())
+	f := frame(t, m)
+	if !strings.Contains(f, "context gone: cannot read it: cannot reach postgres://u:xxxxx@127.0.0.1:1/x") || !strings.Contains(f, "last refresh failed: context gone:") {
+		t.Fatalf("the findings pane lacks gone's redacted error:\n%s", f)
+	}
+	if strings.Contains(f, pw) {
+		t.Fatalf("the password is on the screen:\n%s", f)
+	}
+	one := start(t, &memSource{snaps: []Snapshot{{Err: leak}}}, 200, 24)
+	if f := frame(t, one); !strings.Contains(f, "last refresh failed: cannot reach postgres://u:xxxxx@") || strings.Contains(f, pw) {
+		t.Fatalf("one context: the status line lacks the redacted error, or shows the password:\n%s", f)
+	}
+	// A shard read that fails with its connection string: the drill-down shows it redacted.
+	press(t, m, "2", "enter")
+	m.Update(loadedMsg{v: m.top(), err: errors.New("read failed on postgres://u:dr1llPW@db.example:5432/x")})
+	if f := frame(t, m); !strings.Contains(f, "read failed on postgres://u:xxxxx@db.example") || strings.Contains(f, "dr1llPW") {
+		t.Fatalf("a drill-down's error is not redacted:\n%s", f)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/doctor"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -111,6 +112,7 @@ func listingKeys(t *render.Table) string {
 func (m *Model) taken(i int, s Snapshot) tea.Cmd {
 	p := m.pollers[i]
 	p.polling = false
+	s.Err = redacted(s.Err)
 	p.err = s.Err
 	if s.Findings != nil || s.Shards != nil || s.Err == nil {
 		if s.Shards == nil && p.have {
@@ -276,6 +278,16 @@ func (m *Model) contextLines() []string {
 }
 
 func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+
+// redacted is err as every other read shows a context's error (the fan-out's "context
+// gone" line): its text through db.RedactDSN, so that a connection string's password in it
+// reaches neither the findings pane nor the status line. nil stays nil.
+func redacted(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errors.New(db.RedactDSN(err.Error()))
+}
 
 // frameOf is the first frame of cs at width × height with the findings: every context read
 // once at TierFindings, concurrently (top --once).
