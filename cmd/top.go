@@ -83,7 +83,9 @@ Several contexts (--context a,b, --all-contexts) are read each by a poller of it
 its own connection, at the same cadences; the findings and shards panes merge them with a
 context column, and an action runs on its row's context (its printed --context). A context
 that cannot be read is a line of the findings pane with its error, and the others go on.
-Panes 3-6 show the first context's.
+Panes 3-6 show the first context's. --once over several contexts exits 6 when one could
+not be read (a "context gone" line on stderr for it), 1 when none could, as the fan-out
+reads do; over one context, 1 when it could not be read.
 
 The first frame shows the stuck shards as soon as they are read; the findings pane says it
 is reading doctor's findings until they come. --once prints the first frame with the
@@ -135,15 +137,39 @@ func (a *app) runTop(ctx context.Context, o topOptions) error {
 	opt := top.Options{Interval: o.Interval, FindingsEvery: o.FindingsEvery, Context: a.contextName}
 	if o.Once {
 		printer := a.factory().printer
-		for _, l := range strings.Split(top.Frame(ctx, cs, opt, o.Width, o.Height), "\n") {
+		frame, failed := top.Frame(ctx, cs, opt, o.Width, o.Height)
+		for _, l := range strings.Split(frame, "\n") {
 			if err := printer.Linef("%s", l); err != nil {
 				return err
 			}
 		}
-		return nil
+		return onceOutcome(a.io.Err, len(cs), failed)
 	}
 	opt.Width, opt.Height = a.io.ScreenSize()
 	return top.Run(ctx, cs, opt, a.io.In, a.io.Out)
+}
+
+// onceOutcome is top --once's exit after its frame, by the fan-out reads' rule: with one
+// context, its error (exit 1, as any read of an unreachable database); with several, one
+// "context gone" line on stderr per context that could not be read, and exit 6 (partial)
+// when others were read, 1 when none was. A frame alone would leave a script's exit 0
+// with a context unread.
+func onceOutcome(w io.Writer, contexts int, failed []top.Failed) error {
+	switch {
+	case len(failed) == 0:
+		return nil
+	case contexts == 1:
+		return failed[0].Err
+	}
+	gone := make([]goneContext, 0, len(failed))
+	for _, f := range failed {
+		gone = append(gone, goneContext{name: f.Context, err: f.Err})
+	}
+	printGone(w, gone)
+	if len(failed) == contexts {
+		return silent(meansRuntime)
+	}
+	return silent(meansPartial)
 }
 
 // topContexts are top's contexts: the invocation's, or each context selected

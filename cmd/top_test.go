@@ -195,16 +195,17 @@ func TestTopInTmuxAtEachWidth(t *testing.T) {
 
 // TestTopSeveralContexts: top --context a,b,gone (and --all-contexts) over two demo schemas
 // of the test database and a context that cannot be reached: the findings of a and b are
-// merged with their context, gone is a line with its error, and the frame is printed (exit
-// 0: the others were read).
+// merged with their context, gone is a line with its error, and the frame is printed; then
+// exit 6 with one "context gone" line on stderr, as the fan-out reads end when a context
+// failed.
 func TestTopSeveralContexts(t *testing.T) {
 	t.Parallel()
 	a, b := seedTopDemo(t), seedTopDemo(t)
 	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  a:\n    dsn: %[1]s\n    schema: %[2]s\n  b:\n    dsn: %[1]s\n    schema: %[3]s\n  gone:\n    dsn: postgres://postgres@127.0.0.1:1/test?connect_timeout=2\n", testdb.DSN(), a, b))
 	for _, sel := range [][]string{{"--context", "a,b,gone"}, {"--all-contexts"}} {
 		code, out, errOut := runConfig(config, append(sel, "top", "--once", "--width", "120", "--height", "30"))
-		if code != 0 {
-			t.Fatalf("%v: exit %d\n%s\n%s", sel, code, out, errOut)
+		if code != cmd.ExitPartial || !regexp.MustCompile(`^Error: context gone: gone: cannot reach PostgreSQL at 127\.0\.0\.1:1: [^\n]*\n$`).MatchString(errOut) {
+			t.Fatalf("%v: exit %d, want %d and one context gone line\n%s\n%s", sel, code, cmd.ExitPartial, out, errOut)
 		}
 		for _, re := range []string{`(?m)^> a +crit +outage_or_poison +ORGANIZATION_SCOPE/4242`, `(?m)^  b +crit +outage_or_poison +ORGANIZATION_SCOPE/4242`,
 			`(?m)^  b +warn +killswitch_left_on`, `(?m)^context gone: cannot read it: .*127\.0\.0\.1:1`, `outboxctl top · a,b,gone`} {
@@ -268,7 +269,10 @@ func TestTopSeveralContextsHideTheirPasswords(t *testing.T) {
 		"  gone:\n    dsn: postgres://u:s3cretPW@127.0.0.1:1/x?connect_timeout=2\n"+
 		"  cut:\n    dsn: postgres://u:p4ss@w0rdTAIL@127.0.0.1:1/x?connect_timeout=2\n"+
 		"  pairs:\n    dsn: host=127.0.0.1 port=1 user=u password='k3y w0rdPW' dbname=x connect_timeout=2\n", testdb.DSN(), a))
-	_, out, errOut := runConfig(config, []string{"--all-contexts", "top", "--once", "--width", "200", "--height", "30"})
+	code, out, errOut := runConfig(config, []string{"--all-contexts", "top", "--once", "--width", "200", "--height", "30"})
+	if code != cmd.ExitPartial || strings.Count(errOut, "Error: context gone: ") != 3 {
+		t.Fatalf("exit %d, want %d with three context gone lines:\n%s", code, cmd.ExitPartial, errOut)
+	}
 	for _, want := range []string{"context gone: cannot read it:", "context cut: cannot read it:", "context pairs: cannot read it:", "crit"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("the frame lacks %q:\n%s\n%s", want, out, errOut)
@@ -278,5 +282,22 @@ func TestTopSeveralContextsHideTheirPasswords(t *testing.T) {
 		if sharesFragment(out+errOut, pw) {
 			t.Fatalf("a fragment of %q is printed:\n%s\n%s", pw, out, errOut)
 		}
+	}
+}
+
+// TestTopOnceWhenNoContextIsRead: top --once prints its frame and exits 1 when nothing could
+// be read: one unreachable database (its error on stderr, as any read's), or every context
+// of several (one "context gone" line each), as the fan-out reads do; exit 0 would tell a
+// script the frame was whole.
+func TestTopOnceWhenNoContextIsRead(t *testing.T) {
+	t.Parallel()
+	out, errOut := runCLIExpect(t, cmd.ExitError, "--dsn", "postgres://postgres@127.0.0.1:1/x?connect_timeout=2", "top", "--once")
+	if !strings.Contains(out, "nothing read yet") || !strings.HasPrefix(errOut, "Error: cannot reach PostgreSQL at 127.0.0.1:1") {
+		t.Fatalf("one context: stdout\n%s\nstderr\n%s", out, errOut)
+	}
+	config := writeConfig(t, 0o600, "contexts:\n  x:\n    dsn: postgres://postgres@127.0.0.1:1/x?connect_timeout=2\n  y:\n    dsn: postgres://postgres@127.0.0.1:1/y?connect_timeout=2\n")
+	code, out, errOut := runConfig(config, []string{"--all-contexts", "top", "--once"})
+	if code != cmd.ExitError || !strings.Contains(out, "context x: cannot read it") || strings.Count(errOut, "Error: context gone: ") != 2 {
+		t.Fatalf("every context unread: exit %d, want %d:\nstdout\n%s\nstderr\n%s", code, cmd.ExitError, out, errOut)
 	}
 }

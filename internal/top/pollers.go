@@ -281,17 +281,43 @@ func oneLine(err error) string { return strings.Join(strings.Fields(err.Error())
 
 // redacted is err as every other read shows a context's error (the fan-out's "context
 // gone" line): its text through db.RedactDSN, so that a connection string's password in it
-// reaches neither the findings pane nor the status line. nil stays nil.
+// reaches neither the findings pane nor the status line. It wraps err, so that what err
+// means (a usage error, exit 2) is kept for top --once's exit. nil stays nil.
 func redacted(err error) error {
 	if err == nil {
 		return nil
 	}
-	return errors.New(db.RedactDSN(err.Error()))
+	return &redactedError{msg: db.RedactDSN(err.Error()), err: err}
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// Failed is a context top --once could not read, and why (its error redacted).
+type Failed struct {
+	Context string
+	Err     error
+}
+
+// failed are the contexts whose last poll failed, in the order given.
+func (m *Model) failed() []Failed {
+	var out []Failed
+	for _, p := range m.pollers {
+		if p.err != nil {
+			out = append(out, Failed{Context: p.name, Err: p.err})
+		}
+	}
+	return out
 }
 
 // frameOf is the first frame of cs at width × height with the findings: every context read
-// once at TierFindings, concurrently (top --once).
-func frameOf(ctx context.Context, m *Model) string {
+// once at TierFindings, concurrently (top --once); and the contexts that could not be read.
+func frameOf(ctx context.Context, m *Model) (string, []Failed) {
 	answers := make(chan snapshotMsg, len(m.pollers))
 	for i, p := range m.pollers {
 		p.polling = true
@@ -301,5 +327,5 @@ func frameOf(ctx context.Context, m *Model) string {
 		msg := <-answers
 		m.taken(msg.i, msg.s)
 	}
-	return m.View()
+	return m.View(), m.failed()
 }

@@ -362,8 +362,9 @@ func Run(ctx context.Context, cs []Context, opt Options, in io.Reader, out io.Wr
 }
 
 // Frame is the first frame top draws at width × height: one poll, then the screen (top
-// --once, and the tests).
-func Frame(ctx context.Context, cs []Context, opt Options, width, height int) string {
+// --once, and the tests); and the contexts that could not be read (their lines are in the
+// frame), for the exit code.
+func Frame(ctx context.Context, cs []Context, opt Options, width, height int) (string, []Failed) {
 	m := NewContexts(ctx, cs, opt)
 	m.Update(tea.WindowSizeMsg{Width: width, Height: height})
 	return frameOf(ctx, m)
