@@ -156,12 +156,68 @@ func (b *Bulk) Plan(ctx context.Context, conn *db.Conn) (Plan, error) {
 	}
 	if b.archives() {
 		p.Lines = append(p.Lines, BackoffPlan(b.KeepBackoff))
+		if p.ArchiveSize, err = b.archiveSize(ctx, conn, d, counts); err != nil {
+			return Plan{}, err
+		}
 	}
 	if b.Resume != nil {
 		p.Lines = append([]string{resumeLine(b.Resume, len(shards))}, p.Lines...)
 	}
 	p.detail = d
 	return p, nil
+}
+
+// sampleDepth bounds the rows a bulk plan reads whole to estimate its archive: the
+// shallowest selected shards, until they hold this many rows.
+const sampleDepth = 4000
+
+// archiveSize is the plan's line of the archive a skip or compact will write, as single
+// compact's plan says it (#40): its estimated size and where it goes, with the free space
+// there. The count is the plan's; the line's size and compression are measured on the rows
+// the repair would archive in the shallowest selected shards (a bounded read: the plan does
+// not read every payload of the selection).
+func (b *Bulk) archiveSize(ctx context.Context, conn *db.Conn, d bulkDetail, counts []query.BulkCountRow) (string, error) {
+	var total int64
+	for _, c := range counts {
+		total += c.Rows
+	}
+	byDepth := append([]query.SelectedShard(nil), d.shards...)
+	sort.SliceStable(byDepth, func(i, j int) bool { return byDepth[i].Depth < byDepth[j].Depth })
+	var refs []query.ShardRef
+	var depth int64
+	for _, s := range byDepth {
+		if depth >= sampleDepth {
+			break
+		}
+		refs, depth = append(refs, s.Ref()), depth+s.Depth
+	}
+	var sample drain.Sampler[[]any]
+	var cols []string
+	err := b.snapshot(ctx, conn, d.t, func(tx pgx.Tx, t query.Target, _ query.Schema) error {
+		st := b.rowsOf(t, query.Why{})(query.ShardBatch(refs))
+		err := query.Stream(ctx, tx, st, func(c []string) error { cols = c; return nil }, func(row []any) error { sample.Add(row); return nil })
+		return db.Classify(err, st.Name)
+	})
+	if err != nil {
+		return "", err
+	}
+	rows, err := drain.RowsFromResult(&query.Result{Columns: cols, Rows: sample.Rows}, nil)
+	if err != nil {
+		return "", err
+	}
+	path := b.Archive
+	if b.Resume != nil {
+		path = b.Resume.Archive
+	}
+	var meta drain.OperationMeta
+	if len(refs) > 0 {
+		meta = ArchiveMeta(d.t, query.ShardKey{Scope: query.Enum{Value: refs[0].Scope}, ID: refs[0].ID}, d.payloadType, b.Command, b.Reason, b.User)
+	}
+	size, err := drain.EstimateArchive(path, meta, total, rows)
+	if err != nil {
+		return "", err
+	}
+	return size.PlanLine(), nil
 }
 
 // beforeRun says a resume's journal lost its cut last line, and settles the archive a skip
