@@ -74,9 +74,9 @@ test: ## Run every test (unit, golden, real PostgreSQL/Redis, end-to-end scripts
 	@go build -o $(TESTRUN) ./internal/pgtmp/testrun
 	$(TESTRUN) -- go test ./... -count=1 -parallel 4 -timeout 10m
 
-test/race: ## Run the tests with the race detector (servers as make test)
+test/race: ## Run the tests with the race detector (servers as make test); -short leaves out what only repeats make test (real-terminal tests, most random drain cases)
 	@go build -o $(TESTRUN)-race ./internal/pgtmp/testrun
-	$(TESTRUN)-race -- go test ./... -count=1 -parallel 4 -race -timeout 15m
+	$(TESTRUN)-race -- go test ./... -count=1 -parallel 4 -race -short -timeout 15m
 
 lint: ## go vet, gofmt, staticcheck and golangci-lint (.golangci.yml: the architecture's import rules)
 	go vet ./...

@@ -39,9 +39,15 @@ type Session struct {
 }
 
 // Start runs argv in a detached pane of width × height columns. Without tmux the test is
-// skipped, or fails under CI=true.
+// skipped, or fails under CI=true. Under -short (make test/race) it is skipped: make test
+// runs every real-terminal test, and under the race detector they would only repeat it
+// (the models they drive are raced by their own packages' tests), at a third of the race
+// pass's time in cmd.
 func Start(t testing.TB, width, height int, argv ...string) *Session {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a real-terminal test: make test runs it (-short, as make test/race runs, skips it)")
+	}
 	bin, err := exec.LookPath("tmux")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
