@@ -76,8 +76,9 @@ command (on a shard: R C K run reschedule, compact, killswitch add of it) as in 
 the command prints its plan and asks for its confirmation (y, or the count typed back above
 100 shards), which is typed in top; esc answers no, v shows its SQL. It checks the context
 (readonly, allow: exit 10), writes its audit line and archive, and prints its summary and
-undo command; the findings are read again after it. Tab and 1-6 show the panes of the kill
-switches, backfills, replicas (verify) and webhook mailboxes, each its command's output.
+undo command; its context's findings are read again after it. Tab and 1-6 show the
+panes of the kill switches, backfills, replicas (verify) and webhook mailboxes, each its
+command's output.
 
 Several contexts (--context a,b, --all-contexts) are read each by a poller of its own on
 its own connection, at the same cadences; the findings and shards panes merge them with a

@@ -725,8 +725,9 @@ func (m *Model) answerKey(v *view, k tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-// ended is a command's end: an action's view says its status, and the findings are read
-// again (the finding re-evaluates) with the panes of commands marked to be read again.
+// ended is a command's end: an action's view says its status, and the findings of its
+// context are read again (the finding re-evaluates; the other contexts, which it did not
+// touch, keep their cadence) with the panes of commands marked to be read again.
 func (m *Model) ended(msg execDoneMsg) tea.Cmd {
 	v := msg.v
 	if v.exec != msg.e {
@@ -739,7 +740,7 @@ func (m *Model) ended(msg execDoneMsg) tea.Cmd {
 	for i := 2; i < len(m.stacks); i++ {
 		m.stacks[i][0].exec = nil
 	}
-	return m.poll(TierFindings)
+	return m.pollOne(m.pollerOf(v.context), TierFindings)
 }
 
 // lastLine is the last of lines ("" for none): a chunk of output continues it.

@@ -758,3 +758,44 @@ func TestContextErrorsAreRedacted(t *testing.T) {
 		t.Fatalf("a drill-down's error is not redacted:\n%s", f)
 	}
 }
+
+// TestActionReadsAgainOnlyItsContext: after an action on b's finding, b's findings are read
+// again (the finding re-evaluates) and a's and c's are not: the action touched b alone, and
+// the others keep their cadence.
+//
+// Broken on purpose: ended polling every context (m.poll) fails it (a read again).
+func TestActionReadsAgainOnlyItsContext(t *testing.T) {
+	t.Parallel()
+	bSnap := Snapshot{Findings: []doctor.Finding{{Check: "stuck", Severity: doctor.Crit, Target: "ORGANIZATION_SCOPE/77", Short: "hot shard",
+		Evidence: doctor.Evidence{{Key: "cause", Value: "hot_shard"}, {Key: "shard_scope", Value: int64(0)}, {Key: "shard_identifier", Value: int64(77)}},
+		Next:     "outboxctl --context b inspect shard organization 77", Then: []string{"outboxctl --context b skip 5 --reason hot"}}},
+		Shards: shardsTable(shardRow(77, 9000))}
+	a := &memSource{snaps: []Snapshot{incident()}, context: "a"}
+	b := &memSource{snaps: []Snapshot{bSnap}, context: "b"}
+	c := &memSource{snaps: []Snapshot{incident()}, context: "c"}
+	m := NewContexts(context.Background(), []Context{{"a", a}, {"b", b}, {"c", c}}, Options{Interval: time.Millisecond, Now: func() time.Time { return now }})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	out := make(chan tea.Msg, 64)
+	a.out = out
+	m.send = func(msg tea.Msg) { out <- msg }
+	drive(t, m, m.Init())
+	if row := cursorRow(t, m); !regexp.MustCompile(`^> b +crit +hot_shard`).MatchString(row) {
+		t.Fatalf("cursor on %q, want b's finding", row)
+	}
+	polls := map[*memSource]int{a: len(a.tiers), b: len(b.tiers), c: len(c.tiers)}
+	press(t, m, "S")
+	settle(t, m, "Proceed?")
+	press(t, m, "y", "enter")
+	settle(t, m, "exit 0")
+	if len(b.plans) != 1 || len(a.plans)+len(c.plans) != 0 {
+		t.Fatalf("the skip ran on a %q, b %q, c %q", a.plans, b.plans, c.plans)
+	}
+	if got := b.tiers[polls[b]:]; len(got) != 1 || got[0] != TierFindings {
+		t.Fatalf("b polled %v after its action, want its findings once", got)
+	}
+	for name, s := range map[string]*memSource{"a": a, "c": c} {
+		if got := s.tiers[polls[s]:]; len(got) != 0 {
+			t.Fatalf("context %s polled %v after b's action, want nothing", name, got)
+		}
+	}
+}

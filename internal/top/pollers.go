@@ -245,16 +245,19 @@ func findingContext(f doctor.Finding) string {
 	return ""
 }
 
-// source is the source of context name (the first context's for ""; a pane of a read
-// command runs on it).
-func (m *Model) source(name string) Source {
-	for _, p := range m.pollers {
+// pollerOf is the index of context name's poller (the first context's for "", as source).
+func (m *Model) pollerOf(name string) int {
+	for i, p := range m.pollers {
 		if p.name == name {
-			return p.src
+			return i
 		}
 	}
-	return m.pollers[0].src
+	return 0
 }
+
+// source is the source of context name (the first context's for ""; a pane of a read
+// command runs on it).
+func (m *Model) source(name string) Source { return m.pollers[m.pollerOf(name)].src }
 
 // contextLines are the findings pane's lines of the contexts that have no findings to show
 // (several contexts only): one that cannot be reached, or whose last refresh failed, with
