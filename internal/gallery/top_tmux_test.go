@@ -19,7 +19,7 @@ import (
 // The gallery played inside top (issue #42): the same shapes, seeded and replayed with
 // Sentry's workers as above, but the operator works in `outboxctl top` on a real terminal
 // (tmux) instead of running doctor and its printed commands: the finding's cause is seen,
-// enter drills down to its card (its printed commands, its evidence), its action key opens
+// enter drills down to its card and its shards (a shard, a message), its action key opens
 // the CLI's plan, y and enter confirm
 // it, Sentry's workers have their go, and the finding goes from the screen. The shape's own
 // checks then assert that no healthy message was lost and only the poison was archived.
@@ -102,7 +102,7 @@ func quit(t *testing.T, s *testtmux.Session) {
 }
 
 // An outage that is over (TestGalleryOutageOver's shape) played in top: the receiver_outage
-// finding, its 40 shards, R: the reschedule it printed, confirmed; Sentry's workers deliver
+// finding, the shards it names and one of them, R: the reschedule it printed, confirmed; Sentry's workers deliver
 // and the findings pane says all is ok; nothing healthy lost, nothing archived.
 func TestGalleryInTopOutageOver(t *testing.T) {
 	skipShort(t)
@@ -124,10 +124,12 @@ func TestGalleryInTopOutageOver(t *testing.T) {
 
 	s := in.openTop()
 	s.Wait(regexp.MustCompile(`(?m)^> \w+ +receiver_outage .*40`))
-	s.Keys("Enter") // drill down: the finding, its printed commands and its evidence
-	// (A finding of the stuck check's causes names its shards in its evidence as text, the
-	// first 5 only, and top's finding view lists none of the listing's for it.)
-	s.Wait(regexp.MustCompile(`(?s)receiver_outage · stuck · 40 shards.*next: outboxctl .*reschedule --stuck --at-cap.*grouped_shards: 40`))
+	s.Keys("Enter") // drill down: the finding, its printed commands, the shards it names
+	s.Wait(regexp.MustCompile(`(?s)receiver_outage · stuck · 40 shards.*next: outboxctl .*reschedule --stuck --at-cap.*its shards that doctor names, 35 more left out`))
+	s.Keys("Enter") // one of them: inspect shard's card and its messages
+	s.Wait(regexp.MustCompile(`Messages \(the head, then the newest\)`))
+	s.Keys("Escape")
+	s.Wait(regexp.MustCompile(`its shards that doctor names`))
 	s.Keys("R")
 	confirm(t, s, regexp.MustCompile(`(?s)\$ outboxctl .*reschedule .*40 shard\(s\) holding.*Proceed\? \[y/N\]`))
 	in.workers() // Sentry's workers deliver the shards made due
@@ -142,7 +144,8 @@ func TestGalleryInTopOutageOver(t *testing.T) {
 // One poison message among the shards of an outage (TestGalleryPoisonAmongAnOutage's shape)
 // played in top: R on the outage, confirmed; Sentry's workers deliver all but the poison
 // head, which fails again while its category delivers elsewhere; top then shows the poison
-// finding, enter shows its card, S runs its printed skip, confirmed; the findings pane
+// finding, enter drills down to its shard and the poison's payload, S runs its printed
+// skip, confirmed; the findings pane
 // says all is ok, only the poison's group was archived and nothing healthy was lost.
 func TestGalleryInTopPoisonAmongAnOutage(t *testing.T) {
 	skipShort(t)
@@ -173,8 +176,16 @@ func TestGalleryInTopPoisonAmongAnOutage(t *testing.T) {
 	s.Wait(regexp.MustCompile(`this finding is gone from the last refresh`))
 	s.Keys("Escape")
 	s.Wait(regexp.MustCompile(`(?m)^> \w+ +poison `))
-	s.Keys("Enter") // the finding: its cause, its skip of exactly the poison's group
-	s.Wait(regexp.MustCompile(`(?s)poison · stuck · ORGANIZATION_SCOPE/4 .*next: outboxctl .*skip \d+ --reason 'poison.*next_selects_groups: 1`))
+	s.Keys("Enter") // the finding: its cause, its skip of exactly the poison's group, its shard
+	s.Wait(regexp.MustCompile(`(?s)poison · stuck · ORGANIZATION_SCOPE/4 .*next: outboxctl .*skip \d+ --reason 'poison.*its shards \(enter inspects one\)`))
+	s.Keys("Enter") // the shard, then the poison head's payload
+	s.Wait(regexp.MustCompile(`Messages \(the head, then the newest\)`))
+	s.Keys("Enter")
+	s.Wait(regexp.MustCompile(`(?s)payload \(secrets redacted\):.*bad slug`))
+	s.Keys("Escape")
+	s.Wait(regexp.MustCompile(`Messages \(the head, then the newest\)`))
+	s.Keys("Escape")
+	s.Wait(regexp.MustCompile(`its shards \(enter inspects one\)`))
 	s.Keys("S")
 	confirm(t, s, regexp.MustCompile(`(?s)\$ outboxctl .*skip .*Proceed\? \[y/N\]`))
 	in.workers() // the shard delivers what waited behind the poison

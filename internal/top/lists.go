@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,7 +84,9 @@ func evidence(f doctor.Finding, key string) (any, bool) {
 
 // shardsOf are the rows of the shards listing that finding f is about: the shard its
 // evidence names (shard_scope, shard_identifier, cell), or every shard of its scope when it
-// names a group; none for a finding about no shard.
+// names a group; for a finding of the stuck check's causes, the shards its evidence lists
+// by name (shards: SCOPE/ID or CELL:SCOPE/ID, doctor's first 5); none for a finding about
+// no shard.
 func shardsOf(f doctor.Finding, t *render.Table) *render.Table {
 	out := &render.Table{Columns: t.Columns, Labels: t.Labels, MachineOnly: t.MachineOnly, HumanOnly: t.HumanOnly, Priority: t.Priority}
 	scope, hasScope := evidence(f, "shard_scope")
@@ -91,6 +94,21 @@ func shardsOf(f doctor.Finding, t *render.Table) *render.Table {
 	cell, hasCell := evidence(f, "cell")
 	name := findingContext(f)
 	if !hasScope && !hasID {
+		named, _ := namedShards(f)
+		scopeCol := slices.Index(t.Columns, "scope")
+		for _, r := range t.Rows {
+			k, ok := shardRefOf(t, r)
+			if !ok || k.Context != name || scopeCol < 0 {
+				continue
+			}
+			label := fmt.Sprintf("%s/%d", render.CellText(r[scopeCol], time.Time{}), k.ID)
+			if k.Cell != "" {
+				label = k.Cell + ":" + label
+			}
+			if named[label] {
+				out.Rows = append(out.Rows, r)
+			}
+		}
 		return out
 	}
 	for _, r := range t.Rows {
@@ -105,6 +123,24 @@ func shardsOf(f doctor.Finding, t *render.Table) *render.Table {
 		out.Rows = append(out.Rows, r)
 	}
 	return out
+}
+
+// namedShards are the shards a finding's evidence lists by name (shards: "A/1, A/2, … 3
+// more"), and how many more it left out.
+func namedShards(f doctor.Finding) (map[string]bool, int) {
+	v, ok := evidence(f, "shards")
+	if !ok {
+		return nil, 0
+	}
+	named, more := map[string]bool{}, 0
+	for _, s := range strings.Split(fmt.Sprint(v), ", ") {
+		if n, ok := strings.CutPrefix(s, "… "); ok {
+			more, _ = strconv.Atoi(strings.TrimSuffix(n, " more"))
+			continue
+		}
+		named[strings.TrimSpace(s)] = true
+	}
+	return named, more
 }
 
 // findingLines are a finding's card: what it says, its next commands (pasteable as

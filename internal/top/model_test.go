@@ -799,3 +799,30 @@ func TestActionReadsAgainOnlyItsContext(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupedFindingListsItsNamedShards: a finding of the stuck check's causes names its
+// shards in its evidence (shards: the first 5, "… N more"), not by shard_scope: enter on it
+// lists the listing's rows it names, says how many doctor left out, and enter on one
+// inspects that shard. (It listed none: "no shard of the listing is this finding's".)
+//
+// Broken on purpose: shardsOf returning no rows without shard_scope fails it.
+func TestGroupedFindingListsItsNamedShards(t *testing.T) {
+	t.Parallel()
+	grouped := doctor.Finding{Check: "stuck", Severity: doctor.Warn, Target: "7 shards", Short: "receiver outage",
+		Evidence: doctor.Evidence{{Key: "cause", Value: "receiver_outage"}, {Key: "grouped_shards", Value: 7},
+			{Key: "shards", Value: "ORGANIZATION_SCOPE/7, ORGANIZATION_SCOPE/9, ORGANIZATION_SCOPE/5, … 4 more"}},
+		Next: "outboxctl reschedule --stuck --at-cap"}
+	src := &memSource{snaps: []Snapshot{{Findings: []doctor.Finding{grouped}, Shards: shardsTable(shardRow(7, 3), shardRow(42, 66), shardRow(9, 2000))}}}
+	src.shard = render.Doc{{Name: "shard", Title: "Shard 9", Card: []render.Field{{Key: "depth", Value: int64(2000)}}}}
+	m := start(t, src, 100, 30)
+	press(t, m, "enter")
+	f := frame(t, m)
+	if !strings.Contains(f, "its shards that doctor names, 4 more left out") ||
+		!regexp.MustCompile(`(?m)^> ORGANIZATION_SCOPE +7 `).MatchString(f) || !regexp.MustCompile(`(?m)^  ORGANIZATION_SCOPE +9 `).MatchString(f) || strings.Contains(f, " 42 ") {
+		t.Fatalf("the grouped finding does not list the shards it names (7 and 9, not 42):\n%s", f)
+	}
+	press(t, m, "down", "enter")
+	if f := frame(t, m); !strings.Contains(f, "Shard 9") {
+		t.Fatalf("enter on a named shard did not inspect it:\n%s", f)
+	}
+}

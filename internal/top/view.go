@@ -190,6 +190,8 @@ func (m *Model) head(v *view) []string {
 		lines := findingLines(f, w)
 		if t, _, _ := m.list(v); t == nil || len(t.Rows) == 0 {
 			lines = append(lines, "", "no shard of the listing is this finding's")
+		} else if _, more := namedShards(f); more > 0 {
+			lines = append(lines, "", fmt.Sprintf("its shards that doctor names, %d more left out (enter inspects one; 2: every shard):", more))
 		} else {
 			lines = append(lines, "", "its shards (enter inspects one):")
 		}
