@@ -26,12 +26,13 @@ func newContextCmd(a *app) *cobra.Command {
 		Long: strings.TrimSpace(`
 A context names the settings of one database (a Sentry cell, or the control silo): dsn (or
 dsn-env: a variable holding it, or service: a pg_service.conf section), replica-dsn, schema,
-silo, cell, table, redis-url and the timeouts. They live in $OUTBOXCTL_CONFIG, else
-$XDG_CONFIG_HOME/outboxctl/config.yaml (~/.config/outboxctl/config.yaml); see
-docs/README.md#contexts. Without the file everything works as before.
+silo, cell, table, redis-url, the timeouts, readonly, allow and prometheus-url (top's
+history). They live in $OUTBOXCTL_CONFIG, else $XDG_CONFIG_HOME/outboxctl/config.yaml
+(~/.config/outboxctl/config.yaml); see docs/README.md#contexts. Without the file everything
+works as before.
 
-A password written inline (in dsn, replica-dsn or redis-url) is refused unless the file is
-mode 0600. Passwords are never printed.`),
+A password written inline (in dsn, replica-dsn, redis-url or prometheus-url) is refused
+unless the file is mode 0600. Passwords are never printed.`),
 		Example: examples(`
   # Every context; * marks the current one
   outboxctl context list

@@ -83,6 +83,10 @@ func (a *app) secrets() []string {
 	for _, v := range []string{a.g.DSN, a.getenv("OUTBOXCTL_DSN"), a.env("OUTBOXCTL_DSN"), a.getenv("OUTBOXCTL_REDIS_URL")} {
 		out = append(out, db.Secrets(v)...)
 	}
+	// The context's prometheus-url (top's history) may carry basic auth credentials.
+	if v, _, ok := a.usedContext.Get(config.KeyPrometheusURL); ok {
+		out = append(out, db.Secrets(v)...)
+	}
 	return append(out, a.env("PGPASSWORD"), a.env("REDISCLI_AUTH"))
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/doctor"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/history"
 	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -35,6 +36,8 @@ type topOptions struct {
 	// Once prints the first frame (Width × Height) and exits.
 	Once          bool
 	Width, Height int
+	// History is the window of the sparklines of a context with a prometheus-url.
+	History time.Duration
 }
 
 func (o topOptions) Validate() error {
@@ -46,6 +49,9 @@ func (o topOptions) Validate() error {
 	}
 	if o.Limit < 1 {
 		return usageErrorf("outboxctl top --once --limit 100", "`--limit` must be at least 1")
+	}
+	if o.History < time.Minute {
+		return usageErrorf("outboxctl top --once --history 3h", "`--history` must be at least 1m (got %s)", o.History)
 	}
 	if o.Width < 20 || o.Height < 6 {
 		return usageErrorf("outboxctl top --once --width 80 --height 24", "`--width` must be at least 20 and `--height` at least 6")
@@ -89,9 +95,14 @@ not be read (a "context gone" line on stderr for it), 1 when none could, as the 
 reads do; over one context, 1 when it could not be read.
 
 The first frame shows the stuck shards as soon as they are read; the findings pane says it
-is reading doctor's findings until they come. --once prints the first frame with the
-findings (--width × --height) on stdout and exits, for a script or a screenshot. Without
---once top needs a terminal.`),
+is reading doctor's findings until they come.
+
+A context with a prometheus-url (the Prometheus scraping its exporter) gets sparklines of
+its depth and oldest row's age over the last --history on the shards and mailboxes panes,
+read from the exporter's series at most once a minute; nothing new is stored.
+
+--once prints the first frame with the findings (--width × --height) on stdout and exits,
+for a script or a screenshot. Without --once top needs a terminal.`),
 		Example: examples(`
   outboxctl top
   outboxctl --context us top --interval 5s --findings-interval 1m
@@ -110,6 +121,7 @@ findings (--width × --height) on stdout and exits, for a script or a screenshot
 	addDurationFlag(f, &o.Interval, "interval", top.DefaultInterval, "30s", "how often the cheap tier (the stuck shards) is read")
 	addDurationFlag(f, &o.FindingsEvery, "findings-interval", top.DefaultFindingsEvery, "1m", "the longest doctor's findings of the shards go unread (sooner when the stuck shards change, at most once a minute)")
 	f.IntVar(&o.Limit, "limit", query.DefaultLimit, "list at most this many stuck shards")
+	addDurationFlag(f, &o.History, "history", history.DefaultWindow, "6h", "the window of the depth and oldest-age sparklines, read from a context's prometheus-url")
 	f.BoolVar(&o.Once, "once", false, "print the first frame on stdout and exit")
 	f.IntVar(&o.Width, "width", 80, "--once: the frame's width in columns")
 	f.IntVar(&o.Height, "height", 24, "--once: the frame's height in lines")
@@ -135,7 +147,8 @@ func (a *app) runTop(ctx context.Context, o topOptions) error {
 			c.Source.(*topSource).close(ctx)
 		}
 	}()
-	opt := top.Options{Interval: o.Interval, FindingsEvery: o.FindingsEvery, Context: a.contextName}
+	opt := top.Options{Interval: o.Interval, FindingsEvery: o.FindingsEvery, Context: a.contextName,
+		History: a.topHistory(o), ASCII: !render.UnicodeOK(a.env)}
 	if o.Once {
 		printer := a.factory().printer
 		frame, failed := top.Frame(ctx, cs, opt, o.Width, o.Height)

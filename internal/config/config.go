@@ -33,12 +33,16 @@ const (
 	KeyStatementTimeout = "statement-timeout"
 	KeyLockTimeout      = "lock-timeout"
 	KeyConnectTimeout   = "connect-timeout"
+	// KeyPrometheusURL is the Prometheus server that scrapes this context's exporter: top
+	// reads its recent history there (sparklines); nothing else uses it.
+	KeyPrometheusURL = "prometheus-url"
 )
 
 // Keys lists the context keys in the order `context show` prints them.
 var Keys = []string{ //nolint:gochecknoglobals // constant list
 	KeyDSN, KeyDSNEnv, KeyService, KeyReplicaDSN, KeySchema, KeySilo, KeyCell, KeyTable,
 	KeyRedisURL, KeyStatementTimeout, KeyLockTimeout, KeyConnectTimeout, KeyReadOnly, KeyAllow,
+	KeyPrometheusURL,
 }
 
 // EnvConfig and EnvContext are the variables that name the file and pick a context.

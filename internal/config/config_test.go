@@ -106,7 +106,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top key", "current-context: us\ncontext:\n  us: {}\n", 0o600,
 			`2: unknown key "context" (known: current-context, contexts)`},
 		{"unknown context key", "contexts:\n  us:\n    schema: public\n    dns: postgres://x@h/db\n", 0o600,
-			`4: context "us": unknown key "dns" (known: dsn, dsn-env, service, replica-dsn, schema, silo, cell, table, redis-url, statement-timeout, lock-timeout, connect-timeout, readonly, allow)`},
+			`4: context "us": unknown key "dns" (known: dsn, dsn-env, service, replica-dsn, schema, silo, cell, table, redis-url, statement-timeout, lock-timeout, connect-timeout, readonly, allow, prometheus-url)`},
 		{"readonly not a bool", "contexts:\n  us:\n    readonly: yes\n", 0o600,
 			`3: context "us": readonly: "yes": want true or false`},
 		{"allow not a list", "contexts:\n  us:\n    allow: reschedule\n", 0o600,
@@ -131,6 +131,10 @@ func TestParseErrors(t *testing.T) {
 			`3: context "us": dsn-env: "US-DSN": want an environment variable name such as US_DSN`},
 		{"bad redis", "contexts:\n  us:\n    redis-url: cache:6379\n", 0o600,
 			`3: context "us": redis-url: "cache:6379": want redis://HOST:6379/DB or rediss://… for TLS`},
+		{"bad prometheus-url", "contexts:\n  us:\n    prometheus-url: prom:9090\n", 0o600,
+			`3: context "us": prometheus-url: "prom:9090": want http://HOST:9090 or https://HOST/PREFIX (no query)`},
+		{"prometheus password", "contexts:\n  us:\n    prometheus-url: https://ops:hunter2@prom.internal/\n", 0o644,
+			`3: context "us": prometheus-url holds a password, and the file can be read by others (mode 0644): run chmod 600 PATH, or move the password out (dsn-env, ~/.pgpass, REDISCLI_AUTH)`},
 		{"control char schema", "contexts:\n  us:\n    schema: \"a\\x1bb\"\n", 0o600,
 			`3: context "us": schema: schema name "a\x1bb" contains a control character`},
 		{"comma in name", "contexts:\n  us,de:\n    silo: cell\n", 0o600,
@@ -510,6 +514,21 @@ func TestConfigSizeCap(t *testing.T) {
 	_, err = config.LoadCapped(env(map[string]string{config.EnvConfig: "/dev/zero"}), 4<<10)
 	if err == nil || err.Error() != "reading config: /dev/zero is larger than the 4KiB cap on a config file: point OUTBOXCTL_CONFIG at the config file, or raise the cap (--max-config-bytes 1MiB)" {
 		t.Fatalf("/dev/zero: %v", err)
+	}
+}
+
+// TestShowRedactsPrometheusURL: context show lists prometheus-url with its line, its
+// password hidden.
+func TestShowRedactsPrometheusURL(t *testing.T) {
+	f, _, err := load(t, "contexts:\n  us:\n    prometheus-url: https://ops:hunter2@prom.internal/\n", 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := f.Context("us")
+	s := config.Resolve(c, config.Overrides{}, env(nil))
+	got := show(s)
+	if s.PrometheusURL != "https://ops:hunter2@prom.internal/" || strings.Contains(got, "hunter2") || !strings.Contains(got, "prometheus-url=https://") || !strings.Contains(got, "[context us, line 3]") {
+		t.Errorf("show:\n%s", got)
 	}
 }
 

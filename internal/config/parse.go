@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/history"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
@@ -188,6 +189,7 @@ func (f *File) check(c *Context) error {
 		{KeyTable, func(s string) error { return query.ValidateIdent("table", s) }},
 		{KeyCell, func(s string) error { return query.ValidateIdent("cell", s) }},
 		{KeyRedisURL, redisURL},
+		{KeyPrometheusURL, func(s string) error { _, err := history.Parse(s); return err }},
 		{KeyStatementTimeout, duration},
 		{KeyLockTimeout, duration},
 		{KeyConnectTimeout, duration},
@@ -259,7 +261,7 @@ func (f *File) checkSecrets(c *Context) error {
 	if f.Mode&0o077 == 0 {
 		return nil
 	}
-	for _, k := range []string{KeyDSN, KeyReplicaDSN, KeyRedisURL} {
+	for _, k := range []string{KeyDSN, KeyReplicaDSN, KeyRedisURL, KeyPrometheusURL} {
 		v, line, ok := c.Get(k)
 		if ok && db.RedactDSN(v) != v {
 			return errorf("chmod 600 "+f.Path,

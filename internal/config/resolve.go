@@ -179,7 +179,9 @@ type Settings struct {
 	Schema, Silo, Cell string
 	Table, RedisURL    string
 	// ReadOnly and Allow are the context's readonly and allow ("" when unset).
-	ReadOnly, Allow         string
+	ReadOnly, Allow string
+	// PrometheusURL is the context's prometheus-url ("" when unset): the context's alone.
+	PrometheusURL           string
 	StatementTimeout        time.Duration
 	LockTimeout             time.Duration
 	ConnectTimeout          time.Duration
@@ -220,6 +222,10 @@ func Resolve(c *Context, o Overrides, getenv func(string) string) Settings {
 		if v, _, ok := c.Get(x.key); ok {
 			*x.dst, s.sources[x.key] = strings.ReplaceAll(v, ",", ", "), contextSource(c, x.key)
 		}
+	}
+	// prometheus-url too is the context's alone (top's history; shown redacted).
+	if v, _, ok := c.Get(KeyPrometheusURL); ok {
+		s.PrometheusURL, s.sources[KeyPrometheusURL] = v, contextSource(c, KeyPrometheusURL)
 	}
 	for _, x := range []struct {
 		key  string
@@ -341,7 +347,7 @@ func (s Settings) Show() []Setting {
 		KeyDSN: dsn, KeyReplicaDSN: s.ReplicaDSN, KeySchema: s.Schema, KeySilo: s.Silo, KeyCell: s.Cell,
 		KeyTable: s.Table, KeyRedisURL: s.RedisURL, KeyStatementTimeout: s.StatementTimeout.String(),
 		KeyLockTimeout: s.LockTimeout.String(), KeyConnectTimeout: s.ConnectTimeout.String(),
-		KeyReadOnly: s.ReadOnly, KeyAllow: s.Allow,
+		KeyReadOnly: s.ReadOnly, KeyAllow: s.Allow, KeyPrometheusURL: s.PrometheusURL,
 	}
 	var out []Setting
 	for _, k := range Keys {

@@ -104,6 +104,11 @@ type Options struct {
 	// Width and Height are the terminal's size when known (0: bubbletea asks the terminal),
 	// sent first: an output that is not the terminal's file cannot be asked.
 	Width, Height int
+	// History are the readers of the contexts' recent history, by context name (a context
+	// with a prometheus-url); ASCII draws its sparklines in ASCII (a terminal without
+	// Unicode).
+	History map[string]Historian
+	ASCII   bool
 }
 
 // Model is top's state: bubbletea calls Update with each key, window size and poll
@@ -144,6 +149,13 @@ type Model struct {
 type sample struct {
 	at time.Time
 	n  int64
+	q  int64 // the Prometheus queries (history)
+}
+
+// sample is the statements and Prometheus queries sent so far.
+func (m *Model) sample() sample {
+	q, _ := m.historyQueries()
+	return sample{m.opt.Now(), m.statements(), q}
 }
 
 // The default cadences: the exporter's (its cheap tier every 15 s, its expensive one every
@@ -177,14 +189,14 @@ func NewContexts(ctx context.Context, cs []Context, opt Options) *Model {
 	}
 	m := &Model{ctx: ctx, src: src, opt: opt, width: 80, height: 24}
 	for _, c := range cs {
-		m.pollers = append(m.pollers, &poller{name: c.Name, src: c.Source})
+		m.pollers = append(m.pollers, &poller{name: c.Name, src: c.Source, historian: opt.History[c.Name]})
 	}
 	m.stacks = [][]*view{{{kind: kindFindings, title: "findings", follow: true}}, {{kind: kindShards, title: "shards in backoff", follow: true}}}
 	for _, p := range panes[2:] {
 		m.stacks = append(m.stacks, []*view{{kind: kindPane, title: p.name, command: src.Command(p.args...), reads: true, follow: true}})
 	}
 	m.started = opt.Now()
-	m.samples = []sample{{m.started, m.statements()}}
+	m.samples = []sample{m.sample()}
 	m.send = func(tea.Msg) {}
 	return m
 }
@@ -208,7 +220,7 @@ func (m *Model) Init() tea.Cmd {
 	for _, p := range m.pollers {
 		p.queued, p.queuedTier = true, TierFindings
 	}
-	return tea.Batch(cmd, m.tick())
+	return tea.Batch(cmd, m.tick(), m.readHistory())
 }
 
 // findingsPending says no context's findings were read yet (the first ones are on their
@@ -246,7 +258,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.paused {
 			return m, m.tick()
 		}
-		return m, tea.Batch(m.tick(), m.tickPolls())
+		return m, tea.Batch(m.tick(), m.tickPolls(), m.readHistory())
+	case historyMsg:
+		m.tookHistory(msg)
 	case snapshotMsg:
 		return m, m.taken(msg.i, msg.s)
 	case loadedMsg:

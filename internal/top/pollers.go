@@ -12,6 +12,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/doctor"
+	"github.com/outboxctl/outboxctl/internal/history"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
@@ -40,6 +41,13 @@ type poller struct {
 	// then: a listing whose shards differ asks for the findings again.
 	findingsAt time.Time
 	findingsOf string
+	// The history's reader (nil: none), its last answer, whether one is being read, and
+	// when the last read started.
+	historian   Historian
+	hist        history.History
+	haveHist    bool
+	histReading bool
+	histAt      time.Time
 }
 
 // snapshotMsg is poller i's answer.
@@ -133,7 +141,7 @@ func (m *Model) taken(i int, s Snapshot) tea.Cmd {
 		}
 	}
 	m.merge()
-	m.samples = append(m.samples, sample{m.opt.Now(), m.statements()})
+	m.samples = append(m.samples, m.sample())
 	if len(m.samples) > 100 {
 		m.samples = m.samples[len(m.samples)-100:]
 	}

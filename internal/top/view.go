@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/outboxctl/outboxctl/internal/history"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
@@ -124,7 +125,11 @@ func (m *Model) footer() string {
 	if !m.fullAt.IsZero() {
 		parts = append(parts, "all checks "+render.Duration(now.Sub(m.fullAt).Truncate(time.Second))+" ago")
 	}
-	parts = append(parts, m.rate(), "every "+render.Duration(m.opt.Interval))
+	parts = append(parts, m.rate())
+	if q := m.historyRate(); q != "" {
+		parts = append(parts, q)
+	}
+	parts = append(parts, "every "+render.Duration(m.opt.Interval))
 	if m.paused {
 		parts = append(parts, "PAUSED (p)")
 	}
@@ -181,7 +186,7 @@ func (m *Model) head(v *view) []string {
 		if m.snap.Shards == nil {
 			return []string{"reading the shards…"}
 		}
-		return []string{fmt.Sprintf("%d shard(s) in backoff (shards --stuck); enter inspects one", len(m.snap.Shards.Rows))}
+		return append(m.historyLines(history.Depth, history.Oldest, false), fmt.Sprintf("%d shard(s) in backoff (shards --stuck); enter inspects one", len(m.snap.Shards.Rows)))
 	case kindFinding:
 		f, ok := m.finding(v.finding)
 		if !ok {
@@ -201,6 +206,9 @@ func (m *Model) head(v *view) []string {
 	case kindMessage:
 		return m.messageText(v)
 	case kindExec, kindPane:
+		if v.kind == kindPane && v.title == "mailboxes" {
+			return append(m.historyLines(history.MailboxDepth, history.MailboxOldest, true), m.execText(v)...)
+		}
 		return m.execText(v)
 	case kindHelp:
 		return v.text

@@ -1,0 +1,228 @@
+package history_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/exporter"
+	"github.com/outboxctl/outboxctl/internal/fixture"
+	"github.com/outboxctl/outboxctl/internal/history"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/testdb"
+)
+
+// The helpers below are internal/exporter's prometheus_test.go's (a real Prometheus server
+// of the test's own, scraping a real exporter every 200 ms).
+
+func need(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not installed (apt-get install prometheus): %v", name, err)
+		}
+		t.Skipf("%s is not installed (apt-get install prometheus)", name)
+	}
+	return p
+}
+
+// waitFor polls cond until it holds or 30 s pass; the failure says what was awaited and
+// the last observation.
+func waitFor(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, seen := cond()
+		if ok {
+			return
+		}
+		last = seen
+		time.Sleep(50 * time.Millisecond) // a poll of a condition, not a wait for time
+	}
+	t.Fatalf("timed out waiting for %s; last seen: %s", what, last)
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// serve runs e with its HTTP server on a port of its own.
+func serve(t *testing.T, e *exporter.Exporter) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e.Run(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		e.Wait()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+func startPrometheus(t *testing.T, target string) string {
+	t.Helper()
+	bin := need(t, "prometheus")
+	dir := t.TempDir()
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 200ms\n  scrape_timeout: 200ms\nscrape_configs:\n  - job_name: outboxctl\n    static_configs:\n      - targets: [%q]\n", target)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freePort(t)
+	var logs bytes.Buffer
+	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("prometheus:\n%s", logs.String())
+		}
+	})
+	return "http://" + addr
+}
+
+func count(t *testing.T, schema string) int64 {
+	t.Helper()
+	var n int64
+	if err := testdb.Pool(t).QueryRow(context.Background(), fmt.Sprintf(`SELECT count(*) FROM %q.sentry_regionoutbox`, schema)).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func rows(n int, added time.Time) []testdb.Row {
+	var out []testdb.Row
+	for i := range n {
+		out = append(out, testdb.Row{Scope: 0, Shard: int64(1 + i%3), Category: 2, Object: int64(i), DateAdded: added})
+	}
+	return out
+}
+
+// valid are the values of vals that are samples (not gaps).
+func valid(vals []float64) []float64 {
+	var out []float64
+	for _, v := range vals {
+		if !math.IsNaN(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// TestReadsTheExportersSeries: a real Prometheus scraping a real exporter over a seeded
+// schema answers Read with the context's depth and oldest age over the window: the latest
+// depth is the database's count(*), the latest age the oldest row's (an hour), and after
+// more rows arrive the window holds both depths, so the sparkline rises.
+//
+// Broken on purpose: an index of start + k·step read as k-1 (the points one step early)
+// leaves the window's end a gap, and the latest depth is never read.
+func TestReadsTheExportersSeries(t *testing.T) {
+	schema := testdb.Schema(t, fixture.Options{})
+	testdb.Insert(t, schema, query.CellTable, rows(12, time.Now().Add(-time.Hour))...)
+	first := count(t, schema)
+	e := exporter.New([]exporter.Source{{Name: "us", Config: db.Config{DSN: testdb.DSN()},
+		Target: query.Target{Silo: query.SiloCell, Schema: schema}, Registry: enums.Builtin()}},
+		exporter.Options{CheapInterval: 100 * time.Millisecond, ExpensiveInterval: 200 * time.Millisecond})
+	prom := startPrometheus(t, serve(t, e))
+	c, err := history.New(prom, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const window, points = 8 * time.Second, 20
+	read := func() history.History { return c.Read(context.Background(), "us", window, points, time.Now()) }
+	waitFor(t, fmt.Sprintf("5 samples of depth in the window, the latest %d", first), func() (bool, string) {
+		h := read()
+		d, ok := h.Latest(history.Depth)
+		return h.Err == nil && ok && d == float64(first) && len(valid(h.Series[history.Depth])) >= 5, fmt.Sprintf("%v %v", h.Series, h.Err)
+	})
+	h := read()
+	if len(h.Series[history.Depth]) != points || len(h.Series[history.Oldest]) != points {
+		t.Fatalf("series of %d and %d points, want %d: %v", len(h.Series[history.Depth]), len(h.Series[history.Oldest]), points, h.Series)
+	}
+	if age, ok := h.Latest(history.Oldest); !ok || age < 3600 || age > 3600+60 {
+		t.Errorf("latest oldest age %v (%v), want an hour", age, ok)
+	}
+	if _, ok := h.Series[history.MailboxDepth]; ok {
+		t.Errorf("a cell's history has a mailbox series: %v", h.Series)
+	}
+	if n := c.Queries(); n < 1 {
+		t.Errorf("%d queries counted", n)
+	}
+
+	testdb.Insert(t, schema, query.CellTable, rows(12, time.Now())...)
+	second := count(t, schema)
+	waitFor(t, fmt.Sprintf("the window to hold depth %d and then %d", first, second), func() (bool, string) {
+		h := read()
+		d, ok := h.Latest(history.Depth)
+		vals := valid(h.Series[history.Depth])
+		return ok && d == float64(second) && len(vals) > 0 && vals[0] == float64(first), fmt.Sprint(h.Series[history.Depth])
+	})
+	h = read()
+	line := render.Sparkline(h.Series[history.Depth], false)
+	if !strings.Contains(line, "▅") || !strings.HasSuffix(line, "█") {
+		t.Errorf("depth %d then %d drew %q: want half height (▅) then full (█)", first, second, line)
+	}
+}
+
+// TestReadErrorsAreOneRedactedLine: a Prometheus that does not answer, and a URL that is
+// not its API (a path prefix it does not have), are errors of one line, the URL's password
+// never in them; nothing panics.
+func TestReadErrorsAreOneRedactedLine(t *testing.T) {
+	// A real Prometheus with nothing to scrape, for the wrong prefix's 404.
+	prom := startPrometheus(t, freePort(t))
+	waitFor(t, "prometheus to listen", func() (bool, string) {
+		c, _ := history.New(prom, time.Second)
+		h := c.Read(context.Background(), "us", time.Minute, 10, time.Now())
+		return h.Err == nil, fmt.Sprint(h.Err)
+	})
+	for name, u := range map[string]string{
+		"refused":      "http://alice:s3cretPW@" + freePort(t),
+		"wrong prefix": strings.Replace(prom, "http://", "http://alice:s3cretPW@", 1) + "/nothere",
+	} {
+		c, err := history.New(u, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := c.Read(context.Background(), "us", time.Hour, 20, time.Now())
+		if h.Err == nil || strings.Contains(h.Err.Error(), "s3cretPW") || strings.Contains(h.Err.Error(), "\n") || !strings.HasPrefix(h.Err.Error(), "prometheus: ") {
+			t.Errorf("%s: error %v, want one line without the password", name, h.Err)
+		}
+		t.Logf("%s: %v", name, h.Err)
+	}
+	for _, bad := range []string{"prom:9090", "ftp://x", "http://u:s3cretPW@h/?q=1", "http://"} {
+		if _, err := history.Parse(bad); err == nil || strings.Contains(err.Error(), "s3cretPW") {
+			t.Errorf("Parse(%q) = %v", bad, err)
+		}
+	}
+}
