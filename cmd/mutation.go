@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"io"
 	"strings"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 // that forbids writes refuses here, exit 10), connects once, reads the plan, asks for the
 // confirmation (--yes, --dry-run), applies it, writes the audit lines and renders the
 // summary, then ends with the summary's error (a COMMIT in doubt, a state not read after).
+// A mutation with input of its own (restore's archive) reads it first (preparer), and one
+// whose script is large writes it as it renders (scriptWriter).
 func runMutation(ctx context.Context, d factory, command string, m repair.Mutation, yes bool) error {
 	name := strings.Fields(strings.TrimPrefix(command, "outboxctl "))[0]
 	if alone, ok := m.(interface{ WithoutDatabase() bool }); ok && alone.WithoutDatabase() && d.printOnly {
@@ -21,9 +24,18 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 		return printTexts(m, nil, d.printText)
 	}
 	if d.printSQL {
+		if ready, err := prepare(m); !ready || err != nil {
+			return err
+		}
+		if w, ok := m.(scriptWriter); ok {
+			return d.printer.SQLTo(func(out io.Writer) error { return w.WriteScript(d.preamble(name), out) })
+		}
 		return printTexts(m, d.preamble(name), d.printer.SQL)
 	}
 	if err := d.requireDB(command); err != nil {
+		return err
+	}
+	if ready, err := prepare(m); !ready || err != nil {
 		return err
 	}
 	conn, err := d.connect(ctx, name)
@@ -36,11 +48,16 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 		return err
 	}
 	if p.Nothing != "" {
+		for _, l := range p.Lines {
+			d.printer.Notef("  - %s", l)
+		}
 		d.printer.Notef("%s", p.Nothing)
 		if p.NothingDoc != nil {
-			return d.printer.Print(p.NothingDoc)
+			if err := d.printer.Print(p.NothingDoc); err != nil {
+				return err
+			}
 		}
-		return nil
+		return p.NothingErr
 	}
 	if err := d.confirm(command, p, yes); err != nil {
 		return err
@@ -58,6 +75,26 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 		return err
 	}
 	return sum.Err
+}
+
+// preparer is a mutation that reads input of its own before it connects (restore: the
+// archive file), for --print-sql too, and otherwise once a database is known to be given:
+// a file it refuses is refused before any connection. false means there is nothing to do,
+// said already.
+type preparer interface{ Prepare() (bool, error) }
+
+// prepare runs m's Prepare, when it has one.
+func prepare(m repair.Mutation) (bool, error) {
+	if p, ok := m.(preparer); ok {
+		return p.Prepare()
+	}
+	return true, nil
+}
+
+// scriptWriter is a mutation whose script is written as it is rendered, never held whole:
+// restore's INSERTs carry payloads of up to hundreds of MiB.
+type scriptWriter interface {
+	WriteScript(preamble []string, w io.Writer) error
 }
 
 // printTexts prints m's script, each text with print.

@@ -191,9 +191,9 @@ func TestRunCompactAndRestoreDirect(t *testing.T) {
 	}
 
 	ro := restoreOptions{Path: archive, Reason: "INC-4 undo"}
-	restore := func(_ *app, d factory, yes bool) error {
+	restore := func(a *app, d factory, yes bool) error {
 		ro.Yes = yes
-		return runRestore(context.Background(), d, ro)
+		return runRestore(context.Background(), d, a.targetLine(""), ro)
 	}
 	checkRefusals(t, schema, restore)
 	out, audited = runConfirmed(t, schema, restore)

@@ -69,11 +69,15 @@ type Plan struct {
 	// the count typed back rather than a y.
 	Shards int
 	// Nothing, when set, says there is nothing to do: the runner says it and stops, with
-	// no plan and no prompt.
+	// no prompt; Lines, when given with it, are noted first, one "  - " each (restore shows
+	// what it found even when every row is back already).
 	Nothing string
 	// NothingDoc is the document the runner prints after Nothing, for a script that reads
 	// one whatever happened (nil: none).
 	NothingDoc render.Doc
+	// NothingErr is the error the run ends with after NothingDoc: restore's verdict when
+	// rows were left out though nothing was inserted (exit 6 with its summary printed).
+	NothingErr error
 	// detail is what Plan read for Apply (the service's own).
 	detail any
 }
