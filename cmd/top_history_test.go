@@ -1,10 +1,26 @@
 package cmd_test
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/outboxctl/outboxctl/cmd"
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/exporter"
+	"github.com/outboxctl/outboxctl/internal/history"
+	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/testdb"
 )
 
 // TestPrometheusURLIsAContextSetting: context show lists a context's prometheus-url with
@@ -20,4 +36,99 @@ func TestPrometheusURLIsAContextSetting(t *testing.T) {
 	if code != cmd.ExitUsage || !strings.Contains(errOut, "`--history` must be at least 1m") {
 		t.Fatalf("top --history 30s: exit %d\n%s", code, errOut)
 	}
+}
+
+// TestTopInTmuxDrawsTheHistory: top on a real terminal over a context whose prometheus-url
+// is a real Prometheus scraping a real exporter of that context (label context="us") draws
+// the shards pane's history line, its latest depth the database's count; a context without
+// prometheus-url draws none (TestNoHistoryWithoutPrometheus holds it on the model).
+func TestTopInTmuxDrawsTheHistory(t *testing.T) {
+	t.Parallel()
+	prometheus, err := exec.LookPath("prometheus")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("prometheus is not installed (apt-get install prometheus): %v", err)
+		}
+		t.Skip("prometheus is not installed (apt-get install prometheus)")
+	}
+	schema := seedTopDemo(t)
+	rows := countRows(t, schema)
+	e := exporter.New([]exporter.Source{{Name: "us", Config: db.Config{DSN: testdb.DSN()},
+		Target: query.Target{Silo: query.SiloCell, Schema: schema}, Registry: enums.Builtin()}},
+		exporter.Options{CheapInterval: 200 * time.Millisecond, ExpensiveInterval: 200 * time.Millisecond})
+	prom := startPromScraping(t, prometheus, serveExporter(t, e))
+	// top reads the history at start and then once a minute: start it once Prometheus has
+	// the series.
+	c, err := history.New(prom, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "Prometheus to hold the exporter's depth", func() bool {
+		d, ok := c.Read(context.Background(), "us", time.Minute, 20, time.Now()).Latest(history.Depth)
+		return ok && d == float64(rows)
+	})
+	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  us:\n    dsn: %s\n    schema: %s\n    prometheus-url: %s\n", testdb.DSN(), schema, prom))
+	s := newTmux(t, 120, 30)
+	s.Command(fmt.Sprintf("LANG=C.UTF-8 OUTBOXCTL_CONFIG=%s outboxctl --context us top --history 1m; echo rc=$?", config))
+	s.Wait(regexp.MustCompile(`crit +outage_or_poison`))
+	s.Keys("2")
+	s.Wait(regexp.MustCompile(`(?m)^depth 1m [ ▁▂▃▄▅▆▇█]+ ` + regexp.QuoteMeta(render.Count(rows)) + `  oldest [ ▁▂▃▄▅▆▇█]+ \d`))
+	s.Wait(regexp.MustCompile(`1 Prometheus queries/min`))
+	s.Keys("q")
+	if screen := s.WaitDone(); exitStatus(screen) != "0" {
+		t.Fatalf("not exit 0:\n%s", screen)
+	}
+}
+
+// serveExporter runs e with its HTTP server on a port of its own, and returns its address.
+func serveExporter(t *testing.T, e *exporter.Exporter) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e.Run(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		e.Wait()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+// startPromScraping runs a Prometheus server of the test's own (temp dir, own port, 200 ms
+// scrape interval) scraping target, as internal/exporter's tests do, and returns its URL.
+func startPromScraping(t *testing.T, bin, target string) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 200ms\n  scrape_timeout: 200ms\nscrape_configs:\n  - job_name: outboxctl\n    static_configs:\n      - targets: [%q]\n", target)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var logs bytes.Buffer
+	p := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
+	p.Stdout, p.Stderr = &logs, &logs
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = p.Process.Kill()
+		_ = p.Wait()
+		if t.Failed() {
+			t.Logf("prometheus:\n%s", logs.String())
+		}
+	})
+	return "http://" + addr
 }

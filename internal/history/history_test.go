@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -189,6 +190,17 @@ func TestReadsTheExportersSeries(t *testing.T) {
 		return ok && d == float64(second) && len(vals) > 0 && vals[0] == float64(first), fmt.Sprint(h.Series[history.Depth])
 	})
 	h = read()
+	// The cost figure of docs/top.md: one read of the default window, 20 times.
+	var took []time.Duration
+	for range 20 {
+		t0 := time.Now()
+		if h := c.Read(context.Background(), "us", history.DefaultWindow, history.DefaultPoints, time.Now()); h.Err != nil {
+			t.Fatal(h.Err)
+		}
+		took = append(took, time.Since(t0))
+	}
+	slices.Sort(took)
+	t.Logf("a read of %s in %d points: median %s, max %s", history.DefaultWindow, history.DefaultPoints, took[len(took)/2], took[len(took)-1])
 	line := render.Sparkline(h.Series[history.Depth], false)
 	if !strings.Contains(line, "▅") || !strings.HasSuffix(line, "█") {
 		t.Errorf("depth %d then %d drew %q: want half height (▅) then full (█)", first, second, line)
