@@ -90,9 +90,11 @@ Several contexts (--context a,b, --all-contexts) are read each by a poller of it
 its own connection, at the same cadences; the findings and shards panes merge them with a
 context column, and an action runs on its row's context (its printed --context). A context
 that cannot be read is a line of the findings pane with its error, and the others go on.
-Panes 3-6 show the first context's. --once over several contexts exits 6 when one could
-not be read (a "context gone" line on stderr for it), 1 when none could, as the fan-out
-reads do; over one context, 1 when it could not be read.
+Panes 3-6 run their command on each context (its --context) and show the outputs one after
+another, each under a heading naming its context, with its own exit status or error. --once
+over several contexts exits 6 when one could not be read (a "context gone" line on stderr
+for it), 1 when none could, as the fan-out reads do; over one context, 1 when it could not
+be read.
 
 The first frame shows the stuck shards as soon as they are read; the findings pane says it
 is reading doctor's findings until they come.

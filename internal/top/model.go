@@ -31,7 +31,7 @@ const (
 )
 
 // pane is one of top's panes: its name in the title and, for the panes of a read command,
-// that command's words (run through the CLI on the invocation's context).
+// that command's words (run through the CLI on each context: with several, once a context).
 type pane struct {
 	name string
 	args []string
@@ -87,6 +87,10 @@ type view struct {
 	// page key scrolled the text away from it).
 	off    int
 	follow bool
+	// parts are a read command's pane over several contexts: one run of its command a
+	// context (each a kindPane view with its context, its command line, its run and its
+	// status), in the contexts' order; nil with one context, whose pane is its own run.
+	parts []*view
 }
 
 // Options are top's settings.
@@ -120,8 +124,9 @@ type Model struct {
 	width  int
 	height int
 
-	// pollers are the contexts' polls, one a context (the first's source reads the panes
-	// of read commands); snap, have, pollErr and fullAt are their data merged (merge).
+	// pollers are the contexts' polls, one a context (each context's source runs its
+	// commands of the panes of read commands); snap, have, pollErr and fullAt are their data
+	// merged (merge).
 	pollers []*poller
 	snap    Snapshot
 	have    bool
@@ -174,8 +179,9 @@ func New(ctx context.Context, src Source, opt Options) *Model {
 }
 
 // NewContexts is top's model over several contexts, each read by its own poller on its own
-// source; with more than one, the findings and shards panes name each row's context and an
-// action runs on its row's. cs is not empty.
+// source; with more than one, the findings and shards panes name each row's context, an
+// action runs on its row's, and a pane of a read command runs it on each context. cs is
+// not empty.
 func NewContexts(ctx context.Context, cs []Context, opt Options) *Model {
 	src := cs[0].Source
 	if opt.Now == nil {
@@ -193,7 +199,15 @@ func NewContexts(ctx context.Context, cs []Context, opt Options) *Model {
 	}
 	m.stacks = [][]*view{{{kind: kindFindings, title: "findings", follow: true}}, {{kind: kindShards, title: "shards in backoff", follow: true}}}
 	for _, p := range panes[2:] {
-		m.stacks = append(m.stacks, []*view{{kind: kindPane, title: p.name, command: src.Command(p.args...), reads: true, follow: true}})
+		v := &view{kind: kindPane, title: p.name, command: src.Command(p.args...), reads: true, follow: true}
+		if len(cs) > 1 {
+			// Each context's own command line (its --context), run on its own source.
+			v.command = ""
+			for _, c := range cs {
+				v.parts = append(v.parts, &view{kind: kindPane, title: p.name, context: c.Name, command: c.Source.Command(p.args...), reads: true})
+			}
+		}
+		m.stacks = append(m.stacks, []*view{v})
 	}
 	m.started = opt.Now()
 	m.samples = []sample{m.sample()}
@@ -671,8 +685,15 @@ func (m *Model) cursorShard(v *view) (ShardRef, string, bool) {
 	return k, scope, true
 }
 
-// run starts v's command (again, for a pane's refresh).
+// run starts v's command (again, for a pane's refresh); a pane over several contexts
+// starts its command on each context.
 func (m *Model) run(v *view) tea.Cmd {
+	for _, p := range v.parts {
+		m.run(p)
+	}
+	if v.parts != nil {
+		return nil
+	}
 	v.raw, v.text, v.done, v.answered, v.input, v.err = "", nil, false, false, "", nil
 	v.started = m.opt.Now()
 	v.exec = m.source(v.context).Run(m.ctx, v.command, m.width)
@@ -683,10 +704,21 @@ func (m *Model) run(v *view) tea.Cmd {
 // show makes pane i the current one, running its command the first time.
 func (m *Model) show(i int) tea.Cmd {
 	m.pane = i
-	if v := m.top(); v.kind == kindPane && v.exec == nil {
+	if v := m.top(); v.kind == kindPane && unread(v) {
 		return m.run(v)
 	}
 	return nil
+}
+
+// unread says a pane's command has not run since it was last marked to be read again (on
+// any of its contexts).
+func unread(v *view) bool {
+	for _, p := range v.parts {
+		if p.exec == nil {
+			return true
+		}
+	}
+	return v.parts == nil && v.exec == nil
 }
 
 // sql opens the SQL of an action's command (v): the command with --print-sql, which never
@@ -752,7 +784,11 @@ func (m *Model) ended(msg execDoneMsg) tea.Cmd {
 		return nil
 	}
 	for i := 2; i < len(m.stacks); i++ {
-		m.stacks[i][0].exec = nil
+		pv := m.stacks[i][0]
+		pv.exec = nil
+		for _, p := range pv.parts {
+			p.exec = nil
+		}
 	}
 	return m.pollOne(m.pollerOf(v.context), TierFindings)
 }

@@ -246,6 +246,9 @@ func (m *Model) pendingLines() []string {
 // execText is a command's view: the command, the context's refusal, what it printed so far,
 // the answer being typed, and its end.
 func (m *Model) execText(v *view) []string {
+	if v.parts != nil {
+		return m.partsText(v)
+	}
 	var lines []string
 	if v.kind == kindPane {
 		lines = append(lines, "$ "+v.command)
@@ -278,6 +281,33 @@ func (m *Model) execText(v *view) []string {
 		out = append(out, render.ScreenText(l, m.width)...)
 	}
 	return out
+}
+
+// partsText is a pane over several contexts: each context's run of its command, one after
+// another in the contexts' order, under a heading line naming the context, each with its
+// own command line, output and status (running, or its exit). A context whose command
+// failed shows its error (the command's own Error line, redacted as the CLI prints it) and
+// exit under its heading; the others are drawn as usual.
+func (m *Model) partsText(v *view) []string {
+	var lines []string
+	for i, p := range v.parts {
+		if i > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, m.contextHeading(p.context))
+		lines = append(lines, m.execText(p)...)
+	}
+	return lines
+}
+
+// contextHeading is the line above a context's part of a pane (ASCII dashes on a terminal
+// without Unicode, as the sparklines are).
+func (m *Model) contextHeading(name string) string {
+	rule := "──"
+	if m.opt.ASCII {
+		rule = "--"
+	}
+	return rule + " context " + render.Escape(name) + " " + rule
 }
 
 // loadedHead is a loaded document's sections that keep says, as lines.
