@@ -70,7 +70,7 @@ func TestReadsOpenNoTransaction(t *testing.T) {
 // catalogReaders are the files outside internal/outbox that still call query.LoadSchema:
 // the repairs' (moving to internal/repair, onto outbox.On and outbox.LoadCatalog).
 var catalogReaders = map[string]bool{ //nolint:gochecknoglobals // allow-list
-	"cmd/replicate.go": true, "internal/repair/session.go": true,
+	"internal/repair/session.go": true,
 }
 
 // TestCatalogReadOnlyByOutbox: the catalog is read in one place, internal/outbox (a

@@ -18,14 +18,13 @@ import (
 // mutations not yet in internal/repair (the reads open theirs in internal/outbox).
 var holdsTransactions = map[string]bool{ //nolint:gochecknoglobals // allow-list
 	// held.go: the repairs' read session on their connection (outbox.On), until they move.
-	"held.go": true, "replicate.go": true,
+	"held.go": true,
 }
 
 // offTheRunner lists the cmd files whose mutations still confirm and build their plans
 // themselves instead of going through runMutation.
 var offTheRunner = map[string]bool{ //nolint:gochecknoglobals // allow-list
 	"demo.go": true, "drain.go": true, "drain_bulk.go": true,
-	"replicate.go": true,
 }
 
 // txNames are the identifiers of internal/db a holder of a transaction uses: its
@@ -135,7 +134,7 @@ func TestMutationsGoThroughTheRunner(t *testing.T) {
 	if runner == nil || !strings.Contains(fileText(t, "mutation.go"), "func runMutation(") {
 		t.Fatal("cmd/mutation.go has no runMutation")
 	}
-	for _, name := range []string{"repair.go", "killswitch.go", "bulk.go", "mailbox_repair.go", "restore.go"} {
+	for _, name := range []string{"repair.go", "killswitch.go", "bulk.go", "mailbox_repair.go", "restore.go", "replicate.go"} {
 		if !strings.Contains(fileText(t, name), "runMutation(") {
 			t.Errorf("cmd/%s: its mutations no longer go through runMutation", name)
 		}

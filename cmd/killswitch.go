@@ -14,7 +14,6 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/backfill"
 	"github.com/outboxctl/outboxctl/internal/db"
-	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/options"
@@ -275,9 +274,6 @@ func (a *app) checkReason(command, reason string) error {
 	}
 	return nil
 }
-
-// reasonText is a --reason as plan lines show it (one wording with the drain's plan).
-func reasonText(r string) string { return drain.ReasonText(r) }
 
 // killswitchChangeOptions are killswitch add/remove's flags and arguments.
 type killswitchChangeOptions struct {

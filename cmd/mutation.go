@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/repair"
 )
@@ -15,43 +16,58 @@ import (
 // that forbids writes refuses here, exit 10), connects once, reads the plan, asks for the
 // confirmation (--yes, --dry-run), applies it, writes the audit lines and renders the
 // summary, then ends with the summary's error (a COMMIT in doubt, a state not read after).
-// A mutation with input of its own (restore's archive) reads it first (preparer), and one
-// whose script is large writes it as it renders (scriptWriter).
+// A mutation with input of its own (restore's archive) reads it first (preparer), one
+// whose script is large writes it as it renders (scriptWriter), and one that opens its own
+// connections (replicate's two silos) is opened, then planned, then printed (opener).
 func runMutation(ctx context.Context, d factory, command string, m repair.Mutation, yes bool) error {
 	name := strings.Fields(strings.TrimPrefix(command, "outboxctl "))[0]
 	if alone, ok := m.(interface{ WithoutDatabase() bool }); ok && alone.WithoutDatabase() && d.printOnly {
 		// A kill-switch change prints its SQL, and how to connect, without a database.
 		return printTexts(m, nil, d.printText)
 	}
-	if d.printSQL {
+	var conn *db.Conn // an opener's Plan and Apply take none: it holds its own
+	if o, ok := m.(opener); ok {
+		closeAll, err := o.Open(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeAll()
+	} else {
+		if d.printSQL {
+			if ready, err := prepare(m); !ready || err != nil {
+				return err
+			}
+			if w, ok := m.(scriptWriter); ok {
+				return d.printer.SQLTo(func(out io.Writer) error { return w.WriteScript(d.preamble(name), out) })
+			}
+			return printTexts(m, d.preamble(name), d.printer.SQL)
+		}
+		if err := d.requireDB(command); err != nil {
+			return err
+		}
 		if ready, err := prepare(m); !ready || err != nil {
 			return err
 		}
-		if w, ok := m.(scriptWriter); ok {
-			return d.printer.SQLTo(func(out io.Writer) error { return w.WriteScript(d.preamble(name), out) })
+		var err error
+		if conn, err = d.connect(ctx, name); err != nil {
+			return err
 		}
-		return printTexts(m, d.preamble(name), d.printer.SQL)
+		defer conn.Close(context.WithoutCancel(ctx))
 	}
-	if err := d.requireDB(command); err != nil {
-		return err
-	}
-	if ready, err := prepare(m); !ready || err != nil {
-		return err
-	}
-	conn, err := d.connect(ctx, name)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
 	p, err := m.Plan(ctx, conn)
 	if err != nil {
 		return err
 	}
-	if p.Nothing != "" {
+	if d.printSQL { // an opener's script: what its plan read
+		return printTexts(m, d.preamble(name), d.printer.SQL)
+	}
+	if p.Nothing != "" || p.Quiet {
 		for _, l := range p.Lines {
 			d.printer.Notef("  - %s", l)
 		}
-		d.printer.Notef("%s", p.Nothing)
+		if p.Nothing != "" {
+			d.printer.Notef("%s", p.Nothing)
+		}
 		if p.NothingDoc != nil {
 			if err := d.printer.Print(p.NothingDoc); err != nil {
 				return err
@@ -75,6 +91,14 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 		return err
 	}
 	return sum.Err
+}
+
+// opener is a mutation that opens its own connections (replicate: with two contexts, the
+// cell's and the control silo's) and reads before it can print its script: the runner
+// opens it, plans, then prints (--print-sql) or confirms and applies. It asks for a
+// database itself, for --print-sql too (a split replicate's are its contexts').
+type opener interface {
+	Open(ctx context.Context) (closeAll func(), err error)
 }
 
 // preparer is a mutation that reads input of its own before it connects (restore: the

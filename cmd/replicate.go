@@ -2,17 +2,13 @@ package cmd
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/outboxctl/outboxctl/internal/db"
-	"github.com/outboxctl/outboxctl/internal/fixture"
-	"github.com/outboxctl/outboxctl/internal/query"
-	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/repair"
 	"github.com/outboxctl/outboxctl/internal/replica"
 )
@@ -138,330 +134,45 @@ is refused (exit 2): its outbox row would drain and replicate nothing.`),
 	return c
 }
 
-// replicateWork is one pair's objects and the rows that replicate them, in outbox.
-type replicateWork struct {
-	pair     replica.Pair
-	objects  []replica.Object
-	unknown  []int64
-	cellless []int64 // a control model's objects outbox_cell_names() names no cell for: no row
-	rows     query.OutboxRows
-	outbox   string // the source silo's outbox, qualified
-	write    *db.Conn
-}
-
-// replicateConns are the two silos' connections (the same one in a monolith): a pair's
-// sources and outbox are its source silo's, its replicas the other's.
-type replicateConns struct {
-	cell, control             *db.Conn
-	cellSchema, controlSchema string
-	cellName                  string // the cell's name: a control model's rows' cell (--cell, the cell context's, the monolith's)
-	close                     func()
-}
-
-// split says the silos are two databases (two contexts).
-func (c replicateConns) split() bool { return c.cell != c.control }
-
-// of is where pair p is read and written: the source's connection, the replica's, and the
-// two schemas.
-func (c replicateConns) of(p replica.Pair) (src, rep *db.Conn, s replica.Sides) {
-	if p.SourceSilo == query.SiloControl {
-		return c.control, c.cell, replica.Sides{SourceSchema: c.controlSchema, ReplicaSchema: c.cellSchema}
-	}
-	return c.cell, c.control, replica.Sides{SourceSchema: c.cellSchema, ReplicaSchema: c.controlSchema}
-}
-
-func (d factory) replicateConns(ctx context.Context, cell string) (replicateConns, error) {
+// replicateConns opens the silos' connections for replicate: with two contexts each
+// one's (cmd/split.go), else the invocation's database, asked for here.
+func (d factory) replicateConns(ctx context.Context, cell string) (repair.ReplicateConns, error) {
 	sides, err := d.split(ctx, "replicate", true)
 	if err != nil {
-		return replicateConns{}, err
+		return repair.ReplicateConns{}, err
 	}
 	if sides != nil {
 		if cell == "" {
 			cell = sides.cellName()
 		}
-		return replicateConns{cell: sides.cell.conn, control: sides.control.conn, cellSchema: sides.cell.schema,
-			controlSchema: sides.control.schema, cellName: cell, close: func() { sides.close(ctx) }}, nil
+		return repair.ReplicateConns{Cell: sides.cell.conn, Control: sides.control.conn, CellSchema: sides.cell.schema,
+			ControlSchema: sides.control.schema, CellName: cell, Close: func() { sides.close(ctx) }}, nil
 	}
 	if err := d.requireDB("outboxctl replicate"); err != nil {
-		return replicateConns{}, err
+		return repair.ReplicateConns{}, err
 	}
 	conn, err := d.connect(ctx, "replicate")
 	if err != nil {
-		return replicateConns{}, err
+		return repair.ReplicateConns{}, err
 	}
 	if cell == "" {
 		cell = monolithCell
 	}
-	return replicateConns{cell: conn, control: conn, cellSchema: d.schema, controlSchema: d.schema, cellName: cell,
-		close: func() { conn.Close(context.WithoutCancel(ctx)) }}, nil
+	return repair.ReplicateConns{Cell: conn, Control: conn, CellSchema: d.schema, ControlSchema: d.schema, CellName: cell,
+		Close: func() { conn.Close(context.WithoutCancel(ctx)) }}, nil
 }
 
-// runReplicate reads the objects' identifiers, shows the plan and, confirmed, writes the
-// outbox rows in one transaction per silo written.
+// runReplicate is replicate through the one runner (repair.Replicate: the objects read in a
+// snapshot of each side, the plan, the rows written in one transaction per silo written, the
+// audit lines and the table of what was written; --print-sql prints the INSERT after reading
+// the objects).
 func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
-	conns, err := d.replicateConns(ctx, o.Cell)
-	if err != nil {
-		return err
+	err := runMutation(ctx, d, "outboxctl replicate", &repair.Replicate{Env: d.repairEnv(), Targets: o.targets, Reason: o.Reason, Cell: o.Cell,
+		DryRun: o.DryRun, PrintSQL: d.printSQL, Connect: func(ctx context.Context) (repair.ReplicateConns, error) { return d.replicateConns(ctx, o.Cell) }}, o.Yes)
+	// A pair whose replica Sentry tore down is the command line's to fix: exit 2.
+	var td *repair.TornDownError
+	if errors.As(err, &td) {
+		return usageErrorf("outboxctl verify", "%s", td.Error())
 	}
-	defer conns.close()
-	work, err := readReplicateWork(ctx, conns, o.targets)
-	if err != nil {
-		return err
-	}
-	why := query.Why{Command: "replicate", Reason: o.Reason}
-	if d.printSQL {
-		var script query.Script
-		for _, w := range work {
-			script = append(script, query.ReplicateOutbox(w.outbox, w.rows, why))
-		}
-		return d.printScript(query.InTransaction(d.preamble("replicate"), script))
-	}
-	for _, w := range work {
-		if len(w.cellless) > 0 {
-			d.printer.Notef("%s %s: no cell to write for (its organization has no mapping naming a cell, so Sentry writes no row either): repair the organization's mapping first",
-				w.pair.Name, strings.Join(idStrings(w.cellless), ", "))
-		}
-	}
-	plan := replicatePlan(work, o.Reason)
-	if o.DryRun {
-		if len(plan) == 0 {
-			return nil
-		}
-		return d.confirm("outboxctl replicate", repair.Plan{Lines: plan}, o.Yes) // the target and the plan, then "dry run"
-	}
-	if len(plan) == 0 {
-		d.printer.Notef("nothing to replicate")
-		return unknownObjects(work)
-	}
-	if err := d.confirm("outboxctl replicate", repair.Plan{Lines: plan}, o.Yes); err != nil {
-		return err
-	}
-	written, err := writeReplicateWork(ctx, work, why)
-	if err != nil {
-		return err
-	}
-	for _, w := range work {
-		d.audit("replicate", map[string]any{"pair": w.pair.Name, "objects": w.rows.Objects, "rows": written[w.pair.Name], "reason": o.Reason})
-	}
-	if err := d.printer.Print(replicateDoc(work, written, func(args ...string) string { return d.next(nil, withCell(o.Cell, args)...) })); err != nil {
-		return err
-	}
-	return unknownObjects(work)
-}
-
-// readReplicateWork reads, in a read-only snapshot of each side, the identifiers of every
-// target, and the source silo's outbox payload type.
-func readReplicateWork(ctx context.Context, conns replicateConns, targets map[string][]int64) ([]replicateWork, error) {
-	var work []replicateWork
-	for _, p := range replica.Pairs() {
-		ids := targets[p.Name]
-		if len(ids) == 0 {
-			continue
-		}
-		srcConn, repConn, s := conns.of(p)
-		err := db.ReadTx(ctx, srcConn, func(stx db.Tx) error {
-			schema, err := query.LoadSchema(ctx, stx, s.SourceSchema, query.EraTables())
-			if err != nil {
-				return db.Classify(err, "introspect")
-			}
-			if err := schema.CheckOutbox(query.Target{Silo: p.SourceSilo, Schema: s.SourceSchema}); err != nil {
-				return err
-			}
-			payloadType := schema.Table(p.Outbox()).PayloadType
-			read := func(rtx db.Tx) error {
-				era := schema // a monolith: the one catalog
-				if repConn != srcConn {
-					if era, err = query.LoadSchema(ctx, rtx, s.ReplicaSchema, query.EraTables()); err != nil {
-						return db.Classify(err, "introspect")
-					}
-				}
-				if td, gone := replica.TornDownOf(p, era); gone {
-					// Sentry's receiver for this category writes no replica any more: the
-					// row would drain and change nothing.
-					return usageErrorf("outboxctl verify", "replicate %s: %s; an outbox row would drain and replicate nothing (%s dropped: %s)",
-						p.Name, query.TornDownReason, td.Model, td.Where)
-				}
-				objs, unknown, err := replica.ReplicateObjects(ctx, stx, rtx, p, s, ids)
-				if err != nil {
-					return db.Classify(err, "replicate-"+p.Name)
-				}
-				var cells []string
-				var cellless []int64
-				if p.CellsOf != nil {
-					at := replica.CellsAt{Schema: s.SourceSchema, Cell: conns.cellName, Split: conns.split()}
-					before := objs
-					if objs, cells, err = p.CellsOf(ctx, stx, at, objs); err != nil {
-						return db.Classify(err, "replicate-"+p.Name)
-					}
-					cellless = withoutCells(before, objs)
-				} else if p.SourceSilo == query.SiloControl {
-					return failuref("replicate %s: the target cells of a control model's outbox rows are not known for this pair", p.Name)
-				}
-				work = append(work, replicateWork{pair: p, objects: objs, unknown: unknown, cellless: cellless, rows: p.OutboxRows(objs, cells, payloadType, fixture.ThePast),
-					outbox: p.OutboxTable(s.SourceSchema), write: srcConn})
-				return nil
-			}
-			if repConn == srcConn { // a monolith: one snapshot
-				return read(stx)
-			}
-			return db.ReadTx(ctx, repConn, read)
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return work, nil
-}
-
-// replicatePlan is one line per pair with objects to write.
-func replicatePlan(work []replicateWork, reason string) []string {
-	var plan []string
-	for _, w := range work {
-		if len(w.objects) == 0 {
-			continue
-		}
-		exist, gone := planObjects(w)
-		line := fmt.Sprintf("write %d %s outbox row(s) into %s for %s", len(w.objects), w.pair.Category.Name, w.outbox, w.pair.Name)
-		if len(exist) > 0 {
-			line += ": " + strings.Join(exist, ", ")
-		}
-		if len(gone) > 0 {
-			line += "; deletion outbox (source gone): " + strings.Join(gone, ", ")
-			if w.pair.Gone != "" {
-				line += " [it will not delete the replica: " + w.pair.Gone + "]"
-			}
-		}
-		plan = append(plan, line+" ("+reasonText(reason)+")")
-	}
-	return plan
-}
-
-// planObjects are the plan's object ids, those that exist and those gone, each once: a
-// control model replicated to several cells has a row per cell, which the plan names after
-// its id ("5 (cells de, us)") rather than listing the id once per cell.
-func planObjects(w replicateWork) (exist, gone []string) {
-	var order []int64
-	cells := map[int64][]string{}
-	isGone := map[int64]bool{}
-	for i, o := range w.objects {
-		if _, seen := cells[o.ObjectID]; !seen {
-			order = append(order, o.ObjectID)
-			cells[o.ObjectID] = nil
-		}
-		if len(w.rows.Cells) == len(w.objects) {
-			cells[o.ObjectID] = append(cells[o.ObjectID], w.rows.Cells[i])
-		}
-		isGone[o.ObjectID] = isGone[o.ObjectID] || o.Gone
-	}
-	for _, id := range order {
-		label := fmt.Sprint(id)
-		if c := cells[id]; len(c) > 1 {
-			label += " (cells " + strings.Join(c, ", ") + ")" // printPlan escapes the line
-		}
-		if isGone[id] {
-			gone = append(gone, label)
-		} else {
-			exist = append(exist, label)
-		}
-	}
-	return exist, gone
-}
-
-// writeReplicateWork inserts every pair's rows, in one transaction per silo written
-// (db.WriteTx checks the server is a primary): the outbox ids written, by pair. A COMMIT
-// that got no answer is said as such: running replicate again is safe (Sentry coalesces an
-// object's rows).
-func writeReplicateWork(ctx context.Context, work []replicateWork, why query.Why) (map[string][]int64, error) {
-	written := map[string][]int64{}
-	var conns []*db.Conn
-	for _, w := range work {
-		if len(w.objects) > 0 && !slices.Contains(conns, w.write) {
-			conns = append(conns, w.write)
-		}
-	}
-	for _, conn := range conns {
-		err := db.WriteTx(ctx, conn, func(tx db.Tx) error {
-			for _, w := range work {
-				if len(w.objects) == 0 || w.write != conn {
-					continue
-				}
-				res, err := query.Run(ctx, tx, query.ReplicateOutbox(w.outbox, w.rows, why))
-				if err != nil {
-					return db.Classify(err, "replicate-outbox")
-				}
-				for _, row := range res.Rows {
-					if id, ok := row[0].(int64); ok {
-						written[w.pair.Name] = append(written[w.pair.Name], id)
-					}
-				}
-			}
-			return nil
-		})
-		if db.IsInDoubt(err) {
-			return nil, failuref("replicate: the COMMIT got no answer (%s): the outbox rows may or may not be written; "+
-				"run verify to see them pending, or run replicate again (Sentry coalesces an object's rows into one delivery)", oneLine(err.Error()))
-		}
-		if err != nil {
-			return written, err
-		}
-	}
-	return written, nil
-}
-
-// replicateDoc is what replicate wrote: one row per pair, and what to run next.
-func replicateDoc(work []replicateWork, written map[string][]int64, next func(args ...string) string) render.Doc {
-	rows := []replica.WrittenRow{}
-	for _, w := range work {
-		if len(w.objects) == 0 {
-			continue
-		}
-		var objs, ids []string
-		for _, o := range w.rows.Objects {
-			objs = append(objs, fmt.Sprint(o))
-		}
-		for _, id := range written[w.pair.Name] {
-			ids = append(ids, fmt.Sprint(id))
-		}
-		rows = append(rows, replica.WrittenRow{Pair: w.pair.Name, Category: w.pair.Category.Name, Objects: strings.Join(objs, ","), OutboxIDs: strings.Join(ids, ","),
-			Next: next("verify", w.pair.Name, "--id", strings.Join(objs, ","))})
-	}
-	return render.Doc{{Name: "replicate", Title: "outbox rows written", Table: render.TableOf(rows)}}
-}
-
-// unknownObjects fails when some ids exist neither as a source nor as a replica: nothing
-// Sentry could replicate was written for them.
-func unknownObjects(work []replicateWork) error {
-	var parts []string
-	for _, w := range work {
-		if len(w.unknown) > 0 {
-			parts = append(parts, w.pair.Name+" "+strings.Join(idStrings(w.unknown), ", "))
-		}
-	}
-	if len(parts) == 0 {
-		return nil
-	}
-	return failuref("not found as a source or a replica, so nothing was written for them: %s", strings.Join(parts, "; "))
-}
-
-// withoutCells are the objects of before that after (CellsOf's rows) has no row of.
-func withoutCells(before, after []replica.Object) []int64 {
-	has := map[int64]bool{}
-	for _, o := range after {
-		has[o.ObjectID] = true
-	}
-	var out []int64
-	for _, o := range before {
-		if !has[o.ObjectID] {
-			out = append(out, o.ObjectID)
-		}
-	}
-	return out
-}
-
-func idStrings(ids []int64) []string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = fmt.Sprint(id)
-	}
-	return out
+	return err
 }

@@ -209,6 +209,10 @@ VALUES (9999, 999, 'k', 'nomapping', 0, now(), 0, '{}')`, pgx.Identifier{control
 	if errOut := run(0, "replicate", "apikey", "9999", "--yes"); !strings.Contains(errOut, "apikey 9999: no cell to write for") || !strings.Contains(errOut, "nothing to replicate") {
 		t.Errorf("a key reaching no cell: %s", errOut)
 	}
+	// A dry run with nothing to write says only why: no plan, no "nothing to replicate".
+	if errOut := run(0, "replicate", "apikey", "9999", "--dry-run"); !strings.Contains(errOut, "apikey 9999: no cell to write for") || strings.Contains(errOut, "nothing to replicate") || strings.Contains(errOut, "dry run") {
+		t.Errorf("a dry run reaching no cell: %s", errOut)
+	}
 	if maxControlID(t, controlSchema) != mid {
 		t.Error("rows written for a key that reaches no cell")
 	}

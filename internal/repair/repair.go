@@ -78,6 +78,9 @@ type Plan struct {
 	// NothingErr is the error the run ends with after NothingDoc: restore's verdict when
 	// rows were left out though nothing was inserted (exit 6 with its summary printed).
 	NothingErr error
+	// Quiet, with no Nothing, also says there is nothing to do, and nothing to say about
+	// it: replicate's dry run with nothing to write has always ended silently.
+	Quiet bool
 	// detail is what Plan read for Apply (the service's own).
 	detail any
 }
