@@ -257,6 +257,38 @@ func TestTopSeveralContextsActionRunsOnItsRow(t *testing.T) {
 	}
 }
 
+// TestTopSeveralContextsPanes plays top over contexts a and b (two demo schemas) and gone (a
+// closed port, its DSN with a password) on a real terminal: pane 3 runs killswitch list on
+// each context (its --context) and shows a's and b's kill-switched shard, each under its
+// heading, and gone's error under its own, without its password.
+//
+// Broken on purpose: the pane given the first context's part alone fails it (no b).
+func TestTopSeveralContextsPanes(t *testing.T) {
+	t.Parallel()
+	a, b := seedTopDemo(t), seedTopDemo(t)
+	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  a:\n    dsn: %[1]s\n    schema: %[2]s\n  b:\n    dsn: %[1]s\n    schema: %[3]s\n"+
+		"  gone:\n    dsn: postgres://u:s3cretPW@127.0.0.1:1/x?connect_timeout=2\n", testdb.DSN(), a, b))
+	s := newTmux(t, 120, 60)
+	s.Command(fmt.Sprintf("OUTBOXCTL_CONFIG=%s outboxctl --context a,b,gone top --interval 1s; echo rc=$?", config))
+	s.Wait(regexp.MustCompile(`(?m)^. [ab] +crit +outage_or_poison`))
+	s.Keys("3")
+	// a's output is long (its backfill gates): a's part first, then the end (G) shows b's and
+	// gone's.
+	screen := s.Wait(regexp.MustCompile(`(?s)── context a ── *\n\$ outboxctl --context a killswitch list *\n.*?Disabled shards.*?ORGANIZATION_SCOPE +4243 .*?` +
+		`\(read \d+s ago, exit 0; r reads it again\).*── context b ──`))
+	s.Keys("G")
+	screen += s.Wait(regexp.MustCompile(`(?s)── context b ── *\n\$ outboxctl --context b killswitch list *\n.*?Disabled shards.*?ORGANIZATION_SCOPE +4243 .*?` +
+		`\(read \d+s ago, exit 0; r reads it again\).*?` +
+		`── context gone ── *\n\$ outboxctl --context gone killswitch list *\nError: cannot reach PostgreSQL at 127\.0\.0\.1:1: .*?\(read \d+s ago, exit 1; r reads it again\)`))
+	if strings.Contains(screen, "s3cr") {
+		t.Fatalf("gone's password is on the screen:\n%s", screen)
+	}
+	s.Keys("q")
+	if screen := s.WaitDone(); exitStatus(screen) != "0" {
+		t.Fatalf("not exit 0:\n%s", screen)
+	}
+}
+
 // TestTopSeveralContextsHideTheirPasswords: top --once over a demo context and contexts whose
 // DSNs carry a password (one to a closed port, one with an unencoded @ in it, one in
 // key=value form) prints every context's line and no 4 bytes of any password, on stdout or
