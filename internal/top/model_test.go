@@ -906,4 +906,9 @@ func TestPanesOfSeveralContexts(t *testing.T) {
 	if f := frame(t, m); !strings.Contains(f, "── context b ──\n$ outboxctl --context b backfill status\nread by outboxctl --context b backfill status") {
 		t.Fatalf("pane 4 lacks b's run:\n%s", f)
 	}
+	// A terminal without Unicode (as its sparklines): the heading's rule is ASCII.
+	m.opt.ASCII = true
+	if f := frame(t, m); !strings.Contains(f, "\n-- context b --\n$ outboxctl --context b backfill status\n") || strings.Contains(f, "──") {
+		t.Fatalf("ASCII: the headings are not -- context NAME --:\n%s", f)
+	}
 }
