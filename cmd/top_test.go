@@ -276,10 +276,18 @@ func TestTopSeveralContextsPanes(t *testing.T) {
 	// gone's.
 	screen := s.Wait(regexp.MustCompile(`(?s)── context a ── *\n\$ outboxctl --context a killswitch list *\n.*?Disabled shards.*?ORGANIZATION_SCOPE +4243 .*?` +
 		`\(read \d+s ago, exit 0; r reads it again\).*── context b ──`))
-	s.Keys("G")
-	screen += s.Wait(regexp.MustCompile(`(?s)── context b ── *\n\$ outboxctl --context b killswitch list *\n.*?Disabled shards.*?ORGANIZATION_SCOPE +4243 .*?` +
+	// G again at each look: pressed while b's or gone's part is still arriving, the end it
+	// went to is not the end once they are done (CI saw the parts below the screen).
+	end := regexp.MustCompile(`(?s)── context b ── *\n\$ outboxctl --context b killswitch list *\n.*?Disabled shards.*?ORGANIZATION_SCOPE +4243 .*?` +
 		`\(read \d+s ago, exit 0; r reads it again\).*?` +
-		`── context gone ── *\n\$ outboxctl --context gone killswitch list *\nError: cannot reach PostgreSQL at 127\.0\.0\.1:1: .*?\(read \d+s ago, exit 1; r reads it again\)`))
+		`── context gone ── *\n\$ outboxctl --context gone killswitch list *\nError: cannot reach PostgreSQL at 127\.0\.0\.1:1: .*?\(read \d+s ago, exit 1; r reads it again\)`)
+	screen += s.WaitFor(end.String(), func(sc string) bool {
+		if end.MatchString(sc) {
+			return true
+		}
+		s.Keys("G")
+		return false
+	})
 	if strings.Contains(screen, "s3cr") {
 		t.Fatalf("gone's password is on the screen:\n%s", screen)
 	}
