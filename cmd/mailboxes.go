@@ -60,11 +60,7 @@ func (a *app) mailboxSession(ctx context.Context, command string, fn func(s *out
 
 // mailboxRead reads the catalog and the skip-on-failure providers in session s and calls fn.
 func mailboxRead(s *outbox.Snapshot, fn func(s *outbox.Snapshot, cat mailbox.Catalog, skip mailbox.SkipProviders) error) error {
-	cat, err := mailbox.ReadCatalog(s.Context(), s, s.Target)
-	if err != nil {
-		return err
-	}
-	skip, err := mailbox.ReadSkipProviders(s.Context(), s, s.Target.Schema, s.Schema)
+	cat, skip, err := mailbox.ReadSession(s.Context(), s, s.Target, s.Schema)
 	if err != nil {
 		return err
 	}

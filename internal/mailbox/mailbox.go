@@ -121,6 +121,21 @@ func (e *NoTableError) Error() string {
 }
 
 // ReadCatalog reads the catalog of t and refuses a database without the table.
+// ReadSession is what every mailbox read and repair starts with, in one snapshot: the
+// catalog of t's webhook table and the providers Sentry skips on failure (the reads and the
+// repairs each had a copy).
+func ReadSession(ctx context.Context, q query.Querier, t query.Target, sch query.Schema) (Catalog, SkipProviders, error) {
+	cat, err := ReadCatalog(ctx, q, t)
+	if err != nil {
+		return Catalog{}, SkipProviders{}, err
+	}
+	skip, err := ReadSkipProviders(ctx, q, t.Schema, sch)
+	if err != nil {
+		return Catalog{}, SkipProviders{}, err
+	}
+	return cat, skip, nil
+}
+
 func ReadCatalog(ctx context.Context, q query.Querier, t query.Target) (Catalog, error) {
 	st := query.MailboxCatalog(t)
 	rows, err := query.All[query.MailboxCatalogRow](ctx, q, st)

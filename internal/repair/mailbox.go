@@ -24,11 +24,7 @@ import (
 func (e Env) mailboxRead(ctx context.Context, conn *db.Conn, t query.Target, cell string, fn func(s *outbox.Snapshot, cat mailbox.Catalog, skip mailbox.SkipProviders) error) error {
 	return outbox.On(ctx, conn, t, outbox.Options{Deployment: e.Deployment}, func(s *outbox.Snapshot) error {
 		s.Target.Cell = cell // the catalog adapts the table, not which cell it is read for
-		cat, err := mailbox.ReadCatalog(s.Context(), s, s.Target)
-		if err != nil {
-			return err
-		}
-		skip, err := mailbox.ReadSkipProviders(s.Context(), s, s.Target.Schema, s.Schema)
+		cat, skip, err := mailbox.ReadSession(s.Context(), s, s.Target, s.Schema)
 		if err != nil {
 			return err
 		}
