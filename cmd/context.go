@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -106,7 +105,7 @@ func runContextShow(d factory, o contextShowOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, err := showTarget(f, o.Name, d.getenv)
+	ctx, err := f.ShowTarget(o.Name, d.getenv)
 	if err != nil {
 		return configError(err)
 	}
@@ -116,32 +115,6 @@ func runContextShow(d factory, o contextShowOptions) error {
 		t.Rows = nil
 	}
 	return d.printer.Print(render.Doc{{Table: t}})
-}
-
-// showTarget is NAME, else the context OUTBOXCTL_CONTEXT or current-context selects.
-func showTarget(f *config.File, name string, getenv func(string) string) (*config.Context, error) {
-	cs, err := f.Select(name, false, getenv)
-	if cur, env := f.Overruled(name, false, getenv); err == nil && cur != "" && env != "" {
-		return nil, nil // the environment's database overrules current-context: no context, as a command runs
-	}
-	switch {
-	case err != nil:
-		return nil, err
-	case len(cs) == 0 && f.Exists:
-		return nil, &config.Error{Msg: "no context given and " + f.Path + " sets no current-context",
-			Hint: "outboxctl context list"}
-	case len(cs) == 0:
-		return nil, &config.Error{Msg: "no context given and no config file at " + f.Path,
-			Hint: "write the file (see docs/README.md#contexts) or set " + config.EnvConfig}
-	case len(cs) > 1:
-		names := make([]string, len(cs))
-		for i, c := range cs {
-			names[i] = c.Name
-		}
-		return nil, &config.Error{Msg: "context show takes one context, got " + strings.Join(names, ","),
-			Hint: "outboxctl context show " + cs[0].Name}
-	}
-	return cs[0], nil
 }
 
 func newContextUseCmd(a *app) *cobra.Command {
@@ -174,24 +147,14 @@ func (a *app) configFile() (*config.File, error) {
 
 // overrides are the global flags given on this command line: they win over a context.
 func (a *app) overrides(c *cobra.Command) config.Overrides {
-	var o config.Overrides
-	str := map[string]**string{"dsn": &o.DSN, "schema": &o.Schema, "silo": &o.Silo, "cell": &o.Cell, "table": &o.Table}
-	vals := map[string]*string{"dsn": &a.g.DSN, "schema": &a.g.Schema, "silo": &a.g.Silo, "cell": &a.g.Cell, "table": &a.g.Table}
-	for name, dst := range str {
-		if c.Flags().Changed(name) {
-			*dst = vals[name]
-		}
-	}
-	if c.Flags().Changed("statement-timeout") {
-		o.StatementTimeout = &a.g.StatementTimeout
-	}
-	if c.Flags().Changed("lock-timeout") {
-		o.LockTimeout = &a.g.LockTimeout
-	}
-	if c.Flags().Changed("connect-timeout") {
-		o.ConnectTimeout = &a.g.ConnectTimeout
-	}
-	return o
+	f := a.contextFlags()
+	return f.Overrides(c.Flags().Changed)
+}
+
+// contextFlags are the global flags a context's settings go under.
+func (a *app) contextFlags() config.Flags {
+	return config.Flags{DSN: a.g.DSN, Schema: a.g.Schema, Silo: a.g.Silo, Cell: a.g.Cell, Table: a.g.Table,
+		StatementTimeout: a.g.StatementTimeout, LockTimeout: a.g.LockTimeout, ConnectTimeout: a.g.ConnectTimeout}
 }
 
 // configError turns a config.Error into a usage error with its hint (exit 2, "Try: …").
@@ -275,48 +238,31 @@ func (a *app) applyContexts(c *cobra.Command) error {
 		fmt.Fprintf(a.io.Err, "note: $%s names the database, and the environment wins over current-context %s (%s): pass --context %s to use the context\n",
 			env, textsafe.Clean(cur), textsafe.Clean(f.Path), textsafe.Clean(cur))
 	}
-	if multiContextCommands[path] {
-		// exporterSources layers each context under the flags itself.
-		a.fan, err = f.Select(spec, all, a.env)
+	p, err := f.Pick(spec, all, a.env, config.Kind{Multi: multiContextCommands[path],
+		Several: splitCommands[path] || path == "outboxctl top", FanOut: fans, Read: a.read})
+	if many := (*config.OneError)(nil); errors.As(err, &many) {
+		return usageErrorf(a.oneContextHint(path, many.Got[0].Name),
+			"%s streams one context's rows and takes one context, got %d", strings.TrimPrefix(path, "outboxctl "), len(many.Got))
+	}
+	switch {
+	case err != nil || multiContextCommands[path]: // exporterSources layers each context under the flags itself
+		a.fan = p.Several
 		return configError(err)
-	}
-	var one *config.Context
-	if splitCommands[path] {
-		if cs, err := f.Select(spec, all, a.env); err == nil && len(cs) > 1 {
-			if err := a.checkWritable(c, cs...); err != nil {
-				return err
-			}
-			return a.splitContexts(path, cs)
+	case p.Several != nil && splitCommands[path]:
+		if err := a.checkWritable(c, p.Several...); err != nil {
+			return err
 		}
-	}
-	if path == "outboxctl top" {
-		if cs, err := f.Select(spec, all, a.env); err == nil && len(cs) > 1 {
-			a.fan = cs // runTop reads each context with a poller of its own
-			return nil
-		}
-	}
-	if fans {
-		cs, err := f.Select(spec, all, a.env)
-		if err != nil {
-			return configError(err)
-		}
-		if len(cs) > 1 {
-			a.fan = cs // runDocument runs the read once per context and merges the documents
-			return nil
-		}
-		if len(cs) == 1 {
-			one = cs[0]
-		}
-	} else if one, err = a.oneContext(f, path, spec, all); err != nil {
-		return err
-	}
-	if one == nil {
+		return a.splitContexts(path, p.Several)
+	case p.Several != nil: // runDocument (top: runTop) reads each context and merges
+		a.fan = p.Several
+		return nil
+	case p.One == nil:
 		return nil
 	}
-	if err := a.checkWritable(c, one); err != nil {
+	if err := a.checkWritable(c, p.One); err != nil {
 		return err
 	}
-	return a.useContext(c, one)
+	return a.useContext(c, p.One)
 }
 
 // checkWritable is the one check of a context's readonly and allow, before any command
@@ -336,17 +282,6 @@ func (a *app) checkWritable(c *cobra.Command, cs ...*config.Context) error {
 	return nil
 }
 
-// oneContext is the context of a command that takes exactly one: a mutation, or a read that
-// streams (inspect shard).
-func (a *app) oneContext(f *config.File, path, spec string, all bool) (*config.Context, error) {
-	if cs, err := f.Select(spec, all, a.env); err == nil && len(cs) > 1 && a.read {
-		return nil, usageErrorf(a.oneContextHint(path, cs[0].Name),
-			"%s streams one context's rows and takes one context, got %d", strings.TrimPrefix(path, "outboxctl "), len(cs))
-	}
-	one, err := f.One(spec, all, a.env)
-	return one, configError(err)
-}
-
 // oneContextHint is this invocation for one context, name: its arguments kept, its
 // --context (or --all-contexts) replaced.
 func (a *app) oneContextHint(path, name string) string {
@@ -360,46 +295,21 @@ func (a *app) oneContextHint(path, name string) string {
 // replica-dsn for a read) stands in for $OUTBOXCTL_DSN, so --dsn still wins and every
 // connection of the command, wherever it is made, goes where the context says.
 func (a *app) useContext(c *cobra.Command, one *config.Context) error {
-	s := config.Resolve(one, a.overrides(c), a.env)
-	a.contextName, a.dsnSource, a.usedContext = one.Name, s.Source(config.KeyDSN), one
-	dsn, given, err := s.Connection(!a.read)
+	l, err := config.Layer(one, a.contextFlags(), c.Flags().Changed, a.env, a.read)
+	a.contextName, a.dsnSource, a.usedContext = one.Name, l.DSNSource, one
 	if err != nil {
 		return configError(err)
 	}
-	for _, x := range []struct {
-		key      string
-		dst      *string
-		resolved string
-	}{
-		{config.KeySchema, &a.g.Schema, s.Schema}, {config.KeySilo, &a.g.Silo, s.Silo},
-		{config.KeyCell, &a.g.Cell, s.Cell}, {config.KeyTable, &a.g.Table, s.Table},
-	} {
-		if _, _, ok := one.Get(x.key); ok {
-			*x.dst = x.resolved
-		}
-	}
-	a.g.StatementTimeout, a.g.LockTimeout, a.g.ConnectTimeout = s.StatementTimeout, s.LockTimeout, s.ConnectTimeout
-	_, _, hasRedis := one.Get(config.KeyRedisURL)
-	env := a.env
-	a.getenv = func(k string) string {
-		switch {
-		case k == "OUTBOXCTL_DSN" && given && dsn != "":
-			return dsn
-		case k == "OUTBOXCTL_REDIS_URL" && hasRedis:
-			return s.RedisURL
-		}
-		return env(k)
-	}
+	f := l.Flags
+	a.g.Schema, a.g.Silo, a.g.Cell, a.g.Table = f.Schema, f.Silo, f.Cell, f.Table
+	a.g.StatementTimeout, a.g.LockTimeout, a.g.ConnectTimeout = f.StatementTimeout, f.LockTimeout, f.ConnectTimeout
+	a.getenv = l.Getenv
 	return nil
 }
 
 // fanAnswer is one context's document, and its verdict (threshold, warning, critical or
 // pending) if any.
-type fanAnswer struct {
-	doc     render.Doc
-	means   meaning
-	verdict error
-}
+type fanAnswer = fanout.Verdicted[meaning]
 
 // goneContext is a context of a fan-out that did not answer, and why.
 type goneContext struct {
@@ -423,7 +333,7 @@ func (a *app) fanDocument(ctx context.Context, run readRun) (render.Doc, []goneC
 	for i, c := range a.fan {
 		names[i], byName[c.Name] = c.Name, c
 	}
-	errs := &lockedWriter{w: a.io.Err}
+	errs := &fanout.LockedWriter{W: a.io.Err}
 	results := fanout.Run(ctx, names, fanout.Options{}, func(ctx context.Context, name string) (fanAnswer, error) {
 		return a.runContext(ctx, byName[name], run, errs)
 	})
@@ -448,9 +358,9 @@ func (a *app) runContext(ctx context.Context, one *config.Context, run readRun, 
 	}
 	switch m := meaningOf(ctx, err); {
 	case m == meansOK:
-		return fanAnswer{doc: doc}, nil
+		return fanAnswer{Doc: doc}, nil
 	case slices.Contains(verdictSeverity, m):
-		return fanAnswer{doc: doc, means: m, verdict: err}, nil
+		return fanAnswer{Doc: doc, Means: m, Verdict: err}, nil
 	}
 	return fanAnswer{}, err
 }
@@ -459,38 +369,20 @@ func (a *app) runContext(ctx context.Context, one *config.Context, run readRun, 
 // not, and picks the exit: 6 when some failed (it outranks any verdict: the missing context
 // could hide a worse one), 1 when all did, else the worst verdict.
 func (a *app) mergeFan(results []fanout.Result[fanAnswer]) (render.Doc, []goneContext, error) {
-	var doc render.Doc
-	if fanout.OutcomeOf(results) != fanout.AllFailed {
-		var answers []fanout.Answer
-		for _, r := range results {
-			if r.Err == nil {
-				answers = append(answers, fanout.Answer{Context: r.Target, Doc: r.Value.doc})
-			}
-		}
-		doc = fanout.MergeDocs(answers, fanout.Order{Keys: fanOutCommands[a.cmd.CommandPath()], Ranks: ranks})
-	}
+	m := fanout.MergeVerdicts(results, fanout.Order{Keys: fanOutCommands[a.cmd.CommandPath()], Ranks: ranks}, verdictSeverity)
 	var gone []goneContext
-	for _, f := range fanout.Failures(results) {
+	for _, f := range m.Failed {
 		gone = append(gone, goneContext{name: f.Target, err: f.Err})
 	}
-	switch fanout.OutcomeOf(results) {
-	case fanout.AllFailed:
-		return doc, gone, silent(meansRuntime)
-	case fanout.Partial:
-		return doc, gone, silent(meansPartial)
-	case fanout.Complete:
+	switch {
+	case m.Outcome == fanout.AllFailed:
+		return m.Doc, gone, silent(meansRuntime)
+	case m.Outcome == fanout.Partial:
+		return m.Doc, gone, silent(meansPartial)
+	case m.Verdict != nil:
+		return m.Doc, gone, verdict(m.Worst, "context "+m.VerdictOf+": "+m.Verdict.Error())
 	}
-	meanings := make([]meaning, len(results))
-	for i, r := range results {
-		meanings[i] = r.Value.means
-	}
-	worst := fanout.Worst(meanings, verdictSeverity)
-	for _, r := range results {
-		if r.Value.means == worst && r.Value.verdict != nil {
-			return doc, gone, verdict(worst, "context "+r.Target+": "+r.Value.verdict.Error())
-		}
-	}
-	return doc, gone, nil
+	return m.Doc, gone, nil
 }
 
 // printGone prints one "context gone" line per context that did not answer, after the
@@ -499,16 +391,4 @@ func printGone(w io.Writer, gone []goneContext) {
 	for _, g := range gone {
 		fmt.Fprintf(w, "Error: context gone: %s: %s\n", render.Escape(g.name), oneLine(db.RedactDSN(g.err.Error())))
 	}
-}
-
-// lockedWriter lets the contexts' runs share stderr without interleaving within a line.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
