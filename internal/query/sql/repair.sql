@@ -35,6 +35,9 @@ RETURNING o.id;
 -- name: superseded
 -- The rows compact archives, then deletes: every row of a coalesce group below the group's
 -- newest id (up to the plan's highest id, @watermark), whole, as the archive stores them.
+-- In no order: compact reads them through a cursor, a chunk at a time, and an ORDER BY o.id
+-- sorted the whole shard before the first row (a 1M-row shard: 620 MB spilled to disk, the
+-- progress line still for 4 s, #40). restore orders an archive's rows by id itself.
 WITH newest AS (
     SELECT o.category, o.object_identifier, max(o.id) AS newest_id
       FROM /* TEMPLATE: table */sentry_controloutbox o
@@ -53,8 +56,7 @@ SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier,
    AND o.shard_identifier = @shard
    AND o.category = n.category
    AND o.object_identifier = n.object_identifier
-   AND o.id < n.newest_id
- ORDER BY o.id;
+   AND o.id < n.newest_id;
 
 -- name: skip-group-rows
 -- The rows skip archives, then deletes: the message's whole coalesce group (same shard,

@@ -26,8 +26,7 @@ SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier,
    AND o.shard_identifier = 7
    AND o.category = n.category
    AND o.object_identifier = n.object_identifier
-   AND o.id < n.newest_id
- ORDER BY o.id;
+   AND o.id < n.newest_id;
 
 -- -- outboxctl: superseded-delete
 -- -- What outboxctl deletes after archiving the rows above.
@@ -49,7 +48,6 @@ SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier,
 --    AND o.category = n.category
 --    AND o.object_identifier = n.object_identifier
 --    AND o.id < n.newest_id
---  ORDER BY o.id
 --  ) s);
 
 -- outboxctl: rollback

@@ -18,5 +18,4 @@ SELECT o.id, o.shard_scope, o.shard_identifier, o.category, o.object_identifier,
    AND o.category = n.category
    AND o.object_identifier = n.object_identifier
    AND o.id < n.newest_id
- ORDER BY o.id
  ) s);
