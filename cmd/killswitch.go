@@ -21,7 +21,6 @@ import (
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/repair"
-	"github.com/outboxctl/outboxctl/internal/report"
 )
 
 func newKillswitchCmd(a *app) *cobra.Command {
@@ -209,7 +208,6 @@ func newKillswitchCheckCmd(a *app) *cobra.Command {
 // disabled, in each options table and in the one Sentry reads, and what waits in it.
 func runKillswitchCheck(ctx context.Context, d factory, o killswitchCheckOptions, t query.Target, scope query.Enum) (render.Doc, error) {
 	ids := o.ids
-	id := ids[0]
 	if d.printOnly {
 		return nil, d.printScript(query.Script{d.killswitchStatement(t), query.ShardDepths(t, scope, ids)})
 	}
@@ -217,38 +215,18 @@ func runKillswitchCheck(ctx context.Context, d factory, o killswitchCheckOptions
 	if err != nil {
 		return nil, err
 	}
-	var card []render.Field
-	var depth *render.Table
-	var listErr error
-	var warning string
-	err = d.snapshot(ctx, "killswitch", readSpec{check: outbox.CheckOptions}, func(s *outbox.Snapshot) error {
-		v, err := killswitch.ShardVerdict(s.Context(), s, s.Target, s.Schema, scope, id)
-		if err != nil {
-			return err
-		}
-		card, warning, listErr = v.Card(scope.Name, id), v.Warning, v.ListErr
-		if t := s.Target; s.Schema.Table(t.TableName()).Present {
-			res, err := s.Run(query.ShardDepths(t, scope, ids))
-			if err != nil {
-				return err
-			}
-			if depth, _, err = report.TableOf[query.ShardDepthRow](reg, res); err != nil {
-				return err
-			}
-		}
-		return nil
+	var c killswitch.Checked
+	err = d.snapshot(ctx, "killswitch", readSpec{check: outbox.CheckOptions}, func(s *outbox.Snapshot) (err error) {
+		c, err = killswitch.Check(s, reg, scope, ids)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if warning != "" {
-		d.printer.Warnf("%s", warning)
+	if c.Warning != "" {
+		d.printer.Warnf("%s", c.Warning)
 	}
-	doc := render.Doc{{Name: "killswitch", Title: fmt.Sprintf("Shard %s/%d", scope.Name, id), Card: card}}
-	if depth != nil {
-		doc = append(doc, render.Section{Name: "waiting", Title: "Waiting in " + d.silo + " outbox", Table: depth})
-	}
-	return doc, listErr
+	return c.Doc(scope.Name, ids[0], d.silo), c.ListErr
 }
 
 // audit writes the JSON audit line of a change on stderr: who, when, where (without any
@@ -299,26 +277,12 @@ func (o *killswitchChangeOptions) readIDsFrom(stdin io.Reader, verb string) (rep
 	if o.IDsFrom == "" {
 		return 0, nil
 	}
-	try := "outboxctl killswitch " + verb + " --help"
-	r, name := stdin, "stdin"
-	if o.IDsFrom != "-" {
-		f, err := os.Open(o.IDsFrom)
-		if err != nil {
-			return 0, usageErrorf(try, "--ids-from: %v", err)
-		}
-		defer f.Close()
-		r, name = f, o.IDsFrom
-	}
-	ids, repeats, err := killswitch.ReadIDs(r, name)
+	ids, repeats, err := killswitch.IDsFrom(o.IDsFrom, stdin, o.ids)
 	if err != nil {
-		return 0, usageErrorf(try, "--ids-from %v", err)
+		return 0, usageErrorf("outboxctl killswitch "+verb+" --help", "%s", err.Error())
 	}
-	if len(ids) == 0 && len(o.ids) == 0 {
-		return 0, usageErrorf(try, "--ids-from %s holds no shard id", name)
-	}
-	n := len(o.ids) + len(ids)
-	o.ids = killswitch.MergeIDs(o.ids, ids)
-	return repeats + n - len(o.ids), nil
+	o.ids = ids
+	return repeats, nil
 }
 
 // killswitchChangeArgs wants a scope and at least one id, or a scope alone with --ids-from.
