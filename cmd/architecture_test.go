@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -217,4 +218,37 @@ func takesFactory(fd *ast.FuncDecl) bool {
 		}
 	}
 	return false
+}
+
+// TestServicesImportNoCommand keeps internal/ below cmd/: no non-test file of internal/
+// imports cobra or cmd, so a service (internal/inspect's reads, internal/repair's
+// mutations, top's source) takes what it needs of the invocation as plain values and funcs
+// (an Env), never the command tree or the factory, and top or a test can call it alone.
+func TestServicesImportNoCommand(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	seen := 0
+	err := filepath.WalkDir("../internal", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		seen++
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasPrefix(p, "github.com/spf13/cobra") || p == "github.com/outboxctl/outboxctl/cmd" {
+				t.Errorf("%s imports %s: a service takes plain values and funcs from cmd (an Env), never the command tree", path, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen < 50 {
+		t.Fatalf("found only %d files under ../internal: is the test running in cmd/?", seen)
+	}
 }

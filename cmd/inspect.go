@@ -3,19 +3,16 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/inspect"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
-	"github.com/outboxctl/outboxctl/internal/report"
 )
 
 func newInspectCmd(a *app) *cobra.Command {
@@ -101,42 +98,23 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 }
 
 // runInspectShard prints (or runs) shard k's state, categories and messages; the messages
-// stream as they are read.
+// stream as they are read (inspect.Env.StreamShard).
 func runInspectShard(ctx context.Context, d factory, o inspectShardOptions, t query.Target, k query.ShardKey) error {
-	messages := func(t query.Target) query.Statement {
-		if o.All {
-			return query.ShardMessagesAll(t, k)
-		}
-		return query.ShardMessagesOrdered(t, k, o.Limit, o.Exact, o.Order == "oldest")
-	}
+	pg := inspect.Page{All: o.All, Limit: o.Limit, Exact: o.Exact, Order: o.Order}
 	if d.printOnly {
-		return d.printScript(query.Script{query.ShardState(t, k), query.ShardCategories(t, k), messages(t), d.killswitchStatement(t)})
+		return d.printScript(pg.Script(t, k, d.killswitchStatement(t)))
 	}
-	reg, err := d.registry()
+	env, err := d.inspectEnv()
 	if err != nil {
 		return err
 	}
-	p := d.printer
 	if o.ShowPayload {
-		p.MaxCell = 0
+		env.Printer.MaxCell = 0
 	}
 	var ksErr error
-	err = d.snapshot(ctx, "inspect", readSpec{check: outbox.CheckOutbox}, func(s *outbox.Snapshot) error {
-		doc, depth, err := shardHead(s, p, reg, k, d.now(), &ksErr)
-		if err != nil {
-			return err
-		}
-		if doc == nil {
-			return nil // empty: the one line shardHead noted
-		}
-		if len(doc[0].Card) > 0 {
-			doc[0].Card = report.WithNext(doc[0].Card, shardNext(d, s.Target, k, doc[0].Card))
-		}
-		title := "Messages (the head, then the " + o.Order + ")"
-		if o.All {
-			title, depth = "Messages (newest first)", 0 // every message: nothing left out
-		}
-		return streamMessages(s, p, doc, messages(s.Target), reg, title, depth)
+	err = d.snapshot(ctx, "inspect", readSpec{check: outbox.CheckOutbox}, func(s *outbox.Snapshot) (err error) {
+		ksErr, err = env.StreamShard(s, k, pg)
+		return err
 	})
 	if err != nil {
 		return err
@@ -144,105 +122,13 @@ func runInspectShard(ctx context.Context, d factory, o inspectShardOptions, t qu
 	return ksErr
 }
 
-// shardHead reads a shard's state (with its kill switch) and categories into the sections
-// printed above its messages; a kill-switch read that failed late is left in ksErr.
-func shardHead(s *outbox.Snapshot, p *render.Printer, reg *enums.Registry, k query.ShardKey, now time.Time, ksErr *error) (render.Doc, int64, error) {
-	stateRes, catRes, err := s.ShardStateAndCategories(k)
+// inspectEnv is what internal/inspect's reads take of d; it reads the registry.
+func (d factory) inspectEnv() (inspect.Env, error) {
+	reg, err := d.registry()
 	if err != nil {
-		return nil, 0, err
+		return inspect.Env{}, err
 	}
-	ks, listErr, err := s.Killswitches(0)
-	if err != nil {
-		return nil, 0, err
-	}
-	*ksErr = listErr
-	if len(stateRes.Rows) == 0 && !p.Structured() {
-		// One line, not three empty tables (JSON and CSV keep their empty sections).
-		p.Notef("shard %s/%d is empty in %s", k.Scope.Name, k.ID, s.Target.Describe())
-		return nil, 0, nil
-	}
-	var depth int64
-	if len(stateRes.Rows) == 1 {
-		rows, err := query.Rows[drain.ShardStateRow](stateRes)
-		if err != nil {
-			return nil, 0, err
-		}
-		depth = rows[0].Depth
-	}
-	state, _, err := report.TableOf[query.ShardStateRow](reg, stateRes)
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := report.ShardStates(state, stateRes, ks, now); err != nil {
-		return nil, 0, err
-	}
-	head := render.Section{Name: "shard", Title: fmt.Sprintf("Shard %s/%d", k.Scope.Name, k.ID), Table: state}
-	if len(state.Rows) == 1 {
-		head = render.Section{Name: head.Name, Title: head.Title, Card: render.CardOf(state)}
-	}
-	cats, _, err := report.TableOf[query.ShardCategoryRow](reg, catRes)
-	if err != nil {
-		return nil, 0, err
-	}
-	// A retired category's rows are leftovers, an unknown one wants --enums: said once, under
-	// the shard's categories (the messages below are of the same categories).
-	return render.Doc{head, {Name: "categories", Title: "Categories", Table: cats, Footer: report.EnumNotes(reg, catRes, s.Schema)}}, depth, nil
-}
-
-// shardNext is what to run next on a shard whose state card is card: at the 1 h cap, look
-// at its head message (whose inspect names the skip) or, if a receiver was down, make it
-// due now; kill-switched, the switch. Nothing for a shard draining as Sentry drains it.
-func shardNext(d factory, t query.Target, k query.ShardKey, card []render.Field) render.Commands {
-	val := func(key string) string {
-		for _, f := range card {
-			if f.Key == key {
-				return fmt.Sprint(f.Value)
-			}
-		}
-		return ""
-	}
-	scope, id := k.Scope.ScopeWord(), fmt.Sprint(k.ID)
-	switch {
-	case val("killswitched") == "true":
-		return render.Commands{d.next(&t, "killswitch", "check", scope, id)}
-	case val("at_cap") == "true" && val("head_id") != "":
-		return render.Commands{d.next(&t, "inspect", "message", val("head_id")),
-			d.next(&t, "reschedule", scope, id, "--reason", "receiver fixed")}
-	}
-	return nil
-}
-
-// streamMessages prints doc, then the rows of st as they arrive; with the shard's depth, a
-// footer says how many the page left out.
-func streamMessages(s *outbox.Snapshot, p *render.Printer, doc render.Doc, st query.Statement, reg *enums.Registry, title string, depth int64) error {
-	var dec *report.Decorator
-	var typed *query.RowReader[query.ShardMessageRow]
-	var ds *render.DocStream
-	shown := 0
-	err := s.Stream(st, func(cols []string) error {
-		var err error
-		if dec, err = report.DecoratorOf[query.ShardMessageRow](reg, cols); err != nil {
-			return err
-		}
-		if typed, err = query.NewRowReader[query.ShardMessageRow](st.Name, cols); err != nil {
-			return err
-		}
-		ds = p.StartDoc(doc, render.Section{Name: "messages", Title: title, Table: dec.Table()})
-		return ds.Columns(dec.Columns)
-	}, func(row []any) error {
-		shown++
-		if _, err := typed.Read(row); err != nil { // a NULL or a wrong type is an error, never a cell
-			return err
-		}
-		return ds.Row(dec.Row(row))
-	})
-	if err != nil {
-		return err
-	}
-	if depth > int64(shown) {
-		ds.Footer(report.MessagesFooter(shown, depth))
-	}
-	return ds.Close()
+	return inspect.Env{Registry: reg, Printer: d.printer, Now: d.now, Next: d.next}, nil
 }
 
 // killswitchStatement is the read of the kill switches that guard t, as printed SQL shows it.
@@ -332,36 +218,20 @@ the table.`),
 
 // runInspectObject prints the lookup of one object's outboxes, or runs it and returns them.
 func runInspectObject(ctx context.Context, d factory, o inspectObjectOptions, t query.Target, cat enums.Category) (render.Doc, error) {
-	reg, err := d.registry()
+	env, err := d.inspectEnv()
 	if err != nil {
 		return nil, err
 	}
-	l := query.ObjectLookup{Category: query.Enum{Value: cat.Value, Name: cat.Name}, ObjectID: o.id, Limit: o.Limit}
-	if !o.AnyScope && cat.Scope >= 0 {
-		l.Scope = &query.Enum{Value: cat.Scope, Name: reg.ScopeName(cat.Scope)}
-		l.ShardFromObject = cat.ObjectIsShard
-		if o.ShardSet {
-			shard := o.Shard
-			l.Shard = &shard
-		}
+	var shard *int64
+	if o.ShardSet {
+		shard = &o.Shard
 	}
+	l := env.Object(cat, o.id, o.Limit, o.AnyScope, shard)
 	results, err := d.runRead(ctx, "inspect", func(t query.Target) query.Script { return query.Script{query.ObjectOutboxes(t, l)} })
 	if err != nil || results == nil {
 		return nil, err
 	}
-	if len(results[0].Rows) == 0 && !d.printer.Structured() {
-		d.printer.Notef("no outboxes for %s object %d in %s", cat.Name, o.id, t.Describe())
-	}
-	tbl, _, err := report.TableOf[query.ObjectOutboxRow](reg, results[0])
-	if err != nil {
-		return nil, err
-	}
-	sec := render.Section{Name: "outboxes", Table: tbl, Footer: report.EnumNotes(reg, results[0], query.Schema{})}
-	if len(results[0].Rows) >= o.Limit {
-		// The page is full: there may be more rows than it shows (no count is read).
-		sec.Footer = report.JoinNotes(fmt.Sprintf("showing the newest %d outboxes: there may be more (--limit %d)", len(results[0].Rows), 2*o.Limit), sec.Footer)
-	}
-	return render.Doc{sec}, nil
+	return env.ObjectDoc(t, l, results[0])
 }
 
 // inspectCategoryOptions are inspect category's flags and argument.
@@ -426,122 +296,25 @@ default) with a progress line on a terminal.`),
 
 // runInspectCategory prints the depth of one category's statement, or runs it and returns it:
 // from the planner's statistics when the pass would exceed the budget (and --full-pass is not
-// given), labelled so.
+// given), labelled so (inspect.Category.Read).
 func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions, t query.Target, cat enums.Category) (render.Doc, error) {
-	c := query.Enum{Value: cat.Value, Name: cat.Name}
-	build := func(t query.Target) query.Statement {
-		if o.Exact {
-			return query.CategoryDepthExact(t, c)
-		}
-		return query.CategoryDepth(t, c)
-	}
+	c := inspect.Category{Cat: query.Enum{Value: cat.Value, Name: cat.Name}, Exact: o.Exact}
 	if d.printOnly {
-		return nil, d.printScript(query.Script{build(t)})
+		return nil, d.printScript(query.Script{c.Statement(t)})
 	}
-	var res *query.Result
-	var note string
-	var err error
-	var era query.Schema // the catalog's, for the leftover note
-	if o.FullPass {
-		err = o.Pass.fullPass(ctx, d, "inspect", "inspect category", "reading", func(s *outbox.Snapshot, line *passLine) error {
-			era = s.Schema
-			stats, err := s.Stats()
-			if err != nil {
-				return err
-			}
-			return line.run(ctx, stats.Rows(), func() error {
-				return s.JITPass(stats.Rows(), func() (err error) {
-					res, err = s.Run(build(s.Target))
-					return err
-				})
-			})
-		})
-	} else {
-		err = d.snapshot(ctx, "inspect", readSpec{check: outbox.CheckOutbox}, func(s *outbox.Snapshot) error {
-			era = s.Schema
-			stats, err := s.Stats()
-			if err != nil {
-				return err
-			}
-			if budget := o.Pass.budget(d); !budget.Allows(stats.Rows()) {
-				note = fmt.Sprintf("estimated: %s; pending alone, from the planner's %s (the whole table's, whatever --cell says); --full-pass reads the table (under --pass-timeout)",
-					budget.Exceeds(stats.Rows()), stats.Describe(d.now()))
-				res, err = s.Run(query.CategoryEstimate(s.Target, c, stats.Rows(), stats.AnalyzedAt))
-				return err
-			}
-			return s.JITPass(stats.Rows(), func() (err error) {
-				res, err = s.Run(build(s.Target))
-				return err
-			})
-		})
-	}
+	var a inspect.Answer
+	err := o.Pass.read(ctx, d, o.FullPass, "inspect", "inspect category", "reading", func(s *outbox.Snapshot, full inspect.FullPass) (err error) {
+		a, err = c.Read(s, o.Pass.budget(d), d.now, full)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	reg, err := d.registry()
+	env, err := d.inspectEnv()
 	if err != nil {
 		return nil, err
 	}
-	if len(res.Rows) == 0 && !d.printer.Structured() {
-		d.printer.Notef("no pending %s rows in %s", cat.Name, t.Describe())
-	}
-	var tbl *render.Table
-	if note != "" {
-		tbl, _, err = report.TableOf[query.CategoryEstimateRow](reg, res)
-	} else {
-		tbl, _, err = report.TableOf[query.CategoryDepthRow](reg, res)
-		if err == nil {
-			tbl = atLeastCounts(tbl)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return render.Doc{{Name: "category", Table: tbl, Footer: report.JoinNotes(note, report.EnumNotes(reg, res, era))}}, nil
-}
-
-// atLeastCounts shows a person the distinct counts (shards, objects) of a category that
-// were counted over its first rows only as "at least N": on a terminal and in Markdown the
-// numbers are replaced by columns of the same label saying so; scripts keep the numbers
-// and distinct_exact.
-func atLeastCounts(t *render.Table) *render.Table {
-	exact := slices.Index(t.Columns, "distinct_exact")
-	if exact < 0 {
-		return t
-	}
-	for _, name := range []string{"shards", "objects"} {
-		i := slices.Index(t.Columns, name)
-		if i < 0 {
-			continue
-		}
-		human := name + "_shown"
-		t.Columns = slices.Insert(t.Columns, i+1, human)
-		for r, row := range t.Rows {
-			v := row[i]
-			if b, ok := row[exact].(bool); ok && !b {
-				v = fmt.Sprintf("at least %v", row[i])
-			}
-			t.Rows[r] = slices.Insert(row, i+1, v)
-		}
-		if exact > i {
-			exact++
-		}
-		t.MachineOnly = withKey(t.MachineOnly, name)
-		t.HumanOnly = withKey(t.HumanOnly, human)
-		if t.Labels == nil {
-			t.Labels = map[string]string{}
-		}
-		t.Labels[human] = name
-	}
-	return t
-}
-
-func withKey(m map[string]bool, k string) map[string]bool {
-	if m == nil {
-		m = map[string]bool{}
-	}
-	m[k] = true
-	return m
+	return env.CategoryDoc(t, c, a)
 }
 
 // inspectMessageOptions are inspect message's argument.
@@ -587,63 +360,11 @@ func runInspectMessage(ctx context.Context, d factory, o inspectMessageOptions, 
 	if len(results[0].Rows) == 0 {
 		return nil, failuref("no outbox row with id %d in %s (already delivered, or another silo: try --silo %s)", o.id, t.Describe(), otherSilo(t))
 	}
-	reg, err := d.registry()
+	env, err := d.inspectEnv()
 	if err != nil {
 		return nil, err
 	}
-	card, err := report.CardOf[query.MessageRow](reg, results[0])
-	if err != nil {
-		return nil, err
-	}
-	if next, err := messageNext(d, t, reg, results[0]); err == nil {
-		card = report.WithNext(card, next)
-	}
-	return render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", o.id), Card: card, Footer: report.EnumNotes(reg, results[0], query.Schema{})}}, nil
-}
-
-// inspectedMessage is what the next steps of inspect message read of its row.
-type inspectedMessage struct {
-	ID           int64     `db:"id"`
-	Scope        int       `db:"shard_scope"`
-	Shard        int64     `db:"shard_identifier"`
-	IsHead       bool      `db:"is_head"`
-	ScheduledFor time.Time `db:"scheduled_for"`
-	// The control silo's cell column, by either of its names.
-	RegionName *string `db:"region_name,optional"`
-	CellName   *string `db:"cell_name,optional"`
-}
-
-// cell is the control silo's cell column of the row, named column ("": none).
-func (m inspectedMessage) cell(column string) string {
-	v := m.RegionName
-	if column == "cell_name" {
-		v = m.CellName
-	}
-	if v == nil {
-		return ""
-	}
-	return *v
-}
-
-// messageNext are the next steps after inspect message: for a head whose shard waits in
-// backoff, doctor's stuck check, which tells a poison head from an outage or a hot shard
-// (a skip printed here would claim a cause no evidence proved); then, or for any other row,
-// its shard.
-func messageNext(d factory, t query.Target, reg *enums.Registry, res *query.Result) (render.Commands, error) {
-	rows, err := query.Rows[inspectedMessage](res)
-	if err != nil || len(rows) == 0 {
-		return nil, err
-	}
-	m := rows[0]
-	if cell := m.cell(t.CellColumn); t.Control() && cell != "" {
-		t.Cell = cell
-	}
-	scope := query.Enum{Value: m.Scope, Name: reg.ScopeName(m.Scope)}
-	shard := d.next(&t, "inspect", "shard", scope.ScopeWord(), fmt.Sprint(m.Shard))
-	if m.IsHead && m.ScheduledFor.After(d.now()) {
-		return render.Commands{d.next(&t, "doctor", "--check", "stuck"), shard}, nil
-	}
-	return render.Commands{shard}, nil
+	return env.MessageDoc(t, o.id, results[0])
 }
 
 // depthOptions are depth's flags. Exact asks for the exact pass, every category counted,
@@ -714,97 +435,34 @@ common enough to be in the statistics, the whole table whatever --cell says.`),
 	return c
 }
 
-// runDepth prints the total depth and the depth per category, or runs it and returns them.
+// runDepth prints the total depth and the depth per category, or runs it and returns them
+// (inspect.Depth.Read).
 func runDepth(ctx context.Context, d factory, o depthOptions, t query.Target) (render.Doc, error) {
 	if query.IsMailboxTable(t) {
 		return runMailboxDepth(ctx, d, o, t)
 	}
+	r := inspect.Depth{Estimate: o.Estimate, SmallTable: o.SmallTable}
+	var a inspect.Answer
 	if o.Estimate || d.printOnly {
-		// --print-sql shows the exact pass (--exact's): without a database there are no
-		// statistics to choose by.
-		results, err := d.runRead(ctx, "depth", func(t query.Target) query.Script {
-			if o.Estimate {
-				return query.Script{query.DepthEstimate(t)}
-			}
-			return query.Script{query.Depth(t)}
-		})
+		results, err := d.runRead(ctx, "depth", r.Script)
 		if err != nil || results == nil {
 			return nil, err
 		}
-		return depthDoc(d, results[0], "")
-	}
-	var res *query.Result
-	var note string
-	var err error
-	if o.Exact {
-		err = o.Pass.fullPass(ctx, d, "depth", "depth", "counting", func(s *outbox.Snapshot, line *passLine) error {
-			stats, err := s.Stats()
-			if err != nil {
-				return err
-			}
-			return line.run(ctx, stats.Rows(), func() error {
-				res, err = s.Run(query.Depth(s.Target))
-				return err
-			})
-		})
+		a.Res = results[0]
 	} else {
-		err = d.snapshot(ctx, "depth", readSpec{check: outbox.CheckOutbox}, func(s *outbox.Snapshot) error {
-			res, note, err = depthByBudget(s, d, o)
+		err := o.Pass.read(ctx, d, o.Exact, "depth", "depth", "counting", func(s *outbox.Snapshot, full inspect.FullPass) (err error) {
+			a, err = r.Read(s, o.Pass.budget(d), d.now, full)
 			return err
 		})
+		if err != nil {
+			return nil, err
+		}
 	}
+	env, err := d.inspectEnv()
 	if err != nil {
 		return nil, err
 	}
-	return depthDoc(d, res, note)
-}
-
-// depthByBudget is depth's default answer: the statistics alone when a pass would exceed
-// the budget, the exact total and the statistics' split when they are fresh, every category
-// counted otherwise. note labels an estimated answer.
-func depthByBudget(s *outbox.Snapshot, d factory, o depthOptions) (*query.Result, string, error) {
-	stats, err := s.Stats()
-	if err != nil {
-		return nil, "", err
-	}
-	rows, budget := stats.Rows(), o.Pass.budget(d)
-	switch {
-	case !budget.Allows(rows):
-		res, err := s.Run(query.DepthSplit(s.Target, rows, true, stats.AnalyzedAt))
-		return res, fmt.Sprintf("estimated, the total too: %s; from the planner's %s; --exact counts every row (under --pass-timeout)",
-			budget.Exceeds(rows), stats.Describe(d.now())), err
-	case rows < o.SmallTable || !stats.Fresh() || s.Target.Cell != "":
-		res, err := s.Run(query.Depth(s.Target))
-		return res, "", err
-	}
-	total, err := outbox.RowsOf[struct {
-		Depth int64 `db:"depth"`
-	}](s, query.DepthTotal(s.Target))
-	if err != nil {
-		return nil, "", err
-	}
-	if len(total) != 1 {
-		return nil, "", fmt.Errorf("depth-total returned %d rows", len(total))
-	}
-	res, err := s.Run(query.DepthSplit(s.Target, total[0].Depth, false, stats.AnalyzedAt))
-	return res, fmt.Sprintf("the total is counted; the depth per category is estimated from the planner's %s; --exact counts every category",
-		stats.Describe(d.now())), err
-}
-
-// depthDoc is depth's document, with note (an estimate's label) as its footer.
-func depthDoc(d factory, res *query.Result, note string) (render.Doc, error) {
-	reg, err := d.registry()
-	if err != nil {
-		return nil, err
-	}
-	doc, err := report.Depth(reg, res)
-	if err != nil {
-		return nil, err
-	}
-	if note != "" {
-		doc[0].Footer = note
-	}
-	return doc, nil
+	return env.DepthDoc(a)
 }
 
 // completeFirstArg completes enum names for a command's first argument only.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/inspect"
 	"github.com/outboxctl/outboxctl/internal/live"
 	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -53,6 +54,18 @@ func (o passOptions) fullPass(ctx context.Context, d factory, command, label, wh
 	timeout := max(o.Timeout, d.statementTimeout)
 	return d.snapshot(ctx, command, readSpec{check: outbox.CheckOutbox, timeout: timeout}, func(s *outbox.Snapshot) error {
 		return fn(s, &passLine{d: d, o: o, timeout: timeout, label: label, what: what})
+	})
+}
+
+// read runs fn in a read snapshot of the outbox table: with full (the flag that asks for
+// the whole pass), fullPass's, fn given the pass's progress line to run it under; else one
+// under --statement-timeout, fn given nil (answer by the budget).
+func (o passOptions) read(ctx context.Context, d factory, full bool, command, label, what string, fn func(*outbox.Snapshot, inspect.FullPass) error) error {
+	if !full {
+		return d.snapshot(ctx, command, readSpec{check: outbox.CheckOutbox}, func(s *outbox.Snapshot) error { return fn(s, nil) })
+	}
+	return o.fullPass(ctx, d, command, label, what, func(s *outbox.Snapshot, line *passLine) error {
+		return fn(s, func(rows int64, pass func() error) error { return line.run(ctx, rows, pass) })
 	})
 }
 

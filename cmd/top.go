@@ -372,29 +372,16 @@ func shardTarget(ses *outbox.Snapshot, k top.ShardRef) {
 // Shard is inspect shard's document of k: its state card with its next steps, its
 // categories and its first messages (the head, then the newest).
 func (s *topSource) Shard(ctx context.Context, k top.ShardRef) (render.Doc, error) {
-	reg, err := s.d.registry()
+	env, err := s.d.inspectEnv()
 	if err != nil {
 		return nil, err
 	}
-	key := query.ShardKey{Scope: query.Enum{Value: int(k.Scope), Name: reg.ScopeName(int(k.Scope))}, ID: k.ID}
-	quiet := render.NewPrinter(&render.Streams{Out: io.Discard, Err: io.Discard}, render.FormatTable, true)
+	env.Printer = render.NewPrinter(&render.Streams{Out: io.Discard, Err: io.Discard}, render.FormatTable, true)
+	key := query.ShardKey{Scope: query.Enum{Value: int(k.Scope), Name: env.Registry.ScopeName(int(k.Scope))}, ID: k.ID}
 	var doc render.Doc
-	var ksErr error
-	err = s.with(ctx, false, func(ses *outbox.Snapshot) error {
+	err = s.with(ctx, false, func(ses *outbox.Snapshot) (err error) {
 		shardTarget(ses, k)
-		head, _, err := shardHead(ses, quiet, reg, key, s.d.now(), &ksErr)
-		if err != nil || head == nil {
-			return err
-		}
-		if len(head[0].Card) > 0 {
-			head[0].Card = report.WithNext(head[0].Card, shardNext(s.d, ses.Target, key, head[0].Card))
-		}
-		res, err := ses.Run(query.ShardMessagesOrdered(ses.Target, key, query.DefaultLimit, false, false))
-		if err != nil {
-			return err
-		}
-		msgs, _, err := report.TableOf[query.ShardMessageRow](reg, res)
-		doc = append(head, render.Section{Name: "messages", Title: "Messages (the head, then the newest)", Table: msgs})
+		doc, err = env.ShardDoc(ses, key)
 		return err
 	})
 	if err == nil && doc == nil {
@@ -406,7 +393,7 @@ func (s *topSource) Shard(ctx context.Context, k top.ShardRef) (render.Doc, erro
 // Message is inspect message's card of message id (its payload in full: top's viewer
 // redacts it).
 func (s *topSource) Message(ctx context.Context, k top.ShardRef, id int64) (render.Doc, error) {
-	reg, err := s.d.registry()
+	env, err := s.d.inspectEnv()
 	if err != nil {
 		return nil, err
 	}
@@ -420,10 +407,7 @@ func (s *topSource) Message(ctx context.Context, k top.ShardRef, id int64) (rend
 		if len(res.Rows) == 0 {
 			return failuref("no outbox row with id %d: delivered or removed since", id)
 		}
-		card, err := report.CardOf[query.MessageRow](reg, res)
-		if next, nerr := messageNext(s.d, ses.Target, reg, res); nerr == nil {
-			card = report.WithNext(card, next)
-		}
+		card, err := env.MessageCard(ses.Target, res)
 		doc = render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", id), Card: card}}
 		return err
 	})
