@@ -10,7 +10,6 @@ import (
 	"github.com/outboxctl/outboxctl/internal/backfill"
 	"github.com/outboxctl/outboxctl/internal/backfill/status"
 	"github.com/outboxctl/outboxctl/internal/db"
-	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
@@ -206,8 +205,12 @@ func runBackfillStatus(ctx context.Context, d factory, o backfillStatusOptions) 
 	src := status.Source{Conn: conn, Schema: d.schema, Deployment: d.deployment, Store: o.Store,
 		Redis: o.Redis.config(d.getenv), KeyPrefix: o.Redis.KeyPrefix, MaxCursor: int64(o.MaxCursor), Now: d.now}
 	if len(o.Tables) == 0 {
-		if selected, err = addCursorTables(ctx, d, src, selected); err != nil {
+		var skipped []error
+		if selected, skipped, err = src.WithCursorTables(ctx, selected); err != nil {
 			return nil, err
+		}
+		for _, err := range skipped {
+			d.printer.Warnf("skipping a cursor whose %s", err.Error())
 		}
 	}
 	rep, err := src.Status(ctx, status.Request{Tables: selected, SelfHosted: o.SelfHosted, Exact: o.Exact,
@@ -220,38 +223,12 @@ func runBackfillStatus(ctx context.Context, d factory, o backfillStatusOptions) 
 
 // selectTables is every registered table, or the ones named (each must be registered).
 func selectTables(all []backfill.Table, names []string) ([]backfill.Table, error) {
-	if len(names) == 0 {
-		return all, nil
-	}
-	var selected []backfill.Table
-	for _, name := range names {
-		t, ok := backfill.Lookup(all, name)
-		if !ok {
-			return nil, usageErrorf("outboxctl backfill status --coded "+name+"=1 "+name,
-				"%s is not a registered replicated table; pass --coded %s=N to check it anyway", name, name)
-		}
-		selected = append(selected, t)
+	selected, name := backfill.Select(all, names)
+	if name != "" {
+		return nil, usageErrorf("outboxctl backfill status --coded "+name+"=1 "+name,
+			"%s is not a registered replicated table; pass --coded %s=N to check it anyway", name, name)
 	}
 	return selected, nil
-}
-
-// addCursorTables adds, to the registered tables, any table with a cursor (with Sentry's
-// default replication_version 1 unless --coded says otherwise).
-func addCursorTables(ctx context.Context, d factory, src status.Source, all []backfill.Table) ([]backfill.Table, error) {
-	extra, err := src.CursorTables(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, name := range extra {
-		if err := backfill.CheckName("table", name); err != nil {
-			d.printer.Warnf("skipping a cursor whose %s", err.Error())
-			continue
-		}
-		if _, ok := backfill.Lookup(all, name); !ok {
-			all = append(all, backfill.Table{Name: name, Silo: backfill.Cell, Coded: 1, Unregistered: true})
-		}
-	}
-	return all, nil
 }
 
 func printBackfillSQL(d factory, o backfillStatusOptions, selected []backfill.Table) error {
@@ -262,12 +239,7 @@ func printBackfillSQL(d factory, o backfillStatusOptions, selected []backfill.Ta
 	if err := d.printText(script); err != nil {
 		return err
 	}
-	// Redis-era cursors, as redis-cli commands in comments: the script stays pasteable.
-	comments := "\n-- Before September 2026 the cursors live in Redis; read them with:\n"
-	for _, n := range status.Names(selected) {
-		comments += query.RedisGetComment(query.BackfillRedisKey(o.Redis.KeyPrefix, n)) + "\n"
-	}
-	return d.printer.SQL(comments)
+	return d.printer.SQL(status.RedisComments(o.Redis.KeyPrefix, selected))
 }
 
 // backfillDoc is the status's document; it says the notes and warnings.

@@ -320,3 +320,19 @@ func GateOf(in Input) Gate {
 	g.Held = !in.SelfHosted && g.Target < g.Coded
 	return g
 }
+
+// Select is every table of all, or the ones named in order; unknown is the first name all
+// does not hold (the operator's to fix: --coded registers it).
+func Select(all []Table, names []string) (selected []Table, unknown string) {
+	if len(names) == 0 {
+		return all, ""
+	}
+	for _, name := range names {
+		t, ok := Lookup(all, name)
+		if !ok {
+			return nil, name
+		}
+		selected = append(selected, t)
+	}
+	return selected, ""
+}

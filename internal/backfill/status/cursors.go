@@ -328,3 +328,34 @@ func utc(t *time.Time) time.Time {
 	}
 	return t.UTC()
 }
+
+// WithCursorTables is all with every table that has a cursor added (Sentry's default
+// replication_version 1, unregistered), and the names refused as a table's (CheckName),
+// which the caller warns about and skips.
+func (s Source) WithCursorTables(ctx context.Context, all []backfill.Table) ([]backfill.Table, []error, error) {
+	extra, err := s.CursorTables(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var skipped []error
+	for _, name := range extra {
+		if err := backfill.CheckName("table", name); err != nil {
+			skipped = append(skipped, err)
+			continue
+		}
+		if _, ok := backfill.Lookup(all, name); !ok {
+			all = append(all, backfill.Table{Name: name, Silo: backfill.Cell, Coded: 1, Unregistered: true})
+		}
+	}
+	return all, skipped, nil
+}
+
+// RedisComments are the redis-cli commands that read the selected tables' Redis-era cursors
+// (before September 2026), as SQL comments, so a printed script stays pasteable.
+func RedisComments(keyPrefix string, selected []backfill.Table) string {
+	comments := "\n-- Before September 2026 the cursors live in Redis; read them with:\n"
+	for _, n := range Names(selected) {
+		comments += query.RedisGetComment(query.BackfillRedisKey(keyPrefix, n)) + "\n"
+	}
+	return comments
+}
