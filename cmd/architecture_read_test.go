@@ -15,11 +15,10 @@ import (
 // one, or reads the catalog; the catalog is read by internal/outbox alone.
 
 // notYetOnSnapshot are the files of cmd/ that still hold a transaction: the mutations not
-// yet in internal/repair (their write transactions and catalog reads), and held.go, the read
-// session the others still plan in on their connection. The list only shrinks; a read
-// command is never listed here.
+// yet in internal/repair (their write transactions and catalog reads). The list only
+// shrinks; a read command is never listed here.
 var notYetOnSnapshot = map[string]bool{ //nolint:gochecknoglobals // allow-list
-	"held.go": true, "replicate.go": true, "restore.go": true,
+	"replicate.go": true, "restore.go": true,
 }
 
 // sessionCalls are the selectors a read in cmd/ never uses: a transaction opened, named or

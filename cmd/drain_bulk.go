@@ -2,18 +2,12 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/outboxctl/outboxctl/internal/db"
-	"github.com/outboxctl/outboxctl/internal/drain"
-	"github.com/outboxctl/outboxctl/internal/enums"
-	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/query"
-	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/repair"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
@@ -88,8 +82,7 @@ func (a *app) runDrainSelected(c *cobra.Command, o *drainOptions) error {
 
 // runDrainBulk plans the drain of the shards sel selects, asks, drains them o.Parallel at a
 // time and prints a row per shard (--dry-run: the plan and the handler check; --print-sql:
-// the selecting statement). --handler discard archives each shard's rows in an operation of
-// its own, every operation in one file (restore FILE --all --include-skipped puts them back).
+// the selecting statement): repair.DrainBulk on the runner.
 func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target, sel query.ShardSelector) error {
 	const command = "outboxctl drain"
 	if err := requireCell(t, command); err != nil {
@@ -97,252 +90,15 @@ func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target
 	}
 	if d.printSQL {
 		d.printer.Notef("note: the statement that selects the shards; each shard's drain is printed by outboxctl drain SCOPE ID --print-sql (nothing is claimed or changed)")
-		return d.printScript(query.Script{query.SelectedShards(t, sel, nil)})
-	}
-	if err := d.requireDB(command); err != nil {
-		return err
-	}
-	if o.Handler == "" && !o.DryRun {
-		return usageErrorf(d.again(command+" --stuck", "--dry-run"),
-			"`--handler` is required: exec:COMMAND, stream:COMMAND, http(s)://URL or discard (or --dry-run to see the plan)")
-	}
-	discard := o.Handler == "discard"
-	var newHandler func() (drain.Handler, error)
-	var first drain.Handler
-	if !discard {
-		newHandler = func() (drain.Handler, error) { return drainHandler(o, d.getenv, d.stderr) }
-		var err error
-		if first, err = newHandler(); err != nil {
+	} else {
+		if err := d.requireDB(command); err != nil {
 			return err
 		}
-		defer closeHandler(first) // only checked (Preflight): it delivers nothing
-	}
-	reg, err := d.registry()
-	if err != nil {
-		return err
-	}
-	req := drain.BulkRequest{Request: o.request(), Selector: sel, Workers: o.Parallel, FailFast: o.FailFast, IgnoreKillswitch: o.IgnoreKillswitch}
-	t, plan, payloadType, err := readBulkPlan(ctx, d, t, req, reg)
-	if err != nil {
-		return err
-	}
-	mp := repair.Plan{Target: fmt.Sprintf("target: %s, %s", d.where(), t.Describe()), Lines: plan.Lines(), Shards: plan.Draining()}
-	switch {
-	case plan.Draining() == 0:
-		d.printer.Notef("no selected shard to drain (%d selected, %d kill-switched): nothing was claimed", len(plan.Jobs), plan.Skipped)
-		return nil
-	case o.DryRun:
-		printPlan(d.stderr, append([]string{mp.Target}, mp.Lines...))
-		if discard {
-			return nil
-		}
-		return dryRunPreflight(ctx, d.printer, first)
-	}
-	if err := d.confirm(command, mp, o.Yes); err != nil {
-		return err
-	}
-	if _, err := preflight(ctx, first, "; nothing was claimed or changed"); err != nil {
-		return err
-	}
-	var archive *bulkDrainArchive
-	if discard {
-		d.repairEnv().SettleArchive(ctx, nil, o.Archive, t)
-		if archive, err = newBulkDrainArchive(d, o, t, payloadType); err != nil {
-			return err
+		if o.Handler == "" && !o.DryRun {
+			return usageErrorf(d.again(command+" --stuck", "--dry-run"),
+				"`--handler` is required: exec:COMMAND, stream:COMMAND, http(s)://URL or discard (or --dry-run to see the plan)")
 		}
 	}
-	progress := d.progress(ctx, map[bool]string{false: "delivered", true: "discarded"}[discard], plan.Groups, true)
-	res, err := drain.RunParallel(ctx, drain.ParallelOptions{
-		Base: drain.Options{Target: t, Mode: drain.Mode(o.Mode), MaxMessages: o.MaxMessages, Rate: o.Rate, HandlerTimeout: o.HandlerTimeout, Discard: discard,
-			Warnf: d.printer.Warnf, Command: "drain", Reason: o.Reason, CoalescedIDs: o.CoalescedIDs,
-			CategoryName: reg.CategoryName, ScopeName: reg.ScopeName, Abandon: abandonContext(ctx), OnWaiting: waitingNote(d.printer.Err(), o.HandlerTimeout)}, // one stderr under the printer's lock, every worker's note and warning
-		Jobs: plan.Jobs, Workers: o.Parallel, FailFast: o.FailFast, Follow: o.Follow,
-		Connect:    func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "drain") },
-		NewHandler: newHandler, OnDelivered: func(query.ShardKey, drain.Message) { progress.Add(1) }, OpenArchive: archive.opener(),
-	})
-	progress.Done()
-	if err != nil {
-		return err
-	}
-	return bulkSummary(ctx, d, o, sel, plan, res, archive)
-}
-
-// bulkDrainArchive is the one file a parallel discard archives to: an operation per shard.
-type bulkDrainArchive struct {
-	d           factory
-	t           query.Target
-	path        string
-	payloadType string
-	reason      string
-}
-
-// newBulkDrainArchive names the run's archive file (--archive, else one under the user's
-// state directory named after the run) and says where it is.
-func newBulkDrainArchive(d factory, o drainOptions, t query.Target, payloadType string) (*bulkDrainArchive, error) {
-	path := o.Archive
-	if path == "" {
-		var err error
-		if path, err = drain.OperationArchivePath(drain.NewOperationID(drain.CommandDrainDiscard, d.now())); err != nil {
-			return nil, err
-		}
-	}
-	fmt.Fprintf(d.printer.Err(), "archiving to %s (an operation per shard)\n", render.Escape(path))
-	return &bulkDrainArchive{d: d, t: t, path: path, payloadType: payloadType, reason: o.Reason}, nil
-}
-
-// opener opens a shard's operation (called from its worker, once the shard is claimed); nil
-// without an archive (nothing is discarded).
-func (a *bulkDrainArchive) opener() func(query.ShardKey) (*drain.Operation, error) {
-	if a == nil {
-		return nil
-	}
-	return func(k query.ShardKey) (*drain.Operation, error) {
-		return drain.OpenArchive(a.path, archiveMeta(a.t, k, a.payloadType, drain.CommandDrainDiscard, a.reason), a.d.now())
-	}
-}
-
-// closeHandler ends a handler's co-process, if it has one.
-func closeHandler(h drain.Handler) {
-	if c, ok := h.(interface{ Close() error }); ok {
-		_ = c.Close()
-	}
-}
-
-// readBulkPlan reads the selected shards and their kill switches in one read-only snapshot
-// on a connection of its own (the workers open theirs), and returns the adapted target and
-// the payload column's type (a discard's archive records it).
-func readBulkPlan(ctx context.Context, d factory, t query.Target, req drain.BulkRequest, reg *enums.Registry) (query.Target, drain.BulkPlan, string, error) {
-	conn, err := d.connect(ctx, "drain")
-	if err != nil {
-		return t, drain.BulkPlan{}, "", err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if err := drain.Guard(ctx, conn); err != nil {
-		if errors.Is(err, drain.ErrInTransaction) {
-			return t, drain.BulkPlan{}, "", usageErrorf("", "%s", err.Error())
-		}
-		return t, drain.BulkPlan{}, "", err
-	}
-	var p drain.BulkPlan
-	var unread int
-	var payloadType string
-	err = d.session(ctx, conn, func(s *session) error {
-		t = s.target
-		payloadType = s.schema.Table(s.target.TableName()).PayloadType
-		sw, err := killswitch.ReadSwitches(s.ctx, s.tx, s.target, s.schema)
-		if err != nil {
-			return db.Classify(err, "reading the kill switches")
-		}
-		disabled := func(k query.ShardKey) bool {
-			v := sw.Verdict(k.Scope, k.ID)
-			if v.Warning != "" {
-				unread++
-			}
-			return v.Disabled != nil && *v.Disabled
-		}
-		if req.Selector.NotKillswitched { // left out of the selection, not listed as skipped
-			req.Selector.Excluded = sw.Read.Refs()
-		}
-		p, err = drain.ReadBulkPlan(s.ctx, s.tx, s.target, req, disabled, reg.ScopeName, reg.CategoryName)
-		return err
-	})
-	if err == nil && unread > 0 {
-		d.printer.Warnf("%d selected shard(s) are listed in the options table Sentry does not read here: they are not disabled, and are drained (killswitch list shows them)", unread)
-	}
-	return t, p, payloadType, err
-}
-
-// bulkSummary prints a row per shard and the totals, writes the audit line, and says how
-// the run ended: interrupted (130), some shards failed (partial, 6), all failed (1).
-func bulkSummary(ctx context.Context, d factory, o drainOptions, sel query.ShardSelector, plan drain.BulkPlan, res drain.ParallelResult, archive *bulkDrainArchive) error {
-	doc, tot := parallelDrainDoc(plan, res, archive)
-	fields := map[string]any{"selector": sel.Describe(), "shards": plan.Draining(), "parallel": o.Parallel, "mode": o.Mode, "handler": drain.HandlerName(o.Handler),
-		"done": tot.done, "failed": tot.failed, "being_drained": tot.locked, "kill_switched": plan.Skipped, "not_started": tot.notStarted,
-		"delivered": tot.delivered, "discarded": tot.discarded, "deleted": tot.deleted, "reason": o.Reason}
-	if archive != nil {
-		fields["archive"], fields["operations"] = archive.path, tot.operations
-	}
-	d.audit("drain", fields)
-	if err := d.printer.Print(doc); err != nil {
-		return err
-	}
-	left := tot.left
-	switch {
-	case errors.Is(ctx.Err(), context.Canceled):
-		return interruptedf("interrupted: %d shard(s) drained, %d stopped mid-drain, %d not started, %d row(s) left in them; run the same command again to continue",
-			tot.done, tot.interrupted, tot.notStarted, left)
-	case tot.failed > 0 && tot.done+tot.empty == 0:
-		return failuref("every drained shard failed (%d; the error column says why): %d message(s) delivered", tot.failed, tot.delivered)
-	case tot.failed > 0:
-		return partialf("%d of %d shard(s) failed (the error column says why); %d drained, %d message(s) delivered",
-			tot.failed, plan.Draining(), tot.done, tot.delivered)
-	}
-	return nil
-}
-
-// parallelTotals adds up a parallel drain's rows.
-type parallelTotals struct {
-	done, empty, failed, locked, interrupted, notStarted int
-	delivered, discarded, operations                     int
-	deleted, left                                        int64
-}
-
-// parallelDrainDoc is the parallel drain's document, shaped as the bulk repairs' (summary,
-// then a row per shard: scope, shard, outcome, delivered, deleted, left, error). A shard whose turn never came is left
-// with the rows the plan counted.
-func parallelDrainDoc(plan drain.BulkPlan, res drain.ParallelResult, archive *bulkDrainArchive) (render.Doc, parallelTotals) {
-	var tot parallelTotals
-	rows := make([]drain.ParallelShardRow, 0, len(res.Shards))
-	for i, sh := range res.Shards {
-		var left *int64
-		var errText *string
-		switch {
-		case sh.Left != nil:
-			left = sh.Left
-			tot.left += *sh.Left
-		case sh.Status == drain.StatusNotStarted:
-			left = &plan.Shards[i].Depth
-			tot.left += plan.Shards[i].Depth
-		}
-		if sh.Err != nil {
-			e := oneLine(db.RedactDSN(sh.Err.Error()))
-			errText = &e
-		}
-		switch sh.Status {
-		case drain.StatusDone:
-			tot.done++
-		case drain.StatusEmpty:
-			tot.empty++
-		case drain.StatusFailed:
-			tot.failed++
-		case drain.StatusBeingDrained:
-			tot.locked++
-		case drain.StatusInterrupted, drain.StatusStopped:
-			tot.interrupted++
-		case drain.StatusNotStarted:
-			tot.notStarted++
-		}
-		delivered, discarded := sh.Result.Delivered, 0
-		if archive != nil { // nothing reached a handler: each group's rows were archived and deleted
-			delivered, discarded = 0, sh.Result.Delivered
-		}
-		tot.delivered += delivered
-		tot.discarded += discarded
-		tot.deleted += sh.Result.Deleted
-		var op *string
-		if sh.Operation != "" {
-			op = &sh.Operation
-			tot.operations++
-		}
-		rows = append(rows, drain.ParallelShardRow{Scope: sh.Shard.Scope.Value, ScopeName: sh.Shard.Scope.Name, ID: sh.Shard.ID, Outcome: string(sh.Status),
-			Delivered: delivered, Discarded: discarded, Deleted: sh.Result.Deleted, Left: left, Error: errText, Operation: op})
-	}
-	card := drain.ParallelCard{Selected: len(res.Shards), Done: tot.done, Empty: tot.empty, Failed: tot.failed, BeingDrained: tot.locked,
-		KillSwitched: plan.Skipped, Interrupted: tot.interrupted, NotStarted: tot.notStarted, Delivered: tot.delivered, Discarded: tot.discarded, Deleted: tot.deleted, Left: tot.left}
-	if archive != nil && tot.operations > 0 {
-		card.Archive, card.Operations = archive.path, tot.operations
-		// restore counts a discard with the skips (poison messages): --all alone leaves it out.
-		card.Restore = archive.d.next(&archive.t, "restore", archive.path, "--all", "--include-skipped")
-	}
-	return render.Doc{{Name: "summary", Title: "Drain summary", Card: render.FieldsOf(card)}, {Name: "shards", Title: "Shards", Table: render.TableOf(rows)}}, tot
+	return runMutation(ctx, d, command, &repair.DrainBulk{Env: d.repairEnv(), DrainRun: o.run(ctx, d), Target: t, Selector: sel,
+		Workers: o.Parallel, FailFast: o.FailFast, Where: d.where(), Notes: d.printer.Err()}, o.Yes)
 }

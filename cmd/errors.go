@@ -85,12 +85,6 @@ func interruptedf(format string, args ...any) error {
 	return &cmdError{means: meansInterrupted, msg: fmt.Sprintf(format, args...)}
 }
 
-// partialf is a bulk repair that did some of its shards and failed others (or left them in
-// doubt), said in one line: never exit 0.
-func partialf(format string, args ...any) error {
-	return &cmdError{means: meansPartial, msg: fmt.Sprintf(format, args...)}
-}
-
 // declined is a declined prompt: the command line was fine, so no hint follows it.
 func declined() error { return &cmdError{means: meansDeclined, msg: "cancelled: nothing was changed"} }
 

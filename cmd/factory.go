@@ -47,9 +47,6 @@ type factory struct {
 	target    func() (query.Target, error)
 	requireDB func(command string) error
 	connect   func(ctx context.Context, command string) (*db.Conn, error)
-	// session opens a read-only snapshot with the catalog on the connection the command
-	// holds: one connection per command.
-	session func(ctx context.Context, conn *db.Conn, fn func(*session) error) error
 	// snapshot connects and opens a read snapshot (outbox.Open) of what r says: every read
 	// command's one way to the database.
 	snapshot func(ctx context.Context, command string, r readSpec, fn func(*outbox.Snapshot) error) error
@@ -106,7 +103,7 @@ func (a *app) factory() factory {
 		printScript: func(s query.Script) error { return a.printScript(s, noDB) },
 		printText:   func(s string) error { return a.printSQLText(s, noDB) },
 		preamble:    a.writePreamble,
-		requireDB:   a.requireDatabase, connect: a.connect, session: a.readSessionOn,
+		requireDB:   a.requireDatabase, connect: a.connect,
 		snapshot: a.snapshot, statementTimeout: a.g.StatementTimeout, errTTY: a.io.ErrTTY, runRead: a.runRead,
 		split: a.splitSides, splitMode: len(a.split) == 2,
 		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,

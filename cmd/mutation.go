@@ -17,8 +17,10 @@ import (
 // confirmation (--yes, --dry-run), applies it, writes the audit lines and renders the
 // summary, then ends with the summary's error (a COMMIT in doubt, a state not read after).
 // A mutation with input of its own (restore's archive) reads it first (preparer), one
-// whose script is large writes it as it renders (scriptWriter), and one that opens its own
-// connections (replicate's two silos) is opened, then planned, then printed (opener).
+// whose script is large writes it as it renders (scriptWriter), one that opens its own
+// connections (replicate's two silos) is opened, then planned, then printed (opener), and
+// one that holds something for the whole run (drain's handler) begins before it connects
+// (lifetime). A plan may end the run once shown, with no prompt (Plan.Stop, Plan.Refused).
 func runMutation(ctx context.Context, d factory, command string, m repair.Mutation, yes bool) error {
 	name := strings.Fields(strings.TrimPrefix(command, "outboxctl "))[0]
 	if alone, ok := m.(interface{ WithoutDatabase() bool }); ok && alone.WithoutDatabase() && d.printOnly {
@@ -48,6 +50,13 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 		if ready, err := prepare(m); !ready || err != nil {
 			return err
 		}
+		if l, ok := m.(lifetime); ok {
+			end, err := l.Hold(ctx)
+			if err != nil {
+				return err
+			}
+			defer end()
+		}
 		var err error
 		if conn, err = d.connect(ctx, name); err != nil {
 			return err
@@ -62,18 +71,14 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 		return printTexts(m, d.preamble(name), d.printer.SQL)
 	}
 	if p.Nothing != "" || p.Quiet {
-		for _, l := range p.Lines {
-			d.printer.Notef("  - %s", l)
+		return d.nothingToDo(p)
+	}
+	if p.Refused != nil || p.Stop != nil {
+		printPlan(d.stderr, p.Shown())
+		if r := p.Refused; r != nil {
+			return usageErrorf(d.again(command, r.Add...), "%s", r.Msg)
 		}
-		if p.Nothing != "" {
-			d.printer.Notef("%s", p.Nothing)
-		}
-		if p.NothingDoc != nil {
-			if err := d.printer.Print(p.NothingDoc); err != nil {
-				return err
-			}
-		}
-		return p.NothingErr
+		return p.Stop(ctx)
 	}
 	if err := d.confirm(command, p, yes); err != nil {
 		return err
@@ -91,6 +96,31 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 		return err
 	}
 	return sum.Err
+}
+
+// nothingToDo says a plan with nothing to do: its lines, its word, its document, and the
+// run ends with its error.
+func (d factory) nothingToDo(p repair.Plan) error {
+	for _, l := range p.Lines {
+		d.printer.Notef("  - %s", l)
+	}
+	if p.Nothing != "" {
+		d.printer.Notef("%s", p.Nothing)
+	}
+	if p.NothingDoc != nil {
+		if err := d.printer.Print(p.NothingDoc); err != nil {
+			return err
+		}
+	}
+	return p.NothingErr
+}
+
+// lifetime is a mutation that holds something for the whole run, begun once a database is
+// known to be given and before the connection, ended on every path out: drain's handler (a
+// stream: co-process is one process for the run; a typo in --handler is refused before
+// anything connects). Not for --print-sql: a printed script delivers nothing.
+type lifetime interface {
+	Hold(ctx context.Context) (end func(), err error)
 }
 
 // opener is a mutation that opens its own connections (replicate: with two contexts, the

@@ -254,12 +254,6 @@ func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.
 	return runMutation(ctx, d, "outboxctl reschedule", &repair.Reschedule{Env: d.repairEnv(), Target: t, Shard: k, Mode: o.mode(), Reason: o.Reason}, o.Yes)
 }
 
-// archiveMeta describes a repair's archive operation on shard k of t (repair.ArchiveMeta),
-// run by this user.
-func archiveMeta(t query.Target, k query.ShardKey, payloadType, command, reason string) drain.OperationMeta {
-	return repair.ArchiveMeta(t, k, payloadType, command, reason, osUser())
-}
-
 // compactOptions are compact's flags and arguments: SCOPE ID, or the bulk form's selector flags.
 type compactOptions struct {
 	repairOptions

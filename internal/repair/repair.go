@@ -81,6 +81,14 @@ type Plan struct {
 	// Quiet, with no Nothing, also says there is nothing to do, and nothing to say about
 	// it: replicate's dry run with nothing to write has always ended silently.
 	Quiet bool
+	// Stop, when set, ends the run once the plan is shown, with no prompt, with Stop's
+	// error: drain's own --dry-run checks its handler as a real run would before its claim
+	// (a dry run that only showed the plan would not say the receiver cannot be reached).
+	Stop func(ctx context.Context) error
+	// Refused, when set, ends the run once the plan is shown, with no prompt: the command
+	// line as it stands is refused (a kill-switched shard without --ignore-killswitch). The
+	// plan comes first so the operator sees what was refused.
+	Refused *Refusal
 	// detail is what Plan read for Apply (the service's own).
 	detail any
 }
@@ -92,6 +100,26 @@ func (p Plan) Render(target string) []string {
 		target = p.Target
 	}
 	out := append([]string{target}, p.Lines...)
+	if p.ArchiveSize != "" {
+		out = append(out, p.ArchiveSize)
+	}
+	return out
+}
+
+// Refusal is a plan refused as the command line stands: exit 2, with the command line again
+// plus Add (the flag that lets it through) as its Try: line.
+type Refusal struct {
+	Msg string
+	Add []string
+}
+
+// Shown is the plan as a dry run or a refusal shows it, with no prompt: its target line
+// only when it names one (drain SCOPE ID's has always shown its lines alone there).
+func (p Plan) Shown() []string {
+	if p.Target != "" {
+		return p.Render("")
+	}
+	out := append([]string{}, p.Lines...)
 	if p.ArchiveSize != "" {
 		out = append(out, p.ArchiveSize)
 	}

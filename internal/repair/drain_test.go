@@ -1,4 +1,4 @@
-package cmd
+package repair
 
 import (
 	"bytes"
@@ -20,7 +20,8 @@ func TestDrainArchiveNoteEscapesThePath(t *testing.T) {
 	meta := drain.OperationMeta{Command: "drain", User: "u", Table: "sentry_regionoutbox", PayloadType: "jsonb",
 		Shard: &drain.ArchiveShard{Scope: 0, ID: 1}}
 	started := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	op, err := factory{stderr: &errOut, now: func() time.Time { return started }}.openArchive(path, meta)
+	m := &Drain{Env: Env{Now: func() time.Time { return started }}, DrainRun: DrainRun{Flags: DrainFlags{Archive: path}, Stderr: &errOut}}
+	op, err := m.openArchive(meta)
 	if err != nil {
 		t.Fatal(err)
 	}
