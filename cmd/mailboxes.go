@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,7 +11,6 @@ import (
 	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
-	"github.com/outboxctl/outboxctl/internal/report"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
@@ -69,11 +67,7 @@ func mailboxRead(s *outbox.Snapshot, fn func(s *outbox.Snapshot, cat mailbox.Cat
 
 // mailboxPrelude is the catalog and option reads every mailbox read starts with, printed.
 func (a *app) mailboxPrelude(t query.Target) query.Script {
-	sc := query.Script{query.MailboxCatalog(t)}
-	if table := options.OptionTableFor(query.SiloControl, a.printSchema()); table != "" {
-		sc = append(sc, query.OptionValues(t.Schema, table, []string{mailbox.SkipOption}))
-	}
-	return sc
+	return mailbox.Prelude(t, options.OptionTableFor(query.SiloControl, a.printSchema()))
 }
 
 // mailboxesOptions are mailboxes' flags.
@@ -162,17 +156,7 @@ func (a *app) runMailboxes(ctx context.Context, o mailboxesOptions) (render.Doc,
 	if err != nil {
 		return nil, err
 	}
-	sec := render.Section{Name: "mailboxes", Table: render.TableOf(l.Rows)}
-	notes := []string{fmt.Sprintf("%d mailbox(es), %d blocked; skipping failures: %s (%s); index set: %s",
-		l.Mailboxes, l.Blocked, strings.Join(l.Skip.Providers, ", "), l.Skip.Source, l.Catalog.IndexSet())}
-	if int64(len(l.Rows)) < l.Mailboxes {
-		notes = append(notes, fmt.Sprintf("showing %d of %d mailboxes (--limit)", len(l.Rows), l.Mailboxes))
-	}
-	if !l.Catalog.HeadIndex {
-		notes = append(notes, "warning: no (mailbox_name, id) index (webhookpayload_mailbox_id_idx): every head is a scan; Sentry's own drain is slow too")
-	}
-	sec.Footer = strings.Join(notes, "\n")
-	return render.Doc{sec}, nil
+	return l.Doc(), nil
 }
 
 // inspectMailboxOptions are inspect mailbox's flags and argument.
@@ -258,11 +242,7 @@ func (a *app) runInspectMailbox(ctx context.Context, o inspectMailboxOptions) (r
 	}
 	f := a.factory()
 	next := render.Commands{f.next(nil, "reschedule", "--mailbox", o.Name, "--reason", "receiver fixed")}
-	return render.Doc{
-		{Name: "head", Title: "Mailbox " + o.Name, Card: report.WithNext(render.FieldsOf(*in.Head), next)},
-		{Name: "request", Title: "Head's request", Card: render.FieldsOf(in.Request)},
-		{Name: "behind", Title: "Behind the head", Table: render.TableOf(in.Behind)},
-	}, nil
+	return in.Doc(o.Name, next), nil
 }
 
 // runMailboxDepth is depth --table hybridcloud_webhookpayload: the payloads per provider
@@ -275,26 +255,13 @@ func runMailboxDepth(ctx context.Context, d factory, o depthOptions, t query.Tar
 	if d.printOnly {
 		return nil, d.printScript(query.Script{query.MailboxCatalog(t), st})
 	}
-	var rows []query.MailboxDepthRow
-	estimated := o.Estimate
-	err := d.snapshot(ctx, "depth", readSpec{}, func(s *outbox.Snapshot) error {
-		cat, err := mailbox.ReadCatalog(s.Context(), s, s.Target)
-		if err != nil {
-			return err
-		}
-		estimated = mailbox.DepthByEstimate(cat, o.Estimate, o.Exact)
-		rows, err = mailbox.ReadDepth(s.Context(), s, s.Target, cat, estimated)
+	var doc render.Doc
+	err := d.snapshot(ctx, "depth", readSpec{}, func(s *outbox.Snapshot) (err error) {
+		doc, err = mailbox.Depth(s.Context(), s, s.Target, o.Estimate, o.Exact)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	sec := render.Section{Name: "depth", Table: render.TableOf(rows)}
-	if estimated {
-		sec.Footer = "estimated from the planner's statistics (no table read): per provider, no split by cell, as fresh as the last ANALYZE"
-		if !o.Estimate {
-			sec.Footer += fmt.Sprintf("; the table holds more than %d payloads: --exact counts them by provider and cell", mailbox.ExactDepthRows)
-		}
-	}
-	return render.Doc{sec}, nil
+	return doc, nil
 }
