@@ -200,44 +200,15 @@ func withCell(cell string, args []string) []string {
 	return append([]string{"--cell", cell}, args...)
 }
 
-// pairSides are where pair p's source and replica are read: in a monolith the one
-// connection; across two contexts the source silo's and the other one's.
-func pairSides(p replica.Pair, sides *splitSides, schema string) (src, rep splitSide) {
-	if sides == nil {
-		return splitSide{schema: schema}, splitSide{schema: schema}
-	}
-	if p.SourceSilo == query.SiloControl {
-		return sides.control, sides.cell
-	}
-	return sides.cell, sides.control
-}
-
-// verifyScript is what verify would run: per pair, the columns of its tables, then the
-// monolith's comparison or the two sides' streams.
+// verifyScript is what verify would run (replica.VerifyScript): in one database, or on the
+// two contexts' sides.
 func verifyScript(d factory, o verifyOptions, sides *splitSides, cell string) query.Script {
-	var script query.Script
-	for _, p := range o.pairs {
-		src, rep := pairSides(p, sides, d.schema)
-		s := replica.Sides{SourceSchema: src.schema, ReplicaSchema: rep.schema}
-		if sides == nil {
-			script = append(script, replica.ColumnsStatement(query.QualifiedTable(s.SourceSchema, p.Source), query.QualifiedTable(s.ReplicaSchema, p.Replica)))
-			if p.NullableKey {
-				script = append(script, replica.UnkeyedStatement(p, s))
-			}
-			script = append(script, replica.MonolithStatement(p, s, cell, o.ids(), o.Limit))
-			continue
-		}
-		srcSt, rowsSt := replica.SplitStatements(p, s, cell, o.ids())
-		srcSt.Doc = append([]string{"On context " + src.context + " (the source's silo):"}, srcSt.Doc...)
-		rowsSt.Doc = append([]string{"On context " + rep.context + " (the replica's silo):"}, rowsSt.Doc...)
-		script = append(script, srcSt, rowsSt)
-		if p.NullableKey {
-			un := replica.UnkeyedStatement(p, s)
-			un.Doc = append([]string{"On context " + rep.context + " (the replica's silo):"}, un.Doc...)
-			script = append(script, un)
-		}
+	var sp *replica.Split
+	if sides != nil {
+		sp = &replica.Split{Cell: replica.Where{Context: sides.cell.context, Schema: sides.cell.schema},
+			Control: replica.Where{Context: sides.control.context, Schema: sides.control.schema}}
 	}
-	return script
+	return replica.VerifyScript(o.pairs, sp, d.schema, cell, o.ids(), o.Limit)
 }
 
 // verifyPairs runs every pair's comparison (outbox.VerifyMonolith, outbox.VerifySplit): in
@@ -259,11 +230,7 @@ func verifyPairs(ctx context.Context, d factory, o verifyOptions, sides *splitSi
 // driftVerdict is --fail-on-drift's: drift (exit 9) when an object is missing, stale or
 // orphan, "not yet" (8) when the only ones not in sync are pending.
 func driftVerdict(results []replica.Result) error {
-	var drifted, pending int64
-	for _, r := range results {
-		drifted += r.Counts.Missing + r.Counts.Stale + r.Counts.Orphan
-		pending += r.Counts.Pending
-	}
+	drifted, pending := replica.DriftCounts(results)
 	switch {
 	case drifted > 0:
 		return driftf("verify: %d object(s) missing, stale or orphan, %d pending", drifted, pending)
