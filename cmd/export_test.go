@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -141,11 +140,20 @@ func schemaOf(command string, fanOut bool) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
-// schemaDir is docs/schema, found from this file's path: a script's subprocess runs in its
-// own work directory.
+// SchemaDirEnv names docs/schema's absolute path for a script's subprocess, which runs in
+// a work directory of its own: TestMain sets it, the scripts' Setup passes it on. Not this
+// file's path from runtime.Caller: under -trimpath (CI's GOFLAGS, so a clean checkout reuses
+// the build cache) that path is the import path's, not a directory.
+const SchemaDirEnv = "OUTBOXCTL_TEST_SCHEMA_DIR"
+
+// schemaDir is docs/schema: SchemaDirEnv's, else found from the working directory (go test
+// runs a package's tests in its directory).
 func schemaDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "docs", "schema")
+	if d := os.Getenv(SchemaDirEnv); d != "" {
+		return d
+	}
+	d, _ := filepath.Abs(filepath.Join("..", "docs", "schema"))
+	return d
 }
 
 // ContractTestingM runs the tests, then fails the binary on any output that broke its

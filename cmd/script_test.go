@@ -27,6 +27,13 @@ import (
 func TestMain(m *testing.M) {
 	// A --jq evaluation runs in a copy of the running executable: this test binary.
 	jqrun.RunChildIfAsked()
+	// The contract's schemas, for the scripts' subprocesses (they run in work directories of
+	// their own): found here, in the package's directory, unless a parent found them.
+	if os.Getenv(cmd.SchemaDirEnv) == "" {
+		if dir, err := filepath.Abs(filepath.Join("..", "docs", "schema")); err == nil {
+			os.Setenv(cmd.SchemaDirEnv, dir) //nolint:errcheck,usetesting // before any test runs
+		}
+	}
 	// A bulk run's journal and a default archive go under the state directory: the tests'
 	// own, never the user's (a test that looks at it sets its own with t.Setenv).
 	var state string // the binary's own state directory, removed once every test ran
@@ -124,6 +131,7 @@ func TestScripts(t *testing.T) {
 			env.Defer(func() { deleteRedisPrefix(prefix) })
 			env.Setenv("DSN", testdb.DSN())
 			env.Setenv("NO_COLOR", "1")
+			env.Setenv(cmd.SchemaDirEnv, os.Getenv(cmd.SchemaDirEnv))
 			// The suggestions the script's commands print join the suite's (export_test.go).
 			env.Setenv(cmd.SuggestionLogEnv, os.Getenv(cmd.SuggestionLogEnv))
 			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "state")) // bulk runs' journals, default archives
