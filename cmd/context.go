@@ -51,14 +51,14 @@ func newContextListCmd(a *app) *cobra.Command {
 		Use:   "list",
 		Short: "List the contexts of the config file",
 		Args:  exactArgs(0, "(none)"),
-		RunE:  func(*cobra.Command, []string) error { return runContextList(a.factory()) },
+		RunE:  func(*cobra.Command, []string) error { return runContextList(a.factory(), a.configFile) },
 	}
 }
 
 // runContextList prints one row per context of the config file (none when there is no file,
 // with a note saying where it was looked for).
-func runContextList(d factory) error {
-	f, err := d.configFile()
+func runContextList(d factory, load func() (*config.File, error)) error {
+	f, err := load()
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ names a database: then no context, as the commands run). Passwords are redacted.
 			if len(args) == 1 {
 				o.Name = args[0]
 			}
-			return runContextShow(a.factory(), o)
+			return runContextShow(a.factory(), a.configFile, o)
 		},
 	}
 }
@@ -100,8 +100,8 @@ type contextShowOptions struct {
 }
 
 // runContextShow prints what a context resolves to, one setting a line with its source.
-func runContextShow(d factory, o contextShowOptions) error {
-	f, err := d.configFile()
+func runContextShow(d factory, load func() (*config.File, error), o contextShowOptions) error {
+	f, err := load()
 	if err != nil {
 		return err
 	}
@@ -122,13 +122,13 @@ func newContextUseCmd(a *app) *cobra.Command {
 		Use:   "use NAME",
 		Short: "Make NAME the current context (rewrites current-context, keeps the rest of the file)",
 		Args:  exactArgs(1, "NAME"),
-		RunE:  func(_ *cobra.Command, args []string) error { return runContextUse(a.factory(), args[0]) },
+		RunE:  func(_ *cobra.Command, args []string) error { return runContextUse(a.factory(), a.configFile, args[0]) },
 	}
 }
 
 // runContextUse makes name the config file's current context, keeping the rest of the file.
-func runContextUse(d factory, name string) error {
-	f, err := d.configFile()
+func runContextUse(d factory, load func() (*config.File, error), name string) error {
+	f, err := load()
 	if err != nil {
 		return err
 	}

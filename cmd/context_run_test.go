@@ -49,7 +49,7 @@ func TestRunContextDirect(t *testing.T) {
 	}
 
 	a, out, errOut := contextApp(path)
-	if err := runContextList(a.factory()); err != nil {
+	if err := runContextList(a.factory(), a.configFile); err != nil {
 		t.Fatal(err)
 	}
 	want := "current\tname\tconnects_to\tsilo\tcell\tschema\n" +
@@ -61,7 +61,7 @@ func TestRunContextDirect(t *testing.T) {
 
 	a, out, _ = contextApp(path)
 	schema := "other"
-	if err := runContextShow(a.factory(), contextShowOptions{overrides: config.Overrides{Schema: &schema}}); err != nil {
+	if err := runContextShow(a.factory(), a.configFile, contextShowOptions{overrides: config.Overrides{Schema: &schema}}); err != nil {
 		t.Fatal(err)
 	}
 	want = "key\tvalue\tsource\n" +
@@ -80,7 +80,7 @@ func TestRunContextDirect(t *testing.T) {
 	}
 
 	a, out, errOut = contextApp(path)
-	if err := runContextUse(a.factory(), "control"); err != nil {
+	if err := runContextUse(a.factory(), a.configFile, "control"); err != nil {
 		t.Fatal(err)
 	}
 	written, err := os.ReadFile(path)
@@ -93,7 +93,7 @@ func TestRunContextDirect(t *testing.T) {
 	}
 
 	a, _, _ = contextApp(path)
-	err = runContextUse(a.factory(), "eu")
+	err = runContextUse(a.factory(), a.configFile, "eu")
 	if want := `no context "eu" in ` + path + ` (known contexts: control, us)`; err == nil || err.Error() != want || exitCode(context.Background(), err) != ExitUsage {
 		t.Errorf("use eu: %v (exit %d), want %q (exit 2)", err, exitCode(context.Background(), err), want)
 	}
@@ -110,7 +110,7 @@ func TestRunContextDirect(t *testing.T) {
 		}
 		return ""
 	}
-	if err := runContextList(a.factory()); err != nil {
+	if err := runContextList(a.factory(), a.configFile); err != nil {
 		t.Fatal(err)
 	}
 	if want := "no config file at " + filepath.Join(xdg, "outboxctl", "config.yaml") + ": see docs/README.md#contexts\n"; out.Len() != 0 || errOut.String() != want {

@@ -24,7 +24,7 @@ func TestContextUseUnwritableDir(t *testing.T) {
 	}
 	reason := unwritableDir(t, dir)
 	a, out, errOut := contextApp(path)
-	err := runContextUse(a.factory(), "control")
+	err := runContextUse(a.factory(), a.configFile, "control")
 	ctx := context.Background()
 	if code := exitCode(ctx, err); code != ExitError {
 		t.Fatalf("exit %d, want %d: %v", code, ExitError, err)

@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/outboxctl/outboxctl/internal/config"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/outbox"
@@ -41,7 +40,6 @@ type factory struct {
 	deployment          query.Deployment              // --deployment (auto when not given)
 	schema              string                        // --schema: restore's destination when given
 	demoSchema          string                        // the schema demo seed and drop work in
-	silo                string                        // --silo as given (cell, region or control), for titles
 	// target is the outbox table the flags select; the runners resolve it before the run
 	// function is called (runOnShard, runWithFactory) and pass it in.
 	target    func() (query.Target, error)
@@ -58,27 +56,21 @@ type factory struct {
 	runRead func(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error)
 	// split opens the cell's and the control silo's contexts of a verify or replicate given
 	// two (nil, nil otherwise).
-	split func(ctx context.Context, command string, connect bool) (*splitSides, error)
-	// splitMode says two contexts were given (--context CELL,CONTROL): their dsns, not the
-	// invocation's, say whether there is a database.
-	splitMode  bool
-	registry   func() (*enums.Registry, error)
-	configFile func() (*config.File, error) // the context commands' file, through the environment
-	buildInfo  func() (*debug.BuildInfo, bool)
-	confirm    func(command string, p repair.Plan, yes bool) error // shows the plan, asks (cmd/confirm.go)
-	audit      func(command string, fields map[string]any)
-	progress   func(ctx context.Context, label string, total int64, approx bool) *workProgress
-	now        func() time.Time
-	after      func(time.Duration) <-chan time.Time // a second sample's wait
-	stderr     io.Writer                            // a plan shown without a prompt, the archive's path, a sample's note
-	getenv     func(string) string                  // a drain handler's $VARS, the contexts' environment
+	split     func(ctx context.Context, command string, connect bool) (*splitSides, error)
+	registry  func() (*enums.Registry, error)
+	buildInfo func() (*debug.BuildInfo, bool)
+	confirm   func(command string, p repair.Plan, yes bool) error // shows the plan, asks (cmd/confirm.go)
+	audit     func(command string, fields map[string]any)
+	progress  func(ctx context.Context, label string, total int64, approx bool) *workProgress
+	now       func() time.Time
+	after     func(time.Duration) <-chan time.Time // a second sample's wait
+	stderr    io.Writer                            // a plan shown without a prompt, the archive's path, a sample's note
+	getenv    func(string) string                  // a drain handler's $VARS, the contexts' environment
 	// next is a suggested command line: the invocation's --context, --schema, …, the flags
 	// naming the table (nil: none) and args (nextcmd.go); again is the invocation's own
 	// command line with words added (fallback + them when unknown), for a Try: line.
-	next func(t *query.Target, args ...string) string
-	// nextOn is next on one side of a split verify or replicate: that side's context alone.
-	nextOn func(side splitSide, t *query.Target, args ...string) string
-	again  func(fallback string, add ...string) string
+	next  func(t *query.Target, args ...string) string
+	again func(fallback string, add ...string) string
 	// where names the database a mutation writes (context, user@host:port/database), for its plan.
 	where func() string
 	// resumeCommand is the line that goes on with bulk run id, againWithout the invocation
@@ -99,16 +91,16 @@ func (a *app) factory() factory {
 	format, _ := render.ParseFormat(a.g.Output) // validated in PersistentPreRunE
 	return factory{
 		printer: a.printer(), printSQL: a.g.PrintSQL, printOnly: printOnly, schema: a.g.Schema, demoSchema: a.demoSchema(),
-		printSchema: a.printSchema(), deployment: a.deployment(), silo: a.g.Silo, target: a.target,
+		printSchema: a.printSchema(), deployment: a.deployment(), target: a.target,
 		printScript: func(s query.Script) error { return a.printScript(s, noDB) },
 		printText:   func(s string) error { return a.printSQLText(s, noDB) },
 		preamble:    a.writePreamble,
 		requireDB:   a.requireDatabase, connect: a.connect,
 		snapshot: a.snapshot, statementTimeout: a.g.StatementTimeout, errTTY: a.io.ErrTTY, runRead: a.runRead,
-		split: a.splitSides, splitMode: len(a.split) == 2,
-		registry: a.registry, configFile: a.configFile, buildInfo: debug.ReadBuildInfo,
+		split:    a.splitSides,
+		registry: a.registry, buildInfo: debug.ReadBuildInfo,
 		confirm: a.confirm, where: a.where, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
-		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, nextOn: a.nextOnSide, again: a.againOr,
+		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, again: a.againOr,
 		lines: a.g.Output == "",
 		wide:  !a.merged && format == render.FormatWide,
 		cards: !a.merged && (format == render.FormatTable || format == render.FormatMarkdown || (format == render.FormatAuto && a.io.OutTTY)),

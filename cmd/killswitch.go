@@ -197,16 +197,21 @@ func newKillswitchCheckCmd(a *app) *cobra.Command {
 			if a.runF != nil {
 				return a.runF(o)
 			}
-			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
-				return runKillswitchCheck(ctx, d, o, t, *scope)
+			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
+				t, err := on.target()
+				if err != nil {
+					return nil, err
+				}
+				return runKillswitchCheck(ctx, on.factory(), o, t, *scope, on.g.Silo)
 			})
 		},
 	}
 }
 
 // runKillswitchCheck prints the SQL, or reads and returns whether shard o.ids[0] of scope is
-// disabled, in each options table and in the one Sentry reads, and what waits in it.
-func runKillswitchCheck(ctx context.Context, d factory, o killswitchCheckOptions, t query.Target, scope query.Enum) (render.Doc, error) {
+// disabled, in each options table and in the one Sentry reads, and what waits in it; silo
+// is --silo as given (cell, region or control), for the title.
+func runKillswitchCheck(ctx context.Context, d factory, o killswitchCheckOptions, t query.Target, scope query.Enum, silo string) (render.Doc, error) {
 	ids := o.ids
 	if d.printOnly {
 		return nil, d.printScript(query.Script{d.killswitchStatement(t), query.ShardDepths(t, scope, ids)})
@@ -226,7 +231,7 @@ func runKillswitchCheck(ctx context.Context, d factory, o killswitchCheckOptions
 	if c.Warning != "" {
 		d.printer.Warnf("%s", c.Warning)
 	}
-	return c.Doc(scope.Name, ids[0], d.silo), c.ListErr
+	return c.Doc(scope.Name, ids[0], silo), c.ListErr
 }
 
 // audit writes the JSON audit line of a change on stderr: who, when, where (without any

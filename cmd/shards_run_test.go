@@ -300,7 +300,7 @@ func TestRunKillswitchListAndCheckDirect(t *testing.T) {
 		}
 		d, tg := readFactoryAt(t, a, halfwayThroughBackoff)
 		if err := printed(d, tg, func(d factory, tg query.Target) (render.Doc, error) {
-			return runKillswitchCheck(ctx, d, o, tg, orgShard1.Scope)
+			return runKillswitchCheck(ctx, d, o, tg, orgShard1.Scope, a.g.Silo)
 		}); err != nil {
 			t.Fatal(err)
 		}

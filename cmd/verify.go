@@ -118,7 +118,7 @@ Repair with outboxctl replicate PAIR ID... or --from the JSON of this command.`)
 				return a.runF(o)
 			}
 			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
-				return runVerify(ctx, on.factory(), o, on.g.Cell)
+				return runVerify(ctx, on.factory(), o, verifyOn{cell: on.g.Cell, split: len(on.split) == 2, nextOn: on.nextOnSide})
 			})
 		},
 	}
@@ -129,10 +129,20 @@ Repair with outboxctl replicate PAIR ID... or --from the JSON of this command.`)
 	return c
 }
 
+// verifyOn is what verify takes of the app it runs for: --cell, whether two contexts were
+// given (--context CELL,CONTROL: their dsns, not the invocation's, say whether there is a
+// database), and how a next line is written on one of them.
+type verifyOn struct {
+	cell   string
+	split  bool
+	nextOn func(side splitSide, t *query.Target, args ...string) string
+}
+
 // runVerify verifies the pairs, in one database or across the two contexts, and returns the
-// document with the --fail-on-drift verdict. cell is --cell.
-func runVerify(ctx context.Context, d factory, o verifyOptions, cell string) (render.Doc, error) {
-	printing := d.printOnly && !d.splitMode || d.printSQL
+// document with the --fail-on-drift verdict.
+func runVerify(ctx context.Context, d factory, o verifyOptions, on verifyOn) (render.Doc, error) {
+	cell := on.cell
+	printing := d.printOnly && !on.split || d.printSQL
 	givenCell := cell // --cell (or a context's cell setting): the cell a next replicate must write for
 	sides, err := d.split(ctx, "verify", !printing)
 	if err != nil {
@@ -158,7 +168,7 @@ func runVerify(ctx context.Context, d factory, o verifyOptions, cell string) (re
 	if err != nil {
 		return nil, err
 	}
-	doc := replica.Doc(results, o.Limit, verifyCommands(d, sides, givenCell))
+	doc := replica.Doc(results, o.Limit, verifyCommands(d, on.nextOn, sides, givenCell))
 	if !o.FailOnDrift {
 		return doc, nil
 	}
@@ -171,7 +181,7 @@ func runVerify(ctx context.Context, d factory, o verifyOptions, cell string) (re
 // which in a split deployment is the cell context's (the cell outbox) or the control
 // context's (the control outbox, its rows for the cell), each context carrying its own
 // schema.
-func verifyCommands(d factory, sides *splitSides, cell string) replica.Commands {
+func verifyCommands(d factory, nextOn func(splitSide, *query.Target, ...string) string, sides *splitSides, cell string) replica.Commands {
 	return replica.Commands{
 		Repair: func(args ...string) string { return d.next(nil, withCell(cell, args)...) },
 		Outbox: func(silo query.Silo, cell string, args ...string) string {
@@ -186,7 +196,7 @@ func verifyCommands(d factory, sides *splitSides, cell string) replica.Commands 
 			if silo == query.SiloControl {
 				side = sides.control
 			}
-			return d.nextOn(side, &t, args...)
+			return nextOn(side, &t, args...)
 		},
 	}
 }
