@@ -53,10 +53,7 @@ type factory struct {
 	errTTY           bool // stderr is a terminal: a progress line shows
 	// runRead prints the script build makes (printOnly) or runs it in one read-only
 	// snapshot of the target, returning no results when it printed.
-	runRead func(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error)
-	// split opens the cell's and the control silo's contexts of a verify or replicate given
-	// two (nil, nil otherwise).
-	split     func(ctx context.Context, command string, connect bool) (*splitSides, error)
+	runRead   func(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error)
 	registry  func() (*enums.Registry, error)
 	buildInfo func() (*debug.BuildInfo, bool)
 	confirm   func(command string, p repair.Plan, yes bool) error // shows the plan, asks (cmd/confirm.go)
@@ -97,7 +94,6 @@ func (a *app) factory() factory {
 		preamble:    a.writePreamble,
 		requireDB:   a.requireDatabase, connect: a.connect,
 		snapshot: a.snapshot, statementTimeout: a.g.StatementTimeout, errTTY: a.io.ErrTTY, runRead: a.runRead,
-		split:    a.splitSides,
 		registry: a.registry, buildInfo: debug.ReadBuildInfo,
 		confirm: a.confirm, where: a.where, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
 		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, again: a.againOr,

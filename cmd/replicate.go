@@ -125,7 +125,7 @@ is refused (exit 2): its outbox row would drain and replicate nothing.`),
 				return err
 			}
 			o.DryRun, o.Cell = a.dryRun, a.g.Cell
-			return runReplicate(c.Context(), a.factory(), o)
+			return runReplicate(c.Context(), a.factory(), o, a.splitSides)
 		},
 	}
 	addRepairFlags(a, c, &o.repairOptions, false) // --yes, --reason and the shared --dry-run
@@ -134,10 +134,14 @@ is refused (exit 2): its outbox row would drain and replicate nothing.`),
 	return c
 }
 
+// openSplit opens the cell's and the control silo's contexts of a verify or replicate given
+// two (nil, nil otherwise): app.splitSides (cmd/split.go).
+type openSplit func(ctx context.Context, command string, connect bool) (*splitSides, error)
+
 // replicateConns opens the silos' connections for replicate: with two contexts each
-// one's (cmd/split.go), else the invocation's database, asked for here.
-func (d factory) replicateConns(ctx context.Context, cell string) (repair.ReplicateConns, error) {
-	sides, err := d.split(ctx, "replicate", true)
+// one's (split), else the invocation's database, asked for here.
+func (d factory) replicateConns(ctx context.Context, split openSplit, cell string) (repair.ReplicateConns, error) {
+	sides, err := split(ctx, "replicate", true)
 	if err != nil {
 		return repair.ReplicateConns{}, err
 	}
@@ -166,9 +170,9 @@ func (d factory) replicateConns(ctx context.Context, cell string) (repair.Replic
 // snapshot of each side, the plan, the rows written in one transaction per silo written, the
 // audit lines and the table of what was written; --print-sql prints the INSERT after reading
 // the objects).
-func runReplicate(ctx context.Context, d factory, o replicateOptions) error {
+func runReplicate(ctx context.Context, d factory, o replicateOptions, split openSplit) error {
 	err := runMutation(ctx, d, "outboxctl replicate", &repair.Replicate{Env: d.repairEnv(), Targets: o.targets, Reason: o.Reason, Cell: o.Cell,
-		DryRun: o.DryRun, PrintSQL: d.printSQL, Connect: func(ctx context.Context) (repair.ReplicateConns, error) { return d.replicateConns(ctx, o.Cell) }}, o.Yes)
+		DryRun: o.DryRun, PrintSQL: d.printSQL, Connect: func(ctx context.Context) (repair.ReplicateConns, error) { return d.replicateConns(ctx, split, o.Cell) }}, o.Yes)
 	// A pair whose replica Sentry tore down is the command line's to fix: exit 2.
 	var td *repair.TornDownError
 	if errors.As(err, &td) {

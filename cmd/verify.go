@@ -118,7 +118,7 @@ Repair with outboxctl replicate PAIR ID... or --from the JSON of this command.`)
 				return a.runF(o)
 			}
 			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
-				return runVerify(ctx, on.factory(), o, verifyOn{cell: on.g.Cell, split: len(on.split) == 2, nextOn: on.nextOnSide})
+				return runVerify(ctx, on.factory(), o, verifyOn{cell: on.g.Cell, split: len(on.split) == 2, open: on.splitSides, nextOn: on.nextOnSide})
 			})
 		},
 	}
@@ -131,10 +131,11 @@ Repair with outboxctl replicate PAIR ID... or --from the JSON of this command.`)
 
 // verifyOn is what verify takes of the app it runs for: --cell, whether two contexts were
 // given (--context CELL,CONTROL: their dsns, not the invocation's, say whether there is a
-// database), and how a next line is written on one of them.
+// database), how they are opened, and how a next line is written on one of them.
 type verifyOn struct {
 	cell   string
 	split  bool
+	open   openSplit
 	nextOn func(side splitSide, t *query.Target, args ...string) string
 }
 
@@ -144,7 +145,7 @@ func runVerify(ctx context.Context, d factory, o verifyOptions, on verifyOn) (re
 	cell := on.cell
 	printing := d.printOnly && !on.split || d.printSQL
 	givenCell := cell // --cell (or a context's cell setting): the cell a next replicate must write for
-	sides, err := d.split(ctx, "verify", !printing)
+	sides, err := on.open(ctx, "verify", !printing)
 	if err != nil {
 		return nil, err
 	}
