@@ -123,9 +123,13 @@ func (m *DrainBulk) readPlan(ctx context.Context, conn *db.Conn) (d bulkDrainPla
 }
 
 // Apply checks the handler, drains the planned shards Workers at a time, and summarises a
-// row per shard.
-func (m *DrainBulk) Apply(ctx context.Context, _ *db.Conn, p Plan) (Summary, error) {
+// row per shard. The plan's connection is closed first (the runner's Close after it does
+// nothing, pgx's Close of a closed connection): the workers open their own, and an idle
+// one held for the length of the run would take one more of max_connections, which
+// Sentry's own processes share (drain's help counts them).
+func (m *DrainBulk) Apply(ctx context.Context, conn *db.Conn, p Plan) (Summary, error) {
 	d, f := p.detail.(bulkDrainPlan), m.Flags
+	_ = conn.Close(context.WithoutCancel(ctx))
 	if _, err := preflight(ctx, m.first, "; nothing was claimed or changed"); err != nil {
 		return Summary{}, err
 	}
