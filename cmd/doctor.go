@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/backfill"
-	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/doctor"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/outbox"
@@ -140,37 +139,6 @@ func addDoctorFlags(c *cobra.Command, o *doctorOptions) {
 	_ = c.RegisterFlagCompletionFunc("check", fixedCompletion(doctor.Names...))
 }
 
-// doctorEnv is what the checks read in the snapshot s (doctor.EnvIn): its transaction
-// and catalog, the tables to check, the registry, the clock and the command line a finding
-// suggests.
-func doctorEnv(d factory, s *outbox.Snapshot, targets []query.Target, reg *enums.Registry) *doctor.Env {
-	env := doctor.EnvIn(s, d.schema, s.Schema)
-	env.Targets, env.Registry, env.Now, env.Prefix, env.LedgerPath = targets, reg, d.now(), d.next(nil), ledgerPath()
-	return env
-}
-
-// doctorTargets picks the outbox tables: t when the flags name it, or else every one of the
-// two silos' tables present (both in a monolith). sch nil means "print": both.
-func doctorTargets(t query.Target, named bool, sch *query.Schema) ([]query.Target, error) {
-	all := []query.Target{t}
-	if !named {
-		all = []query.Target{{Silo: query.SiloCell, Schema: t.Schema}, {Silo: query.SiloControl, Schema: t.Schema}}
-	}
-	if sch == nil {
-		return all, nil
-	}
-	var present []query.Target
-	for _, x := range all {
-		if sch.Table(x.TableName()).Present {
-			present = append(present, sch.Adapt(x))
-		}
-	}
-	if len(present) == 0 {
-		return nil, sch.CheckOutbox(all[0])
-	}
-	return present, nil
-}
-
 // runDoctor prints the checks' SQL, or runs them in one snapshot, prints the findings and
 // maps the worst severity to the exit status.
 func runDoctor(ctx context.Context, d factory, o doctorOptions, names []string) (render.Doc, error) {
@@ -178,24 +146,18 @@ func runDoctor(ctx context.Context, d factory, o doctorOptions, names []string) 
 	if err != nil {
 		return nil, err
 	}
-	pick := func(sch *query.Schema) ([]query.Target, error) {
-		t, err := d.target()
-		if err != nil {
-			return nil, err
-		}
-		return doctorTargets(t, o.named, sch)
+	t, err := d.target()
+	if err != nil {
+		return nil, err
 	}
 	if d.printOnly {
-		targets, err := pick(nil)
-		if err != nil {
-			return nil, err
-		}
+		targets, _ := doctor.Targets(t, o.named, nil) // nil: to print, both; never an error
 		return nil, d.printScript(doctor.Script(targets, d.schema, names, o.Config))
 	}
 	var findings []doctor.Finding
 	var cursors map[string]backfill.Cursor
 	err = d.snapshot(ctx, "doctor", readSpec{}, func(s *outbox.Snapshot) error {
-		findings, cursors, err = doctorIn(ctx, d, s, o, names, reg)
+		findings, cursors, err = doctor.InSnapshot(ctx, s, doctorInvocation(d, o, t, reg), names)
 		return err
 	})
 	if err != nil {
@@ -209,36 +171,11 @@ func runDoctor(ctx context.Context, d factory, o doctorOptions, names []string) 
 	return findingsDoc(d, findings)
 }
 
-// doctorIn runs the checks names in the snapshot s (top polls them this way too) and
-// returns the findings and the backfill cursors read.
-func doctorIn(ctx context.Context, d factory, s *outbox.Snapshot, o doctorOptions, names []string, reg *enums.Registry) ([]doctor.Finding, map[string]backfill.Cursor, error) {
-	if err := addWatermarks(s); err != nil {
-		return nil, nil, err
-	}
-	t, err := d.target()
-	if err != nil {
-		return nil, nil, err
-	}
-	targets, err := doctorTargets(t, o.named, &s.Schema)
-	if err != nil {
-		return nil, nil, err
-	}
-	env := doctorEnv(d, s, targets, reg)
-	env.Config = o.Config
-	findings := doctor.Run(ctx, env, names)
-	return findings, env.Cursors, nil
-}
-
-// addWatermarks adds the backfill watermark tables to what the session introspected.
-func addWatermarks(s *outbox.Snapshot) error {
-	extra, err := s.Catalog([]string{query.CellWatermark, query.ControlWatermark})
-	if err != nil {
-		return err
-	}
-	for k, v := range extra.Tables {
-		s.Schema.Tables[k] = v
-	}
-	return nil
+// doctorInvocation is what doctor.InSnapshot takes of d and o for the table t the flags
+// select (top polls the checks this way too).
+func doctorInvocation(d factory, o doctorOptions, t query.Target, reg *enums.Registry) doctor.Invocation {
+	return doctor.Invocation{Target: t, Named: o.named, SchemaName: d.schema, Registry: reg, Now: d.now(),
+		Prefix: d.next(nil), LedgerPath: ledgerPath(), Config: o.Config}
 }
 
 // resampleBackfill reads the cursors of the walks in progress again, o.Sample after the
@@ -247,16 +184,9 @@ func resampleBackfill(ctx context.Context, o doctorOptions, d factory, fs []doct
 	if err := d.sampleAgain(ctx, "backfill cursors", o.Sample); err != nil {
 		return nil, err
 	}
-	err := d.snapshot(ctx, "doctor", readSpec{}, func(s *outbox.Snapshot) error {
-		if err := addWatermarks(s); err != nil {
-			return err
-		}
-		second, _, err := doctor.ReadCursors(s.Context(), s, s.Target.Schema, s.Schema)
-		if err != nil {
-			return db.Classify(err, "backfill-watermarks")
-		}
-		fs = append(fs, doctor.Stalled(first, second, o.Sample, d.next(nil))...)
-		return nil
+	err := d.snapshot(ctx, "doctor", readSpec{}, func(s *outbox.Snapshot) (err error) {
+		fs, err = doctor.Resample(s, fs, first, o.Sample, d.next(nil))
+		return err
 	})
 	doctor.Sort(fs)
 	return fs, err

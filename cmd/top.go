@@ -4,31 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/outboxctl/outboxctl/internal/config"
-	"github.com/outboxctl/outboxctl/internal/db"
-	"github.com/outboxctl/outboxctl/internal/doctor"
-	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/history"
-	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
-	"github.com/outboxctl/outboxctl/internal/report"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 	"github.com/outboxctl/outboxctl/internal/top"
+	"github.com/outboxctl/outboxctl/internal/top/source"
 )
-
-// topCheapChecks are the doctor checks top's cheap tier runs every --interval: the ones of
-// the shards (the scheduler's oldest rows, the shards at the cap, the kill switches). r runs
-// every check.
-var topCheapChecks = []string{doctor.CheckScheduler, doctor.CheckStuck, doctor.CheckKillswitch} //nolint:gochecknoglobals // constant list
 
 type topOptions struct {
 	Interval, FindingsEvery time.Duration
@@ -146,7 +133,7 @@ func (a *app) runTop(ctx context.Context, o topOptions) error {
 	cs := a.topContexts(o.Limit)
 	defer func() {
 		for _, c := range cs {
-			c.Source.(*topSource).close(ctx)
+			c.Source.(*source.Source).Close(ctx)
 		}
 	}()
 	opt := top.Options{Interval: o.Interval, FindingsEvery: o.FindingsEvery, Context: a.contextName,
@@ -194,233 +181,43 @@ func onceOutcome(w io.Writer, contexts int, failed []top.Failed) error {
 // source whose every read fails with why: it shows in the findings pane and stops no other.
 func (a *app) topContexts(limit int) []top.Context {
 	if len(a.fan) == 0 {
-		return []top.Context{{Name: a.contextName, Source: &topSource{a: a, d: a.factory(), limit: limit}}}
+		return []top.Context{{Name: a.contextName, Source: source.New(a.topSource(limit, nil))}}
 	}
 	cs := make([]top.Context, 0, len(a.fan))
 	for _, one := range a.fan {
 		sub := a.fork(a.io)
 		sub.fan = nil
-		src := &topSource{a: sub, limit: limit}
+		var broken error
 		if err := sub.useContext(a.cmd, one); err != nil {
-			src.broken = err
+			broken = err
 		} else if err := sub.requireDatabase("outboxctl --context " + one.Name + " top"); err != nil {
-			src.broken = fmt.Errorf("it names no database (set dsn, dsn-env or service in the context)")
+			broken = fmt.Errorf("it names no database (set dsn, dsn-env or service in the context)")
 		}
-		src.d = sub.factory()
-		cs = append(cs, top.Context{Name: one.Name, Source: src})
+		cs = append(cs, top.Context{Name: one.Name, Source: source.New(sub.topSource(limit, broken))})
 	}
 	return cs
 }
 
-// topSource is top's one poller on the context: one connection, held between polls and
-// opened again after an error, each read a read-only snapshot under the session's
-// timeouts (sessionOn). A shard's or a message's read waits for a poll in progress; the
-// statement count never waits (top's loop reads it, and a key must not wait for a read).
-type topSource struct {
-	a     *app
-	d     factory
-	limit int
-	// broken is why this context cannot be read at all (its settings): every read fails
-	// with it.
-	broken error
-	mu     sync.Mutex // held by a read: one at a time on the connection
-	conn   atomic.Pointer[db.Conn]
-	sent   atomic.Int64 // the statements of connections closed
-	// catalog is what the connection's first snapshot read of the catalog (the tables,
-	// their columns, the deployment applied): later snapshots reuse it, so that a poll
-	// costs its reads alone. It goes with the connection, and r reads it again.
-	catalog *query.Schema
+// topSource is what top's source of a's context takes (source.Env): a's settings, the
+// shards filter of its / words, and the CLI to run a printed command through.
+func (a *app) topSource(limit int, broken error) source.Env {
+	d := a.factory()
+	return source.Env{Target: d.target, Config: a.dbConfig, StatementTimeout: a.g.StatementTimeout, Deployment: a.deployment(),
+		Registry: d.registry, Now: d.now, Next: d.next, SchemaName: d.schema, LedgerPath: ledgerPath(),
+		ShardFilter: func(f top.Filter) (query.ShardFilter, error) {
+			o := shardsOptions{selectorOptions: selectorOptions{Stuck: true, AtCap: f.AtCap, Scope: f.Scope, Category: f.Category, Limit: limit}}
+			return a.shardFilter(o, d.now())
+		},
+		Exec: a.topExec, Context: a.usedContext, Broken: broken}
 }
 
-// drop closes the connection (s.mu held), keeping its statement count.
-func (s *topSource) drop(ctx context.Context) {
-	if c := s.conn.Swap(nil); c != nil {
-		s.sent.Add(c.Statements())
-		c.Close(context.WithoutCancel(ctx))
-	}
-	s.catalog = nil
-}
-
-func (s *topSource) close(ctx context.Context) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.drop(ctx)
-}
-
-// Statements is what the poller has sent: top's footer divides it by the time.
-func (s *topSource) Statements() int64 {
-	n := s.sent.Load()
-	if c := s.conn.Load(); c != nil {
-		n += c.Statements()
-	}
-	return n
-}
-
-// with runs fn in a read-only snapshot on the poller's connection, on the catalog read
-// once (fresh: read again); a failure drops the connection and the catalog, so a broken
-// one is never reused.
-func (s *topSource) with(ctx context.Context, fresh bool, fn func(*outbox.Snapshot) error) error {
-	if s.broken != nil {
-		return s.broken
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, err := s.d.target()
-	if err != nil {
-		return err
-	}
-	// The connection runs under the catalog read's budget when --statement-timeout is
-	// lower, and its statements are lowered after the catalog read (outbox.Open's rule).
-	connectTimeout, lower := outbox.CatalogBudget(s.a.g.StatementTimeout)
-	conn := s.conn.Load()
-	if conn == nil {
-		cfg := s.a.dbConfig("top")
-		cfg.StatementTimeout = connectTimeout
-		if conn, err = db.Connect(ctx, cfg); err != nil {
-			return err
-		}
-		s.conn.Store(conn)
-	}
-	o := outbox.Options{Deployment: s.a.deployment(), Lower: lower}
-	if !fresh {
-		o.Known = s.catalog
-	}
-	err = outbox.On(ctx, conn, t, o, func(ses *outbox.Snapshot) error {
-		s.catalog = ses.KnownCatalog()
-		return fn(ses)
-	})
-	if err != nil {
-		s.drop(ctx)
-	}
-	return err
-}
-
-// Poll reads the stuck shards narrowed by f and, from top.TierFindings on, the findings
-// (the cheap checks, or every one), in one snapshot.
-func (s *topSource) Poll(ctx context.Context, f top.Filter, tier top.Tier) top.Snapshot {
-	snap := top.Snapshot{At: s.d.now(), Tier: tier}
-	names := topCheapChecks
-	if tier == top.TierFull {
-		names = doctor.Names
-	}
-	reg, err := s.d.registry()
-	if err != nil {
-		snap.Err = err
-		return snap
-	}
-	filter, ferr := s.shardFilter(f)
-	snap.Err = s.with(ctx, tier == top.TierFull, func(ses *outbox.Snapshot) error {
-		if tier == top.TierShards {
-			if ferr != nil {
-				return ferr
-			}
-			var err error
-			snap.Shards, err = stuckTable(ses, s.d, reg, filter)
-			return err
-		}
-		o := doctorOptions{Config: doctor.Config{Unclaimed: doctor.DefaultUnclaimed, XminWarn: doctor.DefaultXminWarn, XminCrit: doctor.DefaultXminCrit,
-			XminWarnXids: doctor.DefaultXminWarnXids, XminCritXids: doctor.DefaultXminCritXids, Sample: doctor.DefaultSample, Limit: doctor.DefaultLimit,
-			LockTimeout: min(doctor.DefaultLockTimeout, s.a.g.StatementTimeout), Deployment: s.a.deployment()}}
-		fs, _, err := doctorIn(ctx, s.d, ses, o, names, reg)
-		if err != nil {
-			return err
-		}
-		snap.Findings = fs
-		if ferr != nil {
-			return ferr
-		}
-		snap.Shards, err = stuckTable(ses, s.d, reg, filter)
-		return err
-	})
-	return snap
-}
-
-// shardFilter is f as the shards command's flags say it (--stuck, --at-cap, --scope,
-// --category, --limit).
-func (s *topSource) shardFilter(f top.Filter) (query.ShardFilter, error) {
-	o := shardsOptions{selectorOptions: selectorOptions{Stuck: true, AtCap: f.AtCap, Scope: f.Scope, Category: f.Category, Limit: s.limit}}
-	return s.a.shardFilter(o, s.d.now())
-}
-
-// stuckTable is shards --stuck's table of the shards of filter, in the snapshot ses.
-func stuckTable(ses *outbox.Snapshot, d factory, reg *enums.Registry, filter query.ShardFilter) (*render.Table, error) {
-	if err := ses.Schema.CheckOutbox(ses.Target); err != nil {
-		return nil, err
-	}
-	res, err := ses.Run(query.StuckShards(ses.Target, filter))
-	if err != nil {
-		return nil, err
-	}
-	ks, _, err := ses.Killswitches(d.statementTimeout)
-	if err != nil {
-		return nil, err
-	}
-	doc, err := report.Shards(reg, res, ks, d.now(), true)
-	if err != nil {
-		return nil, err
-	}
-	return doc[0].Table, nil
-}
-
-// shardTarget is the session's table narrowed to shard k's cell (the control silo).
-func shardTarget(ses *outbox.Snapshot, k top.ShardRef) {
-	if k.Cell != "" && ses.Target.Control() {
-		ses.Target.Cell = k.Cell
-	}
-}
-
-// Shard is inspect shard's document of k: its state card with its next steps, its
-// categories and its first messages (the head, then the newest).
-func (s *topSource) Shard(ctx context.Context, k top.ShardRef) (render.Doc, error) {
-	env, err := s.d.inspectEnv()
-	if err != nil {
-		return nil, err
-	}
-	env.Printer = render.NewPrinter(&render.Streams{Out: io.Discard, Err: io.Discard}, render.FormatTable, true)
-	key := query.ShardKey{Scope: query.Enum{Value: int(k.Scope), Name: env.Registry.ScopeName(int(k.Scope))}, ID: k.ID}
-	var doc render.Doc
-	err = s.with(ctx, false, func(ses *outbox.Snapshot) (err error) {
-		shardTarget(ses, k)
-		doc, err = env.ShardDoc(ses, key)
-		return err
-	})
-	if err == nil && doc == nil {
-		err = failuref("shard %s/%d is empty: it drained since the listing", key.Scope.Name, k.ID)
-	}
-	return doc, err
-}
-
-// Message is inspect message's card of message id (its payload in full: top's viewer
-// redacts it).
-func (s *topSource) Message(ctx context.Context, k top.ShardRef, id int64) (render.Doc, error) {
-	env, err := s.d.inspectEnv()
-	if err != nil {
-		return nil, err
-	}
-	var doc render.Doc
-	err = s.with(ctx, false, func(ses *outbox.Snapshot) error {
-		shardTarget(ses, k)
-		res, err := ses.Run(query.Message(ses.Target, id))
-		if err != nil {
-			return err
-		}
-		if len(res.Rows) == 0 {
-			return failuref("no outbox row with id %d: delivered or removed since", id)
-		}
-		card, err := env.MessageCard(ses.Target, res)
-		doc = render.Doc{{Name: "message", Title: fmt.Sprintf("Message %d", id), Card: card}}
-		return err
-	})
-	return doc, err
-}
-
-// Run runs command (a printed outboxctl command line, extra appended) through Main, in
+// topExec runs command (a printed outboxctl command line, extra appended) through Main, in
 // process, on the invocation's --dsn and environment, as on a terminal width columns wide
 // with colour off: a repair prints its plan and reads its confirmation from what the
 // operator types in top, and checks the context (readonly, allow), writes its audit line
 // and its archive, as it does in a shell. A line that is not an outboxctl command is
 // refused without running anything.
-func (s *topSource) Run(ctx context.Context, command string, width int, extra ...string) *top.Exec {
+func (a *app) topExec(ctx context.Context, command string, width int, extra ...string) *top.Exec {
 	return top.NewExec(func(in io.Reader, out io.Writer) int {
 		words, err := textsafe.Words(command)
 		if err != nil || len(words) < 2 || words[0] != "outboxctl" {
@@ -429,31 +226,15 @@ func (s *topSource) Run(ctx context.Context, command string, width int, extra ..
 			return exitCode(ctx, err)
 		}
 		args := append(words[1:], extra...)
-		if s.a.g.DSN != "" {
-			args = append([]string{"--dsn", s.a.g.DSN}, args...)
+		if a.g.DSN != "" {
+			args = append([]string{"--dsn", a.g.DSN}, args...)
 		}
 		env := func(name string) string {
 			if name == "NO_COLOR" {
 				return "1"
 			}
-			return s.a.env(name)
+			return a.env(name)
 		}
 		return Main(ctx, args, &render.Streams{In: in, Out: out, Err: out, InTTY: true, OutTTY: true, ErrTTY: true, Width: width, Getenv: env})
 	})
-}
-
-// Command is args as a printed next command on this invocation's context and schema.
-func (s *topSource) Command(args ...string) string { return s.a.nextCommand(nil, args...) }
-
-// Permits is the context's answer to command writing (checkWritable's rule): nil for a
-// read, or a context that allows it.
-func (s *topSource) Permits(command string) error {
-	words, err := textsafe.Words(command)
-	if err != nil || len(words) < 2 {
-		return nil
-	}
-	if path := top.CommandPath(words[1:]); s.a.usedContext != nil && slices.Contains(config.WriteCommands, path) {
-		return s.a.usedContext.Permits(path)
-	}
-	return nil
 }
