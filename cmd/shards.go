@@ -8,13 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/outboxctl/outboxctl/internal/enums"
-	"github.com/outboxctl/outboxctl/internal/killswitch"
-	"github.com/outboxctl/outboxctl/internal/options"
+	"github.com/outboxctl/outboxctl/internal/inspect"
 	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
-	"github.com/outboxctl/outboxctl/internal/report"
 )
 
 type shardsOptions struct {
@@ -98,74 +95,33 @@ func (a *app) shardFilter(o shardsOptions, now time.Time) (query.ShardFilter, er
 }
 
 // runShards runs (or prints) the shard listing of f and its kill-switch read and returns
-// the listing; --fail-if-depth may end it with exit 3.
+// the listing (inspect.ReadShards, ShardsDoc); --fail-if-depth may end it with exit 3.
 func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, f query.ShardFilter) (render.Doc, error) {
 	r := outbox.ShardsRequest{Filter: f, Stuck: o.Stuck, Budget: o.Pass.budget(d), Seed: d.now().UnixNano() % 1_000_000}
 	if d.printOnly {
 		return nil, d.printScript(query.Script{r.Statement(t), d.killswitchStatement(t)})
 	}
-	reg, err := d.registry()
+	env, err := d.inspectEnv()
 	if err != nil {
 		return nil, err
 	}
-	var l outbox.ShardsListing
-	var era query.Schema // the catalog's, for the leftover note
-	read := func(s *outbox.Snapshot) (err error) {
-		era = s.Schema
-		if err := killswitch.Excluded(ctx, s, s.Target, s.Schema, f.Selected); err != nil {
-			return err
-		}
-		l, err = s.Shards(r)
+	var l inspect.Listing
+	err = o.Pass.read(ctx, d, o.FullPass, "shards", "shards", "grouping", func(s *outbox.Snapshot, full inspect.FullPass) (err error) {
+		r.FullPass = full // under --pass-timeout, with a progress line for the pass
+		l, err = inspect.ReadShards(ctx, s, r)
 		return err
-	}
-	if o.FullPass {
-		// Under --pass-timeout, with a progress line for the pass.
-		err = o.Pass.fullPass(ctx, d, "shards", "shards", "grouping", func(s *outbox.Snapshot, line *passLine) error {
-			r.FullPass = func(rows int64, pass func() error) error { return line.run(ctx, rows, pass) }
-			return read(s)
-		})
-	} else {
-		err = d.snapshot(ctx, "shards", readSpec{check: outbox.CheckOutbox}, read)
-	}
+	})
 	if err != nil {
 		return nil, err
 	}
-	doc, err := shardsDoc(d, o, reg, l)
+	doc, err := env.ShardsDoc(l, o.Stuck)
 	if err != nil {
 		return nil, err
 	}
-	doc[0].Footer = report.JoinNotes(doc[0].Footer, report.EnumNotes(reg, l.Rows, era))
 	if l.SwitchesErr != nil {
 		return doc, l.SwitchesErr
 	}
-	return doc, o.checkDepth(l)
-}
-
-// shardsDoc is the listing with each shard's state (report.Shards); it says the notes a
-// terminal shows.
-func shardsDoc(d factory, o shardsOptions, reg *enums.Registry, l outbox.ShardsListing) (render.Doc, error) {
-	if l.Note != "" {
-		// A sample's listing: its own columns, labelled, no per-shard state.
-		tbl, _, err := report.TableOf[query.TopShardsSampleRow](reg, l.Rows)
-		return render.Doc{{Name: "shards", Table: tbl, Footer: l.Note}}, err
-	}
-	res, ks := l.Rows, l.Switches
-	doc, err := report.Shards(reg, res, ks, d.now(), o.Stuck)
-	if err != nil {
-		return nil, err
-	}
-	if p := d.printer; !p.Structured() {
-		if len(res.Rows) == 0 {
-			p.Notef("no shards matched")
-		}
-		if !ks.Known() {
-			p.Warnf("no sentry_option or sentry_controloption table here: kill-switch state unknown")
-		}
-		for key, strays := range ks.Strays {
-			p.Warnf("option %s lists %s, which disable nothing: Sentry compares integers", key, options.Strays(strays))
-		}
-	}
-	return doc, nil
+	return doc, o.checkDepth(l.ShardsListing)
 }
 
 func newShardsCmd(a *app) *cobra.Command {

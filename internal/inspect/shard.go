@@ -1,5 +1,5 @@
-// Package inspect is the reads of `outboxctl inspect` (shard, object, category, message)
-// and `outboxctl depth`: what each reads in a read snapshot (internal/outbox), the
+// Package inspect is the reads of `outboxctl inspect` (shard, object, category, message),
+// `outboxctl depth` and `outboxctl shards`: what each reads in a read snapshot (internal/outbox), the
 // answer it picks under a pass budget, and the document it returns. cmd keeps the flags,
 // their checks and the session's opening; `outboxctl top` reads a shard and a message
 // through the same functions. Nothing here knows cobra or cmd's factory: what a read needs
