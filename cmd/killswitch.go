@@ -2,16 +2,14 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/user"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/audit"
 	"github.com/outboxctl/outboxctl/internal/backfill"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
@@ -238,15 +236,7 @@ func runKillswitchCheck(ctx context.Context, d factory, o killswitchCheckOptions
 // password), what, and why. Payloads never go into it.
 func (a *app) audit(command string, fields map[string]any) {
 	dsn, _ := db.Resolve(a.g.DSN, a.getenv)
-	rec := map[string]any{
-		"audit": "outboxctl", "command": command, "who": osUser(), "when": time.Now().UTC().Format(time.RFC3339),
-		"target": db.Describe(dsn),
-	}
-	for k, v := range fields {
-		rec[k] = v
-	}
-	b, _ := json.Marshal(rec)
-	fmt.Fprintln(a.io.Err, string(b))
+	fmt.Fprintln(a.io.Err, audit.Line(command, db.Describe(dsn), fields, time.Now()))
 }
 
 // checkReason warns when a change comes without --reason: the change is still audited,
@@ -444,15 +434,5 @@ func runKillswitchGate(ctx context.Context, d factory, g killswitch.Gate, yes bo
 		PrintTable: options.OptionTableFor(query.Silo(g.Table.Silo), d.printSchema)}, yes)
 }
 
-// osUser names who ran a command, for audit lines.
-func osUser() string {
-	for _, k := range []string{"SUDO_USER", "USER", "LOGNAME"} {
-		if v := os.Getenv(k); v != "" {
-			return v
-		}
-	}
-	if u, err := user.Current(); err == nil {
-		return u.Username
-	}
-	return "unknown"
-}
+// osUser names who ran a command, for audit lines and archives (audit.User).
+func osUser() string { return audit.User() }
