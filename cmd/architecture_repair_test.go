@@ -18,13 +18,6 @@ import (
 // mutations not yet in internal/repair (the reads open theirs in internal/outbox).
 var holdsTransactions = map[string]bool{} //nolint:gochecknoglobals // allow-list: empty, and stays so
 
-// offTheRunner lists the cmd files whose mutations still confirm and build their plans
-// themselves instead of going through runMutation: demo seed and drop (a schema of their
-// own, no outbox table to plan on).
-var offTheRunner = map[string]bool{ //nolint:gochecknoglobals // allow-list
-	"demo.go": true,
-}
-
 // txNames are the identifiers of internal/db a holder of a transaction uses: its
 // transaction functions, and every alias it declares of a pgx type (db.Tx is pgx.Tx, so a
 // guard on the pgx import alone sees nothing), read from internal/db's source so a new
@@ -101,8 +94,9 @@ func TestCmdHoldsNoTransaction(t *testing.T) {
 
 // TestMutationsGoThroughTheRunner: only runMutation asks for a confirmation, shows a plan
 // (printPlan: a plan shown without a prompt, a dry run's or a refusal's, is the runner's
-// too) and only internal/repair builds a plan (a repair.Plan literal), outside
-// offTheRunner's files; every mutation's file calls runMutation.
+// too) and only internal/repair builds a plan (a repair.Plan literal), with no exception
+// (demo seed and drop, the last to confirm themselves, are repair.DemoSeed and DemoDrop);
+// every mutation's file calls runMutation.
 func TestMutationsGoThroughTheRunner(t *testing.T) {
 	t.Parallel()
 	_, files := cmdFiles(t)
@@ -111,15 +105,13 @@ func TestMutationsGoThroughTheRunner(t *testing.T) {
 			switch n := n.(type) {
 			case *ast.CallExpr:
 				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "confirm" && name != "mutation.go" {
-					if !offTheRunner[name] {
-						t.Errorf("cmd/%s calls confirm: a mutation goes through runMutation (cmd/mutation.go)", name)
-					}
+					t.Errorf("cmd/%s calls confirm: a mutation goes through runMutation (cmd/mutation.go)", name)
 				}
 				if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "printPlan" && name != "mutation.go" && name != "confirm.go" {
 					t.Errorf("cmd/%s shows a plan (printPlan): a mutation goes through runMutation (cmd/mutation.go), which shows it", name)
 				}
 			case *ast.CompositeLit:
-				if sel, ok := n.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Plan" && !offTheRunner[name] {
+				if sel, ok := n.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Plan" {
 					if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "repair" {
 						t.Errorf("cmd/%s builds a repair.Plan: a plan's lines are the service's (internal/repair)", name)
 					}
@@ -128,16 +120,11 @@ func TestMutationsGoThroughTheRunner(t *testing.T) {
 			return true
 		})
 	}
-	for name := range offTheRunner {
-		if _, err := os.Stat(name); err != nil {
-			t.Errorf("offTheRunner names %s, which is gone: drop it from the list", name)
-		}
-	}
 	runner := files["mutation.go"]
 	if runner == nil || !strings.Contains(fileText(t, "mutation.go"), "func runMutation(") {
 		t.Fatal("cmd/mutation.go has no runMutation")
 	}
-	for _, name := range []string{"repair.go", "killswitch.go", "bulk.go", "mailbox_repair.go", "restore.go", "replicate.go", "drain.go", "drain_bulk.go"} {
+	for _, name := range []string{"repair.go", "killswitch.go", "bulk.go", "mailbox_repair.go", "restore.go", "replicate.go", "drain.go", "drain_bulk.go", "demo.go"} {
 		if !strings.Contains(fileText(t, name), "runMutation(") {
 			t.Errorf("cmd/%s: its mutations no longer go through runMutation", name)
 		}

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -109,7 +108,8 @@ func newDemoSeedCmd(a *app) *cobra.Command {
 	return c
 }
 
-// runDemoSeed creates the demo schema and fills it, after the plan is confirmed.
+// runDemoSeed creates the demo schema and fills it (repair.DemoSeed), after the plan is
+// confirmed, through the one runner; --print-sql and a database not given are refused first.
 func runDemoSeed(ctx context.Context, d factory, o demoSeedOptions) error {
 	if err := refusePrintSQL(d.printSQL, "demo seed"); err != nil {
 		return err
@@ -118,24 +118,7 @@ func runDemoSeed(ctx context.Context, d factory, o demoSeedOptions) error {
 		return err
 	}
 	do := fixture.DemoOptions{Rows: o.Rows, Shards: o.Shards, Payload: fixture.PayloadType(o.Payload), Schema: d.demoSchema}
-	if err := d.confirm("outboxctl demo seed", repair.Plan{Lines: fixture.DemoPlan(do)}, o.Yes); err != nil {
-		return err
-	}
-	conn, err := d.connect(ctx, "demo")
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	progress := d.progress(ctx, "seeded rows", fixture.DemoRows(do), false)
-	do.Progress = progress.Set
-	err = fixture.Seed(ctx, conn, do)
-	progress.Done()
-	if err != nil {
-		return db.Classify(err, "demo seed")
-	}
-	// The schema is the operator's text: quoted as one word, so the line can be pasted.
-	fmt.Fprintf(d.stderr, "seeded schema %s; try: %s\n", textsafe.Command(do.Schema), textsafe.Command("outboxctl", "--schema", do.Schema, "shards", "--stuck"))
-	return nil
+	return runMutation(ctx, d, "outboxctl demo seed", &repair.DemoSeed{Env: d.repairEnv(), Options: do, Notes: d.stderr}, o.Yes)
 }
 
 // demoDropOptions are demo drop's flags.
@@ -163,8 +146,8 @@ func newDemoDropCmd(a *app) *cobra.Command {
 	return c
 }
 
-// runDemoDrop drops the demo schema, after the plan is confirmed; fixture.Drop refuses a
-// schema demo seed did not create.
+// runDemoDrop drops the demo schema (repair.DemoDrop), after the plan is confirmed, through
+// the one runner; fixture.Drop refuses a schema demo seed did not create.
 func runDemoDrop(ctx context.Context, d factory, o demoDropOptions) error {
 	if err := refusePrintSQL(d.printSQL, "demo drop"); err != nil {
 		return err
@@ -172,19 +155,7 @@ func runDemoDrop(ctx context.Context, d factory, o demoDropOptions) error {
 	if err := d.requireDB("outboxctl demo drop"); err != nil {
 		return err
 	}
-	if err := d.confirm("outboxctl demo drop", repair.Plan{Lines: []string{"drop schema " + d.demoSchema + " and everything in it"}}, o.Yes); err != nil {
-		return err
-	}
-	conn, err := d.connect(ctx, "demo")
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	if err := fixture.Drop(ctx, conn, d.demoSchema); err != nil {
-		return db.Classify(err, "demo drop")
-	}
-	fmt.Fprintf(d.stderr, "dropped schema %s\n", d.demoSchema)
-	return nil
+	return runMutation(ctx, d, "outboxctl demo drop", &repair.DemoDrop{Env: d.repairEnv(), DemoSchema: d.demoSchema, Notes: d.stderr}, o.Yes)
 }
 
 func newDemoUpCmd(a *app) *cobra.Command {

@@ -92,6 +92,9 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 	if err != nil {
 		return err
 	}
+	if sum.Doc == nil { // a demo's outcome is its note alone
+		return sum.Err
+	}
 	if err := d.printer.Print(sum.Doc); err != nil {
 		return err
 	}
