@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"net"
 	"strings"
 	"time"
@@ -130,8 +129,8 @@ timeouts. SIGINT or SIGTERM stops it (exit 0). See docs/exporter.md.`),
 	return c
 }
 
-// runExporter listens, collects in the background and serves until ctx ends (a signal),
-// which is a clean stop.
+// runExporter listens, then collects in the background and serves until ctx ends (a
+// signal), which is a clean stop (exporter.RunServing).
 func runExporter(ctx context.Context, d factory, o exporterOptions, sources []exporter.Source) error {
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
@@ -142,36 +141,8 @@ func runExporter(ctx context.Context, d factory, o exporterOptions, sources []ex
 		CheapTimeout: o.CheapTimeout, ExpensiveTimeout: o.ExpensiveTimeout, Version: versionString(),
 		MaxConnections: o.MaxConnections, MaxScrapes: o.MaxScrapes,
 	})
-	run, stop := context.WithCancel(ctx)
-	defer stop()
-	e.Run(run)
 	d.printer.Notef("serving http://%s/metrics for %d context(s)", ln.Addr().String(), len(sources))
-	// The first collection's failures are told once it ends; the teller is joined before
-	// returning, so nothing writes to the printer after the command has returned (a test or
-	// an in-process caller reads the output then).
-	told := make(chan struct{})
-	go func() {
-		defer close(told)
-		select {
-		case <-e.Ready():
-		case <-run.Done():
-		}
-		// Ready may have closed as the run ended: the failures are told whenever it did (a
-		// select between the two would pick at random), all but a stop's own cancellation.
-		select {
-		case <-e.Ready():
-			for _, err := range e.Errors() {
-				if !errors.Is(err, context.Canceled) {
-					d.printer.Warnf("first collection failed: %s", oneLine(db.RedactDSN(err.Error())))
-				}
-			}
-		default:
-		}
-	}()
-	err = e.Serve(run, ln)
-	stop()
-	e.Wait()
-	<-told
+	err = e.RunServing(ctx, ln, func(err error) { d.printer.Warnf("first collection failed: %s", oneLine(db.RedactDSN(err.Error()))) })
 	if err != nil && ctx.Err() == nil {
 		return failuref("serving on %s: %v", o.Listen, err)
 	}

@@ -2,13 +2,11 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/exporter"
 )
 
@@ -98,26 +96,13 @@ func metricsVerdict(err error, contexts int) error {
 	if err == nil {
 		return nil
 	}
-	failed := map[string]bool{}
-	var msgs []string
-	for _, e := range unwrapAll(err) {
-		var ce *exporter.CollectError
-		if errors.As(e, &ce) {
-			failed[ce.Context] = true
-		}
-		msgs = append(msgs, oneLine(db.RedactDSN(e.Error())))
+	failed, msgs := exporter.Failures(err)
+	for i := range msgs {
+		msgs[i] = oneLine(msgs[i])
 	}
 	msg := strings.Join(msgs, "; ")
 	if len(failed) < contexts {
 		return verdict(meansPartial, msg)
 	}
 	return failuref("%s", msg)
-}
-
-// unwrapAll lists the errors errors.Join joined (or err itself).
-func unwrapAll(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/outboxctl/outboxctl/internal/db"
 )
 
 // Handler serves /metrics (the cached values, the Go and process collectors beside them),
@@ -88,6 +90,59 @@ func (e *Exporter) Serve(ctx context.Context, ln net.Listener) error {
 		err = serr
 	}
 	return err
+}
+
+// RunServing collects in the background (Run) and serves on ln (Serve) until ctx ends, a
+// clean stop. The first collection's failures, all but a stop's own cancellation, go to
+// warn once it ends; everything started is joined before it returns, so nothing is warned
+// after (a test or an in-process caller reads the output then).
+func (e *Exporter) RunServing(ctx context.Context, ln net.Listener, warn func(error)) error {
+	run, stop := context.WithCancel(ctx)
+	defer stop()
+	e.Run(run)
+	told := make(chan struct{})
+	go func() {
+		defer close(told)
+		select {
+		case <-e.Ready():
+		case <-run.Done():
+		}
+		// Ready may have closed as the run ended: the failures are told whenever it did (a
+		// select between the two would pick at random).
+		select {
+		case <-e.Ready():
+			for _, err := range e.Errors() {
+				if !errors.Is(err, context.Canceled) {
+					warn(err)
+				}
+			}
+		default:
+		}
+	}()
+	err := e.Serve(run, ln)
+	stop()
+	e.Wait()
+	<-told
+	return err
+}
+
+// Failures are the contexts a collection's error (CollectOnce's, joined) failed, and its
+// errors' messages with the DSNs' passwords redacted: outboxctl metrics' verdict is partial
+// when some contexts failed, a failure when all did.
+func Failures(err error) (contexts map[string]bool, msgs []string) {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	contexts = map[string]bool{}
+	for _, e := range errs {
+		var ce *CollectError
+		if errors.As(e, &ce) {
+			contexts[ce.Context] = true
+		}
+		msgs = append(msgs, db.RedactDSN(e.Error()))
+	}
+	return contexts, msgs
 }
 
 // Text is the families in the text exposition format (no Go or process collectors), for
