@@ -3,6 +3,7 @@ package cmd_test
 import (
 	"context"
 	"fmt"
+	"github.com/outboxctl/outboxctl/internal/testtmux"
 	"regexp"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 // summary line with exit 0.
 func TestDrainProgressMovesInRealTerminal(t *testing.T) {
 	t.Parallel()
+	testtmux.Require(t)
 	schema := testdb.Schema(t, fixture.Options{})
 	var rows []testdb.Row
 	for i := range 30 {
@@ -44,6 +46,7 @@ func TestDrainProgressMovesInRealTerminal(t *testing.T) {
 // before anything is delivered; once the lock goes, the claim's summary and the drain's.
 func TestDrainClaimLineInRealTerminal(t *testing.T) {
 	t.Parallel()
+	testtmux.Require(t)
 	schema := testdb.Schema(t, fixture.Options{})
 	var rows []testdb.Row
 	for i := range 5 {

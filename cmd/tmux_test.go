@@ -56,6 +56,7 @@ func seedDemo(t *testing.T) string {
 // columns: no line is wider than the terminal, and what a narrow one hides is named.
 func TestShardsFitRealTerminal(t *testing.T) {
 	t.Parallel()
+	testtmux.Require(t)
 	schema := seedDemo(t)
 	// Whether the state sentence fits 120 columns depends on the demo's random times; at 80
 	// it never does (the narrow columns dropped before it come back), at 200 it always does.
@@ -101,6 +102,7 @@ func TestShardsFitRealTerminal(t *testing.T) {
 // nothing (one cancel line, exit 2), y makes every row of the shard due (THE_PAST).
 func TestPromptInRealTerminal(t *testing.T) {
 	t.Parallel()
+	testtmux.Require(t)
 	schema := seedDemo(t)
 	schedule := func() string {
 		var s string
@@ -142,6 +144,7 @@ func TestPromptInRealTerminal(t *testing.T) {
 // terminals), so compact refuses with the --yes usage error, exit 2, and deletes nothing.
 func TestPromptTakesNoConsentFromAPipe(t *testing.T) {
 	t.Parallel()
+	testtmux.Require(t)
 	schema := seedDemo(t)
 	rows := func() int {
 		var n int

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/outboxctl/outboxctl/internal/testtmux"
 	"net"
 	"os"
 	"os/exec"
@@ -44,6 +45,7 @@ func TestPrometheusURLIsAContextSetting(t *testing.T) {
 // prometheus-url draws none (TestNoHistoryWithoutPrometheus holds it on the model).
 func TestTopInTmuxDrawsTheHistory(t *testing.T) {
 	t.Parallel()
+	testtmux.Require(t)
 	prometheus, err := exec.LookPath("prometheus")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

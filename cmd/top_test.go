@@ -3,6 +3,7 @@ package cmd_test
 import (
 	"context"
 	"fmt"
+	"github.com/outboxctl/outboxctl/internal/testtmux"
 	"regexp"
 	"strings"
 	"testing"
@@ -75,6 +76,7 @@ func TestTopUsageErrors(t *testing.T) {
 // context's refusal; the database is unchanged and q restores the screen with exit 0.
 func TestTopInTmux(t *testing.T) {
 	t.Parallel()
+	testtmux.Require(t)
 	schema := seedTopDemo(t)
 	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  us:\n    dsn: %s\n    schema: %s\n    readonly: true\n", testdb.DSN(), schema))
 	before := countRows(t, schema)
@@ -119,6 +121,7 @@ func TestTopInTmux(t *testing.T) {
 // TestActionRunsThePrintedCommandAsOnATerminal.)
 func TestTopActionRunsTheCLIsReschedule(t *testing.T) {
 	t.Parallel()
+	testtmux.Require(t)
 	schema := seedTopDemo(t)
 	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  rw:\n    dsn: %s\n    schema: %s\n", testdb.DSN(), schema))
 	capped := func() int64 {
@@ -162,6 +165,7 @@ func TestTopActionRunsTheCLIsReschedule(t *testing.T) {
 // them from 120 columns), and a drill-down into the shard and back keeps the screen whole.
 func TestTopInTmuxAtEachWidth(t *testing.T) {
 	t.Parallel()
+	testtmux.Require(t)
 	schema := seedTopDemo(t)
 	for _, size := range [][2]int{{80, 24}, {120, 30}, {200, 40}} {
 		t.Run(fmt.Sprint(size[0]), func(t *testing.T) {
@@ -221,6 +225,7 @@ func TestTopSeveralContexts(t *testing.T) {
 // and enter apply it, and b's shard is made due while a's stays in backoff.
 func TestTopSeveralContextsActionRunsOnItsRow(t *testing.T) {
 	t.Parallel()
+	testtmux.Require(t)
 	a, b := seedTopDemo(t), seedTopDemo(t)
 	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  a:\n    dsn: %[1]s\n    schema: %[2]s\n  b:\n    dsn: %[1]s\n    schema: %[3]s\n", testdb.DSN(), a, b))
 	capped := func(schema string) int64 {
@@ -265,6 +270,7 @@ func TestTopSeveralContextsActionRunsOnItsRow(t *testing.T) {
 // Broken on purpose: the pane given the first context's part alone fails it (no b).
 func TestTopSeveralContextsPanes(t *testing.T) {
 	t.Parallel()
+	testtmux.Require(t)
 	a, b := seedTopDemo(t), seedTopDemo(t)
 	config := writeConfig(t, 0o600, fmt.Sprintf("contexts:\n  a:\n    dsn: %[1]s\n    schema: %[2]s\n  b:\n    dsn: %[1]s\n    schema: %[3]s\n"+
 		"  gone:\n    dsn: postgres://u:s3cretPW@127.0.0.1:1/x?connect_timeout=2\n", testdb.DSN(), a, b))

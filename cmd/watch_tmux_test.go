@@ -3,6 +3,7 @@ package cmd_test
 import (
 	"context"
 	"fmt"
+	"github.com/outboxctl/outboxctl/internal/testtmux"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 // change since the last frame; q quits with exit status 0 and the main screen comes back.
 func TestShardsWatchInTmux(t *testing.T) {
 	t.Parallel()
+	testtmux.Require(t)
 	schema := testdb.Schema(t, fixture.Options{})
 	testdb.Insert(t, schema, "sentry_regionoutbox", testdb.Row{Scope: 0, Shard: 42, Category: 3, Object: 7})
 	s := newTmux(t, 200, 20)
@@ -42,6 +44,7 @@ func TestShardsWatchInTmux(t *testing.T) {
 // answers again, every column stays where the first frame had it.
 func TestWatchKeepsColumnsInPlaceInTmux(t *testing.T) {
 	t.Parallel()
+	testtmux.Require(t)
 	us, de := testdb.Schema(t, fixture.Options{}), testdb.Schema(t, fixture.Options{})
 	testdb.Insert(t, us, "sentry_regionoutbox", testdb.Row{Scope: 0, Shard: 42, Category: 3, Object: 7})
 	testdb.Insert(t, de, "sentry_controloutbox", testdb.Row{Scope: 1, Shard: 9, Category: 0, Object: 9, Cell: "de"})

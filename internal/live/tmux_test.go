@@ -47,6 +47,7 @@ func watchChild() int {
 // and redraws in place, q quits with exit status 0, and the main screen comes back.
 func TestWatchInTmux(t *testing.T) {
 	t.Parallel()
+	testtmux.Require(t)
 	// The exit status goes to the screen after the child's last byte: once it shows, the
 	// child's leaving the alternate screen has been drawn too.
 	script := fmt.Sprintf("printf 'main screen\\n'; %s=1 %q; echo rc=$?; sleep 60", childEnv, os.Args[0])

@@ -38,12 +38,13 @@ type Session struct {
 	timeout time.Duration // Timeout; shorter in this package's own tests
 }
 
-// Start runs argv in a detached pane of width × height columns. Without tmux the test is
-// skipped, or fails under CI=true. Under -short (make test/race) it is skipped: make test
-// runs every real-terminal test, and under the race detector they would only repeat it
-// (the models they drive are raced by their own packages' tests), at a third of the race
-// pass's time in cmd.
-func Start(t testing.TB, width, height int, argv ...string) *Session {
+// Require skips a real-terminal test, or fails it under CI=true, when there is no tmux, and
+// skips it under -short (make test/race): make test runs every real-terminal test, and
+// under the race detector they would only repeat it (the models they drive are raced by
+// their own packages' tests), at a third of the race pass's time in cmd. A test calls it
+// first, before it seeds anything: the race pass spent ~70 s seeding for tests that then
+// skipped at Start.
+func Require(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("a real-terminal test: make test runs it (-short, as make test/race runs, skips it)")
@@ -55,6 +56,13 @@ func Start(t testing.TB, width, height int, argv ...string) *Session {
 		}
 		t.Skip("tmux is not installed")
 	}
+	return bin
+}
+
+// Start runs argv in a detached pane of width × height columns, after Require.
+func Start(t testing.TB, width, height int, argv ...string) *Session {
+	t.Helper()
+	bin := Require(t)
 	s := &Session{t: t, bin: bin, sock: filepath.Join(t.TempDir(), "sock"), timeout: Timeout}
 	s.Tmux(append([]string{"new-session", "-d", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height)}, argv...)...)
 	t.Cleanup(func() { _ = exec.Command(bin, "-S", s.sock, "kill-server").Run() })
