@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -84,77 +83,25 @@ func runBulk(ctx context.Context, d factory, o bulkOptions, r repairOptions, t q
 // control table names its cell), and describes it for internal/repair.
 func bulkMutation(d factory, o bulkOptions, r *repairOptions, t query.Target, sel query.ShardSelector, job bulkRepair) (*repair.Bulk, error) {
 	command := "outboxctl " + job.command
-	if err := resumeKeepBackoff(d, command, o, r, job); err != nil {
-		return nil, err
-	}
-	if err := resumeArchive(d, command, o, *r); err != nil {
-		return nil, err
-	}
-	if d.printSQL {
-		if err := requireCell(t, command); err != nil {
-			return nil, err
-		}
-	} else {
-		if err := requireCell(t, d.again(command, "--cell", "us")); err != nil {
-			return nil, err
-		}
-		if err := d.requireDB(command); err != nil {
-			return nil, err
-		}
-		if err := checkResumeTarget(command, o.resume, d.where()+", "+t.Describe()); err != nil {
-			return nil, err
-		}
-	}
 	flags, _ := json.Marshal(o.selectorOptions)
-	return &repair.Bulk{Env: d.repairEnv(), Command: job.command, Target: t, Selector: sel, Mode: job.mode,
+	b := &repair.Bulk{Env: d.repairEnv(), Command: job.command, Target: t, Selector: sel, Mode: job.mode,
 		BatchShards: o.BatchShards, BatchRows: o.BatchRows, Reason: r.Reason, Archive: r.Archive, KeepBackoff: r.KeepBackoff,
 		Resume: o.resume, Flags: flags, Where: d.where(), Registry: d.registry, User: osUser(),
 		ResumeCommand: func(id string) string { return d.resumeCommand(command, id) },
-		Structured:    d.printer.Structured()}, nil
-}
-
-// resumeKeepBackoff gives a resumed skip or compact its run's --keep-backoff (the journal's),
-// refusing --keep-backoff on the resume of a run without it: its shards would end up with
-// two policies.
-func resumeKeepBackoff(d factory, command string, o bulkOptions, r *repairOptions, job bulkRepair) error {
-	if o.resume == nil || job.command == "reschedule" {
-		return nil
+		Structured:    d.printer.Structured()}
+	if err := b.CheckResume(func(drop map[string]bool) string { return d.againWithout(drop) }); err != nil {
+		return nil, tried(err)
 	}
-	// Only adding the flag contradicts the run: without it a resume takes the run's.
-	var err error
-	r.KeepBackoff, err = resumeFlag(d.againWithout, command, o.resume.Op, "keep-backoff", r.KeepBackoff, r.KeepBackoff, o.resume.KeepBackoff,
-		"without --keep-backoff (its shards whose head row it removed were made due now): resume it without --keep-backoff")
-	return err
-}
-
-// resumeArchive refuses --archive on a resume when it names another file than the run's: a
-// resume writes to the run's archive (its operations are numbered on from it, and restore
-// --all of that file puts the whole run back), never to another.
-func resumeArchive(d factory, command string, o bulkOptions, r repairOptions) error {
-	if o.resume == nil || r.Archive == "" || r.Archive == o.resume.Archive {
-		return nil
+	if d.printSQL {
+		return b, requireCell(t, command)
 	}
-	try := d.againWithout(map[string]bool{"archive": true})
-	if try == "" {
-		try = textsafe.Command(append(strings.Fields(command), "--resume", o.resume.Op)...)
+	if err := requireCell(t, d.again(command, "--cell", "us")); err != nil {
+		return nil, err
 	}
-	return usageErrorf(try, "operation %s archives to %s, its own file: a resume goes on writing there, so it takes no other --archive (%s)",
-		o.resume.Op, textsafe.Clean(o.resume.Archive), textsafe.Clean(r.Archive))
-}
-
-// resumeFlag is a boolean flag a bulk run recorded in its journal (--keep-backoff,
-// --group-heads): a resume goes on with the run's value (recorded); one that gave the flag
-// (given) with another value is refused, its Try this command line without the flag (or
-// command --resume OP), ran saying how the run went and what to do.
-func resumeFlag(againWithout func(map[string]bool, ...string) string, command, op, flag string, given, value, recorded bool, ran string) (bool, error) {
-	if given && value != recorded {
-		try := againWithout(map[string]bool{flag: false})
-		if try == "" {
-			try = textsafe.Command(append(strings.Fields(command), "--resume", op)...)
-		}
-		return recorded, usageErrorf(try, "operation %s ran %s", op, ran)
+	if err := d.requireDB(command); err != nil {
+		return nil, err
 	}
-	return recorded, nil
+	return b, tried(b.CheckResumeTarget())
 }
 
 // withoutSelectors is this invocation's command line without its selector flags (and without

@@ -3,12 +3,12 @@ package cmd
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/repair"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
@@ -23,15 +23,9 @@ import (
 // them). A journal of another command or target, or selector flags other than the run's
 // (none is fine), is refused with one line.
 func (a *app) resumeSelector(o bulkOptions, command string) (query.ShardSelector, *drain.BulkResume, error) {
-	id := o.Resume
-	r, err := drain.ReadBulkJournal(id)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return query.ShardSelector{}, nil, usageErrorf(a.helpCommand(command), "no bulk operation %s here: --resume takes the operation id of a bulk run on this machine (its audit line's and summary's \"operation\")", textsafe.Clean(id))
-	case errors.Is(err, drain.ErrJournalLocked):
-		return query.ShardSelector{}, nil, failuref("operation %s is running (or being resumed) in another process: its journal is locked; nothing was changed: resume it once that process has ended", textsafe.Clean(id))
-	case err != nil:
-		return query.ShardSelector{}, nil, usageErrorf(a.helpCommand(command), "cannot resume %s: %v", textsafe.Clean(id), err)
+	r, err := repair.ReadResume(o.Resume, a.helpCommand(command))
+	if err != nil {
+		return query.ShardSelector{}, nil, tried(err)
 	}
 	sel, err := a.resumeOf(o, command, r)
 	if err != nil {
@@ -78,9 +72,9 @@ func (a *app) resumeMode(o rescheduleOptions, given bool) (query.RescheduleMode,
 	}
 	ran := map[bool]string{true: "with --group-heads (only the lowest row of each coalesce group rewritten)", false: "without --group-heads (every row rewritten)"}[r.GroupHeads]
 	var err error
-	if o.GroupHeads, err = resumeFlag(a.againWithout, "outboxctl reschedule", r.Op, "group-heads", given, o.GroupHeads, r.GroupHeads,
+	if o.GroupHeads, err = repair.ResumeFlag(a.againWithout(map[string]bool{"group-heads": false}), "outboxctl reschedule", r.Op, given, o.GroupHeads, r.GroupHeads,
 		ran+": resume it without --group-heads, which keeps the run's mode"); err != nil {
-		return "", err
+		return "", tried(err)
 	}
 	return o.mode(), nil
 }
@@ -119,20 +113,14 @@ func (a *app) resumeCommand(command, id string) string {
 	return textsafe.Command(append(strings.Fields(command), "--resume", id)...)
 }
 
-// checkResumeTarget refuses to resume a run on another database or table than its own
-// (target: this invocation's, as the journal records it).
-func checkResumeTarget(command string, r *drain.BulkResume, target string) error {
-	if r == nil || r.Target == target {
-		return nil
+// tried is err, a repair.Refused (a resume the journal contradicts) said as cmd's usage
+// errors are: its Try: line, given the invocation's target like every hint.
+func tried(err error) error {
+	var r *repair.Refused
+	if errors.As(err, &r) {
+		return usageErrorf(r.Try, "%s", r.Msg)
 	}
-	// The Try names the run's own schema (the journal's), never this invocation's, which is
-	// the wrong one when only the schema differs; a run on the default schema has no Try
-	// (this invocation's --schema would be added to it).
-	try := ""
-	if r.Schema != "" {
-		try = textsafe.Command(append(append([]string{"outboxctl", "--schema", r.Schema}, strings.Fields(strings.TrimPrefix(command, "outboxctl"))...), "--resume", r.Op)...)
-	}
-	return usageErrorf(try, "operation %s changed %s, not %s: resume it with the run's --dsn (or --context) and --schema", r.Op, textsafe.Clean(r.Target), target)
+	return err
 }
 
 // words are the selector flags as a command line gives them.
