@@ -93,7 +93,7 @@ func TestCmdHoldsNoTransaction(t *testing.T) {
 }
 
 // TestMutationsGoThroughTheRunner: only runMutation asks for a confirmation, shows a plan
-// (printPlan: a plan shown without a prompt, a dry run's or a refusal's, is the runner's
+// (repair.ShowPlan: a plan shown without a prompt, a dry run's or a refusal's, is the runner's
 // too) and only internal/repair builds a plan (a repair.Plan literal), with no exception
 // (demo seed and drop, the last to confirm themselves, are repair.DemoSeed and DemoDrop);
 // every mutation's file calls runMutation.
@@ -107,8 +107,8 @@ func TestMutationsGoThroughTheRunner(t *testing.T) {
 				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "confirm" && name != "mutation.go" {
 					t.Errorf("cmd/%s calls confirm: a mutation goes through runMutation (cmd/mutation.go)", name)
 				}
-				if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "printPlan" && name != "mutation.go" && name != "confirm.go" {
-					t.Errorf("cmd/%s shows a plan (printPlan): a mutation goes through runMutation (cmd/mutation.go), which shows it", name)
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "ShowPlan" && name != "mutation.go" && name != "confirm.go" {
+					t.Errorf("cmd/%s shows a plan (repair.ShowPlan): a mutation goes through runMutation (cmd/mutation.go), which shows it", name)
 				}
 			case *ast.CompositeLit:
 				if sel, ok := n.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Plan" {

@@ -1,14 +1,10 @@
 package cmd
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"strconv"
 	"strings"
 
 	"github.com/outboxctl/outboxctl/internal/db"
-	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/repair"
 )
 
@@ -20,11 +16,11 @@ import (
 // --dry-run it stops there: nothing is changed, and the exit status is 0. A plan of more
 // than typedBackOver shards (p.Shards) needs, on a terminal, the count typed back, not y.
 func (a *app) confirm(command string, p repair.Plan, yes bool) error {
-	n, target := p.Shards, p.Target
+	target := p.Target
 	if target == "" {
 		target = a.targetLine(command)
 	}
-	printPlan(a.io.Err, p.Render(target))
+	repair.ShowPlan(a.io.Err, p.Render(target))
 	if a.dryRun {
 		fmt.Fprintln(a.io.Err, "dry run: nothing was changed")
 		return silent(meansOK)
@@ -35,23 +31,8 @@ func (a *app) confirm(command string, p repair.Plan, yes bool) error {
 	if !a.io.InTTY || !a.io.ErrTTY {
 		return usageErrorf(a.againOr(command, "--yes"), "`--yes` required when not running interactively")
 	}
-	// The answer is read within a cap, like every input: an answer longer than the cap
-	// (something pasted, or a stream of "y") is no consent, and costs at most the cap.
-	if n > typedBackOver {
-		fmt.Fprintf(a.io.Err, "This changes %d shards. Type the number of shards to proceed: ", n)
-		line, _ := bufio.NewReader(io.LimitReader(a.io.In, maxAnswer+1)).ReadString('\n')
-		if len(line) <= maxAnswer && strings.TrimSpace(line) == strconv.Itoa(n) {
-			return nil
-		}
-		return declined()
-	}
-	fmt.Fprint(a.io.Err, "Proceed? [y/N] ")
-	line, _ := bufio.NewReader(io.LimitReader(a.io.In, maxAnswer+1)).ReadString('\n')
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		if len(line) <= maxAnswer {
-			return nil
-		}
+	if repair.Consent(a.io.In, a.io.Err, p.Shards) {
+		return nil
 	}
 	return declined()
 }
@@ -133,9 +114,8 @@ func (a *app) splitTargetLine() string {
 	return "target: " + strings.Join(parts, "; ")
 }
 
-// typedBackOver is the number of shards above which a bulk repair on a terminal asks for the
-// count typed back: a "y" is too easy to give to 2,000 shards.
-const typedBackOver = 100
+// typedBackOver is repair.TypedBackOver, which killswitch's help names.
+const typedBackOver = repair.TypedBackOver
 
 // where names the database a mutation writes: the context, when one is used, and
 // user@host:port/database (never a password).
@@ -146,17 +126,4 @@ func (a *app) where() string {
 		w = "context " + a.g.Context + ", " + w
 	}
 	return w
-}
-
-// maxAnswer caps the prompt's answer: "yes" and its newline, with room for stray spaces.
-const maxAnswer = 1 << 10
-
-// printPlan shows a plan on stderr: before a confirmation, and alone for a dry run or a
-// refusal. Every line is escaped: a plan quotes --reason, shard and handler names, which are
-// the user's text and must not put raw control bytes on the terminal.
-func printPlan(stderr io.Writer, plan []string) {
-	fmt.Fprintln(stderr, "Plan:")
-	for _, p := range plan {
-		fmt.Fprintf(stderr, "  - %s\n", render.Escape(p))
-	}
 }

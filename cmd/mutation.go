@@ -74,7 +74,7 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 		return d.nothingToDo(p)
 	}
 	if p.Refused != nil || p.Stop != nil {
-		printPlan(d.stderr, p.Shown())
+		repair.ShowPlan(d.stderr, p.Shown())
 		if r := p.Refused; r != nil {
 			return usageErrorf(d.again(command, r.Add...), "%s", r.Msg)
 		}

@@ -252,7 +252,7 @@ func planObjects(w replicateWork) (exist, gone []string) {
 	for _, id := range order {
 		label := fmt.Sprint(id)
 		if c := cells[id]; len(c) > 1 {
-			label += " (cells " + strings.Join(c, ", ") + ")" // printPlan escapes the line
+			label += " (cells " + strings.Join(c, ", ") + ")" // ShowPlan escapes the line
 		}
 		if isGone[id] {
 			gone = append(gone, label)
