@@ -182,6 +182,14 @@ func newRescheduleCmd(a *app, runF func(context.Context, factory, rescheduleOpti
 	}
 	var o rescheduleOptions
 	var c *cobra.Command
+	// The bulk form, for selector flags and for SCOPE ID ID... alike.
+	bulk := func(ctx context.Context, t query.Target, sel query.ShardSelector) error {
+		mode, err := a.resumeMode(o, c.Flags().Changed("group-heads"))
+		if err != nil {
+			return err
+		}
+		return runBulk(ctx, a.factory(), o.bulk, o.repairOptions, t, sel, rescheduleBulk(mode))
+	}
 	c = &cobra.Command{
 		Use:   "reschedule (SCOPE ID | SELECTORS)",
 		Short: "Make a shard (or every selected shard) due now and clear its backoff, so Sentry's workers pick it up",
@@ -222,19 +230,7 @@ command again continues. See docs/runbooks.md, "a receiver was down for an hour"
 		ValidArgsFunction: a.completeFirstArg(enums.KindScope),
 		RunE: a.bulkRun("outboxctl reschedule", &o.bulk, a.severalShards(a.runOnShard(&o.shardArgs, o.Validate, func(ctx context.Context, t query.Target, k query.ShardKey) error {
 			return runF(ctx, a.factory(), o, t, k)
-		}), func(ctx context.Context, t query.Target, sel query.ShardSelector) error {
-			mode, err := a.resumeMode(o, c.Flags().Changed("group-heads"))
-			if err != nil {
-				return err
-			}
-			return runBulk(ctx, a.factory(), o.bulk, o.repairOptions, t, sel, rescheduleBulk(mode))
-		}), func(ctx context.Context, t query.Target, sel query.ShardSelector) error {
-			mode, err := a.resumeMode(o, c.Flags().Changed("group-heads"))
-			if err != nil {
-				return err
-			}
-			return runBulk(ctx, a.factory(), o.bulk, o.repairOptions, t, sel, rescheduleBulk(mode))
-		}),
+		}), bulk), bulk),
 	}
 	addRepairFlags(a, c, &o.repairOptions, false)
 	c.Flags().BoolVar(&o.GroupHeads, "group-heads", false, groupHeadsHelp)
