@@ -72,21 +72,21 @@ func TestSlowReadersAreBounded(t *testing.T) {
 		clients = append(clients, slowReader(t, addr))
 	}
 	scrape := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	worst := func(fds, goroutines int) (int, int) {
+	worst := func(fds int) int {
 		// The server's descriptors: the process's, less the clients' and the listener's.
 		server := openFDs(t) - fds0 - slow - 1
-		return max(fds, server), max(goroutines, runtime.NumGoroutine()-g0)
+		return max(fds, server)
 	}
-	var fds, goroutines int
+	var fds int
 	// Every slow client is accepted in turn (each one quiet the longest closed to let
 	// the next in), the bounds holding all along.
 	waitFor(t, "every slow client accepted", func() (bool, string) {
-		fds, goroutines = worst(fds, goroutines)
+		fds = worst(fds)
 		l := e.listener.Load()
 		return l != nil && l.accepted.Load() >= slow, fmt.Sprintf("%d accepted", l.accepted.Load())
 	})
 	waitFor(t, "a normal scrape among the slow readers", func() (bool, string) {
-		fds, goroutines = worst(fds, goroutines)
+		fds = worst(fds)
 		resp, err := scrape.Get("http://" + addr + "/metrics")
 		if err != nil {
 			return false, err.Error()
@@ -95,13 +95,20 @@ func TestSlowReadersAreBounded(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == 200 && len(body) > 0, resp.Status
 	})
-	fds, goroutines = worst(fds, goroutines)
+	fds = worst(fds)
 	if fds > maxConns+4 {
 		t.Errorf("the server held up to %d descriptors for %d slow readers, want at most %d connections (+4)", fds, slow, maxConns)
 	}
-	if goroutines > 2*maxConns+10 {
-		t.Errorf("up to %d goroutines more with %d slow readers, want at most %d", goroutines, slow, 2*maxConns+10)
-	}
+	// The goroutines settle within two a held connection (net/http's conn and its
+	// background read) while the 300 slow readers stay connected: without the cap they hold
+	// 600 for good. Not the most seen at any moment: a connection closed to let the next one
+	// in keeps its goroutines until they return, and a scrape's gathering runs a collector a
+	// goroutine, so a loaded race pass saw 43 to 114 for a moment at the same commit
+	// (4 runs in 8 over 2 × cap + 10, e830c2c).
+	waitFor(t, "the server's goroutines within the bound", func() (bool, string) {
+		n := runtime.NumGoroutine() - g0
+		return n <= 2*maxConns+10, fmt.Sprintf("%d goroutines more with %d slow readers, want at most %d", n, slow, 2*maxConns+10)
+	})
 	if n := e.listener.Load().open.Load(); n > maxConns {
 		t.Errorf("%d connections open, cap %d", n, maxConns)
 	}
