@@ -3,12 +3,12 @@ package cmd_test
 import (
 	"context"
 	"fmt"
-	"github.com/outboxctl/outboxctl/internal/testtmux"
 	"regexp"
 	"testing"
 
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/testdb"
+	"github.com/outboxctl/outboxctl/internal/testtmux"
 )
 
 // TestDrainProgressMovesInRealTerminal: in a real terminal the drain's progress line moves

@@ -1,14 +1,8 @@
 package cmd_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"github.com/outboxctl/outboxctl/internal/testtmux"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,9 +13,11 @@ import (
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/exporter"
 	"github.com/outboxctl/outboxctl/internal/history"
+	"github.com/outboxctl/outboxctl/internal/promtest"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/testdb"
+	"github.com/outboxctl/outboxctl/internal/testtmux"
 )
 
 // TestPrometheusURLIsAContextSetting: context show lists a context's prometheus-url with
@@ -46,19 +42,13 @@ func TestPrometheusURLIsAContextSetting(t *testing.T) {
 func TestTopInTmuxDrawsTheHistory(t *testing.T) {
 	t.Parallel()
 	testtmux.Require(t)
-	prometheus, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("prometheus is not installed (apt-get install prometheus): %v", err)
-		}
-		t.Skip("prometheus is not installed (apt-get install prometheus)")
-	}
+	promtest.Need(t, "prometheus")
 	schema := seedTopDemo(t)
 	rows := countRows(t, schema)
 	e := exporter.New([]exporter.Source{{Name: "us", Config: db.Config{DSN: testdb.DSN()},
 		Target: query.Target{Silo: query.SiloCell, Schema: schema}, Registry: enums.Builtin()}},
 		exporter.Options{CheapInterval: 200 * time.Millisecond, ExpensiveInterval: 200 * time.Millisecond})
-	prom := startPromScraping(t, prometheus, serveExporter(t, e))
+	prom := promtest.Start(t, promtest.Serve(t, e))
 	// top reads the history at start and then once a minute: start it once Prometheus has
 	// the series.
 	c, err := history.New(prom, time.Second)
@@ -80,57 +70,4 @@ func TestTopInTmuxDrawsTheHistory(t *testing.T) {
 	if screen := s.WaitDone(); exitStatus(screen) != "0" {
 		t.Fatalf("not exit 0:\n%s", screen)
 	}
-}
-
-// serveExporter runs e with its HTTP server on a port of its own, and returns its address.
-func serveExporter(t *testing.T, e *exporter.Exporter) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	e.Run(ctx)
-	done := make(chan error, 1)
-	go func() { done <- e.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		e.Wait()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
-}
-
-// startPromScraping runs a Prometheus server of the test's own (temp dir, own port, 200 ms
-// scrape interval) scraping target, as internal/exporter's tests do, and returns its URL.
-func startPromScraping(t *testing.T, bin, target string) string {
-	t.Helper()
-	dir := t.TempDir()
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 200ms\n  scrape_timeout: 200ms\nscrape_configs:\n  - job_name: outboxctl\n    static_configs:\n      - targets: [%q]\n", target)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	var logs bytes.Buffer
-	p := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
-	p.Stdout, p.Stderr = &logs, &logs
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = p.Process.Kill()
-		_ = p.Wait()
-		if t.Failed() {
-			t.Logf("prometheus:\n%s", logs.String())
-		}
-	})
-	return "http://" + addr
 }

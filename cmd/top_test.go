@@ -3,7 +3,6 @@ package cmd_test
 import (
 	"context"
 	"fmt"
-	"github.com/outboxctl/outboxctl/internal/testtmux"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/cmd"
 	"github.com/outboxctl/outboxctl/internal/testdb"
+	"github.com/outboxctl/outboxctl/internal/testtmux"
 )
 
 // seedTopDemo seeds the demo incident (a poison shard at the cap, a kill-switched shard,

@@ -3,13 +3,13 @@ package cmd_test
 import (
 	"context"
 	"fmt"
-	"github.com/outboxctl/outboxctl/internal/testtmux"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/testdb"
+	"github.com/outboxctl/outboxctl/internal/testtmux"
 )
 
 // TestShardsWatchInTmux runs `shards --watch 1s` on a real terminal (tmux) against a test

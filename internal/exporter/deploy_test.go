@@ -8,13 +8,15 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/outboxctl/outboxctl/internal/promtest"
 )
 
 const deployDir = "../../deploy/prometheus"
 
 // The shipped rules pass promtool check rules and their unit tests.
 func TestAlertRulesPassPromtool(t *testing.T) {
-	promtool := need(t, "promtool")
+	promtool := promtest.Need(t, "promtool")
 	for _, args := range [][]string{
 		{"check", "rules", "outboxctl.rules.yml"},
 		{"test", "rules", "outboxctl.rules.test.yml"},

@@ -3,12 +3,9 @@ package exporter
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,23 +17,10 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/promtest"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
-
-// need returns the path of a binary of Debian's prometheus package, skipping the test
-// without it (failing under CI=true, where .ci/run installs it).
-func need(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not installed (apt-get install prometheus): %v", name, err)
-		}
-		t.Skipf("%s is not installed (apt-get install prometheus)", name)
-	}
-	return p
-}
 
 // waitFor polls cond until it holds or 30 s pass; the failure says what was awaited and
 // the last observation.
@@ -55,91 +39,6 @@ func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 	t.Fatalf("timed out waiting for %s; last seen: %s", what, last)
 }
 
-// serve runs e in the background with its HTTP server on a port of its own.
-func serve(t *testing.T, e *Exporter) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	e.Run(ctx)
-	done := make(chan error, 1)
-	go func() { done <- e.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		e.Wait()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String()
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// startPrometheus runs a Prometheus server of its own (temp dir, own port, 200 ms scrape
-// interval) scraping target, and returns its address.
-func startPrometheus(t *testing.T, target string) string {
-	t.Helper()
-	bin := need(t, "prometheus")
-	dir := t.TempDir()
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 200ms\n  scrape_timeout: 200ms\nscrape_configs:\n  - job_name: outboxctl\n    static_configs:\n      - targets: [%q]\n",
-		strings.TrimPrefix(target, "http://"))
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	addr := freePort(t)
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("prometheus:\n%s", logs.String())
-		}
-	})
-	return "http://" + addr
-}
-
-// promQuery is the value of a PromQL expression of one series ("" when no result yet).
-func promQuery(base, expr string) (string, error) {
-	resp, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(expr))
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var r struct {
-		Status string
-		Data   struct {
-			Result []struct {
-				Value []any
-			}
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		return "", err
-	}
-	if len(r.Data.Result) != 1 || len(r.Data.Result[0].Value) != 2 {
-		return "", nil
-	}
-	s, _ := r.Data.Result[0].Value[1].(string)
-	return s, nil
-}
-
 // A real Prometheus server scraping the exporter sees what the database holds: the exact
 // depth summed over categories equals count(*), the estimate the analyzed count.
 func TestPrometheusScrapesTheDatabasesValues(t *testing.T) {
@@ -150,8 +49,8 @@ func TestPrometheusScrapesTheDatabasesValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := New([]Source{source(schema, "c1")}, Options{CheapInterval: 100 * time.Millisecond, ExpensiveInterval: 200 * time.Millisecond})
-	base := serve(t, e)
-	prom := startPrometheus(t, base)
+	base := "http://" + promtest.Serve(t, e)
+	prom := promtest.Start(t, base)
 	for expr, want := range map[string]string{
 		`sum(outboxctl_outbox_rows{context="c1"})`:                                 strconv.FormatInt(count, 10),
 		`outboxctl_outbox_rows_estimate{context="c1",table="sentry_regionoutbox"}`: strconv.FormatInt(count, 10),
@@ -164,7 +63,7 @@ func TestPrometheusScrapesTheDatabasesValues(t *testing.T) {
 		`count(up{job="outboxctl"} == 1)`:                                          "1",
 	} {
 		waitFor(t, expr+" = "+want, func() (bool, string) {
-			got, err := promQuery(prom, expr)
+			got, err := promtest.Query(prom, expr)
 			if err != nil {
 				return false, err.Error()
 			}
@@ -185,7 +84,7 @@ func TestReadyzWaitsForBothTiers(t *testing.T) {
 		<-release
 		return collect(ctx, conn)
 	}
-	base := serve(t, e)
+	base := "http://" + promtest.Serve(t, e)
 	defer func() {
 		select {
 		case <-release:
@@ -221,10 +120,10 @@ func httpStatus(t *testing.T, u string) int {
 // promtool check metrics is clean on the exporter's /metrics (Go and process collectors
 // included) and on the textfile; the textfile is written whole.
 func TestPromtoolChecksTheOutput(t *testing.T) {
-	promtool := need(t, "promtool")
+	promtool := promtest.Need(t, "promtool")
 	schema := seeded(t)
 	e := New([]Source{source(schema, "c1")}, Options{CheapInterval: time.Hour, ExpensiveInterval: time.Hour})
-	base := serve(t, e)
+	base := "http://" + promtest.Serve(t, e)
 	<-e.Ready()
 	resp, err := http.Get(base + "/metrics")
 	if err != nil {
@@ -265,7 +164,7 @@ func TestPromtoolChecksTheOutput(t *testing.T) {
 func TestSoakIsFlat(t *testing.T) {
 	schema := seeded(t)
 	e := New([]Source{source(schema, "c1")}, Options{CheapInterval: time.Millisecond, ExpensiveInterval: time.Millisecond})
-	base := serve(t, e)
+	base := "http://" + promtest.Serve(t, e)
 	scrape := func() {
 		resp, err := http.Get(base + "/metrics")
 		if err != nil {
@@ -312,7 +211,7 @@ func TestReadyzMeansHasData(t *testing.T) {
 	src := Source{Name: "gone", Config: db.Config{DSN: "postgres://postgres@127.0.0.1:1/none?sslmode=disable", ConnectTimeout: time.Second},
 		Target: query.Target{Silo: query.SiloCell, Schema: "public"}, Registry: enums.Builtin()}
 	e := New([]Source{src}, Options{CheapInterval: time.Hour, ExpensiveInterval: time.Hour})
-	base := serve(t, e)
+	base := "http://" + promtest.Serve(t, e)
 	<-e.Ready()
 	resp, err := http.Get(base + "/readyz")
 	if err != nil {

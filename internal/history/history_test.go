@@ -1,14 +1,9 @@
 package history_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,25 +14,11 @@ import (
 	"github.com/outboxctl/outboxctl/internal/exporter"
 	"github.com/outboxctl/outboxctl/internal/fixture"
 	"github.com/outboxctl/outboxctl/internal/history"
+	"github.com/outboxctl/outboxctl/internal/promtest"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/testdb"
 )
-
-// The helpers below are internal/exporter's prometheus_test.go's (a real Prometheus server
-// of the test's own, scraping a real exporter every 200 ms).
-
-func need(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not installed (apt-get install prometheus): %v", name, err)
-		}
-		t.Skipf("%s is not installed (apt-get install prometheus)", name)
-	}
-	return p
-}
 
 // waitFor polls cond until it holds or 30 s pass; the failure says what was awaited and
 // the last observation.
@@ -54,63 +35,6 @@ func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 		time.Sleep(50 * time.Millisecond) // a poll of a condition, not a wait for time
 	}
 	t.Fatalf("timed out waiting for %s; last seen: %s", what, last)
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// serve runs e with its HTTP server on a port of its own.
-func serve(t *testing.T, e *exporter.Exporter) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	e.Run(ctx)
-	done := make(chan error, 1)
-	go func() { done <- e.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		e.Wait()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
-}
-
-func startPrometheus(t *testing.T, target string) string {
-	t.Helper()
-	bin := need(t, "prometheus")
-	dir := t.TempDir()
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 200ms\n  scrape_timeout: 200ms\nscrape_configs:\n  - job_name: outboxctl\n    static_configs:\n      - targets: [%q]\n", target)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	addr := freePort(t)
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("prometheus:\n%s", logs.String())
-		}
-	})
-	return "http://" + addr
 }
 
 func count(t *testing.T, schema string) int64 {
@@ -155,7 +79,7 @@ func TestReadsTheExportersSeries(t *testing.T) {
 	e := exporter.New([]exporter.Source{{Name: "us", Config: db.Config{DSN: testdb.DSN()},
 		Target: query.Target{Silo: query.SiloCell, Schema: schema}, Registry: enums.Builtin()}},
 		exporter.Options{CheapInterval: 100 * time.Millisecond, ExpensiveInterval: 200 * time.Millisecond})
-	prom := startPrometheus(t, serve(t, e))
+	prom := promtest.Start(t, promtest.Serve(t, e))
 	c, err := history.New(prom, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -212,14 +136,14 @@ func TestReadsTheExportersSeries(t *testing.T) {
 // never in them; nothing panics.
 func TestReadErrorsAreOneRedactedLine(t *testing.T) {
 	// A real Prometheus with nothing to scrape, for the wrong prefix's 404.
-	prom := startPrometheus(t, freePort(t))
+	prom := promtest.Start(t, promtest.FreeAddr(t))
 	waitFor(t, "prometheus to listen", func() (bool, string) {
 		c, _ := history.New(prom, time.Second)
 		h := c.Read(context.Background(), "us", time.Minute, 10, time.Now())
 		return h.Err == nil, fmt.Sprint(h.Err)
 	})
 	for name, u := range map[string]string{
-		"refused":      "http://alice:s3cretPW@" + freePort(t),
+		"refused":      "http://alice:s3cretPW@" + promtest.FreeAddr(t),
 		"wrong prefix": strings.Replace(prom, "http://", "http://alice:s3cretPW@", 1) + "/nothere",
 	} {
 		c, err := history.New(u, time.Second)
