@@ -340,12 +340,10 @@ func byCause(fs []finding, cause string) []finding {
 	return out
 }
 
-// An outage that is over (§10.5 #1): 40 organization and user shards, heads of four
-// categories, failed together while the receiver was down and sit at the 1 h cap; every
-// payload is fine. doctor names the outage and prints one reschedule of exactly those
-// shards; nothing is skipped; the incident ends in three commands.
-func TestGalleryOutageOver(t *testing.T) {
-	in := newIncident(t, "sentry_regionoutbox")
+// seedOutageOver is the outage that is over (§10.5 #1): 40 organization and user shards,
+// heads of four categories, every payload fine, failed together for three hours while the
+// receiver was down and at the 1 h cap; the receiver was fixed a minute ago.
+func (in *incident) seedOutageOver() {
 	start := time.Now().Add(-3 * time.Hour)
 	var rows []sentrysim.Row
 	for i := int64(1); i <= 40; i++ {
@@ -360,6 +358,34 @@ func TestGalleryOutageOver(t *testing.T) {
 	in.down = true
 	in.history(start, time.Minute)
 	in.down = false // the receiver was fixed a minute ago
+}
+
+// seedPoisonAmongAnOutage is one poison message (shard 4's auth-provider head) among the
+// 10 shards of an outage that is over: the same history, the receiver fixed a minute ago.
+func (in *incident) seedPoisonAmongAnOutage() {
+	start := time.Now().Add(-3 * time.Hour)
+	var rows []sentrysim.Row
+	for i := int64(1); i <= 10; i++ {
+		p := `{"ok": 1}`
+		if i == 4 {
+			p = `{"poison": "bad slug"}`
+		}
+		rows = append(rows, row("", 0, i, authProvider, i, p, start), row("", 0, i, orgUpdate, i, `{"ok": 1}`, start))
+	}
+	in.insert(0, rows...)
+	in.snapshot()
+	in.down = true
+	in.history(start, time.Minute)
+	in.down = false
+}
+
+// An outage that is over (§10.5 #1): 40 organization and user shards, heads of four
+// categories, failed together while the receiver was down and sit at the 1 h cap; every
+// payload is fine. doctor names the outage and prints one reschedule of exactly those
+// shards; nothing is skipped; the incident ends in three commands.
+func TestGalleryOutageOver(t *testing.T) {
+	in := newIncident(t, "sentry_regionoutbox")
+	in.seedOutageOver()
 	fs := in.doctor()
 	outage := byCause(fs, "receiver_outage")
 	if len(outage) != 1 || outage[0].Evidence["grouped_shards"] != float64(40) || !strings.Contains(outage[0].Next[0], " reschedule ") {
@@ -474,20 +500,7 @@ func TestGalleryPoisonAmongAnOutage(t *testing.T) {
 
 func poisonAmongAnOutage(t *testing.T, o fixture.Options) {
 	in := newIncidentOn(t, o, "sentry_regionoutbox")
-	start := time.Now().Add(-3 * time.Hour)
-	var rows []sentrysim.Row
-	for i := int64(1); i <= 10; i++ {
-		p := `{"ok": 1}`
-		if i == 4 {
-			p = `{"poison": "bad slug"}`
-		}
-		rows = append(rows, row("", 0, i, authProvider, i, p, start), row("", 0, i, orgUpdate, i, `{"ok": 1}`, start))
-	}
-	in.insert(0, rows...)
-	in.snapshot()
-	in.down = true
-	in.history(start, time.Minute)
-	in.down = false
+	in.seedPoisonAmongAnOutage()
 	in.commands = nil
 	clean(t, in.follow(4))
 	in.check(sentrysim.GroupKey{Shard: sentrysim.Shard{Scope: 0, ID: 4}, Category: authProvider, Object: 4})

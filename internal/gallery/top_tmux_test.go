@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/outboxctl/outboxctl/internal/sentrysim"
 	"github.com/outboxctl/outboxctl/internal/testdb"
@@ -107,20 +106,7 @@ func quit(t *testing.T, s *testtmux.Session) {
 func TestGalleryInTopOutageOver(t *testing.T) {
 	skipShort(t)
 	in := newIncident(t, "sentry_regionoutbox")
-	start := time.Now().Add(-3 * time.Hour)
-	var rows []sentrysim.Row
-	for i := int64(1); i <= 40; i++ {
-		scope, cat := 0, []int{orgUpdate, memberUpdate, projectUpd}[i%3]
-		if i%4 == 0 {
-			scope, cat = 1, userUpdate
-		}
-		rows = append(rows, row("", scope, i, cat, i*10, `{"ok": 1}`, start), row("", scope, i, cat, i*10+1, `{"ok": 2}`, start))
-	}
-	in.insert(0, rows...)
-	in.snapshot()
-	in.down = true
-	in.history(start, time.Minute)
-	in.down = false // the receiver was fixed a minute ago
+	in.seedOutageOver()
 
 	s := in.openTop()
 	s.Wait(regexp.MustCompile(`(?m)^> \w+ +receiver_outage .*40`))
@@ -150,20 +136,7 @@ func TestGalleryInTopOutageOver(t *testing.T) {
 func TestGalleryInTopPoisonAmongAnOutage(t *testing.T) {
 	skipShort(t)
 	in := newIncident(t, "sentry_regionoutbox")
-	start := time.Now().Add(-3 * time.Hour)
-	var rows []sentrysim.Row
-	for i := int64(1); i <= 10; i++ {
-		p := `{"ok": 1}`
-		if i == 4 {
-			p = `{"poison": "bad slug"}`
-		}
-		rows = append(rows, row("", 0, i, authProvider, i, p, start), row("", 0, i, orgUpdate, i, `{"ok": 1}`, start))
-	}
-	in.insert(0, rows...)
-	in.snapshot()
-	in.down = true
-	in.history(start, time.Minute)
-	in.down = false
+	in.seedPoisonAmongAnOutage()
 
 	s := in.openTop()
 	s.Wait(regexp.MustCompile(`(?m)^> \w+ +receiver_outage `))
