@@ -100,13 +100,30 @@ func TestDrainKilled(t *testing.T) {
 	seedGroups(t, schema, 40)
 	log := filepath.Join(t.TempDir(), "delivered.log")
 	handler := "exec:cat >/dev/null; echo x >> " + log + "; sleep 0.05"
-	c := exec.Command(bin, "--dsn", testdb.DSN(), "--schema", schema, "drain", "organization", "1", "--mode", "exact", "--handler", handler, "--yes")
+	app := uniqueApp(t)
+	c := exec.Command(bin, "--dsn", dsnWith("application_name="+app), "--schema", schema, "drain", "organization", "1", "--mode", "exact", "--handler", handler, "--yes")
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(700 * time.Millisecond)
 	_ = c.Process.Signal(syscall.SIGKILL)
 	_ = c.Wait()
+	// The server ends the killed client's session, and drops its row lock, only when it
+	// notices the socket closed: a re-run started before that is rightly refused ("another
+	// drainer holds this shard"), so wait for the session to be gone (CI's race pass met it).
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var n int
+		if err := testdb.Pool(t).QueryRow(context.Background(),
+			"SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", app).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed drain's session is still open after 60 s")
+		}
+	}
 	before, _ := os.ReadFile(log)
 	deliveredBefore := int64(bytes.Count(before, []byte("x")))
 	if left := countRows(t, schema); left+deliveredBefore < 40 {
