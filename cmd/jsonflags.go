@@ -9,47 +9,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/outboxctl/outboxctl/internal/bytesize"
+	"github.com/outboxctl/outboxctl/internal/cmdline"
 	"github.com/outboxctl/outboxctl/internal/contract"
 	"github.com/outboxctl/outboxctl/internal/jqrun"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
-
-// listFields is --json given without fields (jsonArgs): list the document's fields.
-const listFields = "\x00list"
-
-// jsonArgs lets --json stand without its field list, as gh's does: `--json` last, or
-// followed by another flag, asks for the fields the command's document has. A field list
-// is the next argument (`--json shard_scope,attempts`), as a flag value would be.
-func jsonArgs(args []string) []string {
-	out := make([]string, 0, len(args))
-	for i := 0; i < len(args); i++ {
-		if args[i] == "--" {
-			return append(out, args[i:]...)
-		}
-		if args[i] == "--json" && (i+1 == len(args) || strings.HasPrefix(args[i+1], "-")) {
-			out = append(out, "--json="+listFields)
-			continue
-		}
-		out = append(out, args[i])
-	}
-	return out
-}
-
-// rewrittenWords are the words of args that jsonArgs and watchArgs wrote in place of a bare
-// --json or a --watch INTERVAL.
-func rewrittenWords(args []string) map[string]bool {
-	out := map[string]bool{}
-	for _, w := range args {
-		if w == "--" {
-			break
-		}
-		if w == "--json="+listFields || strings.HasPrefix(w, "--watch=") {
-			out[w] = true
-		}
-	}
-	return out
-}
 
 // noRewrittenValue refuses a flag that took, as its value, the word that stood for a bare
 // --json or --watch after it (`skip 1 --reason --json` gave --reason "--json" as a reason,
@@ -101,7 +66,7 @@ func (a *app) validateSelection(c *cobra.Command) error {
 	if a.g.PrintSQL {
 		return usageErrorf(path+" --print-sql", "`%s` selects from the JSON output, and --print-sql prints SQL instead: drop one of them", flag)
 	}
-	if fields && a.g.JSONFields == listFields {
+	if fields && a.g.JSONFields == cmdline.ListFields {
 		a.sel.List = true
 		// A read lists its document's fields by running; a mutation (every one asks for
 		// --yes) would change the database, and its dry run prints no document: its fields

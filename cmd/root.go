@@ -14,12 +14,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/cmdline"
 	"github.com/outboxctl/outboxctl/internal/config"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
-	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // Main runs outboxctl with args and returns the exit code.
@@ -39,9 +39,9 @@ func Main(ctx context.Context, args []string, streams *render.Streams) int {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd(args...)
 	wrapCobraErrors(root)
-	args = jsonArgs(watchArgs(args))
+	args = cmdline.JSONArgs(cmdline.WatchArgs(args))
 	a.args = args
-	a.rewritten = rewrittenWords(args)
+	a.rewritten = cmdline.Rewritten(args)
 	root.SetArgs(args)
 	root.SetIn(io.In)
 	root.SetOut(io.Out)
@@ -96,7 +96,7 @@ type app struct {
 	// runF, when set (the read commands' flag tests), takes a read command's validated
 	// options in place of its run: a command line parsed without a database (gh's runF).
 	runF func(opts any) error
-	// rewritten are the words jsonArgs and watchArgs wrote (--json=\x00list, --watch=1s):
+	// rewritten are the words cmdline.JSONArgs and WatchArgs wrote (--json=\x00list, --watch=1s):
 	// validate refuses another flag that took one as its value.
 	rewritten map[string]bool
 	io        *render.Streams
@@ -444,36 +444,12 @@ func examples(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// targetedHint gives a usage error's Try line the invocation's target. A hint written as a
-// bare command line ("outboxctl shards --min-depth 100") gets the invocation's --context and
-// --schema (from prefixWords), so that pasted it runs where the mistaken
-// line would have, not on the default schema or context. A hint that names any of them is
-// built from the invocation's own words already and is left as it is.
+// targetedHint gives a usage error's Try line the invocation's target (cmdline.Targeted):
+// pasted, it runs where the mistaken line would have.
 func (a *app) targetedHint(err error) error {
 	var ce *cmdError
-	if !errors.As(err, &ce) || a.cmd == nil {
-		return err
-	}
-	rest, bare := strings.CutPrefix(ce.hint, "outboxctl ")
-	if !bare || strings.HasPrefix(rest, "-") {
-		return err
-	}
-	for _, f := range []string{"--context", "--all-contexts", "--schema", "--deployment", "--enums"} {
-		if strings.Contains(" "+rest, " "+f) {
-			return err
-		}
-	}
-	// Only where it runs: --enums and --deployment stay out (a hint about a broken --enums
-	// file, `enums lint FILE`, must not load that file first).
-	prefix := []string{"outboxctl"}
-	words := a.prefixWords()
-	for i := 1; i+1 < len(words); i += 2 {
-		if words[i] == "--context" || words[i] == "--schema" {
-			prefix = append(prefix, words[i], words[i+1])
-		}
-	}
-	if len(prefix) > 1 {
-		ce.hint = textsafe.Command(prefix...) + " " + rest
+	if errors.As(err, &ce) && a.cmd != nil {
+		ce.hint = cmdline.Targeted(ce.hint, a.prefixWords())
 	}
 	return err
 }

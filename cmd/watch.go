@@ -40,27 +40,6 @@ func (a *app) addWatch(c *cobra.Command, key, columns []string) *watchSpec {
 	return w
 }
 
-// watchArgs lets --watch take its interval as the next argument (`--watch 1s`), which a flag
-// with a default value (a bare --watch) cannot do by itself: an argument that parses as a
-// duration right after --watch is its value.
-func watchArgs(args []string) []string {
-	out := make([]string, 0, len(args))
-	for i := 0; i < len(args); i++ {
-		if args[i] == "--" {
-			return append(out, args[i:]...)
-		}
-		if args[i] == "--watch" && i+1 < len(args) {
-			if _, err := time.ParseDuration(args[i+1]); err == nil {
-				out = append(out, "--watch="+args[i+1])
-				i++
-				continue
-			}
-		}
-		out = append(out, args[i])
-	}
-	return out
-}
-
 // applyWatch checks a command's --watch before it runs; runDocument then redraws the
 // command's document (watching) instead of printing it once.
 func (a *app) applyWatch(c *cobra.Command) error {
