@@ -18,6 +18,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/config"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/interrupt"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -26,7 +27,7 @@ import (
 func Main(ctx context.Context, args []string, streams *render.Streams) int {
 	// One stderr for everything the command runs at once (see WithSharedErr).
 	io := streams.WithSharedErr()
-	ctx, stop := notifySignals(ctx)
+	ctx, stop := interrupt.Notify(ctx)
 	defer stop()
 	a := &app{io: io, getenv: io.Getenv, args: args}
 	if a.getenv == nil {
@@ -375,11 +376,7 @@ func (a *app) printerFor(s *render.Streams) *render.Printer {
 		p.Headers = render.HeadersOff
 	}
 	p.CSVRaw = a.g.CSVRaw
-	ctx := context.Background()
-	if a.cmd != nil && a.cmd.Context() != nil {
-		ctx = a.cmd.Context()
-	}
-	p.SetSelection(ctx, a.sel)
+	p.SetSelection(a.commandContext(), a.sel)
 	return p
 }
 
