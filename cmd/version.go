@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"fmt"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -23,7 +22,7 @@ var (
 )
 
 // versionOptions are what version prints from: the -ldflags values, which win over the
-// module's build information.
+// module's build information (report.Stamps).
 type versionOptions struct {
 	Version, Commit, Date string
 }
@@ -31,40 +30,9 @@ type versionOptions struct {
 // Validate has nothing to check: version takes no flags, and exactArgs refuses arguments.
 func (o versionOptions) Validate() error { return nil }
 
-// resolve is the version and commit to print: the -ldflags values, else the module's
-// version and VCS revision, else "(devel)" and "unknown".
-func (o versionOptions) resolve(buildInfo func() (*debug.BuildInfo, bool)) (string, string) {
-	v, c := o.Version, o.Commit
-	if info, ok := buildInfo(); ok {
-		if v == "" && info.Main.Version != "" {
-			v = info.Main.Version
-		}
-		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" && c == "" {
-				c = s.Value
-			}
-		}
-	}
-	if v == "" {
-		v = "(devel)"
-	}
-	if c == "" {
-		c = "unknown"
-	}
-	return v, c
-}
-
-func (o versionOptions) String(buildInfo func() (*debug.BuildInfo, bool)) string {
-	v, c := o.resolve(buildInfo)
-	if o.Date != "" {
-		return fmt.Sprintf("outboxctl %s (commit %s, built %s)", v, c, o.Date)
-	}
-	return fmt.Sprintf("outboxctl %s (commit %s)", v, c)
-}
-
 // versionString is this binary's version line (also --version's).
 func versionString() string {
-	return versionOptions{Version: version, Commit: commit, Date: date}.String(debug.ReadBuildInfo)
+	return report.Stamps{Version: version, Commit: commit, Date: date}.Line(debug.ReadBuildInfo)
 }
 
 func newVersionCmd(a *app) *cobra.Command {
@@ -86,8 +54,7 @@ func newVersionCmd(a *app) *cobra.Command {
 // {"version": …, "commit": …}).
 func runVersion(d factory, o versionOptions) error {
 	if !d.lines {
-		v, c := o.resolve(d.buildInfo)
-		return d.printer.Print(render.Doc{{Name: "version", Card: render.FieldsOf(report.Version{Version: v, Commit: c})}})
+		return d.printer.Print(render.Doc{{Name: "version", Card: render.FieldsOf(report.Stamps(o).Resolve(d.buildInfo))}})
 	}
-	return d.printer.Linef("%s", o.String(d.buildInfo))
+	return d.printer.Linef("%s", report.Stamps(o).Line(d.buildInfo))
 }
