@@ -98,37 +98,10 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 }
 
 // runInspectShard prints (or runs) shard k's state, categories and messages; the messages
-// stream as they are read (inspect.Env.StreamShard).
+// stream as they are read (inspect.RunShard).
 func runInspectShard(ctx context.Context, d factory, o inspectShardOptions, t query.Target, k query.ShardKey) error {
 	pg := inspect.Page{All: o.All, Limit: o.Limit, Exact: o.Exact, Order: o.Order}
-	if d.printOnly {
-		return d.printScript(pg.Script(t, k, d.killswitchStatement(t)))
-	}
-	env, err := d.inspectEnv()
-	if err != nil {
-		return err
-	}
-	if o.ShowPayload {
-		env.Printer.MaxCell = 0
-	}
-	var ksErr error
-	err = d.snapshot(ctx, "inspect", readSpec{check: outbox.CheckOutbox}, func(s *outbox.Snapshot) (err error) {
-		ksErr, err = env.StreamShard(s, k, pg)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return ksErr
-}
-
-// inspectEnv is what internal/inspect's reads take of d; it reads the registry.
-func (d factory) inspectEnv() (inspect.Env, error) {
-	reg, err := d.registry()
-	if err != nil {
-		return inspect.Env{}, err
-	}
-	return inspect.Env{Registry: reg, Printer: d.printer, Now: d.now, Next: d.next}, nil
+	return inspect.RunShard(d.reader(ctx, "inspect"), t, k, pg, d.killswitchStatement(t), o.ShowPayload)
 }
 
 // killswitchStatement is the read of the kill switches that guard t, as printed SQL shows it.
@@ -216,22 +189,14 @@ the table.`),
 	return c
 }
 
-// runInspectObject prints the lookup of one object's outboxes, or runs it and returns them.
+// runInspectObject prints the lookup of one object's outboxes, or runs it and returns them
+// (inspect.RunObject).
 func runInspectObject(ctx context.Context, d factory, o inspectObjectOptions, t query.Target, cat enums.Category) (render.Doc, error) {
-	env, err := d.inspectEnv()
-	if err != nil {
-		return nil, err
-	}
 	var shard *int64
 	if o.ShardSet {
 		shard = &o.Shard
 	}
-	l := env.Object(cat, o.id, o.Limit, o.AnyScope, shard)
-	results, err := d.runRead(ctx, "inspect", func(t query.Target) query.Script { return query.Script{query.ObjectOutboxes(t, l)} })
-	if err != nil || results == nil {
-		return nil, err
-	}
-	return env.ObjectDoc(t, l, results[0])
+	return inspect.RunObject(d.reader(ctx, "inspect"), t, cat, o.id, o.Limit, o.AnyScope, shard)
 }
 
 // inspectCategoryOptions are inspect category's flags and argument.
@@ -296,25 +261,12 @@ default) with a progress line on a terminal.`),
 
 // runInspectCategory prints the depth of one category's statement, or runs it and returns it:
 // from the planner's statistics when the pass would exceed the budget (and --full-pass is not
-// given), labelled so (inspect.Category.Read).
+// given), labelled so (inspect.RunCategory).
 func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions, t query.Target, cat enums.Category) (render.Doc, error) {
 	c := inspect.Category{Cat: query.Enum{Value: cat.Value, Name: cat.Name}, Exact: o.Exact}
-	if d.printOnly {
-		return nil, d.printScript(query.Script{c.Statement(t)})
-	}
-	var a inspect.Answer
-	err := o.Pass.read(ctx, d, o.FullPass, "inspect", "inspect category", "reading", func(s *outbox.Snapshot, full inspect.FullPass) (err error) {
-		a, err = c.Read(s, o.Pass.budget(d), d.now, full)
-		return err
+	return inspect.RunCategory(d.reader(ctx, "inspect"), t, c, o.Pass.budget(d), func(fn func(*outbox.Snapshot, inspect.FullPass) error) error {
+		return o.Pass.read(ctx, d, o.FullPass, "inspect", "inspect category", "reading", fn)
 	})
-	if err != nil {
-		return nil, err
-	}
-	env, err := d.inspectEnv()
-	if err != nil {
-		return nil, err
-	}
-	return env.CategoryDoc(t, c, a)
 }
 
 // inspectMessageOptions are inspect message's argument.
@@ -351,20 +303,9 @@ func newInspectMessageCmd(a *app) *cobra.Command {
 }
 
 // runInspectMessage prints the lookup of one message, or runs it and returns the message; a
-// message that is not there is an error (exit 1) naming the other silo.
+// message that is not there is an error (exit 1) naming the other silo (inspect.RunMessage).
 func runInspectMessage(ctx context.Context, d factory, o inspectMessageOptions, t query.Target) (render.Doc, error) {
-	results, err := d.runRead(ctx, "inspect", func(t query.Target) query.Script { return query.Script{query.Message(t, o.id)} })
-	if err != nil || results == nil {
-		return nil, err
-	}
-	if len(results[0].Rows) == 0 {
-		return nil, failuref("no outbox row with id %d in %s (already delivered, or another silo: try --silo %s)", o.id, t.Describe(), otherSilo(t))
-	}
-	env, err := d.inspectEnv()
-	if err != nil {
-		return nil, err
-	}
-	return env.MessageDoc(t, o.id, results[0])
+	return inspect.RunMessage(d.reader(ctx, "inspect"), t, o.id)
 }
 
 // depthOptions are depth's flags. Exact asks for the exact pass, every category counted,
@@ -436,33 +377,15 @@ common enough to be in the statistics, the whole table whatever --cell says.`),
 }
 
 // runDepth prints the total depth and the depth per category, or runs it and returns them
-// (inspect.Depth.Read).
+// (inspect.RunDepth); the webhook mailboxes' table has its own (runMailboxDepth).
 func runDepth(ctx context.Context, d factory, o depthOptions, t query.Target) (render.Doc, error) {
 	if query.IsMailboxTable(t) {
 		return runMailboxDepth(ctx, d, o, t)
 	}
 	r := inspect.Depth{Estimate: o.Estimate, SmallTable: o.SmallTable}
-	var a inspect.Answer
-	if o.Estimate || d.printOnly {
-		results, err := d.runRead(ctx, "depth", r.Script)
-		if err != nil || results == nil {
-			return nil, err
-		}
-		a.Res = results[0]
-	} else {
-		err := o.Pass.read(ctx, d, o.Exact, "depth", "depth", "counting", func(s *outbox.Snapshot, full inspect.FullPass) (err error) {
-			a, err = r.Read(s, o.Pass.budget(d), d.now, full)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	env, err := d.inspectEnv()
-	if err != nil {
-		return nil, err
-	}
-	return env.DepthDoc(a)
+	return inspect.RunDepth(d.reader(ctx, "depth"), t, r, o.Pass.budget(d), func(fn func(*outbox.Snapshot, inspect.FullPass) error) error {
+		return o.Pass.read(ctx, d, o.Exact, "depth", "depth", "counting", fn)
+	})
 }
 
 // completeFirstArg completes enum names for a command's first argument only.
@@ -474,12 +397,4 @@ func (a *app) completeFirstArg(kind enums.Kind) func(*cobra.Command, []string, s
 		}
 		return names(c, args, prefix)
 	}
-}
-
-// otherSilo is the silo a hint suggests trying: the one the command did not look at.
-func otherSilo(t query.Target) query.Silo {
-	if t.Control() {
-		return query.SiloCell
-	}
-	return query.SiloControl
 }

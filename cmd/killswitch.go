@@ -15,7 +15,6 @@ import (
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/killswitch"
 	"github.com/outboxctl/outboxctl/internal/options"
-	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/repair"
@@ -120,43 +119,9 @@ list in sentry_controloption disables nothing.`),
 }
 
 // runKillswitchList prints the SQL, or reads and returns the kill-switch lists, what waits
-// behind them and the backfill gates, from any Sentry database (plainSession).
+// behind them and the backfill gates, from any Sentry database (killswitch.RunList).
 func runKillswitchList(ctx context.Context, d factory, o killswitchListOptions, t query.Target) (render.Doc, error) {
-	if d.printOnly {
-		return nil, d.printScript(query.Script{
-			options.KillswitchStatement(t.Schema, query.OptionTable),
-			options.KillswitchStatement(t.Schema, query.ControlOptionTable),
-			query.KillswitchShards(killswitch.PresentOutboxes(t.Schema, query.Schema{}), nil),
-		})
-	}
-	reg, err := d.registry()
-	if err != nil {
-		return nil, err
-	}
-	var l killswitch.Listing
-	err = d.snapshot(ctx, "killswitch", readSpec{check: outbox.CheckOptions}, func(s *outbox.Snapshot) error {
-		l, err = killswitch.ReadListing(s.Context(), s, s.Target.Schema, s.Schema, reg, backfill.Registered(o.overrides))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return killswitchListingDoc(d.printer, l), l.ListErr
-}
-
-// killswitchListingDoc is the listing's document; it says the notes a terminal shows.
-func killswitchListingDoc(p *render.Printer, l killswitch.Listing) render.Doc {
-	if !p.Structured() {
-		if len(l.Disabled) == 0 {
-			p.Notef("no shard is disabled")
-		}
-		for ot, ids := range l.Ignored {
-			if len(ids) > 0 {
-				p.Warnf("%s lists %d disabled shard(s), but Sentry does not read %s in this deployment (%s): they are NOT disabled; use killswitch add to disable them where Sentry reads", ot, len(ids), ot, l.Schema.DeploymentWhy)
-			}
-		}
-	}
-	return l.Doc()
+	return killswitch.RunList(d.reader(ctx, "killswitch"), t, backfill.Registered(o.overrides))
 }
 
 // killswitchCheckOptions are killswitch check's arguments.
@@ -207,29 +172,9 @@ func newKillswitchCheckCmd(a *app) *cobra.Command {
 }
 
 // runKillswitchCheck prints the SQL, or reads and returns whether shard o.ids[0] of scope is
-// disabled, in each options table and in the one Sentry reads, and what waits in it; silo
-// is --silo as given (cell, region or control), for the title.
+// disabled and what waits in it (killswitch.RunCheck); silo is --silo as given.
 func runKillswitchCheck(ctx context.Context, d factory, o killswitchCheckOptions, t query.Target, scope query.Enum, silo string) (render.Doc, error) {
-	ids := o.ids
-	if d.printOnly {
-		return nil, d.printScript(query.Script{d.killswitchStatement(t), query.ShardDepths(t, scope, ids)})
-	}
-	reg, err := d.registry()
-	if err != nil {
-		return nil, err
-	}
-	var c killswitch.Checked
-	err = d.snapshot(ctx, "killswitch", readSpec{check: outbox.CheckOptions}, func(s *outbox.Snapshot) (err error) {
-		c, err = killswitch.Check(s, reg, scope, ids)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if c.Warning != "" {
-		d.printer.Warnf("%s", c.Warning)
-	}
-	return c.Doc(scope.Name, ids[0], silo), c.ListErr
+	return killswitch.RunCheck(d.reader(ctx, "killswitch"), t, d.killswitchStatement(t), scope, o.ids, silo)
 }
 
 // audit writes the JSON audit line of a change on stderr: who, when, where (without any

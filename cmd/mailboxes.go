@@ -7,11 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/mailbox"
-	"github.com/outboxctl/outboxctl/internal/options"
-	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
-	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // The webhook payload mailboxes (hybridcloud_webhookpayload, control silo; reference §10.4):
@@ -26,49 +23,9 @@ var mailboxCommands = map[string]bool{"outboxctl mailboxes": true, "outboxctl in
 const noDeliveryNote = `outboxctl never delivers a webhook payload: Sentry's own drain does (its scheduler
 finds a due head and drains the mailbox, or a push-triggered drain does).`
 
-// mailboxTarget is the webhook payload table in --schema, with --cell as its cell filter.
-func (a *app) mailboxTarget() (query.Target, error) {
-	t := query.MailboxTarget(a.g.Schema)
-	if t.Schema != "" {
-		if err := query.ValidateIdent("schema", t.Schema); err != nil {
-			return t, usageErrorf("", "%s", err.Error())
-		}
-	}
-	if strings.ContainsRune(a.g.Cell, 0) {
-		return t, usageErrorf("", "`--cell` holds a NUL byte, which no cell name does")
-	}
-	t.Cell = a.g.Cell
-	return t, nil
-}
-
-// mailboxSession connects, opens a read-only snapshot with the catalog (the options tables
-// among it), checks that the mailbox table is here, and calls fn with what it read.
-func (a *app) mailboxSession(ctx context.Context, command string, fn func(s *outbox.Snapshot, cat mailbox.Catalog, skip mailbox.SkipProviders) error) error {
-	t, err := a.mailboxTarget()
-	if err != nil {
-		return err
-	}
-	filter := t.Cell
-	t.Cell = ""
-	return a.snapshot(ctx, command, readSpec{table: &t}, func(s *outbox.Snapshot) error {
-		s.Target.Cell = filter
-		return mailboxRead(s, fn)
-	})
-}
-
-// mailboxRead reads the catalog and the skip-on-failure providers in session s and calls fn.
-func mailboxRead(s *outbox.Snapshot, fn func(s *outbox.Snapshot, cat mailbox.Catalog, skip mailbox.SkipProviders) error) error {
-	cat, skip, err := mailbox.ReadSession(s.Context(), s, s.Target, s.Schema)
-	if err != nil {
-		return err
-	}
-	return fn(s, cat, skip)
-}
-
-// mailboxPrelude is the catalog and option reads every mailbox read starts with, printed.
-func (a *app) mailboxPrelude(t query.Target) query.Script {
-	return mailbox.Prelude(t, options.OptionTableFor(query.SiloControl, a.printSchema()))
-}
+// mailboxTarget is the webhook payload table in --schema, with --cell as its cell filter
+// (mailbox.TargetOf).
+func (a *app) mailboxTarget() (query.Target, error) { return mailbox.TargetOf(a.g.Schema, a.g.Cell) }
 
 // mailboxesOptions are mailboxes' flags.
 type mailboxesOptions struct {
@@ -137,26 +94,13 @@ schedule_for index was dropped in August 2026). --cell and --provider narrow the
 	return c
 }
 
-// runMailboxes is mailboxes' document, or its SQL printed.
+// runMailboxes is mailboxes' document, or its SQL printed (mailbox.RunList).
 func (a *app) runMailboxes(ctx context.Context, o mailboxesOptions) (render.Doc, error) {
 	t, err := a.mailboxTarget()
 	if err != nil {
 		return nil, err
 	}
-	filter := query.MailboxFilter{Provider: o.Provider, Cell: t.Cell}
-	if printOnly, noDB := a.wantsSQL(); printOnly {
-		sc := append(a.mailboxPrelude(t), query.Mailboxes(t, filter, mailbox.DefaultSkipProviders, o.Limit, query.MailboxCountCap, nil))
-		return nil, a.printScript(sc, noDB)
-	}
-	var l *mailbox.Listing
-	err = a.mailboxSession(ctx, "mailboxes", func(s *outbox.Snapshot, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
-		l, err = mailbox.ReadListing(s.Context(), s, s.Target, cat, skip, filter, o.Limit)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return l.Doc(), nil
+	return mailbox.RunList(a.factory().reader(ctx, "mailboxes"), t, o.Provider, o.Limit)
 }
 
 // inspectMailboxOptions are inspect mailbox's flags and argument.
@@ -219,49 +163,17 @@ tokens. --show-secrets shows the request as stored: never the default.
 	return c
 }
 
-// runInspectMailbox is inspect mailbox's document, or its SQL printed.
+// runInspectMailbox is inspect mailbox's document, or its SQL printed (mailbox.RunInspect).
 func (a *app) runInspectMailbox(ctx context.Context, o inspectMailboxOptions) (render.Doc, error) {
 	t, err := a.mailboxTarget()
 	if err != nil {
 		return nil, err
 	}
-	if printOnly, noDB := a.wantsSQL(); printOnly {
-		sc := append(a.mailboxPrelude(t), query.MailboxPayloads(t, o.Name, o.Limit), query.MailboxDepthOne(t, o.Name, query.MailboxCountCap, nil))
-		return nil, a.printScript(sc, noDB)
-	}
-	var in *mailbox.Inspected
-	err = a.mailboxSession(ctx, "inspect mailbox", func(s *outbox.Snapshot, cat mailbox.Catalog, skip mailbox.SkipProviders) error {
-		in, err = mailbox.Inspect(s.Context(), s, s.Target, cat, o.Name, skip, o.Limit, o.ShowSecrets)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if in.Head == nil {
-		return nil, failuref("mailbox %s is empty or does not exist in %s: outboxctl mailboxes lists them", textsafe.Command(o.Name), t.From())
-	}
-	f := a.factory()
-	next := render.Commands{f.next(nil, "reschedule", "--mailbox", o.Name, "--reason", "receiver fixed")}
-	return in.Doc(o.Name, next), nil
+	return mailbox.RunInspect(a.factory().reader(ctx, "inspect mailbox"), t, o.Name, o.Limit, o.ShowSecrets)
 }
 
 // runMailboxDepth is depth --table hybridcloud_webhookpayload: the payloads per provider
-// and cell (--estimate: per provider, from the statistics).
+// and cell (--estimate: per provider, from the statistics; mailbox.RunDepth).
 func runMailboxDepth(ctx context.Context, d factory, o depthOptions, t query.Target) (render.Doc, error) {
-	st := query.MailboxDepth(t)
-	if o.Estimate {
-		st = query.MailboxDepthEstimate(t, nil)
-	}
-	if d.printOnly {
-		return nil, d.printScript(query.Script{query.MailboxCatalog(t), st})
-	}
-	var doc render.Doc
-	err := d.snapshot(ctx, "depth", readSpec{}, func(s *outbox.Snapshot) (err error) {
-		doc, err = mailbox.Depth(s.Context(), s, s.Target, o.Estimate, o.Exact)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return doc, nil
+	return mailbox.RunDepth(d.reader(ctx, "depth"), t, o.Estimate, o.Exact)
 }

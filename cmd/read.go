@@ -51,6 +51,19 @@ func (a *app) snapshot(ctx context.Context, command string, r readSpec, fn func(
 	return outbox.Open(ctx, cfg, t, outbox.Options{Deployment: a.deployment(), Check: r.check}, fn)
 }
 
+// reader is what a read service takes of d for command (outbox.Reader): whether it prints,
+// the script printer, the snapshot opener, the printer of its notes and the registry.
+func (d factory) reader(ctx context.Context, command string) outbox.Reader {
+	return outbox.Reader{PrintOnly: d.printOnly, Print: d.printScript, Printer: d.printer, Registry: d.registry,
+		Now: d.now, Next: d.next, Open: func(check outbox.Check, fn func(*outbox.Snapshot) error) error {
+			return d.snapshot(ctx, command, readSpec{check: check}, fn)
+		},
+		OpenOn: func(t query.Target, fn func(*outbox.Snapshot) error) error {
+			return d.snapshot(ctx, command, readSpec{table: &t}, fn)
+		},
+		Target: d.target, PrintSchema: d.printSchema}
+}
+
 // runRead prints the script build makes (on --print-sql, or when no database is given) or
 // runs it in one read-only snapshot. It returns nil results when it printed.
 func (a *app) runRead(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error) {

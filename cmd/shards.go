@@ -95,31 +95,14 @@ func (a *app) shardFilter(o shardsOptions, now time.Time) (query.ShardFilter, er
 }
 
 // runShards runs (or prints) the shard listing of f and its kill-switch read and returns
-// the listing (inspect.ReadShards, ShardsDoc); --fail-if-depth may end it with exit 3.
+// the listing (inspect.RunShards); --fail-if-depth may end it with exit 3.
 func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, f query.ShardFilter) (render.Doc, error) {
 	r := outbox.ShardsRequest{Filter: f, Stuck: o.Stuck, Budget: o.Pass.budget(d), Seed: d.now().UnixNano() % 1_000_000}
-	if d.printOnly {
-		return nil, d.printScript(query.Script{r.Statement(t), d.killswitchStatement(t)})
-	}
-	env, err := d.inspectEnv()
-	if err != nil {
-		return nil, err
-	}
-	var l inspect.Listing
-	err = o.Pass.read(ctx, d, o.FullPass, "shards", "shards", "grouping", func(s *outbox.Snapshot, full inspect.FullPass) (err error) {
-		r.FullPass = full // under --pass-timeout, with a progress line for the pass
-		l, err = inspect.ReadShards(ctx, s, r)
-		return err
+	doc, l, err := inspect.RunShards(d.reader(ctx, "shards"), t, r, d.killswitchStatement(t), o.Stuck, func(fn func(*outbox.Snapshot, inspect.FullPass) error) error {
+		return o.Pass.read(ctx, d, o.FullPass, "shards", "shards", "grouping", fn)
 	})
-	if err != nil {
-		return nil, err
-	}
-	doc, err := env.ShardsDoc(l, o.Stuck)
-	if err != nil {
-		return nil, err
-	}
-	if l.SwitchesErr != nil {
-		return doc, l.SwitchesErr
+	if err != nil || d.printOnly {
+		return doc, err
 	}
 	return doc, o.checkDepth(l.ShardsListing)
 }
