@@ -7,11 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/outboxctl/outboxctl/internal/backfill"
 	"github.com/outboxctl/outboxctl/internal/doctor"
-	"github.com/outboxctl/outboxctl/internal/enums"
-	"github.com/outboxctl/outboxctl/internal/outbox"
-	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
@@ -139,69 +135,23 @@ func addDoctorFlags(c *cobra.Command, o *doctorOptions) {
 	_ = c.RegisterFlagCompletionFunc("check", fixedCompletion(doctor.Names...))
 }
 
-// runDoctor prints the checks' SQL, or runs them in one snapshot, prints the findings and
-// maps the worst severity to the exit status.
+// runDoctor prints the checks' SQL, or runs them in one snapshot (doctor.Run), prints the
+// findings and maps the worst severity to the exit status.
 func runDoctor(ctx context.Context, d factory, o doctorOptions, names []string) (render.Doc, error) {
-	reg, err := d.registry()
-	if err != nil {
-		return nil, err
-	}
-	t, err := d.target()
-	if err != nil {
-		return nil, err
-	}
-	if d.printOnly {
-		targets, _ := doctor.Targets(t, o.named, nil) // nil: to print, both; never an error
-		return nil, d.printScript(doctor.Script(targets, d.schema, names, o.Config))
-	}
-	var findings []doctor.Finding
-	var cursors map[string]backfill.Cursor
-	err = d.snapshot(ctx, "doctor", readSpec{}, func(s *outbox.Snapshot) error {
-		findings, cursors, err = doctor.InSnapshot(ctx, s, doctorInvocation(d, o, t, reg), names)
-		return err
+	inv := doctor.Invocation{Named: o.named, SchemaName: d.schema, LedgerPath: ledgerPath(), Config: o.Config}
+	fs, err := doctor.RunChecks(ctx, d.reader(ctx, "doctor"), inv, names, o.Sample, func(ctx context.Context, dur time.Duration) error {
+		return d.sampleAgain(ctx, "backfill cursors", dur)
 	})
-	if err != nil {
+	if err != nil || d.printOnly {
 		return nil, err
 	}
-	if o.Sample > 0 && len(cursors) > 0 {
-		if findings, err = resampleBackfill(ctx, o, d, findings, cursors); err != nil {
-			return nil, err
-		}
-	}
-	return findingsDoc(d, findings)
+	return findingsDoc(d, fs)
 }
 
-// doctorInvocation is what doctor.InSnapshot takes of d and o for the table t the flags
-// select (top polls the checks this way too).
-func doctorInvocation(d factory, o doctorOptions, t query.Target, reg *enums.Registry) doctor.Invocation {
-	return doctor.Invocation{Target: t, Named: o.named, SchemaName: d.schema, Registry: reg, Now: d.now(),
-		Prefix: d.next(nil), LedgerPath: ledgerPath(), Config: o.Config}
-}
-
-// resampleBackfill reads the cursors of the walks in progress again, o.Sample after the
-// snapshot closed (a snapshot held open while waiting would itself pin the xmin horizon).
-func resampleBackfill(ctx context.Context, o doctorOptions, d factory, fs []doctor.Finding, first map[string]backfill.Cursor) ([]doctor.Finding, error) {
-	if err := d.sampleAgain(ctx, "backfill cursors", o.Sample); err != nil {
-		return nil, err
-	}
-	err := d.snapshot(ctx, "doctor", readSpec{}, func(s *outbox.Snapshot) (err error) {
-		fs, err = doctor.Resample(s, fs, first, o.Sample, d.next(nil))
-		return err
-	})
-	doctor.Sort(fs)
-	return fs, err
-}
-
-// findingsDoc is the findings' document (cards on a terminal, else one table), and the
-// worst severity as the verdict.
+// findingsDoc is the findings' document (doctor.Doc: cards on a terminal, else one table),
+// and the worst severity as the verdict.
 func findingsDoc(d factory, fs []doctor.Finding) (render.Doc, error) {
-	doc := doctor.Table(fs)
-	switch {
-	case d.wide:
-		doc = append(doctor.Compact(fs, "below, and with -o json"), doctor.Cards(fs)...)
-	case d.cards:
-		doc = doctor.Compact(fs, d.next(nil, "doctor", "-o", "wide"))
-	}
+	doc := doctor.Doc(fs, d.wide, d.cards, func() string { return d.next(nil, "doctor", "-o", "wide") })
 	switch doctor.Worst(fs) {
 	case doctor.Crit:
 		return doc, verdict(meansCritical, "doctor: "+doctor.Tally(fs))
