@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -162,80 +163,28 @@ func runVerify(ctx context.Context, d factory, o verifyOptions, on verifyOn) (re
 	} else if cell == "" {
 		cell = monolithCell
 	}
-	if printing {
-		return nil, d.printScript(verifyScript(d, o, sides, cell))
+	v := outbox.Verify{Request: outbox.VerifyRequest{Pairs: o.pairs, Named: len(o.Pairs) > 0, Cell: cell, IDs: o.ids(), Limit: o.Limit},
+		Schema: d.schema, GivenCell: givenCell, Connect: func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "verify") }, Next: d.next}
+	if sides != nil {
+		v.Cell, v.Control = verifyContext(sides.cell, on.nextOn), verifyContext(sides.control, on.nextOn)
 	}
-	results, err := verifyPairs(ctx, d, o, sides, cell)
+	if printing {
+		return nil, d.printScript(v.Script())
+	}
+	doc, results, err := v.Run(ctx)
 	if err != nil {
 		return nil, err
 	}
-	doc := replica.Doc(results, o.Limit, verifyCommands(d, on.nextOn, sides, givenCell))
 	if !o.FailOnDrift {
 		return doc, nil
 	}
 	return doc, driftVerdict(results)
 }
 
-// verifyCommands make verify's next lines: replicate on this invocation's database (both
-// contexts when split), with the --cell verify was given (cell; "": none), which names the
-// cell a control model's rows are written for; an outbox command on the silo's outbox,
-// which in a split deployment is the cell context's (the cell outbox) or the control
-// context's (the control outbox, its rows for the cell), each context carrying its own
-// schema.
-func verifyCommands(d factory, nextOn func(splitSide, *query.Target, ...string) string, sides *splitSides, cell string) replica.Commands {
-	return replica.Commands{
-		Repair: func(args ...string) string { return d.next(nil, withCell(cell, args)...) },
-		Outbox: func(silo query.Silo, cell string, args ...string) string {
-			t := query.Target{Silo: silo}
-			if silo == query.SiloControl {
-				t.Cell = cell
-			}
-			if sides == nil {
-				return d.next(&t, args...)
-			}
-			side := sides.cell
-			if silo == query.SiloControl {
-				side = sides.control
-			}
-			return nextOn(side, &t, args...)
-		},
-	}
-}
-
-// withCell is args with --cell cell first ("": args alone): the cell a verify or replicate
-// ran for, repeated in the one it suggests.
-func withCell(cell string, args []string) []string {
-	if cell == "" {
-		return args
-	}
-	return append([]string{"--cell", cell}, args...)
-}
-
-// verifyScript is what verify would run (replica.VerifyScript): in one database, or on the
-// two contexts' sides.
-func verifyScript(d factory, o verifyOptions, sides *splitSides, cell string) query.Script {
-	var sp *replica.Split
-	if sides != nil {
-		sp = &replica.Split{Cell: replica.Where{Context: sides.cell.context, Schema: sides.cell.schema},
-			Control: replica.Where{Context: sides.control.context, Schema: sides.control.schema}}
-	}
-	return replica.VerifyScript(o.pairs, sp, d.schema, cell, o.ids(), o.Limit)
-}
-
-// verifyPairs runs every pair's comparison (outbox.VerifyMonolith, outbox.VerifySplit): in
-// one read-only snapshot of the monolith, or in one of each side.
-func verifyPairs(ctx context.Context, d factory, o verifyOptions, sides *splitSides, cell string) ([]replica.Result, error) {
-	r := outbox.VerifyRequest{Pairs: o.pairs, Named: len(o.Pairs) > 0, Cell: cell, IDs: o.ids(), Limit: o.Limit}
-	if sides != nil {
-		return outbox.VerifySplit(ctx, outbox.Side{Conn: sides.cell.conn, Schema: sides.cell.schema},
-			outbox.Side{Conn: sides.control.conn, Schema: sides.control.schema}, r)
-	}
-	conn, err := d.connect(ctx, "verify")
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	return outbox.VerifyMonolith(ctx, conn, d.schema, r)
+// verifyContext is side as outbox.Verify takes it, its next lines written by nextOn.
+func verifyContext(side splitSide, nextOn func(splitSide, *query.Target, ...string) string) *outbox.VerifyContext {
+	return &outbox.VerifyContext{Name: side.context, Side: outbox.Side{Conn: side.conn, Schema: side.schema},
+		Next: func(t *query.Target, args ...string) string { return nextOn(side, t, args...) }}
 }
 
 // driftVerdict is --fail-on-drift's: drift (exit 9) when an object is missing, stale or
