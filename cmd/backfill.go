@@ -195,30 +195,17 @@ func runBackfillStatus(ctx context.Context, d factory, o backfillStatusOptions) 
 		return nil, err
 	}
 	if d.printOnly {
-		return nil, printBackfillSQL(d, o, selected)
+		return nil, status.Print(d.printText, d.printer, d.schema, o.Redis.KeyPrefix, selected)
 	}
-	conn, err := d.connect(ctx, "backfill")
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	src := status.Source{Conn: conn, Schema: d.schema, Deployment: d.deployment, Store: o.Store,
+	src := status.Source{Schema: d.schema, Deployment: d.deployment, Store: o.Store,
 		Redis: o.Redis.config(d.getenv), KeyPrefix: o.Redis.KeyPrefix, MaxCursor: int64(o.MaxCursor), Now: d.now}
-	if len(o.Tables) == 0 {
-		var skipped []error
-		if selected, skipped, err = src.WithCursorTables(ctx, selected); err != nil {
-			return nil, err
-		}
-		for _, err := range skipped {
-			d.printer.Warnf("skipping a cursor whose %s", err.Error())
-		}
-	}
-	rep, err := src.Status(ctx, status.Request{Tables: selected, SelfHosted: o.SelfHosted, Exact: o.Exact,
+	connect := func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "backfill") }
+	doc, rep, err := src.Run(ctx, connect, d.printer, selected, len(o.Tables) == 0, status.Request{SelfHosted: o.SelfHosted, Exact: o.Exact,
 		Sample: o.Sample, Wait: func(ctx context.Context, dur time.Duration) error { return d.sampleAgain(ctx, "cursors", dur) }})
 	if err != nil {
 		return nil, err
 	}
-	return backfillDoc(d.printer, rep), backfillVerdict(rep, o.ExitStatus)
+	return doc, backfillVerdict(rep, o.ExitStatus)
 }
 
 // selectTables is every registered table, or the ones named (each must be registered).
@@ -231,35 +218,8 @@ func selectTables(all []backfill.Table, names []string) ([]backfill.Table, error
 	return selected, nil
 }
 
-func printBackfillSQL(d factory, o backfillStatusOptions, selected []backfill.Table) error {
-	script, err := status.Script(d.schema, selected)
-	if err != nil {
-		return err
-	}
-	if err := d.printText(script); err != nil {
-		return err
-	}
-	return d.printer.SQL(status.RedisComments(o.Redis.KeyPrefix, selected))
-}
-
-// backfillDoc is the status's document; it says the notes and warnings.
-func backfillDoc(p *render.Printer, rep status.Report) render.Doc {
-	if !p.Structured() {
-		p.Notef("options read from %s", status.StoresText(rep.Schema))
-	}
-	// Each malformed cursor in full on stderr, in every format: a table cuts the note
-	// column, and the verdict may name a malformed option instead.
-	for _, r := range rep.Rows {
-		if r.Status.State == backfill.StateMalformed {
-			p.Warnf("the cursor of %s is malformed: %s", r.Table.Name, r.Status.Note)
-		}
-	}
-	if !p.Structured() && rep.Sampled {
-		p.Notef("rates are ids per minute of the cursor; Sentry backfills at most %d rows per minute across all tables", status.Budget)
-	}
-	return render.Doc{{Name: "backfill", Title: "Backfill status", Table: rep.Table()}}
-}
-
+// backfillVerdict is the status's: a malformed option, the cursors that could not be read
+// (exit 1), or with --exit-status the tables not complete ("not yet", 8).
 func backfillVerdict(rep status.Report, exitStatus bool) error {
 	switch {
 	case rep.OptionErr != nil:
