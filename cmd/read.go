@@ -65,28 +65,14 @@ func (d factory) reader(ctx context.Context, command string) outbox.Reader {
 }
 
 // runRead prints the script build makes (on --print-sql, or when no database is given) or
-// runs it in one read-only snapshot. It returns nil results when it printed.
+// runs it in one read-only snapshot (outbox.Reader.Read). It returns nil results when it
+// printed.
 func (a *app) runRead(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error) {
-	printOnly, noDB := a.wantsSQL()
-	if printOnly {
-		t, err := a.target()
-		if err != nil {
-			return nil, err
-		}
-		return nil, a.printScript(build(t), noDB)
+	t, err := a.target()
+	if err != nil {
+		return nil, err
 	}
-	var results []*query.Result
-	err := a.snapshot(ctx, command, readSpec{check: outbox.CheckOutbox}, func(s *outbox.Snapshot) error {
-		for _, st := range build(s.Target) {
-			res, err := s.Run(st)
-			if err != nil {
-				return err
-			}
-			results = append(results, res)
-		}
-		return nil
-	})
-	return results, err
+	return a.factory().reader(ctx, command).Read(t, build)
 }
 
 func (a *app) printScript(script query.Script, noDB bool) error {
@@ -175,33 +161,15 @@ func idArg(what, s, hint string) (int64, error) {
 	return n, nil
 }
 
-// completeNames completes enum names for positional arguments and flags, honouring --enums.
+// completeNames completes enum names for positional arguments and flags, honouring --enums
+// (enums.Registry.Complete).
 func (a *app) completeNames(kind enums.Kind) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
 		reg, err := a.registry()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
-		// The shell keeps only the candidates that start with what was typed, case and all:
-		// a name typed in lower case (org) is completed in lower case (organization, the
-		// form the commands print), in upper case as Sentry spells it.
-		lower := prefix != strings.ToUpper(prefix)
-		var out []string
-		for _, n := range reg.Names(kind) {
-			cands := []string{n}
-			if lower {
-				cands = []string{strings.ToLower(n)}
-				if short, ok := strings.CutSuffix(cands[0], "_scope"); ok && kind == enums.KindScope {
-					cands = []string{short, cands[0]}
-				}
-			}
-			for _, c := range cands {
-				if strings.HasPrefix(c, prefix) || strings.HasPrefix(c, strings.ToUpper(prefix)) {
-					out = append(out, c)
-				}
-			}
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return reg.Complete(kind, prefix), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
