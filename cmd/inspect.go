@@ -9,7 +9,6 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/inspect"
-	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -101,12 +100,7 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 // stream as they are read (inspect.RunShard).
 func runInspectShard(ctx context.Context, d factory, o inspectShardOptions, t query.Target, k query.ShardKey) error {
 	pg := inspect.Page{All: o.All, Limit: o.Limit, Exact: o.Exact, Order: o.Order}
-	return inspect.RunShard(d.reader(ctx, "inspect"), t, k, pg, d.killswitchStatement(t), o.ShowPayload)
-}
-
-// killswitchStatement is the read of the kill switches that guard t, as printed SQL shows it.
-func (d factory) killswitchStatement(t query.Target) query.Statement {
-	return options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, d.printSchema))
+	return inspect.RunShard(d.reader(ctx, "inspect"), t, k, pg, o.ShowPayload)
 }
 
 // inspectObjectOptions are inspect object's flags and arguments.

@@ -62,14 +62,6 @@ func (a *app) killswitchKey(scopeArg string) (*query.Enum, string, error) {
 		"%s shards cannot be disabled: Sentry's should_skip_shard reads a kill switch only for ORGANIZATION_SCOPE and USER_SCOPE", scope.Name)
 }
 
-func parseIDs(args []string) ([]int64, error) {
-	ids, err := killswitch.ParseIDs(args)
-	if err != nil {
-		return nil, usageErrorf("", "%s", err.Error())
-	}
-	return ids, nil
-}
-
 // killswitchListOptions are killswitch list's flags.
 type killswitchListOptions struct {
 	Coded     []string
@@ -133,7 +125,7 @@ type killswitchCheckOptions struct {
 
 // Validate checks the shard id; the scope is a name the registry resolves (killswitchKey).
 func (o *killswitchCheckOptions) Validate() error {
-	ids, err := parseIDs(o.IDs)
+	ids, err := killswitch.ParseIDs(o.IDs)
 	o.ids = ids
 	return err
 }
@@ -174,7 +166,7 @@ func newKillswitchCheckCmd(a *app) *cobra.Command {
 // runKillswitchCheck prints the SQL, or reads and returns whether shard o.ids[0] of scope is
 // disabled and what waits in it (killswitch.RunCheck); silo is --silo as given.
 func runKillswitchCheck(ctx context.Context, d factory, o killswitchCheckOptions, t query.Target, scope query.Enum, silo string) (render.Doc, error) {
-	return killswitch.RunCheck(d.reader(ctx, "killswitch"), t, d.killswitchStatement(t), scope, o.ids, silo)
+	return killswitch.RunCheck(d.reader(ctx, "killswitch"), t, scope, o.ids, silo)
 }
 
 // audit writes the JSON audit line of a change on stderr: who, when, where (without any
@@ -206,7 +198,7 @@ type killswitchChangeOptions struct {
 
 // Validate checks the shard ids given as arguments.
 func (o *killswitchChangeOptions) Validate() error {
-	ids, err := parseIDs(o.IDArgs)
+	ids, err := killswitch.ParseIDs(o.IDArgs)
 	o.ids = ids
 	return err
 }

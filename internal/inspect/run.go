@@ -27,11 +27,10 @@ func EnvOf(r outbox.Reader) (Env, error) {
 
 // RunShard prints (or runs) shard k's state, categories and messages in t; the messages
 // stream as they are read (StreamShard), so it returns no document, only the error a
-// kill-switch read ended with. guard is the read of the kill switches that guard t, as
-// printed SQL shows it; showPayload prints whole payloads in terminal tables.
-func RunShard(r outbox.Reader, t query.Target, k query.ShardKey, pg Page, guard query.Statement, showPayload bool) error {
+// kill-switch read ended with. showPayload prints whole payloads in terminal tables.
+func RunShard(r outbox.Reader, t query.Target, k query.ShardKey, pg Page, showPayload bool) error {
 	if r.PrintOnly {
-		return r.Print(pg.Script(t, k, guard))
+		return r.Print(pg.Script(t, k, r.Guard(t)))
 	}
 	env, err := EnvOf(r)
 	if err != nil {
@@ -139,14 +138,14 @@ func OtherSilo(t query.Target) query.Silo {
 	return query.SiloControl
 }
 
-// RunShards prints (or runs) the shard listing req asks for and the kill switches' read
-// (guard, as printed SQL shows it), in the snapshot pass opens (under --pass-timeout when
+// RunShards prints (or runs) the shard listing req asks for and the kill switches' read,
+// in the snapshot pass opens (under --pass-timeout when
 // the full pass is asked for, with a progress line), and returns the listing's document
 // (ReadShards, ShardsDoc; stuck: shards --stuck's columns) with the listing itself, for a
 // threshold on its depths, and the error a kill-switch read ended with.
-func RunShards(r outbox.Reader, t query.Target, req outbox.ShardsRequest, guard query.Statement, stuck bool, pass Passing) (render.Doc, Listing, error) {
+func RunShards(r outbox.Reader, t query.Target, req outbox.ShardsRequest, stuck bool, pass Passing) (render.Doc, Listing, error) {
 	if r.PrintOnly {
-		return nil, Listing{}, r.Print(query.Script{req.Statement(t), guard})
+		return nil, Listing{}, r.Print(query.Script{req.Statement(t), r.Guard(t)})
 	}
 	env, err := EnvOf(r)
 	if err != nil {

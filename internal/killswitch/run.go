@@ -51,13 +51,12 @@ func (l Listing) Said(p *render.Printer) render.Doc {
 	return l.Doc()
 }
 
-// RunCheck is killswitch check of shard ids[0] of scope on t: its SQL printed (guard is
-// the read of the kill switches that guard t, as printed SQL shows it), or whether the
+// RunCheck is killswitch check of shard ids[0] of scope on t: its SQL printed, or whether the
 // shard is disabled, in each options table and in the one Sentry reads, and what waits in
 // it; silo is --silo as given (cell, region or control), for the title.
-func RunCheck(r outbox.Reader, t query.Target, guard query.Statement, scope query.Enum, ids []int64, silo string) (render.Doc, error) {
+func RunCheck(r outbox.Reader, t query.Target, scope query.Enum, ids []int64, silo string) (render.Doc, error) {
 	if r.PrintOnly {
-		return nil, r.Print(query.Script{guard, query.ShardDepths(t, scope, ids)})
+		return nil, r.Print(query.Script{r.Guard(t), query.ShardDepths(t, scope, ids)})
 	}
 	reg, err := r.Registry()
 	if err != nil {
@@ -76,3 +75,12 @@ func RunCheck(r outbox.Reader, t query.Target, guard query.Statement, scope quer
 	}
 	return c.Doc(scope.Name, ids[0], silo), c.ListErr
 }
+
+// usageError is the operator's input refused (a shard id that is none): exit 2, as cmd's
+// usage errors (cmd/exit.go's usage).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// UsageError marks the error as the operator's input.
+func (e *usageError) UsageError() bool { return true }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -40,6 +41,12 @@ type Reader struct {
 	// Next writes a suggested command line: the invocation's --context, --schema, …, the
 	// flags naming the table t (nil: none) and args.
 	Next func(t *query.Target, args ...string) string
+}
+
+// Guard is the read of the kill switches that guard t, as printed SQL shows it: from the
+// options table Sentry reads for t's silo under --deployment (PrintSchema).
+func (r Reader) Guard(t query.Target) query.Statement {
+	return options.KillswitchStatement(t.Schema, options.OptionTableFor(t.Silo, r.PrintSchema))
 }
 
 // Read prints the script build makes for t (PrintOnly), or runs it in one read snapshot of
