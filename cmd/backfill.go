@@ -37,16 +37,9 @@ func addRedisFlags(c *cobra.Command, r *redisFlags) {
 	c.Flags().StringVar(&r.KeyPrefix, "redis-key-prefix", "", "prefix of the cursor keys (for a Redis shared with other data)")
 }
 
-// config is the Redis to use: the flags, else the environment.
+// config is the Redis to use: the flags, else the environment (db.RedisFrom).
 func (r redisFlags) config(getenv func(string) string) db.RedisConfig {
-	cfg := db.RedisConfig{URL: r.URL, Password: getenv("REDISCLI_AUTH")}
-	if cfg.URL == "" {
-		cfg.URL = getenv("OUTBOXCTL_REDIS_URL")
-	}
-	if r.Cluster != "" {
-		cfg.Cluster = strings.Split(r.Cluster, ",")
-	}
-	return cfg
+	return db.RedisFrom(r.URL, r.Cluster, getenv)
 }
 
 // backfillStatusOptions are backfill status's flags and arguments.
@@ -168,11 +161,7 @@ func newBackfillStatusCmd(a *app) *cobra.Command {
 	// --watch samples by itself (Validate says so to a direct caller as well).
 	c.MarkFlagsMutuallyExclusive("watch", "sample")
 	c.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		var names []string
-		for _, t := range backfill.Registered(nil) {
-			names = append(names, t.Name)
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
+		return backfill.Names(backfill.Registered(nil)), cobra.ShellCompDirectiveNoFileComp
 	}
 	return c
 }
