@@ -28,17 +28,11 @@ type verifyOptions struct {
 
 // Validate resolves the pairs and checks the flags.
 func (o *verifyOptions) Validate() error {
-	o.pairs = nil
-	if len(o.Pairs) == 0 {
-		o.pairs = replica.Pairs()
+	pairs, err := replica.Select(o.Pairs)
+	if err != nil {
+		return usageErrorf("outboxctl verify organization", "%s", err.Error())
 	}
-	for _, name := range o.Pairs {
-		p, err := replica.Lookup(name)
-		if err != nil {
-			return usageErrorf("outboxctl verify organization", "%s", err.Error())
-		}
-		o.pairs = append(o.pairs, p)
-	}
+	o.pairs = pairs
 	if o.Limit < 0 {
 		return usageErrorf("outboxctl verify --limit 50", "`--limit` must be 0 (all) or more, got %d", o.Limit)
 	}
