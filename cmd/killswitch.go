@@ -62,6 +62,14 @@ func (a *app) killswitchKey(scopeArg string) (*query.Enum, string, error) {
 		"%s shards cannot be disabled: Sentry's should_skip_shard reads a kill switch only for ORGANIZATION_SCOPE and USER_SCOPE", scope.Name)
 }
 
+func parseIDs(args []string) ([]int64, error) {
+	ids, err := killswitch.ParseIDs(args)
+	if err != nil {
+		return nil, usageErrorf("", "%s", err.Error())
+	}
+	return ids, nil
+}
+
 // killswitchListOptions are killswitch list's flags.
 type killswitchListOptions struct {
 	Coded     []string
@@ -125,7 +133,7 @@ type killswitchCheckOptions struct {
 
 // Validate checks the shard id; the scope is a name the registry resolves (killswitchKey).
 func (o *killswitchCheckOptions) Validate() error {
-	ids, err := killswitch.ParseIDs(o.IDs)
+	ids, err := parseIDs(o.IDs)
 	o.ids = ids
 	return err
 }
@@ -198,7 +206,7 @@ type killswitchChangeOptions struct {
 
 // Validate checks the shard ids given as arguments.
 func (o *killswitchChangeOptions) Validate() error {
-	ids, err := killswitch.ParseIDs(o.IDArgs)
+	ids, err := parseIDs(o.IDArgs)
 	o.ids = ids
 	return err
 }

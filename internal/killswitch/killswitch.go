@@ -22,14 +22,13 @@ import (
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
-// ParseIDs reads shard ids: non-negative integers, returned sorted without repeats. A bad
-// one is the operator's to fix (UsageError: exit 2).
+// ParseIDs reads shard ids: non-negative integers, returned sorted without repeats.
 func ParseIDs(args []string) ([]int64, error) {
 	ids := make([]int64, 0, len(args))
 	for _, s := range args {
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil || n < 0 {
-			return nil, &usageError{fmt.Sprintf("invalid shard id %q: want a non-negative integer", s)}
+			return nil, fmt.Errorf("invalid shard id %q: want a non-negative integer", s)
 		}
 		ids = append(ids, n)
 	}

@@ -75,12 +75,3 @@ func RunCheck(r outbox.Reader, t query.Target, scope query.Enum, ids []int64, si
 	}
 	return c.Doc(scope.Name, ids[0], silo), c.ListErr
 }
-
-// usageError is the operator's input refused (a shard id that is none): exit 2, as cmd's
-// usage errors (cmd/exit.go's usage).
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-// UsageError marks the error as the operator's input.
-func (e *usageError) UsageError() bool { return true }
