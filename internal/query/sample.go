@@ -15,10 +15,10 @@ import (
 // seed picks the sample's pages (the same seed, the same pages of an unchanged table).
 func TopShardsSample(t Target, f ShardFilter, percent float64, seed int64) Statement {
 	args, on := sampleArgs(t, f, percent, seed)
-	return sqlStatement("top-shards-sample", []string{
+	return siloStatement("top-shards-sample", t, []string{
 		"Deepest shards of " + t.Describe() + " estimated from a sample of " + strconv.FormatFloat(percent, 'g', 4, 64) + "% of the table's pages:",
 		"depth = the shard's sampled rows scaled up; a shard the sample missed is not listed.",
-	}, t.idents(), args, on...)
+	}, nil, args, on...)
 }
 
 // StuckShardsSample is StuckShards from a bounded sample of percent of the table's pages:
@@ -29,16 +29,16 @@ func TopShardsSample(t Target, f ShardFilter, percent float64, seed int64) State
 // f.Selected and f.Exact do not apply.
 func StuckShardsSample(t Target, f ShardFilter, percent float64, seed int64) Statement {
 	args, on := sampleArgs(t, f, percent, seed)
-	return sqlStatement("stuck-shards-sample", []string{
+	return siloStatement("stuck-shards-sample", t, []string{
 		"Shards of " + t.Describe() + " in backoff, estimated from a sample of " + strconv.FormatFloat(percent, 'g', 4, 64) + "% of the table's pages:",
 		"each confirmed in backoff by one probe; depth = its sampled rows in backoff scaled up; a shard the sample missed is not listed.",
-	}, t.idents(), args, on...)
+	}, nil, args, on...)
 }
 
 // sampleArgs are the values and filters a sample's statement takes.
 func sampleArgs(t Target, f ShardFilter, percent float64, seed int64) (Args, []string) {
 	args := t.cellArgs()
-	on := t.controlAndCell()
+	var on []string
 	for name, e := range map[string]*Enum{"scope": f.Scope, "category": f.Category} {
 		if e != nil {
 			args[name] = Arg{Value: e.Value, Note: e.note()}

@@ -38,10 +38,11 @@ const OnePassRows = 2000
 // group, so the hot shard's few groups come out exact in a few probes, and a shard of many
 // distinct objects says "at least GroupCap" without reading all of its rows.
 func shardListArgs(t Target, f ShardFilter, args Args) ([]string, map[string]string) {
-	on, idents := t.controlAndCell(), t.idents()
+	var on []string
+	regions := map[string]string{}
 	if f.Selected != nil {
 		sel := SelectedShards(t, *f.Selected, nil)
-		idents["selected"] = sel.Text
+		regions["selected"] = sel.Text
 		for k, v := range sel.Args {
 			args[k] = v
 		}
@@ -67,7 +68,7 @@ func shardListArgs(t Target, f ShardFilter, args Args) ([]string, map[string]str
 		args["group_cap"] = Arg{Value: GroupCap, Note: "count at most this many groups"}
 		on = append(on, "capped")
 	}
-	return on, idents
+	return on, regions
 }
 
 // EstimatedTotal reports whether TopShards' total_shards is the planner's estimate (not
@@ -107,7 +108,7 @@ func (f ShardFilter) Kept() bool {
 // f.Floor rows, and the top comes from those.
 func TopShards(t Target, f ShardFilter) Statement {
 	args := t.cellArgs()
-	on, idents := shardListArgs(t, f, args)
+	on, regions := shardListArgs(t, f, args)
 	switch {
 	case f.EstimatedTotal():
 		on = append(on, "window", "estimated")
@@ -127,7 +128,7 @@ func TopShards(t Target, f ShardFilter) Statement {
 	if f.Category != nil {
 		depthOf = "rows of " + f.Category.Name
 	}
-	return sqlStatement("top-shards", []string{
+	return siloStatement("top-shards", t, []string{
 		"Deepest shards of " + t.Describe() + ", " + depthOf + " per shard.",
 		"depth = rows waiting; coalesce_groups = distinct (category, object_identifier), the deliveries",
 		"actually left (Sentry delivers only the newest row of each group); next_attempt = earliest",
@@ -136,7 +137,7 @@ func TopShards(t Target, f ShardFilter) Statement {
 		"date_added is the shard's oldest message. Only the top rows pay for these columns;",
 		"coalesce_groups is counted up to 100 (100 means at least; outboxctl shards --exact counts all).",
 		totalDoc(f),
-	}, idents, args, on...)
+	}, regions, args, on...)
 }
 
 // totalDoc says how TopShards of f counts total_shards.
@@ -157,8 +158,8 @@ func totalDoc(f ShardFilter) string {
 // pass's count is already its depth.
 func StuckShards(t Target, f ShardFilter) Statement {
 	args := t.cellArgs()
-	on, idents := shardListArgs(t, f, args)
-	return sqlStatement("stuck-shards", []string{
+	on, regions := shardListArgs(t, f, args)
+	return siloStatement("stuck-shards", t, []string{
 		"Shards of " + t.Describe() + " in backoff: every row is scheduled in the future, so",
 		"Sentry's scheduler (scheduled_for <= now()) skips them until next_attempt.",
 		"last_delay_seconds = the current backoff step, from the shard's lowest-id row (Sentry doubles",
@@ -167,7 +168,7 @@ func StuckShards(t Target, f ShardFilter) Statement {
 		"draining right now: Sentry pushes the schedule forward before it processes.",
 		"oldest_message = date_added of the lowest-id row (ids and date_added both grow with time).",
 		"coalesce_groups is counted up to 100 (100 means at least; --exact counts all).",
-	}, idents, args, on...)
+	}, regions, args, on...)
 }
 
 // The kept form's floor (sql/shards.sql, top-shards-floor): a few shards of a small sample,
@@ -238,10 +239,10 @@ func TopShardsFloor(t Target, f ShardFilter, p FloorPlan, seed int64) Statement 
 	args, on := sampleArgs(t, ShardFilter{Scope: f.Scope, Category: f.Category, Limit: f.Limit}, p.Percent, seed)
 	args["candidates"] = Arg{Value: p.Candidates, Note: "the shards most seen in the sample"}
 	args["cap"] = Arg{Value: p.Cap, Note: "each counted up to this many rows"}
-	return sqlStatement("top-shards-floor", []string{
+	return siloStatement("top-shards-floor", t, []string{
 		"How deep the deepest shards of " + t.Describe() + " are at least: the shards most seen in a",
 		"sample of " + strconv.FormatFloat(p.Percent, 'g', 4, 64) + "% of the table's pages, each counted on the index up to the cap.",
-	}, t.idents(), args, on...)
+	}, nil, args, on...)
 }
 
 // TopShardsFloorRow is TopShardsFloor's row.

@@ -50,6 +50,25 @@ func sqlStatement(name string, doc []string, idents map[string]string, args Args
 	return Statement{Name: name, Doc: doc, Text: text, Args: args, err: err}
 }
 
+// siloStatement is a statement written twice, once per silo (sql/shards.sql and
+// sql/shards_control.sql): the control silo's form is the file statement name-control,
+// printed and reported as name all the same, so the output does not change with the file.
+// Its identifiers are the target's table, and its cell column in the control silo, and the
+// regions given; its fragments on, and the cell fragment (--cell) in the control silo.
+func siloStatement(name string, t Target, doc []string, regions map[string]string, args Args, on ...string) Statement {
+	file, idents := name, t.tableIdent()
+	if t.Control() {
+		file, idents = name+"-control", t.idents()
+		on = append(on, t.cellFragment()...)
+	}
+	for k, v := range regions {
+		idents[k] = v
+	}
+	st := sqlStatement(file, doc, idents, args, on...)
+	st.Name = name
+	return st
+}
+
 // targetIdents are the identifiers a Target decides: its table and its cell column.
 func (t Target) idents() map[string]string {
 	return map[string]string{"table": t.From(), "cell_column": t.cellCol()}

@@ -16,16 +16,15 @@
 WITH per_shard AS (
     -- Each shard's depth: the guide's template without its sort (both forms read it; the
     -- planner folds it into the statement, the plan is the same as written out).
-    SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier, count(*) AS depth
-      FROM /* TEMPLATE: table */sentry_controloutbox o
+    SELECT o.shard_scope, o.shard_identifier, count(*) AS depth
+      FROM /* TEMPLATE: table */sentry_regionoutbox o
      /* IF: scope */WHERE o.shard_scope = @scope/* END: scope */
        /* IF: shard */AND o.shard_identifier = @shard/* END: shard */
        /* IF: category */AND o.category = @category/* END: category */
-       /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
-       /* IF: selected */AND (/* IF: control */o./* TEMPLATE: cell_column */region_name::text, /* END: control */o.shard_scope, o.shard_identifier) IN (SELECT /* IF: control */s.cell, /* END: control */s.shard_scope, s.shard_identifier FROM (
+       /* IF: selected */AND (o.shard_scope, o.shard_identifier) IN (SELECT s.shard_scope, s.shard_identifier FROM (
 /* TEMPLATE_BEGIN: selected */SELECT NULL::text AS cell, 0 AS shard_scope, 0::bigint AS shard_identifier/* TEMPLATE_END: selected */
            ) s)/* END: selected */
-     GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+     GROUP BY o.shard_scope, o.shard_identifier
     /* IF: min_depth */HAVING count(*) >= @min_depth/* END: min_depth */
 ),
 /* IF: estimated */shard_estimate AS (
@@ -43,43 +42,40 @@ WITH per_shard AS (
 /* END: estimated *//* EITHER: window */top AS (
     -- total_shards: how many shards matched before the LIMIT (the footer's "of N"), unless
     -- estimated.
-    SELECT /* IF: control */d./* TEMPLATE: cell_column */region_name, /* END: control */d.shard_scope, d.shard_identifier, d.depth/* IF: exact_total */, count(*) OVER () AS total_shards/* END: exact_total */
+    SELECT d.shard_scope, d.shard_identifier, d.depth/* IF: exact_total */, count(*) OVER () AS total_shards/* END: exact_total */
       FROM per_shard d
-     ORDER BY d.depth DESC, /* IF: control */d./* TEMPLATE: cell_column */region_name, /* END: control */d.shard_scope, d.shard_identifier
+     ORDER BY d.depth DESC, d.shard_scope, d.shard_identifier
      LIMIT @limit
 )/* OR: kept AS (
     -- total_shards: every shard counted (the footer's "of N"); kept for the top: only the
     -- shards at least as deep as the floor.
     SELECT count(*) AS total_shards,
-           /* IF: control */array_agg(d./* TEMPLATE: cell_column */region_name) FILTER (WHERE d.depth >= @floor) AS cells,
-           /* END: control */array_agg(d.shard_scope) FILTER (WHERE d.depth >= @floor) AS scopes,
+           array_agg(d.shard_scope) FILTER (WHERE d.depth >= @floor) AS scopes,
            array_agg(d.shard_identifier) FILTER (WHERE d.depth >= @floor) AS shards,
            array_agg(d.depth) FILTER (WHERE d.depth >= @floor) AS depths
       FROM per_shard d
 ),
 top AS (
-    SELECT /* IF: control */u./* TEMPLATE: cell_column */region_name, /* END: control */u.shard_scope, u.shard_identifier, u.depth, k.total_shards
+    SELECT u.shard_scope, u.shard_identifier, u.depth, k.total_shards
       FROM kept k
-     CROSS JOIN LATERAL unnest(/* IF: control */k.cells, /* END: control */k.scopes, k.shards, k.depths) AS u(/* IF: control *//* TEMPLATE: cell_column */region_name, /* END: control */shard_scope, shard_identifier, depth)
-     ORDER BY u.depth DESC, /* IF: control */u./* TEMPLATE: cell_column */region_name, /* END: control */u.shard_scope, u.shard_identifier
+     CROSS JOIN LATERAL unnest(k.scopes, k.shards, k.depths) AS u(shard_scope, shard_identifier, depth)
+     ORDER BY u.depth DESC, u.shard_scope, u.shard_identifier
      LIMIT @limit
 ) */
-SELECT /* IF: control */top./* TEMPLATE: cell_column */region_name, /* END: control */top.shard_scope, top.shard_identifier, top.depth,
+SELECT top.shard_scope, top.shard_identifier, top.depth,
        /* EITHER: capped */CASE WHEN top.depth <= @one_pass_rows
        THEN (SELECT count(*) FROM (
                 SELECT DISTINCT o.category, o.object_identifier
-                  FROM /* TEMPLATE: table */sentry_controloutbox o
-                 /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
-                   AND o.shard_scope = top.shard_scope
+                  FROM /* TEMPLATE: table */sentry_regionoutbox o
+                 WHERE o.shard_scope = top.shard_scope
                    AND o.shard_identifier = top.shard_identifier
                    /* IF: category */AND o.category = @category/* END: category */
                  ORDER BY o.category, o.object_identifier
                  LIMIT @group_cap) g)
        ELSE (WITH RECURSIVE g AS (
           (SELECT o.category, o.object_identifier, 1 AS n
-             FROM /* TEMPLATE: table */sentry_controloutbox o
-            /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
-              AND o.shard_scope = top.shard_scope
+             FROM /* TEMPLATE: table */sentry_regionoutbox o
+            WHERE o.shard_scope = top.shard_scope
               AND o.shard_identifier = top.shard_identifier
               /* IF: category */AND o.category = @category/* END: category */
             ORDER BY o.category, o.object_identifier
@@ -89,9 +85,8 @@ SELECT /* IF: control */top./* TEMPLATE: cell_column */region_name, /* END: cont
             FROM g
            CROSS JOIN LATERAL (
               SELECT o.category, o.object_identifier
-                FROM /* TEMPLATE: table */sentry_controloutbox o
-               /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
-                 AND o.shard_scope = top.shard_scope
+                FROM /* TEMPLATE: table */sentry_regionoutbox o
+               WHERE o.shard_scope = top.shard_scope
                  AND o.shard_identifier = top.shard_identifier
                  AND (o.category, o.object_identifier) > (g.category, g.object_identifier)
                  /* IF: category */AND o.category = @category/* END: category */
@@ -100,24 +95,21 @@ SELECT /* IF: control */top./* TEMPLATE: cell_column */region_name, /* END: cont
            ) nx
            WHERE g.n < @group_cap)
         SELECT count(*) FROM g) END/* OR: (SELECT count(*) FROM (SELECT DISTINCT o.category, o.object_identifier
-                                FROM /* TEMPLATE: table */sentry_controloutbox o
-                               /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
-                                 AND o.shard_scope = top.shard_scope
+                                FROM /* TEMPLATE: table */sentry_regionoutbox o
+                               WHERE o.shard_scope = top.shard_scope
                                  AND o.shard_identifier = top.shard_identifier/* IF: category */
                                  AND o.category = @category/* END: category */) g) */ AS coalesce_groups,
        CASE WHEN top.depth <= @one_pass_rows
        THEN ARRAY(SELECT DISTINCT o.category
-                    FROM /* TEMPLATE: table */sentry_controloutbox o
-                   /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
-                     AND o.shard_scope = top.shard_scope
+                    FROM /* TEMPLATE: table */sentry_regionoutbox o
+                   WHERE o.shard_scope = top.shard_scope
                      AND o.shard_identifier = top.shard_identifier
                      /* IF: category */AND o.category = @category/* END: category */
                    ORDER BY o.category)
        ELSE ARRAY(WITH RECURSIVE c AS (
                (SELECT o.category
-                  FROM /* TEMPLATE: table */sentry_controloutbox o
-                 /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
-                   AND o.shard_scope = top.shard_scope
+                  FROM /* TEMPLATE: table */sentry_regionoutbox o
+                 WHERE o.shard_scope = top.shard_scope
                    AND o.shard_identifier = top.shard_identifier
                    /* IF: category */AND o.category = @category/* END: category */
                  ORDER BY o.category
@@ -127,9 +119,8 @@ SELECT /* IF: control */top./* TEMPLATE: cell_column */region_name, /* END: cont
                  FROM c
                 CROSS JOIN LATERAL (
                    SELECT o.category
-                     FROM /* TEMPLATE: table */sentry_controloutbox o
-                    /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
-                      AND o.shard_scope = top.shard_scope
+                     FROM /* TEMPLATE: table */sentry_regionoutbox o
+                    WHERE o.shard_scope = top.shard_scope
                       AND o.shard_identifier = top.shard_identifier
                       AND o.category > c.category
                       /* IF: category */AND o.category = @category/* END: category */
@@ -145,9 +136,8 @@ SELECT /* IF: control */top./* TEMPLATE: cell_column */region_name, /* END: cont
   FROM top
  CROSS JOIN LATERAL (
     SELECT o.scheduled_for AS next_attempt
-      FROM /* TEMPLATE: table */sentry_controloutbox o
-     /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
-       AND o.shard_scope = top.shard_scope
+      FROM /* TEMPLATE: table */sentry_regionoutbox o
+     WHERE o.shard_scope = top.shard_scope
        AND o.shard_identifier = top.shard_identifier
      ORDER BY o.scheduled_for
      LIMIT 1
@@ -156,15 +146,13 @@ SELECT /* IF: control */top./* TEMPLATE: cell_column */region_name, /* END: cont
     SELECT CASE WHEN o.scheduled_for >= o.scheduled_from THEN extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 END AS last_delay_seconds, -- NULL: never attempted
            o.scheduled_from AS last_attempt,
            o.date_added AS oldest_message
-      FROM /* TEMPLATE: table */sentry_controloutbox o
-     /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = top./* TEMPLATE: cell_column */region_name/* END: control */
-       AND o.shard_scope = top.shard_scope
+      FROM /* TEMPLATE: table */sentry_regionoutbox o
+     WHERE o.shard_scope = top.shard_scope
        AND o.shard_identifier = top.shard_identifier
      ORDER BY o.id
      LIMIT 1
  ) head
- ORDER BY top.depth DESC, /* IF: control */top./* TEMPLATE: cell_column */region_name, /* END: control */top.shard_scope, top.shard_identifier;
-
+ ORDER BY top.depth DESC, top.shard_scope, top.shard_identifier;
 -- name: top-shards-floor
 -- The floor top-shards keeps shards from (its second form): the @limit-th largest row count
 -- among the shards most seen in a sample of @hundredths / 100 percent of the table's pages
@@ -173,61 +161,55 @@ SELECT /* IF: control */top./* TEMPLATE: cell_column */region_name, /* END: cont
 -- deepest @limit shards do. NULL when the sample saw fewer than @limit shards. @seed picks
 -- the pages.
 WITH sampled AS (
-    SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier, count(*) AS seen
-      FROM /* TEMPLATE: table */sentry_controloutbox o TABLESAMPLE SYSTEM ((@hundredths::float8 / 100)::real) REPEATABLE (@seed::float8)
+    SELECT o.shard_scope, o.shard_identifier, count(*) AS seen
+      FROM /* TEMPLATE: table */sentry_regionoutbox o TABLESAMPLE SYSTEM ((@hundredths::float8 / 100)::real) REPEATABLE (@seed::float8)
      /* IF: scope */WHERE o.shard_scope = @scope/* END: scope */
        /* IF: category */AND o.category = @category/* END: category */
-       /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
-     GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
-     ORDER BY seen DESC, /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+     GROUP BY o.shard_scope, o.shard_identifier
+     ORDER BY seen DESC, o.shard_scope, o.shard_identifier
      LIMIT @candidates
 ),
 counted AS (
     SELECT (SELECT count(*) FROM (
                SELECT 1
-                 FROM /* TEMPLATE: table */sentry_controloutbox o
-                /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = s./* TEMPLATE: cell_column */region_name/* END: control */
-                  AND o.shard_scope = s.shard_scope
+                 FROM /* TEMPLATE: table */sentry_regionoutbox o
+                WHERE o.shard_scope = s.shard_scope
                   AND o.shard_identifier = s.shard_identifier
                   /* IF: category */AND o.category = @category/* END: category */
                 LIMIT @cap) r) AS rows_at_least
       FROM sampled s
 )
 SELECT (SELECT c.rows_at_least FROM counted c ORDER BY c.rows_at_least DESC OFFSET @limit::int - 1 LIMIT 1) AS floor;
-
 -- name: stuck-shards
 -- Candidates are one index-only pass over the (…, scheduled_for) index for rows scheduled in
 -- the future (only claimed shards have them); each is confirmed by one probe for its earliest
 -- scheduled_for: a shard that also holds a fresh row is due, not stuck. In a confirmed shard
 -- every row is in the future, so the candidate's count is its depth.
 WITH candidates AS (
-    SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier, count(*) AS depth
-      FROM /* TEMPLATE: table */sentry_controloutbox o
+    SELECT o.shard_scope, o.shard_identifier, count(*) AS depth
+      FROM /* TEMPLATE: table */sentry_regionoutbox o
      WHERE o.scheduled_for > now()
        /* IF: scope */AND o.shard_scope = @scope/* END: scope */
        /* IF: shard */AND o.shard_identifier = @shard/* END: shard */
-       /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
-       /* IF: selected */AND (/* IF: control */o./* TEMPLATE: cell_column */region_name::text, /* END: control */o.shard_scope, o.shard_identifier) IN (SELECT /* IF: control */s.cell, /* END: control */s.shard_scope, s.shard_identifier FROM (
+       /* IF: selected */AND (o.shard_scope, o.shard_identifier) IN (SELECT s.shard_scope, s.shard_identifier FROM (
 /* TEMPLATE_BEGIN: selected */SELECT NULL::text AS cell, 0 AS shard_scope, 0::bigint AS shard_identifier/* TEMPLATE_END: selected */
            ) s)/* END: selected */
-     GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+     GROUP BY o.shard_scope, o.shard_identifier
 ),
 backing_off AS (
-    SELECT /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier, k.depth, h.next_attempt
+    SELECT k.shard_scope, k.shard_identifier, k.depth, h.next_attempt
       FROM candidates k
      CROSS JOIN LATERAL (
         SELECT o.scheduled_for AS next_attempt
-          FROM /* TEMPLATE: table */sentry_controloutbox o
-         /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
-           AND o.shard_scope = k.shard_scope
+          FROM /* TEMPLATE: table */sentry_regionoutbox o
+         WHERE o.shard_scope = k.shard_scope
            AND o.shard_identifier = k.shard_identifier
          ORDER BY o.scheduled_for
          LIMIT 1
      ) h
      WHERE h.next_attempt > now()
-       /* IF: category */AND EXISTS (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox o
-                    /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
-                      AND o.shard_scope = k.shard_scope
+       /* IF: category */AND EXISTS (SELECT 1 FROM /* TEMPLATE: table */sentry_regionoutbox o
+                    WHERE o.shard_scope = k.shard_scope
                       AND o.shard_identifier = k.shard_identifier
                       AND o.category = @category)/* END: category */
 ),
@@ -236,24 +218,22 @@ ranked AS (
     SELECT k.*, count(*) OVER () AS total_shards
       FROM backing_off k
      /* IF: min_depth */WHERE k.depth >= @min_depth/* END: min_depth */
-     ORDER BY k.depth DESC, /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier
+     ORDER BY k.depth DESC, k.shard_scope, k.shard_identifier
      LIMIT @limit
 )
-SELECT /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier, k.depth,
+SELECT k.shard_scope, k.shard_identifier, k.depth,
        /* EITHER: capped */CASE WHEN k.depth <= @one_pass_rows
        THEN (SELECT count(*) FROM (
                 SELECT DISTINCT o.category, o.object_identifier
-                  FROM /* TEMPLATE: table */sentry_controloutbox o
-                 /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
-                   AND o.shard_scope = k.shard_scope
+                  FROM /* TEMPLATE: table */sentry_regionoutbox o
+                 WHERE o.shard_scope = k.shard_scope
                    AND o.shard_identifier = k.shard_identifier
                  ORDER BY o.category, o.object_identifier
                  LIMIT @group_cap) g)
        ELSE (WITH RECURSIVE g AS (
           (SELECT o.category, o.object_identifier, 1 AS n
-             FROM /* TEMPLATE: table */sentry_controloutbox o
-            /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
-              AND o.shard_scope = k.shard_scope
+             FROM /* TEMPLATE: table */sentry_regionoutbox o
+            WHERE o.shard_scope = k.shard_scope
               AND o.shard_identifier = k.shard_identifier
             ORDER BY o.category, o.object_identifier
             LIMIT 1)
@@ -262,9 +242,8 @@ SELECT /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: contro
             FROM g
            CROSS JOIN LATERAL (
               SELECT o.category, o.object_identifier
-                FROM /* TEMPLATE: table */sentry_controloutbox o
-               /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
-                 AND o.shard_scope = k.shard_scope
+                FROM /* TEMPLATE: table */sentry_regionoutbox o
+               WHERE o.shard_scope = k.shard_scope
                  AND o.shard_identifier = k.shard_identifier
                  AND (o.category, o.object_identifier) > (g.category, g.object_identifier)
                ORDER BY o.category, o.object_identifier
@@ -272,22 +251,19 @@ SELECT /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: contro
            ) nx
            WHERE g.n < @group_cap)
         SELECT count(*) FROM g) END/* OR: (SELECT count(*) FROM (SELECT DISTINCT o.category, o.object_identifier
-                                FROM /* TEMPLATE: table */sentry_controloutbox o
-                               /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
-                                 AND o.shard_scope = k.shard_scope
+                                FROM /* TEMPLATE: table */sentry_regionoutbox o
+                               WHERE o.shard_scope = k.shard_scope
                                  AND o.shard_identifier = k.shard_identifier) g) */ AS coalesce_groups,
        CASE WHEN k.depth <= @one_pass_rows
        THEN ARRAY(SELECT DISTINCT o.category
-                    FROM /* TEMPLATE: table */sentry_controloutbox o
-                   /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
-                     AND o.shard_scope = k.shard_scope
+                    FROM /* TEMPLATE: table */sentry_regionoutbox o
+                   WHERE o.shard_scope = k.shard_scope
                      AND o.shard_identifier = k.shard_identifier
                    ORDER BY o.category)
        ELSE ARRAY(WITH RECURSIVE c AS (
                (SELECT o.category
-                  FROM /* TEMPLATE: table */sentry_controloutbox o
-                 /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
-                   AND o.shard_scope = k.shard_scope
+                  FROM /* TEMPLATE: table */sentry_regionoutbox o
+                 WHERE o.shard_scope = k.shard_scope
                    AND o.shard_identifier = k.shard_identifier
                  ORDER BY o.category
                  LIMIT 1)
@@ -296,9 +272,8 @@ SELECT /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: contro
                  FROM c
                 CROSS JOIN LATERAL (
                    SELECT o.category
-                     FROM /* TEMPLATE: table */sentry_controloutbox o
-                    /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
-                      AND o.shard_scope = k.shard_scope
+                     FROM /* TEMPLATE: table */sentry_regionoutbox o
+                    WHERE o.shard_scope = k.shard_scope
                       AND o.shard_identifier = k.shard_identifier
                       AND o.category > c.category
                     ORDER BY o.category
@@ -312,32 +287,28 @@ SELECT /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: contro
     SELECT CASE WHEN o.scheduled_for >= o.scheduled_from THEN extract(epoch FROM o.scheduled_for - o.scheduled_from)::float8 END AS last_delay_seconds, -- NULL: never attempted
            o.scheduled_from AS last_attempt,
            o.date_added AS oldest_message
-      FROM /* TEMPLATE: table */sentry_controloutbox o
-     /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
-       AND o.shard_scope = k.shard_scope
+      FROM /* TEMPLATE: table */sentry_regionoutbox o
+     WHERE o.shard_scope = k.shard_scope
        AND o.shard_identifier = k.shard_identifier
      ORDER BY o.id
      LIMIT 1
  ) head
- ORDER BY k.depth DESC, /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier;
-
+ ORDER BY k.depth DESC, k.shard_scope, k.shard_identifier;
 -- name: top-shards-sample
 -- top-shards from a bounded sample, when the whole pass would exceed the statement
 -- timeout's budget: @hundredths / 100 percent of the table's pages (TABLESAMPLE SYSTEM
 -- reads only those), each shard's depth its rows in the sample scaled up. Estimates: a shard
 -- whose rows the sample missed is not listed, and total_shards is not known. @seed picks
 -- the pages: the same seed, the same sample of an unchanged table.
-SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier,
+SELECT o.shard_scope, o.shard_identifier,
        round(count(*) * 10000 / @hundredths::float8)::bigint AS depth, true AS estimated, @hundredths::float8 / 100 AS sampled_percent
-  FROM /* TEMPLATE: table */sentry_controloutbox o TABLESAMPLE SYSTEM ((@hundredths::float8 / 100)::real) REPEATABLE (@seed::float8)
+  FROM /* TEMPLATE: table */sentry_regionoutbox o TABLESAMPLE SYSTEM ((@hundredths::float8 / 100)::real) REPEATABLE (@seed::float8)
  /* IF: scope */WHERE o.shard_scope = @scope/* END: scope */
    /* IF: category */AND o.category = @category/* END: category */
-   /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
- GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+ GROUP BY o.shard_scope, o.shard_identifier
 /* IF: min_depth */HAVING round(count(*) * 10000 / @hundredths::float8) >= @min_depth/* END: min_depth */
- ORDER BY depth DESC, /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+ ORDER BY depth DESC, o.shard_scope, o.shard_identifier
  LIMIT @limit;
-
 -- name: stuck-shards-sample
 -- stuck-shards from a bounded sample, when its index pass over the rows in backoff did not
 -- finish within the statement timeout: the rows scheduled in the future among @hundredths /
@@ -347,31 +318,28 @@ SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: contro
 -- shard whose rows the sample missed is not listed, and total_shards is not known. @seed
 -- picks the pages: the same seed, the same sample of an unchanged table.
 WITH sampled AS (
-    SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier, count(*) AS sampled_rows
-      FROM /* TEMPLATE: table */sentry_controloutbox o TABLESAMPLE SYSTEM ((@hundredths::float8 / 100)::real) REPEATABLE (@seed::float8)
+    SELECT o.shard_scope, o.shard_identifier, count(*) AS sampled_rows
+      FROM /* TEMPLATE: table */sentry_regionoutbox o TABLESAMPLE SYSTEM ((@hundredths::float8 / 100)::real) REPEATABLE (@seed::float8)
      WHERE o.scheduled_for > now()
        /* IF: scope */AND o.shard_scope = @scope/* END: scope */
-       /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
-     GROUP BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+     GROUP BY o.shard_scope, o.shard_identifier
 )
-SELECT /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier,
+SELECT k.shard_scope, k.shard_identifier,
        round(k.sampled_rows * 10000 / @hundredths::float8)::bigint AS depth, true AS estimated, @hundredths::float8 / 100 AS sampled_percent
   FROM sampled k
  CROSS JOIN LATERAL (
     SELECT o.scheduled_for AS next_attempt
-      FROM /* TEMPLATE: table */sentry_controloutbox o
-     /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
-       AND o.shard_scope = k.shard_scope
+      FROM /* TEMPLATE: table */sentry_regionoutbox o
+     WHERE o.shard_scope = k.shard_scope
        AND o.shard_identifier = k.shard_identifier
      ORDER BY o.scheduled_for
      LIMIT 1
  ) h
  WHERE h.next_attempt > now()
-   /* IF: category */AND EXISTS (SELECT 1 FROM /* TEMPLATE: table */sentry_controloutbox o
-                /* IF: control */WHERE o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name/* END: control */
-                  AND o.shard_scope = k.shard_scope
+   /* IF: category */AND EXISTS (SELECT 1 FROM /* TEMPLATE: table */sentry_regionoutbox o
+                WHERE o.shard_scope = k.shard_scope
                   AND o.shard_identifier = k.shard_identifier
                   AND o.category = @category)/* END: category */
    /* IF: min_depth */AND round(k.sampled_rows * 10000 / @hundredths::float8) >= @min_depth/* END: min_depth */
- ORDER BY depth DESC, /* IF: control */k./* TEMPLATE: cell_column */region_name, /* END: control */k.shard_scope, k.shard_identifier
+ ORDER BY depth DESC, k.shard_scope, k.shard_identifier
  LIMIT @limit;
