@@ -5,6 +5,8 @@ package query
 import (
 	"strings"
 	"time"
+
+	"github.com/outboxctl/outboxctl/internal/query/sqltemplate"
 )
 
 func qualified(schema, table string) string {
@@ -27,11 +29,11 @@ func Watermarks(schema, watermarkTable string, tables []string) Statement {
 // key) and the planner's row estimate: what a cursor is compared with, at no scan's cost.
 func TableBounds(schema string, tables []string) Statement {
 	args := Args{}
-	parts := make([]string, 0, len(tables))
+	parts := make([]sqltemplate.Part, 0, len(tables))
 	var err error
 	for i, t := range tables {
 		q := qualified(schema, t)
-		var text string
+		var text sqltemplate.Part
 		var part Args
 		if text, part, err = numberedPart("backfill-table-bound", i, map[string]string{"table": q}, Args{"t": {Value: t}, "r": {Value: q}}); err != nil {
 			break
@@ -41,10 +43,10 @@ func TableBounds(schema string, tables []string) Statement {
 			args[k] = v
 		}
 	}
-	st := sqlStatement("backfill-table-bounds", []string{
+	st := regionStatement("backfill-table-bounds", []string{
 		"Id bounds and the planner's row estimate (pg_class.reltuples) of each replicated table:",
 		"progress is (low_bound - min_id) / (max_id - min_id + 1) of the id span, an estimate.",
-	}, map[string]string{"tables": strings.Join(parts, "\n")}, args)
+	}, nil, map[string]sqltemplate.Part{"tables": sqltemplate.Join("\n", parts)}, args)
 	if err != nil {
 		st.err = err
 	}

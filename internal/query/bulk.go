@@ -1,8 +1,9 @@
 package query
 
 import (
-	"strings"
 	"time"
+
+	"github.com/outboxctl/outboxctl/internal/query/sqltemplate"
 )
 
 // The statements of the bulk repairs (reschedule, skip --category, compact over a selector),
@@ -20,16 +21,15 @@ func ShardBatch(refs []ShardRef) Statement {
 
 // withShards fills statement name's shards region with shards' text and merges its values.
 func withShards(name string, doc []string, t Target, shards Statement, args Args, on ...string) Statement {
-	idents := t.idents()
-	idents["shards"] = strings.TrimSuffix(strings.TrimSpace(shards.Text), ";")
+	region, err := shards.region()
 	for k, v := range shards.Args {
 		if _, ok := args[k]; !ok {
 			args[k] = v
 		}
 	}
-	st := sqlStatement(name, doc, idents, args, on...)
-	if shards.err != nil && st.err == nil {
-		st.err = shards.err
+	st := regionStatement(name, doc, t.idents(), map[string]sqltemplate.Part{"shards": region}, args, on...)
+	if err != nil && st.err == nil {
+		st.err = err
 	}
 	return st
 }
@@ -148,10 +148,11 @@ func BulkGroupHeads(t Target, shards Statement) Statement {
 // BulkCount counts, per scope and category, the rows and coalesce groups rows (a bulk skip's
 // or compact's statement over the selection) lists: the plan's counts.
 func BulkCount(rows Statement) Statement {
-	st := sqlStatement("bulk-count", []string{"The rows and coalesce groups the repair would archive and delete, per scope and category."},
-		map[string]string{"rows": strings.TrimSuffix(strings.TrimSpace(rows.Text), ";")}, rows.Args)
-	if rows.err != nil && st.err == nil {
-		st.err = rows.err
+	region, err := rows.region()
+	st := regionStatement("bulk-count", []string{"The rows and coalesce groups the repair would archive and delete, per scope and category."},
+		nil, map[string]sqltemplate.Part{"rows": region}, rows.Args)
+	if err != nil && st.err == nil {
+		st.err = err
 	}
 	return st
 }

@@ -2,8 +2,9 @@ package query
 
 import (
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/outboxctl/outboxctl/internal/query/sqltemplate"
 )
 
 // The statements of `outboxctl doctor`, in sql/doctor.sql. Each reads either the catalog and the statistics
@@ -203,7 +204,7 @@ type DoctorLockWaitRow struct {
 func DoctorLockWaits(targets []Target) Statement {
 	names := make([]string, len(targets))
 	args := Args{"limit": {Value: 50}}
-	lookups := make([]string, len(targets))
+	lookups := make([]sqltemplate.Part, len(targets))
 	var err error
 	for i, t := range targets {
 		names[i] = t.From()
@@ -216,11 +217,11 @@ func DoctorLockWaits(targets []Target) Statement {
 		}
 	}
 	args["tables"] = Arg{Value: names}
-	st := sqlStatement("doctor-lock-waits", []string{
+	st := regionStatement("doctor-lock-waits", []string{
 		"Sessions waiting on locks of the outbox tables and the pids blocking them. A waiter on a row",
 		"(locktype transactionid or tuple) is a drain or a web request queued behind the shard's head",
 		"row: the cell, shard and row id say which. waiting_seconds is since the waiter's statement began.",
-	}, map[string]string{"row_lookups": strings.Join(lookups, "\n")}, args)
+	}, nil, map[string]sqltemplate.Part{"row_lookups": sqltemplate.Join("\n", lookups)}, args)
 	if err != nil {
 		st.err = err
 	}
@@ -339,22 +340,21 @@ func MadeDueHeads(t Target, cells []string, scopes []int64, ids []int64) Stateme
 		args["cells"] = Arg{Value: cells}
 		on = append(on, "control")
 	}
-	return withHeadGroup(t, sqlStatement("made-due-heads", []string{
+	return withHeadGroup(t, regionStatement("made-due-heads", []string{
 		"The shards of " + t.Describe() + " outboxctl made due, read at their head now: a shard that is",
 		"not returned holds no rows any more (delivered); one whose head was attempted since it was made",
 		"due (last_attempt) and is still there failed again.",
-	}, headGroupIdents(t), args, on...))
+	}, t.idents(), headGroupRegion(t), args, on...))
 }
 
-// headGroupIdents are t's identifiers with the head-group part (sql/doctor.sql) that
-// doctor-capped-shards and made-due-heads read each returned shard's head group with.
-func headGroupIdents(t Target) map[string]string {
-	idents := t.idents()
-	idents["head_group"], _ = Fill("head-group", t.idents(), t.controlFragments()...)
-	return idents
+// headGroupRegion is the head-group part (sql/doctor.sql) that doctor-capped-shards and
+// made-due-heads read each returned shard's head group with.
+func headGroupRegion(t Target) map[string]sqltemplate.Part {
+	p, _ := part("head-group", t.idents(), nil, t.controlFragments()...)
+	return map[string]sqltemplate.Part{"head_group": p}
 }
 
-// withHeadGroup keeps, in st, an error filling the head-group part (headGroupIdents
+// withHeadGroup keeps, in st, an error filling the head-group part (headGroupRegion
 // leaves the region empty then, and a statement without it must never run).
 func withHeadGroup(t Target, st Statement) Statement {
 	if _, err := Fill("head-group", t.idents(), t.controlFragments()...); err != nil && st.err == nil {
@@ -398,10 +398,10 @@ func DoctorCappedShards(t Target, limit int) Statement {
 	args["limit"] = Arg{Value: limitOrDefault(limit)}
 	args["depth_cap"] = Arg{Value: StuckDepthCap, Note: "count at most this many rows of a shard"}
 	args["group_cap"] = Arg{Value: HotGroupRows, Note: "count a head group up to this many rows: a hot shard's"}
-	return withHeadGroup(t, sqlStatement("doctor-capped-shards", []string{
+	return withHeadGroup(t, regionStatement("doctor-capped-shards", []string{
 		"Shards of " + t.Describe() + " in backoff at Sentry's 1 h cap, oldest head message first:",
 		"the head row (lowest id) has failed about a dozen times in a row and blocks the whole shard.",
-	}, headGroupIdents(t), args, t.controlAndCell()...))
+	}, t.idents(), headGroupRegion(t), args, t.controlAndCell()...))
 }
 
 // StuckDepthCap bounds the depth count of a shard at the backoff cap: a count of the cap

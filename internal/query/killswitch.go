@@ -4,8 +4,9 @@ package query
 
 import (
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/outboxctl/outboxctl/internal/query/sqltemplate"
 )
 
 // ShardDepths answers "what waits behind these shards?": depth, coalesce groups, oldest
@@ -38,11 +39,11 @@ func KillswitchShards(outboxes []Target, lists []KillswitchList) Statement {
 		}
 	}
 	args := Args{"options_tables": {Value: tables}, "scopes": {Value: scopes}, "ids": {Value: ids}}
-	branches := make([]string, 0, len(outboxes))
+	branches := make([]sqltemplate.Part, 0, len(outboxes))
 	var err error
 	for i, t := range outboxes {
 		var part Args
-		var text string
+		var text sqltemplate.Part
 		if text, part, err = numberedPart("killswitch-outbox", i, t.idents(), Args{"silo": {Value: string(t.Silo)}}, t.controlFragments()...); err != nil {
 			break
 		}
@@ -53,14 +54,14 @@ func KillswitchShards(outboxes []Target, lists []KillswitchList) Statement {
 	}
 	if len(branches) == 0 && err == nil {
 		// No outbox here: the lists alone, every shard at depth 0.
-		var none string
-		none, err = Fill("killswitch-no-outbox", nil)
+		var none sqltemplate.Part
+		none, err = part("killswitch-no-outbox", nil, nil)
 		branches = append(branches, none)
 	}
-	st := sqlStatement("killswitch-shards", []string{
+	st := regionStatement("killswitch-shards", []string{
 		"What waits behind every disabled shard, in one statement: the ids are those the",
 		"kill-switch lists hold (decoded by outboxctl, which also reads pickled values).",
-	}, map[string]string{"outboxes": strings.Join(branches, "\n")}, args)
+	}, nil, map[string]sqltemplate.Part{"outboxes": sqltemplate.Join("\n", branches)}, args)
 	if err != nil {
 		st.err = err
 	}

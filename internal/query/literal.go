@@ -231,7 +231,11 @@ type Why struct{ Command, Reason string }
 // Mark puts why's comment before s's text; a zero Why leaves s alone.
 func (w Why) Mark(s Statement) Statement {
 	if w != (Why{}) {
-		s.Text = ReasonComment(w.Command, w.Reason) + s.Text
+		c := ReasonComment(w.Command, w.Reason)
+		s.Text = c + s.Text
+		// The part follows (a marked statement may fill a region: bulk-count's rows); a
+		// comment ReasonComment made is always one block comment.
+		s.part, _ = s.part.Commented(c)
 	}
 	return s
 }

@@ -3,6 +3,8 @@ package query
 import (
 	"fmt"
 	"strings"
+
+	"github.com/outboxctl/outboxctl/internal/query/sqltemplate"
 )
 
 // RescheduleMode is which rows of a shard a reschedule rewrites (the summaries' "mode").
@@ -89,8 +91,12 @@ func DeleteArchivedIDs(t Target, ids []int64, why Why) Statement {
 // DeleteSelected is the DELETE of the rows sel lists (its first column is the id), for a
 // printed script: it cannot archive, so the printer comments it out (see CommentOut).
 func DeleteSelected(t Target, sel Statement, why Why) Statement {
-	st := sqlStatement("delete-selected", []string{"What outboxctl deletes after archiving the rows above."},
-		map[string]string{"table": t.From(), "selected": sel.Text}, sel.Args)
+	region, err := sel.region()
+	st := regionStatement("delete-selected", []string{"What outboxctl deletes after archiving the rows above."},
+		map[string]string{"table": t.From()}, map[string]sqltemplate.Part{"selected": region}, sel.Args)
+	if err != nil && st.err == nil {
+		st.err = err
+	}
 	// The printed header names the statement it deletes the rows of.
 	st.Name = sel.Name + "-delete"
 	if sel.err != nil {

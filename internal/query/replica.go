@@ -10,6 +10,8 @@ package query
 import (
 	"fmt"
 	"strings"
+
+	"github.com/outboxctl/outboxctl/internal/query/sqltemplate"
 )
 
 // ReplicaExpr is one value read from a pair's source row, in the forms Sentry's receivers
@@ -40,22 +42,30 @@ func Lines(c string) ReplicaExpr { return ReplicaExpr{Column: c, Lines: true} }
 // Via is column c of the row join alias references.
 func Via(alias, c string) ReplicaExpr { return ReplicaExpr{From: alias, Column: c} }
 
-func (e ReplicaExpr) sql() string {
+// sql is e's form (sql/replica_parts.sql); a flag's bit is bound as @mask_<name>, the
+// part's own value (args gets it).
+func (e ReplicaExpr) sql(name string, args Args) (sqltemplate.Part, error) {
 	if e.Cell {
-		return "@cell::text"
+		return part("replica-part-cell", nil, nil)
 	}
 	from := "s"
 	if e.From != "" {
 		from = Ident(e.From)
 	}
-	col := from + "." + Ident(e.Column)
-	if e.Mask != 0 {
-		return fmt.Sprintf("(%s & %d) <> 0", col, e.Mask)
+	idents := map[string]string{"from": from, "column": Ident(e.Column)}
+	switch {
+	case e.Mask != 0:
+		p, err := part("replica-part-flag", idents, nil)
+		if err != nil {
+			return p, err
+		}
+		mask := "mask_" + name
+		args[mask] = Arg{Value: e.Mask}
+		return p.Rename(func(string) string { return mask })
+	case e.Lines:
+		return part("replica-part-lines", idents, nil)
 	}
-	if e.Lines {
-		return fmt.Sprintf(`array_to_string(array_remove(string_to_array(coalesce(%s, ''), E'\n'), ''), E'\n')`, col)
-	}
-	return col
+	return part("replica-part-column", idents, nil)
 }
 
 // OnSource says whether e is a column of the source table itself (the ones introspection
@@ -77,14 +87,6 @@ type ReplicaField struct {
 	// Secret: a token, key or hashed token. Compared as it is, it leaves the database only
 	// as a digest (digestSQL), never as its value.
 	Secret bool
-}
-
-// digestSQL is what a secret's value leaves the database as: 'digest:' and the first 16 hex
-// digits of the SHA-256 of 'outboxctl:' and the value (the prefix keeps a digest of an api
-// token from being the start of Sentry's own hashed_token, the token's SHA-256). NULL stays
-// NULL.
-func digestSQL(v string) string {
-	return "'digest:' || left(encode(sha256(convert_to('outboxctl:' || " + v + "::text, 'UTF8')), 'hex'), 16)"
 }
 
 // ReplicaPayloadKey is one key of payload_for_update(): its value for an object that exists
@@ -183,55 +185,84 @@ type rowsFor struct {
 
 // sourceRows is the pair's source rows (replica-part-source-rows): the object's id, its
 // shard and (as asked) the fields typed (s_<field>) and the payload's values (p_<key>),
-// filtered by ids and, for a split read, the cell's scope. An error filling the part is
-// returned by the statement's Render and Bind.
-func (s ReplicaSpec) sourceRows(schema string, ids bool, f rowsFor) string {
-	var cols []string
+// filtered by ids and, for a split read, the cell's scope. The values its parts bind (a
+// flag's bit) go into args.
+func (s ReplicaSpec) sourceRows(schema string, ids bool, f rowsFor, args Args) (sqltemplate.Part, error) {
+	var cols []sqltemplate.Part
+	add := func(e ReplicaExpr, name string) error {
+		v, err := e.sql(name, args)
+		if err != nil {
+			return err
+		}
+		c, err := part("replica-part-as", map[string]string{"name": Ident(name)}, map[string]sqltemplate.Part{"value": v})
+		cols = append(cols, c)
+		return err
+	}
 	if f.values {
 		for _, fl := range s.Fields {
-			cols = append(cols, fl.Source.sql()+" AS "+Ident("s_"+fl.Name))
+			if err := add(fl.Source, "s_"+fl.Name); err != nil {
+				return sqltemplate.Part{}, err
+			}
 		}
 	}
 	if f.payload {
 		for _, p := range s.Payload {
-			cols = append(cols, p.Source.sql()+" AS "+Ident("p_"+p.Key))
+			if err := add(p.Source, "p_"+p.Key); err != nil {
+				return sqltemplate.Part{}, err
+			}
 		}
 	}
-	var joins strings.Builder
+	var joins []sqltemplate.Part
 	for _, j := range s.Joins {
-		part, err := Fill("replica-part-join", map[string]string{"table": qualified(schema, j.Table), "alias": Ident(j.Alias), "key": Ident(j.Key), "from": Ident(j.From)})
+		p, err := part("replica-part-join", map[string]string{"table": qualified(schema, j.Table), "alias": Ident(j.Alias), "key": Ident(j.Key), "from": Ident(j.From)}, nil)
 		if err != nil {
-			return "/* " + err.Error() + " */"
+			return p, err
 		}
-		joins.WriteString("\n                  " + part)
+		joins = append(joins, sqltemplate.Sep("\n                  "), p)
 	}
-	idents := map[string]string{"source_key": Ident(s.SourceKey), "shard": s.Shard.sql(), "columns": columnList(cols),
-		"source": qualified(schema, s.Source), "joins": joins.String()}
-	return rowsPart("replica-part-source-rows", idents, schema, ids, f.cell, s.SourceCell)
+	shard, err := s.Shard.sql("shard", args)
+	if err != nil {
+		return shard, err
+	}
+	idents := map[string]string{"source_key": Ident(s.SourceKey), "source": qualified(schema, s.Source)}
+	regions := map[string]sqltemplate.Part{"shard": shard, "columns": columnList(cols), "joins": sqltemplate.Concat(joins...)}
+	return rowsPart("replica-part-source-rows", idents, regions, schema, ids, f.cell, s.SourceCell)
 }
 
 // replicaRows is the pair's replica rows with an object id (replica-part-replica-rows): the
 // object's id, its shard, the replica row's own id and (as asked) the fields (r_<field>)
 // and the payload's values (p_<key>).
-func (s ReplicaSpec) replicaRows(schema string, ids bool, f rowsFor) string {
-	var cols []string
+func (s ReplicaSpec) replicaRows(schema string, ids bool, f rowsFor) (sqltemplate.Part, error) {
+	var cols []sqltemplate.Part
+	add := func(column, name string) error {
+		v, err := part("replica-part-column", map[string]string{"from": "r", "column": Ident(column)}, nil)
+		if err != nil {
+			return err
+		}
+		c, err := part("replica-part-as", map[string]string{"name": Ident(name)}, map[string]sqltemplate.Part{"value": v})
+		cols = append(cols, c)
+		return err
+	}
 	if f.values {
 		for _, fl := range s.Fields {
-			cols = append(cols, "r."+Ident(fl.Name)+" AS "+Ident("r_"+fl.Name))
+			if err := add(fl.Name, "r_"+fl.Name); err != nil {
+				return sqltemplate.Part{}, err
+			}
 		}
 	}
 	if f.payload {
 		for _, p := range s.Payload {
-			cols = append(cols, "r."+Ident(p.Replica)+" AS "+Ident("p_"+p.Key))
+			if err := add(p.Replica, "p_"+p.Key); err != nil {
+				return sqltemplate.Part{}, err
+			}
 		}
 	}
-	idents := map[string]string{"replica_key": Ident(s.ReplicaKey), "replica_shard": Ident(s.ReplicaShard), "columns": columnList(cols),
-		"replica": qualified(schema, s.Replica)}
-	return rowsPart("replica-part-replica-rows", idents, schema, ids, f.cell, s.ReplicaCell)
+	idents := map[string]string{"replica_key": Ident(s.ReplicaKey), "replica_shard": Ident(s.ReplicaShard), "replica": qualified(schema, s.Replica)}
+	return rowsPart("replica-part-replica-rows", idents, map[string]sqltemplate.Part{"columns": columnList(cols)}, schema, ids, f.cell, s.ReplicaCell)
 }
 
 // rowsPart fills a rows part with its filters: @ids, and the cell scope when cell.
-func rowsPart(name string, idents map[string]string, schema string, ids, cell bool, scope CellScope) string {
+func rowsPart(name string, idents map[string]string, regions map[string]sqltemplate.Part, schema string, ids, cell bool, scope CellScope) (sqltemplate.Part, error) {
 	var on []string
 	if ids {
 		on = append(on, "ids")
@@ -258,64 +289,72 @@ func rowsPart(name string, idents map[string]string, schema string, ids, cell bo
 	if cell && (scope.ByOrganization != "" || scope.ByUser != "") {
 		idents["org_mapping"] = qualified(schema, OrganizationMapping)
 	}
-	text, err := Fill(name, idents, on...)
-	if err != nil {
-		return "/* " + err.Error() + " */"
-	}
-	return text
+	return part(name, idents, regions, on...)
 }
 
 // columnList is the part's columns region: each after a comma, one a line.
-func columnList(cols []string) string {
-	var b strings.Builder
+func columnList(cols []sqltemplate.Part) sqltemplate.Part {
+	out := make([]sqltemplate.Part, 0, 2*len(cols))
 	for _, c := range cols {
-		b.WriteString(",\n                       " + c)
+		out = append(out, sqltemplate.Sep(",\n                       "), c)
 	}
-	return b.String()
+	return sqltemplate.Concat(out...)
 }
 
 func (c CellScope) empty() bool { return c.Column == "" && c.ByOrganization == "" && c.ByUser == "" }
 
 // differs is the monolith's typed comparison of the fields: true when one differs.
-func (s ReplicaSpec) differs() string {
+func (s ReplicaSpec) differs() (sqltemplate.Part, error) {
 	if len(s.Fields) == 0 {
-		return "false"
+		return part("replica-part-same", nil, nil)
 	}
-	src, rep := make([]string, len(s.Fields)), make([]string, len(s.Fields))
+	src, rep := make([]sqltemplate.Part, len(s.Fields)), make([]sqltemplate.Part, len(s.Fields))
 	for i, f := range s.Fields {
-		src[i], rep[i] = "s."+Ident("s_"+f.Name), "r."+Ident("r_"+f.Name)
+		var err error
+		if src[i], err = part("replica-part-field", map[string]string{"alias": "s", "name": Ident("s_" + f.Name)}, nil); err != nil {
+			return src[i], err
+		}
+		if rep[i], err = part("replica-part-field", map[string]string{"alias": "r", "name": Ident("r_" + f.Name)}, nil); err != nil {
+			return rep[i], err
+		}
 	}
-	return "(" + strings.Join(src, ", ") + ")\n                  IS DISTINCT FROM (" + strings.Join(rep, ", ") + ")"
+	return part("replica-part-differs", nil, map[string]sqltemplate.Part{"sources": sqltemplate.Join(", ", src), "replicas": sqltemplate.Join(", ", rep)})
 }
 
 // texts are the fields as text (prefix s or r), what Go compares and prints, one a line at
-// indent.
-func (s ReplicaSpec) texts(indent int, prefixes ...string) string {
-	var parts []string
+// indent: a secret's as its digest.
+func (s ReplicaSpec) texts(indent int, prefixes ...string) (sqltemplate.Part, error) {
+	var parts []sqltemplate.Part
 	for _, f := range s.Fields {
 		for _, p := range prefixes {
-			n := Ident(p + "_" + f.Name)
+			name := "replica-part-text"
 			if f.Secret {
-				parts = append(parts, digestSQL(p+"."+n)+" AS "+n)
-				continue
+				name = "replica-part-digest"
 			}
-			parts = append(parts, p+"."+n+"::text AS "+n)
+			t, err := part(name, map[string]string{"alias": p, "name": Ident(p + "_" + f.Name)}, nil)
+			if err != nil {
+				return t, err
+			}
+			parts = append(parts, t)
 		}
 	}
 	if len(parts) == 0 {
-		return "NULL::text AS no_fields"
+		return part("replica-part-no-fields", nil, nil)
 	}
-	return strings.Join(parts, ",\n"+strings.Repeat(" ", indent))
+	return sqltemplate.Join(",\n"+strings.Repeat(" ", indent), parts), nil
 }
 
-// payloadTexts are the payload's values as text (p_<key>) of alias.
-func (s ReplicaSpec) payloadTexts(alias string) string {
-	var b strings.Builder
+// payloadTexts are the payload's values as text (p_<key>) of alias, each after a comma.
+func (s ReplicaSpec) payloadTexts(alias string) (sqltemplate.Part, error) {
+	var parts []sqltemplate.Part
 	for _, p := range s.Payload {
-		n := Ident("p_" + p.Key)
-		fmt.Fprintf(&b, ", %s.%s::text AS %s", alias, n, n)
+		t, err := part("replica-part-text", map[string]string{"alias": alias, "name": Ident("p_" + p.Key)}, nil)
+		if err != nil {
+			return t, err
+		}
+		parts = append(parts, sqltemplate.Sep(", "), t)
 	}
-	return b.String()
+	return sqltemplate.Concat(parts...), nil
 }
 
 func (s ReplicaSpec) args(sel ReplicaSelect) Args {
@@ -356,17 +395,16 @@ func VerifyPair(s ReplicaSpec, sel ReplicaSelect) Statement {
 	if s.SeveralReplicaRows {
 		on = append(on, "newest")
 	}
-	return sqlStatement("verify-pair", []string{
+	r := newRegions()
+	r.set("source_rows")(s.sourceRows(sel.SourceSchema, ids, all, args))
+	r.set("replica_rows")(s.replicaRows(sel.ReplicaSchema, ids, all))
+	r.set("differs")(s.differs())
+	r.set("values")(s.texts(15, "s", "r"))
+	return r.statement("verify-pair", []string{
 		fmt.Sprintf("Drift of %s -> %s: the count of each class (missing: no replica, orphan: no source, stale: fields differ,",
 			qualified(sel.SourceSchema, s.Source), qualified(sel.ReplicaSchema, s.Replica)),
 		"pending: one of these with the object's outbox rows queued in its shard), then the first drifted objects with their values.",
-	}, map[string]string{
-		"source_rows":  s.sourceRows(sel.SourceSchema, ids, all),
-		"replica_rows": s.replicaRows(sel.ReplicaSchema, ids, all),
-		"differs":      s.differs(),
-		"values":       s.texts(15, "s", "r"),
-		"outbox":       qualified(sel.SourceSchema, s.Outbox()),
-	}, args, on...)
+	}, map[string]string{"outbox": qualified(sel.SourceSchema, s.Outbox())}, args, on...)
 }
 
 // ReplicaSource is the source's side of a pair in two databases: its rows with their fields
@@ -383,13 +421,12 @@ func ReplicaSource(s ReplicaSpec, sel ReplicaSelect) Statement {
 	if !control {
 		on = append(on, "cell_outbox")
 	}
-	return sqlStatement("replica-source", []string{
+	r := newRegions()
+	r.set("source_rows")(s.sourceRows(sel.SourceSchema, sel.IDs != nil, rowsFor{values: true, cell: true}, args))
+	r.set("source_text")(s.texts(7, "s"))
+	return r.statement("replica-source", []string{
 		"Source rows of " + qualified(sel.SourceSchema, s.Source) + " and the objects with queued outbox rows, in object order.",
-	}, map[string]string{
-		"source_rows": s.sourceRows(sel.SourceSchema, sel.IDs != nil, rowsFor{values: true, cell: true}),
-		"source_text": s.texts(7, "s"),
-		"outbox":      qualified(sel.SourceSchema, s.Outbox()),
-	}, args, on...)
+	}, map[string]string{"outbox": qualified(sel.SourceSchema, s.Outbox())}, args, on...)
 }
 
 // ReplicaRows is the replica's side of a pair in two databases: the cell's replica rows
@@ -402,28 +439,61 @@ func ReplicaRows(s ReplicaSpec, sel ReplicaSelect) Statement {
 	if !s.ReplicaCell.empty() {
 		args["cell"] = Arg{Value: sel.Cell, Note: "the cell's name (region_name)"}
 	}
-	return sqlStatement("replica-rows", []string{
+	r := newRegions()
+	r.set("replica_rows")(s.replicaRows(sel.ReplicaSchema, sel.IDs != nil, rowsFor{values: true, cell: true}))
+	r.set("replica_text")(s.texts(7, "r"))
+	return r.statement("replica-rows", []string{
 		"Replica rows of " + qualified(sel.ReplicaSchema, s.Replica) + " of cell " + sel.Cell + ", in object order.",
-	}, map[string]string{
-		"replica_rows": s.replicaRows(sel.ReplicaSchema, sel.IDs != nil, rowsFor{values: true, cell: true}),
-		"replica_text": s.texts(7, "r"),
-	}, args)
+	}, nil, args)
 }
 
 // ReplicateSource reads the identifiers Sentry's outbox_for_update() gives the named objects
 // that exist: their shard and their payload's values (p_<key>, text).
 func ReplicateSource(s ReplicaSpec, schema string, ids []int64) Statement {
-	return sqlStatement("replicate-source", []string{"The objects named that exist in " + qualified(schema, s.Source) + ", with their shard and payload."},
-		map[string]string{"source_rows": s.sourceRows(schema, true, rowsFor{payload: true}), "payload": s.payloadTexts("s")},
-		Args{"ids": {Value: ids}})
+	args := Args{"ids": {Value: ids}}
+	r := newRegions()
+	r.set("source_rows")(s.sourceRows(schema, true, rowsFor{payload: true}, args))
+	r.set("payload")(s.payloadTexts("s"))
+	return r.statement("replicate-source", []string{"The objects named that exist in " + qualified(schema, s.Source) + ", with their shard and payload."},
+		nil, args)
 }
 
 // ReplicateReplica reads the shard and payload of objects whose source is gone from their
 // replica rows (the newest first).
 func ReplicateReplica(s ReplicaSpec, schema string, ids []int64) Statement {
-	return sqlStatement("replicate-replica", []string{"The replicas of objects gone from " + qualified(schema, s.Source) + ", with the shard and payload their deletion outbox names."},
-		map[string]string{"replica_rows": s.replicaRows(schema, true, rowsFor{payload: true}), "payload": s.payloadTexts("r")},
-		Args{"ids": {Value: ids}})
+	r := newRegions()
+	r.set("replica_rows")(s.replicaRows(schema, true, rowsFor{payload: true}))
+	r.set("payload")(s.payloadTexts("r"))
+	return r.statement("replicate-replica", []string{"The replicas of objects gone from " + qualified(schema, s.Source) + ", with the shard and payload their deletion outbox names."},
+		nil, Args{"ids": {Value: ids}})
+}
+
+// regions are a statement's regions as its parts are filled; the first error filling one
+// is the statement's.
+type regions struct {
+	parts map[string]sqltemplate.Part
+	err   error
+}
+
+func newRegions() *regions { return &regions{parts: map[string]sqltemplate.Part{}} }
+
+// set keeps region name's part, or its error.
+func (r *regions) set(name string) func(sqltemplate.Part, error) {
+	return func(p sqltemplate.Part, err error) {
+		if err != nil && r.err == nil {
+			r.err = err
+		}
+		r.parts[name] = p
+	}
+}
+
+// statement is regionStatement with the regions, and their error when one failed.
+func (r *regions) statement(name string, doc []string, idents map[string]string, args Args, on ...string) Statement {
+	st := regionStatement(name, doc, idents, r.parts, args, on...)
+	if r.err != nil && st.err == nil {
+		st.err = r.err
+	}
+	return st
 }
 
 // ReplicaColumns lists the columns of tables (qualified names), for verify to leave out the

@@ -1,6 +1,10 @@
 package query
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/outboxctl/outboxctl/internal/query/sqltemplate"
+)
 
 // The statements of outboxctl shards and shards --stuck, in sql/shards.sql.
 
@@ -37,12 +41,12 @@ const OnePassRows = 2000
 // pass, a deeper one is walked on the (…, category, object_identifier) index, one probe per
 // group, so the hot shard's few groups come out exact in a few probes, and a shard of many
 // distinct objects says "at least GroupCap" without reading all of its rows.
-func shardListArgs(t Target, f ShardFilter, args Args) ([]string, map[string]string) {
+func shardListArgs(t Target, f ShardFilter, args Args) ([]string, map[string]sqltemplate.Part) {
 	var on []string
-	regions := map[string]string{}
+	regions := map[string]sqltemplate.Part{}
 	if f.Selected != nil {
 		sel := SelectedShards(t, *f.Selected, nil)
-		regions["selected"] = sel.Text
+		regions["selected"], _ = sel.region() // on an error the region stays empty: Fill says so
 		for k, v := range sel.Args {
 			args[k] = v
 		}

@@ -2,8 +2,8 @@ package query
 
 import (
 	"embed"
+	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/outboxctl/outboxctl/internal/query/sqltemplate"
@@ -31,6 +31,16 @@ func Fill(name string, idents map[string]string, on ...string) (string, error) {
 	return set.Fill(name, idents, on...)
 }
 
+// part is statement name filled, as a part for another statement's region (see
+// sqltemplate.Part).
+func part(name string, idents map[string]string, regions map[string]sqltemplate.Part, on ...string) (sqltemplate.Part, error) {
+	set, err := sqlSet()
+	if err != nil {
+		return sqltemplate.Part{}, err
+	}
+	return set.Part(name, idents, regions, on...)
+}
+
 // FillScript is the psql script name with its regions filled (see sqltemplate).
 func FillScript(name string, idents map[string]string) (string, error) {
 	set, err := sqlSet()
@@ -43,11 +53,16 @@ func FillScript(name string, idents map[string]string) (string, error) {
 // sqlStatement is a Statement whose text comes from the SQL files: an error filling it is
 // kept and returned by Render and Bind, where every caller already handles errors.
 func sqlStatement(name string, doc []string, idents map[string]string, args Args, on ...string) Statement {
-	text, err := Fill(name, idents, on...)
+	return regionStatement(name, doc, idents, nil, args, on...)
+}
+
+// regionStatement is sqlStatement with its regions' values, parts of the files' statements.
+func regionStatement(name string, doc []string, idents map[string]string, regions map[string]sqltemplate.Part, args Args, on ...string) Statement {
+	p, err := part(name, idents, regions, on...)
 	if args == nil {
 		args = Args{}
 	}
-	return Statement{Name: name, Doc: doc, Text: text, Args: args, err: err}
+	return Statement{Name: name, Doc: doc, Text: p.String(), Args: args, err: err, part: p}
 }
 
 // siloStatement is a statement written twice, once per silo (sql/shards.sql and
@@ -55,16 +70,13 @@ func sqlStatement(name string, doc []string, idents map[string]string, args Args
 // printed and reported as name all the same, so the output does not change with the file.
 // Its identifiers are the target's table, and its cell column in the control silo, and the
 // regions given; its fragments on, and the cell fragment (--cell) in the control silo.
-func siloStatement(name string, t Target, doc []string, regions map[string]string, args Args, on ...string) Statement {
+func siloStatement(name string, t Target, doc []string, regions map[string]sqltemplate.Part, args Args, on ...string) Statement {
 	file, idents := name, t.tableIdent()
 	if t.Control() {
 		file, idents = name+"-control", t.idents()
 		on = append(on, t.cellFragment()...)
 	}
-	for k, v := range regions {
-		idents[k] = v
-	}
-	st := sqlStatement(file, doc, idents, args, on...)
+	st := regionStatement(file, doc, idents, regions, args, on...)
 	st.Name = name
 	return st
 }
@@ -109,26 +121,33 @@ func (t Target) cellFragment() []string {
 // numbers its placeholders (@t becomes @t0, @t1, …), so each branch keeps its own values;
 // every branch but the first turns on the part's "first" choice off, which is where its
 // UNION ALL is written. The result goes into the parent's TEMPLATE_BEGIN region.
-func numberedPart(name string, i int, idents map[string]string, args Args, on ...string) (string, Args, error) {
+func numberedPart(name string, i int, idents map[string]string, args Args, on ...string) (sqltemplate.Part, Args, error) {
 	if i == 0 {
 		on = append(on, "first")
 	}
-	text, err := Fill(name, idents, on...)
+	p, err := part(name, idents, nil, on...)
 	if err != nil {
-		return "", nil, err
+		return p, nil, err
 	}
-	var b strings.Builder
 	out := Args{}
-	for _, tok := range lex(text) {
-		if tok.param == "" {
-			b.WriteString(tok.text)
-			continue
-		}
-		n := tok.param + strconv.Itoa(i)
-		b.WriteString("@" + n)
-		if a, ok := args[tok.param]; ok {
+	p, err = p.Rename(func(param string) string {
+		n := param + strconv.Itoa(i)
+		if a, ok := args[param]; ok {
 			out[n] = a
 		}
+		return n
+	})
+	return p, out, err
+}
+
+// region is s's text for another statement's region: the part the files' statement gave
+// it, the one thing a region takes (an error when s could not be filled).
+func (s Statement) region() (sqltemplate.Part, error) {
+	if s.err != nil {
+		return sqltemplate.Part{}, s.err
 	}
-	return b.String(), out, nil
+	if s.part.String() != s.Text {
+		return sqltemplate.Part{}, fmt.Errorf("query %s: its text is not the files' statement's, it cannot fill a region", s.Name)
+	}
+	return s.part, nil
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/outboxctl/outboxctl/internal/query/sqltemplate"
 )
 
 // Arg is a value bound to an @name placeholder. Note, when set, is printed as a comment at
@@ -34,6 +36,9 @@ type Statement struct {
 	// err is why the text could not be taken from the SQL files (see sqlStatement); Render
 	// and Bind return it.
 	err error
+	// part is Text as the files' statement gave it, for another statement's region
+	// (SelectedShards' SELECT in a listing's): a region takes nothing else.
+	part sqltemplate.Part
 }
 
 // token is a piece of a statement's text: literal SQL, or a placeholder.

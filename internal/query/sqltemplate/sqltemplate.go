@@ -32,7 +32,10 @@ import (
 //     ("     WHERE" and "       AND" have the same width, so the printed SQL lines up).
 //   - /* TEMPLATE_BEGIN: name */…/* TEMPLATE_END: name */ — a region Go replaces whole with
 //     text that itself came from the SQL files (the SELECT whose rows a printed DELETE names);
-//     as written the region holds a stand-in that runs.
+//     as written the region holds a stand-in that runs. A statement's region takes a Part
+//     (FillRegions), which only the files' statements make: Fill refuses a region's value
+//     given as a string, so SQL written in Go cannot reach a statement through a region. A
+//     psql script's regions (FillScript) hold printed statements, whose SQL is the files'.
 //   - /* EITHER: name */first/* OR: second */ — one of two forms (the control silo's cell
 //     column or NULL, a capped or an exact count, DESC or ASC). As written the first runs and
 //     the second is a comment (PostgreSQL nests block comments, so the second may hold markers
@@ -179,7 +182,16 @@ const whereHandoff = "\x00WHERE"
 // A filled statement is remembered (Fill is a pure function of its arguments): a drain fills
 // the same few statements for every message, and filling cost more than binding them.
 func (s *Set) Fill(name string, idents map[string]string, on ...string) (string, error) {
-	key := fillKey(name, idents, on)
+	return s.FillRegions(name, idents, nil, on...)
+}
+
+// FillRegions is Fill with regions' values: parts of the files' statements (see Part).
+func (s *Set) FillRegions(name string, idents map[string]string, regions map[string]Part, on ...string) (string, error) {
+	texts := make(map[string]string, len(regions))
+	for k, p := range regions {
+		texts[k] = p.text
+	}
+	key := fillKey(name, idents, on) + "\x00\x00" + fillKey("", texts, nil)
 	if v, ok := s.filled.Load(key); ok {
 		return v.(string), nil
 	}
@@ -187,7 +199,19 @@ func (s *Set) Fill(name string, idents map[string]string, on ...string) (string,
 	if !ok {
 		return "", fmt.Errorf("sql: no statement %q", name)
 	}
-	out, err := fill(name, text, idents, on)
+	for k := range idents {
+		if strings.Contains(text, "/* TEMPLATE_BEGIN: "+k+" */") {
+			return "", fmt.Errorf("sql %s: region %s is given a string: a region holds a Part, SQL of the files", name, k)
+		}
+	}
+	all := make(map[string]string, len(idents)+len(texts))
+	for k, v := range idents {
+		all[k] = v
+	}
+	for k, v := range texts {
+		all[k] = v
+	}
+	out, err := fill(name, text, all, on)
 	if err == nil && s.nfilled.Add(1) <= maxFilled {
 		s.filled.Store(key, out)
 	}
