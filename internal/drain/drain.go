@@ -688,11 +688,15 @@ func (r *run) lockHead(ctx context.Context, tx pgx.Tx) (*query.Result, error) {
 }
 
 // messageKey is the key of the row a message delivers, read by name: a NULL or a value of
-// another type is an error, never message 0 of category 0.
+// another type is an error, never message 0 of category 0. Its payload (NULL: none) and
+// times come along; a statement without them leaves them unset, as before.
 type messageKey struct {
-	ID       int64 `db:"id"`
-	Category int   `db:"category"`
-	Object   int64 `db:"object_identifier"`
+	ID           int64      `db:"id"`
+	Category     int        `db:"category"`
+	Object       int64      `db:"object_identifier"`
+	Payload      *string    `db:"payload,optional"`
+	DateAdded    *time.Time `db:"date_added,optional"`
+	ScheduledFor *time.Time `db:"scheduled_for,optional"`
 }
 
 // message is the row r of res (DrainNewest's or DrainNext's) as a handler receives it.
@@ -701,15 +705,11 @@ func (o Options) message(res *query.Result, r int) (Message, error) {
 	if err != nil {
 		return Message{}, err
 	}
-	row := res.Rows[r]
+	k := keys[0]
 	m := Message{Table: o.Target.TableName(), Silo: string(o.Target.Silo), Cell: o.Target.Cell,
 		Scope: o.Shard.Scope.Value, ScopeName: o.Shard.Scope.Name, Shard: o.Shard.ID,
-		ID: keys[0].ID, Category: keys[0].Category, Object: keys[0].Object}
-	if p, ok := row[res.Col("payload")].(string); ok {
-		m.Payload = &p
-	}
-	m.DateAdded, _ = row[res.Col("date_added")].(time.Time)
-	m.ScheduledFor, _ = row[res.Col("scheduled_for")].(time.Time)
+		ID: k.ID, Category: k.Category, Object: k.Object, Payload: k.Payload,
+		DateAdded: query.Deref(k.DateAdded), ScheduledFor: query.Deref(k.ScheduledFor)}
 	if o.CategoryName != nil {
 		m.CategoryName = o.CategoryName(m.Category)
 	}

@@ -491,43 +491,40 @@ func (op *Operation) Close() error {
 	return op.file.Close()
 }
 
-// archiveColumns are the columns query.DrainArchiveRows and query.Superseded read.
+// archiveColumns are the columns archiveRow reads (what query.DrainArchiveRows and
+// query.Superseded return), in their order.
 var archiveColumns = []string{"id", "shard_scope", "shard_identifier", "category", "object_identifier", "cell",
 	"payload", "scheduled_from", "scheduled_for", "date_added"}
+
+// archiveRow is a row query.DrainArchiveRows, query.Superseded and query.SkipGroupRows
+// read, by name: a column missing, or a NULL or a value of another type where the row needs
+// one (its key and schedule), is an error. cell and payload are NULL when there is none.
+type archiveRow struct {
+	ID            int64     `db:"id"`
+	ShardScope    int       `db:"shard_scope"`
+	ShardID       int64     `db:"shard_identifier"`
+	Category      int       `db:"category"`
+	ObjectID      *int64    `db:"object_identifier"`
+	Cell          *string   `db:"cell"`
+	Payload       *string   `db:"payload"`
+	ScheduledFrom time.Time `db:"scheduled_from"`
+	ScheduledFor  time.Time `db:"scheduled_for"`
+	DateAdded     time.Time `db:"date_added"`
+}
 
 // RowsFromResult turns rows read by query.DrainArchiveRows (or query.Superseded, or
 // query.SkipGroupRows) into archive rows. original, when it has an id, gives that row's
 // schedule before the drain claimed the shard (the claim rewrites every row's schedule).
 func RowsFromResult(res *query.Result, original *Schedules) ([]Row, error) {
-	col := make(map[string]int, len(archiveColumns))
-	for _, name := range archiveColumns {
-		if col[name] = res.Col(name); col[name] < 0 {
-			return nil, fmt.Errorf("archive: result lacks column %s", name)
-		}
+	read, err := query.Rows[archiveRow](res)
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
 	}
-	rows := make([]Row, 0, len(res.Rows))
-	for _, v := range res.Rows {
-		var r Row
-		var ok [7]bool
-		var scope, category int64
-		scope, ok[5] = v[col["shard_scope"]].(int64)
-		category, ok[6] = v[col["category"]].(int64)
-		r.ShardScope, r.Category = int(scope), int(category)
-		r.ID, ok[0] = v[col["id"]].(int64)
-		r.ShardID, ok[1] = v[col["shard_identifier"]].(int64)
-		r.ObjectID, _ = v[col["object_identifier"]].(int64)
-		r.ScheduledFrom, ok[2] = v[col["scheduled_from"]].(time.Time)
-		r.ScheduledFor, ok[3] = v[col["scheduled_for"]].(time.Time)
-		r.DateAdded, ok[4] = v[col["date_added"]].(time.Time)
-		if ok != [7]bool{true, true, true, true, true, true, true} {
-			return nil, fmt.Errorf("archive: row %v: unexpected column types", v[col["id"]])
-		}
-		if c, isText := v[col["cell"]].(string); isText {
-			r.Cell = &c
-		}
-		if p, isText := v[col["payload"]].(string); isText {
-			r.Payload = &p
-		}
+	rows := make([]Row, 0, len(read))
+	for _, v := range read {
+		r := Row{ID: v.ID, ShardScope: v.ShardScope, ShardID: v.ShardID, Category: v.Category,
+			ObjectID: query.Deref(v.ObjectID), Cell: v.Cell, Payload: v.Payload,
+			ScheduledFrom: v.ScheduledFrom, ScheduledFor: v.ScheduledFor, DateAdded: v.DateAdded}
 		if s, found := original.Lookup(r.ID); found {
 			r.ScheduledFrom, r.ScheduledFor = s.From, s.For
 		}

@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -24,6 +25,20 @@ func Rows[T any](res *Result) ([]T, error) {
 		}
 	}
 	return out, nil
+}
+
+// ColumnAs is res with its column from named to (a shallow copy: the rows are res's), for a
+// row type to read a column whose name the target decides (the control silo's region_name
+// or cell_name) under one name. A result without the column is an error.
+func (res *Result) ColumnAs(from, to string) (*Result, error) {
+	i := res.Col(from)
+	if i < 0 {
+		return nil, fmt.Errorf("%s returns no column %q", res.Statement, from)
+	}
+	out := *res
+	out.Columns = slices.Clone(res.Columns)
+	out.Columns[i] = to
+	return &out, nil
 }
 
 // RowReader reads rows of one result shape into T by column name, as Rows does, one row at

@@ -49,26 +49,24 @@ func ShardStateGivenDepth(t Target, k ShardKey, depth map[string]int64) Statemen
 // the cell silo), for ShardStateGivenDepth. A depth that is not an integer is an error, never
 // a silent 0: the sum is printed as the shard's depth.
 func CategoryDepthSums(t Target, categories *Result) (map[string]int64, error) {
-	depthC, cellC := categories.Col("depth"), -1
-	if t.Control() {
-		cellC = categories.Col(t.CellColumnName())
+	type depthRow struct {
+		Depth int64  `db:"depth"`
+		Cell  string `db:"cell,optional"` // the control silo's cell column, renamed
 	}
-	if depthC < 0 || (t.Control() && cellC < 0) {
-		return nil, fmt.Errorf("%s: no depth or cell column in %v", categories.Statement, categories.Columns)
+	res := categories
+	if t.Control() {
+		var err error
+		if res, err = categories.ColumnAs(t.CellColumnName(), "cell"); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := Rows[depthRow](res)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]int64{}
-	for _, r := range categories.Rows {
-		d, ok := r[depthC].(int64)
-		if !ok {
-			return nil, fmt.Errorf("%s: depth %v is not an integer", categories.Statement, r[depthC])
-		}
-		cell := ""
-		if cellC >= 0 {
-			if cell, ok = r[cellC].(string); !ok {
-				return nil, fmt.Errorf("%s: cell %v is not text", categories.Statement, r[cellC])
-			}
-		}
-		out[cell] += d
+	for _, r := range rows {
+		out[r.Cell] += r.Depth
 	}
 	return out, nil
 }

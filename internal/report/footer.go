@@ -13,15 +13,34 @@ func ListFooter(res *query.Result, countCol, noun string) string {
 	if res == nil || len(res.Rows) == 0 {
 		return ""
 	}
-	i := res.Col(countCol)
-	if i < 0 {
-		return ""
-	}
-	total, ok := res.Rows[0][i].(int64)
+	total, ok := firstTotal(res, countCol)
 	if !ok {
 		return ""
 	}
 	return render.Shown(len(res.Rows), int(total), noun, "--limit")
+}
+
+// totalRow is the total a listing returns beside its rows (its column renamed to total).
+type totalRow struct {
+	Total *int64 `db:"total"`
+}
+
+// firstTotal is column countCol of res's first row, the listing's total; false when res
+// has no such column, or no rows, or the first row's is NULL or not an integer.
+func firstTotal(res *query.Result, countCol string) (int64, bool) {
+	if len(res.Rows) == 0 {
+		return 0, false
+	}
+	renamed, err := res.ColumnAs(countCol, "total")
+	if err != nil {
+		return 0, false
+	}
+	renamed.Rows = renamed.Rows[:1]
+	rows, err := query.Rows[totalRow](renamed)
+	if err != nil || rows[0].Total == nil {
+		return 0, false
+	}
+	return *rows[0].Total, true
 }
 
 // MessagesFooter is the footer of inspect shard's page of messages: the page against the

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -49,20 +50,39 @@ func Shards(reg *enums.Registry, res *query.Result, ks *options.Killswitches, no
 	}
 	tbl.MachineOnly["total_shards"] = true
 	footer := ListFooter(res, "total_shards", noun)
-	if i := res.Col("total_exact"); i >= 0 && len(res.Rows) > 0 {
+	if exact, has := totalExact(res); has {
 		tbl.MachineOnly["total_exact"] = true
-		if exact, ok := res.Rows[0][i].(bool); ok && !exact {
+		if exact != nil && !*exact {
 			footer = estimatedFooter(res, noun)
 		}
 	}
 	return render.Doc{{Name: "shards", Title: title, Table: tbl, Footer: footer}}, nil
 }
 
+// totalExact is the total_exact column of res's first row (top-shards': whether
+// total_shards was counted); has says res returns the column and a row, and exact is nil
+// when the row's is NULL or not a bool.
+func totalExact(res *query.Result) (exact *bool, has bool) {
+	type exactRow struct {
+		TotalExact *bool `db:"total_exact"`
+	}
+	if len(res.Rows) == 0 || !slices.Contains(res.Columns, "total_exact") {
+		return nil, false
+	}
+	first := *res
+	first.Rows = res.Rows[:1]
+	rows, err := query.Rows[exactRow](&first)
+	if err != nil {
+		return nil, true
+	}
+	return rows[0].TotalExact, true
+}
+
 // estimatedFooter is the footer of a listing whose total_shards is the planner's estimate:
 // "showing 10 of ~156,000 shards (--limit; --exact counts them)", the estimate rounded to
 // three figures (it is not better than that).
 func estimatedFooter(res *query.Result, noun string) string {
-	total, _ := res.Rows[0][res.Col("total_shards")].(int64)
+	total, _ := firstTotal(res, "total_shards")
 	if total <= int64(len(res.Rows)) {
 		// No statistics (a table never analyzed): the planner has no estimate.
 		return fmt.Sprintf("showing %d of an uncounted number of %s (--limit; --exact counts them)", len(res.Rows), noun)
