@@ -16,19 +16,19 @@ import (
 // that forbids writes refuses here, exit 10), connects once, reads the plan, asks for the
 // confirmation (--yes, --dry-run), applies it, writes the audit lines and renders the
 // summary, then ends with the summary's error (a COMMIT in doubt, a state not read after).
-// A mutation with input of its own (restore's archive) reads it first (preparer), one
-// whose script is large writes it as it renders (scriptWriter), one that opens its own
-// connections (replicate's two silos) is opened, then planned, then printed (opener), and
+// A mutation with input of its own (restore's archive) reads it first (repair.Preparer), one
+// whose script is large writes it as it renders (repair.ScriptWriter), one that opens its own
+// connections (replicate's two silos) is opened, then planned, then printed (repair.Opener), and
 // one that holds something for the whole run (drain's handler) begins before it connects
-// (lifetime). A plan may end the run once shown, with no prompt (Plan.Stop, Plan.Refused).
+// (repair.Lifetime). A plan may end the run once shown, with no prompt (Plan.Stop, Plan.Refused).
 func runMutation(ctx context.Context, d factory, command string, m repair.Mutation, yes bool) error {
 	name := strings.Fields(strings.TrimPrefix(command, "outboxctl "))[0]
 	if alone, ok := m.(interface{ WithoutDatabase() bool }); ok && alone.WithoutDatabase() && d.printOnly {
 		// A kill-switch change prints its SQL, and how to connect, without a database.
-		return printTexts(m, nil, d.printText)
+		return repair.PrintScript(m, nil, d.printText)
 	}
 	var conn *db.Conn // an opener's Plan and Apply take none: it holds its own
-	if o, ok := m.(opener); ok {
+	if o, ok := m.(repair.Opener); ok {
 		closeAll, err := o.Open(ctx)
 		if err != nil {
 			return err
@@ -36,21 +36,21 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 		defer closeAll()
 	} else {
 		if d.printSQL {
-			if ready, err := prepare(m); !ready || err != nil {
+			if ready, err := repair.Prepare(m); !ready || err != nil {
 				return err
 			}
-			if w, ok := m.(scriptWriter); ok {
+			if w, ok := m.(repair.ScriptWriter); ok {
 				return d.printer.SQLTo(func(out io.Writer) error { return w.WriteScript(d.preamble(name), out) })
 			}
-			return printTexts(m, d.preamble(name), d.printer.SQL)
+			return repair.PrintScript(m, d.preamble(name), d.printer.SQL)
 		}
 		if err := d.requireDB(command); err != nil {
 			return err
 		}
-		if ready, err := prepare(m); !ready || err != nil {
+		if ready, err := repair.Prepare(m); !ready || err != nil {
 			return err
 		}
-		if l, ok := m.(lifetime); ok {
+		if l, ok := m.(repair.Lifetime); ok {
 			end, err := l.Hold(ctx)
 			if err != nil {
 				return err
@@ -68,7 +68,7 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 		return err
 	}
 	if d.printSQL { // an opener's script: what its plan read
-		return printTexts(m, d.preamble(name), d.printer.SQL)
+		return repair.PrintScript(m, d.preamble(name), d.printer.SQL)
 	}
 	if p.Nothing != "" || p.Quiet {
 		return d.nothingToDo(p)
@@ -116,56 +116,6 @@ func (d factory) nothingToDo(p repair.Plan) error {
 		}
 	}
 	return p.NothingErr
-}
-
-// lifetime is a mutation that holds something for the whole run, begun once a database is
-// known to be given and before the connection, ended on every path out: drain's handler (a
-// stream: co-process is one process for the run; a typo in --handler is refused before
-// anything connects). Not for --print-sql: a printed script delivers nothing.
-type lifetime interface {
-	Hold(ctx context.Context) (end func(), err error)
-}
-
-// opener is a mutation that opens its own connections (replicate: with two contexts, the
-// cell's and the control silo's) and reads before it can print its script: the runner
-// opens it, plans, then prints (--print-sql) or confirms and applies. It asks for a
-// database itself, for --print-sql too (a split replicate's are its contexts').
-type opener interface {
-	Open(ctx context.Context) (closeAll func(), err error)
-}
-
-// preparer is a mutation that reads input of its own before it connects (restore: the
-// archive file), for --print-sql too, and otherwise once a database is known to be given:
-// a file it refuses is refused before any connection. false means there is nothing to do,
-// said already.
-type preparer interface{ Prepare() (bool, error) }
-
-// prepare runs m's Prepare, when it has one.
-func prepare(m repair.Mutation) (bool, error) {
-	if p, ok := m.(preparer); ok {
-		return p.Prepare()
-	}
-	return true, nil
-}
-
-// scriptWriter is a mutation whose script is written as it is rendered, never held whole:
-// restore's INSERTs carry payloads of up to hundreds of MiB.
-type scriptWriter interface {
-	WriteScript(preamble []string, w io.Writer) error
-}
-
-// printTexts prints m's script, each text with print.
-func printTexts(m repair.Mutation, preamble []string, print func(string) error) error {
-	texts, err := m.Script(preamble)
-	if err != nil {
-		return err
-	}
-	for _, text := range texts {
-		if err := print(text); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // when is a time as a plan line shows it: the printer's format, relative to now.
