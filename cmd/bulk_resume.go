@@ -3,12 +3,12 @@ package cmd
 import (
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/repair"
+	"github.com/outboxctl/outboxctl/internal/selector"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
@@ -47,7 +47,7 @@ func (a *app) resumeOf(o bulkOptions, command string, r *drain.BulkResume) (quer
 	}
 	if (o.hasCriterion() || o.Limit > 0) && o.selectorOptions != flags {
 		return query.ShardSelector{}, usageErrorf(a.withoutSelectors(command+" --resume "+textsafe.ShellQuote(id)), "operation %s selected its shards with %s, not %s: give the same selector flags, or none, with --resume",
-			id, textsafe.Command(flags.words()...), textsafe.Command(o.selectorOptions.words()...))
+			id, textsafe.Command(selector.Flags(flags).Words()...), textsafe.Command(selector.Flags(o.selectorOptions).Words()...))
 	}
 	sel := query.ShardSelector{Listed: r.Remaining()}
 	if r.Command == "skip" { // its rows: the category and the window as the run resolved them
@@ -121,29 +121,4 @@ func tried(err error) error {
 		return usageErrorf(r.Try, "%s", r.Msg)
 	}
 	return err
-}
-
-// words are the selector flags as a command line gives them.
-func (o selectorOptions) words() []string {
-	var w []string
-	flag := func(on bool, name string, value ...string) {
-		if on {
-			w = append(append(w, "--"+name), value...)
-		}
-	}
-	flag(o.Stuck, "stuck")
-	flag(o.AtCap, "at-cap")
-	flag(o.Scope != "", "scope", o.Scope)
-	flag(o.Category != "", "category", o.Category)
-	flag(o.HeadCategory != "", "head-category", o.HeadCategory)
-	flag(o.AddedAfter != "", "added-after", o.AddedAfter)
-	flag(o.AddedBefore != "", "added-before", o.AddedBefore)
-	flag(o.MinDepth > 0, "min-depth", strconv.Itoa(o.MinDepth))
-	flag(o.ShardsFrom != "", "shards-from", o.ShardsFrom)
-	flag(o.Limit > 0, "limit", strconv.Itoa(o.Limit))
-	flag(o.NotKillswitched, "not-killswitched")
-	if len(w) == 0 {
-		return []string{"(no selector flag)"}
-	}
-	return w
 }

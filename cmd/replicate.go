@@ -3,8 +3,6 @@ package cmd
 import (
 	"context"
 	"errors"
-	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,49 +14,18 @@ import (
 // replicateOptions are replicate's flags and arguments.
 type replicateOptions struct {
 	repairOptions
-	DryRun bool
-	Args   []string // PAIR ID...
-	From   string
-	Drift  []string
-	Cell   string // --cell: the cell a control model's rows are for
+	DryRun          bool
+	replica.Request        // PAIR ID..., --from, --drift
+	Cell            string // --cell: the cell a control model's rows are for
 
 	targets map[string][]int64 // pair -> ids, set by Validate (--from: by resolve)
 }
 
-var driftClasses = []string{replica.Missing, replica.Stale, replica.Orphan, replica.Pending} //nolint:gochecknoglobals // constant list
-
-// Validate checks PAIR ID... or --from, and --drift.
+// Validate checks PAIR ID... or --from, and --drift (replica.Request.Check).
 func (o *replicateOptions) Validate() error {
-	const hint = "outboxctl replicate organization 42 --reason 'mapping missing after upgrade'"
-	for _, c := range o.Drift {
-		if !slices.Contains(driftClasses, c) {
-			return usageErrorf("outboxctl replicate --from drift.json --drift missing,stale", "invalid `--drift` %q: valid values are %s", c, strings.Join(driftClasses, ", "))
-		}
-	}
-	if o.From != "" {
-		if len(o.Args) > 0 {
-			return usageErrorf("outboxctl replicate --from drift.json", "`--from` takes the objects from the file: drop PAIR ID...")
-		}
-		return nil
-	}
-	if len(o.Args) < 2 {
-		return usageErrorf(hint, "name a pair and at least one id (or --from verify's JSON)")
-	}
-	p, err := replica.Lookup(o.Args[0])
-	if err != nil {
-		return usageErrorf(hint, "%s", err.Error())
-	}
-	o.targets = map[string][]int64{}
-	for _, s := range o.Args[1:] {
-		id, err := nonNegativeID("object id", s, hint)
-		if err != nil {
-			return err
-		}
-		if !slices.Contains(o.targets[p.Name], id) {
-			o.targets[p.Name] = append(o.targets[p.Name], id)
-		}
-	}
-	return nil
+	var err error
+	o.targets, err = o.Check(func(s, hint string) (int64, error) { return nonNegativeID("object id", s, hint) })
+	return tried(err)
 }
 
 // resolve reads --from into targets.
@@ -66,19 +33,9 @@ func (o *replicateOptions) resolve() error {
 	if o.From == "" {
 		return nil
 	}
-	f, err := os.Open(o.From)
-	if err != nil {
-		return usageErrorf("outboxctl verify -o json", "reading `--from`: %s", err.Error())
-	}
-	defer f.Close()
-	classes := o.Drift
-	if len(classes) == 0 {
-		classes = []string{replica.Missing, replica.Stale, replica.Orphan}
-	}
-	if o.targets, err = replica.FromFile(f, classes); err != nil {
-		return usageErrorf("outboxctl verify -o json", "`--from` %s: %s", o.From, err.Error())
-	}
-	return nil
+	var err error
+	o.targets, err = o.Read()
+	return tried(err)
 }
 
 func newReplicateCmd(a *app) *cobra.Command {

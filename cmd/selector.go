@@ -1,22 +1,21 @@
 package cmd
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
+	"github.com/outboxctl/outboxctl/internal/selector"
 )
 
 // selectorOptions are the selector flags, one set shared by shards and every bulk repair
 // (reschedule, compact, skip, drain): what `shards` lists with them is what a repair given
-// the same flags touches. --cell is the global flag (the target's cell).
+// the same flags touches. --cell is the global flag (the target's cell). It is
+// selector.Flags field for field (internal/selector checks, says and resolves them), a type
+// of cmd's so its commands' options embed it.
 type selectorOptions struct {
 	Stuck, AtCap                  bool
 	Scope, Category, HeadCategory string
@@ -58,109 +57,24 @@ func (a *app) addSelectorFlags(c *cobra.Command, o *selectorOptions, use selecto
 }
 
 // hasCriterion reports whether a criterion flag is given (--limit alone is none).
-func (o selectorOptions) hasCriterion() bool {
-	return o.Stuck || o.AtCap || o.Scope != "" || o.Category != "" || o.HeadCategory != "" ||
-		o.AddedAfter != "" || o.AddedBefore != "" || o.MinDepth > 0 || o.ShardsFrom != ""
-}
+func (o selectorOptions) hasCriterion() bool { return selector.Flags(o).HasCriterion() }
 
-// validate checks the selector flags that need no registry or database. requireCriterion
-// refuses a selector that would select every shard (a repair's).
+// validate checks the selector flags that need no registry or database (selector.Flags.Validate).
+// requireCriterion refuses a selector that would select every shard (a repair's).
 func (o selectorOptions) validate(command string, requireCriterion bool) error {
-	if o.MinDepth < 0 {
-		return usageErrorf(command+" --min-depth 100", "`--min-depth` must not be negative")
-	}
-	if o.Limit < 0 {
-		return usageErrorf(command+" --limit 100", "`--limit` must not be negative")
-	}
-	for _, f := range []struct{ name, value string }{{"added-after", o.AddedAfter}, {"added-before", o.AddedBefore}} {
-		if f.value == "" {
-			continue
-		}
-		if _, err := query.ParseTimeOrAgo(f.value, time.Now()); err != nil {
-			return usageErrorf(command+" --"+f.name+" 2h", "invalid `--%s` %q: %v", f.name, f.value, err)
-		}
-	}
-	if requireCriterion && !o.hasCriterion() {
-		return usageErrorf(command+" --stuck", "select the shards to work on: give at least one of --stuck, --at-cap, --scope, --category, --head-category, --added-after, --added-before, --min-depth or --shards-from (never every shard by accident; preview them with `outboxctl shards` and the same flags)")
-	}
-	return nil
+	return tried(selector.Flags(o).Validate(command, requireCriterion))
 }
 
-// shardSelector resolves the selector flags' names and reads --shards-from.
+// shardSelector resolves the selector flags' names (the registry's) and reads --shards-from
+// (the command's stdin for -), through selector.Flags.Resolve.
 func (a *app) shardSelector(o selectorOptions, command string, now time.Time) (query.ShardSelector, error) {
-	s := query.ShardSelector{Stuck: o.Stuck, AtCap: o.AtCap, MinDepth: o.MinDepth, Limit: o.Limit, NotKillswitched: o.NotKillswitched}
-	var err error
-	if o.Scope != "" {
-		if s.Scope, err = a.scopeArg(o.Scope); err != nil {
-			return s, err
-		}
-	}
-	for _, c := range []struct {
-		flag string
-		dst  **query.Enum
-	}{{o.Category, &s.Category}, {o.HeadCategory, &s.HeadCategory}} {
-		if c.flag == "" {
-			continue
-		}
-		cat, err := a.categoryArg(c.flag)
+	names := selector.Names{Scope: a.scopeArg, Category: func(word string) (*query.Enum, error) {
+		cat, err := a.categoryArg(word)
 		if err != nil {
-			return s, err
+			return nil, err
 		}
-		*c.dst = &query.Enum{Value: cat.Value, Name: cat.Name}
-	}
-	for _, t := range []struct {
-		flag string
-		dst  **time.Time
-	}{{o.AddedAfter, &s.AddedAfter}, {o.AddedBefore, &s.AddedBefore}} {
-		if t.flag == "" {
-			continue
-		}
-		at, err := query.ParseTimeOrAgo(t.flag, now)
-		if err != nil {
-			return s, usageErrorf(command+" --added-after 2h", "invalid time %q: %v", t.flag, err)
-		}
-		*t.dst = &at
-	}
-	if o.ShardsFrom != "" {
-		if s.Listed, err = a.readShardList(o.ShardsFrom, command); err != nil {
-			return s, err
-		}
-	}
-	return s, nil
-}
-
-// readShardList reads --shards-from (a path, or - for stdin) and parses it
-// (query.ParseShardList: SCOPE ID lines, the JSON of shards -o json, a bulk summary's).
-func (a *app) readShardList(path, command string) ([]query.ShardRef, error) {
-	var r io.Reader = a.io.In
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, usageErrorf(a.helpCommand(command), "cannot read `--shards-from`: %v", err)
-		}
-		defer f.Close()
-		r = f
-	}
-	// Stdin may never end (a terminal, a pipe no one writes to): the first Ctrl-C stops it.
-	data, err := readAllCancellable(a.commandContext(), r, query.MaxShardList+1)
-	if errors.Is(err, context.Canceled) {
-		return nil, err // the signal's: exit 130, "interrupted"
-	}
-	if err != nil {
-		return nil, failuref("reading --shards-from %s: %v", path, err)
-	}
-	if len(data) > query.MaxShardList {
-		return nil, usageErrorf(a.helpCommand(command), "`--shards-from` %s is over %d MiB: split it", path, query.MaxShardList>>20)
-	}
-	out, err := query.ParseShardList(data, path, func(word string) (int, error) {
-		scope, err := a.scopeArg(word)
-		if err != nil {
-			return 0, err
-		}
-		return scope.Value, nil
-	}, func(word string) (int64, error) { return nonNegativeID("shard id", word, command+" --help") })
-	if le := (*query.ShardListError)(nil); errors.As(err, &le) {
-		return nil, usageErrorf(a.helpCommand(command), "%s", le.Msg)
-	}
-	return out, err
+		return &query.Enum{Value: cat.Value, Name: cat.Name}, nil
+	}, ID: func(word string) (int64, error) { return nonNegativeID("shard id", word, command+" --help") }}
+	s, err := selector.Flags(o).Resolve(command, now, names, selector.Input{Ctx: a.commandContext(), Stdin: a.io.In, Help: a.helpCommand(command)})
+	return s, tried(err)
 }

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"io"
 
 	"github.com/outboxctl/outboxctl/internal/interrupt"
 )
@@ -10,12 +9,6 @@ import (
 // abandonContext is the context a second signal cancels (interrupt.Abandon): a drain's
 // delivery in flight is abandoned on it.
 func abandonContext(ctx context.Context) context.Context { return interrupt.Abandon(ctx) }
-
-// readAllCancellable reads r (at most limit bytes) until EOF or the first Ctrl-C
-// (interrupt.ReadAll).
-func readAllCancellable(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
-	return interrupt.ReadAll(ctx, r, limit)
-}
 
 // commandContext is the context of the command being run (cancelled by the first signal);
 // Background when none runs (a run function called by a test).

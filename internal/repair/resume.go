@@ -2,11 +2,11 @@ package repair
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 
 	"github.com/outboxctl/outboxctl/internal/drain"
+	"github.com/outboxctl/outboxctl/internal/refused"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
@@ -17,18 +17,11 @@ import (
 // before anything is read or written.
 
 // Refused is a command line a repair refuses before it reads or writes anything: the
-// operator's to fix (exit 2), Msg said and Try its Try: line ("" for none). cmd says it as
-// its usage errors are said.
-type Refused struct{ Msg, Try string }
+// operator's to fix (exit 2), Msg said and Try its Try: line ("" for none), refused.Error
+// (internal/refused), which cmd says as its usage errors are said.
+type Refused = refused.Error
 
-func (e *Refused) Error() string { return e.Msg }
-
-// UsageError marks it as the operator's input (cmd/exit.go).
-func (e *Refused) UsageError() bool { return true }
-
-func refusedf(try, format string, args ...any) error {
-	return &Refused{Msg: fmt.Sprintf(format, args...), Try: try}
-}
+func refusedf(try, format string, args ...any) error { return refused.Errorf(try, format, args...) }
 
 // ReadResume reads and locks the journal of bulk run id (--resume id) for the run: an
 // operation unknown here or a journal that does not read is refused (help: the command's
