@@ -9,9 +9,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/fixture"
-	"github.com/outboxctl/outboxctl/internal/pgtmp"
 	"github.com/outboxctl/outboxctl/internal/repair"
-	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 const defaultDemoSchema = "outboxctl_demo"
@@ -190,31 +188,14 @@ eval "$(outboxctl demo up)". Nothing is printed there when the DSN was set.`),
 	}
 }
 
-// runDemoUp finds or starts the demo's server (user: the DSN set, if any) and prints its
-// export line.
+// runDemoUp finds or starts the demo's server (user: the DSN set, if any;
+// repair.DemoClusterUp) and prints its export line.
 func runDemoUp(ctx context.Context, d factory, user string) error {
-	statePath, err := pgtmp.DemoStatePath(d.getenv)
-	if err != nil {
+	export, err := repair.DemoClusterUp(ctx, d.getenv, user, d.printer.Notef)
+	if err != nil || export == "" {
 		return err
 	}
-	e := pgtmp.MachineEnv()
-	e.Getenv = d.getenv
-	up, err := pgtmp.DemoUp(ctx, e, user, statePath)
-	if err != nil {
-		return failuref("demo up: %v", err)
-	}
-	switch {
-	case up.Source == pgtmp.FromUser:
-		d.printer.Notef("a database is set (--dsn, OUTBOXCTL_DSN or the libpq variables): the demo uses it; nothing started")
-		return nil
-	case up.Source == pgtmp.FromLocal:
-		d.printer.Notef("PostgreSQL answers at 127.0.0.1:5432: the demo uses it; nothing started (OUTBOXCTL_THROWAWAY=1 starts a throwaway anyway)")
-	case up.Started:
-		d.printer.Notef("started a throwaway PostgreSQL from %s in %s; it runs until: outboxctl demo down", up.BinDir, up.Dir)
-	default:
-		d.printer.Notef("the demo's throwaway PostgreSQL in %s is up already; stop it with: outboxctl demo down", up.Dir)
-	}
-	return d.printer.Linef("export OUTBOXCTL_DSN=%s", textsafe.ShellQuote(up.DSN))
+	return d.printer.Linef("%s", export)
 }
 
 func newDemoDownCmd(a *app) *cobra.Command {
@@ -230,20 +211,5 @@ it says so and succeeds.`),
 	}
 }
 
-// runDemoDown stops and removes the cluster demo up started.
-func runDemoDown(d factory) error {
-	statePath, err := pgtmp.DemoStatePath(d.getenv)
-	if err != nil {
-		return err
-	}
-	st, ok, err := pgtmp.DemoDown(statePath)
-	if err != nil {
-		return failuref("demo down: %v", err)
-	}
-	if !ok {
-		d.printer.Notef("no demo cluster is running (outboxctl demo up starts one)")
-		return nil
-	}
-	d.printer.Notef("stopped and removed the demo's throwaway PostgreSQL in %s; unset OUTBOXCTL_DSN", st.Dir)
-	return nil
-}
+// runDemoDown stops and removes the cluster demo up started (repair.DemoClusterDown).
+func runDemoDown(d factory) error { return repair.DemoClusterDown(d.getenv, d.printer.Notef) }

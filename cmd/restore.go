@@ -2,14 +2,12 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/repair"
-	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // restoreOptions are restore's flags and argument; Validate and restoreShard turn the
@@ -41,15 +39,9 @@ func (o *restoreOptions) Validate() error {
 		o.RestoreSelection.IDs = append(o.RestoreSelection.IDs, id)
 	}
 	if o.Shard != "" {
-		scope, id, ok := strings.Cut(o.Shard, "/")
-		if !ok {
-			return usageErrorf("outboxctl restore FILE --shard organization/42", "invalid `--shard` %q: want SCOPE/ID", o.Shard)
-		}
-		n, err := nonNegativeID("shard id", id, "outboxctl restore FILE --shard organization/42")
-		if err != nil {
-			return err
-		}
-		o.shardScope, o.shardID = scope, n
+		var err error
+		o.shardScope, o.shardID, err = repair.RestoreShard(o.Shard, func(s, hint string) (int64, error) { return nonNegativeID("shard id", s, hint) })
+		return tried(err)
 	}
 	return nil
 }
@@ -138,24 +130,7 @@ ignored, as a cut last line is.`),
 func runRestore(ctx context.Context, d factory, targetLine string, o restoreOptions) error {
 	err := runMutation(ctx, d, "outboxctl restore", &repair.Restore{Env: d.repairEnv(), Path: o.Path, MaxLine: int64(o.MaxLine),
 		Selection: o.RestoreSelection, Reason: o.Reason, PlanTarget: targetLine, Registry: d.registry}, o.Yes)
-	return restoreUsage(err, o.Path)
-}
-
-// restoreUsage makes the refusals that are the command line's to fix usage errors (exit 2),
-// with the line to try: a selection the file cannot satisfy, an unverified operation chosen
-// without --unverified (a flag the command line lacks, as for a skip that must be named),
-// and --print-sql of webhook payloads.
-func restoreUsage(err error, path string) error {
-	var se *drain.SelectionError
-	var ue *drain.UnverifiedError
-	var we *repair.WebhookScriptError
-	switch {
-	case errors.As(err, &se):
-		return usageErrorf("", "%s", textsafe.Clean(se.Msg))
-	case errors.As(err, &ue):
-		return usageErrorf("outboxctl restore "+path+" --operation "+ue.Op.ID+" --unverified", "%s", ue.Error())
-	case errors.As(err, &we):
-		return usageErrorf(textsafe.Command("outboxctl", "restore", path, "--operation", we.Op, "--dry-run"), "%s", we.Error())
-	}
-	return err
+	// The refusals that are the command line's to fix are usage errors (exit 2), with the
+	// line to try (repair.RestoreRefused).
+	return tried(repair.RestoreRefused(err, o.Path))
 }
