@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"math"
 	"strings"
 	"time"
 
@@ -40,16 +39,7 @@ func (o *drainOptions) Validate() error {
 	if err := o.validate("outboxctl drain"); err != nil {
 		return err
 	}
-	if o.MaxMessages < 0 {
-		return usageErrorf("", "`--max-messages` must not be negative (0 means all)")
-	}
-	if math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) || o.Rate < 0 {
-		return usageErrorf("outboxctl drain … --rate 50", "`--rate` must be a finite number of messages per second, 0 for no limit (got %v)", o.Rate)
-	}
-	if o.HandlerTimeout <= 0 {
-		return usageErrorf("outboxctl drain … --handler-timeout 30s", "`--handler-timeout` must be positive")
-	}
-	return nil
+	return tried(o.flags().Check())
 }
 
 // drainLong is drain's help: the handlers, what is delivered, the plan, interrupts, many shards.
@@ -177,38 +167,30 @@ func runDrain(ctx context.Context, d factory, o drainOptions, t query.Target, k 
 		if err := d.requireDB("outboxctl drain"); err != nil {
 			return err
 		}
-		if o.Handler == "" && !o.DryRun {
-			return usageErrorf(command+" --dry-run", "`--handler` is required: exec:COMMAND, stream:COMMAND, http(s)://URL or discard (or --dry-run to see the plan)")
+		if err := o.flags().NeedHandler(command + " --dry-run"); err != nil {
+			return tried(err)
 		}
 	}
 	return runMutation(ctx, d, command, &repair.Drain{Env: d.repairEnv(), DrainRun: o.run(ctx, d), Target: t, Shard: k}, o.Yes)
 }
 
-// run is what a drain takes from the flags and the invocation.
-func (o drainOptions) run(ctx context.Context, d factory) repair.DrainRun {
-	return repair.DrainRun{Flags: repair.DrainFlags{Handler: o.Handler, HandlerHeaders: o.HandlerHeaders, HandlerTimeout: o.HandlerTimeout,
+// flags are the drain's flags, as internal/repair takes them.
+func (o drainOptions) flags() repair.DrainFlags {
+	return repair.DrainFlags{Handler: o.Handler, HandlerHeaders: o.HandlerHeaders, HandlerTimeout: o.HandlerTimeout,
 		Mode: o.Mode, DryRun: o.DryRun, MaxMessages: o.MaxMessages, Rate: o.Rate, Follow: o.Follow, IgnoreKillswitch: o.IgnoreKillswitch,
-		Archive: o.Archive, Reason: o.Reason, CoalescedIDs: o.CoalescedIDs},
-		Getenv: d.getenv, Registry: d.registry, User: osUser(), Abandon: abandonContext(ctx), Stderr: d.stderr, ErrTTY: d.errTTY}
+		Archive: o.Archive, Reason: o.Reason, CoalescedIDs: o.CoalescedIDs}
 }
 
-// workProgress is a live progress line for long work (drain, compact, restore, demo seed):
-// done/total, percentage, rate and ETA on a terminal's stderr, redrawn several times a second
-// (so it moves while a statement runs), then a one-line summary; on a pipe nothing at all.
-type workProgress struct {
-	*live.Progress
-	stop func()
+// run is what a drain takes from the flags and the invocation.
+func (o drainOptions) run(ctx context.Context, d factory) repair.DrainRun {
+	return repair.DrainRun{Flags: o.flags(), Getenv: d.getenv, Registry: d.registry, User: osUser(), Abandon: abandonContext(ctx), Stderr: d.stderr, ErrTTY: d.errTTY}
 }
+
+// workProgress is a live progress line for long work (live.Work): done/total, rate and ETA
+// on a terminal's stderr, nothing on a pipe.
+type workProgress = live.Work
 
 // progress starts a progress line of total units (approx marks an estimate "~").
 func (a *app) progress(ctx context.Context, label string, total int64, approx bool) *workProgress {
-	p := live.NewProgress(a.io.Err, a.io.ErrTTY, time.Now, label, total, approx)
-	p.Tick() // draw at once: the first unit may take a while
-	return &workProgress{Progress: p, stop: p.Run(ctx)}
-}
-
-// Done stops the redraws and replaces the line with its summary.
-func (w *workProgress) Done() {
-	w.stop()
-	w.Finish()
+	return live.StartWork(ctx, a.io.Err, a.io.ErrTTY, label, total, approx)
 }

@@ -94,9 +94,8 @@ func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target
 		if err := d.requireDB(command); err != nil {
 			return err
 		}
-		if o.Handler == "" && !o.DryRun {
-			return usageErrorf(d.again(command+" --stuck", "--dry-run"),
-				"`--handler` is required: exec:COMMAND, stream:COMMAND, http(s)://URL or discard (or --dry-run to see the plan)")
+		if err := o.flags().NeedHandler(d.again(command+" --stuck", "--dry-run")); err != nil {
+			return tried(err)
 		}
 	}
 	return runMutation(ctx, d, command, &repair.DrainBulk{Env: d.repairEnv(), DrainRun: o.run(ctx, d), Target: t, Selector: sel,

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/outboxctl/outboxctl/internal/mailbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/repair"
 )
@@ -55,22 +56,12 @@ does it for every mailbox of provider P whose head failed, 100 mailboxes a trans
 	}
 }
 
-// validate refuses both forms at once, arguments, and the outbox forms' flags.
+// validate refuses both forms at once, arguments, and the outbox forms' flags
+// (mailbox.CheckRescheduleForm).
 func (o mailboxRepairOptions) validate(c *cobra.Command, args []string) error {
-	command := c.CommandPath()
-	if o.Mailbox != "" && o.Provider != "" {
-		return usageErrorf(command+" --mailbox "+o.Mailbox, "`--mailbox` and `--mailbox-provider` exclude each other: pass one")
-	}
-	if len(args) > 0 {
-		return usageErrorf(command+" --help", "%s --mailbox takes no SCOPE ID: a mailbox is not an outbox shard", command)
-	}
-	if err := onlyFlags(c, mailboxRepairFlags, "the mailbox forms take only --mailbox or --mailbox-provider, --reason, --yes and --dry-run"); err != nil {
-		return err
-	}
-	if strings.ContainsRune(o.Mailbox+o.Provider, 0) {
-		return usageErrorf(command+" --help", "a mailbox or provider name holds no NUL byte")
-	}
-	return nil
+	return tried(mailbox.CheckRescheduleForm(c.CommandPath(), o.Mailbox, o.Provider, len(args), func() error {
+		return onlyFlags(c, mailboxRepairFlags, "the mailbox forms take only --mailbox or --mailbox-provider, --reason, --yes and --dry-run")
+	}))
 }
 
 // mailboxTargetLine is a mailbox mutation's plan target: the database, schema and table.
@@ -122,18 +113,10 @@ shows the plan.
 		if o.Mailbox == "" && !o.Head {
 			return outbox(c, args)
 		}
-		command := c.CommandPath()
-		if o.Mailbox == "" || !o.Head {
-			return usageErrorf(command+" --mailbox NAME --head", "`--mailbox` and `--head` go together: skip --mailbox NAME --head skips that mailbox's head")
-		}
-		if len(args) > 0 {
-			return usageErrorf(command+" --help", "%s --mailbox takes no MESSAGE_ID: a webhook payload is not an outbox message", command)
-		}
-		if err := onlyFlags(c, mailboxSkipFlags, "the mailbox form takes only --mailbox, --head, --reason, --archive, --yes and --dry-run"); err != nil {
+		if err := tried(mailbox.CheckSkipForm(c.CommandPath(), o.Mailbox, o.Head, len(args), func() error {
+			return onlyFlags(c, mailboxSkipFlags, "the mailbox form takes only --mailbox, --head, --reason, --archive, --yes and --dry-run")
+		}, a.g.PrintSQL)); err != nil {
 			return err
-		}
-		if a.g.PrintSQL {
-			return usageErrorf(command+" --mailbox "+o.Mailbox+" --head --dry-run", "skip --mailbox archives before it deletes, which a printed script cannot: --dry-run shows the plan")
 		}
 		t, err := a.mailboxTarget()
 		if err != nil {
