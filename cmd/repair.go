@@ -77,17 +77,9 @@ func (a *app) severalShards(single func(*cobra.Command, []string) error, bulk fu
 		if err != nil {
 			return err
 		}
-		seen := map[int64]bool{}
-		var refs []query.ShardRef
-		for _, arg := range args[1:] {
-			id, err := nonNegativeID("shard id", arg, c.CommandPath()+" organization 42 43")
-			if err != nil {
-				return err
-			}
-			if !seen[id] {
-				seen[id] = true
-				refs = append(refs, query.ShardRef{Scope: scope.Value, ID: id})
-			}
+		refs, err := repair.ShardRefs(scope.Value, args[1:], c.CommandPath()+" organization 42 43", idParser("shard id"))
+		if err != nil {
+			return err
 		}
 		t, err := a.target()
 		if err != nil {
@@ -95,6 +87,12 @@ func (a *app) severalShards(single func(*cobra.Command, []string) error, bulk fu
 		}
 		return bulk(c.Context(), t, query.ShardSelector{Listed: refs})
 	}
+}
+
+// idParser parses a what ("shard id", "message id") as nonNegativeID does, for a service
+// that parses a list of them.
+func idParser(what string) func(s, hint string) (int64, error) {
+	return func(s, hint string) (int64, error) { return nonNegativeID(what, s, hint) }
 }
 
 // shardKey resolves the scope of a validated SCOPE ID.
@@ -396,9 +394,9 @@ docs/runbooks.md, "a poison category in every shard".`),
 				return err
 			}
 			if len(args) > 1 {
-				ids, err := messageIDs(args)
+				ids, err := repair.MessageIDs(args, idParser("message id"))
 				if err != nil {
-					return err
+					return tried(err)
 				}
 				return runF(c.Context(), a.factory(), o, t, ids)
 			}

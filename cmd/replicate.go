@@ -24,7 +24,7 @@ type replicateOptions struct {
 // Validate checks PAIR ID... or --from, and --drift (replica.Request.Check).
 func (o *replicateOptions) Validate() error {
 	var err error
-	o.targets, err = o.Check(func(s, hint string) (int64, error) { return nonNegativeID("object id", s, hint) })
+	o.targets, err = o.Check(idParser("object id"))
 	return tried(err)
 }
 

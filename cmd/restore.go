@@ -40,7 +40,7 @@ func (o *restoreOptions) Validate() error {
 	}
 	if o.Shard != "" {
 		var err error
-		o.shardScope, o.shardID, err = repair.RestoreShard(o.Shard, func(s, hint string) (int64, error) { return nonNegativeID("shard id", s, hint) })
+		o.shardScope, o.shardID, err = repair.RestoreShard(o.Shard, idParser("shard id"))
 		return tried(err)
 	}
 	return nil
