@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 
@@ -35,30 +34,16 @@ func (a *app) resumeSelector(o bulkOptions, command string) (query.ShardSelector
 	return sel, r, nil
 }
 
-// resumeOf is resumeSelector's selector of journal r.
+// resumeOf is resumeSelector's selector of journal r (repair.ResumeSelector), its Try:
+// lines this invocation's.
 func (a *app) resumeOf(o bulkOptions, command string, r *drain.BulkResume) (query.ShardSelector, error) {
-	id := r.Op
-	if want := "outboxctl " + r.Command; want != command {
-		return query.ShardSelector{}, usageErrorf(a.nextCommand(nil, r.Command, "--resume", id), "operation %s is a %s run, not %s: resume it with %s --resume %s", id, r.Command, command, want, id)
-	}
-	var flags selectorOptions
-	if err := json.Unmarshal(r.Flags, &flags); err != nil {
-		return query.ShardSelector{}, failuref("cannot resume %s: its journal's flags: %v", id, err)
-	}
-	if (o.hasCriterion() || o.Limit > 0) && o.selectorOptions != flags {
-		return query.ShardSelector{}, usageErrorf(a.withoutSelectors(command+" --resume "+textsafe.ShellQuote(id)), "operation %s selected its shards with %s, not %s: give the same selector flags, or none, with --resume",
-			id, textsafe.Command(selector.Flags(flags).Words()...), textsafe.Command(selector.Flags(o.selectorOptions).Words()...))
-	}
-	sel := query.ShardSelector{Listed: r.Remaining()}
-	if r.Command == "skip" { // its rows: the category and the window as the run resolved them
-		flags.ShardsFrom = ""
-		full, err := a.shardSelector(flags, command, r.Started)
-		if err != nil {
-			return sel, err
-		}
-		sel.Category, sel.AddedAfter, sel.AddedBefore = full.Category, r.AddedAfter, r.AddedBefore
-	}
-	return sel, nil
+	sel, err := repair.ResumeSelector(r, command, selector.Flags(o.selectorOptions), repair.ResumeTries{
+		Command:   func(run, op string) string { return a.nextCommand(nil, run, "--resume", op) },
+		Selectors: func(op string) string { return a.withoutSelectors(command + " --resume " + textsafe.ShellQuote(op)) },
+	}, func(flags selector.Flags) (query.ShardSelector, error) {
+		return a.shardSelector(selectorOptions(flags), command, r.Started)
+	})
+	return sel, tried(err)
 }
 
 // resumeMode is the mode a bulk reschedule runs in: --group-heads or not, and on a resume

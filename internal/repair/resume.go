@@ -1,12 +1,15 @@
 package repair
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"strings"
 
 	"github.com/outboxctl/outboxctl/internal/drain"
+	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/refused"
+	"github.com/outboxctl/outboxctl/internal/selector"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
@@ -101,4 +104,41 @@ func (b *Bulk) CheckResumeTarget() error {
 		try = textsafe.Command(append(append([]string{"outboxctl", "--schema", r.Schema}, b.Command), "--resume", r.Op)...)
 	}
 	return refusedf(try, "operation %s changed %s, not %s: resume it with the run's --dsn (or --context) and --schema", r.Op, textsafe.Clean(r.Target), target)
+}
+
+// ResumeTries are the Try: lines of a resume its journal refuses: run with the run's own
+// command (command: its name, "skip"), and this invocation without its selector flags.
+type ResumeTries struct {
+	Command   func(command, op string) string
+	Selectors func(op string) string
+}
+
+// ResumeSelector is the selector of what journal r left for command ("outboxctl skip"): the
+// run's unfinished shards (a skip's category and window as the run resolved them; resolve
+// resolves the run's selector flags as the command line's are). A journal of another
+// command, or selector flags other than the run's (given; none is fine), is refused with
+// one line.
+func ResumeSelector(r *drain.BulkResume, command string, given selector.Flags, tries ResumeTries, resolve func(selector.Flags) (query.ShardSelector, error)) (query.ShardSelector, error) {
+	id := r.Op
+	if want := "outboxctl " + r.Command; want != command {
+		return query.ShardSelector{}, refusedf(tries.Command(r.Command, id), "operation %s is a %s run, not %s: resume it with %s --resume %s", id, r.Command, command, want, id)
+	}
+	var flags selector.Flags
+	if err := json.Unmarshal(r.Flags, &flags); err != nil {
+		return query.ShardSelector{}, failuref("cannot resume %s: its journal's flags: %v", id, err)
+	}
+	if (given.HasCriterion() || given.Limit > 0) && given != flags {
+		return query.ShardSelector{}, refusedf(tries.Selectors(id), "operation %s selected its shards with %s, not %s: give the same selector flags, or none, with --resume",
+			id, textsafe.Command(flags.Words()...), textsafe.Command(given.Words()...))
+	}
+	sel := query.ShardSelector{Listed: r.Remaining()}
+	if r.Command == "skip" { // its rows: the category and the window as the run resolved them
+		flags.ShardsFrom = ""
+		full, err := resolve(flags)
+		if err != nil {
+			return sel, err
+		}
+		sel.Category, sel.AddedAfter, sel.AddedBefore = full.Category, r.AddedAfter, r.AddedBefore
+	}
+	return sel, nil
 }
