@@ -37,59 +37,21 @@ func (a *app) confirm(command string, p repair.Plan, yes bool) error {
 	return declined()
 }
 
-// targetLine names what a mutation changes: the context, the database (user@host:port/db,
-// no password), the schema and, for a command on an outbox table, the table.
+// targetLine names what a mutation changes (repair.TargetLine): the context, the database
+// (user@host:port/db, no password) and its source, the schema and, for a command on an
+// outbox table, the table.
 func (a *app) targetLine(command string) string {
 	if len(a.split) == 2 {
 		return a.splitTargetLine()
 	}
-	parts := []string{}
-	if a.contextName != "" {
-		parts = append(parts, "context "+a.contextName)
-	}
-	getenv := a.getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	dsn, _ := db.Resolve(a.g.DSN, getenv)
-	parts = append(parts, "database "+db.Describe(dsn)+" (from "+a.dsnFrom(getenv)+")")
-	schema := a.g.Schema
-	if schema == "" {
-		schema = "(search_path)"
-	}
-	parts = append(parts, "schema "+schema)
+	l := repair.TargetLine{Context: a.contextName, ContextSource: a.dsnSource, DSN: a.g.DSN, Schema: a.g.Schema, Getenv: a.getenv}
 	switch strings.TrimPrefix(command, "outboxctl ") {
 	case "reschedule", "compact", "skip", "restore", "drain":
 		if t, err := a.target(); err == nil {
-			parts = append(parts, "table "+t.TableName())
+			l.Table = t.TableName()
 		}
 	}
-	return "target: " + strings.Join(parts, ", ")
-}
-
-// dsnFrom says which source named the database (--dsn, the context, $OUTBOXCTL_DSN, the
-// libpq environment), as context show says it: with a current-context and a DSN in the
-// environment, the plan shows which one won.
-func (a *app) dsnFrom(getenv func(string) string) string {
-	switch {
-	case a.contextName != "":
-		return a.dsnSource
-	case a.g.DSN != "":
-		return "flag --dsn"
-	}
-	var set []string
-	for _, k := range append([]string{"OUTBOXCTL_DSN"}, db.EnvKeys...) {
-		if getenv(k) != "" {
-			set = append(set, k)
-			if k == "OUTBOXCTL_DSN" {
-				break // it wins over libpq's
-			}
-		}
-	}
-	if len(set) == 0 {
-		return "nothing: libpq's defaults"
-	}
-	return "env " + strings.Join(set, ", ")
+	return l.String()
 }
 
 // splitTargetLine is targetLine for a split replicate (--context CELL,CONTROL): each
