@@ -98,8 +98,8 @@ func (a *app) resumeCommand(command, id string) string {
 	return textsafe.Command(append(strings.Fields(command), "--resume", id)...)
 }
 
-// tried is err, a repair.Refused (a resume the journal contradicts) said as cmd's usage
-// errors are: its Try: line, given the invocation's target like every hint.
+// tried says a service's refusal (refused.Error; repair.Refused is one) as cmd's usage
+// errors are said: its Try: line, given the invocation's target like every hint.
 func tried(err error) error {
 	var r *repair.Refused
 	if errors.As(err, &r) {
