@@ -1,28 +1,32 @@
 package cmd
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/outboxctl/outboxctl/internal/exitcode"
+)
 
 // The error vocabulary of cmd: what a command's failure or verdict means, never which number
-// the process exits with. cmd/exit.go alone maps a meaning to its exit code (exitCodes), so a
+// the process exits with. internal/exitcode alone maps a meaning to its exit code (Codes), so a
 // command cannot pick a number, and docs/exit-codes.md has one table to agree with.
 
-// meaning is why a command ended as it did.
-type meaning int
+// meaning is why a command ended as it did (exitcode.Meaning).
+type meaning = exitcode.Meaning
 
 const (
-	meansOK          meaning = iota // success, including an empty result: the meaning of nil
-	meansRuntime                    // it failed: database, Redis, I/O, a missing row
-	meansUsage                      // the command line is wrong: fix it (with a hint)
-	meansDeclined                   // the operator said no at the prompt: nothing changed
-	meansThreshold                  // a --fail-if-… threshold was crossed
-	meansWarning                    // a verdict: the worst finding is a warning
-	meansCritical                   // a verdict: a finding is critical
-	meansPartial                    // fan-out: some contexts answered, some failed; a bulk repair: some shards failed; restore: rows left out
-	meansPending                    // a verdict: ran fine, the answer is "not yet"
-	meansInterrupted                // SIGINT or SIGTERM
-	meansDrift                      // a verdict: verify found replicas out of sync (--fail-on-drift)
-	meansReadOnly                   // the context does not let this command write (readonly, allow)
-	meansNoRoom                     // refused: a repair's archive would not fit where it goes
+	meansOK          = exitcode.OK          // success, including an empty result: the meaning of nil
+	meansRuntime     = exitcode.Runtime     // it failed: database, Redis, I/O, a missing row
+	meansUsage       = exitcode.Usage       // the command line is wrong: fix it (with a hint)
+	meansDeclined    = exitcode.Declined    // the operator said no at the prompt: nothing changed
+	meansThreshold   = exitcode.Threshold   // a --fail-if-… threshold was crossed
+	meansWarning     = exitcode.Warning     // a verdict: the worst finding is a warning
+	meansCritical    = exitcode.Critical    // a verdict: a finding is critical
+	meansPartial     = exitcode.Partial     // fan-out: some contexts answered, some failed; a bulk repair: some shards failed; restore: rows left out
+	meansPending     = exitcode.Pending     // a verdict: ran fine, the answer is "not yet"
+	meansInterrupted = exitcode.Interrupted // SIGINT or SIGTERM
+	meansDrift       = exitcode.Drift       // a verdict: verify found replicas out of sync (--fail-on-drift)
+	meansReadOnly    = exitcode.ReadOnly    // the context does not let this command write (readonly, allow)
+	meansNoRoom      = exitcode.NoRoom      // refused: a repair's archive would not fit where it goes
 )
 
 // cmdError is every error cmd itself makes: a meaning, the one line said for it (empty when
@@ -34,6 +38,11 @@ type cmdError struct {
 }
 
 func (e *cmdError) Error() string { return e.msg }
+
+// Meaning and TryLine say what the error means and the command line to try
+// (exitcode.Said).
+func (e *cmdError) Meaning() meaning { return e.means }
+func (e *cmdError) TryLine() string  { return e.hint }
 
 // UsageError lets errors.As-style checks in other packages recognise usage errors.
 func (e *cmdError) UsageError() bool { return e.means == meansUsage }
