@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/config"
-	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/fanout"
 	"github.com/outboxctl/outboxctl/internal/render"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
@@ -166,19 +164,6 @@ func configError(err error) error {
 	return err
 }
 
-// fanOutCommands are the reads that run against several contexts at once, each with the
-// sort keys of its sections as its single-target SQL orders them (fanout.MergeDocs).
-var fanOutCommands = map[string]map[string][]fanout.SortKey{ //nolint:gochecknoglobals // constant table
-	"outboxctl shards":           {"shards": {fanout.Desc("depth"), fanout.Asc("shard_scope"), fanout.Asc("shard_identifier")}},
-	"outboxctl depth":            {"depth": {fanout.Asc("category")}},
-	"outboxctl inspect category": {"category": {fanout.Desc("pending"), fanout.Asc("shard_scope")}},
-	"outboxctl inspect object":   {"outboxes": {fanout.Desc("id")}},
-	"outboxctl inspect message":  {},
-	"outboxctl killswitch list":  {"disabled": {fanout.Desc("depth")}, "backfill_gates": {fanout.Asc("key")}},
-	"outboxctl backfill status":  {"backfill": {fanout.Asc("table")}},
-	"outboxctl doctor":           {"findings": {fanout.Desc("severity")}},
-}
-
 // splitCommands compare a cell with the control silo: given two contexts (--context
 // CELL,CONTROL) they read both, each on its own connection (app.split).
 var splitCommands = map[string]bool{"outboxctl verify": true, "outboxctl replicate": true} //nolint:gochecknoglobals // constant set
@@ -196,9 +181,6 @@ func (a *app) splitContexts(path string, cs []*config.Context) error {
 // readOnlyCommands may read from a context's replica-dsn besides the fan-out reads; every
 // other command (the mutations) connects to the primary.
 var readOnlyCommands = map[string]bool{"outboxctl inspect shard": true, "outboxctl verify": true, "outboxctl top": true} //nolint:gochecknoglobals // constant set
-
-// ranks order a column's text by its place in the list rather than alphabetically.
-var ranks = map[string][]string{"severity": {"ok", "warn", "crit"}} //nolint:gochecknoglobals // constant table
 
 // contextless commands never connect, so a broken config file must not stop them.
 func contextless(c *cobra.Command) bool {
@@ -222,7 +204,7 @@ func (a *app) applyContexts(c *cobra.Command) error {
 		a.env = a.getenv
 	}
 	path := c.CommandPath()
-	_, fans := fanOutCommands[path]
+	fans := fanout.Fans(path)
 	a.read = fans || readOnlyCommands[path] || multiContextCommands[path]
 	f, err := a.configFile()
 	if err != nil {
@@ -307,23 +289,11 @@ func (a *app) useContext(c *cobra.Command, one *config.Context) error {
 	return nil
 }
 
-// fanAnswer is one context's document, and its verdict (threshold, warning, critical or
-// pending) if any.
-type fanAnswer = fanout.Verdicted[meaning]
-
-// goneContext is a context of a fan-out that did not answer, and why.
-type goneContext struct {
-	name string
-	err  error
-}
-
-// verdictSeverity orders the verdicts a read can end with, best first.
-var verdictSeverity = []meaning{meansOK, meansPending, meansWarning, meansThreshold, meansCritical} //nolint:gochecknoglobals // constant list
-
 // fanDocument runs the read once per selected context, concurrently (fanout.Run bounds it),
-// each run with its own connection and timeouts, and merges the documents: the merged
-// document (nil when no context answered), the contexts gone, and the exit the merge picks.
-func (a *app) fanDocument(ctx context.Context, run readRun) (render.Doc, []goneContext, error) {
+// each run with its own connection and timeouts, and merges the documents (fanout.Settle):
+// the merged document (nil when no context answered), the contexts gone, and the exit the
+// merge picks.
+func (a *app) fanDocument(ctx context.Context, run readRun) (render.Doc, []fanout.Gone, error) {
 	if a.g.PrintSQL {
 		return nil, nil, usageErrorf(a.cmd.CommandPath()+" --print-sql --context "+a.fan[0].Name,
 			"--print-sql prints one context's SQL, and %d contexts are selected: pass one --context", len(a.fan))
@@ -334,61 +304,27 @@ func (a *app) fanDocument(ctx context.Context, run readRun) (render.Doc, []goneC
 		names[i], byName[c.Name] = c.Name, c
 	}
 	errs := &fanout.LockedWriter{W: a.io.Err}
-	results := fanout.Run(ctx, names, fanout.Options{}, func(ctx context.Context, name string) (fanAnswer, error) {
+	results := fanout.Run(ctx, names, fanout.Options{}, func(ctx context.Context, name string) (fanout.Read, error) {
 		return a.runContext(ctx, byName[name], run, errs)
 	})
-	return a.mergeFan(results)
+	return fanout.Settle(a.cmd.CommandPath(), results)
 }
 
 // runContext runs the read for one context: a fork of the app with the context's settings
 // under the flags, its notes on the shared stderr. A context that would print SQL names no
 // database: that is its failure, not a result.
-func (a *app) runContext(ctx context.Context, one *config.Context, run readRun, errs io.Writer) (fanAnswer, error) {
+func (a *app) runContext(ctx context.Context, one *config.Context, run readRun, errs io.Writer) (fanout.Read, error) {
 	var sql bytes.Buffer
 	streams := *a.io
 	streams.Out, streams.Err = &sql, errs
 	sub := a.fork(&streams)
 	sub.fan, sub.merged = nil, true
 	if err := sub.useContext(a.cmd, one); err != nil {
-		return fanAnswer{}, err
+		return fanout.Read{}, err
 	}
 	doc, err := run(ctx, sub)
 	if err == nil && sql.Len() > 0 {
-		return fanAnswer{}, fmt.Errorf("it names no database (set dsn, dsn-env or service in the context)")
+		return fanout.Read{}, fmt.Errorf("it names no database (set dsn, dsn-env or service in the context)")
 	}
-	switch m := meaningOf(ctx, err); {
-	case m == meansOK:
-		return fanAnswer{Doc: doc}, nil
-	case slices.Contains(verdictSeverity, m):
-		return fanAnswer{Doc: doc, Means: m, Verdict: err}, nil
-	}
-	return fanAnswer{}, err
-}
-
-// mergeFan merges the documents of the contexts that answered, lists the contexts that did
-// not, and picks the exit: 6 when some failed (it outranks any verdict: the missing context
-// could hide a worse one), 1 when all did, else the worst verdict.
-func (a *app) mergeFan(results []fanout.Result[fanAnswer]) (render.Doc, []goneContext, error) {
-	m := fanout.MergeVerdicts(results, fanout.Order{Keys: fanOutCommands[a.cmd.CommandPath()], Ranks: ranks}, verdictSeverity)
-	var gone []goneContext
-	for _, f := range m.Failed {
-		gone = append(gone, goneContext{name: f.Target, err: f.Err})
-	}
-	switch {
-	case m.Outcome == fanout.AllFailed:
-		return m.Doc, gone, silent(meansRuntime)
-	case m.Outcome == fanout.Partial:
-		return m.Doc, gone, silent(meansPartial)
-	case m.Verdict != nil:
-		return m.Doc, gone, verdict(m.Worst, "context "+m.VerdictOf+": "+m.Verdict.Error())
-	}
-	return m.Doc, gone, nil
-}
-
-// printGone prints one "context gone" line per context that did not answer, after the
-// merged rows.
-func printGone(w io.Writer, gone []goneContext) {
-	for _, g := range gone {
-		fmt.Fprintf(w, "Error: context gone: %s: %s\n", render.Escape(g.name), oneLine(db.RedactDSN(g.err.Error())))
-	}
+	return fanout.ReadOf(ctx, doc, err)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/fanout"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -34,13 +35,13 @@ func (a *app) runDocument(c *cobra.Command, run readRun) error {
 			return perr
 		}
 	}
-	printGone(a.io.Err, gone)
+	fanout.PrintGone(a.io.Err, gone)
 	return err
 }
 
 // document is run's document for the target the flags select, or the merge of every
 // selected context's (fanDocument), with the contexts that did not answer.
-func (a *app) document(ctx context.Context, run readRun) (render.Doc, []goneContext, error) {
+func (a *app) document(ctx context.Context, run readRun) (render.Doc, []fanout.Gone, error) {
 	if len(a.fan) > 0 {
 		return a.fanDocument(ctx, run)
 	}

@@ -146,33 +146,10 @@ func (a *app) runTop(ctx context.Context, o topOptions) error {
 				return err
 			}
 		}
-		return onceOutcome(a.io.Err, len(cs), failed)
+		return top.OnceOutcome(a.io.Err, len(cs), failed)
 	}
 	opt.Width, opt.Height = a.io.ScreenSize()
 	return top.Run(ctx, cs, opt, a.io.In, a.io.Out)
-}
-
-// onceOutcome is top --once's exit after its frame, by the fan-out reads' rule: with one
-// context, its error (exit 1, as any read of an unreachable database); with several, one
-// "context gone" line on stderr per context that could not be read, and exit 6 (partial)
-// when others were read, 1 when none was. A frame alone would leave a script's exit 0
-// with a context unread.
-func onceOutcome(w io.Writer, contexts int, failed []top.Failed) error {
-	switch {
-	case len(failed) == 0:
-		return nil
-	case contexts == 1:
-		return failed[0].Err
-	}
-	gone := make([]goneContext, 0, len(failed))
-	for _, f := range failed {
-		gone = append(gone, goneContext{name: f.Context, err: f.Err})
-	}
-	printGone(w, gone)
-	if len(failed) == contexts {
-		return silent(meansRuntime)
-	}
-	return silent(meansPartial)
 }
 
 // topContexts are top's contexts: the invocation's, or each context selected

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/fanout"
 	"github.com/outboxctl/outboxctl/internal/live"
 )
 
@@ -109,7 +110,7 @@ func (a *app) frame(ctx context.Context, out io.Writer, view frameView, untilDon
 	streams := *a.io
 	streams.Out, streams.Err = &direct, &errs
 	doc, gone, err := a.fork(&streams).document(ctx, run)
-	printGone(&errs, gone)
+	fanout.PrintGone(&errs, gone)
 	streams.Out = out
 	if doc != nil {
 		if perr := a.printerFor(&streams).Print(view.tracker.Annotate(view.layout.Apply(doc), time.Now())); perr != nil {
@@ -127,7 +128,7 @@ func (a *app) frame(ctx context.Context, out io.Writer, view frameView, untilDon
 	switch {
 	case m == meansOK, m == meansPending && untilDone:
 		_, _ = io.Copy(notes, &errs)
-	case m == meansPartial || slices.Contains(verdictSeverity, m):
+	case m == meansPartial || slices.Contains(fanout.Verdicts, m):
 		_, _ = io.Copy(notes, &errs)
 		if msg := err.Error(); msg != "" {
 			_, _ = io.WriteString(notes, "Error: "+oneLine(msg)+"\n")

@@ -170,3 +170,15 @@ func Print(ctx context.Context, w io.Writer, err error, commandPath string, secr
 func OneLine(s string) string {
 	return render.Escape(strings.Join(strings.Fields(s), " "))
 }
+
+// Outcome is a service's Said error: a meaning and its one line (empty when the output
+// already said everything: the rows, the "context gone" lines), with no command line to try.
+type Outcome struct {
+	Means Meaning
+	Msg   string
+}
+
+func (o *Outcome) Error() string    { return o.Msg }
+func (o *Outcome) Meaning() Meaning { return o.Means }
+func (o *Outcome) TryLine() string  { return "" }
+func (o *Outcome) UsageError() bool { return o.Means == Usage }
