@@ -130,23 +130,13 @@ timeouts. SIGINT or SIGTERM stops it (exit 0). See docs/exporter.md.`),
 }
 
 // runExporter listens, then collects in the background and serves until ctx ends (a
-// signal), which is a clean stop (exporter.RunServing).
+// signal), which is a clean stop (exporter.Listen).
 func runExporter(ctx context.Context, d factory, o exporterOptions, sources []exporter.Source) error {
-	ln, err := net.Listen("tcp", o.Listen)
-	if err != nil {
-		return failuref("cannot listen on %s: %v", o.Listen, err)
-	}
-	e := exporter.New(sources, exporter.Options{
+	return exporter.Listen(ctx, o.Listen, sources, exporter.Options{
 		CheapInterval: o.CheapInterval, ExpensiveInterval: o.ExpensiveInterval,
 		CheapTimeout: o.CheapTimeout, ExpensiveTimeout: o.ExpensiveTimeout, Version: versionString(),
 		MaxConnections: o.MaxConnections, MaxScrapes: o.MaxScrapes,
-	})
-	d.printer.Notef("serving http://%s/metrics for %d context(s)", ln.Addr().String(), len(sources))
-	err = e.RunServing(ctx, ln, func(err error) { d.printer.Warnf("first collection failed: %s", oneLine(db.RedactDSN(err.Error()))) })
-	if err != nil && ctx.Err() == nil {
-		return failuref("serving on %s: %v", o.Listen, err)
-	}
-	return nil
+	}, exporter.Say{Notef: d.printer.Notef, Warnf: d.printer.Warnf})
 }
 
 // exporterSources is one exporter.Source per context selected (a.fan), each with its

@@ -64,45 +64,10 @@ counts; the exit is then 1 (one context, or all) or 6 (some). See docs/exporter.
 	return c
 }
 
-// runMetrics collects once and prints or writes the families; the verdict follows what
-// failed.
+// runMetrics collects once and prints or writes the families (exporter.Once); the verdict
+// follows what failed.
 func runMetrics(ctx context.Context, d factory, o metricsOptions, sources []exporter.Source) error {
-	e := exporter.New(sources, exporter.Options{
+	return exporter.Once(ctx, sources, exporter.Options{
 		CheapTimeout: o.CheapTimeout, ExpensiveTimeout: o.ExpensiveTimeout, Version: versionString(),
-	})
-	collectErr := e.CollectOnce(ctx)
-	if ctx.Err() != nil {
-		return interruptedf("interrupted while collecting")
-	}
-	if o.Textfile != "" {
-		if err := e.WriteTextfile(o.Textfile); err != nil {
-			return failuref("writing %s: %v", o.Textfile, err)
-		}
-	} else {
-		text, err := e.Text()
-		if err != nil {
-			return err
-		}
-		if err := d.printer.Exposition(text); err != nil {
-			return err
-		}
-	}
-	return metricsVerdict(collectErr, len(sources))
-}
-
-// metricsVerdict is 1 when every context failed (or the one did), 6 when some did; each
-// failed tier is said on stderr by the caller's error line.
-func metricsVerdict(err error, contexts int) error {
-	if err == nil {
-		return nil
-	}
-	failed, msgs := exporter.Failures(err)
-	for i := range msgs {
-		msgs[i] = oneLine(msgs[i])
-	}
-	msg := strings.Join(msgs, "; ")
-	if len(failed) < contexts {
-		return verdict(meansPartial, msg)
-	}
-	return failuref("%s", msg)
+	}, o.Textfile, d.printer.Exposition)
 }
