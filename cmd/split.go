@@ -2,13 +2,9 @@ package cmd
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/outbox"
-	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
 // splitSide is one silo of a split verify or replicate: its context's connection (nil when
@@ -44,35 +40,13 @@ func (s *splitSides) cellName() string {
 }
 
 // checkAssumedCell checks the cell a split command assumed from the cell context's name (it
-// has no cell: setting and no --cell was given) against the cells the control silo's
-// organization mappings name: none of them is a usage error (every object of the cell would
-// read missing), one of them a note saying what was assumed. Without the mapping table there
-// is nothing to check it against: the note says so.
+// has no cell: setting and no --cell was given) against the control silo's organization
+// mappings (outbox.CheckAssumedCell): a note, or a usage error when none names it.
 func (s *splitSides) checkAssumedCell(ctx context.Context, p interface{ Notef(string, ...any) }, command string) error {
 	if s.cell.cell != "" {
 		return nil
 	}
-	name := s.cell.context
-	cells, present, err := outbox.MappedCells(ctx, s.control.conn, s.control.schema)
-	switch {
-	case err != nil:
-		return err
-	case !present:
-		p.Notef("cell %q assumed: the context %s has no cell: setting (no organization mapping table in the control silo to check it against)", name, name)
-	case slices.Contains(cells, name):
-		p.Notef("cell %q assumed: the context %s has no cell: setting; the control silo's organization mappings name it", name, name)
-	case len(cells) == 0:
-		p.Notef("cell %q assumed: the context %s has no cell: setting (the control silo has no organization mapping yet)", name, name)
-	default:
-		shown := cells
-		if len(shown) > 10 {
-			shown = append(slices.Clip(shown[:10]), fmt.Sprintf("… %d more", len(cells)-10))
-		}
-		return usageErrorf("outboxctl "+textsafe.Command("--context", name+","+s.control.context, "--cell", cells[0], command),
-			"%s: the cell context %s has no cell: setting, and no organization mapping in the control silo names a cell %q (they name %s): set the context's cell (or pass --cell)",
-			command, name, name, strings.Join(shown, ", "))
-	}
-	return nil
+	return outbox.CheckAssumedCell(ctx, s.control.conn, s.control.schema, s.cell.context, s.control.context, command, p.Notef)
 }
 
 // splitSides opens the two contexts of --context CELL,CONTROL, each with its settings under

@@ -171,14 +171,16 @@ func OneLine(s string) string {
 	return render.Escape(strings.Join(strings.Fields(s), " "))
 }
 
-// Outcome is a service's Said error: a meaning and its one line (empty when the output
-// already said everything: the rows, the "context gone" lines), with no command line to try.
+// Outcome is a service's Said error: a meaning, its one line (empty when the output
+// already said everything: the rows, the "context gone" lines) and, for a usage error, the
+// command line to try.
 type Outcome struct {
 	Means Meaning
 	Msg   string
+	Try   string
 }
 
 func (o *Outcome) Error() string    { return o.Msg }
 func (o *Outcome) Meaning() Meaning { return o.Means }
-func (o *Outcome) TryLine() string  { return "" }
+func (o *Outcome) TryLine() string  { return o.Try }
 func (o *Outcome) UsageError() bool { return o.Means == Usage }
