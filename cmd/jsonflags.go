@@ -1,19 +1,13 @@
 package cmd
 
 import (
-	"errors"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/outboxctl/outboxctl/internal/bytesize"
-	"github.com/outboxctl/outboxctl/internal/cmdline"
-	"github.com/outboxctl/outboxctl/internal/contract"
 	"github.com/outboxctl/outboxctl/internal/jqrun"
-	"github.com/outboxctl/outboxctl/internal/render"
-	"github.com/outboxctl/outboxctl/internal/textsafe"
+	"github.com/outboxctl/outboxctl/internal/selection"
 )
 
 // noRewrittenValue refuses a flag that took, as its value, the word that stood for a bare
@@ -45,102 +39,16 @@ func addSelectionFlags(a *app, root *cobra.Command) {
 }
 
 // validateSelection checks --json and --jq before the command runs and makes JSON the
-// output they imply.
+// output they imply (selection.Check).
 func (a *app) validateSelection(c *cobra.Command) error {
-	fields, jq := c.Flags().Changed("json"), c.Flags().Changed("jq")
-	if !fields && !jq {
-		return nil
-	}
-	path := c.CommandPath()
-	flag, again := "--json", path+" --json "+textsafe.ShellQuote(a.g.JSONFields)
-	if !fields {
-		flag, again = "--jq", path+" --jq "+textsafe.ShellQuote(a.g.JQ)
-	}
-	switch f, _ := render.ParseFormat(a.g.Output); f {
-	case render.FormatAuto:
-		a.g.Output = string(render.FormatJSON)
-	case render.FormatJSON, render.FormatJSONL:
-	case render.FormatTable, render.FormatWide, render.FormatCSV, render.FormatMarkdown:
-		return usageErrorf(again, "`%s` prints JSON, and -o %s asks for another format: drop one of them", flag, a.g.Output)
-	}
-	if a.g.PrintSQL {
-		return usageErrorf(path+" --print-sql", "`%s` selects from the JSON output, and --print-sql prints SQL instead: drop one of them", flag)
-	}
-	if fields && a.g.JSONFields == cmdline.ListFields {
-		a.sel.List = true
-		// A read lists its document's fields by running; a mutation (every one asks for
-		// --yes) would change the database, and its dry run prints no document: its fields
-		// come from its declared documents (internal/contract), and nothing runs.
-		if c.Flags().Lookup("yes") != nil {
-			return a.listDeclaredFields(path)
-		}
-	} else if fields {
-		if a.sel.Fields = render.ParseFields(a.g.JSONFields); len(a.sel.Fields) == 0 {
-			return usageErrorf(path+" --json", "`--json` needs comma-separated field names, got %q: `--json` alone lists them", a.g.JSONFields)
-		}
-		// A mutation's fields are checked before it runs: found unknown only once the
-		// document is printed, the change would already be made.
-		if c.Flags().Lookup("yes") != nil {
-			if err := a.knownFields(path, a.sel.Fields); err != nil {
-				return err
-			}
-		}
-	}
-	if jq {
-		if a.sel.JQLimits.Timeout <= 0 || a.sel.JQLimits.MaxBytes <= 0 {
-			return usageErrorf(again, "`--jq-timeout` and `--max-jq-bytes` must be more than 0 (defaults %s and %s)", jqrun.DefaultTimeout, bytesize.Format(jqrun.DefaultMaxBytes))
-		}
-		q, err := render.ParseJQ(a.g.JQ)
-		if err != nil {
-			return usageErrorf(path+" --jq '.'", "%v", err)
-		}
-		a.sel.JQ = q
-	}
-	return nil
-}
-
-// listDeclaredFields is --json alone on a mutation: the fields its documents declare
-// (internal/contract), said as a read's listing says them, before anything runs.
-func (a *app) listDeclaredFields(path string) error {
-	doc, ok := contract.Lookup(strings.TrimPrefix(path, "outboxctl "))
-	if !ok {
-		return usageErrorf(path+" --help", "`--json` without fields lists a document's fields, and %s declares no JSON document", path)
-	}
-	return a.selectionError(path, &render.FieldsError{Available: doc.Fields()})
-}
-
-// knownFields refuses a --json field that the command's document (internal/contract) does not
-// have, naming the ones it has.
-func (a *app) knownFields(path string, fields []string) error {
-	doc, ok := contract.Lookup(strings.TrimPrefix(path, "outboxctl "))
-	if !ok {
-		return nil
-	}
-	known := doc.Fields()
-	for _, f := range fields {
-		if !slices.Contains(known, f) {
-			return a.selectionError(path, &render.FieldsError{Unknown: []string{f}, Available: known})
-		}
-	}
-	return nil
+	out, err := selection.Check(selection.Flags{Path: c.CommandPath(), Args: a.args,
+		Fields: c.Flags().Changed("json"), JQ: c.Flags().Changed("jq"), JSONFields: a.g.JSONFields, Expr: a.g.JQ,
+		Output: a.g.Output, PrintSQL: a.g.PrintSQL, Mutation: c.Flags().Lookup("yes") != nil}, &a.sel)
+	a.g.Output = out
+	return err
 }
 
 // selectionError turns a render.FieldsError (an unknown --json field, or --json alone) into
-// a usage error whose hint is this invocation (its arguments, flags and target kept) with
-// the first fields the document has.
-func (a *app) selectionError(path string, err error) error {
-	var fe *render.FieldsError
-	if !errors.As(err, &fe) {
-		return err
-	}
-	pick := fe.Available[:min(3, len(fe.Available))]
-	add := []string{"--json", strings.Join(pick, ",")}
-	if len(pick) == 0 {
-		add = []string{"-o", "json"}
-	}
-	hint := strings.Join(append([]string{path}, add...), " ")
-	if len(a.args) > 0 {
-		hint = textsafe.Command(append(a.argsWithout(map[string]bool{"dsn": true, "json": true}), add...)...)
-	}
-	return usageErrorf(hint, "%s", fe.Error())
-}
+// a usage error whose hint is this invocation with the first fields the document has
+// (selection.Error).
+func (a *app) selectionError(path string, err error) error { return selection.Error(path, a.args, err) }

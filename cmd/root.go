@@ -18,6 +18,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/config"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/exitcode"
 	"github.com/outboxctl/outboxctl/internal/interrupt"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
@@ -441,12 +442,18 @@ func examples(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// targetedHint gives a usage error's Try line the invocation's target (cmdline.Targeted):
-// pasted, it runs where the mistaken line would have.
+// targetedHint gives a usage error's Try line (cmd's own, or a service's exitcode.Outcome)
+// the invocation's target (cmdline.Targeted): pasted, it runs where the mistaken line would
+// have.
 func (a *app) targetedHint(err error) error {
 	var ce *cmdError
-	if errors.As(err, &ce) && a.cmd != nil {
+	var o *exitcode.Outcome
+	switch {
+	case a.cmd == nil:
+	case errors.As(err, &ce):
 		ce.hint = cmdline.Targeted(ce.hint, a.prefixWords())
+	case errors.As(err, &o):
+		o.Try = cmdline.Targeted(o.Try, a.prefixWords())
 	}
 	return err
 }
