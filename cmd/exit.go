@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/outboxctl/outboxctl/internal/cmdline"
 	"github.com/outboxctl/outboxctl/internal/exitcode"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -66,8 +67,8 @@ func wrapCobraErrors(c *cobra.Command) {
 			return usageErrorf(firstExample(c), "invalid id %q: want a non-negative integer id", arg)
 		}
 		// A refused enum word is said in the flag's own words, not pflag's wrapper.
-		if ee := (*enumError)(nil); errors.As(err, &ee) {
-			return usageErrorf(enumHint(c, ee.example), "%s", ee.Error())
+		if ee := (*cmdline.EnumError)(nil); errors.As(err, &ee) {
+			return usageErrorf(enumHint(c, ee.Example), "%s", ee.Error())
 		}
 		return usageErrorf(c.CommandPath()+" --help", "%s", err.Error())
 	})

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/outboxctl/outboxctl/internal/cmdline"
 )
 
 // The flags every mutating command shares are registered here, once, so their names and help
@@ -42,41 +44,6 @@ func addArchiveFlag(fs *pflag.FlagSet, p *string) {
 	fs.StringVar(p, "archive", "", "JSONL file to append this operation's archive to, zstd-compressed when its name ends in .zst (default: a file of its own, $XDG_STATE_HOME/outboxctl/archive-OPERATION.jsonl.zst)")
 }
 
-// enumValue is the type of every flag that takes one word of a fixed list (-o, --silo,
-// --deployment, --time, --store, --order, --value-type, --mode, --payload). Four mechanisms
-// did this (an annotation checked before the run, each command's Validate, the global
-// flags' parsers in the root's hook, a Value of its own for --time), so a word was refused
-// at different moments with differently built hints; here it is refused as the flag is
-// parsed, with the flag's one-line message and a hint of the command line with a valid
-// word, and its words are the shell completion.
-type enumValue struct {
-	words   []string // what completion offers
-	typ     string   // the help's type name: "string", as pflag's own string flags say
-	example string   // the valid use the hint shows: "--order oldest"
-	get     func() string
-	set     func(string) error // stores a word, or says why it is not one (the flag's message)
-}
-
-func (e *enumValue) Set(s string) error {
-	if err := e.set(s); err != nil {
-		return &enumError{err: err, example: e.example}
-	}
-	return nil
-}
-
-func (e *enumValue) Type() string   { return e.typ }
-func (e *enumValue) String() string { return e.get() }
-
-// enumError is an enumValue's refusal; the flag error func makes it a usage error whose
-// hint is the command line typed so far with the example (enumHint).
-type enumError struct {
-	err     error
-	example string
-}
-
-func (e *enumError) Error() string { return e.err.Error() }
-func (e *enumError) Unwrap() error { return e.err }
-
 // enumFlag declares an enum flag: its name (and shorthand), help, the valid use its hint
 // shows, its words and, for a flag with a parser of its own (aliases, its own message),
 // that parser; without one a word outside words is refused as
@@ -109,10 +76,10 @@ func addEnumFlag(c *cobra.Command, fs *pflag.FlagSet, p *string, def string, f e
 	})
 }
 
-// addEnumValue registers an enum flag stored by set, read back by get, whose help calls its
+// addEnumValue registers an enum flag (cmdline.Enum: refused as parsed) stored by set, read back by get, whose help calls its
 // type typ (a flag storing a typed value: --time).
 func addEnumValue(c *cobra.Command, fs *pflag.FlagSet, f enumFlag, typ string, get func() string, set func(string) error) {
-	fs.VarP(&enumValue{words: f.words, typ: typ, example: f.example, get: get, set: set}, f.name, f.short, f.help)
+	fs.VarP(&cmdline.Enum{Words: f.words, Typ: typ, Example: f.example, Get: get, Put: set}, f.name, f.short, f.help)
 	_ = c.RegisterFlagCompletionFunc(f.name, fixedCompletion(f.words...))
 }
 
@@ -151,35 +118,11 @@ func nonNegativeID(what, s, hint string) (int64, error) {
 	return n, nil
 }
 
-// durationValue is the type of every duration flag of the tool (timeouts, --sample,
-// --handler-timeout, --watch, doctor's thresholds): a Go duration that is never negative.
-// pflag's own duration type takes "-5s", and each command checking its flags by hand left
-// some unchecked (backfill status --sample -5s ran), so the refusal lives in the type.
-type durationValue struct {
-	p             *time.Duration
-	name, example string
-}
-
-func (d *durationValue) Set(s string) error {
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("not a duration: write one such as --%s %s", d.name, d.example)
-	}
-	if v < 0 {
-		return fmt.Errorf("a duration must not be negative: write one such as --%s %s", d.name, d.example)
-	}
-	*d.p = v
-	return nil
-}
-
-func (d *durationValue) Type() string   { return "duration" }
-func (d *durationValue) String() string { return d.p.String() }
-
-// addDurationFlag registers a duration flag (see durationValue); example is a value the
+// addDurationFlag registers a duration flag (cmdline.Duration: never negative); example is a value the
 // error suggests ("30s").
 func addDurationFlag(fs *pflag.FlagSet, p *time.Duration, name string, def time.Duration, example, help string) *pflag.Flag {
 	*p = def
-	f := fs.VarPF(&durationValue{p: p, name: name, example: example}, name, "", help)
+	f := fs.VarPF(&cmdline.Duration{P: p, Name: name, Example: example}, name, "", help)
 	if def == 0 {
 		// pflag hides a zero default from the help only for its own duration type, as "0s";
 		// for another type it must read "0".

@@ -8,11 +8,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/outboxctl/outboxctl/internal/cmdline"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // TestEveryDurationFlagRefusesNegatives walks the whole command tree: every duration flag is
-// a durationValue, and each, given "-5s" on the command line, is refused before anything runs
+// a cmdline.Duration, and each, given "-5s" on the command line, is refused before anything runs
 // (exit 2, the flag named with an example). backfill status --sample -5s ran on main.
 func TestEveryDurationFlagRefusesNegatives(t *testing.T) {
 	t.Parallel()
@@ -23,7 +24,7 @@ func TestEveryDurationFlagRefusesNegatives(t *testing.T) {
 			if f.Value.Type() != "duration" {
 				return
 			}
-			dv, ok := f.Value.(*durationValue)
+			dv, ok := f.Value.(*cmdline.Duration)
 			if !ok {
 				t.Errorf("%s --%s is a %T: register it with addDurationFlag", c.CommandPath(), f.Name, f.Value)
 				return
@@ -40,7 +41,7 @@ func TestEveryDurationFlagRefusesNegatives(t *testing.T) {
 				return
 			}
 			want := `Error: invalid argument "-5s" for "--` + f.Name + `" flag: a duration must not be negative: write one such as --` +
-				f.Name + " " + dv.example + "\n"
+				f.Name + " " + dv.Example + "\n"
 			if first, _, _ := strings.Cut(errOut.String(), "Try:"); first != want || out.Len() != 0 {
 				t.Errorf("%v: stderr %q, stdout %q; want %q", args, errOut, out, want)
 			}
@@ -95,7 +96,7 @@ func TestDepthExact(t *testing.T) {
 }
 
 // TestEveryEnumFlagRefusesAsParsed walks the command tree: every flag taking one word of a
-// list is an enumValue (one mechanism, where four checked at different moments), completes
+// list is a cmdline.Enum (one mechanism, where four checked at different moments), completes
 // its words, and refuses another word as it is parsed: exit 2, the flag's one-line message,
 // a Try: line with the command typed so far and a valid use, nothing on stdout.
 func TestEveryEnumFlagRefusesAsParsed(t *testing.T) {
@@ -134,7 +135,7 @@ func TestEveryEnumFlagRefusesAsParsed(t *testing.T) {
 
 func checkEnumFlag(t *testing.T, root, c *cobra.Command, f *pflag.Flag, enumNames, found map[string]bool) {
 	t.Helper()
-	ev, ok := f.Value.(*enumValue)
+	ev, ok := f.Value.(*cmdline.Enum)
 	if !enumNames[f.Name] {
 		if ok {
 			t.Errorf("%s --%s is an enum flag this test does not know: add it", c.CommandPath(), f.Name)
@@ -148,8 +149,8 @@ func checkEnumFlag(t *testing.T, root, c *cobra.Command, f *pflag.Flag, enumName
 	found[f.Name] = true
 	if fn, ok := c.GetFlagCompletionFunc(f.Name); !ok {
 		t.Errorf("%s --%s completes nothing", c.CommandPath(), f.Name)
-	} else if words, _ := fn(c, nil, ""); strings.Join(words, ",") != strings.Join(ev.words, ",") {
-		t.Errorf("%s --%s completes %v, want %v", c.CommandPath(), f.Name, words, ev.words)
+	} else if words, _ := fn(c, nil, ""); strings.Join(words, ",") != strings.Join(ev.Words, ",") {
+		t.Errorf("%s --%s completes %v, want %v", c.CommandPath(), f.Name, words, ev.Words)
 	}
 	path := strings.Fields(c.CommandPath())[1:]
 	if c == root {
@@ -163,7 +164,7 @@ func checkEnumFlag(t *testing.T, root, c *cobra.Command, f *pflag.Flag, enumName
 	}
 	lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "Error: invalid ") || !strings.Contains(lines[0], `"bogus\x1b[2J"`) ||
-		!strings.HasPrefix(lines[1], "Try: outboxctl ") || !strings.HasSuffix(lines[1], " "+ev.example) {
+		!strings.HasPrefix(lines[1], "Try: outboxctl ") || !strings.HasSuffix(lines[1], " "+ev.Example) {
 		t.Errorf("%v: stderr %q", args, errOut)
 	}
 }

@@ -293,7 +293,7 @@ func (a *app) validate(c *cobra.Command) error {
 	if err := a.validateSelection(c); err != nil {
 		return err
 	}
-	if f, _ := render.ParseFormat(a.g.Output); a.g.CSVRaw && f != render.FormatCSV { // -o: refused as parsed (enumValue)
+	if f, _ := render.ParseFormat(a.g.Output); a.g.CSVRaw && f != render.FormatCSV { // -o: refused as parsed (cmdline.Enum)
 		return usageErrorf(a.againOr(c.CommandPath()+" --csv-raw", "-o", "csv"), "--csv-raw goes with -o csv (it leaves CSV cells that start with = + - @ unneutralised)")
 	}
 	for name, d := range map[string]time.Duration{
