@@ -51,18 +51,15 @@ type factory struct {
 	// statementTimeout is --statement-timeout, which a pass's budget is a share of.
 	statementTimeout time.Duration
 	errTTY           bool // stderr is a terminal: a progress line shows
-	// runRead prints the script build makes (printOnly) or runs it in one read-only
-	// snapshot of the target, returning no results when it printed.
-	runRead   func(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error)
-	registry  func() (*enums.Registry, error)
-	buildInfo func() (*debug.BuildInfo, bool)
-	confirm   func(command string, p repair.Plan, yes bool) error // shows the plan, asks (cmd/confirm.go)
-	audit     func(command string, fields map[string]any)
-	progress  func(ctx context.Context, label string, total int64, approx bool) *workProgress
-	now       func() time.Time
-	after     func(time.Duration) <-chan time.Time // a second sample's wait
-	stderr    io.Writer                            // a plan shown without a prompt, the archive's path, a sample's note
-	getenv    func(string) string                  // a drain handler's $VARS, the contexts' environment
+	registry         func() (*enums.Registry, error)
+	buildInfo        func() (*debug.BuildInfo, bool)
+	confirm          func(command string, p repair.Plan, yes bool) error // shows the plan, asks (cmd/confirm.go)
+	audit            func(command string, fields map[string]any)
+	progress         func(ctx context.Context, label string, total int64, approx bool) *workProgress
+	now              func() time.Time
+	after            func(time.Duration) <-chan time.Time // a second sample's wait
+	stderr           io.Writer                            // a plan shown without a prompt, the archive's path, a sample's note
+	getenv           func(string) string                  // a drain handler's $VARS, the contexts' environment
 	// next is a suggested command line: the invocation's --context, --schema, …, the flags
 	// naming the table (nil: none) and args (nextcmd.go); again is the invocation's own
 	// command line with words added (fallback + them when unknown), for a Try: line.
@@ -93,7 +90,7 @@ func (a *app) factory() factory {
 		printText:   func(s string) error { return a.printSQLText(s, noDB) },
 		preamble:    a.writePreamble,
 		requireDB:   a.requireDatabase, connect: a.connect,
-		snapshot: a.snapshot, statementTimeout: a.g.StatementTimeout, errTTY: a.io.ErrTTY, runRead: a.runRead,
+		snapshot: a.snapshot, statementTimeout: a.g.StatementTimeout, errTTY: a.io.ErrTTY,
 		registry: a.registry, buildInfo: debug.ReadBuildInfo,
 		confirm: a.confirm, where: a.where, audit: a.audit, progress: a.progress, now: time.Now, after: time.After,
 		stderr: a.io.Err, getenv: a.getenv, next: a.nextCommand, again: a.againOr,

@@ -64,17 +64,6 @@ func (d factory) reader(ctx context.Context, command string) outbox.Reader {
 		Target: d.target, PrintSchema: d.printSchema}
 }
 
-// runRead prints the script build makes (on --print-sql, or when no database is given) or
-// runs it in one read-only snapshot (outbox.Reader.Read). It returns nil results when it
-// printed.
-func (a *app) runRead(ctx context.Context, command string, build func(query.Target) query.Script) ([]*query.Result, error) {
-	t, err := a.target()
-	if err != nil {
-		return nil, err
-	}
-	return a.factory().reader(ctx, command).Read(t, build)
-}
-
 func (a *app) printScript(script query.Script, noDB bool) error {
 	text, err := script.Render()
 	if err != nil {
