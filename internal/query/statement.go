@@ -47,87 +47,13 @@ type token struct {
 	param string
 }
 
-// lex splits text into SQL and @name placeholders. It skips quoted strings, quoted
-// identifiers and comments, so an "@" inside them is left alone, and it does not mistake
-// PostgreSQL's @ operator followed by a space for a placeholder.
+// lex splits text into SQL and @name placeholders (sqltemplate.Split: the one scanner of
+// placeholders, which Part.Rename uses too).
 func lex(text string) []token {
 	var out []token
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			out = append(out, token{text: cur.String()})
-			cur.Reset()
-		}
-	}
-	for i := 0; i < len(text); {
-		c := text[i]
-		switch {
-		case c == '\'' || c == '"':
-			j := i + 1
-			for j < len(text) {
-				if text[j] == c {
-					if j+1 < len(text) && text[j+1] == c {
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			end := min(j+1, len(text))
-			cur.WriteString(text[i:end])
-			i = end
-		case c == '-' && i+1 < len(text) && text[i+1] == '-':
-			j := strings.IndexByte(text[i:], '\n')
-			if j < 0 {
-				j = len(text) - i
-			}
-			cur.WriteString(text[i : i+j])
-			i += j
-		case c == '/' && i+1 < len(text) && text[i+1] == '*':
-			end := blockCommentEnd(text, i)
-			cur.WriteString(text[i:end])
-			i = end
-		case c == '@' && i+1 < len(text) && isIdentStart(text[i+1]) && (i == 0 || !isIdentChar(text[i-1])):
-			j := i + 1
-			for j < len(text) && isIdentChar(text[j]) {
-				j++
-			}
-			flush()
-			out = append(out, token{param: text[i+1 : j]})
-			i = j
-		default:
-			cur.WriteByte(c)
-			i++
-		}
-	}
-	flush()
+	sqltemplate.Split(text, func(sql, param string) { out = append(out, token{text: sql, param: param}) })
 	return out
 }
-
-// blockCommentEnd is where the block comment opening at text[i] ends: PostgreSQL nests
-// block comments (an EITHER's second form, as the SQL files have it, holds markers of its
-// own), so the comment ends at the */ that closes its own /*.
-func blockCommentEnd(text string, i int) int {
-	depth := 0
-	for j := i; j+1 < len(text); j++ {
-		switch {
-		case text[j] == '/' && text[j+1] == '*':
-			depth++
-			j++
-		case text[j] == '*' && text[j+1] == '/':
-			depth--
-			j++
-			if depth == 0 {
-				return j + 1
-			}
-		}
-	}
-	return len(text)
-}
-
-func isIdentStart(c byte) bool { return c == '_' || (c >= 'a' && c <= 'z') }
-func isIdentChar(c byte) bool  { return isIdentStart(c) || (c >= '0' && c <= '9') }
 
 // check enforces what pgx.StrictNamedArgs enforces: every placeholder has a value and every
 // value has a placeholder. A mismatch is a bug in outboxctl, caught by the golden tests.

@@ -63,8 +63,38 @@ var paramName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 // @t becomes @t0): the quoted strings, quoted identifiers and comments of p are left alone,
 // as internal/query's placeholders are found.
 func (p Part) Rename(rename func(string) string) (Part, error) {
-	text := p.text
 	var b strings.Builder
+	var err error
+	Split(p.text, func(sql, param string) {
+		if param == "" {
+			b.WriteString(sql)
+			return
+		}
+		n := rename(param)
+		if !paramName.MatchString(n) && err == nil {
+			err = fmt.Errorf("sqltemplate: @%s renamed to %q, not a placeholder name", param, n)
+		}
+		b.WriteString("@" + n)
+	})
+	if err != nil {
+		return Part{}, err
+	}
+	return Part{text: b.String()}, nil
+}
+
+// Split calls emit with text's pieces in order: a run of SQL (param "") or one @name
+// placeholder (sql ""). It skips quoted strings, quoted identifiers and comments, so an "@"
+// inside them is left alone, and it does not mistake PostgreSQL's @ operator followed by a
+// space for a placeholder. It is the one scanner of placeholders: internal/query's lexer
+// and Rename both use it.
+func Split(text string, emit func(sql, param string)) {
+	var cur strings.Builder
+	flush := func() {
+		if cur.Len() > 0 {
+			emit(cur.String(), "")
+			cur.Reset()
+		}
+	}
 	for i := 0; i < len(text); {
 		c := text[i]
 		switch {
@@ -81,36 +111,33 @@ func (p Part) Rename(rename func(string) string) (Part, error) {
 				j++
 			}
 			end := min(j+1, len(text))
-			b.WriteString(text[i:end])
+			cur.WriteString(text[i:end])
 			i = end
 		case c == '-' && i+1 < len(text) && text[i+1] == '-':
 			j := strings.IndexByte(text[i:], '\n')
 			if j < 0 {
 				j = len(text) - i
 			}
-			b.WriteString(text[i : i+j])
+			cur.WriteString(text[i : i+j])
 			i += j
 		case c == '/' && i+1 < len(text) && text[i+1] == '*':
 			end := commentEnd(text, i)
-			b.WriteString(text[i:end])
+			cur.WriteString(text[i:end])
 			i = end
 		case c == '@' && i+1 < len(text) && identStart(text[i+1]) && (i == 0 || !identChar(text[i-1])):
 			j := i + 1
 			for j < len(text) && identChar(text[j]) {
 				j++
 			}
-			n := rename(text[i+1 : j])
-			if !paramName.MatchString(n) {
-				return Part{}, fmt.Errorf("sqltemplate: @%s renamed to %q, not a placeholder name", text[i+1:j], n)
-			}
-			b.WriteString("@" + n)
+			flush()
+			emit("", text[i+1:j])
 			i = j
 		default:
-			b.WriteByte(c)
+			cur.WriteByte(c)
 			i++
 		}
 	}
-	return Part{text: b.String()}, nil
+	flush()
 }
 
 // commentEnd is where the block comment opening at text[i] ends (PostgreSQL nests them).
