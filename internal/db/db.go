@@ -476,12 +476,36 @@ func (t *ownTx) Rollback(ctx context.Context) error {
 	if t.conn.PgConn().TxStatus() == 'I' {
 		return nil
 	}
-	sql := session.Rollback()
-	if t.sp != "" {
-		sql = session.RollbackToSavepoint(t.sp)
+	if t.sp == "" {
+		_, err := t.conn.Exec(ctx, session.Rollback())
+		return t.w.explain(err)
 	}
-	_, err := t.conn.Exec(ctx, sql)
-	return t.w.explain(err)
+	return t.w.explain(rollbackTo(ctx, t.conn.Exec, session.RollbackToSavepoint(t.sp)))
+}
+
+// rollbackToTries bounds rollbackTo's attempts.
+const rollbackToTries = 5
+
+// rollbackTo runs sql, a ROLLBACK TO SAVEPOINT, again while the server cancels it for the
+// statement timeout: on a loaded server under a low --statement-timeout (10 ms) the
+// rollback itself can be cancelled before it runs. The transaction is then still aborted
+// and the savepoint still there, and a caller that goes on (shards --stuck's fallback
+// sample after its pass timed out) would meet "current transaction is aborted" instead of
+// its answer. Any other error, or the last timeout, is returned.
+func rollbackTo(ctx context.Context, exec func(context.Context, string, ...any) (pgconn.CommandTag, error), sql string) error {
+	var err error
+	for range rollbackToTries {
+		if _, err = exec(ctx, sql); !isStatementTimeout(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// isStatementTimeout says err is the server's cancel of a statement (SQLSTATE 57014).
+func isStatementTimeout(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "57014"
 }
 
 func (t *ownTx) CopyFrom(ctx context.Context, name pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error) {

@@ -16,3 +16,7 @@ func RawQueryRow(ctx context.Context, c *Conn, sql string, args ...any) pgx.Row 
 
 // NetConn is the socket under c, for the tests that check its options.
 func NetConn(c *Conn) net.Conn { return c.conn.PgConn().Conn() }
+
+// RollbackTo is rollbackTo, for the test that makes the server's cancel of a ROLLBACK TO
+// SAVEPOINT happen on purpose (it cannot be made to happen on a quiet server).
+var RollbackTo = rollbackTo

@@ -215,7 +215,11 @@ func (s *Snapshot) Try(st query.Statement) (res *query.Result, timedOut bool, er
 	if res, err = query.Run(s.ctx, sp, st); err == nil {
 		return res, false, db.Classify(sp.Commit(s.ctx), st.Name)
 	}
-	_ = sp.Rollback(context.WithoutCancel(s.ctx))
+	if rbErr := sp.Rollback(context.WithoutCancel(s.ctx)); rbErr != nil {
+		// The transaction is still aborted: a caller that took the timeout for a fallback
+		// would meet "current transaction is aborted" at its next statement.
+		return nil, false, db.Classify(rbErr, st.Name+" (its savepoint's rollback)")
+	}
 	err = db.Classify(err, st.Name)
 	return nil, TimedOut(err), err
 }
