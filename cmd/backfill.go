@@ -137,10 +137,7 @@ func newBackfillStatusCmd(a *app) *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if a.runF != nil {
-				return a.runF(o)
-			}
-			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
+			return a.runDocument(c, o, func(ctx context.Context, on *app) (render.Doc, error) {
 				return watchBackfill(ctx, on.factory(), o)
 			})
 		},
@@ -194,7 +191,7 @@ func runBackfillStatus(ctx context.Context, d factory, o backfillStatusOptions) 
 	if err != nil {
 		return nil, err
 	}
-	return doc, backfillVerdict(rep, o.ExitStatus)
+	return doc, rep.Verdict(o.ExitStatus)
 }
 
 // selectTables is every registered table, or the ones named (each must be registered).
@@ -205,18 +202,4 @@ func selectTables(all []backfill.Table, names []string) ([]backfill.Table, error
 			"%s is not a registered replicated table; pass --coded %s=N to check it anyway", name, name)
 	}
 	return selected, nil
-}
-
-// backfillVerdict is the status's: a malformed option, the cursors that could not be read
-// (exit 1), or with --exit-status the tables not complete ("not yet", 8).
-func backfillVerdict(rep status.Report, exitStatus bool) error {
-	switch {
-	case rep.OptionErr != nil:
-		return rep.OptionErr
-	case rep.Failed > 0:
-		return failuref("the cursors of %d table(s) could not be read or are malformed (see the note column)", rep.Failed)
-	case exitStatus && rep.Incomplete > 0:
-		return pendingf("%d of %d table(s) not complete", rep.Incomplete, len(rep.Rows))
-	}
-	return nil
 }

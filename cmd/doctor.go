@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/outboxctl/outboxctl/internal/doctor"
+	"github.com/outboxctl/outboxctl/internal/exitcode"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
@@ -98,10 +99,7 @@ critical (1: runtime failure, 2: usage).`),
 			if err != nil {
 				return err
 			}
-			if a.runF != nil {
-				return a.runF(o)
-			}
-			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
+			return a.runDocument(c, o, func(ctx context.Context, on *app) (render.Doc, error) {
 				o := o // each context of a fan-out has its own timeouts, deployment and table
 				o.named = c.Flag("silo").Changed || on.g.Table != "" || on.g.Cell != ""
 				// The lock query's timeout is short, and never longer than the user's own.
@@ -154,9 +152,9 @@ func findingsDoc(d factory, fs []doctor.Finding) (render.Doc, error) {
 	doc := doctor.Doc(fs, d.wide, d.cards, func() string { return d.next(nil, "doctor", "-o", "wide") })
 	switch doctor.Worst(fs) {
 	case doctor.Crit:
-		return doc, verdict(meansCritical, "doctor: "+doctor.Tally(fs))
+		return doc, exitcode.Verdictf(exitcode.Critical, "doctor: %s", doctor.Tally(fs))
 	case doctor.Warn:
-		return doc, verdict(meansWarning, "doctor: "+doctor.Tally(fs))
+		return doc, exitcode.Verdictf(exitcode.Warning, "doctor: %s", doctor.Tally(fs))
 	case doctor.OK:
 	}
 	return doc, nil

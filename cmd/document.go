@@ -23,8 +23,12 @@ type readRun func(ctx context.Context, on *app) (render.Doc, error)
 
 // runDocument is the one runner of the read commands: it runs run against the target the
 // flags select (or each selected context, merged), renders the document, and returns the
-// verdict; under --watch it redraws the document every interval instead.
-func (a *app) runDocument(c *cobra.Command, run readRun) error {
+// verdict; under --watch it redraws the document every interval instead. opts are the
+// command's validated options, which a.runF (a flag test's seam) takes in place of the run.
+func (a *app) runDocument(c *cobra.Command, opts any, run readRun) error {
+	if a.runF != nil {
+		return a.runF(opts)
+	}
 	ctx := c.Context()
 	if w := a.watching(c); w != nil {
 		return a.watch(ctx, c, w, run)
@@ -61,8 +65,8 @@ func (a *app) fork(s *render.Streams) *app {
 // factory and the target are built from the app each run is for (the invocation's, one
 // context's, one frame's), the target first, so that a usage error in it is said before
 // anything is read.
-func (a *app) runWithFactory(c *cobra.Command, run func(context.Context, factory, query.Target) (render.Doc, error)) error {
-	return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
+func (a *app) runWithFactory(c *cobra.Command, opts any, run func(context.Context, factory, query.Target) (render.Doc, error)) error {
+	return a.runDocument(c, opts, func(ctx context.Context, on *app) (render.Doc, error) {
 		t, err := on.target()
 		if err != nil {
 			return nil, err

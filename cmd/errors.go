@@ -8,7 +8,9 @@ import (
 
 // The error vocabulary of cmd: what a command's failure or verdict means, never which number
 // the process exits with. internal/exitcode alone maps a meaning to its exit code (Codes), so a
-// command cannot pick a number, and docs/exit-codes.md has one table to agree with.
+// command cannot pick a number, and docs/exit-codes.md has one table to agree with. A verdict
+// (a --fail-if-… threshold, "not yet", drift, the worst finding) is said by the service that
+// reads the answer (exitcode.Verdictf).
 
 // meaning is why a command ended as it did (exitcode.Meaning).
 type meaning = exitcode.Meaning
@@ -64,29 +66,11 @@ func failuref(format string, args ...any) error {
 	return &cmdError{means: meansRuntime, msg: fmt.Sprintf(format, args...)}
 }
 
-// thresholdf is a crossed --fail-if-… threshold, said in one line.
-func thresholdf(format string, args ...any) error {
-	return &cmdError{means: meansThreshold, msg: fmt.Sprintf(format, args...)}
-}
-
-// pendingf is the verdict "not yet" (--exit-status), said in one line.
-func pendingf(format string, args ...any) error {
-	return &cmdError{means: meansPending, msg: fmt.Sprintf(format, args...)}
-}
-
-// driftf is --fail-on-drift's verdict: replicas out of sync, said in one line.
-func driftf(format string, args ...any) error {
-	return &cmdError{means: meansDrift, msg: fmt.Sprintf(format, args...)}
-}
-
 // readOnlyf is a write refused by its context (readonly: true, or allow without it), said
 // in one line: the command line is fine, the context forbids it.
 func readOnlyf(format string, args ...any) error {
 	return &cmdError{means: meansReadOnly, msg: fmt.Sprintf(format, args...)}
 }
-
-// verdict is a finished run whose findings say m (meansWarning, meansCritical), said as msg.
-func verdict(m meaning, msg string) error { return &cmdError{means: m, msg: msg} }
 
 // interruptedf is a signal that stopped the command, said with the command's own account
 // ("interrupted after 7 messages").

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/outboxctl/outboxctl/internal/exitcode"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
 
@@ -162,7 +163,7 @@ func TestMeaningsOutrankTheInterrupt(t *testing.T) {
 		{usageErrorf("outboxctl shards", "bad"), 130, "Error: interrupted\n"},
 		{interruptedf("interrupted after %d delivered message(s)", 3), 130, "Error: interrupted after 3 delivered message(s)\n"},
 		{declined(), 2, "Error: cancelled: nothing was changed\n"},
-		{pendingf("1 of 2 table(s) not complete"), 8, "Error: 1 of 2 table(s) not complete\n"},
+		{exitcode.Verdictf(exitcode.Pending, "1 of 2 table(s) not complete"), 8, "Error: 1 of 2 table(s) not complete\n"},
 		{silent(meansPartial), 6, ""},
 	} {
 		io, _, errOut := render.Test()

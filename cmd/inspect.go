@@ -77,10 +77,7 @@ In the control silo a shard is also keyed by cell: add --cell to look at one.`),
 			return a.runOnShard(&o.shardArgs, o.Validate, func(_ context.Context, _ query.Target, k query.ShardKey) error {
 				// The messages stream as they are read: the run prints them itself and
 				// returns no document (readRun).
-				if a.runF != nil {
-					return a.runF(o)
-				}
-				return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
+				return a.runWithFactory(c, o, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
 					return nil, runInspectShard(ctx, d, o, t, k)
 				})
 			})(c, args)
@@ -169,10 +166,7 @@ the table.`),
 			if err != nil {
 				return err
 			}
-			if a.runF != nil {
-				return a.runF(o)
-			}
-			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
+			return a.runWithFactory(c, o, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
 				return runInspectObject(ctx, d, o, t, cat)
 			})
 		},
@@ -239,10 +233,7 @@ default) with a progress line on a terminal.`),
 			if err != nil {
 				return err
 			}
-			if a.runF != nil {
-				return a.runF(o)
-			}
-			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
+			return a.runWithFactory(c, o, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
 				return runInspectCategory(ctx, d, o, t, cat)
 			})
 		},
@@ -285,10 +276,7 @@ func newInspectMessageCmd(a *app) *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if a.runF != nil {
-				return a.runF(o)
-			}
-			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
+			return a.runWithFactory(c, o, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
 				return runInspectMessage(ctx, d, o, t)
 			})
 		},
@@ -353,10 +341,7 @@ common enough to be in the statistics, the whole table whatever --cell says.`),
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if a.runF != nil {
-				return a.runF(o)
-			}
-			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
+			return a.runWithFactory(c, o, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
 				return runDepth(ctx, d, o, t)
 			})
 		},

@@ -105,10 +105,7 @@ list in sentry_controloption disables nothing.`),
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if a.runF != nil {
-				return a.runF(o)
-			}
-			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
+			return a.runWithFactory(c, o, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
 				return runKillswitchList(ctx, d, o, t)
 			})
 		},
@@ -157,10 +154,7 @@ func newKillswitchCheckCmd(a *app) *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if a.runF != nil {
-				return a.runF(o)
-			}
-			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
+			return a.runDocument(c, o, func(ctx context.Context, on *app) (render.Doc, error) {
 				t, err := on.target()
 				if err != nil {
 					return nil, err

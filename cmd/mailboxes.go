@@ -81,10 +81,7 @@ schedule_for index was dropped in August 2026). --cell and --provider narrow the
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if a.runF != nil {
-				return a.runF(o)
-			}
-			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
+			return a.runDocument(c, o, func(ctx context.Context, on *app) (render.Doc, error) {
 				return on.runMailboxes(ctx, o)
 			})
 		},
@@ -150,10 +147,7 @@ tokens. --show-secrets shows the request as stored: never the default.
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if a.runF != nil {
-				return a.runF(o)
-			}
-			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
+			return a.runDocument(c, o, func(ctx context.Context, on *app) (render.Doc, error) {
 				return on.runInspectMailbox(ctx, o)
 			})
 		},

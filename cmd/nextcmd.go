@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/outboxctl/outboxctl/internal/cmdline"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
@@ -47,8 +48,8 @@ func (a *app) nextCommand(t *query.Target, args ...string) string {
 // side's context (which carries its schema and dsn) rather than both, the flags naming t
 // (nil: none) and args. An outbox command (inspect shard, reschedule) reads or writes one
 // silo's outbox, so it must name the context that holds it.
-func (a *app) nextOnSide(side splitSide, t *query.Target, args ...string) string {
-	return cmdline.Next(a.prefixOn(side.context), side.silo, t, args)
+func (a *app) nextOnSide(side outbox.SplitSide, t *query.Target, args ...string) string {
+	return cmdline.Next(a.prefixOn(side.Context), side.Silo, t, args)
 }
 
 // againOr is this invocation's command line with add appended (cmdline.Again), or fallback

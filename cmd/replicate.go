@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/repair"
 	"github.com/outboxctl/outboxctl/internal/replica"
 )
@@ -93,34 +95,18 @@ is refused (exit 2): its outbox row would drain and replicate nothing.`),
 
 // openSplit opens the cell's and the control silo's contexts of a verify or replicate given
 // two (nil, nil otherwise): app.splitSides (cmd/split.go).
-type openSplit func(ctx context.Context, command string, connect bool) (*splitSides, error)
+type openSplit func(ctx context.Context, command string, connect bool) (*outbox.SplitSides, error)
 
-// replicateConns opens the silos' connections for replicate: with two contexts each
-// one's (split), else the invocation's database, asked for here.
+// replicateConns opens the silos' connections for replicate (repair.ReplicateConnsOf): with
+// two contexts each one's (split), else the invocation's database, asked for here.
 func (d factory) replicateConns(ctx context.Context, split openSplit, cell string) (repair.ReplicateConns, error) {
-	sides, err := split(ctx, "replicate", true)
-	if err != nil {
-		return repair.ReplicateConns{}, err
-	}
-	if sides != nil {
-		if cell == "" {
-			cell = sides.cellName()
-		}
-		return repair.ReplicateConns{Cell: sides.cell.conn, Control: sides.control.conn, CellSchema: sides.cell.schema,
-			ControlSchema: sides.control.schema, CellName: cell, Close: func() { sides.close(ctx) }}, nil
-	}
-	if err := d.requireDB("outboxctl replicate"); err != nil {
-		return repair.ReplicateConns{}, err
-	}
-	conn, err := d.connect(ctx, "replicate")
-	if err != nil {
-		return repair.ReplicateConns{}, err
-	}
-	if cell == "" {
-		cell = monolithCell
-	}
-	return repair.ReplicateConns{Cell: conn, Control: conn, CellSchema: d.schema, ControlSchema: d.schema, CellName: cell,
-		Close: func() { conn.Close(context.WithoutCancel(ctx)) }}, nil
+	return repair.ReplicateConnsOf(ctx, func(ctx context.Context) (*outbox.SplitSides, error) { return split(ctx, "replicate", true) },
+		func(ctx context.Context) (*db.Conn, error) {
+			if err := d.requireDB("outboxctl replicate"); err != nil {
+				return nil, err
+			}
+			return d.connect(ctx, "replicate")
+		}, d.schema, cell)
 }
 
 // runReplicate is replicate through the one runner (repair.Replicate: the objects read in a

@@ -24,18 +24,6 @@ type shardsOptions struct {
 	Pass     passOptions
 }
 
-// checkDepth implements --fail-if-depth: exit 3 naming the first listed shard over it.
-func (o *shardsOptions) checkDepth(l outbox.ShardsListing) error {
-	if o.FailIfDepth <= 0 {
-		return nil
-	}
-	over, err := l.Over(o.FailIfDepth)
-	if over == nil || err != nil {
-		return err
-	}
-	return thresholdf("shard %d/%d holds %d rows, more than --fail-if-depth %d", over.Scope, over.ID, over.Depth, o.FailIfDepth)
-}
-
 // Validate checks the flags that need no registry or database.
 func (o shardsOptions) Validate() error {
 	if o.Limit < 1 {
@@ -95,7 +83,7 @@ func (a *app) shardFilter(o shardsOptions, now time.Time) (query.ShardFilter, er
 }
 
 // runShards runs (or prints) the shard listing of f and its kill-switch read and returns
-// the listing (inspect.RunShards); --fail-if-depth may end it with exit 3.
+// the listing (inspect.RunShards); --fail-if-depth may end it with exit 3 (DepthVerdict).
 func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, f query.ShardFilter) (render.Doc, error) {
 	r := outbox.ShardsRequest{Filter: f, Stuck: o.Stuck, Budget: o.Pass.budget(d), Seed: d.now().UnixNano() % 1_000_000}
 	doc, l, err := inspect.RunShards(d.reader(ctx, "shards"), t, r, o.Stuck, func(fn func(*outbox.Snapshot, inspect.FullPass) error) error {
@@ -104,7 +92,7 @@ func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, 
 	if err != nil || d.printOnly {
 		return doc, err
 	}
-	return doc, o.checkDepth(l.ShardsListing)
+	return doc, l.DepthVerdict(o.FailIfDepth)
 }
 
 func newShardsCmd(a *app) *cobra.Command {
@@ -163,10 +151,7 @@ listed, and the note names --full-pass, which reads every row in backoff under
 			if err != nil {
 				return err
 			}
-			if a.runF != nil {
-				return a.runF(o)
-			}
-			return a.runWithFactory(c, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
+			return a.runWithFactory(c, o, func(ctx context.Context, d factory, t query.Target) (render.Doc, error) {
 				return runShards(ctx, d, o, t, f)
 			})
 		},

@@ -13,9 +13,6 @@ import (
 	"github.com/outboxctl/outboxctl/internal/replica"
 )
 
-// monolithCell is the cell name of a monolith's mappings: Sentry's SENTRY_MONOLITH_REGION.
-const monolithCell = "--monolith--"
-
 // verifyOptions are verify's flags and arguments.
 type verifyOptions struct {
 	Pairs       []string
@@ -109,10 +106,7 @@ Repair with outboxctl replicate PAIR ID... or --from the JSON of this command.`)
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if a.runF != nil {
-				return a.runF(o)
-			}
-			return a.runDocument(c, func(ctx context.Context, on *app) (render.Doc, error) {
+			return a.runDocument(c, o, func(ctx context.Context, on *app) (render.Doc, error) {
 				return runVerify(ctx, on.factory(), o, verifyOn{cell: on.g.Cell, split: len(on.split) == 2, open: on.splitSides, nextOn: on.nextOnSide})
 			})
 		},
@@ -131,65 +125,36 @@ type verifyOn struct {
 	cell   string
 	split  bool
 	open   openSplit
-	nextOn func(side splitSide, t *query.Target, args ...string) string
+	nextOn func(side outbox.SplitSide, t *query.Target, args ...string) string
 }
 
 // runVerify verifies the pairs, in one database or across the two contexts, and returns the
-// document with the --fail-on-drift verdict.
+// document with the --fail-on-drift verdict (replica.DriftVerdict).
 func runVerify(ctx context.Context, d factory, o verifyOptions, on verifyOn) (render.Doc, error) {
-	cell := on.cell
 	printing := d.printOnly && !on.split || d.printSQL
-	givenCell := cell // --cell (or a context's cell setting): the cell a next replicate must write for
 	sides, err := on.open(ctx, "verify", !printing)
 	if err != nil {
 		return nil, err
 	}
 	if sides != nil {
-		defer sides.close(ctx)
-		if cell == "" {
-			cell = sides.cellName()
-			if !printing {
-				if err := sides.checkAssumedCell(ctx, d.printer, "verify"); err != nil {
-					return nil, err
-				}
-			}
-		}
-	} else if cell == "" {
-		cell = monolithCell
+		defer sides.Close(ctx)
 	}
+	cell, err := outbox.VerifyCell(ctx, sides, on.cell, !printing, d.printer.Notef)
+	if err != nil {
+		return nil, err
+	}
+	// on.cell is --cell (or a context's cell setting): the cell a next replicate must write for.
 	v := outbox.Verify{Request: outbox.VerifyRequest{Pairs: o.pairs, Named: len(o.Pairs) > 0, Cell: cell, IDs: o.ids(), Limit: o.Limit},
-		Schema: d.schema, GivenCell: givenCell, Connect: func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "verify") }, Next: d.next}
+		Schema: d.schema, GivenCell: on.cell, Connect: func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "verify") }, Next: d.next}
 	if sides != nil {
-		v.Cell, v.Control = verifyContext(sides.cell, on.nextOn), verifyContext(sides.control, on.nextOn)
+		v.OnSides(sides, on.nextOn)
 	}
 	if printing {
 		return nil, d.printScript(v.Script())
 	}
 	doc, results, err := v.Run(ctx)
-	if err != nil {
-		return nil, err
+	if err != nil || !o.FailOnDrift {
+		return doc, err
 	}
-	if !o.FailOnDrift {
-		return doc, nil
-	}
-	return doc, driftVerdict(results)
-}
-
-// verifyContext is side as outbox.Verify takes it, its next lines written by nextOn.
-func verifyContext(side splitSide, nextOn func(splitSide, *query.Target, ...string) string) *outbox.VerifyContext {
-	return &outbox.VerifyContext{Name: side.context, Side: outbox.Side{Conn: side.conn, Schema: side.schema},
-		Next: func(t *query.Target, args ...string) string { return nextOn(side, t, args...) }}
-}
-
-// driftVerdict is --fail-on-drift's: drift (exit 9) when an object is missing, stale or
-// orphan, "not yet" (8) when the only ones not in sync are pending.
-func driftVerdict(results []replica.Result) error {
-	drifted, pending := replica.DriftCounts(results)
-	switch {
-	case drifted > 0:
-		return driftf("verify: %d object(s) missing, stale or orphan, %d pending", drifted, pending)
-	case pending > 0:
-		return pendingf("verify: %d object(s) pending: their outbox rows are queued", pending)
-	}
-	return nil
+	return doc, replica.DriftVerdict(results)
 }

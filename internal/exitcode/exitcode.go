@@ -184,3 +184,10 @@ func (o *Outcome) Error() string    { return o.Msg }
 func (o *Outcome) Meaning() Meaning { return o.Means }
 func (o *Outcome) TryLine() string  { return o.Try }
 func (o *Outcome) UsageError() bool { return o.Means == Usage }
+
+// Verdictf is a finished run's verdict, said in one line: a crossed --fail-if-… threshold
+// (Threshold), "not yet" (Pending: --exit-status), replicas out of sync (Drift), the worst
+// finding (Warning, Critical). The service that reads the answer says what it means.
+func Verdictf(m Meaning, format string, args ...any) error {
+	return &Outcome{Means: m, Msg: fmt.Sprintf(format, args...)}
+}
