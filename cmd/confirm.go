@@ -64,9 +64,8 @@ func (a *app) splitTargetLine() string {
 		if i == 1 {
 			role = "the control silo"
 		}
-		sub := a.fork(a.io)
-		sub.split = nil
-		if err := sub.useContext(a.cmd, one); err != nil {
+		sub, err := a.on(one, a.io)
+		if err != nil {
 			parts = append(parts, "context "+one.Name+" ("+role+"): "+oneLine(db.RedactDSN(err.Error())))
 			continue
 		}

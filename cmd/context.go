@@ -289,6 +289,15 @@ func (a *app) useContext(c *cobra.Command, one *config.Context) error {
 	return nil
 }
 
+// on is a fork of the app for one context of several (a fan-out's, a split's, top's or the
+// exporter's) writing to s: its settings under the flags (useContext), and none of the
+// invocation's other contexts.
+func (a *app) on(one *config.Context, s *render.Streams) (*app, error) {
+	sub := a.fork(s)
+	sub.fan, sub.split = nil, nil
+	return sub, sub.useContext(a.cmd, one)
+}
+
 // fanDocument runs the read once per selected context, concurrently (fanout.Run bounds it),
 // each run with its own connection and timeouts, and merges the documents (fanout.Settle):
 // the merged document (nil when no context answered), the contexts gone, and the exit the
@@ -317,11 +326,11 @@ func (a *app) runContext(ctx context.Context, one *config.Context, run readRun, 
 	var sql bytes.Buffer
 	streams := *a.io
 	streams.Out, streams.Err = &sql, errs
-	sub := a.fork(&streams)
-	sub.fan, sub.merged = nil, true
-	if err := sub.useContext(a.cmd, one); err != nil {
+	sub, err := a.on(one, &streams)
+	if err != nil {
 		return fanout.Read{}, err
 	}
+	sub.merged = true
 	doc, err := run(ctx, sub)
 	if err == nil && sql.Len() > 0 {
 		return fanout.Read{}, fmt.Errorf("it names no database (set dsn, dsn-env or service in the context)")

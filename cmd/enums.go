@@ -125,18 +125,7 @@ func runEnumsResolve(d factory, o enumsResolveOptions) error {
 		return err
 	}
 	if d.lines {
-		for _, r := range res {
-			var err error
-			if r.Kind == enums.KindCategory {
-				err = d.printer.Linef("%s (%d)  category in %s", r.Name(), r.Value(), reg.ScopeName(r.Category.Scope))
-			} else {
-				err = d.printer.Linef("%s (%d)  scope", r.Name(), r.Value())
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return d.printer.Lines(report.ResolvedLines(reg, res))
 	}
 	return d.printer.Print(report.Resolved(reg, res))
 }
@@ -182,15 +171,12 @@ func runEnumsLint(d factory, o enumsLintOptions) error {
 	}
 	problems := enums.Lint(src)
 	if d.printer.Structured() {
-		if err := d.printer.Print(report.Problems(o.Path, problems)); err != nil {
-			return err
-		}
+		err = d.printer.Print(report.Problems(o.Path, problems))
 	} else {
-		for _, pr := range problems {
-			if err := d.printer.Linef("%s:%d: %s", o.Path, pr.Line, pr.Message); err != nil {
-				return err
-			}
-		}
+		err = d.printer.Lines(report.ProblemLines(o.Path, problems))
+	}
+	if err != nil {
+		return err
 	}
 	if len(problems) > 0 {
 		return failuref("%d problem(s) in %s", len(problems), o.Path)

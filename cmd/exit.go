@@ -42,9 +42,6 @@ type usage interface{ UsageError() bool }
 // exitCode maps an error to the process exit code.
 func exitCode(ctx context.Context, err error) int { return exitcode.Code(ctx, err) }
 
-// meaningOf is what err means (exitcode.Of).
-func meaningOf(ctx context.Context, err error) meaning { return exitcode.Of(ctx, err) }
-
 // asUsage marks err as the operator's input (exit 2, "Run … --help"). Cobra's own argument,
 // flag and command-name errors are plain errors: they are wrapped where cobra returns them
 // (the flag error func, every Args validator, the flag-group check, an unknown command),

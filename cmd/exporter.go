@@ -151,9 +151,8 @@ func (a *app) exporterSources(command string) ([]exporter.Source, error) {
 	if len(a.fan) > 0 {
 		apps, names = nil, nil
 		for _, one := range a.fan {
-			sub := a.fork(a.io)
-			sub.fan = nil
-			if err := sub.useContext(a.cmd, one); err != nil {
+			sub, err := a.on(one, a.io)
+			if err != nil {
 				return nil, err
 			}
 			apps, names = append(apps, sub), append(names, one.Name)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/inspect"
-	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -249,9 +248,7 @@ default) with a progress line on a terminal.`),
 // given), labelled so (inspect.RunCategory).
 func runInspectCategory(ctx context.Context, d factory, o inspectCategoryOptions, t query.Target, cat enums.Category) (render.Doc, error) {
 	c := inspect.Category{Cat: query.Enum{Value: cat.Value, Name: cat.Name}, Exact: o.Exact}
-	return inspect.RunCategory(d.reader(ctx, "inspect"), t, c, o.Pass.budget(d), func(fn func(*outbox.Snapshot, inspect.FullPass) error) error {
-		return o.Pass.read(ctx, d, o.FullPass, "inspect", "inspect category", "reading", fn)
-	})
+	return inspect.RunCategory(d.reader(ctx, "inspect"), t, c, o.Pass.budget(d), o.Pass.pass(ctx, d, o.FullPass, "inspect", "inspect category", "reading"))
 }
 
 // inspectMessageOptions are inspect message's argument.
@@ -362,9 +359,7 @@ func runDepth(ctx context.Context, d factory, o depthOptions, t query.Target) (r
 		return runMailboxDepth(ctx, d, o, t)
 	}
 	r := inspect.Depth{Estimate: o.Estimate, SmallTable: o.SmallTable}
-	return inspect.RunDepth(d.reader(ctx, "depth"), t, r, o.Pass.budget(d), func(fn func(*outbox.Snapshot, inspect.FullPass) error) error {
-		return o.Pass.read(ctx, d, o.Exact, "depth", "depth", "counting", fn)
-	})
+	return inspect.RunDepth(d.reader(ctx, "depth"), t, r, o.Pass.budget(d), o.Pass.pass(ctx, d, o.Exact, "depth", "depth", "counting"))
 }
 
 // completeFirstArg completes enum names for a command's first argument only.

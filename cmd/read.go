@@ -12,7 +12,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
-	"github.com/outboxctl/outboxctl/internal/render"
+	"github.com/outboxctl/outboxctl/internal/selection"
 )
 
 // connectHint is what a command without a database says on stderr after printing its SQL.
@@ -88,34 +88,11 @@ func (a *app) printSQLText(text string, noDB bool) error {
 	return nil
 }
 
-// verdictFlags are the flags that ask a command for a verdict in its exit code.
-var verdictFlags = []string{"exit-status", "fail-if-depth", "fail-on-drift"} //nolint:gochecknoglobals // constant list
-
-// needsDatabase is the no-database verdict rule, shared by every command that would print
-// its SQL for want of a database: a verdict (--exit-status, --fail-if-…) or machine output
-// (-o json, jsonl, csv) asked for without one is a usage error, since printing SQL and
-// exiting 0 would read as a passing check or as an empty result.
+// needsDatabase refuses a verdict or machine output asked for without a database
+// (selection.NeedsDatabase): printed SQL and exit 0 would read as a pass or an empty result.
 func (a *app) needsDatabase() error {
-	var asked string
-	for _, name := range verdictFlags {
-		if a.cmd != nil && a.cmd.Flags().Changed(name) && asked == "" {
-			asked = "--" + name
-		}
-	}
-	if asked == "" && a.g.JSONFields != "" {
-		asked = "--json"
-	}
-	if asked == "" && a.g.JQ != "" {
-		asked = "--jq"
-	}
-	if f, _ := render.ParseFormat(a.g.Output); asked == "" && (f == render.FormatJSON || f == render.FormatJSONL || f == render.FormatCSV) {
-		asked = "-o " + a.g.Output
-	}
-	if asked == "" {
-		return nil
-	}
-	return usageErrorf("--dsn postgres://USER@HOST:5432/DB (or --print-sql for the SQL)",
-		"%s needs a database to answer, and none is given: pass --dsn (or set OUTBOXCTL_DSN, or PGHOST and PGDATABASE)", asked)
+	given := func(flag string) bool { return a.cmd != nil && a.cmd.Flags().Changed(flag) }
+	return selection.NeedsDatabase(given, a.g.JSONFields, a.g.JQ, a.g.Output)
 }
 
 // scopeArg resolves a scope given on the command line.

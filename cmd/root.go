@@ -316,29 +316,17 @@ func (a *app) validate(c *cobra.Command) error {
 	return err
 }
 
-// registry loads the enum registry: --enums if given, the built-in one otherwise.
+// registry loads the enum registry once: --enums if given, the built-in one otherwise
+// (enums.Load).
 func (a *app) registry() (*enums.Registry, error) {
-	if a.reg != nil {
-		return a.reg, nil
+	if a.reg == nil {
+		reg, err := enums.Load(a.g.EnumsPath, int64(a.g.MaxEnums))
+		if err != nil {
+			return nil, err
+		}
+		a.reg = reg
 	}
-	if a.g.EnumsPath == "" {
-		a.reg = enums.Builtin()
-		return a.reg, nil
-	}
-	src, err := enums.LoadFile(a.g.EnumsPath, int64(a.g.MaxEnums))
-	var big *enums.TooLargeError
-	if errors.As(err, &big) {
-		return nil, err // the input over its cap, not the command line (docs/security.md)
-	}
-	if err != nil {
-		return nil, usageErrorf("outboxctl enums lint "+a.g.EnumsPath, "`--enums`: %s", err.Error())
-	}
-	reg, err := enums.Build(src)
-	if err != nil {
-		return nil, usageErrorf("outboxctl enums lint "+a.g.EnumsPath, "`--enums`: %s", err.Error())
-	}
-	a.reg = reg
-	return reg, nil
+	return a.reg, nil
 }
 
 // target is the outbox table the global flags select.

@@ -86,9 +86,7 @@ func (a *app) shardFilter(o shardsOptions, now time.Time) (query.ShardFilter, er
 // the listing (inspect.RunShards); --fail-if-depth may end it with exit 3 (DepthVerdict).
 func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, f query.ShardFilter) (render.Doc, error) {
 	r := outbox.ShardsRequest{Filter: f, Stuck: o.Stuck, Budget: o.Pass.budget(d), Seed: d.now().UnixNano() % 1_000_000}
-	doc, l, err := inspect.RunShards(d.reader(ctx, "shards"), t, r, o.Stuck, func(fn func(*outbox.Snapshot, inspect.FullPass) error) error {
-		return o.Pass.read(ctx, d, o.FullPass, "shards", "shards", "grouping", fn)
-	})
+	doc, l, err := inspect.RunShards(d.reader(ctx, "shards"), t, r, o.Stuck, o.Pass.pass(ctx, d, o.FullPass, "shards", "shards", "grouping"))
 	if err != nil || d.printOnly {
 		return doc, err
 	}

@@ -16,9 +16,8 @@ func (a *app) splitSides(ctx context.Context, command string, connect bool) (*ou
 	}
 	out := &outbox.SplitSides{}
 	for i, one := range a.split {
-		sub := a.fork(a.io)
-		sub.split = nil
-		if err := sub.useContext(a.cmd, one); err != nil {
+		sub, err := a.on(one, a.io)
+		if err != nil {
 			out.Close(ctx)
 			return nil, err
 		}

@@ -139,12 +139,9 @@ func (a *app) runTop(ctx context.Context, o topOptions) error {
 	opt := top.Options{Interval: o.Interval, FindingsEvery: o.FindingsEvery, Context: a.contextName,
 		History: a.topHistory(o), ASCII: !render.UnicodeOK(a.env)}
 	if o.Once {
-		printer := a.factory().printer
 		frame, failed := top.Frame(ctx, cs, opt, o.Width, o.Height)
-		for _, l := range strings.Split(frame, "\n") {
-			if err := printer.Linef("%s", l); err != nil {
-				return err
-			}
+		if err := a.factory().printer.Lines(strings.Split(frame, "\n")); err != nil {
+			return err
 		}
 		return top.OnceOutcome(a.io.Err, len(cs), failed)
 	}
@@ -162,12 +159,8 @@ func (a *app) topContexts(limit int) []top.Context {
 	}
 	cs := make([]top.Context, 0, len(a.fan))
 	for _, one := range a.fan {
-		sub := a.fork(a.io)
-		sub.fan = nil
-		var broken error
-		if err := sub.useContext(a.cmd, one); err != nil {
-			broken = err
-		} else if err := sub.requireDatabase("outboxctl --context " + one.Name + " top"); err != nil {
+		sub, broken := a.on(one, a.io)
+		if broken == nil && sub.requireDatabase("outboxctl --context "+one.Name+" top") != nil {
 			broken = fmt.Errorf("it names no database (set dsn, dsn-env or service in the context)")
 		}
 		cs = append(cs, top.Context{Name: one.Name, Source: source.New(sub.topSource(limit, broken))})

@@ -1,10 +1,8 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/fanout"
 	"github.com/outboxctl/outboxctl/internal/live"
+	"github.com/outboxctl/outboxctl/internal/render"
 )
 
 // defaultWatch is the interval of a bare --watch.
@@ -66,7 +65,8 @@ func (a *app) watching(c *cobra.Command) *watchSpec {
 	return w
 }
 
-// watch draws frames of run's document until q, Ctrl-C or SIGTERM (exit 0).
+// watch draws frames of run's document until q, Ctrl-C or SIGTERM (exit 0): live.Read, each
+// frame's run on a fork of the app writing to the frame's buffers.
 func (a *app) watch(ctx context.Context, c *cobra.Command, w *watchSpec, run readRun) error {
 	keys, restore := a.io.KeyInput()
 	defer restore()
@@ -74,67 +74,18 @@ func (a *app) watch(ctx context.Context, c *cobra.Command, w *watchSpec, run rea
 	if len(a.fan) > 0 {
 		key = append([]string{"context"}, key...)
 	}
-	tr := &live.Tracker{Key: key, Columns: w.columns}
-	layout := &live.Layout{}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var done bool
-	lw := &live.Watch{Out: a.io.Out, TTY: a.io.OutTTY, Keys: keys, Interval: w.every,
-		Title: strings.TrimPrefix(c.CommandPath(), "outboxctl "), Now: time.Now,
-		// A finished watch ends once its last frame is drawn, when it would wait.
-		After: func(d time.Duration) <-chan time.Time {
-			if done {
-				cancel()
-			}
-			return time.After(d)
-		}}
-	return lw.Run(ctx, func(ctx context.Context, out io.Writer) error {
-		m, err := a.frame(ctx, out, frameView{tr, layout}, w.untilDone, run)
-		done = w.untilDone && m == meansOK
-		return err
-	})
+	return live.Read{Key: key, Columns: w.columns, UntilDone: w.untilDone, Interval: w.every,
+		Title: strings.TrimPrefix(c.CommandPath(), "outboxctl "), Out: a.io.Out, Err: a.io.Err, TTY: a.io.OutTTY, Keys: keys,
+		Run: func(ctx context.Context, direct, errs io.Writer) (render.Doc, []fanout.Gone, error) {
+			return a.frameApp(direct, errs).document(ctx, run)
+		},
+		Print: func(out, errs io.Writer, doc render.Doc) error { return a.frameApp(out, errs).printer().Print(doc) },
+	}.Watch(ctx)
 }
 
-// frameView is what a frame's document is drawn with: the changes since the last frame
-// (the tracker) and the columns in the order of the frames before (the layout).
-type frameView struct {
-	tracker *live.Tracker
-	layout  *live.Layout
-}
-
-// frame runs the read once (a fan-out over contexts included) and prints its document into
-// out, with the changes since the last frame and its columns where the last frames had
-// them, and what the run meant.
-func (a *app) frame(ctx context.Context, out io.Writer, view frameView, untilDone bool, run readRun) (meaning, error) {
-	var direct, errs bytes.Buffer
+// frameApp is a fork of the app writing a frame: its output to out, its notes to errs.
+func (a *app) frameApp(out, errs io.Writer) *app {
 	streams := *a.io
-	streams.Out, streams.Err = &direct, &errs
-	doc, gone, err := a.fork(&streams).document(ctx, run)
-	fanout.PrintGone(&errs, gone)
-	streams.Out = out
-	if doc != nil {
-		if perr := a.printerFor(&streams).Print(view.tracker.Annotate(view.layout.Apply(doc), time.Now())); perr != nil {
-			return meansRuntime, perr
-		}
-	}
-	_, _ = io.Copy(out, &direct) // a streamed command (inspect shard) printed directly
-	// The notes, footers, the verdict and the contexts that failed: on a terminal the frame
-	// is the screen, so they go under the rows; on a pipe they stay off the data.
-	notes := a.io.Err
-	if a.io.OutTTY {
-		notes = out
-	}
-	m := meaningOf(ctx, err)
-	switch {
-	case m == meansOK, m == meansPending && untilDone:
-		_, _ = io.Copy(notes, &errs)
-	case m == meansPartial || slices.Contains(fanout.Verdicts, m):
-		_, _ = io.Copy(notes, &errs)
-		if msg := err.Error(); msg != "" {
-			_, _ = io.WriteString(notes, "Error: "+oneLine(msg)+"\n")
-		}
-	default:
-		return m, err
-	}
-	return m, nil
+	streams.Out, streams.Err = out, errs
+	return a.fork(&streams)
 }

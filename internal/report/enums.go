@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -98,4 +100,28 @@ func Problems(path string, problems []enums.Problem) render.Doc {
 		t.Rows = nil
 	}
 	return render.Doc{{Name: "problems", Table: t}}
+}
+
+// ResolvedLines are enums resolve's default output, one line per match (what runbooks grep
+// for, on a terminal or not): "NAME (N)  category in SCOPE" or "NAME (N)  scope".
+func ResolvedLines(reg *enums.Registry, res []enums.Resolved) []string {
+	lines := make([]string, 0, len(res))
+	for _, r := range res {
+		if r.Kind == enums.KindCategory {
+			lines = append(lines, fmt.Sprintf("%s (%d)  category in %s", r.Name(), r.Value(), reg.ScopeName(r.Category.Scope)))
+		} else {
+			lines = append(lines, fmt.Sprintf("%s (%d)  scope", r.Name(), r.Value()))
+		}
+	}
+	return lines
+}
+
+// ProblemLines are enums lint's default output, one "PATH:LINE: message" line per problem,
+// as a compiler says them.
+func ProblemLines(path string, problems []enums.Problem) []string {
+	lines := make([]string, 0, len(problems))
+	for _, pr := range problems {
+		lines = append(lines, fmt.Sprintf("%s:%d: %s", path, pr.Line, pr.Message))
+	}
+	return lines
 }
