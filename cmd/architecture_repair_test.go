@@ -301,7 +301,7 @@ func calls(fd *ast.FuncDecl, callee string) bool {
 
 // maxCmdLines ratchets cmd's non-test Go lines down: #38's target is 6,000 (commands are
 // flags, validation, a service call and a rendered document); it may only go down.
-const maxCmdLines = 6055
+const maxCmdLines = 5999
 
 // TestCmdLines keeps cmd's non-test Go at or under maxCmdLines lines.
 func TestCmdLines(t *testing.T) {

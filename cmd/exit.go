@@ -3,11 +3,8 @@ package cmd
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/outboxctl/outboxctl/internal/cmdline"
 	"github.com/outboxctl/outboxctl/internal/exitcode"
@@ -60,8 +57,8 @@ func asUsage(err error) error {
 // wrapCobraErrors makes every command's argument check and flag check return usage errors.
 func wrapCobraErrors(c *cobra.Command) {
 	c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		if arg, ok := negativeNumber(err); ok {
-			return usageErrorf(firstExample(c), "invalid id %q: want a non-negative integer id", arg)
+		if arg, ok := cmdline.NegativeNumber(err); ok {
+			return usageErrorf(cmdline.FirstExample(c.Example, c.CommandPath()), "invalid id %q: want a non-negative integer id", arg)
 		}
 		// A refused enum word is said in the flag's own words, not pflag's wrapper.
 		if ee := (*cmdline.EnumError)(nil); errors.As(err, &ee) {
@@ -74,33 +71,6 @@ func wrapCobraErrors(c *cobra.Command) {
 			c.Args = func(c *cobra.Command, a []string) error { return asUsage(args(c, a)) }
 		}
 	})
-}
-
-// negativeNumber reports whether err is pflag's refusal of an argument such as "-5": pflag
-// reads it as the shorthand flags -5, so `inspect shard organization -5` said "unknown
-// shorthand flag: '5'". No outboxctl flag is a digit and every number argument is an id,
-// which is never negative: the error says so, as the other negative ids do (nonNegativeID).
-func negativeNumber(err error) (string, bool) {
-	var ne *pflag.NotExistError
-	if !errors.As(err, &ne) {
-		return "", false
-	}
-	digits := ne.GetSpecifiedShortnames() // "5" of -5: the argument after its dash
-	if _, perr := strconv.ParseUint(digits, 10, 64); perr != nil {
-		return "", false
-	}
-	return "-" + digits, true
-}
-
-// firstExample is the first command line of c's examples (the hint of a bad argument), or
-// its --help when it has none.
-func firstExample(c *cobra.Command) string {
-	for _, l := range strings.Split(c.Example, "\n") {
-		if l = strings.TrimSpace(l); strings.HasPrefix(l, "outboxctl ") {
-			return l
-		}
-	}
-	return c.CommandPath() + " --help"
 }
 
 // walk calls fn on c and every command below it.

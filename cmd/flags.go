@@ -90,7 +90,7 @@ func enumHint(c *cobra.Command, example string) string {
 	line := c.CommandPath()
 	if args := c.Flags().Args(); c.ValidateArgs(args) == nil {
 		line = strings.Join(append([]string{line}, args...), " ")
-	} else if ex := firstExample(c); strings.HasPrefix(ex, "outboxctl ") && !strings.HasSuffix(ex, " --help") {
+	} else if ex := cmdline.FirstExample(c.Example, c.CommandPath()); strings.HasPrefix(ex, "outboxctl ") && !strings.HasSuffix(ex, " --help") {
 		line = ex
 	}
 	return line + " " + example
@@ -102,20 +102,6 @@ func oneOf(values []string) string {
 		return strings.Join(values, "")
 	}
 	return fmt.Sprintf("%s and %s", strings.Join(values[:len(values)-1], ", "), values[len(values)-1])
-}
-
-// nonNegativeID parses a shard, object, message or row id given on the command line. Sentry's
-// ids are never negative (killswitch refuses them too), so "-42" is a typo, refused before
-// anything connects; hint is the command line the error suggests.
-func nonNegativeID(what, s, hint string) (int64, error) {
-	n, err := idArg(what, s, hint)
-	if err != nil {
-		return 0, err
-	}
-	if n < 0 {
-		return 0, usageErrorf(hint, "invalid %s %q: want a non-negative integer id", what, s)
-	}
-	return n, nil
 }
 
 // addDurationFlag registers a duration flag (cmdline.Duration: never negative); example is a value the

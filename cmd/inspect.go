@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/cmdline"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/inspect"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -111,7 +112,7 @@ type inspectObjectOptions struct {
 
 // Validate checks the object id, --limit and --shard.
 func (o *inspectObjectOptions) Validate() error {
-	id, err := nonNegativeID("object id", o.ID, "outboxctl inspect object "+o.Category+" 42")
+	id, err := cmdline.NonNegativeID("object id", o.ID, "outboxctl inspect object "+o.Category+" 42")
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -115,16 +113,6 @@ func (a *app) categoryArg(s string) (enums.Category, error) {
 		return enums.Category{}, err
 	}
 	return reg.ResolveCategory(s)
-}
-
-// idArg parses a shard, object or message id; hint is the command line the error suggests,
-// as for a negative id (nonNegativeID).
-func idArg(what, s, hint string) (int64, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil {
-		return 0, usageErrorf(hint, "invalid %s %q: want an integer id", what, s)
-	}
-	return n, nil
 }
 
 // completeNames completes enum names for positional arguments and flags, honouring --enums

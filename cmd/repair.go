@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/cmdline"
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -40,7 +41,7 @@ type shardArgs struct {
 }
 
 func (s *shardArgs) validate(command string) error {
-	id, err := nonNegativeID("shard id", s.ID, command+" organization 42")
+	id, err := cmdline.NonNegativeID("shard id", s.ID, command+" organization 42")
 	s.id = id
 	return err
 }
@@ -77,7 +78,7 @@ func (a *app) severalShards(single func(*cobra.Command, []string) error, bulk fu
 		if err != nil {
 			return err
 		}
-		refs, err := repair.ShardRefs(scope.Value, args[1:], c.CommandPath()+" organization 42 43", idParser("shard id"))
+		refs, err := repair.ShardRefs(scope.Value, args[1:], c.CommandPath()+" organization 42 43", cmdline.IDParser("shard id"))
 		if err != nil {
 			return err
 		}
@@ -87,12 +88,6 @@ func (a *app) severalShards(single func(*cobra.Command, []string) error, bulk fu
 		}
 		return bulk(c.Context(), t, query.ShardSelector{Listed: refs})
 	}
-}
-
-// idParser parses a what ("shard id", "message id") as nonNegativeID does, for a service
-// that parses a list of them.
-func idParser(what string) func(s, hint string) (int64, error) {
-	return func(s, hint string) (int64, error) { return nonNegativeID(what, s, hint) }
 }
 
 // shardKey resolves the scope of a validated SCOPE ID.
@@ -323,7 +318,7 @@ type messageArg struct {
 }
 
 func (m *messageArg) validate(command string) error {
-	id, err := nonNegativeID("message id", m.ID, command+" 123456")
+	id, err := cmdline.NonNegativeID("message id", m.ID, command+" 123456")
 	m.id = id
 	return err
 }
@@ -394,7 +389,7 @@ docs/runbooks.md, "a poison category in every shard".`),
 				return err
 			}
 			if len(args) > 1 {
-				ids, err := repair.MessageIDs(args, idParser("message id"))
+				ids, err := repair.MessageIDs(args, cmdline.IDParser("message id"))
 				if err != nil {
 					return tried(err)
 				}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/cmdline"
 	"github.com/outboxctl/outboxctl/internal/db"
 	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/repair"
@@ -26,7 +27,7 @@ type replicateOptions struct {
 // Validate checks PAIR ID... or --from, and --drift (replica.Request.Check).
 func (o *replicateOptions) Validate() error {
 	var err error
-	o.targets, err = o.Check(idParser("object id"))
+	o.targets, err = o.Check(cmdline.IDParser("object id"))
 	return tried(err)
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/cmdline"
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/repair"
 )
@@ -32,7 +33,7 @@ func (o *restoreOptions) Validate() error {
 	o.Operations = o.Ops
 	o.RestoreSelection.IDs = nil
 	for _, s := range o.IDs {
-		id, err := nonNegativeID("row id", s, "outboxctl restore FILE --id 123456")
+		id, err := cmdline.NonNegativeID("row id", s, "outboxctl restore FILE --id 123456")
 		if err != nil {
 			return err
 		}
@@ -40,7 +41,7 @@ func (o *restoreOptions) Validate() error {
 	}
 	if o.Shard != "" {
 		var err error
-		o.shardScope, o.shardID, err = repair.RestoreShard(o.Shard, idParser("shard id"))
+		o.shardScope, o.shardID, err = repair.RestoreShard(o.Shard, cmdline.IDParser("shard id"))
 		return tried(err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/cmdline"
 	"github.com/outboxctl/outboxctl/internal/enums"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/selector"
@@ -74,7 +75,7 @@ func (a *app) shardSelector(o selectorOptions, command string, now time.Time) (q
 			return nil, err
 		}
 		return &query.Enum{Value: cat.Value, Name: cat.Name}, nil
-	}, ID: func(word string) (int64, error) { return nonNegativeID("shard id", word, command+" --help") }}
+	}, ID: func(word string) (int64, error) { return cmdline.NonNegativeID("shard id", word, command+" --help") }}
 	s, err := selector.Flags(o).Resolve(command, now, names, selector.Input{Ctx: a.commandContext(), Stdin: a.io.In, Help: a.helpCommand(command)})
 	return s, tried(err)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/outboxctl/outboxctl/internal/cmdline"
 	"github.com/outboxctl/outboxctl/internal/inspect"
 	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
@@ -73,7 +74,7 @@ func (a *app) shardFilter(o shardsOptions, now time.Time) (query.ShardFilter, er
 		f.Category = &query.Enum{Value: cat.Value, Name: cat.Name}
 	}
 	if o.Shard != "" {
-		id, err := idArg("shard id", o.Shard, "outboxctl shards --shard 42")
+		id, err := cmdline.ID("shard id", o.Shard, "outboxctl shards --shard 42")
 		if err != nil {
 			return f, err
 		}
