@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/outboxctl/outboxctl/internal/enums"
+	"github.com/outboxctl/outboxctl/internal/exitcode"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
 )
@@ -58,8 +59,8 @@ func TestValidateOptions(t *testing.T) {
 		{"demo seed --shards too few", demoSeedOptions{Rows: 1000, Shards: 99}.Validate, "`--shards` must be at least 100", "outboxctl demo seed --shards 50000"},
 	} {
 		err := c.validate()
-		var ue *cmdError
-		if !errors.As(err, &ue) || ue.msg != c.msg || ue.hint != c.hint || exitCode(context.Background(), err) != ExitUsage {
+		var ue exitcode.Said // cmd's own, or a service's (internal/cmdline's ids)
+		if !errors.As(err, &ue) || ue.Error() != c.msg || ue.TryLine() != c.hint || exitCode(context.Background(), err) != ExitUsage {
 			t.Errorf("%s: %#v, want %q with hint %q (exit 2)", c.name, err, c.msg, c.hint)
 		}
 	}
@@ -85,8 +86,8 @@ func TestValidateOptions(t *testing.T) {
 		"drain":         &drainOptions{shardArgs: shardArgs{Scope: "organization", ID: "-3"}, HandlerTimeout: time.Second},
 	} {
 		err := o.Validate()
-		var ue *cmdError
-		if !errors.As(err, &ue) || ue.means != meansUsage || err.Error() != `invalid shard id "-3": `+nonNeg || ue.hint != "outboxctl "+name+" organization 42" {
+		var ue exitcode.Said
+		if !errors.As(err, &ue) || ue.Meaning() != meansUsage || err.Error() != `invalid shard id "-3": `+nonNeg || ue.TryLine() != "outboxctl "+name+" organization 42" {
 			t.Errorf("%s -3: %v", name, err)
 		}
 	}
