@@ -148,6 +148,9 @@ FROM %s.sentry_regionoutbox WHERE category = 2 AND object_identifier = 2 ORDER B
 		// No guide template answers what doctor does; #27's target is the command's time at 20M.
 		{name: "doctor -o json (every check)", args: []string{"doctor", "-o", "json"}, verdicts: []int{4, 5},
 			target: "command ≤ 250 ms", met: func(m readMeasure) bool { return m.command <= 250 }},
+		// The check that walked every shard in backoff (#40): now bounded by the shards it reports.
+		{name: "doctor --check stuck -o json", args: []string{"doctor", "--check", "stuck", "-o", "json"}, verdicts: []int{4, 5},
+			target: "—", met: func(readMeasure) bool { return true }},
 		{name: "shards --stuck --silo control (4k rows)", guide: fmt.Sprintf(`SELECT region_name, shard_scope, shard_identifier, category, count(*) AS depth, min(scheduled_for) AS next_attempt
 FROM %s.sentry_controloutbox WHERE scheduled_for > NOW()
 GROUP BY region_name, shard_scope, shard_identifier, category ORDER BY depth DESC LIMIT 20`, s),

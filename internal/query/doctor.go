@@ -387,11 +387,14 @@ type PresentRow struct {
 }
 
 // DoctorCappedShards finds shards in backoff whose head row's delay reached the 1 h cap
-// (poison suspects): the shards with a future row (only claimed shards have them) by a skip
-// scan of the (…, scheduled_for) index, one probe per shard however deep it is, each
-// confirmed in backoff by one probe and its head row read once; only the limit shards
-// returned are counted for their depth, each up to StuckDepthCap rows (the hot shard of an
-// incident holds millions: counting them was most of doctor's time at 20M rows, #27).
+// (poison suspects): the first limit in key order, as the selectors --stuck --at-cap take
+// them, listed oldest head first. A walk of the (…, scheduled_for) index steps from one
+// shard with a future row to the next (one probe per shard however deep it is), each
+// confirmed in backoff by one probe and its head row read once through the (…, id) index,
+// and stops at the limit-th shard at the cap: the work is bounded by the shards returned,
+// not by the shards in backoff (#40: 13,000 on a bad day). Only the shards returned are
+// counted for their depth, each up to StuckDepthCap rows (the hot shard of an incident
+// holds millions: counting them was most of doctor's time at 20M rows, #27).
 func DoctorCappedShards(t Target, limit int) Statement {
 	args := t.cellArgs()
 	args["cap"] = Arg{Value: BackoffCapSeconds, Note: "seconds: Sentry's backoff cap"}
@@ -399,8 +402,9 @@ func DoctorCappedShards(t Target, limit int) Statement {
 	args["depth_cap"] = Arg{Value: StuckDepthCap, Note: "count at most this many rows of a shard"}
 	args["group_cap"] = Arg{Value: HotGroupRows, Note: "count a head group up to this many rows: a hot shard's"}
 	return withHeadGroup(t, regionStatement("doctor-capped-shards", []string{
-		"Shards of " + t.Describe() + " in backoff at Sentry's 1 h cap, oldest head message first:",
-		"the head row (lowest id) has failed about a dozen times in a row and blocks the whole shard.",
+		"Shards of " + t.Describe() + " in backoff at Sentry's 1 h cap: the first " + fmt.Sprint(limitOrDefault(limit)) + " in key order (as",
+		"--stuck --at-cap selects them), oldest head message first. The head row (lowest id) has failed",
+		"about a dozen times in a row and blocks the whole shard.",
 	}, t.idents(), headGroupRegion(t), args, t.controlAndCell()...))
 }
 

@@ -3,11 +3,7 @@ package query
 import (
 	"cmp"
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,8 +18,8 @@ import (
 // in the future; it is at the cap when its head row (lowest id) was scheduled at least
 // BackoffCapSeconds after its scheduled_from; its depth is its rows scheduled in the future
 // (in a shard in backoff, all of them), counted up to StuckDepthCap (a count of the cap is
-// "at least"). The limit shards of the lowest head ids, listed oldest head first, then by
-// shard.
+// "at least"). The first limit shards in key order (cell, scope, shard: as the selectors
+// --stuck --at-cap take them), listed oldest head first, then by shard.
 type cappedModelRow struct {
 	cell         string
 	scope        int
@@ -74,9 +70,10 @@ func cappedModel(rows []testdb.Row, ids []int64, cell string, now time.Time, lim
 		out = append(out, cappedModelRow{cell: k.cell, scope: k.scope, shard: k.shard, depth: min(depth, StuckDepthCap), atLeast: depth >= StuckDepthCap, next: next,
 			headID: ids[head], headAdded: h.DateAdded, lastAttempt: h.ScheduledFrom, delaySeconds: h.ScheduledFor.Sub(h.ScheduledFrom).Seconds()})
 	}
-	// The limit capped shards of the lowest head ids (Sentry's order: ids and date_added
-	// both grow with time), listed oldest head first.
-	slices.SortFunc(out, func(a, b cappedModelRow) int { return cmp.Compare(a.headID, b.headID) })
+	// The first limit capped shards in key order (#40: the walk stops at the limit-th).
+	slices.SortFunc(out, func(a, b cappedModelRow) int {
+		return cmp.Or(cmp.Compare(a.cell, b.cell), cmp.Compare(a.scope, b.scope), cmp.Compare(a.shard, b.shard))
+	})
 	total := len(out)
 	if len(out) > limit {
 		out = out[:limit]
@@ -230,83 +227,6 @@ func TestDoctorCappedShardsEqualsModel(t *testing.T) {
 			}
 			if limit == 5000 && (total < 1153 || capped == 0 || capped%2 != 0 || deep == 0) {
 				t.Fatalf("%s: the shape lost its point: %d capped, first %+v", tc.target.Describe(), total, got[0])
-			}
-		}
-	}
-}
-
-// TestDoctorCappedShardsByIDEqualsByDate is the differential test of how the capped heads
-// are found: main's statement until #40 (testdata/capped_by_date_*.sql, its printed form)
-// read every head in backoff and kept the @limit oldest by date_added; the statement now
-// reads the heads in id order and stops at @limit. On a table whose ids grow with
-// date_added, as Sentry's do (one INSERT sets both; heads of the same instant in the
-// order of their shard), both answer the same rows, at limits under, at and over the
-// capped shards there are, in both silos.
-func TestDoctorCappedShardsByIDEqualsByDate(t *testing.T) {
-	t.Parallel()
-	schema := testdb.Schema(t, fixture.Options{})
-	now := time.Now().Truncate(time.Microsecond)
-	sentryOrder := func(rows []testdb.Row) []testdb.Row {
-		slices.SortStableFunc(rows, func(a, b testdb.Row) int {
-			return cmp.Or(a.DateAdded.Compare(b.DateAdded), cmp.Compare(a.Cell, b.Cell), cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Shard, b.Shard))
-		})
-		return rows
-	}
-	copyInOrder := func(table string, rows []testdb.Row) {
-		cols := []string{"id", "shard_scope", "shard_identifier", "category", "object_identifier", "scheduled_from", "scheduled_for", "date_added", "region_name"}
-		if table == CellTable {
-			cols = cols[:8]
-		}
-		src := make([][]any, len(rows))
-		for i, r := range rows {
-			src[i] = []any{int64(i + 1), r.Scope, r.Shard, r.Category, r.Object, r.ScheduledFrom, r.ScheduledFor, r.DateAdded, r.Cell}[:len(cols)]
-		}
-		if _, err := testdb.Pool(t).CopyFrom(context.Background(), pgx.Identifier{schema, table}, cols, pgx.CopyFromRows(src)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	copyInOrder(CellTable, sentryOrder(cappedShape(now, []string{""})))
-	copyInOrder(ControlTable, sentryOrder(cappedShape(now, []string{"us", "eu"})))
-	ctx := context.Background()
-	for silo, tgt := range map[string]Target{"cell": {Silo: SiloCell, Schema: schema}, "control": {Silo: SiloControl, Schema: schema}} {
-		data, err := os.ReadFile(filepath.Join("testdata", "capped_by_date_"+silo+".sql"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, limit := range []int{10, 1000, 1151, 5000} {
-			byDate := strings.Replace(string(data), "\n     LIMIT 10\n", fmt.Sprintf("\n     LIMIT %d\n", limit), 1)
-			tx, err := testdb.Pool(t).BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tx.Exec(ctx, "SET LOCAL search_path = "+Ident(schema)); err != nil {
-				t.Fatal(err)
-			}
-			old, err := tx.Query(ctx, byDate, pgx.QueryExecModeSimpleProtocol)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := pgx.CollectRows(old, pgx.RowToMap)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := Run(ctx, tx, DoctorCappedShards(tgt, limit))
-			_ = tx.Rollback(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(res.Rows) != len(want) || len(want) == 0 {
-				t.Fatalf("%s limit %d: %d rows, by date %d", silo, limit, len(res.Rows), len(want))
-			}
-			for i, w := range want {
-				for c, name := range res.Columns {
-					if name == "capped_shards" {
-						continue // by date: every capped shard; by id: those listed
-					}
-					if fmt.Sprint(res.Rows[i][c]) != fmt.Sprint(w[name]) {
-						t.Fatalf("%s limit %d row %d %s: %v, by date %v", silo, limit, i, name, res.Rows[i][c], w[name])
-					}
-				}
 			}
 		}
 	}

@@ -184,26 +184,51 @@ SELECT /* IF: control */s./* TEMPLATE: cell_column */region_name, /* END: contro
  LIMIT @limit;
 
 -- name: doctor-capped-shards
--- Shards in backoff whose head row's delay reached the cap (@cap seconds), oldest head
--- first. It follows the answer, not the rows in backoff: the shards holding a future row
--- are found by a skip scan of the (…, scheduled_for) index (one probe per such shard, not
--- one index entry per row: a 2M-row shard in backoff is one step), each confirmed in
--- backoff by one probe for its earliest scheduled_for and its head's id read on the (…, id)
--- index; the head rows are read lowest id first until @limit are at the cap, so the rows
--- read are bounded by the shards returned, not by the shards in backoff (13,000 on a bad
--- day). Only the @limit shards returned are counted (their rows scheduled in the future: in
--- a confirmed shard every row), each up to @depth_cap rows: a depth of the cap means at
--- least that many (depth_at_least), so a 2M-row shard at the cap costs 10,000 index
--- entries, not 2M; capped_shards is how many are returned.
+-- Shards in backoff whose head row's delay reached the cap (@cap seconds): the first @limit
+-- in key order, as the selectors (--stuck --at-cap) take them, listed oldest head first.
+-- The work is bounded by the shards returned, not by the shards in backoff (13,000 on a bad
+-- day): a walk of the (…, scheduled_for) index steps from one shard holding a future row
+-- to the next (one probe per such shard, not one index entry per row: a 2M-row shard in
+-- backoff is one step), confirms each in backoff by one probe for its earliest
+-- scheduled_for, reads its head (lowest id) through the (…, id) index, and carries the
+-- count of shards found at the cap: it stops at the @limit-th. Only the shards returned
+-- are counted (their rows scheduled in the future: in a confirmed shard every row), each
+-- up to @depth_cap rows: a depth of the cap means at least that many (depth_at_least), so
+-- a 2M-row shard at the cap costs 10,000 index entries, not 2M; capped_shards is how many
+-- are returned.
 WITH RECURSIVE walk AS (
-    (SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
-       FROM /* TEMPLATE: table */sentry_controloutbox o
-      WHERE o.scheduled_for > now()
-        /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
-      ORDER BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
-      LIMIT 1)
+    SELECT f.*, p.*, p.at_cap::int AS found
+      FROM (SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+              FROM /* TEMPLATE: table */sentry_controloutbox o
+             WHERE o.scheduled_for > now()
+               /* IF: cell */AND o./* TEMPLATE: cell_column */region_name = @cell/* END: cell */
+             ORDER BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
+             LIMIT 1) f
+     CROSS JOIN LATERAL (
+        SELECT n.next_attempt, head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
+               head.scheduled_from AS last_attempt, head.date_added AS head_added,
+               extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
+               head.xmax AS head_xmax,
+               n.next_attempt > now() AND head.scheduled_for - head.scheduled_from >= @cap::int * interval '1 second' AS at_cap
+          FROM (SELECT o.scheduled_for AS next_attempt
+                  FROM /* TEMPLATE: table */sentry_controloutbox o
+                 WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = f./* TEMPLATE: cell_column */region_name
+                   AND /* END: control */o.shard_scope = f.shard_scope
+                   AND o.shard_identifier = f.shard_identifier
+                 ORDER BY o.scheduled_for
+                 LIMIT 1) n,
+               (SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for, o.date_added, o.xmax
+                  FROM /* TEMPLATE: table */sentry_controloutbox o
+                 WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = f./* TEMPLATE: cell_column */region_name
+                   AND /* END: control */o.shard_scope = f.shard_scope
+                   AND o.shard_identifier = f.shard_identifier
+                 ORDER BY o.id
+                 LIMIT 1) head
+     ) p
     UNION ALL
-    SELECT /* IF: control */nx./* TEMPLATE: cell_column */region_name, /* END: control */nx.shard_scope, nx.shard_identifier
+    -- The next shard holding a future row, read as the first was; none once the limit
+    -- is found at the cap.
+    SELECT nx.*, p.*, w.found + p.at_cap::int
       FROM walk w
      CROSS JOIN LATERAL (
         SELECT /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
@@ -215,45 +240,31 @@ WITH RECURSIVE walk AS (
          ORDER BY /* IF: control */o./* TEMPLATE: cell_column */region_name, /* END: control */o.shard_scope, o.shard_identifier
          LIMIT 1
      ) nx
-),
-backing_off AS (
-    SELECT k.*, h.next_attempt
-      FROM walk k
      CROSS JOIN LATERAL (
-        SELECT o.scheduled_for AS next_attempt
-          FROM /* TEMPLATE: table */sentry_controloutbox o
-         WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name
-           AND /* END: control */o.shard_scope = k.shard_scope
-           AND o.shard_identifier = k.shard_identifier
-         ORDER BY o.scheduled_for
-         LIMIT 1
-     ) h
-     WHERE h.next_attempt > now()
-),
-heads AS (
-    -- Each shard's head id from the (…, id) index alone, no row read.
-    SELECT k.*, (SELECT o.id
-                   FROM /* TEMPLATE: table */sentry_controloutbox o
-                  WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = k./* TEMPLATE: cell_column */region_name
-                    AND /* END: control */o.shard_scope = k.shard_scope
-                    AND o.shard_identifier = k.shard_identifier
-                  ORDER BY o.id
-                  LIMIT 1) AS head_id
-      FROM backing_off k
+        SELECT n.next_attempt, head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
+               head.scheduled_from AS last_attempt, head.date_added AS head_added,
+               extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
+               head.xmax AS head_xmax,
+               n.next_attempt > now() AND head.scheduled_for - head.scheduled_from >= @cap::int * interval '1 second' AS at_cap
+          FROM (SELECT o.scheduled_for AS next_attempt
+                  FROM /* TEMPLATE: table */sentry_controloutbox o
+                 WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = nx./* TEMPLATE: cell_column */region_name
+                   AND /* END: control */o.shard_scope = nx.shard_scope
+                   AND o.shard_identifier = nx.shard_identifier
+                 ORDER BY o.scheduled_for
+                 LIMIT 1) n,
+               (SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for, o.date_added, o.xmax
+                  FROM /* TEMPLATE: table */sentry_controloutbox o
+                 WHERE /* IF: control */o./* TEMPLATE: cell_column */region_name = nx./* TEMPLATE: cell_column */region_name
+                   AND /* END: control */o.shard_scope = nx.shard_scope
+                   AND o.shard_identifier = nx.shard_identifier
+                 ORDER BY o.id
+                 LIMIT 1) head
+     ) p
+     WHERE w.found < @limit
 ),
 capped AS (
-    -- The heads read in id order (Sentry's: ids and date_added both grow with time, so
-    -- the oldest heads first) until @limit are at the cap: only those and the heads below
-    -- the cap before them are read, not every shard in backoff.
-    SELECT k.*, head.category AS head_category, head.object_identifier AS head_object,
-           head.scheduled_from AS last_attempt, head.date_added AS head_added,
-           extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
-           head.xmax AS head_xmax
-      FROM (SELECT h.* FROM heads h ORDER BY h.head_id) k
-      JOIN /* TEMPLATE: table */sentry_controloutbox head ON head.id = k.head_id
-     WHERE head.scheduled_for - head.scheduled_from >= @cap::int * interval '1 second'
-     ORDER BY k.head_id
-     LIMIT @limit
+    SELECT * FROM walk k WHERE k.at_cap
 )
 SELECT /* IF: control */h./* TEMPLATE: cell_column */region_name, /* END: control */h.shard_scope, h.shard_identifier, d.depth,
        d.depth >= @depth_cap AS depth_at_least, h.next_attempt,

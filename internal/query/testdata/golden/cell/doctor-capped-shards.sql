@@ -1,14 +1,37 @@
 -- outboxctl: doctor-capped-shards
--- Shards of sentry_regionoutbox (cell silo) in backoff at Sentry's 1 h cap, oldest head message first:
--- the head row (lowest id) has failed about a dozen times in a row and blocks the whole shard.
+-- Shards of sentry_regionoutbox (cell silo) in backoff at Sentry's 1 h cap: the first 10 in key order (as
+-- --stuck --at-cap selects them), oldest head message first. The head row (lowest id) has failed
+-- about a dozen times in a row and blocks the whole shard.
 WITH RECURSIVE walk AS (
-    (SELECT o.shard_scope, o.shard_identifier
-       FROM sentry_regionoutbox o
-      WHERE o.scheduled_for > now()
-      ORDER BY o.shard_scope, o.shard_identifier
-      LIMIT 1)
+    SELECT f.*, p.*, p.at_cap::int AS found
+      FROM (SELECT o.shard_scope, o.shard_identifier
+              FROM sentry_regionoutbox o
+             WHERE o.scheduled_for > now()
+             ORDER BY o.shard_scope, o.shard_identifier
+             LIMIT 1) f
+     CROSS JOIN LATERAL (
+        SELECT n.next_attempt, head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
+               head.scheduled_from AS last_attempt, head.date_added AS head_added,
+               extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
+               head.xmax AS head_xmax,
+               n.next_attempt > now() AND head.scheduled_for - head.scheduled_from >= 3600::int * interval '1 second' AS at_cap  -- seconds: Sentry's backoff cap
+          FROM (SELECT o.scheduled_for AS next_attempt
+                  FROM sentry_regionoutbox o
+                 WHERE o.shard_scope = f.shard_scope
+                   AND o.shard_identifier = f.shard_identifier
+                 ORDER BY o.scheduled_for
+                 LIMIT 1) n,
+               (SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for, o.date_added, o.xmax
+                  FROM sentry_regionoutbox o
+                 WHERE o.shard_scope = f.shard_scope
+                   AND o.shard_identifier = f.shard_identifier
+                 ORDER BY o.id
+                 LIMIT 1) head
+     ) p
     UNION ALL
-    SELECT nx.shard_scope, nx.shard_identifier
+    -- The next shard holding a future row, read as the first was; none once the limit
+    -- is found at the cap.
+    SELECT nx.*, p.*, w.found + p.at_cap::int
       FROM walk w
      CROSS JOIN LATERAL (
         SELECT o.shard_scope, o.shard_identifier
@@ -19,43 +42,29 @@ WITH RECURSIVE walk AS (
          ORDER BY o.shard_scope, o.shard_identifier
          LIMIT 1
      ) nx
-),
-backing_off AS (
-    SELECT k.*, h.next_attempt
-      FROM walk k
      CROSS JOIN LATERAL (
-        SELECT o.scheduled_for AS next_attempt
-          FROM sentry_regionoutbox o
-         WHERE o.shard_scope = k.shard_scope
-           AND o.shard_identifier = k.shard_identifier
-         ORDER BY o.scheduled_for
-         LIMIT 1
-     ) h
-     WHERE h.next_attempt > now()
-),
-heads AS (
-    -- Each shard's head id from the (…, id) index alone, no row read.
-    SELECT k.*, (SELECT o.id
-                   FROM sentry_regionoutbox o
-                  WHERE o.shard_scope = k.shard_scope
-                    AND o.shard_identifier = k.shard_identifier
-                  ORDER BY o.id
-                  LIMIT 1) AS head_id
-      FROM backing_off k
+        SELECT n.next_attempt, head.id AS head_id, head.category AS head_category, head.object_identifier AS head_object,
+               head.scheduled_from AS last_attempt, head.date_added AS head_added,
+               extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
+               head.xmax AS head_xmax,
+               n.next_attempt > now() AND head.scheduled_for - head.scheduled_from >= 3600::int * interval '1 second' AS at_cap  -- seconds: Sentry's backoff cap
+          FROM (SELECT o.scheduled_for AS next_attempt
+                  FROM sentry_regionoutbox o
+                 WHERE o.shard_scope = nx.shard_scope
+                   AND o.shard_identifier = nx.shard_identifier
+                 ORDER BY o.scheduled_for
+                 LIMIT 1) n,
+               (SELECT o.id, o.category, o.object_identifier, o.scheduled_from, o.scheduled_for, o.date_added, o.xmax
+                  FROM sentry_regionoutbox o
+                 WHERE o.shard_scope = nx.shard_scope
+                   AND o.shard_identifier = nx.shard_identifier
+                 ORDER BY o.id
+                 LIMIT 1) head
+     ) p
+     WHERE w.found < 10
 ),
 capped AS (
-    -- The heads read in id order (Sentry's: ids and date_added both grow with time, so
-    -- the oldest heads first) until @limit are at the cap: only those and the heads below
-    -- the cap before them are read, not every shard in backoff.
-    SELECT k.*, head.category AS head_category, head.object_identifier AS head_object,
-           head.scheduled_from AS last_attempt, head.date_added AS head_added,
-           extract(epoch FROM head.scheduled_for - head.scheduled_from)::float8 AS last_delay_seconds,
-           head.xmax AS head_xmax
-      FROM (SELECT h.* FROM heads h ORDER BY h.head_id) k
-      JOIN sentry_regionoutbox head ON head.id = k.head_id
-     WHERE head.scheduled_for - head.scheduled_from >= 3600::int * interval '1 second'  -- seconds: Sentry's backoff cap
-     ORDER BY k.head_id
-     LIMIT 10
+    SELECT * FROM walk k WHERE k.at_cap
 )
 SELECT h.shard_scope, h.shard_identifier, d.depth,
        d.depth >= 10000 AS depth_at_least, h.next_attempt,  -- count at most this many rows of a shard
