@@ -134,7 +134,7 @@ func TestMutationsGoThroughTheRunner(t *testing.T) {
 
 // maxFactoryFields ratchets the factory's fields (cmd/factory.go) down: #38's target is 12
 // (gh's Factory); it may only go down.
-const maxFactoryFields = 33
+const maxFactoryFields = 11
 
 // TestFactoryFields keeps the factory at or under maxFactoryFields fields.
 func TestFactoryFields(t *testing.T) {
@@ -301,7 +301,7 @@ func calls(fd *ast.FuncDecl, callee string) bool {
 
 // maxCmdLines ratchets cmd's non-test Go lines down: #38's target is 6,000 (commands are
 // flags, validation, a service call and a rendered document); it may only go down.
-const maxCmdLines = 5999
+const maxCmdLines = 5988
 
 // TestCmdLines keeps cmd's non-test Go at or under maxCmdLines lines.
 func TestCmdLines(t *testing.T) {

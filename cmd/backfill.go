@@ -180,12 +180,12 @@ func runBackfillStatus(ctx context.Context, d factory, o backfillStatusOptions) 
 	if err != nil {
 		return nil, err
 	}
-	if d.printOnly {
-		return nil, status.Print(d.printText, d.printer, d.schema, o.Redis.KeyPrefix, selected)
+	if d.sql.printOnly {
+		return nil, status.Print(d.sql.printText, d.printer, d.db.schema, o.Redis.KeyPrefix, selected)
 	}
-	src := status.Source{Schema: d.schema, Deployment: d.deployment, Store: o.Store,
-		Redis: o.Redis.config(d.getenv), KeyPrefix: o.Redis.KeyPrefix, MaxCursor: int64(o.MaxCursor), Now: d.now}
-	connect := func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "backfill") }
+	src := status.Source{Schema: d.db.schema, Deployment: d.db.deployment, Store: o.Store,
+		Redis: o.Redis.config(d.getenv), KeyPrefix: o.Redis.KeyPrefix, MaxCursor: int64(o.MaxCursor), Now: d.clock.now}
+	connect := func(ctx context.Context) (*db.Conn, error) { return d.db.connect(ctx, "backfill") }
 	doc, rep, err := src.Run(ctx, connect, d.printer, selected, len(o.Tables) == 0, status.Request{SelfHosted: o.SelfHosted, Exact: o.Exact,
 		Sample: o.Sample, Wait: func(ctx context.Context, dur time.Duration) error { return d.sampleAgain(ctx, "cursors", dur) }})
 	if err != nil {

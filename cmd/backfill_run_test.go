@@ -37,8 +37,8 @@ func TestRunBackfillStatusDirect(t *testing.T) {
 	a := &app{io: streams, getenv: streams.Getenv, g: globalOptions{Output: "csv", DSN: testdb.DSN(), Schema: schema}}
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	d := a.factory()
-	d.now = func() time.Time { return clock }
-	d.after = func(dur time.Duration) <-chan time.Time {
+	d.clock.now = func() time.Time { return clock }
+	d.clock.after = func(dur time.Duration) <-chan time.Time {
 		clock = clock.Add(dur)
 		if _, err := pool.Exec(ctx, "UPDATE "+schema+".hybridcloud_celloutboxbackfillwatermark SET low_bound = 41"); err != nil {
 			t.Error(err)

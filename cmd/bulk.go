@@ -10,6 +10,7 @@ import (
 	"github.com/outboxctl/outboxctl/internal/drain"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/repair"
+	"github.com/outboxctl/outboxctl/internal/selector"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
@@ -86,19 +87,19 @@ func bulkMutation(d factory, o bulkOptions, r *repairOptions, t query.Target, se
 	flags, _ := json.Marshal(o.selectorOptions)
 	b := &repair.Bulk{Env: d.repairEnv(), Command: job.command, Target: t, Selector: sel, Mode: job.mode,
 		BatchShards: o.BatchShards, BatchRows: o.BatchRows, Reason: r.Reason, Archive: r.Archive, KeepBackoff: r.KeepBackoff,
-		Resume: o.resume, Flags: flags, Where: d.where(), Registry: d.registry, User: osUser(),
-		ResumeCommand: func(id string) string { return d.resumeCommand(command, id) },
+		Resume: o.resume, Flags: flags, Where: d.change.where(), Registry: d.registry, User: osUser(),
+		ResumeCommand: func(id string) string { return d.suggest.resumeCommand(command, id) },
 		Structured:    d.printer.Structured()}
-	if err := b.CheckResume(func(drop map[string]bool) string { return d.againWithout(drop) }); err != nil {
+	if err := b.CheckResume(func(drop map[string]bool) string { return d.suggest.againWithout(drop) }); err != nil {
 		return nil, tried(err)
 	}
-	if d.printSQL {
+	if d.sql.printSQL {
 		return b, requireCell(t, command)
 	}
-	if err := requireCell(t, d.again(command, "--cell", "us")); err != nil {
+	if err := requireCell(t, d.suggest.again(command, "--cell", "us")); err != nil {
 		return nil, err
 	}
-	if err := d.requireDB(command); err != nil {
+	if err := d.db.requireDB(command); err != nil {
 		return nil, err
 	}
 	return b, tried(b.CheckResumeTarget())
@@ -111,9 +112,5 @@ func (a *app) withoutSelectors(fallback string) string {
 	if len(a.args) == 0 {
 		return fallback
 	}
-	drop := map[string]bool{"dsn": true}
-	for _, name := range bulkFlags {
-		drop[name] = name != "stuck" && name != "at-cap" && name != "fail-fast" // the boolean ones take no value
-	}
-	return textsafe.Command(a.argsWithout(drop)...)
+	return textsafe.Command(a.argsWithout(selector.Without(map[string]bool{"dsn": true}))...)
 }

@@ -46,19 +46,11 @@ func (a *app) resumeOf(o bulkOptions, command string, r *drain.BulkResume) (quer
 	return sel, tried(err)
 }
 
-// resumeMode is the mode a bulk reschedule runs in: --group-heads or not, and on a resume
-// its run's (the journal's), whatever the flag's default; a --group-heads given (given: on
-// the command line) that says otherwise is refused: the run's shards would be rescheduled
-// two ways, and its summary and audit line name one mode.
+// resumeMode is the mode a bulk reschedule runs in: --group-heads (given: on the command
+// line) or not, and on a resume its run's (repair.ResumeGroupHeads).
 func (a *app) resumeMode(o rescheduleOptions, given bool) (query.RescheduleMode, error) {
-	r := o.bulk.resume
-	if r == nil {
-		return o.mode(), nil
-	}
-	ran := map[bool]string{true: "with --group-heads (only the lowest row of each coalesce group rewritten)", false: "without --group-heads (every row rewritten)"}[r.GroupHeads]
 	var err error
-	if o.GroupHeads, err = repair.ResumeFlag(a.againWithout(map[string]bool{"group-heads": false}), "outboxctl reschedule", r.Op, given, o.GroupHeads, r.GroupHeads,
-		ran+": resume it without --group-heads, which keeps the run's mode"); err != nil {
+	if o.GroupHeads, err = repair.ResumeGroupHeads(o.bulk.resume, a.againWithout(map[string]bool{"group-heads": false}), given, o.GroupHeads); err != nil {
 		return "", tried(err)
 	}
 	return o.mode(), nil
@@ -88,11 +80,7 @@ func (a *app) againWithout(drop map[string]bool, add ...string) string {
 // selector flags, --resume, --archive (a resume writes the run's own) and --dry-run, with
 // --resume id; every other flag kept (--schema, --context, --reason, --keep-backoff, --yes).
 func (a *app) resumeCommand(command, id string) string {
-	drop := map[string]bool{"resume": true, "archive": true, "dry-run": false}
-	for _, name := range bulkFlags {
-		drop[name] = name != "stuck" && name != "at-cap" && name != "fail-fast"
-	}
-	if s := a.againWithout(drop, "--resume", id); s != "" {
+	if s := a.againWithout(selector.Without(map[string]bool{"resume": true, "archive": true, "dry-run": false}), "--resume", id); s != "" {
 		return s
 	}
 	return textsafe.Command(append(strings.Fields(command), "--resume", id)...)

@@ -81,7 +81,7 @@ type bulkSummaryJSON struct {
 func runBulkDirect(t *testing.T, a *app, o bulkOptions, job func(query.ShardSelector) bulkRepair, out *bytes.Buffer) (bulkSummaryJSON, error) {
 	t.Helper()
 	d := a.factory()
-	d.audit = func(string, map[string]any) {}
+	d.change.audit = func(string, map[string]any) {}
 	tg, err := a.target()
 	if err != nil {
 		t.Fatal(err)

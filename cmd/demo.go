@@ -109,14 +109,14 @@ func newDemoSeedCmd(a *app) *cobra.Command {
 // runDemoSeed creates the demo schema and fills it (repair.DemoSeed), after the plan is
 // confirmed, through the one runner; --print-sql and a database not given are refused first.
 func runDemoSeed(ctx context.Context, d factory, o demoSeedOptions) error {
-	if err := refusePrintSQL(d.printSQL, "demo seed"); err != nil {
+	if err := refusePrintSQL(d.sql.printSQL, "demo seed"); err != nil {
 		return err
 	}
-	if err := d.requireDB("outboxctl demo seed"); err != nil {
+	if err := d.db.requireDB("outboxctl demo seed"); err != nil {
 		return err
 	}
-	do := fixture.DemoOptions{Rows: o.Rows, Shards: o.Shards, Payload: fixture.PayloadType(o.Payload), Schema: d.demoSchema}
-	return runMutation(ctx, d, "outboxctl demo seed", &repair.DemoSeed{Env: d.repairEnv(), Options: do, Notes: d.stderr}, o.Yes)
+	do := fixture.DemoOptions{Rows: o.Rows, Shards: o.Shards, Payload: fixture.PayloadType(o.Payload), Schema: d.db.demoSchema}
+	return runMutation(ctx, d, "outboxctl demo seed", &repair.DemoSeed{Env: d.repairEnv(), Options: do, Notes: d.term.stderr}, o.Yes)
 }
 
 // demoDropOptions are demo drop's flags.
@@ -147,13 +147,13 @@ func newDemoDropCmd(a *app) *cobra.Command {
 // runDemoDrop drops the demo schema (repair.DemoDrop), after the plan is confirmed, through
 // the one runner; fixture.Drop refuses a schema demo seed did not create.
 func runDemoDrop(ctx context.Context, d factory, o demoDropOptions) error {
-	if err := refusePrintSQL(d.printSQL, "demo drop"); err != nil {
+	if err := refusePrintSQL(d.sql.printSQL, "demo drop"); err != nil {
 		return err
 	}
-	if err := d.requireDB("outboxctl demo drop"); err != nil {
+	if err := d.db.requireDB("outboxctl demo drop"); err != nil {
 		return err
 	}
-	return runMutation(ctx, d, "outboxctl demo drop", &repair.DemoDrop{Env: d.repairEnv(), DemoSchema: d.demoSchema, Notes: d.stderr}, o.Yes)
+	return runMutation(ctx, d, "outboxctl demo drop", &repair.DemoDrop{Env: d.repairEnv(), DemoSchema: d.db.demoSchema, Notes: d.term.stderr}, o.Yes)
 }
 
 func newDemoUpCmd(a *app) *cobra.Command {
@@ -176,14 +176,7 @@ eval "$(outboxctl demo up)". Nothing is printed there when the DSN was set.`),
 			OUTBOXCTL_THROWAWAY=1 outboxctl demo up`),
 		Args: exactArgs(0, "(no arguments)"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			user := ""
-			if dsn, given := db.Resolve(a.g.DSN, a.getenv); given {
-				user = dsn
-				if user == "" {
-					user = "(the libpq variables)" // no DSN, and still the user's choice
-				}
-			}
-			return runDemoUp(c.Context(), a.factory(), user)
+			return runDemoUp(c.Context(), a.factory(), repair.DemoUser(db.Resolve(a.g.DSN, a.getenv)))
 		},
 	}
 }

@@ -136,11 +136,11 @@ func addDoctorFlags(c *cobra.Command, o *doctorOptions) {
 // runDoctor prints the checks' SQL, or runs them in one snapshot (doctor.Run), prints the
 // findings and maps the worst severity to the exit status.
 func runDoctor(ctx context.Context, d factory, o doctorOptions, names []string) (render.Doc, error) {
-	inv := doctor.Invocation{Named: o.named, SchemaName: d.schema, LedgerPath: ledgerPath(), Config: o.Config}
+	inv := doctor.Invocation{Named: o.named, SchemaName: d.db.schema, LedgerPath: ledgerPath(), Config: o.Config}
 	fs, err := doctor.RunChecks(ctx, d.reader(ctx, "doctor"), inv, names, o.Sample, func(ctx context.Context, dur time.Duration) error {
 		return d.sampleAgain(ctx, "backfill cursors", dur)
 	})
-	if err != nil || d.printOnly {
+	if err != nil || d.sql.printOnly {
 		return nil, err
 	}
 	return findingsDoc(d, fs)
@@ -149,7 +149,7 @@ func runDoctor(ctx context.Context, d factory, o doctorOptions, names []string) 
 // findingsDoc is the findings' document (doctor.Doc: cards on a terminal, else one table),
 // and the worst severity as the verdict.
 func findingsDoc(d factory, fs []doctor.Finding) (render.Doc, error) {
-	doc := doctor.Doc(fs, d.wide, d.cards, func() string { return d.next(nil, "doctor", "-o", "wide") })
+	doc := doctor.Doc(fs, d.format.wide, d.format.cards, func() string { return d.suggest.next(nil, "doctor", "-o", "wide") })
 	switch doctor.Worst(fs) {
 	case doctor.Crit:
 		return doc, exitcode.Verdictf(exitcode.Critical, "doctor: %s", doctor.Tally(fs))

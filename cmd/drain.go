@@ -159,12 +159,12 @@ func addDrainFlags(c *cobra.Command, o *drainOptions) {
 // the plan and the handler check only; --print-sql: the psql script): repair.Drain on the
 // runner. The Try: lines name the shard, as the plan's prompt always has.
 func runDrain(ctx context.Context, d factory, o drainOptions, t query.Target, k query.ShardKey) error {
-	if err := requireCell(t, d.again("outboxctl drain", "--cell", "us")); err != nil {
+	if err := requireCell(t, d.suggest.again("outboxctl drain", "--cell", "us")); err != nil {
 		return err
 	}
 	command := "outboxctl drain " + o.Scope + " " + o.ID
-	if !d.printSQL {
-		if err := d.requireDB("outboxctl drain"); err != nil {
+	if !d.sql.printSQL {
+		if err := d.db.requireDB("outboxctl drain"); err != nil {
 			return err
 		}
 		if err := o.flags().NeedHandler(command + " --dry-run"); err != nil {
@@ -183,7 +183,7 @@ func (o drainOptions) flags() repair.DrainFlags {
 
 // run is what a drain takes from the flags and the invocation.
 func (o drainOptions) run(ctx context.Context, d factory) repair.DrainRun {
-	return repair.DrainRun{Flags: o.flags(), Getenv: d.getenv, Registry: d.registry, User: osUser(), Abandon: abandonContext(ctx), Stderr: d.stderr, ErrTTY: d.errTTY}
+	return repair.DrainRun{Flags: o.flags(), Getenv: d.getenv, Registry: d.registry, User: osUser(), Abandon: abandonContext(ctx), Stderr: d.term.stderr, ErrTTY: d.term.errTTY}
 }
 
 // workProgress is a live progress line for long work (live.Work): done/total, rate and ETA

@@ -9,6 +9,7 @@ import (
 
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/repair"
+	"github.com/outboxctl/outboxctl/internal/selector"
 	"github.com/outboxctl/outboxctl/internal/textsafe"
 )
 
@@ -22,9 +23,6 @@ func addBulkDrainFlags(a *app, c *cobra.Command, o *drainOptions) {
 	c.Flags().BoolVar(&o.FailFast, "fail-fast", false, "with selector flags: stop every worker after the first failing shard")
 }
 
-// bulkFlags are the flags that only drain SELECTORS takes.
-var bulkFlags = []string{"parallel", "fail-fast", "stuck", "at-cap", "scope", "category", "head-category", "added-after", "added-before", "min-depth", "shards-from", "limit"}
-
 // args takes SCOPE ID, or no argument with selector flags.
 func (o *drainOptions) args(c *cobra.Command, args []string) error {
 	if len(args) == 0 && (o.Sel.hasCriterion() || c.Flags().Changed("parallel") || c.Flags().Changed("fail-fast") || c.Flags().Changed("limit")) {
@@ -36,7 +34,7 @@ func (o *drainOptions) args(c *cobra.Command, args []string) error {
 // noBulkFlags refuses a selector flag with SCOPE ID: one shard or a selection, not both.
 // Its Try: line is the invocation's single-shard form.
 func (o *drainOptions) noBulkFlags(a *app, c *cobra.Command) error {
-	for _, name := range bulkFlags {
+	for _, name := range selector.BulkFlags {
 		if c.Flags().Changed(name) {
 			return usageErrorf(a.withoutSelectors("outboxctl drain SCOPE ID"),
 				"`--%s` selects shards: drain SCOPE ID drains one shard, drain SELECTORS (no SCOPE ID) the selected ones", name)
@@ -88,16 +86,16 @@ func runDrainBulk(ctx context.Context, d factory, o drainOptions, t query.Target
 	if err := requireCell(t, command); err != nil {
 		return err
 	}
-	if d.printSQL {
+	if d.sql.printSQL {
 		d.printer.Notef("note: the statement that selects the shards; each shard's drain is printed by outboxctl drain SCOPE ID --print-sql (nothing is claimed or changed)")
 	} else {
-		if err := d.requireDB(command); err != nil {
+		if err := d.db.requireDB(command); err != nil {
 			return err
 		}
-		if err := o.flags().NeedHandler(d.again(command+" --stuck", "--dry-run")); err != nil {
+		if err := o.flags().NeedHandler(d.suggest.again(command+" --stuck", "--dry-run")); err != nil {
 			return tried(err)
 		}
 	}
 	return runMutation(ctx, d, command, &repair.DrainBulk{Env: d.repairEnv(), DrainRun: o.run(ctx, d), Target: t, Selector: sel,
-		Workers: o.Parallel, FailFast: o.FailFast, Where: d.where(), Notes: d.printer.Err()}, o.Yes)
+		Workers: o.Parallel, FailFast: o.FailFast, Where: d.change.where(), Notes: d.printer.Err()}, o.Yes)
 }

@@ -28,7 +28,7 @@ func TestRunDrainDirect(t *testing.T) {
 	at := time.Date(2040, 1, 1, 0, 30, 0, 0, time.UTC)
 	run := func(_ *app, d factory, yes bool) error {
 		o.Yes = yes
-		d.now = func() time.Time { return at }
+		d.clock.now = func() time.Time { return at }
 		return runDrain(context.Background(), d, o, target, orgShard1)
 	}
 	checkRefusals(t, schema, run)

@@ -124,7 +124,7 @@ func runEnumsResolve(d factory, o enumsResolveOptions) error {
 	if err != nil {
 		return err
 	}
-	if d.lines {
+	if d.format.lines {
 		return d.printer.Lines(report.ResolvedLines(reg, res))
 	}
 	return d.printer.Print(report.Resolved(reg, res))

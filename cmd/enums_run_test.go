@@ -99,7 +99,7 @@ func TestRunVersionDirect(t *testing.T) {
 		if err := tc.o.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		if err := runVersion(factory{printer: render.NewPrinter(io, render.FormatAuto, true), buildInfo: tc.info, lines: true}, tc.o); err != nil || out.String() != tc.want {
+		if err := runVersion(factory{printer: render.NewPrinter(io, render.FormatAuto, true), buildInfo: tc.info, format: format{lines: true}}, tc.o); err != nil || out.String() != tc.want {
 			t.Errorf("runVersion(%+v) = %q, %v; want %q", tc.o, out.String(), err, tc.want)
 		}
 	}

@@ -62,14 +62,6 @@ func (a *app) killswitchKey(scopeArg string) (*query.Enum, string, error) {
 		"%s shards cannot be disabled: Sentry's should_skip_shard reads a kill switch only for ORGANIZATION_SCOPE and USER_SCOPE", scope.Name)
 }
 
-func parseIDs(args []string) ([]int64, error) {
-	ids, err := killswitch.ParseIDs(args)
-	if err != nil {
-		return nil, usageErrorf("", "%s", err.Error())
-	}
-	return ids, nil
-}
-
 // killswitchListOptions are killswitch list's flags.
 type killswitchListOptions struct {
 	Coded     []string
@@ -130,7 +122,7 @@ type killswitchCheckOptions struct {
 
 // Validate checks the shard id; the scope is a name the registry resolves (killswitchKey).
 func (o *killswitchCheckOptions) Validate() error {
-	ids, err := parseIDs(o.IDs)
+	ids, err := killswitch.ParseIDs(o.IDs)
 	o.ids = ids
 	return err
 }
@@ -180,11 +172,10 @@ func (a *app) audit(command string, fields map[string]any) {
 
 // checkReason warns when a change comes without --reason: the change is still audited,
 // but the audit line and pg_stat_activity will not say why.
-func (a *app) checkReason(command, reason string) error {
+func (a *app) checkReason(command, reason string) {
 	if strings.TrimSpace(reason) == "" {
 		a.printer().Warnf("no --reason given: the audit line and the SQL comment will not say why (%s --reason 'INC-1234: …')", command)
 	}
-	return nil
 }
 
 // killswitchChangeOptions are killswitch add/remove's flags and arguments.
@@ -200,7 +191,7 @@ type killswitchChangeOptions struct {
 
 // Validate checks the shard ids given as arguments.
 func (o *killswitchChangeOptions) Validate() error {
-	ids, err := parseIDs(o.IDArgs)
+	ids, err := killswitch.ParseIDs(o.IDArgs)
 	o.ids = ids
 	return err
 }
@@ -267,9 +258,7 @@ one audit line, one write under the option's row lock.`, short, typedBackOver)),
 			if repeats > 0 {
 				a.printer().Notef("note: %d repeated shard id(s) dropped: %d distinct", repeats, len(o.ids))
 			}
-			if err := a.checkReason("outboxctl killswitch "+verb, o.Reason); err != nil {
-				return err
-			}
+			a.checkReason("outboxctl killswitch "+verb, o.Reason)
 			t, err := a.target()
 			if err != nil {
 				return err
@@ -295,7 +284,7 @@ func addValueTypeFlag(c *cobra.Command, vt *string) {
 // the row lock (repair.KillswitchChange).
 func runKillswitchChange(ctx context.Context, d factory, ch killswitch.Change, yes bool) error {
 	return runMutation(ctx, d, "outboxctl killswitch "+ch.Verb(), &repair.KillswitchChange{Env: d.repairEnv(), Change: ch,
-		PrintTable: options.OptionTableFor(ch.Target.Silo, d.printSchema)}, yes)
+		PrintTable: options.OptionTableFor(ch.Target.Silo, d.sql.printSchema)}, yes)
 }
 
 // killswitchGateOptions are killswitch gate's flags and argument.
@@ -352,9 +341,7 @@ the options table Sentry reads for the table's silo (--deployment).`),
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if err := a.checkReason("outboxctl killswitch gate", o.Reason); err != nil {
-				return err
-			}
+			a.checkReason("outboxctl killswitch gate", o.Reason)
 			g := killswitch.Gate{Schema: a.g.Schema, Deployment: a.deployment(), Table: o.table, Version: o.Version, Reason: o.Reason, PrintValueType: o.ValueType}
 			return runKillswitchGate(c.Context(), a.factory(), g, o.Yes)
 		},
@@ -370,7 +357,7 @@ the options table Sentry reads for the table's silo (--deployment).`),
 // runKillswitchGate reads the gate, asks, and writes it (repair.KillswitchGate).
 func runKillswitchGate(ctx context.Context, d factory, g killswitch.Gate, yes bool) error {
 	return runMutation(ctx, d, "outboxctl killswitch gate", &repair.KillswitchGate{Env: d.repairEnv(), Gate: g,
-		PrintTable: options.OptionTableFor(query.Silo(g.Table.Silo), d.printSchema)}, yes)
+		PrintTable: options.OptionTableFor(query.Silo(g.Table.Silo), d.sql.printSchema)}, yes)
 }
 
 // osUser names who ran a command, for audit lines and archives (audit.User).

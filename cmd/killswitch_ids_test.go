@@ -158,11 +158,10 @@ func TestKillswitchManyShardsNeedTheCountTypedBack(t *testing.T) {
 		streams, _, errOut := render.Test()
 		streams.InTTY, streams.ErrTTY, streams.In = true, true, strings.NewReader(answer)
 		a := &app{io: streams, getenv: streams.Getenv, g: globalOptions{Output: "json"}}
-		d := factory{printer: a.printer(), confirm: a.confirm, next: a.nextCommand,
-			connect: func(ctx context.Context, _ string) (*db.Conn, error) {
+		d := factory{printer: a.printer(), change: changeHooks{confirm: a.confirm, audit: func(string, map[string]any) {}}, suggest: commandLines{next: a.nextCommand},
+			db: database{connect: func(ctx context.Context, _ string) (*db.Conn, error) {
 				return db.Connect(ctx, db.Config{DSN: testdb.DSN(), Command: "killswitch"})
-			},
-			audit: func(string, map[string]any) {}, requireDB: func(string) error { return nil },
+			}, requireDB: func(string) error { return nil }},
 		}
 		ch := killswitch.Change{Target: query.Target{Silo: query.SiloCell, Schema: schema},
 			Scope: query.Enum{Name: "ORGANIZATION_SCOPE", Value: 0}, Key: options.DisabledOrgShards, IDs: ids, Add: true, Reason: "many"}

@@ -29,14 +29,13 @@ func TestRunKillswitchChangeDirect(t *testing.T) {
 		streams.InTTY, streams.ErrTTY, streams.In = tty, tty, strings.NewReader(answer)
 		a := &app{io: streams, getenv: streams.Getenv, g: globalOptions{Output: "json"}}
 		var audited []string
-		d := factory{printer: a.printer(), confirm: a.confirm, next: a.nextCommand,
-			connect: func(ctx context.Context, _ string) (*db.Conn, error) {
+		d := factory{printer: a.printer(), suggest: commandLines{next: a.nextCommand},
+			db: database{connect: func(ctx context.Context, _ string) (*db.Conn, error) {
 				return db.Connect(ctx, db.Config{DSN: testdb.DSN(), Command: "killswitch"})
-			},
-			audit: func(command string, fields map[string]any) {
+			}, requireDB: func(string) error { return nil }},
+			change: changeHooks{confirm: a.confirm, audit: func(command string, fields map[string]any) {
 				audited = append(audited, fmt.Sprint(command, " ", fields["after"]))
-			},
-			requireDB: func(string) error { return nil },
+			}},
 		}
 		err := runKillswitchChange(context.Background(), d, ch, false)
 		return out.String(), audited, err

@@ -74,7 +74,7 @@ func (a *app) mailboxTargetLine() string {
 // mailboxes, the audit line and the summary; --print-sql: the UPDATE of --mailbox).
 func runMailboxReschedule(ctx context.Context, d factory, t query.Target, targetLine string, o mailboxRepairOptions, ro repairOptions) error {
 	const command = "outboxctl reschedule"
-	if d.printSQL && o.Mailbox == "" {
+	if d.sql.printSQL && o.Mailbox == "" {
 		return usageErrorf(command+" --mailbox-provider "+o.Provider+" --dry-run",
 			"`--mailbox-provider` finds its mailboxes in the database, so it has no SQL to print; --dry-run shows its plan")
 	}

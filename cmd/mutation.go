@@ -23,9 +23,9 @@ import (
 // (repair.Lifetime). A plan may end the run once shown, with no prompt (Plan.Stop, Plan.Refused).
 func runMutation(ctx context.Context, d factory, command string, m repair.Mutation, yes bool) error {
 	name := strings.Fields(strings.TrimPrefix(command, "outboxctl "))[0]
-	if alone, ok := m.(interface{ WithoutDatabase() bool }); ok && alone.WithoutDatabase() && d.printOnly {
+	if alone, ok := m.(interface{ WithoutDatabase() bool }); ok && alone.WithoutDatabase() && d.sql.printOnly {
 		// A kill-switch change prints its SQL, and how to connect, without a database.
-		return repair.PrintScript(m, nil, d.printText)
+		return repair.PrintScript(m, nil, d.sql.printText)
 	}
 	var conn *db.Conn // an opener's Plan and Apply take none: it holds its own
 	if o, ok := m.(repair.Opener); ok {
@@ -35,16 +35,16 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 		}
 		defer closeAll()
 	} else {
-		if d.printSQL {
+		if d.sql.printSQL {
 			if ready, err := repair.Prepare(m); !ready || err != nil {
 				return err
 			}
 			if w, ok := m.(repair.ScriptWriter); ok {
-				return d.printer.SQLTo(func(out io.Writer) error { return w.WriteScript(d.preamble(name), out) })
+				return d.printer.SQLTo(func(out io.Writer) error { return w.WriteScript(d.sql.preamble(name), out) })
 			}
-			return repair.PrintScript(m, d.preamble(name), d.printer.SQL)
+			return repair.PrintScript(m, d.sql.preamble(name), d.printer.SQL)
 		}
-		if err := d.requireDB(command); err != nil {
+		if err := d.db.requireDB(command); err != nil {
 			return err
 		}
 		if ready, err := repair.Prepare(m); !ready || err != nil {
@@ -58,7 +58,7 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 			defer end()
 		}
 		var err error
-		if conn, err = d.connect(ctx, name); err != nil {
+		if conn, err = d.db.connect(ctx, name); err != nil {
 			return err
 		}
 		defer conn.Close(context.WithoutCancel(ctx))
@@ -67,27 +67,27 @@ func runMutation(ctx context.Context, d factory, command string, m repair.Mutati
 	if err != nil {
 		return err
 	}
-	if d.printSQL { // an opener's script: what its plan read
-		return repair.PrintScript(m, d.preamble(name), d.printer.SQL)
+	if d.sql.printSQL { // an opener's script: what its plan read
+		return repair.PrintScript(m, d.sql.preamble(name), d.printer.SQL)
 	}
 	if p.Nothing != "" || p.Quiet {
 		return d.nothingToDo(p)
 	}
 	if p.Refused != nil || p.Stop != nil {
-		repair.ShowPlan(d.stderr, p.Shown())
+		repair.ShowPlan(d.term.stderr, p.Shown())
 		if r := p.Refused; r != nil {
-			return usageErrorf(d.again(command, r.Add...), "%s", r.Msg)
+			return usageErrorf(d.suggest.again(command, r.Add...), "%s", r.Msg)
 		}
 		return p.Stop(ctx)
 	}
-	if err := d.confirm(command, p, yes); err != nil {
+	if err := d.change.confirm(command, p, yes); err != nil {
 		return err
 	}
 	// The audit lines are written even when Apply failed: a mutation that returns them
 	// with its error records the attempt (a mailbox UPDATE that failed halfway).
 	sum, err := m.Apply(ctx, conn, p)
 	for _, a := range sum.Audit {
-		d.audit(a.Command, a.Fields)
+		d.change.audit(a.Command, a.Fields)
 	}
 	if err != nil {
 		return err
@@ -119,18 +119,18 @@ func (d factory) nothingToDo(p repair.Plan) error {
 }
 
 // when is a time as a plan line shows it: the printer's format, relative to now.
-func (d factory) when(t time.Time) string { return render.FormatTime(t, d.now(), d.printer.Time) }
+func (d factory) when(t time.Time) string { return render.FormatTime(t, d.clock.now(), d.printer.Time) }
 
 // repairEnv is what internal/repair takes from the invocation.
 func (d factory) repairEnv() repair.Env {
-	env := repair.Env{Connect: d.connect, Deployment: d.deployment, Schema: d.schema, Now: d.now, Next: d.next}
+	env := repair.Env{Connect: d.db.connect, Deployment: d.db.deployment, Schema: d.db.schema, Now: d.clock.now, Next: d.suggest.next}
 	if d.printer != nil {
 		env.Warnf, env.Notef = d.printer.Warnf, d.printer.Notef
 		env.Time = func(t time.Time) string { return render.FormatDue(t, d.printer.Now(), d.printer.Time) }
 	}
-	if d.progress != nil {
+	if d.term.progress != nil {
 		env.Progress = func(ctx context.Context, label string, total int64, approx bool) repair.Progress {
-			return d.progress(ctx, label, total, approx)
+			return d.term.progress(ctx, label, total, approx)
 		}
 	}
 	return env

@@ -39,15 +39,15 @@ func addPassFlags(c *cobra.Command, o *passOptions, full string) {
 
 // budget is the pass budget under d's --statement-timeout.
 func (o passOptions) budget(d factory) query.Budget {
-	return query.Budget{StatementTimeout: d.statementTimeout, RowsPerSecond: o.RowsPerSecond}
+	return query.Budget{StatementTimeout: d.db.statementTimeout, RowsPerSecond: o.RowsPerSecond}
 }
 
 // pass is command's whole-table pass (inspect.Pass): with full (the flag that asks for it)
 // to the end under --pass-timeout (or --statement-timeout when longer); label and what name
 // it on its progress line ("inspect category", "reading").
 func (o passOptions) pass(ctx context.Context, d factory, full bool, command, label, what string) inspect.Passing {
-	return inspect.Pass{Full: full, Timeout: max(o.Timeout, d.statementTimeout), Budget: o.budget(d), Stderr: d.stderr, TTY: d.errTTY,
+	return inspect.Pass{Full: full, Timeout: max(o.Timeout, d.db.statementTimeout), Budget: o.budget(d), Stderr: d.term.stderr, TTY: d.term.errTTY,
 		Label: label, What: what, Open: func(timeout time.Duration, fn func(*outbox.Snapshot) error) error {
-			return d.snapshot(ctx, command, readSpec{check: outbox.CheckOutbox, timeout: timeout}, fn)
+			return d.db.snapshot(ctx, command, readSpec{check: outbox.CheckOutbox, timeout: timeout}, fn)
 		}}.Passing(ctx)
 }

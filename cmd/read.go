@@ -52,14 +52,14 @@ func (a *app) snapshot(ctx context.Context, command string, r readSpec, fn func(
 // reader is what a read service takes of d for command (outbox.Reader): whether it prints,
 // the script printer, the snapshot opener, the printer of its notes and the registry.
 func (d factory) reader(ctx context.Context, command string) outbox.Reader {
-	return outbox.Reader{PrintOnly: d.printOnly, Print: d.printScript, Printer: d.printer, Registry: d.registry,
-		Now: d.now, Next: d.next, Open: func(check outbox.Check, fn func(*outbox.Snapshot) error) error {
-			return d.snapshot(ctx, command, readSpec{check: check}, fn)
+	return outbox.Reader{PrintOnly: d.sql.printOnly, Print: d.sql.printScript, Printer: d.printer, Registry: d.registry,
+		Now: d.clock.now, Next: d.suggest.next, Open: func(check outbox.Check, fn func(*outbox.Snapshot) error) error {
+			return d.db.snapshot(ctx, command, readSpec{check: check}, fn)
 		},
 		OpenOn: func(t query.Target, fn func(*outbox.Snapshot) error) error {
-			return d.snapshot(ctx, command, readSpec{table: &t}, fn)
+			return d.db.snapshot(ctx, command, readSpec{table: &t}, fn)
 		},
-		Target: d.target, PrintSchema: d.printSchema}
+		Target: d.db.target, PrintSchema: d.sql.printSchema}
 }
 
 func (a *app) printScript(script query.Script, noDB bool) error {

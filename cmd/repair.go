@@ -145,7 +145,7 @@ func (a *app) bulkRun(command string, o *bulkOptions, single func(*cobra.Command
 		if err := o.validate(command); err != nil {
 			return err
 		}
-		sel, err := a.shardSelector(o.selectorOptions, command, a.factory().now())
+		sel, err := a.shardSelector(o.selectorOptions, command, a.factory().clock.now())
 		if o.Resume != "" {
 			sel, o.resume, err = a.resumeSelector(*o, command)
 			defer o.resume.Unlock() // the journal's lock, held for the run
@@ -237,7 +237,7 @@ command again continues. See docs/runbooks.md, "a receiver was down for an hour"
 func runReschedule(ctx context.Context, d factory, o rescheduleOptions, t query.Target, k query.ShardKey) error {
 	// A group's lowest row is its cell's: printed for every cell, the heads would be the
 	// lowest across them; a run writes one cell's rows.
-	if err := requireCell(t, d.again("outboxctl reschedule", "--cell", "us")); err != nil && (o.GroupHeads || !d.printSQL) {
+	if err := requireCell(t, d.suggest.again("outboxctl reschedule", "--cell", "us")); err != nil && (o.GroupHeads || !d.sql.printSQL) {
 		return err
 	}
 	return runMutation(ctx, d, "outboxctl reschedule", &repair.Reschedule{Env: d.repairEnv(), Target: t, Shard: k, Mode: o.mode(), Reason: o.Reason}, o.Yes)
@@ -298,7 +298,7 @@ FILE --all puts the run back); a shard a drainer holds is skipped (being drained
 // runCompact archives and deletes the superseded rows of shard k of t, after the plan is
 // confirmed (--print-sql: prints what it would archive, and the DELETE commented out).
 func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target, k query.ShardKey) error {
-	if err := requireCell(t, d.again("outboxctl compact", "--cell", "us")); err != nil {
+	if err := requireCell(t, d.suggest.again("outboxctl compact", "--cell", "us")); err != nil {
 		return err
 	}
 	err := runMutation(ctx, d, "outboxctl compact", &repair.Compact{Env: d.repairEnv(), Target: t, Shard: k, Reason: o.Reason,
@@ -306,7 +306,7 @@ func runCompact(ctx context.Context, d factory, o compactOptions, t query.Target
 	var noRoom *drain.NoRoomError
 	if errors.As(err, &noRoom) {
 		return noRoomf("%s: nothing was changed; archive on a disk with room: %s", noRoom.Error(),
-			d.again("outboxctl compact", "--archive", "DIR/"+noRoom.Name+".jsonl"+drain.CompressedExt))
+			d.suggest.again("outboxctl compact", "--archive", "DIR/"+noRoom.Name+".jsonl"+drain.CompressedExt))
 	}
 	return err
 }

@@ -35,7 +35,7 @@ func directApp(schema string, tty bool, answer string) (*app, *bytes.Buffer) {
 // auditedDeps are the app's repair dependencies with the audit lines collected.
 func auditedDeps(a *app, audited *[]string) factory {
 	d := a.factory()
-	d.audit = func(command string, fields map[string]any) {
+	d.change.audit = func(command string, fields map[string]any) {
 		*audited = append(*audited, fmt.Sprint(command, " reason=", fields["reason"]))
 	}
 	return d

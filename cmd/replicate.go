@@ -103,11 +103,11 @@ type openSplit func(ctx context.Context, command string, connect bool) (*outbox.
 func (d factory) replicateConns(ctx context.Context, split openSplit, cell string) (repair.ReplicateConns, error) {
 	return repair.ReplicateConnsOf(ctx, func(ctx context.Context) (*outbox.SplitSides, error) { return split(ctx, "replicate", true) },
 		func(ctx context.Context) (*db.Conn, error) {
-			if err := d.requireDB("outboxctl replicate"); err != nil {
+			if err := d.db.requireDB("outboxctl replicate"); err != nil {
 				return nil, err
 			}
-			return d.connect(ctx, "replicate")
-		}, d.schema, cell)
+			return d.db.connect(ctx, "replicate")
+		}, d.db.schema, cell)
 }
 
 // runReplicate is replicate through the one runner (repair.Replicate: the objects read in a
@@ -116,7 +116,7 @@ func (d factory) replicateConns(ctx context.Context, split openSplit, cell strin
 // the objects).
 func runReplicate(ctx context.Context, d factory, o replicateOptions, split openSplit) error {
 	err := runMutation(ctx, d, "outboxctl replicate", &repair.Replicate{Env: d.repairEnv(), Targets: o.targets, Reason: o.Reason, Cell: o.Cell,
-		DryRun: o.DryRun, PrintSQL: d.printSQL, Connect: func(ctx context.Context) (repair.ReplicateConns, error) { return d.replicateConns(ctx, split, o.Cell) }}, o.Yes)
+		DryRun: o.DryRun, PrintSQL: d.sql.printSQL, Connect: func(ctx context.Context) (repair.ReplicateConns, error) { return d.replicateConns(ctx, split, o.Cell) }}, o.Yes)
 	// A pair whose replica Sentry tore down is the command line's to fix: exit 2.
 	var td *repair.TornDownError
 	if errors.As(err, &td) {

@@ -86,9 +86,9 @@ func (a *app) shardFilter(o shardsOptions, now time.Time) (query.ShardFilter, er
 // runShards runs (or prints) the shard listing of f and its kill-switch read and returns
 // the listing (inspect.RunShards); --fail-if-depth may end it with exit 3 (DepthVerdict).
 func runShards(ctx context.Context, d factory, o shardsOptions, t query.Target, f query.ShardFilter) (render.Doc, error) {
-	r := outbox.ShardsRequest{Filter: f, Stuck: o.Stuck, Budget: o.Pass.budget(d), Seed: d.now().UnixNano() % 1_000_000}
+	r := outbox.ShardsRequest{Filter: f, Stuck: o.Stuck, Budget: o.Pass.budget(d), Seed: d.clock.now().UnixNano() % 1_000_000}
 	doc, l, err := inspect.RunShards(d.reader(ctx, "shards"), t, r, o.Stuck, o.Pass.pass(ctx, d, o.FullPass, "shards", "shards", "grouping"))
-	if err != nil || d.printOnly {
+	if err != nil || d.sql.printOnly {
 		return doc, err
 	}
 	return doc, l.DepthVerdict(o.FailIfDepth)

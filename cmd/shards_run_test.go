@@ -58,7 +58,7 @@ func readFactory(t *testing.T, a *app) (factory, query.Target) {
 func readFactoryAt(t *testing.T, a *app, now time.Time) (factory, query.Target) {
 	t.Helper()
 	d, tg := readFactory(t, a)
-	d.now = func() time.Time { return now }
+	d.clock.now = func() time.Time { return now }
 	return d, tg
 }
 

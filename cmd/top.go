@@ -12,7 +12,6 @@ import (
 	"github.com/outboxctl/outboxctl/internal/history"
 	"github.com/outboxctl/outboxctl/internal/query"
 	"github.com/outboxctl/outboxctl/internal/render"
-	"github.com/outboxctl/outboxctl/internal/textsafe"
 	"github.com/outboxctl/outboxctl/internal/top"
 	"github.com/outboxctl/outboxctl/internal/top/source"
 )
@@ -172,11 +171,11 @@ func (a *app) topContexts(limit int) []top.Context {
 // shards filter of its / words, and the CLI to run a printed command through.
 func (a *app) topSource(limit int, broken error) source.Env {
 	d := a.factory()
-	return source.Env{Target: d.target, Config: a.dbConfig, StatementTimeout: a.g.StatementTimeout, Deployment: a.deployment(),
-		Registry: d.registry, Now: d.now, Next: d.next, SchemaName: d.schema, LedgerPath: ledgerPath(),
+	return source.Env{Target: d.db.target, Config: a.dbConfig, StatementTimeout: a.g.StatementTimeout, Deployment: a.deployment(),
+		Registry: d.registry, Now: d.clock.now, Next: d.suggest.next, SchemaName: d.db.schema, LedgerPath: ledgerPath(),
 		ShardFilter: func(f top.Filter) (query.ShardFilter, error) {
 			o := shardsOptions{selectorOptions: selectorOptions{Stuck: true, AtCap: f.AtCap, Scope: f.Scope, Category: f.Category, Limit: limit}}
-			return a.shardFilter(o, d.now())
+			return a.shardFilter(o, d.clock.now())
 		},
 		Exec: a.topExec, Context: a.usedContext, Broken: broken}
 }
@@ -189,22 +188,12 @@ func (a *app) topSource(limit int, broken error) source.Env {
 // refused without running anything.
 func (a *app) topExec(ctx context.Context, command string, width int, extra ...string) *top.Exec {
 	return top.NewExec(func(in io.Reader, out io.Writer) int {
-		words, err := textsafe.Words(command)
-		if err != nil || len(words) < 2 || words[0] != "outboxctl" {
+		args, ok := top.ExecArgs(command, a.g.DSN, extra)
+		if !ok {
 			err := usageErrorf("outboxctl doctor", "not an outboxctl command: %s", command)
 			fmt.Fprintln(out, err)
 			return exitCode(ctx, err)
 		}
-		args := append(words[1:], extra...)
-		if a.g.DSN != "" {
-			args = append([]string{"--dsn", a.g.DSN}, args...)
-		}
-		env := func(name string) string {
-			if name == "NO_COLOR" {
-				return "1"
-			}
-			return a.env(name)
-		}
-		return Main(ctx, args, &render.Streams{In: in, Out: out, Err: out, InTTY: true, OutTTY: true, ErrTTY: true, Width: width, Getenv: env})
+		return Main(ctx, args, &render.Streams{In: in, Out: out, Err: out, InTTY: true, OutTTY: true, ErrTTY: true, Width: width, Getenv: top.ExecEnv(a.env)})
 	})
 }

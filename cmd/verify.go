@@ -131,7 +131,7 @@ type verifyOn struct {
 // runVerify verifies the pairs, in one database or across the two contexts, and returns the
 // document with the --fail-on-drift verdict (replica.DriftVerdict).
 func runVerify(ctx context.Context, d factory, o verifyOptions, on verifyOn) (render.Doc, error) {
-	printing := d.printOnly && !on.split || d.printSQL
+	printing := d.sql.printOnly && !on.split || d.sql.printSQL
 	sides, err := on.open(ctx, "verify", !printing)
 	if err != nil {
 		return nil, err
@@ -145,12 +145,12 @@ func runVerify(ctx context.Context, d factory, o verifyOptions, on verifyOn) (re
 	}
 	// on.cell is --cell (or a context's cell setting): the cell a next replicate must write for.
 	v := outbox.Verify{Request: outbox.VerifyRequest{Pairs: o.pairs, Named: len(o.Pairs) > 0, Cell: cell, IDs: o.ids(), Limit: o.Limit},
-		Schema: d.schema, GivenCell: on.cell, Connect: func(ctx context.Context) (*db.Conn, error) { return d.connect(ctx, "verify") }, Next: d.next}
+		Schema: d.db.schema, GivenCell: on.cell, Connect: func(ctx context.Context) (*db.Conn, error) { return d.db.connect(ctx, "verify") }, Next: d.suggest.next}
 	if sides != nil {
 		v.OnSides(sides, on.nextOn)
 	}
 	if printing {
-		return nil, d.printScript(v.Script())
+		return nil, d.sql.printScript(v.Script())
 	}
 	doc, results, err := v.Run(ctx)
 	if err != nil || !o.FailOnDrift {

@@ -53,7 +53,7 @@ func newVersionCmd(a *app) *cobra.Command {
 // runVersion prints the version line, or with -o a document of version and commit (-o json:
 // {"version": …, "commit": …}).
 func runVersion(d factory, o versionOptions) error {
-	if !d.lines {
+	if !d.format.lines {
 		return d.printer.Print(render.Doc{{Name: "version", Card: render.FieldsOf(report.Stamps(o).Resolve(d.buildInfo))}})
 	}
 	return d.printer.Linef("%s", report.Stamps(o).Line(d.buildInfo))

@@ -17,18 +17,20 @@ import (
 	"github.com/outboxctl/outboxctl/internal/backfill"
 	"github.com/outboxctl/outboxctl/internal/backfill/status"
 	"github.com/outboxctl/outboxctl/internal/db"
+	"github.com/outboxctl/outboxctl/internal/exitcode"
 	"github.com/outboxctl/outboxctl/internal/options"
 	"github.com/outboxctl/outboxctl/internal/outbox"
 	"github.com/outboxctl/outboxctl/internal/query"
 )
 
-// ParseIDs reads shard ids: non-negative integers, returned sorted without repeats.
+// ParseIDs reads shard ids: non-negative integers, returned sorted without repeats. One
+// that is not is the operator's to fix (exit 2).
 func ParseIDs(args []string) ([]int64, error) {
 	ids := make([]int64, 0, len(args))
 	for _, s := range args {
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("invalid shard id %q: want a non-negative integer", s)
+			return nil, &exitcode.Outcome{Means: exitcode.Usage, Msg: fmt.Sprintf("invalid shard id %q: want a non-negative integer", s)}
 		}
 		ids = append(ids, n)
 	}

@@ -65,3 +65,13 @@ func TestResolveReadsNamesTimesAndTheList(t *testing.T) {
 		t.Fatalf("a list that does not open: %v", err)
 	}
 }
+
+// TestWithout: the bulk flags are added to what is dropped, the boolean ones marked as
+// taking no value, and what the caller drops is kept.
+func TestWithout(t *testing.T) {
+	t.Parallel()
+	d := Without(map[string]bool{"dsn": true, "dry-run": false})
+	if !d["dsn"] || d["dry-run"] || !d["scope"] || !d["parallel"] || d["stuck"] || d["at-cap"] || d["fail-fast"] || len(d) != 2+len(BulkFlags) {
+		t.Fatalf("Without: %v", d)
+	}
+}
