@@ -357,7 +357,7 @@ func (env *Env) stuckFindings(t query.Target, all []*obs, ev madeDue, sw killswi
 					exact = false // a capped shard of another cause, or one of these not at the cap
 				}
 			}
-			out = append(out, env.undecidedFinding(t, cell, undecided, exact))
+			out = append(out, env.undecidedFinding(t, cell, undecided, exact, truncated))
 		}
 	}
 	return out
@@ -442,7 +442,10 @@ func (env *Env) baseEvidence(t query.Target, cell string, cause string, g []*obs
 }
 
 // undecidedFinding: shards at the cap whose cause one fresh attempt decides.
-func (env *Env) undecidedFinding(t query.Target, cell string, g []*obs, exact bool) Finding {
+// truncated: the capped shards read stopped at groupScan, so g is the undecided among the
+// shards read, and more may be at the cap: the summary says "at least", and the next
+// command names g's shards (exact is false), the same count.
+func (env *Env) undecidedFinding(t query.Target, cell string, g []*obs, exact, truncated bool) Finding {
 	first, last, oldest, cats, rows, atLeast := env.span(g)
 	untried := 0
 	for _, o := range g {
@@ -480,17 +483,21 @@ func (env *Env) undecidedFinding(t query.Target, cell string, g []*obs, exact bo
 			break
 		}
 	}
-	summary := fmt.Sprintf("%s: %d shard(s) at the 1 h backoff cap, heads of %s, blocking %s row(s): %s. First step, which removes nothing: make them due now (fix the receiver first if it was down); then run doctor again once Sentry's workers had a go (the cell scheduler runs every minute, the control one every 10 s): a head that fails again while its category delivers elsewhere is poison, and doctor then prints its skip",
-		t.TableName(), len(g), strings.Join(cats, " "), depthText(rows, atLeast), why)
+	count := fmt.Sprint(len(g))
+	if truncated {
+		count = fmt.Sprintf("at least %d (the check reads the first %d shards at the cap; these are the ones it read)", len(g), groupScan)
+	}
+	summary := fmt.Sprintf("%s: %s shard(s) at the 1 h backoff cap, heads of %s, blocking %s row(s): %s. First step, which removes nothing: make them due now (fix the receiver first if it was down); then run doctor again once Sentry's workers had a go (the cell scheduler runs every minute, the control one every 10 s): a head that fails again while its category delivers elsewhere is poison, and doctor then prints its skip",
+		t.TableName(), count, strings.Join(cats, " "), depthText(rows, atLeast), why)
 	if cause == CauseOutage {
-		summary = fmt.Sprintf("%s: receiver outage: %d shard(s) at the 1 h backoff cap, heads of %s, blocking %s row(s): %s. Once the receivers answer, make them due now (nothing is skipped); doctor again then shows whether they delivered",
-			t.TableName(), len(g), strings.Join(cats, " "), depthText(rows, atLeast), why)
+		summary = fmt.Sprintf("%s: receiver outage: %s shard(s) at the 1 h backoff cap, heads of %s, blocking %s row(s): %s. Once the receivers answer, make them due now (nothing is skipped); doctor again then shows whether they delivered",
+			t.TableName(), count, strings.Join(cats, " "), depthText(rows, atLeast), why)
 	}
 	ev := append(env.baseEvidence(t, cell, cause, g),
 		KV{"rows", rows}, KV{"rows_at_least", atLeast}, KV{"head_categories", strings.Join(cats, " ")},
 		KV{"untried_heads", untried}, KV{"last_attempts_from", first}, KV{"last_attempts_to", last},
 		KV{"oldest_head_added", oldest}, KV{"oldest_head_age_seconds", seconds(env.Now.Sub(oldest))},
-		KV{"decided_by", why}, KV{"next_selects_shards", selects}, KV{"poison_suspect", false}, KV{"grouped", len(g) > 1})
+		KV{"decided_by", why}, KV{"next_selects_shards", selects}, KV{"capped_read_stopped", truncated}, KV{"poison_suspect", false}, KV{"grouped", len(g) > 1})
 	if len(g) == 1 { // one shard: its own numbers, as inspect shard shows them
 		o := g[0]
 		st := o.state(env.Now)
