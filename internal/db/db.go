@@ -495,17 +495,11 @@ const rollbackToTries = 5
 func rollbackTo(ctx context.Context, exec func(context.Context, string, ...any) (pgconn.CommandTag, error), sql string) error {
 	var err error
 	for range rollbackToTries {
-		if _, err = exec(ctx, sql); !isStatementTimeout(err) {
+		if _, err = exec(ctx, sql); !IsStatementTimeout(err) {
 			return err
 		}
 	}
 	return err
-}
-
-// isStatementTimeout says err is the server's cancel of a statement (SQLSTATE 57014).
-func isStatementTimeout(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "57014"
 }
 
 func (t *ownTx) CopyFrom(ctx context.Context, name pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error) {
@@ -791,6 +785,10 @@ func RunSnapshotWriteTx(ctx context.Context, conn *Conn, extra []string, fn func
 // IsSerializationFailure says err is PostgreSQL's 40001: a REPEATABLE READ transaction met
 // a row changed since its snapshot, and was rolled back.
 func IsSerializationFailure(err error) bool { return SQLState(err) == "40001" }
+
+// IsStatementTimeout says err is the server's cancel of a statement for the statement
+// timeout (SQLSTATE 57014), as the server sent it or explained (Classify: Error unwraps to it).
+func IsStatementTimeout(err error) bool { return SQLState(err) == "57014" }
 
 // SQLState is the PostgreSQL error code err carries ("" when it carries none).
 func SQLState(err error) string {

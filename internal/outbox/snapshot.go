@@ -7,7 +7,6 @@ package outbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -225,10 +224,7 @@ func (s *Snapshot) Try(st query.Statement) (res *query.Result, timedOut bool, er
 }
 
 // TimedOut says err is the server's statement timeout (SQLSTATE 57014).
-func TimedOut(err error) bool {
-	var e *db.Error
-	return errors.As(err, &e) && e.SQLState == "57014"
-}
+func TimedOut(err error) bool { return db.IsStatementTimeout(err) }
 
 // Catalog is the catalog of tables beyond the snapshot's own (the era's, the watermarks'),
 // read once per snapshot for each list of tables.
